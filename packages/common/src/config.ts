@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once at start-up, collecting every bad variable in one message. */
+export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`));
+}
+
+/** For a service's main(): print every problem and exit with EX_CONFIG. */
+export function loadConfigOrExit<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv, service: string): z.infer<S> {
+  try {
+    return parseConfig(schema, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`[${service}] ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+}
+
+/** Reusable pieces for env schemas: env values are strings, these coerce and validate them. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  nonNegativeInt: (fallback: number) => z.coerce.number().int().min(0).default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  csv: () =>
+    z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0),
+      ),
+  hostPort: (fallback: string) =>
+    z
+      .string()
+      .default(fallback)
+      .refine((v) => /^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(v), 'must be host:port'),
+  nodeEnv: () => z.enum(['development', 'production', 'test']).default('development'),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  redisUrl: () =>
+    z
+      .string()
+      .url()
+      .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+      .optional(),
+};

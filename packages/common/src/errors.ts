@@ -1,0 +1,90 @@
+/**
+ * Every error Tessera itself produces has a code from this catalogue. The gateway turns it into
+ * the documented envelope; the gRPC services carry it across in metadata (see grpcErrors.ts).
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found_error'
+  | 'card_data_error'
+  | 'rate_limit_error'
+  | 'psp_error'
+  | 'api_error';
+
+interface ErrorSpec {
+  status: number;
+  type: ErrorType;
+  message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.' },
+  parameter_missing: { status: 400, type: 'invalid_request_error', message: 'A required parameter is missing.' },
+  parameter_invalid: { status: 400, type: 'invalid_request_error', message: 'A parameter has an invalid value.' },
+  parameter_unknown: { status: 400, type: 'invalid_request_error', message: 'The request contains an unknown parameter.' },
+  card_number_invalid: { status: 400, type: 'invalid_request_error', message: 'The card number is not valid.' },
+  card_expired: { status: 400, type: 'invalid_request_error', message: 'The card has expired.' },
+  cvv_invalid: { status: 400, type: 'invalid_request_error', message: 'The card verification value is not valid.' },
+  test_card_in_live_mode: { status: 400, type: 'invalid_request_error', message: 'Test cards cannot be used with a live API key.' },
+  live_card_in_test_mode: { status: 400, type: 'invalid_request_error', message: 'Test API keys accept only the published test cards.' },
+  psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
+  api_key_missing: { status: 401, type: 'authentication_error', message: 'No API key was provided in the x-api-key header.' },
+  api_key_invalid: { status: 401, type: 'authentication_error', message: 'The API key is invalid or has been revoked.' },
+  ip_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this IP address.' },
+  token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
+  route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },
+  cvv_unavailable: { status: 422, type: 'card_data_error', message: 'The CVV for this token is no longer available.' },
+  holder_name_unavailable: { status: 422, type: 'card_data_error', message: 'No card holder name was stored for this token.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests.' },
+  internal_error: { status: 500, type: 'api_error', message: 'An internal error occurred.' },
+  psp_unreachable: { status: 502, type: 'psp_error', message: 'The PSP could not be reached.' },
+  psp_response_too_large: { status: 502, type: 'psp_error', message: 'The PSP response exceeds the size limit.' },
+  service_unavailable: { status: 503, type: 'api_error', message: 'The service is temporarily unavailable.' },
+  upstream_timeout: { status: 504, type: 'api_error', message: 'An internal service did not answer in time.' },
+  psp_timeout: { status: 504, type: 'psp_error', message: 'The PSP did not answer in time.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
+}
+
+export interface TesseraErrorOptions {
+  message?: string;
+  param?: string;
+  cause?: unknown;
+}
+
+export class TesseraError extends Error {
+  readonly code: ErrorCode;
+  readonly type: ErrorType;
+  readonly status: number;
+  readonly param?: string;
+
+  constructor(code: ErrorCode, opts: TesseraErrorOptions = {}) {
+    const spec: ErrorSpec = ERROR_CATALOGUE[code];
+    super(opts.message ?? spec.message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'TesseraError';
+    this.code = code;
+    this.type = spec.type;
+    this.status = spec.status;
+    if (opts.param !== undefined) this.param = opts.param;
+  }
+
+  toJSON(): { type: ErrorType; code: ErrorCode; message: string; param?: string } {
+    return {
+      type: this.type,
+      code: this.code,
+      message: this.message,
+      ...(this.param !== undefined ? { param: this.param } : {}),
+    };
+  }
+}
+
+export function isTesseraError(err: unknown): err is TesseraError {
+  return err instanceof TesseraError;
+}

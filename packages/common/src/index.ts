@@ -1,0 +1,6 @@
+export * from './errors';
+export * from './grpcErrors';
+export * from './config';
+export * from './logger';
+export * from './devSecrets';
+export * from './card';
