@@ -1,0 +1,2 @@
+export { createSandboxPsp, listen } from './server';
+export { decideCharge } from './charges';
