@@ -1,0 +1,347 @@
+/**
+ * One harness for every integration test: real redis-server, real vault/proxy/gateway processes
+ * (the compiled dist/ entry points, as in production), and a recording HTTP server as the PSP.
+ * Every process's output is captured so tests can prove that no card data reaches a log.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'logs');
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A process whose output is kept in memory and in test-artifacts/logs for a human to read. */
+export class ManagedProcess {
+  output = '';
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly name: string,
+    private readonly command: string,
+    private readonly args: string[],
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  start(): this {
+    const child = spawn(this.command, this.args, { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    const append = (chunk: Buffer) => {
+      this.output += chunk.toString('utf8');
+    };
+    child.stdout?.on('data', append);
+    child.stderr?.on('data', append);
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    return this;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async waitForOutput(text: string, timeoutMs = 15_000): Promise<void> {
+    const from = this.output.length;
+    try {
+      await waitFor(() => {
+        if (!this.running) throw new Error(`${this.name} exited early:\n${this.output}`);
+        return this.output.includes(text, Math.max(0, from - text.length));
+      }, `${this.name} to print "${text}"`, timeoutMs);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- ${this.name} output ---\n${this.output.slice(-4000)}`);
+    }
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill(signal);
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), 5_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  dir: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/** A private redis-server on a free loopback port; never the machine's own Redis. */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
+  const proc = new ManagedProcess('redis', 'redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
+    '--save', '', '--appendonly', 'yes', '--appendfsync', 'always',
+  ], process.env).start();
+  await proc.waitForOutput('Ready to accept connections');
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    process: proc,
+    async stop() {
+      await proc.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export type RecorderReply = (req: RecordedRequest, res: http.ServerResponse) => void;
+
+/** A stand-in PSP that records exactly what it received and how many connections it saw. */
+export class PspRecorder {
+  requests: RecordedRequest[] = [];
+  connections = 0;
+  reply: RecorderReply = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true}');
+  };
+  private server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      this.requests.push(recorded);
+      this.reply(recorded, res);
+    });
+  });
+  port = 0;
+
+  constructor(readonly host = '127.0.0.1') {
+    this.server.on('connection', (socket) => {
+      this.connections++;
+      socket.on('error', () => undefined);
+    });
+  }
+
+  get url(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, this.host, () => resolve());
+    });
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  reset(): void {
+    this.requests = [];
+    this.connections = 0;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+export interface ApiKey {
+  apiKey: string;
+  id: string;
+  merchantId: string;
+  mode: 'test' | 'live';
+}
+
+export interface StackOptions {
+  /** Extra environment for every service (e.g. CVV_TTL_SECONDS, PSP_TIMEOUT_MS). */
+  env?: Record<string, string>;
+}
+
+export class Stack {
+  readonly processes: ManagedProcess[] = [];
+  vault!: ManagedProcess;
+  proxy!: ManagedProcess;
+  gateway!: ManagedProcess;
+  baseUrl = '';
+  readonly env: NodeJS.ProcessEnv;
+  private readonly name = `stack-${process.pid}-${randomBytes(3).toString('hex')}`;
+
+  constructor(
+    readonly redis: RedisServer,
+    ports: { vault: number; proxy: number; gateway: number },
+    options: StackOptions,
+  ) {
+    this.baseUrl = `http://127.0.0.1:${ports.gateway}`;
+    this.env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'debug',
+      REDIS_URL: redis.url,
+      VAULT_ADDR: `127.0.0.1:${ports.vault}`,
+      PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+      PORT: String(ports.gateway),
+      HOST: '127.0.0.1',
+      VAULT_KEYS: `test1:${randomBytes(32).toString('base64')}`,
+      API_KEY_PEPPER: randomBytes(32).toString('hex'),
+      PSP_ALLOWED_CIDRS: '127.0.0.1/32',
+      TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-state-')),
+      ...options.env,
+    };
+  }
+
+  private service(name: 'vault' | 'proxy' | 'gateway'): ManagedProcess {
+    const proc = new ManagedProcess(name, process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], this.env);
+    this.processes.push(proc);
+    return proc;
+  }
+
+  async startVault(): Promise<void> {
+    this.vault = this.service('vault').start();
+    await this.vault.waitForOutput('vault listening');
+  }
+
+  async start(): Promise<this> {
+    this.vault = this.service('vault').start();
+    this.proxy = this.service('proxy').start();
+    this.gateway = this.service('gateway').start();
+    await Promise.all([
+      this.vault.waitForOutput('vault listening'),
+      this.proxy.waitForOutput('proxy listening'),
+      this.gateway.waitForOutput('gateway listening'),
+    ]);
+    await waitFor(async () => (await fetch(`${this.baseUrl}/readyz`).catch(() => undefined))?.status === 200, 'gateway /readyz');
+    return this;
+  }
+
+  /** Creates an API key through the real CLI, as an operator would. */
+  createKey(merchantId: string, mode: 'test' | 'live' = 'test', allowIps: string[] = []): ApiKey {
+    const args = ['create', '--merchant', merchantId, '--mode', mode, '--json', ...allowIps.flatMap((cidr) => ['--allow-ip', cidr])];
+    const out = this.cli(args);
+    return JSON.parse(out.trim().split('\n').pop() ?? '') as ApiKey;
+  }
+
+  revokeKey(id: string): void {
+    this.cli(['revoke', id]);
+  }
+
+  cli(args: string[]): string {
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'services/gateway/dist/cli/keys.js'), ...args], {
+      cwd: ROOT,
+      env: this.env,
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    if (result.status !== 0) throw new Error(`keys CLI ${args[0]} failed (${result.status}): ${result.stderr}${result.stdout}`);
+    return result.stdout;
+  }
+
+  /** Every line any service of this stack has written so far. */
+  logs(): string {
+    return this.processes.map((p) => p.output).join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop()));
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const [i, p] of this.processes.entries()) {
+      fs.writeFileSync(path.join(ARTIFACTS, `${this.name}-${i}-${p.name}.log`), p.output);
+    }
+    fs.rmSync(this.env.TESSERA_STATE_DIR as string, { recursive: true, force: true });
+  }
+}
+
+export async function startStack(redis: RedisServer, options: StackOptions = {}): Promise<Stack> {
+  const [vault, proxy, gateway] = [await freePort(), await freePort(), await freePort()];
+  return new Stack(redis, { vault, proxy, gateway }, options).start();
+}
+
+/** A small HTTP client for the gateway that always returns status, headers and parsed body. */
+export function apiClient(stack: Stack, apiKey?: string) {
+  return async function call(
+    method: string,
+    route: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+    const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${stack.baseUrl}${route}`, init);
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+}
+
+/**
+ * CVVs with a leading zero cannot be confused with durations, ports or pids in a log line, so a
+ * scan for them has no false positives.
+ */
+export const TEST_CVV = '046';
+export const TEST_AMEX_CVV = '0461';
+
+/** Card builders: fixtures are built, not pasted. */
+export const TEST_CARDS = {
+  visa: '4242424242424242',
+  mastercard: '5555555555554444',
+  amex: '378282246310005',
+  visaDeclined: '4000000000000002',
+} as const;
+
+export function aCard(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { number: TEST_CARDS.visa, holderName: 'Ada Lovelace', expiryMonth: 12, expiryYear: new Date().getUTCFullYear() + 3, cvv: TEST_CVV, ...overrides };
+}
+
+/**
+ * Asserts that no card number (whole, or with spaces) and no CVV from the given cards appears
+ * in the captured output. CVVs are matched as standalone digit groups (not inside ids or times).
+ */
+export function findCardDataInLogs(logs: string, pans: string[], cvvs: string[]): string[] {
+  const found: string[] = [];
+  for (const pan of pans) {
+    const spaced = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+    if (logs.includes(pan) || logs.includes(spaced)) found.push(`PAN ending ${pan.slice(-4)}`);
+  }
+  for (const cvv of cvvs) {
+    const pattern = new RegExp(`(?<![\\w.:-])${cvv}(?![\\w.:-])`);
+    if (pattern.test(logs)) found.push(`CVV ${cvv.length} digits`);
+  }
+  return found;
+}

@@ -1,0 +1,55 @@
+import { aCard, apiClient, PspRecorder, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+
+jest.setTimeout(60_000);
+
+let redis: RedisServer;
+let stack: Stack;
+let psp: PspRecorder;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  stack = await startStack(redis, { env: { VAULT_TIMEOUT_MS: '1000' } });
+  psp = await new PspRecorder().start();
+});
+
+afterAll(async () => {
+  await psp?.stop();
+  await stack?.stop();
+  await redis?.stop();
+});
+
+it('keeps every token through a crash of the vault process, and answers 503 while it is down', async () => {
+  const key = stack.createKey('acme', 'test');
+  const call = apiClient(stack, key.apiKey);
+  const cards = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.visaDeclined];
+  const tokens: Array<{ token: string; last4: string }> = [];
+  for (const number of cards) {
+    const res = await call('POST', '/v1/token', aCard({ number, cvv: undefined }));
+    expect(res.status).toBe(201);
+    tokens.push({ token: res.body.token, last4: res.body.last4 });
+  }
+
+  await stack.vault.stop('SIGKILL');
+  const started = Date.now();
+  const whileDown = await call('GET', `/v1/token/${tokens[0]!.token}`);
+  expect(whileDown.status).toBe(503);
+  expect(whileDown.body.error.code).toBe('service_unavailable');
+  expect(Date.now() - started).toBeLessThan(3000);
+  expect((await call('GET', '/readyz')).status).toBe(503);
+
+  await stack.startVault();
+  // The gateway reconnects on its own; give the channel a moment to notice the vault is back.
+  let readBack = await call('GET', `/v1/token/${tokens[0]!.token}`);
+  for (let i = 0; i < 50 && readBack.status === 503; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    readBack = await call('GET', `/v1/token/${tokens[0]!.token}`);
+  }
+  for (const { token, last4 } of tokens) {
+    const res = await call('GET', `/v1/token/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.body.last4).toBe(last4);
+    const proxied = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/c`, pspBody: '[CARD_NUMBER]' });
+    expect(proxied.status).toBe(200);
+  }
+  expect(psp.requests.map((r) => r.body.toString('utf8'))).toEqual(cards);
+});
