@@ -1,0 +1,78 @@
+import { TesseraError } from '@tessera/common';
+import { checkCardToTokenize, describeCard, retentionFor } from './card';
+import { aCard } from '../test/builders';
+
+function rejection(fn: () => void): { code: string; param?: string; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof TesseraError) return { code: err.code, param: err.param, message: err.message };
+    throw err;
+  }
+  throw new Error('expected a TesseraError');
+}
+
+describe('checkCardToTokenize (defense in depth)', () => {
+  it('accepts a well-formed card with and without cvv and holder name', () => {
+    expect(() => checkCardToTokenize(aCard())).not.toThrow();
+    expect(() => checkCardToTokenize(aCard({ cvv: '', holderName: '' }))).not.toThrow();
+    expect(() => checkCardToTokenize(aCard({ number: '378282246310005', cvv: '1234' }))).not.toThrow();
+  });
+
+  it.each([
+    ['non-digits', '4242 4242 4242 4242'],
+    ['11 digits', '42424242424'],
+    ['20 digits', '42424242424242424242'],
+    ['a Luhn failure', '4242424242424241'],
+  ])('refuses a number with %s as card_number_invalid without echoing it', (_name, number) => {
+    const err = rejection(() => checkCardToTokenize(aCard({ number })));
+    expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number' });
+    expect(err.message).not.toContain(number);
+  });
+
+  it.each([0, 13, 1.5])('refuses expiry month %p', (expiryMonth) => {
+    expect(rejection(() => checkCardToTokenize(aCard({ expiryMonth })))).toMatchObject({ code: 'parameter_invalid', param: 'expiryMonth' });
+  });
+
+  it.each([27, 999, 10000])('refuses a year that is not four digits (%p)', (expiryYear) => {
+    expect(rejection(() => checkCardToTokenize(aCard({ expiryYear })))).toMatchObject({ code: 'parameter_invalid', param: 'expiryYear' });
+  });
+
+  it.each(['12', '12345', '12a'])('refuses cvv %p', (cvv) => {
+    expect(rejection(() => checkCardToTokenize(aCard({ cvv })))).toMatchObject({ code: 'parameter_invalid', param: 'cvv' });
+  });
+
+  it('refuses an empty merchant id', () => {
+    expect(rejection(() => checkCardToTokenize(aCard({ merchantId: '' })))).toMatchObject({ code: 'parameter_invalid' });
+  });
+});
+
+describe('retentionFor', () => {
+  const now = new Date('2025-01-15T00:00:00Z');
+
+  it('keeps the card until its expiry month has ended everywhere plus the grace days', () => {
+    const r = retentionFor(12, 2026, { cardGraceDays: 30, cvvTtlSeconds: 3600, now });
+    // 2027-01-01 00:00 in UTC-12 is 12:00 UTC; plus 30 days.
+    expect(r.expiresAt.toISOString()).toBe('2027-01-31T12:00:00.000Z');
+    expect(r.cardTtlMs).toBe(r.expiresAt.getTime() - now.getTime());
+    expect(r.cvvTtlMs).toBe(3_600_000);
+  });
+
+  it('never gives a TTL below one second, and the CVV never outlives the card', () => {
+    const r = retentionFor(1, 2020, { cardGraceDays: 0, cvvTtlSeconds: 3600, now });
+    expect(r.cardTtlMs).toBe(1000);
+    expect(r.cvvTtlMs).toBe(1000);
+  });
+});
+
+describe('describeCard', () => {
+  it('keeps only non-sensitive metadata in clear', () => {
+    const sealed = { keyId: 'k', iv: 'i', ciphertext: 'c', tag: 't' };
+    const stored = describeCard(aCard({ number: '5555555555554444', holderName: 'Grace Hopper' }), sealed, new Date(0), new Date(1000));
+    expect(stored).toMatchObject({ last4: '4444', brand: 'mastercard', holderNameAvailable: true, createdAt: '1970-01-01T00:00:01.000Z' });
+    const text = JSON.stringify(stored);
+    expect(text).not.toContain('555555555555');
+    expect(text).not.toContain('Grace');
+    expect(text).not.toContain('123');
+  });
+});

@@ -1,0 +1,132 @@
+import { detectBrand, expiryMonthEnd, isLuhnValid, TesseraError, type Brand } from '@tessera/common';
+import type { Envelope } from './envelope';
+
+/** A card as the gateway hands it over (already validated there; checked again here). */
+export interface CardToTokenize {
+  merchantId: string;
+  number: string;
+  holderName: string;
+  expiryMonth: number;
+  expiryYear: number;
+  cvv: string;
+}
+
+/** What is kept for a token. Only `sealed` holds the PAN and holder name; the rest is not sensitive. */
+export interface StoredCard {
+  merchantId: string;
+  last4: string;
+  brand: Brand;
+  expiryMonth: number;
+  expiryYear: number;
+  createdAt: string;
+  expiresAt: string;
+  holderNameAvailable: boolean;
+  sealed: Envelope;
+}
+
+/** The CVV lives in its own record with its own short TTL (PCI DSS 3.3.2: no CVV after authorization). */
+export interface StoredCvv {
+  sealed: Envelope;
+}
+
+/** The plaintext inside StoredCard.sealed. */
+export interface CardSecret {
+  number: string;
+  holderName: string;
+}
+
+export interface TokenRecordView {
+  token: string;
+  last4: string;
+  brand: string;
+  expiryMonth: number;
+  expiryYear: number;
+  createdAt: string;
+  expiresAt: string;
+  cvvAvailable: boolean;
+  holderNameAvailable: boolean;
+}
+
+const MERCHANT_ID_MAX = 128;
+const HOLDER_NAME_MAX = 256;
+
+/**
+ * Defense in depth: the gateway validates cards fully (brand lengths, expiry, test/live mode);
+ * the vault refuses anything that could not be a card even if a caller skips that. Messages
+ * never echo the submitted values.
+ */
+export function checkCardToTokenize(card: CardToTokenize): void {
+  if (card.merchantId.length === 0 || card.merchantId.length > MERCHANT_ID_MAX) {
+    throw new TesseraError('parameter_invalid', { param: 'merchantId', message: 'merchantId must be 1-128 characters.' });
+  }
+  if (!/^\d{12,19}$/.test(card.number)) {
+    throw new TesseraError('card_number_invalid', { param: 'number', message: 'The card number must be 12 to 19 digits.' });
+  }
+  if (!isLuhnValid(card.number)) {
+    throw new TesseraError('card_number_invalid', { param: 'number', message: 'The card number fails the Luhn check.' });
+  }
+  if (!Number.isInteger(card.expiryMonth) || card.expiryMonth < 1 || card.expiryMonth > 12) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryMonth', message: 'expiryMonth must be an integer from 1 to 12.' });
+  }
+  if (!Number.isInteger(card.expiryYear) || card.expiryYear < 1000 || card.expiryYear > 9999) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear must be a four-digit year.' });
+  }
+  if (card.cvv !== '' && !/^\d{3,4}$/.test(card.cvv)) {
+    throw new TesseraError('parameter_invalid', { param: 'cvv', message: 'cvv must be 3 or 4 digits.' });
+  }
+  if (card.holderName.length > HOLDER_NAME_MAX) {
+    throw new TesseraError('parameter_invalid', { param: 'holderName', message: 'holderName must be at most 256 characters.' });
+  }
+}
+
+const MIN_TTL_MS = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface Retention {
+  expiresAt: Date;
+  cardTtlMs: number;
+  cvvTtlMs: number;
+}
+
+/**
+ * Card data is kept until its expiry month has ended everywhere, plus a grace period for late
+ * captures and refunds. The CVV never outlives the card record it belongs to.
+ */
+export function retentionFor(
+  expiryMonth: number,
+  expiryYear: number,
+  opts: { cardGraceDays: number; cvvTtlSeconds: number; now: Date },
+): Retention {
+  const expiresAt = new Date(expiryMonthEnd(expiryMonth, expiryYear).getTime() + opts.cardGraceDays * DAY_MS);
+  const cardTtlMs = Math.max(MIN_TTL_MS, expiresAt.getTime() - opts.now.getTime());
+  const cvvTtlMs = Math.max(MIN_TTL_MS, Math.min(opts.cvvTtlSeconds * 1000, cardTtlMs));
+  return { expiresAt, cardTtlMs, cvvTtlMs };
+}
+
+export function describeCard(card: CardToTokenize, sealed: Envelope, expiresAt: Date, now: Date): StoredCard {
+  return {
+    merchantId: card.merchantId,
+    last4: card.number.slice(-4),
+    brand: detectBrand(card.number),
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    createdAt: now.toISOString(),
+    expiresAt: expiresAt.toISOString(),
+    holderNameAvailable: card.holderName.length > 0,
+    sealed,
+  };
+}
+
+export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable: boolean): TokenRecordView {
+  return {
+    token,
+    last4: card.last4,
+    brand: card.brand,
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    createdAt: card.createdAt,
+    expiresAt: card.expiresAt,
+    cvvAvailable,
+    holderNameAvailable: card.holderNameAvailable,
+  };
+}

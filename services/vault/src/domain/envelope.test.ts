@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { EnvelopeOpenError, openRecord, sealRecord, type Envelope, type EnvelopeContext } from './envelope';
+import { keyRingEntry, keyRingOf } from '../test/builders';
+
+const ctx: EnvelopeContext = { merchantId: 'merchant_a', token: 'tok.AAAAAAAAAAAAAAAAAAAAAAAA', kind: 'card' };
+const secret = Buffer.from('{"number":"4242424242424242","holderName":"Ada"}');
+
+function flipByte(b64: string, index: number): string {
+  const buf = Buffer.from(b64, 'base64');
+  buf[index] = (buf[index] ?? 0) ^ 0x01;
+  return buf.toString('base64');
+}
+
+function expectOpenFails(ring: ReturnType<typeof keyRingOf>, context: EnvelopeContext, envelope: Envelope): void {
+  expect(() => openRecord(ring, context, envelope)).toThrow(EnvelopeOpenError);
+}
+
+describe('AES-256-GCM envelope', () => {
+  const ring = keyRingOf(keyRingEntry('k1'));
+
+  it('opens what it sealed', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    expect(openRecord(ring, ctx, envelope).equals(secret)).toBe(true);
+  });
+
+  it('names the current key and never stores the plaintext', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    expect(envelope.keyId).toBe('k1');
+    expect(JSON.stringify(envelope)).not.toContain('4242');
+    expect(Buffer.from(envelope.ciphertext, 'base64').includes(Buffer.from('4242424242424242'))).toBe(false);
+  });
+
+  it('uses a fresh IV for every record', () => {
+    const ivs = new Set(Array.from({ length: 50 }, () => sealRecord(ring, ctx, secret).iv));
+    expect(ivs.size).toBe(50);
+  });
+
+  it.each(['iv', 'ciphertext', 'tag'] as const)('fails when any byte of the %s is changed', (field) => {
+    const envelope = sealRecord(ring, ctx, secret);
+    const length = Buffer.from(envelope[field], 'base64').length;
+    for (let i = 0; i < length; i++) {
+      expectOpenFails(ring, ctx, { ...envelope, [field]: flipByte(envelope[field], i) });
+    }
+  });
+
+  it('fails for a truncated tag or iv', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    expectOpenFails(ring, ctx, { ...envelope, tag: Buffer.from(envelope.tag, 'base64').subarray(0, 8).toString('base64') });
+    expectOpenFails(ring, ctx, { ...envelope, iv: '' });
+  });
+
+  it('fails when the record is presented for another merchant, token or kind', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    expectOpenFails(ring, { ...ctx, merchantId: 'merchant_b' }, envelope);
+    expectOpenFails(ring, { ...ctx, token: 'tok.BBBBBBBBBBBBBBBBBBBBBBBB' }, envelope);
+    expectOpenFails(ring, { ...ctx, kind: 'cvv' }, envelope);
+  });
+
+  it('fails when the stored key id is changed to another key of the ring', () => {
+    const twoKeys = keyRingOf(keyRingEntry('k1'), keyRingEntry('k2'));
+    const envelope = sealRecord(twoKeys, ctx, secret);
+    expectOpenFails(twoKeys, ctx, { ...envelope, keyId: 'k1' });
+  });
+
+  it('reports an unknown key id without throwing anything else', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    const other = keyRingOf(keyRingEntry('k9'));
+    expect(() => openRecord(other, ctx, envelope)).toThrow(new EnvelopeOpenError('unknown_key'));
+  });
+
+  it('keeps opening records of an older key while the newest key seals new ones', () => {
+    const oldEntry = keyRingEntry('2024', randomBytes(32));
+    const before = keyRingOf(oldEntry);
+    const oldRecord = sealRecord(before, ctx, secret);
+
+    const rotated = keyRingOf(oldEntry, keyRingEntry('2025'));
+    const newRecord = sealRecord(rotated, ctx, secret);
+    expect(newRecord.keyId).toBe('2025');
+    expect(openRecord(rotated, ctx, oldRecord).equals(secret)).toBe(true);
+    expect(openRecord(rotated, ctx, newRecord).equals(secret)).toBe(true);
+    expectOpenFails(before, ctx, newRecord);
+  });
+
+  it('does not put key or plaintext material into its error', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    try {
+      openRecord(ring, { ...ctx, merchantId: 'x' }, envelope);
+      throw new Error('expected failure');
+    } catch (err) {
+      expect(err).toBeInstanceOf(EnvelopeOpenError);
+      expect(String((err as Error).message)).toBe('could not open the sealed record: authentication_failed');
+    }
+  });
+});

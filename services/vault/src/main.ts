@@ -1,0 +1,83 @@
+import { createLogger, loadConfigOrExit, loadOrCreateDevSecret, type Logger } from '@tessera/common';
+import { configSchema, type VaultConfig } from './config';
+import { generateKeyRingEntry, parseKeyRing, type KeyRing } from './domain/keyRing';
+import type { CardStore } from './store/cardStore';
+import { MemoryCardStore } from './store/memoryCardStore';
+import { RedisCardStore } from './store/redisCardStore';
+import { createVaultHandlers } from './transport/grpcHandlers';
+import { shutdownServer, startVaultServer } from './transport/server';
+import { Vault } from './vault';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+const REDIS_STARTUP_WAIT_MS = 5_000;
+
+/** Outside production only (the config schema enforces that): one generated key kept on disk. */
+function developmentKeyRing(config: VaultConfig, logger: Logger): KeyRing {
+  const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'vault-keys', () => generateKeyRingEntry('dev1'));
+  const parsed = parseKeyRing(value);
+  if (!parsed.ok) {
+    process.stderr.write(`[vault] the development key file in ${config.TESSERA_STATE_DIR} is invalid:\n${parsed.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.exit(78);
+  }
+  logger.warn(
+    { stateDir: config.TESSERA_STATE_DIR, created },
+    'VAULT_KEYS is not set: using a DEVELOPMENT key stored on local disk. Never use this outside development; set VAULT_KEYS.',
+  );
+  return parsed.ring;
+}
+
+async function openStore(config: VaultConfig, logger: Logger): Promise<CardStore> {
+  if (config.REDIS_URL === undefined) {
+    logger.warn('REDIS_URL is not set: tokens are kept IN MEMORY and a restart loses every token. Development only.');
+    return new MemoryCardStore();
+  }
+  const store = RedisCardStore.connect(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    logger: logger.child({ component: 'redis' }),
+  });
+  if (!(await store.waitUntilReady(REDIS_STARTUP_WAIT_MS))) {
+    logger.warn('redis is not reachable yet: starting anyway, requests fail with service_unavailable until it is');
+  }
+  return store;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(configSchema, process.env, 'vault');
+  const logger = createLogger('vault', config.LOG_LEVEL);
+  const keyRing = config.VAULT_KEYS ?? developmentKeyRing(config, logger);
+  logger.info({ keyIds: keyRing.keyIds, currentKeyId: keyRing.currentKeyId }, 'key ring loaded');
+
+  const store = await openStore(config, logger);
+  const vault = new Vault({
+    store,
+    keyRing,
+    cvvTtlSeconds: config.CVV_TTL_SECONDS,
+    cardGraceDays: config.CARD_GRACE_DAYS,
+  });
+  const { server } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger));
+  logger.info({ address: config.VAULT_ADDR }, 'vault listening');
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'vault shutting down');
+    void shutdownServer(server, SHUTDOWN_GRACE_MS)
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  // Before the logger exists or when binding fails; the error may name the address, never key material.
+  createLogger('vault').fatal({ err }, 'vault failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import { parseKeyRing, type KeyRing } from '../domain/keyRing';
+import type { CardToTokenize } from '../domain/card';
+
+export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): string {
+  return `${keyId}:${key.toString('base64')}`;
+}
+
+/** A ring from entries as VAULT_KEYS would list them; the last is the current key. */
+export function keyRingOf(...entries: string[]): KeyRing {
+  const parsed = parseKeyRing(entries.join(','));
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  return parsed.ring;
+}
+
+export function aCard(overrides: Partial<CardToTokenize> = {}): CardToTokenize {
+  return {
+    merchantId: 'merchant_a',
+    number: '4242424242424242',
+    holderName: 'Ada Lovelace',
+    expiryMonth: 4,
+    expiryYear: new Date().getUTCFullYear() + 3,
+    cvv: '123',
+    ...overrides,
+  };
+}

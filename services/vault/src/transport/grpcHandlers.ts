@@ -1,0 +1,61 @@
+import type * as grpc from '@grpc/grpc-js';
+import { toGrpcError, TesseraError, type Logger } from '@tessera/common';
+import { requestIdFromMetadata, type VaultHandlers } from '@tessera/protos';
+import type { Vault } from '../vault';
+
+type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
+
+/**
+ * Wraps a use case: request id on every log line, errors through toGrpcError. Requests and
+ * replies are never logged — they carry card data or rendered bodies.
+ */
+function unary<Req, Res>(
+  rpc: string,
+  logger: Logger,
+  handle: (request: Req) => Promise<Res>,
+): Unary<Req, Res> {
+  return (call, callback) => {
+    const log = logger.child({ rpc, requestId: requestIdFromMetadata(call.metadata) });
+    const started = process.hrtime.bigint();
+    const elapsedMs = (): number => Number((process.hrtime.bigint() - started) / 1_000_000n);
+    handle(call.request).then(
+      (reply) => {
+        log.debug({ durationMs: elapsedMs() }, 'rpc ok');
+        callback(null, reply);
+      },
+      (err: unknown) => {
+        const status = err instanceof TesseraError ? err.status : 500;
+        if (status >= 500) log.error({ err, durationMs: elapsedMs() }, 'rpc failed');
+        else log.info({ code: (err as TesseraError).code, durationMs: elapsedMs() }, 'rpc refused');
+        callback(toGrpcError(err));
+      },
+    );
+  };
+}
+
+export function createVaultHandlers(vault: Vault, logger: Logger): VaultHandlers {
+  return {
+    Tokenize: unary('Tokenize', logger, (req) =>
+      vault.tokenize({
+        merchantId: req.merchantId,
+        number: req.number,
+        holderName: req.holderName,
+        expiryMonth: req.expiryMonth,
+        expiryYear: req.expiryYear,
+        cvv: req.cvv,
+      }),
+    ),
+    GetToken: unary('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
+    DeleteToken: unary('DeleteToken', logger, async (req) => {
+      await vault.deleteToken(req.merchantId, req.token);
+      return {};
+    }),
+    Render: unary('Render', logger, async (req) => ({
+      body: await vault.render(req.merchantId, req.token, req.template, req.contentType),
+    })),
+    Ready: unary('Ready', logger, async () => {
+      const health = await vault.ready();
+      return { ready: health.ok, detail: health.detail };
+    }),
+  };
+}

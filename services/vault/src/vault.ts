@@ -1,0 +1,137 @@
+import { TesseraError } from '@tessera/common';
+import {
+  checkCardToTokenize,
+  describeCard,
+  retentionFor,
+  toTokenRecordView,
+  type CardSecret,
+  type CardToTokenize,
+  type StoredCard,
+  type TokenRecordView,
+} from './domain/card';
+import { openRecord, sealRecord, type EnvelopeContext, type Envelope } from './domain/envelope';
+import type { KeyRing } from './domain/keyRing';
+import { renderPspBody, templateUses } from './domain/renderPspBody';
+import { generateToken, isTokenShaped } from './domain/token';
+import type { CardStore, StoreHealth } from './store/cardStore';
+
+export interface VaultOptions {
+  store: CardStore;
+  keyRing: KeyRing;
+  cvvTtlSeconds: number;
+  cardGraceDays: number;
+  now?: () => Date;
+}
+
+/** The vault's use cases: domain rules and crypto around the card store. Transport-agnostic. */
+export class Vault {
+  private readonly store: CardStore;
+  private readonly keyRing: KeyRing;
+  private readonly now: () => Date;
+
+  constructor(private readonly opts: VaultOptions) {
+    this.store = opts.store;
+    this.keyRing = opts.keyRing;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async tokenize(card: CardToTokenize): Promise<TokenRecordView> {
+    checkCardToTokenize(card);
+    const now = this.now();
+    const token = generateToken();
+    const retention = retentionFor(card.expiryMonth, card.expiryYear, {
+      cardGraceDays: this.opts.cardGraceDays,
+      cvvTtlSeconds: this.opts.cvvTtlSeconds,
+      now,
+    });
+    const secret: CardSecret = { number: card.number, holderName: card.holderName };
+    const sealedCard = this.seal({ merchantId: card.merchantId, token, kind: 'card' }, JSON.stringify(secret));
+    const stored = describeCard(card, sealedCard, retention.expiresAt, now);
+    const hasCvv = card.cvv !== '';
+    await this.store.save({
+      token,
+      card: stored,
+      cardTtlMs: retention.cardTtlMs,
+      cvv: hasCvv
+        ? { record: { sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv' }, card.cvv) }, ttlMs: retention.cvvTtlMs }
+        : undefined,
+    });
+    return toTokenRecordView(token, stored, hasCvv);
+  }
+
+  async getToken(merchantId: string, token: string): Promise<TokenRecordView> {
+    const card = await this.cardOf(merchantId, token);
+    return toTokenRecordView(token, card, await this.store.hasCvv(token));
+  }
+
+  async deleteToken(merchantId: string, token: string): Promise<void> {
+    await this.cardOf(merchantId, token);
+    await this.store.delete(token);
+  }
+
+  /** Returns the rendered body as UTF-8 bytes. It holds card data: never log it. */
+  async render(merchantId: string, token: string, template: string, contentType: string): Promise<Buffer> {
+    const card = await this.cardOf(merchantId, token);
+    const secret = this.openCardSecret(merchantId, token, card.sealed);
+    let cvv: string | undefined;
+    // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible.
+    if (templateUses(template, 'CARD_CVV')) {
+      const record = await this.store.getCvv(token);
+      cvv = record === null ? undefined : this.open({ merchantId, token, kind: 'cvv' }, record.sealed);
+    }
+    const body = renderPspBody(
+      template,
+      { number: secret.number, holderName: secret.holderName, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv },
+      contentType,
+    );
+    return Buffer.from(body, 'utf8');
+  }
+
+  async ready(): Promise<StoreHealth> {
+    return this.store.ping();
+  }
+
+  /** Malformed tokens and other merchants' tokens are answered exactly like missing ones. */
+  private async cardOf(merchantId: string, token: string): Promise<StoredCard> {
+    if (merchantId === '' || !isTokenShaped(token)) throw new TesseraError('token_not_found');
+    const card = await this.store.getCard(token);
+    if (card === null || card.merchantId !== merchantId) throw new TesseraError('token_not_found');
+    return card;
+  }
+
+  private seal(ctx: EnvelopeContext, plaintext: string): Envelope {
+    const buf = Buffer.from(plaintext, 'utf8');
+    try {
+      return sealRecord(this.keyRing, ctx, buf);
+    } finally {
+      buf.fill(0);
+    }
+  }
+
+  private open(ctx: EnvelopeContext, envelope: Envelope): string {
+    let buf: Buffer;
+    try {
+      buf = openRecord(this.keyRing, ctx, envelope);
+    } catch (err) {
+      throw new TesseraError('internal_error', { cause: err });
+    }
+    try {
+      return buf.toString('utf8');
+    } finally {
+      buf.fill(0);
+    }
+  }
+
+  private openCardSecret(merchantId: string, token: string, envelope: Envelope): CardSecret {
+    const text = this.open({ merchantId, token, kind: 'card' }, envelope);
+    try {
+      const parsed = JSON.parse(text) as Partial<CardSecret>;
+      if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') {
+        return { number: parsed.number, holderName: parsed.holderName };
+      }
+    } catch {
+      // fall through: the error below must not carry the plaintext
+    }
+    throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+  }
+}
