@@ -1,0 +1,118 @@
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which outbound addresses the proxy may connect to. The proxy is the only service with
+ * internet access, so a caller-chosen URL must never reach internal networks (SSRF): loopback,
+ * RFC 1918, link-local (cloud metadata at 169.254.169.254), and every other non-global range.
+ */
+
+export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+export type Cidr = readonly [IpAddress, number];
+
+export interface AddressClass {
+  /** ipaddr.js range name, or our own name for ranges it does not know. */
+  range: string;
+  globalUnicast: boolean;
+}
+
+/** Reader-facing wording for each refused range, used in psp_destination_forbidden messages. */
+const RANGE_DESCRIPTIONS: Record<string, string> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  private: 'a private address',
+  reserved: 'a reserved or documentation address',
+  as112: 'a reserved address',
+  amt: 'a reserved address',
+  benchmarking: 'a benchmarking address',
+  uniqueLocal: 'a unique-local (private) address',
+  ipv4Mapped: 'an IPv4-mapped address',
+  rfc6145: 'an IPv4-translated address',
+  rfc6052: 'a NAT64 address',
+  '6to4': 'a 6to4 address',
+  teredo: 'a Teredo address',
+  as112v6: 'a reserved address',
+  orchid2: 'a reserved address',
+  deprecatedOrchid: 'a reserved address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+  droneRemoteIdProtocolEntityTags: 'a reserved address',
+  segmentRouting: 'a reserved address',
+  notGlobal: 'an address outside the global unicast range',
+  invalid: 'an invalid address',
+};
+
+export function describeRange(range: string): string {
+  return RANGE_DESCRIPTIONS[range] ?? 'a non-public address';
+}
+
+/** 2000::/3 is the only IPv6 space IANA allocates for global unicast (RFC 4291 section 2.4). */
+const IPV6_GLOBAL_UNICAST: Cidr = [ipaddr.IPv6.parse('2000::'), 3];
+
+function parseAddress(address: string): IpAddress | undefined {
+  // ipaddr.process() turns ::ffff:a.b.c.d into a.b.c.d, so a mapped loopback is judged as loopback.
+  try {
+    return ipaddr.process(address);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Classifies one IP address (as returned by DNS or written as a URL literal). */
+export function classifyAddress(address: string): AddressClass {
+  const ip = parseAddress(address);
+  if (ip === undefined) return { range: 'invalid', globalUnicast: false };
+  const range = ip.range();
+  if (range !== 'unicast') return { range, globalUnicast: false };
+  if (ip.kind() === 'ipv6' && !ip.match(IPV6_GLOBAL_UNICAST[0], IPV6_GLOBAL_UNICAST[1])) {
+    return { range: 'notGlobal', globalUnicast: false };
+  }
+  return { range, globalUnicast: true };
+}
+
+/**
+ * Parses PSP_ALLOWED_CIDRS entries. Throws on the first malformed entry, naming it, because
+ * this runs at start-up on operator config (not on caller input).
+ */
+export function parseCidrList(entries: readonly string[]): Cidr[] {
+  return entries.map((entry) => {
+    const text = entry.trim();
+    // Plain four-part IPv4 only: "10.1/8" style shorthand is too easy to misread in config.
+    const valid = text.includes(':') ? ipaddr.IPv6.isValidCIDR(text) : ipaddr.IPv4.isValidCIDRFourPartDecimal(text);
+    if (!valid) throw new Error(`not a valid IPv4/IPv6 CIDR: ${JSON.stringify(entry)}`);
+    const [ip, bits] = ipaddr.parseCIDR(text);
+    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+      return [(ip as ipaddr.IPv6).toIPv4Address(), bits - 96] as const;
+    }
+    return [ip, bits] as const;
+  });
+}
+
+/** True when the address lies inside one of the operator's explicitly allowed CIDRs. */
+export function isAddressAllowed(address: string, allowlist: readonly Cidr[]): boolean {
+  const ip = parseAddress(address);
+  if (ip === undefined) return false;
+  return allowlist.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
+}
+
+/** On refusal, `description` is a phrase such as "a loopback address" for the error message. */
+export type AddressVerdict = { allowed: true } | { allowed: false; range: string; description: string };
+
+/**
+ * Judges every address a host resolves to: one bad address refuses the whole destination,
+ * since the connection could land on any of them.
+ */
+export function judgeAddresses(addresses: readonly string[], allowlist: readonly Cidr[]): AddressVerdict {
+  if (addresses.length === 0) return { allowed: false, range: 'none', description: 'no address' };
+  for (const address of addresses) {
+    if (isAddressAllowed(address, allowlist)) continue;
+    const cls = classifyAddress(address);
+    if (!cls.globalUnicast) {
+      return { allowed: false, range: cls.range, description: describeRange(cls.range) };
+    }
+  }
+  return { allowed: true };
+}

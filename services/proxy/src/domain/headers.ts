@@ -1,0 +1,82 @@
+import { TesseraError } from '@tessera/common';
+
+export interface HeaderEntry {
+  name: string;
+  value: string;
+}
+
+/**
+ * Hop-by-hop headers (RFC 9110 section 7.6.1) describe one connection, not the message, so
+ * they are never forwarded in either direction.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+function isHopByHop(lowerName: string): boolean {
+  return HOP_BY_HOP.has(lowerName) || lowerName.startsWith('proxy-');
+}
+
+/** Headers named in a Connection header are hop-by-hop for that message too. */
+function connectionListed(headers: readonly HeaderEntry[]): Set<string> {
+  const listed = new Set<string>();
+  for (const h of headers) {
+    if (h.name.toLowerCase() !== 'connection') continue;
+    for (const token of h.value.split(',')) {
+      const t = token.trim().toLowerCase();
+      if (t !== '') listed.add(t);
+    }
+  }
+  return listed;
+}
+
+// RFC 9110 token and field-value grammar; undici rejects anything else, and we want a 400
+// rather than an internal error when a caller sends such a header.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * The headers sent to the PSP: the caller's pspHeaders minus hop-by-hop headers, and minus
+ * host, content-length and expect, which the HTTP client computes (or, for expect, does not
+ * support). Order and repeated names are kept.
+ */
+export function filterRequestHeaders(headers: readonly HeaderEntry[]): HeaderEntry[] {
+  for (const h of headers) {
+    if (!TOKEN.test(h.name)) {
+      throw new TesseraError('parameter_invalid', { param: 'pspHeaders', message: 'pspHeaders contains an invalid header name.' });
+    }
+    if (!FIELD_VALUE.test(h.value)) {
+      throw new TesseraError('parameter_invalid', {
+        param: 'pspHeaders',
+        message: 'pspHeaders contains a header value with characters not allowed in HTTP headers.',
+      });
+    }
+  }
+  const listed = connectionListed(headers);
+  return headers.filter((h) => {
+    const lower = h.name.toLowerCase();
+    return !isHopByHop(lower) && !listed.has(lower) && lower !== 'host' && lower !== 'content-length' && lower !== 'expect';
+  });
+}
+
+/**
+ * The PSP's headers as passed back: hop-by-hop headers and content-length removed (the body
+ * is re-framed by whoever sends it on), everything else in the PSP's order, repeats kept.
+ */
+export function filterResponseHeaders(headers: readonly HeaderEntry[]): HeaderEntry[] {
+  const listed = connectionListed(headers);
+  return headers.filter((h) => {
+    const lower = h.name.toLowerCase();
+    return !isHopByHop(lower) && !listed.has(lower) && lower !== 'content-length';
+  });
+}
+
+/** Pairs a flat [name, value, name, value, ...] list, as undici's raw response headers come. */
+export function pairRawHeaders(raw: readonly string[]): HeaderEntry[] {
+  const out: HeaderEntry[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push({ name: raw[i] as string, value: raw[i + 1] as string });
+  return out;
+}
+
+/** The Content-Type among the caller's headers (names are case-insensitive), or "" if none. */
+export function findContentType(headers: readonly HeaderEntry[]): string {
+  return headers.find((h) => h.name.toLowerCase() === 'content-type')?.value ?? '';
+}

@@ -1,0 +1,41 @@
+import { callUnary, createVaultClient, type RenderRequest, type RenderResponse, type VaultClient } from '@tessera/protos';
+import { errorFromGrpc } from '@tessera/common';
+
+export interface RenderInput {
+  merchantId: string;
+  token: string;
+  template: string;
+  contentType: string;
+}
+
+/** The proxy's view of the vault: render a body, and say whether the vault is up. */
+export interface VaultPort {
+  render(input: RenderInput, requestId?: string): Promise<Buffer>;
+  ready(): Promise<{ ready: boolean; detail: string }>;
+  close(): void;
+}
+
+export function createVaultPort(address: string, timeoutMs: number, client: VaultClient = createVaultClient(address)): VaultPort {
+  return {
+    async render(input, requestId) {
+      try {
+        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, input, { timeoutMs, ...(requestId ? { requestId } : {}) });
+        return Buffer.from(res.body);
+      } catch (err) {
+        // token_not_found, cvv_unavailable and friends come back as the vault raised them.
+        throw errorFromGrpc(err);
+      }
+    },
+    async ready() {
+      try {
+        const res = await callUnary<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs });
+        return { ready: res.ready, detail: res.ready ? '' : 'vault not ready' };
+      } catch {
+        return { ready: false, detail: 'vault unreachable' };
+      }
+    },
+    close() {
+      client.close();
+    },
+  };
+}
