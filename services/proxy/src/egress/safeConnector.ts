@@ -12,6 +12,8 @@ export interface SafeConnectorOptions {
   connectTimeoutMs: number;
   /** Extra TLS settings (a test CA, for instance). servername always stays the URL's host. */
   tls?: Pick<ConnectionOptions, 'ca' | 'rejectUnauthorized'>;
+  /** Replaces undici's own connector underneath the checks; only tests need this. */
+  baseConnector?: buildConnector.connector;
 }
 
 function pickFamily(addresses: ResolvedAddress[], family: LookupOptions['family']): ResolvedAddress[] {
@@ -60,7 +62,9 @@ export function createSafeLookup(allowlist: readonly Cidr[], resolve: Resolver):
  * errors to the waiting request unchanged, so the caller sees the typed error.
  */
 export function createSafeConnector(opts: SafeConnectorOptions): buildConnector.connector {
-  const connect = buildConnector({
+  const connect =
+    opts.baseConnector ??
+    buildConnector({
     timeout: opts.connectTimeoutMs,
     lookup: createSafeLookup(opts.allowlist, opts.resolve),
     ...(opts.tls ?? {}),
