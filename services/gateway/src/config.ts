@@ -1,0 +1,79 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { env, loadOrCreateDevSecret, parseConfig, type Logger } from '@tessera/common';
+import { isApiKeyFormat } from './domain/apiKeys';
+import { parseCidr } from './domain/cidr';
+
+export const MIN_PEPPER_LENGTH = 32;
+
+export const gatewayConfigSchema = z
+  .object({
+    PORT: env.port(8080),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
+    PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
+    VAULT_TIMEOUT_MS: env.positiveInt(2000),
+    // Must outlast the proxy's own PSP_TIMEOUT_MS so that a slow PSP surfaces as psp_timeout
+    // (from the proxy) rather than as our generic upstream_timeout.
+    PROXY_TIMEOUT_MS: env.positiveInt(35000),
+    READY_TIMEOUT_MS: env.positiveInt(1000),
+    REDIS_URL: env.redisUrl(),
+    // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
+    REDIS_TIMEOUT_MS: env.positiveInt(1000),
+    API_KEY_PEPPER: z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional(),
+    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
+      for (const entry of list) {
+        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
+      }
+    }),
+    TESSERA_DEV_API_KEY: z
+      .string()
+      .refine((v) => isApiKeyFormat(v) && v.startsWith('tsk_test_'), 'must be a test key: tsk_test_ followed by 32 letters or digits')
+      .optional(),
+    BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    TESSERA_STATE_DIR: z
+      .string()
+      .default('.tessera')
+      .transform((v) => path.resolve(v)),
+    NODE_ENV: env.nodeEnv(),
+    LOG_LEVEL: env.logLevel(),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.NODE_ENV !== 'production') return;
+    if (cfg.API_KEY_PEPPER === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });
+    }
+    if (cfg.TESSERA_DEV_API_KEY !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['TESSERA_DEV_API_KEY'], message: 'must not be set in production (it registers a well-known key)' });
+    }
+  });
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+/** Throws ConfigError listing every bad variable; main and the CLI decide how to exit. */
+export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {
+  return parseConfig(gatewayConfigSchema, source);
+}
+
+export interface ResolvedPepper {
+  pepper: string;
+  source: 'env' | 'dev-file';
+}
+
+/**
+ * The pepper keys every API-key digest: the gateway and the CLI must agree on it, so both
+ * resolve it here. Outside production a missing pepper is generated once into the state dir.
+ */
+export function resolveApiKeyPepper(config: GatewayConfig, logger?: Logger): ResolvedPepper {
+  if (config.API_KEY_PEPPER !== undefined) return { pepper: config.API_KEY_PEPPER, source: 'env' };
+  if (config.NODE_ENV === 'production') throw new Error('API_KEY_PEPPER is required in production');
+  const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'api-key-pepper', () =>
+    crypto.randomBytes(32).toString('base64url'),
+  );
+  logger?.warn(
+    { stateDir: config.TESSERA_STATE_DIR, created },
+    'API_KEY_PEPPER is not set: using a development pepper from the state dir. Set API_KEY_PEPPER in any shared environment.',
+  );
+  return { pepper: value, source: 'dev-file' };
+}

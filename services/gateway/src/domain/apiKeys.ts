@@ -1,0 +1,105 @@
+import crypto from 'node:crypto';
+import type { KeyMode } from '@tessera/common';
+
+export type { KeyMode };
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const API_KEY_RANDOM_LENGTH = 32;
+const API_KEY_PATTERN = /^tsk_(test|live)_([0-9A-Za-z]{32})$/;
+
+export interface ApiKeyRecord {
+  id: string;
+  merchantId: string;
+  mode: KeyMode;
+  /** HMAC-SHA256(pepper, key) in hex: the key itself is never stored. */
+  digest: string;
+  /** Enough to recognise a key in a list (`tsk_test_AbCd`) without making it guessable. */
+  prefix: string;
+  last4: string;
+  allowedCidrs: string[];
+  createdAt: string;
+  revokedAt?: string;
+  lastUsedAt?: string;
+  lastUsedIp?: string;
+}
+
+/** Uniform base62 from a CSPRNG: bytes >= 248 are rejected so `% 62` has no bias. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of crypto.randomBytes(length * 2)) {
+      if (byte >= 248) continue;
+      out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function generateApiKey(mode: KeyMode): string {
+  return `tsk_${mode}_${randomBase62(API_KEY_RANDOM_LENGTH)}`;
+}
+
+export function isApiKeyFormat(value: string): boolean {
+  return API_KEY_PATTERN.test(value);
+}
+
+/** The mode a well-formed key declares in its prefix, or undefined for anything malformed. */
+export function modeOfApiKey(value: string): KeyMode | undefined {
+  const match = API_KEY_PATTERN.exec(value);
+  return match ? (match[1] as KeyMode) : undefined;
+}
+
+/** A keyed hash, so a leaked key store cannot be brute-forced without the pepper as well. */
+export function hashApiKey(pepper: string, apiKey: string): string {
+  return crypto.createHmac('sha256', pepper).update(apiKey, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex digests, so response timing reveals nothing about a key. */
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  if (left.length !== right.length || left.length === 0) return false;
+  return crypto.timingSafeEqual(left, right);
+}
+
+export function generateKeyId(): string {
+  return `key_${randomBase62(20)}`;
+}
+
+export interface NewKeyParams {
+  merchantId: string;
+  mode: KeyMode;
+  allowedCidrs: string[];
+  pepper: string;
+  now: Date;
+}
+
+/** Builds the stored record for a key; `apiKey` must already be well-formed. */
+export function buildApiKeyRecord(apiKey: string, params: NewKeyParams): ApiKeyRecord {
+  const match = API_KEY_PATTERN.exec(apiKey);
+  if (!match || match[1] !== params.mode) throw new Error('API key does not match the requested mode');
+  const random = match[2] ?? '';
+  return {
+    id: generateKeyId(),
+    merchantId: params.merchantId,
+    mode: params.mode,
+    digest: hashApiKey(params.pepper, apiKey),
+    prefix: `tsk_${params.mode}_${random.slice(0, 4)}`,
+    last4: random.slice(-4),
+    allowedCidrs: [...params.allowedCidrs],
+    createdAt: params.now.toISOString(),
+  };
+}
+
+/** A new random key and its record; the key is returned once and never stored. */
+export function issueApiKey(params: NewKeyParams): { apiKey: string; record: ApiKeyRecord } {
+  const apiKey = generateApiKey(params.mode);
+  return { apiKey, record: buildApiKeyRecord(apiKey, params) };
+}
+
+const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export function isValidMerchantId(value: string): boolean {
+  return MERCHANT_ID_PATTERN.test(value);
+}

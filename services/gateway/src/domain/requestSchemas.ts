@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { TesseraError, type CardInput } from '@tessera/common';
+
+/**
+ * Shapes of the JSON bodies. Every message is written here so that none ever echoes a submitted
+ * value (a card number in a 400 body or a log line is exactly what PCI DSS forbids).
+ */
+export const cardInputSchema = z.strictObject({
+  number: z.string({ error: 'number must be a string.' }),
+  holderName: z
+    .string({ error: 'holderName must be a string.' })
+    .min(1, { error: 'holderName must not be empty.' })
+    .max(200, { error: 'holderName must be at most 200 characters.' })
+    .optional(),
+  expiryMonth: z.int({ error: 'expiryMonth must be an integer.' }),
+  expiryYear: z.int({ error: 'expiryYear must be an integer.' }),
+  cvv: z.union([z.int(), z.string()], { error: 'cvv must be an integer or a string of digits.' }).optional(),
+}) satisfies z.ZodType<CardInput>;
+
+export const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+export type ProxyMethod = Uppercase<(typeof PROXY_METHODS)[number]>;
+
+/** RFC 7230 section 3.2.6 `token`: the only characters a header field name may contain. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** CR/LF would let a caller inject extra headers or a second request; NUL is never valid. */
+const FORBIDDEN_IN_HEADER_VALUE = /[\r\n\0]/;
+
+export const proxyRequestSchema = z.strictObject({
+  method: z
+    .string({ error: 'method must be a string.' })
+    .refine((v) => (PROXY_METHODS as readonly string[]).includes(v.toLowerCase()), {
+      error: `method must be one of ${PROXY_METHODS.join(', ')}.`,
+    })
+    .transform((v) => v.toUpperCase() as ProxyMethod),
+  token: z
+    .string({ error: 'token must be a string.' })
+    .min(1, { error: 'token must not be empty.' })
+    .max(256, { error: 'token is too long.' }),
+  pspUrl: z
+    .string({ error: 'pspUrl must be a string.' })
+    .max(8192, { error: 'pspUrl is too long.' })
+    .refine((v) => URL.canParse(v), { error: 'pspUrl must be an absolute URL.' }),
+  pspHeaders: z
+    .record(z.string(), z.string({ error: 'pspHeaders values must be strings.' }), {
+      error: 'pspHeaders must be an object of header names to string values.',
+    })
+    .superRefine((headers, ctx) => {
+      for (const [name, value] of Object.entries(headers)) {
+        if (!HEADER_NAME.test(name)) {
+          ctx.addIssue({ code: 'custom', message: 'pspHeaders contains a header name that is not a valid HTTP token.' });
+          return;
+        }
+        if (FORBIDDEN_IN_HEADER_VALUE.test(value)) {
+          ctx.addIssue({ code: 'custom', message: 'pspHeaders values must not contain CR, LF or NUL characters.' });
+          return;
+        }
+      }
+    })
+    .default({}),
+  pspBody: z.string({ error: 'pspBody must be a string.' }).optional(),
+});
+
+export type ProxyRequestInput = z.output<typeof proxyRequestSchema>;
+
+/**
+ * Turns zod's issues into the one TesseraError the caller sees. Unknown fields are reported first:
+ * a misspelt field (`cardNumber`) is better explained as unknown than as `number` missing.
+ */
+export function validationErrorFromIssues(issues: readonly z.core.$ZodIssue[], input: Record<string, unknown>): TesseraError {
+  const unknown = issues.find((issue) => issue.code === 'unrecognized_keys');
+  if (unknown && unknown.code === 'unrecognized_keys') {
+    // The message stays generic: a key is caller-chosen text and could itself hold card data.
+    return new TesseraError('parameter_unknown', { param: truncateParam(unknown.keys[0] ?? '') });
+  }
+  const issue = issues[0];
+  if (!issue) return new TesseraError('invalid_request');
+  const param = issue.path.length > 0 ? String(issue.path[0]) : undefined;
+  if (param === undefined) return new TesseraError('invalid_request', { message: issue.message });
+  if (issue.code === 'invalid_type' && issue.path.length === 1 && input[param] === undefined) {
+    return new TesseraError('parameter_missing', { param, message: `${param} is required.` });
+  }
+  return new TesseraError('parameter_invalid', { param, message: issue.message });
+}
+
+const MAX_PARAM_LENGTH = 128;
+
+function truncateParam(key: string): string {
+  return key.length > MAX_PARAM_LENGTH ? key.slice(0, MAX_PARAM_LENGTH) : key;
+}
+
+export function parseCardInput(body: Record<string, unknown>): CardInput {
+  const result = cardInputSchema.safeParse(body);
+  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
+  return result.data;
+}
+
+export function parseProxyRequest(body: Record<string, unknown>): ProxyRequestInput {
+  const result = proxyRequestSchema.safeParse(body);
+  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
+  return result.data;
+}

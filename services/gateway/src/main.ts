@@ -1,0 +1,119 @@
+import type { AddressInfo } from 'node:net';
+import { createLogger, loadConfigOrExit, type Logger } from '@tessera/common';
+import { createProxyClient, createVaultClient } from '@tessera/protos';
+import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
+import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import type { ApiKeyStore } from './store/apiKeyStore';
+import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
+import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { createApp } from './transport/app';
+import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
+
+const SERVICE = 'gateway';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(gatewayConfigSchema, process.env, SERVICE);
+  const logger = createLogger(SERVICE, config.LOG_LEVEL);
+  const { pepper } = resolveApiKeyPepper(config, logger);
+
+  const devKey = config.TESSERA_DEV_API_KEY;
+  let keyStore: ApiKeyStore;
+  if (config.REDIS_URL !== undefined) {
+    const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_TIMEOUT_MS, profile: 'server' });
+    let lastErrorLog = 0;
+    redis.on('error', (err: Error) => {
+      // ioredis emits on every reconnect attempt; one line every 10s is enough to notice.
+      if (Date.now() - lastErrorLog > 10_000) {
+        lastErrorLog = Date.now();
+        logger.error({ err }, 'redis connection error (API keys unavailable: requests answer 503)');
+      }
+    });
+    const redisStore = new RedisApiKeyStore(redis);
+    keyStore = redisStore;
+    let devKeyRegistered = devKey === undefined;
+    try {
+      await redis.connect();
+      // Awaited here so the key works as soon as 'gateway listening' is logged.
+      if (devKey !== undefined) devKeyRegistered ||= await registerDevKey(redisStore, devKey, pepper, logger);
+    } catch (err) {
+      // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
+      logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
+    }
+    // Attached after the first attempt so start-up registers once; this covers a late Redis.
+    redis.on('ready', () => {
+      logger.info('redis connected');
+      if (!devKeyRegistered && devKey !== undefined) {
+        void registerDevKey(redisStore, devKey, pepper, logger).then((ok) => (devKeyRegistered ||= ok));
+      }
+    });
+  } else {
+    logger.warn(
+      'REDIS_URL is not set: API keys are kept IN MEMORY. They vanish on restart, are not shared between gateway ' +
+        'instances, and the keys CLI cannot reach them. Use this for local development only.',
+    );
+    keyStore = new MemoryApiKeyStore();
+    if (devKey !== undefined) await registerDevKey(keyStore, devKey, pepper, logger);
+  }
+
+  const vault = vaultApiFromClient(createVaultClient(config.VAULT_ADDR), config.VAULT_TIMEOUT_MS);
+  const proxy = proxyApiFromClient(createProxyClient(config.PROXY_ADDR), config.PROXY_TIMEOUT_MS);
+  const app = createApp({ config, logger, keyStore, pepper, vault, proxy });
+
+  const server = app.listen(config.PORT, config.HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // A PSP call may legitimately take PROXY_TIMEOUT_MS; Node's defaults must not cut it short.
+  server.requestTimeout = config.PROXY_TIMEOUT_MS + 30_000;
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logger.info({ url: `http://${host}:${address.port}` }, 'gateway listening');
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // In-flight proxy calls may need up to PROXY_TIMEOUT_MS; after that, connections are cut.
+    const force = setTimeout(() => {
+      logger.warn('forcing open connections closed');
+      server.closeAllConnections();
+    }, config.PROXY_TIMEOUT_MS + 1000);
+    force.unref();
+    server.close(() => {
+      vault.close();
+      proxy.close();
+      void keyStore.close().finally(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** The documented quick-start key: registered once, as a test key of merchant `dev`. */
+async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: string, logger: Logger): Promise<boolean> {
+  try {
+    const existing = await keyStore.findByDigest(hashApiKey(pepper, apiKey));
+    if (existing) {
+      if (existing.revokedAt !== undefined) logger.warn({ keyId: existing.id }, 'TESSERA_DEV_API_KEY was revoked; it stays revoked');
+      return true;
+    }
+    const record = buildApiKeyRecord(apiKey, { merchantId: 'dev', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
+    const created = await keyStore.create(record);
+    if (created) logger.warn({ keyId: record.id, merchantId: 'dev' }, 'registered TESSERA_DEV_API_KEY as a test key (development only)');
+    return true;
+  } catch (err) {
+    logger.error({ err }, 'could not register TESSERA_DEV_API_KEY');
+    return false;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[${SERVICE}] fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

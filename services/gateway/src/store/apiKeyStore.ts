@@ -1,0 +1,20 @@
+import type { ApiKeyRecord } from '../domain/apiKeys';
+
+export type { ApiKeyRecord };
+
+/**
+ * Where API-key records live. Implementations throw TesseraError('service_unavailable') when the
+ * backing store cannot answer, so a dead Redis becomes a 503, never a crash or a silent 401.
+ */
+export interface ApiKeyStore {
+  /** Stores a new key; resolves false (and writes nothing) when its digest is already registered. */
+  create(record: ApiKeyRecord): Promise<boolean>;
+  findByDigest(digest: string): Promise<ApiKeyRecord | undefined>;
+  get(id: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Marks a key revoked, keeping the first revocation time; undefined when there is no such key. */
+  revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined>;
+  touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,49 @@
+import type { ApiKeyRecord, ApiKeyStore } from './apiKeyStore';
+
+/**
+ * For a single local gateway without Redis: keys live and die with the process, and the CLI
+ * (another process) cannot see them.
+ */
+export class MemoryApiKeyStore implements ApiKeyStore {
+  private readonly byId = new Map<string, ApiKeyRecord>();
+  private readonly idByDigest = new Map<string, string>();
+
+  async create(record: ApiKeyRecord): Promise<boolean> {
+    if (this.idByDigest.has(record.digest) || this.byId.has(record.id)) return false;
+    this.byId.set(record.id, structuredClone(record));
+    this.idByDigest.set(record.digest, record.id);
+    return true;
+  }
+
+  async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
+    const id = this.idByDigest.get(digest);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | undefined> {
+    const record = this.byId.get(id);
+    return record ? structuredClone(record) : undefined;
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    return [...this.byId.values()].map((r) => structuredClone(r)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    const record = this.byId.get(id);
+    if (!record) return undefined;
+    record.revokedAt ??= at.toISOString();
+    return structuredClone(record);
+  }
+
+  async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
+    const record = this.byId.get(id);
+    if (!record) return;
+    record.lastUsedAt = at.toISOString();
+    if (ip !== undefined) record.lastUsedIp = ip;
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,157 @@
+import { Redis } from 'ioredis';
+import { TesseraError } from '@tessera/common';
+import type { ApiKeyRecord, ApiKeyStore } from './apiKeyStore';
+
+const KEY_PREFIX = 'tessera:apikey:';
+const DIGEST_PREFIX = 'tessera:apikey-digest:';
+const LAST_USE_PREFIX = 'tessera:apikey-lastuse:';
+const ALL_KEYS = 'tessera:apikeys';
+
+/** Claims the digest first so two processes registering the same key cannot both succeed. */
+const CREATE_SCRIPT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SADD', KEYS[3], ARGV[1])
+  return 1
+end
+return 0`;
+
+export interface RedisClientOptions {
+  commandTimeoutMs: number;
+  /**
+   * 'server': never queue commands while disconnected, so requests fail fast with 503 and the
+   * client keeps reconnecting in the background. 'cli': wait briefly for the first connection,
+   * then give up.
+   */
+  profile: 'server' | 'cli';
+}
+
+export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
+  if (opts.profile === 'server') {
+    return new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: opts.commandTimeoutMs,
+      connectTimeout: 2000,
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    });
+  }
+  return new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: opts.commandTimeoutMs,
+    connectTimeout: 2000,
+    retryStrategy: (times) => (times > 3 ? null : 200),
+  });
+}
+
+function unavailable(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  return new TesseraError('service_unavailable', { cause: err });
+}
+
+function parseRecord(raw: string | null, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
+  if (raw === null) return undefined;
+  const record = JSON.parse(raw) as ApiKeyRecord;
+  if (lastUse?.at) record.lastUsedAt = lastUse.at;
+  if (lastUse?.ip) record.lastUsedIp = lastUse.ip;
+  return record;
+}
+
+/**
+ * Layout: `tessera:apikey:<id>` holds the record as JSON (written on create and revoke only),
+ * `tessera:apikey-digest:<digest>` -> id, the set `tessera:apikeys` of ids, and last use in the
+ * hash `tessera:apikey-lastuse:<id>`. Last use is kept apart because it is written on every
+ * request: a read-modify-write of the record could race with a revocation and undo it.
+ */
+export class RedisApiKeyStore implements ApiKeyStore {
+  constructor(private readonly redis: Redis) {}
+
+  async create(record: ApiKeyRecord): Promise<boolean> {
+    const { lastUsedAt: _at, lastUsedIp: _ip, ...stored } = record;
+    try {
+      const created = await this.redis.eval(
+        CREATE_SCRIPT,
+        3,
+        DIGEST_PREFIX + record.digest,
+        KEY_PREFIX + record.id,
+        ALL_KEYS,
+        record.id,
+        JSON.stringify(stored),
+      );
+      return created === 1;
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
+    let id: string | null;
+    try {
+      id = await this.redis.get(DIGEST_PREFIX + digest);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    return id === null ? undefined : this.get(id);
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | undefined> {
+    try {
+      const [raw, lastUse] = await Promise.all([this.redis.get(KEY_PREFIX + id), this.redis.hgetall(LAST_USE_PREFIX + id)]);
+      return parseRecord(raw, lastUse);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    try {
+      const ids = await this.redis.smembers(ALL_KEYS);
+      const records = await Promise.all(ids.map((id) => this.get(id)));
+      return records.filter((r): r is ApiKeyRecord => r !== undefined).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    try {
+      const raw = await this.redis.get(KEY_PREFIX + id);
+      if (raw === null) return undefined;
+      const record = JSON.parse(raw) as ApiKeyRecord;
+      if (record.revokedAt === undefined) {
+        record.revokedAt = at.toISOString();
+        await this.redis.set(KEY_PREFIX + id, JSON.stringify(record), 'XX');
+      }
+      return await this.get(id);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
+    try {
+      await this.redis.hset(LAST_USE_PREFIX + id, ip === undefined ? { at: at.toISOString() } : { at: at.toISOString(), ip });
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { TesseraError, type Logger } from '@tessera/common';
+import { parseCidrList } from '../domain/cidr';
+import type { ApiKeyStore } from '../store/apiKeyStore';
+import { createAuthMiddleware } from './auth';
+import { sendError, sendJson } from './envelope';
+import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
+import { chooseRequestId, contextOf, routeOf, setContext } from './requestContext';
+import { proxyRoutes, tokenRoutes } from './routes';
+import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+
+export interface GatewayDeps {
+  config: {
+    BODY_LIMIT_BYTES: number;
+    READY_TIMEOUT_MS: number;
+    TRUSTED_PROXIES: readonly string[];
+  };
+  logger: Logger;
+  keyStore: ApiKeyStore;
+  /** The resolved API_KEY_PEPPER (see resolveApiKeyPepper). */
+  pepper: string;
+  vault: VaultApi;
+  proxy: ProxyApi;
+  now?: () => Date;
+}
+
+type CheckResult = 'ok' | 'unavailable';
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TesseraError('upstream_timeout')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function toTesseraError(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  const fromBody = errorFromBodyParser(err);
+  if (fromBody) return fromBody;
+  // Express/router raise http-errors for malformed requests (e.g. a bad %-escape in a path).
+  const status = typeof err === 'object' && err !== null ? ((err as { status?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode) : undefined;
+  if (typeof status === 'number' && status >= 400 && status < 500) return new TesseraError('invalid_request', { cause: err });
+  return new TesseraError('internal_error', { cause: err });
+}
+
+export function createApp(deps: GatewayDeps): Express {
+  const { logger, keyStore, vault, proxy } = deps;
+  const now = deps.now ?? (() => new Date());
+  const app = express();
+  // Express must add nothing of its own, above all not to a PSP response passed through.
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const requestId = chooseRequestId(req.headers['x-request-id']);
+    setContext(res, { requestId, startedAt: process.hrtime.bigint() });
+    res.setHeader('x-request-id', requestId);
+    let logged = false;
+    const accessLog = () => {
+      if (logged) return;
+      logged = true;
+      const ctx = contextOf(res);
+      const ms = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
+      // Route pattern only: a raw path could carry a token or whatever a client typed.
+      logger.info(
+        {
+          method: req.method,
+          route: routeOf(req) ?? null,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          requestId,
+          merchantId: ctx.apiKey?.merchantId ?? null,
+          keyId: ctx.apiKey?.id ?? null,
+          ...(res.writableFinished ? {} : { aborted: true }),
+        },
+        'request',
+      );
+    };
+    res.on('finish', accessLog);
+    res.on('close', accessLog);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+
+  app.get('/readyz', async (_req, res) => {
+    const requestId = contextOf(res).requestId;
+    const timeoutMs = deps.config.READY_TIMEOUT_MS;
+    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> => ((await check).ready ? 'ok' : 'unavailable');
+    const settled = await Promise.allSettled([
+      upstream(vault.ready({ requestId, timeoutMs })),
+      upstream(proxy.ready({ requestId, timeoutMs })),
+      withTimeout(keyStore.ping(), timeoutMs).then((): CheckResult => 'ok'),
+    ]);
+    const [vaultCheck, proxyCheck, storeCheck] = settled.map((s): CheckResult => (s.status === 'fulfilled' ? s.value : 'unavailable'));
+    const checks = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };
+    const ready = Object.values(checks).every((c) => c === 'ok');
+    if (!ready) logger.warn({ requestId, checks }, 'not ready');
+    sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
+  });
+
+  const auth = createAuthMiddleware({
+    keyStore,
+    pepper: deps.pepper,
+    trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
+    logger,
+    now,
+  });
+  const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
+  const tokens = tokenRoutes(vault);
+  const proxying = proxyRoutes(proxy, logger);
+
+  app.post('/v1/token', auth, ...body, tokens.create);
+  app.get('/v1/token/:token', auth, tokens.get);
+  app.delete('/v1/token/:token', auth, tokens.remove);
+  app.post('/v1/proxy', auth, ...body, proxying.forward);
+
+  app.use((_req: Request, res: Response) => {
+    sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const error = toTesseraError(err);
+    const ctx = contextOf(res);
+    const fields = { requestId: ctx.requestId, code: error.code, route: routeOf(req) ?? null };
+    if (error.status >= 500) logger.error({ ...fields, err: error.cause ?? err }, 'request failed');
+    else if (error.cause !== undefined) logger.info({ ...fields, err: error.cause }, 'request rejected');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, error, ctx.requestId);
+  });
+
+  return app;
+}

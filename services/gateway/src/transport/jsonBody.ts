@@ -1,0 +1,48 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { TesseraError } from '@tessera/common';
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return (header.split(';')[0] ?? '').trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * Body handling for POST routes, run after authentication so that an anonymous caller cannot make
+ * us read or parse a megabyte: content type (415), size (413) and syntax (400) checks, then
+ * the body must be a JSON object.
+ */
+export function jsonObjectBody(limitBytes: number): RequestHandler[] {
+  const requireJson: RequestHandler = (req, _res, next) => {
+    if (!isJsonContentType(req.headers['content-type'])) throw new TesseraError('unsupported_media_type');
+    next();
+  };
+  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
+  const requireObject: RequestHandler = (req: Request, _res: Response, next: NextFunction) => {
+    const body: unknown = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new TesseraError('invalid_request', { message: 'The request body must be a JSON object.' });
+    }
+    next();
+  };
+  return [requireJson, parse, requireObject];
+}
+
+/** body-parser reports its failures with a `type`; each maps to one catalogue code. */
+export function errorFromBodyParser(err: unknown): TesseraError | undefined {
+  if (typeof err !== 'object' || err === null || !('type' in err)) return undefined;
+  switch ((err as { type: unknown }).type) {
+    case 'entity.too.large':
+      return new TesseraError('body_too_large');
+    case 'entity.parse.failed':
+      return new TesseraError('invalid_json');
+    case 'encoding.unsupported':
+      return new TesseraError('unsupported_media_type', { message: 'The request body content encoding is not supported.' });
+    case 'charset.unsupported':
+      return new TesseraError('unsupported_media_type', { message: 'The request body charset is not supported; use utf-8.' });
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new TesseraError('invalid_request', { message: 'The request body was incomplete.' });
+    default:
+      return undefined;
+  }
+}

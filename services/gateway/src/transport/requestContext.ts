@@ -1,0 +1,44 @@
+import crypto from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { ApiKeyRecord } from '../domain/apiKeys';
+
+const REQUEST_ID_PATTERN = /^[\w.-]{1,128}$/;
+
+/** Reuses a caller's id when it is safe to echo and log; otherwise makes one. */
+export function chooseRequestId(incoming: string | string[] | undefined): string {
+  if (typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming)) return incoming;
+  return `req_${crypto.randomBytes(12).toString('base64url')}`;
+}
+
+export interface RequestContext {
+  requestId: string;
+  startedAt: bigint;
+  clientIp?: string;
+  apiKey?: ApiKeyRecord;
+}
+
+const CONTEXT = Symbol('tessera.requestContext');
+
+type WithContext = Response & { [CONTEXT]?: RequestContext };
+
+export function setContext(res: Response, ctx: RequestContext): void {
+  (res as WithContext)[CONTEXT] = ctx;
+}
+
+export function contextOf(res: Response): RequestContext {
+  const ctx = (res as WithContext)[CONTEXT];
+  if (!ctx) throw new Error('request context missing: the request-id middleware must run first');
+  return ctx;
+}
+
+/** The authenticated key; only routes behind the auth middleware may call this. */
+export function apiKeyOf(res: Response): ApiKeyRecord {
+  const key = contextOf(res).apiKey;
+  if (!key) throw new Error('no authenticated API key: the auth middleware must run first');
+  return key;
+}
+
+export function routeOf(req: Request): string | undefined {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? path : undefined;
+}
