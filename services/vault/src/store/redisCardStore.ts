@@ -111,12 +111,17 @@ export class RedisCardStore implements CardStore {
     }
   }
 
+  /** QUIT lets pending replies arrive; when not connected, stop reconnecting at once instead. */
   async close(): Promise<void> {
-    try {
-      await this.redis.quit();
-    } catch {
-      this.redis.disconnect();
+    if (this.redis.status === 'ready') {
+      try {
+        await this.redis.quit();
+        return;
+      } catch {
+        // fall through to a hard disconnect
+      }
     }
+    this.redis.disconnect();
   }
 
   private async run<T>(op: () => Promise<T>): Promise<T> {

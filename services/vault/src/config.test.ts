@@ -1,0 +1,61 @@
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, parseConfig } from '@tessera/common';
+import { configSchema } from './config';
+
+const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
+
+function problems(env: NodeJS.ProcessEnv): string[] {
+  try {
+    parseConfig(configSchema, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('vault config', () => {
+  it('has development defaults and no required variables outside production', () => {
+    const config = parseConfig(configSchema, {});
+    expect(config).toMatchObject({
+      VAULT_ADDR: '127.0.0.1:50051',
+      CVV_TTL_SECONDS: 3600,
+      CARD_GRACE_DAYS: 30,
+      REDIS_COMMAND_TIMEOUT_MS: 2000,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      TESSERA_STATE_DIR: path.resolve('.tessera'),
+    });
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(config.VAULT_KEYS).toBeUndefined();
+  });
+
+  it('parses VAULT_KEYS into a ring whose last key is current', () => {
+    const config = parseConfig(configSchema, { VAULT_KEYS: `${key('old')},${key('new')}` });
+    expect(config.VAULT_KEYS?.currentKeyId).toBe('new');
+    expect(config.VAULT_KEYS?.keyIds).toEqual(['old', 'new']);
+  });
+
+  it('requires VAULT_KEYS and REDIS_URL in production and lists both at once', () => {
+    expect(problems({ NODE_ENV: 'production' })).toEqual([
+      'VAULT_KEYS: is required when NODE_ENV=production',
+      'REDIS_URL: is required when NODE_ENV=production (the in-memory store loses tokens)',
+    ]);
+    expect(() => parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380' })).not.toThrow();
+  });
+
+  it('lists every bad variable together, without echoing key material', () => {
+    const shortKey = randomBytes(16).toString('base64');
+    const found = problems({ NODE_ENV: 'production', VAULT_KEYS: `a:${shortKey}`, CVV_TTL_SECONDS: '0', LOG_LEVEL: 'loud', REDIS_URL: 'http://x' });
+    expect(found.some((p) => p.startsWith('VAULT_KEYS: entry 1 (key id "a"): key must be 32 bytes'))).toBe(true);
+    expect(found.some((p) => p.startsWith('CVV_TTL_SECONDS'))).toBe(true);
+    expect(found.some((p) => p.startsWith('LOG_LEVEL'))).toBe(true);
+    expect(found.some((p) => p.startsWith('REDIS_URL'))).toBe(true);
+    expect(found.join('\n')).not.toContain(shortKey);
+  });
+
+  it('rejects duplicate key ids', () => {
+    expect(problems({ VAULT_KEYS: `${key('k1')},${key('k1')}` })).toEqual(['VAULT_KEYS: entry 2: key id "k1" is listed more than once']);
+  });
+});

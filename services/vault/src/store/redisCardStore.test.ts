@@ -1,0 +1,109 @@
+import { Redis } from 'ioredis';
+import { createLogger, TesseraError } from '@tessera/common';
+import { RedisCardStore } from './redisCardStore';
+import { cardKey, cvvKey } from './records';
+import { generateToken } from '../domain/token';
+import { freePort, startRedisServer, type RedisServerHandle } from '../test/redisServer';
+import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
+
+jest.setTimeout(20_000);
+
+const logger = createLogger('vault-test', 'silent');
+let redis: RedisServerHandle;
+let inspector: Redis;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  inspector = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  inspector?.disconnect();
+  await redis?.stop();
+});
+
+async function openStore(url = redis.url, commandTimeoutMs = 500): Promise<RedisCardStore> {
+  const store = RedisCardStore.connect(url, { commandTimeoutMs, logger });
+  await store.waitUntilReady(3000);
+  return store;
+}
+
+describe('RedisCardStore against a real redis-server', () => {
+  // The contract suite opens synchronously; wait for readiness inside each operation instead.
+  describeCardStoreContract(
+    'RedisCardStore',
+    () => {
+      const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 500, logger });
+      return new Proxy(store, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          return async (...args: unknown[]) => {
+            await target.waitUntilReady(3000);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+    },
+    generateToken,
+  );
+
+  it('stores card and CVV under hash-tagged keys with their own TTLs, and no card data in clear', async () => {
+    const store = await openStore();
+    const t = generateToken();
+    await store.save({ token: t, card: aStoredCard(), cardTtlMs: 86_400_000, cvv: { record: aStoredCvv(), ttlMs: 3_600_000 } });
+    expect(cardKey(t)).toBe(`tessera:card:{${t}}`);
+    expect(cvvKey(t)).toBe(`tessera:cvv:{${t}}`);
+    const cardTtl = await inspector.pttl(cardKey(t));
+    const cvvTtl = await inspector.pttl(cvvKey(t));
+    expect(cardTtl).toBeGreaterThan(86_000_000);
+    expect(cardTtl).toBeLessThanOrEqual(86_400_000);
+    expect(cvvTtl).toBeGreaterThan(3_500_000);
+    expect(cvvTtl).toBeLessThanOrEqual(3_600_000);
+    await store.close();
+  });
+
+  it('lets Redis expire the CVV while the card stays', async () => {
+    const store = await openStore();
+    const t = generateToken();
+    await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 150 } });
+    expect(await store.hasCvv(t)).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await store.hasCvv(t)).toBe(false);
+    expect(await store.getCvv(t)).toBeNull();
+    expect(await store.getCard(t)).toEqual(aStoredCard());
+    await store.close();
+  });
+
+  it('turns an unreadable record into internal_error rather than crashing', async () => {
+    const store = await openStore();
+    const t = generateToken();
+    await inspector.set(cardKey(t), '{not json', 'PX', 60_000);
+    await expect(store.getCard(t)).rejects.toMatchObject({ code: 'internal_error' });
+    await store.close();
+  });
+
+  it('fails fast with service_unavailable when Redis is down, and reports not ready', async () => {
+    const port = await freePort();
+    const store = RedisCardStore.connect(`redis://127.0.0.1:${port}`, { commandTimeoutMs: 500, logger });
+    const started = Date.now();
+    const err = await store.getCard(generateToken()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TesseraError);
+    expect((err as TesseraError).code).toBe('service_unavailable');
+    expect((err as TesseraError).status).toBe(503);
+    await expect(store.save({ token: generateToken(), card: aStoredCard(), cardTtlMs: 1000 })).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect(await store.ping()).toMatchObject({ ok: false });
+    expect(Date.now() - started).toBeLessThan(2000);
+    await store.close();
+  });
+
+  it('turns a Redis that goes away mid-life into service_unavailable', async () => {
+    const own = await startRedisServer();
+    const store = await openStore(own.url, 500);
+    const t = generateToken();
+    await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000 });
+    await own.stop();
+    await expect(store.getCard(t)).rejects.toMatchObject({ code: 'service_unavailable' });
+    await store.close();
+  });
+});

@@ -1,0 +1,144 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import type * as grpc from '@grpc/grpc-js';
+import { errorFromGrpc, REDACT_PATHS, TesseraError } from '@tessera/common';
+import {
+  callUnary,
+  createVaultClient,
+  type RenderRequest,
+  type RenderResponse,
+  type TokenizeRequest,
+  type TokenRecord__Output,
+  type TokenRef,
+  type VaultClient,
+} from '@tessera/protos';
+import { createVaultHandlers } from './grpcHandlers';
+import { shutdownServer, startVaultServer } from './server';
+import { Vault } from '../vault';
+import { MemoryCardStore } from '../store/memoryCardStore';
+import { keyRingEntry, keyRingOf } from '../test/builders';
+
+const PAN = '5555555555554444';
+const logLines: string[] = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  },
+});
+const logger = pino({ level: 'debug', redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, sink);
+
+let server: grpc.Server;
+let client: VaultClient;
+let store: MemoryCardStore;
+
+beforeAll(async () => {
+  store = new MemoryCardStore();
+  const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, logger));
+  server = running.server;
+  client = createVaultClient(`127.0.0.1:${running.port}`);
+});
+
+afterAll(async () => {
+  client?.close();
+  if (server) await shutdownServer(server, 2000);
+  await store?.close();
+});
+
+type Method<Req, Res> = (r: Req, m: grpc.Metadata, o: grpc.CallOptions, cb: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
+
+function call<Req, Res>(method: Method<Req, Res>, request: Req, requestId: string): Promise<Res> {
+  return callUnary(client, method, request, { timeoutMs: 5000, requestId }).catch((err: unknown) => {
+    throw errorFromGrpc(err);
+  });
+}
+
+/** Typed per method: the generated client methods are overloaded, which defeats inference. */
+const rpc = {
+  tokenize: (req: TokenizeRequest, requestId = 'req-test') => call<TokenizeRequest, TokenRecord__Output>(client.tokenize, req, requestId),
+  getToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, TokenRecord__Output>(client.getToken, req, requestId),
+  deleteToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, object>(client.deleteToken, req, requestId),
+  render: (req: RenderRequest, requestId = 'req-test') => call<RenderRequest, RenderResponse>(client.render, req, requestId),
+  ready: () => call<object, { ready: boolean; detail: string }>(client.ready, {}, 'req-test'),
+};
+
+async function failure(promise: Promise<unknown>): Promise<TesseraError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
+  return err;
+}
+
+describe('the vault gRPC server (memory store)', () => {
+  it('tokenizes, reads back, renders, deletes, and then no longer knows the token', async () => {
+    const created = await rpc.tokenize({
+      merchantId: 'merchant_a',
+      number: PAN,
+      holderName: 'Grace Hopper',
+      expiryMonth: 9,
+      expiryYear: 2032,
+      cvv: '321',
+    });
+    expect(created).toMatchObject({ last4: '4444', brand: 'mastercard', expiryMonth: 9, expiryYear: 2032, cvvAvailable: true, holderNameAvailable: true });
+    expect(created.token).toMatch(/^tok\./);
+
+    const read = await rpc.getToken({ merchantId: 'merchant_a', token: created.token });
+    expect(read).toEqual(created);
+
+    const rendered = await rpc.render({
+      merchantId: 'merchant_a',
+      token: created.token,
+      template: 'card[number]=[CARD_NUMBER]&card[exp]=[CARD_EXPIRY_MONTH]%2F[CARD_EXPIRY_YEAR]&card[cvc]=[CARD_CVV]&name=[CARD_HOLDER]',
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(Buffer.from(rendered.body as Buffer).toString('utf8')).toBe(`card[number]=${PAN}&card[exp]=09%2F2032&card[cvc]=321&name=Grace+Hopper`);
+
+    await rpc.deleteToken({ merchantId: 'merchant_a', token: created.token });
+    const gone = await failure(rpc.getToken({ merchantId: 'merchant_a', token: created.token }));
+    expect(gone).toMatchObject({ code: 'token_not_found', status: 404 });
+  });
+
+  it('answers 404 token_not_found to another merchant', async () => {
+    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' });
+    for (const attempt of [
+      rpc.getToken({ merchantId: 'merchant_b', token }),
+      rpc.render({ merchantId: 'merchant_b', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
+      rpc.deleteToken({ merchantId: 'merchant_b', token }),
+    ]) {
+      expect(await failure(attempt)).toMatchObject({ code: 'token_not_found', status: 404 });
+    }
+    expect((await rpc.getToken({ merchantId: 'merchant_a', token })).token).toBe(token);
+  });
+
+  it('carries validation errors with their code and param', async () => {
+    const err = await failure(rpc.tokenize({ merchantId: 'merchant_a', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }));
+    expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number', status: 400 });
+  });
+
+  it('carries 422 errors for placeholders whose data is missing', async () => {
+    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' });
+    const err = await failure(rpc.render({ merchantId: 'merchant_a', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }));
+    expect(err).toMatchObject({ code: 'cvv_unavailable', status: 422 });
+  });
+
+  it('reports readiness from the store', async () => {
+    expect(await rpc.ready()).toEqual({ ready: true, detail: 'in-memory store (tokens are lost on restart)' });
+  });
+
+  it('logs the request id on every line and never the card number, CVV, holder name or rendered body', async () => {
+    logLines.length = 0;
+    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: 'Alan Turing', expiryMonth: 2, expiryYear: 2034, cvv: '987' }, 'req-log-1');
+    await rpc.render({ merchantId: 'merchant_a', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' }, 'req-log-2');
+    await failure(rpc.getToken({ merchantId: 'merchant_b', token }, 'req-log-3'));
+    expect(logLines.length).toBeGreaterThanOrEqual(3);
+    for (const line of logLines) {
+      expect(JSON.parse(line).requestId).toMatch(/^req-log-\d$/);
+      expect(line).not.toContain('555555555555');
+      expect(line).not.toContain('987');
+      expect(line).not.toContain('Alan Turing');
+    }
+  });
+});

@@ -1,0 +1,205 @@
+import { TesseraError } from '@tessera/common';
+import { Vault } from './vault';
+import { MemoryCardStore } from './store/memoryCardStore';
+import type { CardStore } from './store/cardStore';
+import { aCard, keyRingEntry, keyRingOf } from './test/builders';
+
+const JSON_TYPE = 'application/json';
+
+function setup(opts: { now?: () => number; ring?: ReturnType<typeof keyRingOf>; store?: MemoryCardStore } = {}) {
+  const store = opts.store ?? new MemoryCardStore(opts.now ? { now: opts.now } : {});
+  const vault = new Vault({
+    store,
+    keyRing: opts.ring ?? keyRingOf(keyRingEntry('k1')),
+    cvvTtlSeconds: 3600,
+    cardGraceDays: 30,
+    ...(opts.now ? { now: () => new Date(opts.now!()) } : {}),
+  });
+  return { store, vault };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
+  return err.code;
+}
+
+describe('Vault', () => {
+  it('tokenizes a card and returns only non-sensitive details', async () => {
+    const { vault, store } = setup();
+    const record = await vault.tokenize(aCard({ number: '378282246310005', cvv: '1234', expiryMonth: 7, expiryYear: 2031 }));
+    expect(record).toMatchObject({ last4: '0005', brand: 'amex', expiryMonth: 7, expiryYear: 2031, cvvAvailable: true, holderNameAvailable: true });
+    expect(record.token).toMatch(/^tok\.[A-Za-z0-9_-]{32}$/);
+    expect(new Date(record.createdAt).toISOString()).toBe(record.createdAt);
+    expect(record.expiresAt).toBe('2031-08-31T12:00:00.000Z');
+    expect(JSON.stringify(await store.getCard(record.token))).not.toContain('37828224631');
+    await store.close();
+  });
+
+  it('gives the same card a different token every time, none containing a run of the card number', async () => {
+    const { vault, store } = setup();
+    const number = '4242424242424242';
+    const windows = Array.from({ length: number.length - 3 }, (_, i) => number.slice(i, i + 4));
+    const tokens = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const { token } = await vault.tokenize(aCard({ number }));
+      tokens.add(token);
+      for (const w of windows) expect(token).not.toContain(w);
+    }
+    expect(tokens.size).toBe(20);
+    await store.close();
+  });
+
+  it('reads a token back with the same details', async () => {
+    const { vault, store } = setup();
+    const created = await vault.tokenize(aCard());
+    expect(await vault.getToken('merchant_a', created.token)).toEqual(created);
+    await store.close();
+  });
+
+  it('renders the card into a PSP body for its merchant', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard({ holderName: 'Zoë "Z" O\'Neil', expiryMonth: 4, expiryYear: 2031 }));
+    const body = await vault.render(
+      'merchant_a',
+      token,
+      '{"n":"[CARD_NUMBER]","m":"[CARD_EXPIRY_MONTH]","y":"[CARD_EXPIRY_YEAR]","c":"[CARD_CVV]","h":"[CARD_HOLDER]"}',
+      JSON_TYPE,
+    );
+    expect(JSON.parse(body.toString('utf8'))).toEqual({ n: '4242424242424242', m: '04', y: '2031', c: '123', h: 'Zoë "Z" O\'Neil' });
+    await store.close();
+  });
+
+  it('answers token_not_found to another merchant for read, render and delete, and keeps the token', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    expect(await codeOf(vault.getToken('merchant_b', token))).toBe('token_not_found');
+    expect(await codeOf(vault.render('merchant_b', token, '[CARD_NUMBER]', JSON_TYPE))).toBe('token_not_found');
+    expect(await codeOf(vault.deleteToken('merchant_b', token))).toBe('token_not_found');
+    expect((await vault.getToken('merchant_a', token)).token).toBe(token);
+    await store.close();
+  });
+
+  it.each(['', 'tok.', 'tok.short', 'not-a-token-at-all-but-long-enough', `tok.${'A'.repeat(200)}`, 'tok.AAAAAAAAAAAAAAAAAAAA}'])(
+    'answers token_not_found for the malformed token %p',
+    async (token) => {
+      const { vault, store } = setup();
+      expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
+      await store.close();
+    },
+  );
+
+  it('deletes the card and CVV; the token is then unknown', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    await vault.deleteToken('merchant_a', token);
+    expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
+    expect(await codeOf(vault.deleteToken('merchant_a', token))).toBe('token_not_found');
+    expect(store.size()).toBe(0);
+    await store.close();
+  });
+
+  it('answers cvv_unavailable once the CVV has expired, while the rest still renders', async () => {
+    let now = Date.parse('2025-03-01T00:00:00Z');
+    const { vault, store } = setup({ now: () => now });
+    const { token } = await vault.tokenize(aCard());
+    now += 3600 * 1000;
+    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(false);
+    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
+    expect((await vault.render('merchant_a', token, '[CARD_NUMBER]', JSON_TYPE)).toString()).toBe('4242424242424242');
+    await store.close();
+  });
+
+  it('keeps the card until the end of its expiry month plus the grace period', async () => {
+    let now = Date.parse('2025-03-01T00:00:00Z');
+    const { vault, store } = setup({ now: () => now });
+    const { token, expiresAt } = await vault.tokenize(aCard({ expiryMonth: 3, expiryYear: 2025 }));
+    // April 1st 00:00 in UTC-12 is 12:00 UTC; plus 30 days.
+    expect(expiresAt).toBe('2025-05-01T12:00:00.000Z');
+    now = Date.parse(expiresAt) - 1;
+    expect((await vault.getToken('merchant_a', token)).token).toBe(token);
+    now = Date.parse(expiresAt);
+    expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
+    await store.close();
+  });
+
+  it('answers cvv_unavailable and holder_name_unavailable for a card stored without them', async () => {
+    const { vault, store } = setup();
+    const created = await vault.tokenize(aCard({ cvv: '', holderName: '' }));
+    expect(created).toMatchObject({ cvvAvailable: false, holderNameAvailable: false });
+    expect(await codeOf(vault.render('merchant_a', created.token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
+    expect(await codeOf(vault.render('merchant_a', created.token, '[CARD_HOLDER]', JSON_TYPE))).toBe('holder_name_unavailable');
+    await store.close();
+  });
+
+  it('does not read the CVV record when the body does not ask for it', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    const getCvv = jest.spyOn(store, 'getCvv');
+    await vault.render('merchant_a', token, '{"n":"[CARD_NUMBER]"}', JSON_TYPE);
+    expect(getCvv).not.toHaveBeenCalled();
+    await vault.render('merchant_a', token, '{"c":"[CARD_CVV]"}', JSON_TYPE);
+    expect(getCvv).toHaveBeenCalledTimes(1);
+    await store.close();
+  });
+
+  it('rejects bad cards before storing anything', async () => {
+    const { vault, store } = setup();
+    expect(await codeOf(vault.tokenize(aCard({ number: '4242424242424241' })))).toBe('card_number_invalid');
+    expect(await codeOf(vault.tokenize(aCard({ expiryMonth: 13 })))).toBe('parameter_invalid');
+    expect(store.size()).toBe(0);
+    await store.close();
+  });
+
+  it('still opens cards sealed under an older key after a new key is added', async () => {
+    const store = new MemoryCardStore();
+    const oldEntry = keyRingEntry('2024');
+    const before = setup({ store, ring: keyRingOf(oldEntry) }).vault;
+    const { token } = await before.tokenize(aCard());
+    const after = setup({ store, ring: keyRingOf(oldEntry, keyRingEntry('2025')) }).vault;
+    expect((await after.render('merchant_a', token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4242424242424242/123');
+    const { token: newer } = await after.tokenize(aCard());
+    expect((await store.getCard(newer))?.sealed.keyId).toBe('2025');
+    await store.close();
+  });
+
+  it('answers internal_error, not a crash or card data, when a record cannot be decrypted', async () => {
+    const store = new MemoryCardStore();
+    const { token } = await setup({ store }).vault.tokenize(aCard());
+    const otherKeys = setup({ store, ring: keyRingOf(keyRingEntry('k1')) }).vault;
+    const err = await otherKeys.render('merchant_a', token, '[CARD_NUMBER]', 'text/plain').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TesseraError);
+    expect((err as TesseraError).code).toBe('internal_error');
+    expect(JSON.stringify((err as TesseraError).toJSON())).not.toContain('4242');
+    await store.close();
+  });
+
+  it('answers internal_error when the clear merchant id of a record was tampered with', async () => {
+    const store = new MemoryCardStore();
+    const { vault } = setup({ store });
+    const { token } = await vault.tokenize(aCard());
+    const card = await store.getCard(token);
+    await store.save({ token, card: { ...card!, merchantId: 'merchant_evil' }, cardTtlMs: 60_000 });
+    expect(await codeOf(vault.render('merchant_evil', token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    await store.close();
+  });
+
+  it('passes store outages through as service_unavailable', async () => {
+    const down: CardStore = {
+      save: () => Promise.reject(new TesseraError('service_unavailable')),
+      getCard: () => Promise.reject(new TesseraError('service_unavailable')),
+      getCvv: () => Promise.reject(new TesseraError('service_unavailable')),
+      hasCvv: () => Promise.reject(new TesseraError('service_unavailable')),
+      delete: () => Promise.reject(new TesseraError('service_unavailable')),
+      ping: () => Promise.resolve({ ok: false, detail: 'down' }),
+      close: () => Promise.resolve(),
+    };
+    const vault = new Vault({ store: down, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+    expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
+    expect(await codeOf(vault.getToken('merchant_a', 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
+    expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });
+  });
+});
