@@ -1,0 +1,31 @@
+import { ConfigError, parseConfig } from '@tessera/common';
+import { configSchema } from './config';
+
+describe('proxy config', () => {
+  it('uses the documented defaults, with no non-public PSP ranges allowed', () => {
+    const config = parseConfig(configSchema, {});
+    expect(config).toMatchObject({
+      PROXY_ADDR: '127.0.0.1:50052',
+      VAULT_ADDR: '127.0.0.1:50051',
+      VAULT_TIMEOUT_MS: 2000,
+      PSP_TIMEOUT_MS: 30000,
+      PSP_CONNECT_TIMEOUT_MS: 5000,
+      PSP_MAX_RESPONSE_BYTES: 10485760,
+    });
+    expect(config.PSP_ALLOWED_CIDRS).toEqual([]);
+  });
+
+  it('parses PSP_ALLOWED_CIDRS as a comma-separated list of IPv4 and IPv6 CIDRs', () => {
+    const config = parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32, ::1/128' });
+    expect(config.PSP_ALLOWED_CIDRS.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['127.0.0.1/32', '::1/128']);
+  });
+
+  it('rejects a malformed CIDR at start-up, naming the variable', () => {
+    expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32,localhost' })).toThrow(ConfigError);
+    expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1' })).toThrow(/PSP_ALLOWED_CIDRS/);
+  });
+
+  it('rejects non-numeric timeouts', () => {
+    expect(() => parseConfig(configSchema, { PSP_TIMEOUT_MS: 'soon' })).toThrow(/PSP_TIMEOUT_MS/);
+  });
+});

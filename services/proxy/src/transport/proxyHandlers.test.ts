@@ -1,0 +1,258 @@
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
+import pino from 'pino';
+import { errorFromGrpc, TesseraError, toGrpcError } from '@tessera/common';
+import {
+  callUnary,
+  createProxyClient,
+  proxyService,
+  requestIdFromMetadata,
+  SERVER_OPTIONS,
+  vaultService,
+  type ForwardRequest,
+  type ForwardResponse__Output,
+  type ProxyClient,
+  type RenderRequest,
+  type VaultHandlers,
+} from '@tessera/protos';
+import { parseCidrList } from '../domain/addressPolicy';
+import { closePspEgress, createPspEgress, type PspEgress } from '../egress/pspEgress';
+import { createProxyHandlers } from './proxyHandlers';
+import { createVaultPort, type VaultPort } from './vaultClient';
+
+/**
+ * Forward and Ready end to end over real gRPC and real sockets: a stand-in vault gRPC server
+ * (records Render calls, renders by plain substitution), the proxy handlers, and a PSP HTTP
+ * server on loopback.
+ */
+
+interface RenderCall {
+  request: RenderRequest;
+  requestId: string | undefined;
+}
+
+async function bind(server: grpc.Server): Promise<string> {
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return `127.0.0.1:${port}`;
+}
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+let vaultServer: grpc.Server;
+let proxyServer: grpc.Server;
+let vault: VaultPort;
+let egress: PspEgress;
+let client: ProxyClient;
+let renderCalls: RenderCall[];
+let logLines: string[];
+let psp: http.Server;
+let pspPort: number;
+let pspSeen: Array<{ method: string; url: string; contentType: string | undefined; body: string }>;
+let forbiddenPsp: http.Server;
+let forbiddenConnections: number;
+let forbiddenPort: number;
+
+beforeAll(async () => {
+  vaultServer = new grpc.Server(SERVER_OPTIONS);
+  const vaultHandlers: Partial<VaultHandlers> = {
+    Render(call, callback) {
+      renderCalls.push({ request: call.request, requestId: requestIdFromMetadata(call.metadata) });
+      if (call.request.token === 'tok.missing') {
+        callback(toGrpcError(new TesseraError('token_not_found')));
+        return;
+      }
+      callback(null, { body: Buffer.from(call.request.template.replace('[CARD_NUMBER]', '4242424242424242')) });
+    },
+    Ready(_call, callback) {
+      callback(null, { ready: true, detail: '' });
+    },
+  };
+  vaultServer.addService(vaultService, vaultHandlers as VaultHandlers);
+  const vaultAddress = await bind(vaultServer);
+
+  psp = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      pspSeen.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], body: Buffer.concat(chunks).toString() });
+      res.writeHead(201, [
+        ['Content-Type', 'application/json'],
+        ['Set-Cookie', 'a=1'],
+        ['Set-Cookie', 'b=2'],
+      ]);
+      res.end('{"status":"approved"}');
+    });
+  });
+  await new Promise<void>((resolve) => psp.listen(0, '127.0.0.1', resolve));
+  pspPort = (psp.address() as AddressInfo).port;
+
+  forbiddenPsp = http.createServer((_req, res) => res.end('internal'));
+  forbiddenPsp.on('connection', () => {
+    forbiddenConnections += 1;
+  });
+  await new Promise<void>((resolve) => forbiddenPsp.listen(0, '127.0.0.2', resolve));
+  forbiddenPort = (forbiddenPsp.address() as AddressInfo).port;
+
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  vault = createVaultPort(vaultAddress, 2000);
+  egress = createPspEgress({ connectTimeoutMs: 2000, timeoutMs: 5000, maxResponseBytes: 1 << 20, allowlist: parseCidrList(['127.0.0.1/32']) });
+  proxyServer = new grpc.Server(SERVER_OPTIONS);
+  proxyServer.addService(proxyService, createProxyHandlers({ egress, vault, logger: pino({ level: 'info' }, stream) }));
+  client = createProxyClient(await bind(proxyServer));
+});
+
+beforeEach(() => {
+  renderCalls = [];
+  logLines = [];
+  pspSeen = [];
+  forbiddenConnections = 0;
+});
+
+afterAll(async () => {
+  client.close();
+  vault.close();
+  await closePspEgress(egress);
+  proxyServer.forceShutdown();
+  vaultServer.forceShutdown();
+  psp.closeAllConnections();
+  forbiddenPsp.closeAllConnections();
+  await Promise.all([new Promise((r) => psp.close(r)), new Promise((r) => forbiddenPsp.close(r))]);
+});
+
+function forwardRequest(overrides: Partial<ForwardRequest> = {}): ForwardRequest {
+  return {
+    merchantId: 'mer_1',
+    mode: 'test',
+    token: 'tok.abc',
+    method: 'POST',
+    url: `http://127.0.0.1:${pspPort}/charges?api_secret=qs-secret`,
+    headers: [
+      { name: 'Authorization', value: 'Bearer psp-secret-key' },
+      { name: 'Content-Type', value: 'application/json' },
+    ],
+    bodyTemplate: '{"card":"[CARD_NUMBER]"}',
+    hasBody: true,
+    ...overrides,
+  };
+}
+
+function forward(req: ForwardRequest, requestId = 'req_test_1'): Promise<ForwardResponse__Output> {
+  return callUnary(client, client.Forward, req, { timeoutMs: 10_000, requestId });
+}
+
+async function forwardError(req: ForwardRequest): Promise<TesseraError> {
+  try {
+    await forward(req);
+  } catch (err) {
+    return errorFromGrpc(err);
+  }
+  throw new Error('expected Forward to fail');
+}
+
+describe('Forward', () => {
+  it('renders the body in the vault, sends it to the PSP and returns the PSP answer unchanged', async () => {
+    const res = await forward(forwardRequest());
+    expect(res.status).toBe(201);
+    expect(res.body.toString()).toBe('{"status":"approved"}');
+    expect(res.headers.filter((h) => h.name !== 'Date' && h.name !== 'Keep-Alive' && h.name !== 'Connection')).toEqual([
+      { name: 'Content-Type', value: 'application/json' },
+      { name: 'Set-Cookie', value: 'a=1' },
+      { name: 'Set-Cookie', value: 'b=2' },
+    ]);
+    expect(res.pspMs).toBeGreaterThan(0);
+    expect(renderCalls).toEqual([
+      {
+        request: { merchantId: 'mer_1', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
+        requestId: 'req_test_1',
+      },
+    ]);
+    expect(pspSeen).toEqual([
+      { method: 'POST', url: '/charges?api_secret=qs-secret', contentType: 'application/json', body: '{"card":"4242424242424242"}' },
+    ]);
+  });
+
+  it('logs host, method, status and request id but never the query, header values or card data', async () => {
+    await forward(forwardRequest());
+    const text = logLines.join('');
+    const line = JSON.parse(logLines.find((l) => l.includes('psp exchange')) ?? '{}') as Record<string, unknown>;
+    expect(line).toMatchObject({ requestId: 'req_test_1', merchantId: 'mer_1', pspHost: `127.0.0.1:${pspPort}`, method: 'POST', status: 201 });
+    expect(text).not.toContain('qs-secret');
+    expect(text).not.toContain('psp-secret-key');
+    expect(text).not.toContain('4242424242424242');
+    expect(text).not.toContain('/charges');
+  });
+
+  it('refuses a forbidden destination before asking the vault for card data, and never connects', async () => {
+    const err = await forwardError(forwardRequest({ url: `http://127.0.0.2:${forbiddenPort}/charges` }));
+    expect(err.code).toBe('psp_destination_forbidden');
+    expect(err.param).toBe('pspUrl');
+    expect(err.message).toBe('pspUrl points to a loopback address.');
+    expect(renderCalls).toHaveLength(0);
+    expect(forbiddenConnections).toBe(0);
+  });
+
+  it('refuses plain http for live keys before rendering', async () => {
+    const err = await forwardError(forwardRequest({ mode: 'live' }));
+    expect(err.code).toBe('psp_destination_forbidden');
+    expect(renderCalls).toHaveLength(0);
+    expect(pspSeen).toHaveLength(0);
+  });
+
+  it('passes vault errors such as token_not_found through unchanged, and sends nothing', async () => {
+    const err = await forwardError(forwardRequest({ token: 'tok.missing' }));
+    expect(err.code).toBe('token_not_found');
+    expect(err.status).toBe(404);
+    expect(pspSeen).toHaveLength(0);
+  });
+
+  it('sends a request without a body without calling the vault', async () => {
+    const res = await forward(forwardRequest({ method: 'GET', hasBody: false, bodyTemplate: '' }));
+    expect(res.status).toBe(201);
+    expect(renderCalls).toHaveLength(0);
+    expect(pspSeen).toEqual([expect.objectContaining({ method: 'GET', body: '' })]);
+  });
+
+  it('answers psp_unreachable (502) when the PSP port is closed', async () => {
+    const port = await freePort();
+    const err = await forwardError(forwardRequest({ url: `http://127.0.0.1:${port}/` }));
+    expect(err.code).toBe('psp_unreachable');
+    expect(err.status).toBe(502);
+  });
+
+  it('refuses an unsupported method as a bad parameter', async () => {
+    const err = await forwardError(forwardRequest({ method: 'TRACE' }));
+    expect(err.code).toBe('parameter_invalid');
+    expect(err.param).toBe('method');
+  });
+});
+
+describe('Ready', () => {
+  it('is ready when the vault answers Ready', async () => {
+    const res = await callUnary<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs: 5000 });
+    expect(res.ready).toBe(true);
+  });
+
+  it('is not ready when the vault cannot be reached within its deadline', async () => {
+    const downVault = createVaultPort(`127.0.0.1:${await freePort()}`, 300);
+    try {
+      await expect(downVault.ready()).resolves.toEqual({ ready: false, detail: 'vault unreachable' });
+    } finally {
+      downVault.close();
+    }
+  });
+});
