@@ -7,6 +7,9 @@ import { parseCidr } from './domain/cidr';
 
 export const MIN_PEPPER_LENGTH = 32;
 
+/** `VAR=` in a compose file or shell means "not set" for an optional variable. */
+const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
 export const gatewayConfigSchema = z
   .object({
     PORT: env.port(8080),
@@ -18,19 +21,21 @@ export const gatewayConfigSchema = z
     // (from the proxy) rather than as our generic upstream_timeout.
     PROXY_TIMEOUT_MS: env.positiveInt(35000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
-    REDIS_URL: env.redisUrl(),
+    REDIS_URL: unsetIfEmpty(env.redisUrl()),
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
     REDIS_TIMEOUT_MS: env.positiveInt(1000),
-    API_KEY_PEPPER: z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional(),
+    API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
     TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
       for (const entry of list) {
         if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
       }
     }),
-    TESSERA_DEV_API_KEY: z
-      .string()
-      .refine((v) => isApiKeyFormat(v) && v.startsWith('tsk_test_'), 'must be a test key: tsk_test_ followed by 32 letters or digits')
-      .optional(),
+    TESSERA_DEV_API_KEY: unsetIfEmpty(
+      z
+        .string()
+        .refine((v) => isApiKeyFormat(v) && v.startsWith('tsk_test_'), 'must be a test key: tsk_test_ followed by 32 letters or digits')
+        .optional(),
+    ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
     TESSERA_STATE_DIR: z
       .string()

@@ -30,21 +30,19 @@ async function main(): Promise<void> {
     });
     const redisStore = new RedisApiKeyStore(redis);
     keyStore = redisStore;
-    let devKeyRegistered = devKey === undefined;
     try {
       await redis.connect();
       // Awaited here so the key works as soon as 'gateway listening' is logged.
-      if (devKey !== undefined) devKeyRegistered ||= await registerDevKey(redisStore, devKey, pepper, logger);
+      if (devKey !== undefined) await registerDevKey(redisStore, devKey, pepper, logger);
     } catch (err) {
       // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
       logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
     }
-    // Attached after the first attempt so start-up registers once; this covers a late Redis.
+    // Attached after the first attempt so start-up registers once. Registering again on every
+    // reconnect (it is idempotent) covers a Redis that was down at start or came back empty.
     redis.on('ready', () => {
       logger.info('redis connected');
-      if (!devKeyRegistered && devKey !== undefined) {
-        void registerDevKey(redisStore, devKey, pepper, logger).then((ok) => (devKeyRegistered ||= ok));
-      }
+      if (devKey !== undefined) void registerDevKey(redisStore, devKey, pepper, logger);
     });
   } else {
     logger.warn(
@@ -96,20 +94,18 @@ async function main(): Promise<void> {
 }
 
 /** The documented quick-start key: registered once, as a test key of merchant `dev`. */
-async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: string, logger: Logger): Promise<boolean> {
+async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: string, logger: Logger): Promise<void> {
   try {
     const existing = await keyStore.findByDigest(hashApiKey(pepper, apiKey));
     if (existing) {
       if (existing.revokedAt !== undefined) logger.warn({ keyId: existing.id }, 'TESSERA_DEV_API_KEY was revoked; it stays revoked');
-      return true;
+      return;
     }
     const record = buildApiKeyRecord(apiKey, { merchantId: 'dev', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
     const created = await keyStore.create(record);
     if (created) logger.warn({ keyId: record.id, merchantId: 'dev' }, 'registered TESSERA_DEV_API_KEY as a test key (development only)');
-    return true;
   } catch (err) {
     logger.error({ err }, 'could not register TESSERA_DEV_API_KEY');
-    return false;
   }
 }
 

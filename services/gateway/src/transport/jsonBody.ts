@@ -27,7 +27,11 @@ export function jsonObjectBody(limitBytes: number): RequestHandler[] {
   return [requireJson, parse, requireObject];
 }
 
-/** body-parser reports its failures with a `type`; each maps to one catalogue code. */
+/**
+ * body-parser reports its failures with a `type`; each maps to one catalogue code. The original
+ * error is deliberately not kept as the cause: body-parser attaches the raw body to it, and that
+ * body may hold a card number that would then reach the logs.
+ */
 export function errorFromBodyParser(err: unknown): TesseraError | undefined {
   if (typeof err !== 'object' || err === null || !('type' in err)) return undefined;
   switch ((err as { type: unknown }).type) {

@@ -1,0 +1,97 @@
+import {
+  buildApiKeyRecord,
+  digestsEqual,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyFormat,
+  issueApiKey,
+  modeOfApiKey,
+  randomBase62,
+} from './apiKeys';
+
+const PEPPER = 'p'.repeat(32);
+const OTHER_PEPPER = 'q'.repeat(32);
+
+describe('API key generation', () => {
+  it('produces tsk_test_ or tsk_live_ followed by 32 base62 characters', () => {
+    expect(generateApiKey('test')).toMatch(/^tsk_test_[0-9A-Za-z]{32}$/);
+    expect(generateApiKey('live')).toMatch(/^tsk_live_[0-9A-Za-z]{32}$/);
+  });
+
+  it('never produces the same key twice in a thousand draws', () => {
+    const keys = new Set(Array.from({ length: 1000 }, () => generateApiKey('test')));
+    expect(keys.size).toBe(1000);
+  });
+
+  it('uses the whole base62 alphabet', () => {
+    const seen = new Set(randomBase62(20_000));
+    expect(seen.size).toBe(62);
+  });
+
+  it('recognises well-formed keys and their mode, and rejects anything else', () => {
+    const key = generateApiKey('live');
+    expect(isApiKeyFormat(key)).toBe(true);
+    expect(modeOfApiKey(key)).toBe('live');
+    expect(modeOfApiKey(`${key}x`)).toBeUndefined();
+    expect(modeOfApiKey(key.replace('tsk_live_', 'tsk_prod_'))).toBeUndefined();
+    expect(modeOfApiKey(key.slice(0, -1) + '-')).toBeUndefined();
+    expect(modeOfApiKey('')).toBeUndefined();
+  });
+});
+
+describe('API key digests', () => {
+  const key = generateApiKey('test');
+
+  it('are HMAC-SHA256 hex digests: the same key and pepper give the same digest', () => {
+    expect(hashApiKey(PEPPER, key)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(PEPPER, key)).toBe(hashApiKey(PEPPER, key));
+  });
+
+  it('differ when the pepper differs', () => {
+    expect(hashApiKey(PEPPER, key)).not.toBe(hashApiKey(OTHER_PEPPER, key));
+  });
+
+  it('differ when the key differs', () => {
+    expect(hashApiKey(PEPPER, key)).not.toBe(hashApiKey(PEPPER, generateApiKey('test')));
+  });
+
+  it('compare equal only when identical, including when lengths or encodings differ', () => {
+    const digest = hashApiKey(PEPPER, key);
+    expect(digestsEqual(digest, hashApiKey(PEPPER, key))).toBe(true);
+    expect(digestsEqual(digest, hashApiKey(OTHER_PEPPER, key))).toBe(false);
+    expect(digestsEqual(digest, digest.slice(0, 62))).toBe(false);
+    expect(digestsEqual(digest, 'not hex')).toBe(false);
+    expect(digestsEqual('', '')).toBe(false);
+  });
+
+  it('are compared with crypto.timingSafeEqual', () => {
+    const crypto = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+    const spy = jest.spyOn(crypto, 'timingSafeEqual');
+    const digest = hashApiKey(PEPPER, key);
+    digestsEqual(digest, digest);
+    expect(spy).toHaveBeenCalledTimes(1);
+    spy.mockRestore();
+  });
+});
+
+describe('API key records', () => {
+  it('keep only the digest, a short prefix and the last four characters of the key', () => {
+    const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'test', allowedCidrs: ['10.0.0.0/8'], pepper: PEPPER, now: new Date('2030-01-02T03:04:05Z') });
+    const random = apiKey.slice('tsk_test_'.length);
+    expect(record).toEqual({
+      id: expect.stringMatching(/^key_[0-9A-Za-z]{20}$/),
+      merchantId: 'm1',
+      mode: 'test',
+      digest: hashApiKey(PEPPER, apiKey),
+      prefix: `tsk_test_${random.slice(0, 4)}`,
+      last4: random.slice(-4),
+      allowedCidrs: ['10.0.0.0/8'],
+      createdAt: '2030-01-02T03:04:05.000Z',
+    });
+    expect(JSON.stringify(record)).not.toContain(random);
+  });
+
+  it('refuse a key whose prefix contradicts the requested mode', () => {
+    expect(() => buildApiKeyRecord(generateApiKey('test'), { merchantId: 'm', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() })).toThrow();
+  });
+});
