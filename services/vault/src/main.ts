@@ -54,8 +54,9 @@ async function main(): Promise<void> {
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
   });
-  const { server } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger));
-  logger.info({ address: config.VAULT_ADDR }, 'vault listening');
+  const { server, port } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger));
+  // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
+  logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`) }, 'vault listening');
 
   let stopping = false;
   const stop = (signal: string): void => {
