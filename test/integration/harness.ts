@@ -128,10 +128,11 @@ export type RecorderReply = (req: RecordedRequest, res: http.ServerResponse) => 
 export class PspRecorder {
   requests: RecordedRequest[] = [];
   connections = 0;
-  reply: RecorderReply = (_req, res) => {
+  static readonly okReply: RecorderReply = (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"ok":true}');
   };
+  reply: RecorderReply = PspRecorder.okReply;
   private server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -164,6 +165,7 @@ export class PspRecorder {
   }
 
   reset(): void {
+    this.reply = PspRecorder.okReply;
     this.requests = [];
     this.connections = 0;
   }

@@ -20,7 +20,7 @@ async function tokenize(overrides: Record<string, unknown> = {}): Promise<string
 
 beforeAll(async () => {
   redis = await startRedis();
-  stack = await startStack(redis, { env: { PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS), PROXY_TIMEOUT_MS: '5000' } });
+  stack = await startStack(redis, { env: { PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS), PROXY_TIMEOUT_MS: '10000' } });
   psp = await new PspRecorder('127.0.0.1').start();
   key = stack.createKey('acme', 'test');
   call = apiClient(stack, key.apiKey);
