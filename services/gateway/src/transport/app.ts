@@ -87,7 +87,8 @@ export function createApp(deps: GatewayDeps): Express {
   app.get('/readyz', async (_req, res) => {
     const requestId = contextOf(res).requestId;
     const timeoutMs = deps.config.READY_TIMEOUT_MS;
-    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> => ((await check).ready ? 'ok' : 'unavailable');
+    // The gRPC calls carry their own deadline; the extra timer also bounds anything that ignores it.
+    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> => ((await withTimeout(check, timeoutMs)).ready ? 'ok' : 'unavailable');
     const settled = await Promise.allSettled([
       upstream(vault.ready({ requestId, timeoutMs })),
       upstream(proxy.ready({ requestId, timeoutMs })),
