@@ -1,0 +1,106 @@
+import { Redis } from 'ioredis';
+import { hashApiKey } from '../domain/apiKeys';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { runKeysCli } from './keys';
+
+const PEPPER = 'cli-test-pepper-cli-test-pepper-0123456789';
+
+async function run(argv: string[], env: NodeJS.ProcessEnv) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runKeysCli(argv, env, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+describe('keys CLI', () => {
+  let server: RedisServer;
+  let env: NodeJS.ProcessEnv;
+  let redis: Redis;
+  let store: RedisApiKeyStore;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    env = { REDIS_URL: server.url, API_KEY_PEPPER: PEPPER, NODE_ENV: 'test' };
+    redis = new Redis(server.url);
+    store = new RedisApiKeyStore(redis);
+  });
+  afterAll(async () => {
+    await store.close();
+    await server.stop();
+  });
+  beforeEach(async () => {
+    await redis.flushall();
+  });
+
+  it('exits 2 without REDIS_URL, explaining that the in-memory store lives inside the gateway', async () => {
+    const res = await run(['list'], { API_KEY_PEPPER: PEPPER });
+    expect(res.code).toBe(2);
+    expect(res.err.join('\n')).toMatch(/REDIS_URL is not set.*in memory inside its own process/s);
+  });
+
+  it('creates a key, prints exactly one JSON line with --json, and stores only its digest', async () => {
+    const res = await run(['create', '--merchant', 'shop_1', '--mode', 'live', '--allow-ip', '203.0.113.7', '--allow-ip', '2001:db8::/32', '--json'], env);
+    expect(res.code).toBe(0);
+    expect(res.out).toHaveLength(1);
+    const created = JSON.parse(res.out[0] ?? '');
+    expect(Object.keys(created)).toEqual(['apiKey', 'id', 'merchantId', 'mode', 'allowedCidrs', 'createdAt']);
+    expect(created).toMatchObject({ apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{32}$/), merchantId: 'shop_1', mode: 'live', allowedCidrs: ['203.0.113.7/32', '2001:db8::/32'] });
+    const stored = await store.findByDigest(hashApiKey(PEPPER, created.apiKey));
+    expect(stored?.id).toBe(created.id);
+  });
+
+  it('prints the key once in human mode', async () => {
+    const res = await run(['create', '--merchant', 'shop_1', '--mode', 'test'], env);
+    expect(res.code).toBe(0);
+    expect(res.out.filter((l) => /tsk_test_[0-9A-Za-z]{32}/.test(l))).toHaveLength(1);
+  });
+
+  it('lists keys by prefix and last four only, never the key', async () => {
+    const created = JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json'], env)).out[0] ?? '');
+    const json = await run(['list', '--json'], env);
+    expect(json.code).toBe(0);
+    const [entry] = JSON.parse(json.out[0] ?? '[]');
+    expect(entry).toMatchObject({ id: created.id, merchantId: 'shop_1', mode: 'test', revokedAt: null, key: `${created.apiKey.slice(0, 13)}...${created.apiKey.slice(-4)}` });
+    const table = await run(['list'], env);
+    const all = [...json.out, ...table.out].join('\n');
+    expect(all).toContain(created.id);
+    expect(all).not.toContain(created.apiKey);
+    expect(all).not.toContain(created.apiKey.slice(13, -4));
+  });
+
+  it('revokes a key by id, and reports an unknown id with exit 1', async () => {
+    const created = JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json'], env)).out[0] ?? '');
+    expect((await run(['revoke', created.id], env)).code).toBe(0);
+    expect((await store.get(created.id))?.revokedAt).toEqual(expect.any(String));
+    const unknown = await run(['revoke', 'key_nope'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err.join('\n')).toContain('no API key with id key_nope');
+  });
+
+  it.each([
+    [['create', '--mode', 'test']],
+    [['create', '--merchant', 'm', '--mode', 'prod']],
+    [['create', '--merchant', 'bad merchant', '--mode', 'test']],
+    [['create', '--merchant', 'm', '--mode', 'test', '--allow-ip', '10.0.0.0/33']],
+    [['revoke']],
+    [['frobnicate']],
+    [['list', '--bogus']],
+  ])('rejects the usage %j with exit 2 and writes nothing', async (argv) => {
+    const res = await run(argv, env);
+    expect(res.code).toBe(2);
+    expect(res.err.join('\n').length).toBeGreaterThan(0);
+    expect(await store.list()).toEqual([]);
+  });
+
+  it('explains a malformed --allow-ip clearly', async () => {
+    const res = await run(['create', '--merchant', 'm', '--mode', 'test', '--allow-ip', '300.1.1.1'], env);
+    expect(res.err[0]).toContain('--allow-ip "300.1.1.1" is not an IPv4/IPv6 address or CIDR');
+  });
+
+  it('exits 1 with a clear message when Redis cannot be reached', async () => {
+    const res = await run(['list'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(res.code).toBe(1);
+    expect(res.err.join('\n')).toContain('cannot connect to Redis');
+  });
+});

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError } from '@tessera/common';
+import { parseGatewayConfig, resolveApiKeyPepper } from './config';
+
+function problems(env: NodeJS.ProcessEnv): string[] {
+  try {
+    parseGatewayConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('gateway config', () => {
+  it('has working defaults for local development', () => {
+    const config = parseGatewayConfig({});
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(config).toMatchObject({
+      PORT: 8080,
+      HOST: '127.0.0.1',
+      VAULT_ADDR: '127.0.0.1:50051',
+      PROXY_ADDR: '127.0.0.1:50052',
+      VAULT_TIMEOUT_MS: 2000,
+      PROXY_TIMEOUT_MS: 35000,
+      READY_TIMEOUT_MS: 1000,
+      BODY_LIMIT_BYTES: 1048576,
+      TRUSTED_PROXIES: [],
+      NODE_ENV: 'development',
+    });
+  });
+
+  it('requires API_KEY_PEPPER in production and refuses TESSERA_DEV_API_KEY there', () => {
+    const found = problems({ NODE_ENV: 'production', TESSERA_DEV_API_KEY: `tsk_test_${'a'.repeat(32)}` });
+    expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/^API_KEY_PEPPER:/), expect.stringMatching(/^TESSERA_DEV_API_KEY:/)]));
+  });
+
+  it('rejects a short pepper, a malformed dev key and a bad trusted proxy, listing all of them', () => {
+    const found = problems({ API_KEY_PEPPER: 'short', TESSERA_DEV_API_KEY: 'tsk_live_x', TRUSTED_PROXIES: '10.0.0.0/8, nope' });
+    expect(found).toHaveLength(3);
+    expect(found.join('\n')).not.toContain('tsk_live_x');
+  });
+
+  it('treats an empty optional variable as unset', () => {
+    expect(parseGatewayConfig({ REDIS_URL: '', API_KEY_PEPPER: '' })).toMatchObject({ REDIS_URL: undefined, API_KEY_PEPPER: undefined });
+  });
+
+  it('creates a development pepper once in the state dir and reuses it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-config-'));
+    try {
+      const config = parseGatewayConfig({ TESSERA_STATE_DIR: dir });
+      const first = resolveApiKeyPepper(config);
+      const second = resolveApiKeyPepper(config);
+      expect(first).toMatchObject({ source: 'dev-file' });
+      expect(first.pepper.length).toBeGreaterThanOrEqual(32);
+      expect(second.pepper).toBe(first.pepper);
+      expect(resolveApiKeyPepper(parseGatewayConfig({ TESSERA_STATE_DIR: dir, API_KEY_PEPPER: 'e'.repeat(32) }))).toEqual({ pepper: 'e'.repeat(32), source: 'env' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

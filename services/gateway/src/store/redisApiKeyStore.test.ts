@@ -1,0 +1,119 @@
+import { Redis } from 'ioredis';
+import { TesseraError } from '@tessera/common';
+import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
+import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
+
+const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
+
+function newRecord(merchantId = 'm1', allowedCidrs: string[] = []): ApiKeyRecord {
+  return issueApiKey({ merchantId, mode: 'test', allowedCidrs, pepper: PEPPER, now: new Date() }).record;
+}
+
+describe('Redis API key store', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let store: RedisApiKeyStore;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  beforeEach(async () => {
+    redis = createRedisClient(server.url, { commandTimeoutMs: 500, profile: 'server' });
+    await redis.connect();
+    await redis.flushall();
+    store = new RedisApiKeyStore(redis);
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('stores a record and finds it by digest and by id', async () => {
+    const record = newRecord('m1', ['10.0.0.0/8']);
+    expect(await store.create(record)).toBe(true);
+    expect(await store.findByDigest(record.digest)).toEqual(record);
+    expect(await store.get(record.id)).toEqual(record);
+    expect(await store.findByDigest('0'.repeat(64))).toBeUndefined();
+    expect(await store.get('key_missing')).toBeUndefined();
+  });
+
+  it('uses the documented key layout and never stores the API key itself', async () => {
+    const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+    await store.create(record);
+    expect(await redis.get(`tessera:apikey-digest:${record.digest}`)).toBe(record.id);
+    expect(JSON.parse((await redis.get(`tessera:apikey:${record.id}`)) ?? 'null')).toEqual(record);
+    expect(await redis.smembers('tessera:apikeys')).toEqual([record.id]);
+    for (const key of await redis.keys('*')) {
+      const type = await redis.type(key);
+      const dump = type === 'string' ? await redis.get(key) : JSON.stringify(type === 'set' ? await redis.smembers(key) : await redis.hgetall(key));
+      expect(dump).not.toContain(apiKey.slice('tsk_live_'.length));
+    }
+  });
+
+  it('refuses a second record with the same digest and writes nothing for it', async () => {
+    const first = newRecord();
+    const second = { ...newRecord(), digest: first.digest };
+    expect(await store.create(first)).toBe(true);
+    expect(await store.create(second)).toBe(false);
+    expect(await store.get(second.id)).toBeUndefined();
+    expect((await store.list()).map((r) => r.id)).toEqual([first.id]);
+  });
+
+  it('lists every record, oldest first', async () => {
+    const a = { ...newRecord('a'), createdAt: '2030-01-01T00:00:00.000Z' };
+    const b = { ...newRecord('b'), createdAt: '2029-01-01T00:00:00.000Z' };
+    await store.create(a);
+    await store.create(b);
+    expect((await store.list()).map((r) => r.merchantId)).toEqual(['b', 'a']);
+  });
+
+  it('revokes a key once, keeping the first revocation time, and answers undefined for unknown ids', async () => {
+    const record = newRecord();
+    await store.create(record);
+    const revoked = await store.revoke(record.id, new Date('2031-01-01T00:00:00Z'));
+    expect(revoked?.revokedAt).toBe('2031-01-01T00:00:00.000Z');
+    const again = await store.revoke(record.id, new Date('2032-01-01T00:00:00Z'));
+    expect(again?.revokedAt).toBe('2031-01-01T00:00:00.000Z');
+    expect((await store.findByDigest(record.digest))?.revokedAt).toBe('2031-01-01T00:00:00.000Z');
+    expect(await store.revoke('key_missing', new Date())).toBeUndefined();
+  });
+
+  it('records last use apart from the record, so it can never undo a revocation', async () => {
+    const record = newRecord();
+    await store.create(record);
+    await store.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
+    await store.revoke(record.id, new Date('2030-06-01T00:00:00Z'));
+    await store.touchLastUse(record.id, new Date('2030-06-02T00:00:00Z'), '2001:db8::1');
+    expect(await store.get(record.id)).toMatchObject({
+      revokedAt: '2030-06-01T00:00:00.000Z',
+      lastUsedAt: '2030-06-02T00:00:00.000Z',
+      lastUsedIp: '2001:db8::1',
+    });
+  });
+
+  it('answers ping while Redis is up', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+});
+
+describe('Redis API key store with Redis down', () => {
+  it('fails fast with service_unavailable instead of hanging or crashing', async () => {
+    const server = await startRedisServer();
+    const redis = createRedisClient(server.url, { commandTimeoutMs: 500, profile: 'server' });
+    redis.on('error', () => {});
+    await redis.connect();
+    const store = new RedisApiKeyStore(redis);
+    await server.stop();
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    for (const op of [() => store.findByDigest('0'.repeat(64)), () => store.ping(), () => store.list(), () => store.create(newRecord())]) {
+      await expect(op()).rejects.toMatchObject({ code: 'service_unavailable' });
+    }
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect(store.findByDigest('x')).rejects.toBeInstanceOf(TesseraError);
+    await store.close();
+  });
+});
