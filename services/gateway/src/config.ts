@@ -23,7 +23,7 @@ export const gatewayConfigSchema = z
     READY_TIMEOUT_MS: env.positiveInt(1000),
     REDIS_URL: unsetIfEmpty(env.redisUrl()),
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
-    REDIS_TIMEOUT_MS: env.positiveInt(1000),
+    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
     TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
       for (const entry of list) {

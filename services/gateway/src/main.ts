@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const devKey = config.TESSERA_DEV_API_KEY;
   let keyStore: ApiKeyStore;
   if (config.REDIS_URL !== undefined) {
-    const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_TIMEOUT_MS, profile: 'server' });
+    const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'server' });
     let lastErrorLog = 0;
     redis.on('error', (err: Error) => {
       // ioredis emits on every reconnect attempt; one line every 10s is enough to notice.

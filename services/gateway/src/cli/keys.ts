@@ -199,7 +199,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     io.err(`warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`);
   }
 
-  const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_TIMEOUT_MS, profile: 'cli' });
+  const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'cli' });
   redis.on('error', () => {
     // Reported once, below, through the failing command.
   });

@@ -1,0 +1,86 @@
+import * as grpc from '@grpc/grpc-js';
+import { toGrpcError, TesseraError } from '@tessera/common';
+import { createVaultClient, requestIdFromMetadata, SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
+import { freePort } from '../testing/redisServer';
+import { vaultApiFromClient } from './upstreams';
+
+const record = {
+  token: 'tok.x',
+  last4: '4242',
+  brand: 'visa',
+  expiryMonth: 12,
+  expiryYear: 2035,
+  createdAt: '2030-01-01T00:00:00Z',
+  expiresAt: '2036-01-01T00:00:00Z',
+  cvvAvailable: false,
+  holderNameAvailable: false,
+};
+
+/** A real gRPC server speaking the vault contract, so the client adapter is tested over the wire. */
+async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: string; stop: () => Promise<void> }> {
+  const server = new grpc.Server(SERVER_OPTIONS);
+  const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) => callback({ code: grpc.status.UNIMPLEMENTED });
+  server.addService(vaultService, {
+    Tokenize: unimplemented,
+    GetToken: unimplemented,
+    DeleteToken: unimplemented,
+    Render: unimplemented,
+    Ready: unimplemented,
+    ...handlers,
+  } as VaultHandlers);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return { address: `127.0.0.1:${port}`, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
+}
+
+describe('vault client adapter', () => {
+  it('sends the request id in metadata and returns the vault’s answer', async () => {
+    let seenRequestId: string | undefined;
+    const vault = await startVault({
+      GetToken: (call, callback) => {
+        seenRequestId = requestIdFromMetadata(call.metadata);
+        callback(null, { ...record, token: call.request.token });
+      },
+    });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+    try {
+      await expect(api.getToken({ merchantId: 'm', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({ token: 'tok.abc', last4: '4242' });
+      expect(seenRequestId).toBe('req_123');
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
+  it('rebuilds the TesseraError the vault raised', async () => {
+    const vault = await startVault({ GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))) });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+    try {
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'token_not_found', status: 404 });
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
+  it('turns a vault that does not answer within the deadline into 504 upstream_timeout', async () => {
+    const vault = await startVault({ GetToken: () => {} });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 200);
+    try {
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'upstream_timeout', status: 504 });
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
+  it('turns a vault that is not running into 503 service_unavailable', async () => {
+    const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${await freePort()}`), 2000);
+    try {
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    } finally {
+      api.close();
+    }
+  });
+});
