@@ -24,7 +24,7 @@ describe('gateway config', () => {
       VAULT_ADDR: '127.0.0.1:50051',
       PROXY_ADDR: '127.0.0.1:50052',
       VAULT_TIMEOUT_MS: 2000,
-      PROXY_TIMEOUT_MS: 35000,
+      PROXY_TIMEOUT_MS: 40000,
       READY_TIMEOUT_MS: 1000,
       BODY_LIMIT_BYTES: 1048576,
       TRUSTED_PROXIES: [],
@@ -32,9 +32,15 @@ describe('gateway config', () => {
     });
   });
 
-  it('requires API_KEY_PEPPER in production and refuses TESSERA_DEV_API_KEY there', () => {
+  it('requires API_KEY_PEPPER and REDIS_URL in production and refuses TESSERA_DEV_API_KEY there', () => {
     const found = problems({ NODE_ENV: 'production', TESSERA_DEV_API_KEY: `tsk_test_${'a'.repeat(32)}` });
-    expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/^API_KEY_PEPPER:/), expect.stringMatching(/^TESSERA_DEV_API_KEY:/)]));
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^API_KEY_PEPPER:/),
+        expect.stringMatching(/^REDIS_URL:/),
+        expect.stringMatching(/^TESSERA_DEV_API_KEY:/),
+      ]),
+    );
   });
 
   it('rejects a short pepper, a malformed dev key and a bad trusted proxy, listing all of them', () => {

@@ -17,9 +17,10 @@ export const gatewayConfigSchema = z
     VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
     PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
-    // Must outlast the proxy's own PSP_TIMEOUT_MS so that a slow PSP surfaces as psp_timeout
-    // (from the proxy) rather than as our generic upstream_timeout.
-    PROXY_TIMEOUT_MS: env.positiveInt(35000),
+    // Must outlast the proxy's own budget (PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS +
+    // PSP_TIMEOUT_MS, 37 s by default) so that a slow PSP surfaces as psp_timeout from the proxy
+    // rather than as our generic upstream_timeout.
+    PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
     REDIS_URL: unsetIfEmpty(env.redisUrl()),
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
@@ -48,6 +49,10 @@ export const gatewayConfigSchema = z
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });
+    }
+    if (cfg.REDIS_URL === undefined) {
+      // The in-memory key store is per process: replicas would disagree and restarts lose keys.
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required in production' });
     }
     if (cfg.TESSERA_DEV_API_KEY !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['TESSERA_DEV_API_KEY'], message: 'must not be set in production (it registers a well-known key)' });
