@@ -68,10 +68,14 @@ export class ManagedProcess {
   async waitForOutput(text: string, timeoutMs = 15_000): Promise<void> {
     const from = this.output.length;
     try {
-      await waitFor(() => {
-        if (!this.running) throw new Error(`${this.name} exited early:\n${this.output}`);
-        return this.output.includes(text, Math.max(0, from - text.length));
-      }, `${this.name} to print "${text}"`, timeoutMs);
+      await waitFor(
+        () => {
+          if (!this.running) throw new Error(`${this.name} exited early:\n${this.output}`);
+          return this.output.includes(text, Math.max(0, from - text.length));
+        },
+        `${this.name} to print "${text}"`,
+        timeoutMs,
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- ${this.name} output ---\n${this.output.slice(-4000)}`);
     }
@@ -98,10 +102,12 @@ export interface RedisServer {
 export async function startRedis(): Promise<RedisServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
-  const proc = new ManagedProcess('redis', 'redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
-    '--save', '', '--appendonly', 'yes', '--appendfsync', 'always',
-  ], process.env).start();
+  const proc = new ManagedProcess(
+    'redis',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+    process.env,
+  ).start();
   await proc.waitForOutput('Ready to accept connections');
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -328,7 +334,14 @@ export const TEST_CARDS = {
 } as const;
 
 export function aCard(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { number: TEST_CARDS.visa, holderName: 'Ada Lovelace', expiryMonth: 12, expiryYear: new Date().getUTCFullYear() + 3, cvv: TEST_CVV, ...overrides };
+  return {
+    number: TEST_CARDS.visa,
+    holderName: 'Ada Lovelace',
+    expiryMonth: 12,
+    expiryYear: new Date().getUTCFullYear() + 3,
+    cvv: TEST_CVV,
+    ...overrides,
+  };
 }
 
 /**

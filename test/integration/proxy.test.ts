@@ -1,6 +1,17 @@
 import {
-  aCard, apiClient, findCardDataInLogs, freePort, PspRecorder, startRedis, startStack, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV,
-  type ApiKey, type RedisServer, type Stack,
+  aCard,
+  apiClient,
+  findCardDataInLogs,
+  freePort,
+  PspRecorder,
+  startRedis,
+  startStack,
+  TEST_AMEX_CVV,
+  TEST_CARDS,
+  TEST_CVV,
+  type ApiKey,
+  type RedisServer,
+  type Stack,
 } from './harness';
 
 jest.setTimeout(60_000);
@@ -39,7 +50,13 @@ describe('POST /v1/proxy', () => {
     const token = await tokenize({ holderName: 'Zoë "Q" O\'Brien \\ 東京', expiryMonth: 3 });
     const pspBody = JSON.stringify({
       amount: 1000,
-      card: { number: '[CARD_NUMBER]', exp_month: '[CARD_EXPIRY_MONTH]', exp_year: '[CARD_EXPIRY_YEAR]', cvc: '[CARD_CVV]', name: '[CARD_HOLDER]' },
+      card: {
+        number: '[CARD_NUMBER]',
+        exp_month: '[CARD_EXPIRY_MONTH]',
+        exp_year: '[CARD_EXPIRY_YEAR]',
+        cvc: '[CARD_CVV]',
+        name: '[CARD_HOLDER]',
+      },
       note: '[NOT_A_PLACEHOLDER]',
     });
     const res = await call('POST', '/v1/proxy', {
@@ -60,7 +77,13 @@ describe('POST /v1/proxy', () => {
     expect(received.headers['x-api-key']).toBeUndefined();
     expect(JSON.parse(received.body.toString('utf8'))).toEqual({
       amount: 1000,
-      card: { number: TEST_CARDS.visa, exp_month: '03', exp_year: String(aCard().expiryYear), cvc: TEST_CVV, name: 'Zoë "Q" O\'Brien \\ 東京' },
+      card: {
+        number: TEST_CARDS.visa,
+        exp_month: '03',
+        exp_year: String(aCard().expiryYear),
+        cvc: TEST_CVV,
+        name: 'Zoë "Q" O\'Brien \\ 東京',
+      },
       note: '[NOT_A_PLACEHOLDER]',
     });
   });
@@ -83,7 +106,11 @@ describe('POST /v1/proxy', () => {
 
   it('passes a PSP 402 through unchanged: status, custom headers and a non-JSON body', async () => {
     psp.reply = (_req, res) => {
-      res.writeHead(402, { 'content-type': 'text/plain; charset=utf-8', 'x-psp-decline': 'insufficient_funds', 'set-cookie': ['a=1', 'b=2'] });
+      res.writeHead(402, {
+        'content-type': 'text/plain; charset=utf-8',
+        'x-psp-decline': 'insufficient_funds',
+        'set-cookie': ['a=1', 'b=2'],
+      });
       res.end('DECLINED: insufficient funds\n');
     };
     const token = await tokenize();
@@ -131,7 +158,11 @@ describe('POST /v1/proxy', () => {
     const forbidden = await new PspRecorder('127.0.0.2').start();
     try {
       const token = await tokenize();
-      for (const pspUrl of [`${forbidden.url}/charge`, `http://2130706434:${forbidden.port}/charge`, `http://[::ffff:127.0.0.2]:${forbidden.port}/`]) {
+      for (const pspUrl of [
+        `${forbidden.url}/charge`,
+        `http://2130706434:${forbidden.port}/charge`,
+        `http://[::ffff:127.0.0.2]:${forbidden.port}/`,
+      ]) {
         const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl, pspBody: '[CARD_NUMBER]' });
         expect(res.status).toBe(400);
         expect(res.body.error).toMatchObject({ code: 'psp_destination_forbidden', param: 'pspUrl' });
@@ -151,7 +182,12 @@ describe('POST /v1/proxy', () => {
   });
 
   it('answers 404 for an unknown token and sends nothing', async () => {
-    const res = await call('POST', '/v1/proxy', { method: 'post', token: 'tok.doesnotexistdoesnotexist', pspUrl: `${psp.url}/x`, pspBody: '[CARD_NUMBER]' });
+    const res = await call('POST', '/v1/proxy', {
+      method: 'post',
+      token: 'tok.doesnotexistdoesnotexist',
+      pspUrl: `${psp.url}/x`,
+      pspBody: '[CARD_NUMBER]',
+    });
     expect(res.status).toBe(404);
     expect(psp.requests).toHaveLength(0);
   });
@@ -190,12 +226,22 @@ describe('CVV retention', () => {
     const created = await shortCall('POST', '/v1/token', aCard());
     expect(created.body.cvvAvailable).toBe(true);
     await new Promise((r) => setTimeout(r, 2100));
-    const res = await shortCall('POST', '/v1/proxy', { method: 'post', token: created.body.token, pspUrl: `${psp.url}/x`, pspBody: '{"cvc":"[CARD_CVV]"}' });
+    const res = await shortCall('POST', '/v1/proxy', {
+      method: 'post',
+      token: created.body.token,
+      pspUrl: `${psp.url}/x`,
+      pspBody: '{"cvc":"[CARD_CVV]"}',
+    });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('cvv_unavailable');
     expect(psp.requests).toHaveLength(0);
     // The card itself is still there, so a CVV-less charge works.
-    const without = await shortCall('POST', '/v1/proxy', { method: 'post', token: created.body.token, pspUrl: `${psp.url}/x`, pspBody: '{"n":"[CARD_NUMBER]"}' });
+    const without = await shortCall('POST', '/v1/proxy', {
+      method: 'post',
+      token: created.body.token,
+      pspUrl: `${psp.url}/x`,
+      pspBody: '{"n":"[CARD_NUMBER]"}',
+    });
     expect(without.status).toBe(200);
     expect((await shortCall('GET', `/v1/token/${created.body.token}`)).body.cvvAvailable).toBe(false);
   });
@@ -214,4 +260,3 @@ describe('logs', () => {
     expect(logs).not.toContain(key.apiKey);
   });
 });
-

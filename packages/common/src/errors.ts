@@ -3,13 +3,7 @@
  * the documented envelope; the gRPC services carry it across in metadata (see grpcErrors.ts).
  */
 export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'card_data_error'
-  | 'rate_limit_error'
-  | 'psp_error'
-  | 'api_error';
+  'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'card_data_error' | 'rate_limit_error' | 'psp_error' | 'api_error';
 
 interface ErrorSpec {
   status: number;

@@ -27,11 +27,32 @@ const declined = (code: string, message: string, extra: Record<string, unknown> 
 export function decideCharge(attempt: ChargeAttempt, now: Date = new Date()): SandboxAnswer {
   const amount = Number(attempt.amount);
   if (!Number.isInteger(amount) || amount <= 0) {
-    return { status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount', message: 'amount must be a positive integer in the smallest currency unit.' } } };
+    return {
+      status: 400,
+      body: {
+        error: {
+          type: 'invalid_request_error',
+          code: 'parameter_invalid',
+          param: 'amount',
+          message: 'amount must be a positive integer in the smallest currency unit.',
+        },
+      },
+    };
   }
-  const currency = typeof attempt.currency === 'string' && /^[a-zA-Z]{3}$/.test(attempt.currency) ? attempt.currency.toLowerCase() : undefined;
+  const currency =
+    typeof attempt.currency === 'string' && /^[a-zA-Z]{3}$/.test(attempt.currency) ? attempt.currency.toLowerCase() : undefined;
   if (!currency) {
-    return { status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', param: 'currency', message: 'currency must be a three-letter ISO code.' } } };
+    return {
+      status: 400,
+      body: {
+        error: {
+          type: 'invalid_request_error',
+          code: 'parameter_invalid',
+          param: 'currency',
+          message: 'currency must be a three-letter ISO code.',
+        },
+      },
+    };
   }
   const number = typeof attempt.number === 'string' ? attempt.number : '';
   if (!isLuhnValid(number)) return declined('incorrect_number', 'The card number is incorrect.');

@@ -22,7 +22,14 @@ function parseAttempt(contentType: string, raw: string): ChargeAttempt | undefin
     const body = JSON.parse(raw) as { amount?: unknown; currency?: unknown; card?: Record<string, unknown> };
     if (typeof body !== 'object' || body === null) return undefined;
     const card = body.card ?? {};
-    return { amount: body.amount, currency: body.currency, number: card.number, expMonth: card.exp_month, expYear: card.exp_year, cvc: card.cvc };
+    return {
+      amount: body.amount,
+      currency: body.currency,
+      number: card.number,
+      expMonth: card.exp_month,
+      expYear: card.exp_year,
+      cvc: card.cvc,
+    };
   } catch {
     return undefined;
   }
@@ -54,7 +61,14 @@ export function createSandboxPsp(logger: Logger): http.Server {
     });
     req.on('end', () => {
       const attempt = parseAttempt(req.headers['content-type'] ?? '', Buffer.concat(chunks).toString('utf8'));
-      const answer = attempt ? decideCharge(attempt) : { status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_body', message: 'Send JSON or form-encoded charge parameters.' } } };
+      const answer = attempt
+        ? decideCharge(attempt)
+        : {
+            status: 400,
+            body: {
+              error: { type: 'invalid_request_error', code: 'invalid_body', message: 'Send JSON or form-encoded charge parameters.' },
+            },
+          };
       // Outcome only: the request carried card data and must not reach the log.
       logger.info({ status: answer.status }, 'sandbox charge');
       send(res, answer.status, answer.body);

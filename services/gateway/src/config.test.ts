@@ -62,7 +62,10 @@ describe('gateway config', () => {
       expect(first).toMatchObject({ source: 'dev-file' });
       expect(first.pepper.length).toBeGreaterThanOrEqual(32);
       expect(second.pepper).toBe(first.pepper);
-      expect(resolveApiKeyPepper(parseGatewayConfig({ TESSERA_STATE_DIR: dir, API_KEY_PEPPER: 'e'.repeat(32) }))).toEqual({ pepper: 'e'.repeat(32), source: 'env' });
+      expect(resolveApiKeyPepper(parseGatewayConfig({ TESSERA_STATE_DIR: dir, API_KEY_PEPPER: 'e'.repeat(32) }))).toEqual({
+        pepper: 'e'.repeat(32),
+        source: 'env',
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -55,7 +55,11 @@ export const gatewayConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required in production' });
     }
     if (cfg.TESSERA_DEV_API_KEY !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['TESSERA_DEV_API_KEY'], message: 'must not be set in production (it registers a well-known key)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TESSERA_DEV_API_KEY'],
+        message: 'must not be set in production (it registers a well-known key)',
+      });
     }
   });
 

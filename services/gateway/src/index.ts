@@ -1,6 +1,13 @@
 export { gatewayConfigSchema, parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from './config';
 export { createApp, type GatewayDeps } from './transport/app';
-export { vaultApiFromClient, proxyApiFromClient, type VaultApi, type ProxyApi, type CallContext, type ReadyResult } from './transport/upstreams';
+export {
+  vaultApiFromClient,
+  proxyApiFromClient,
+  type VaultApi,
+  type ProxyApi,
+  type CallContext,
+  type ReadyResult,
+} from './transport/upstreams';
 export type { ApiKeyStore } from './store/apiKeyStore';
 export { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 export { RedisApiKeyStore, createRedisClient } from './store/redisApiKeyStore';

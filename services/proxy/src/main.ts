@@ -26,7 +26,10 @@ async function main(): Promise<void> {
     allowlist: config.PSP_ALLOWED_CIDRS,
   });
   if (config.PSP_ALLOWED_CIDRS.length > 0) {
-    logger.warn({ allowedCidrs: config.PSP_ALLOWED_CIDRS.map(([ip, bits]) => `${ip.toString()}/${bits}`) }, 'non-public PSP ranges allowed');
+    logger.warn(
+      { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(([ip, bits]) => `${ip.toString()}/${bits}`) },
+      'non-public PSP ranges allowed',
+    );
   }
 
   const server = new grpc.Server(SERVER_OPTIONS);

@@ -42,12 +42,20 @@ describe('vault config', () => {
       'VAULT_KEYS: is required when NODE_ENV=production',
       'REDIS_URL: is required when NODE_ENV=production (the in-memory store loses tokens)',
     ]);
-    expect(() => parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380' })).not.toThrow();
+    expect(() =>
+      parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380' }),
+    ).not.toThrow();
   });
 
   it('lists every bad variable together, without echoing key material', () => {
     const shortKey = randomBytes(16).toString('base64');
-    const found = problems({ NODE_ENV: 'production', VAULT_KEYS: `a:${shortKey}`, CVV_TTL_SECONDS: '0', LOG_LEVEL: 'loud', REDIS_URL: 'http://x' });
+    const found = problems({
+      NODE_ENV: 'production',
+      VAULT_KEYS: `a:${shortKey}`,
+      CVV_TTL_SECONDS: '0',
+      LOG_LEVEL: 'loud',
+      REDIS_URL: 'http://x',
+    });
     expect(found.some((p) => p.startsWith('VAULT_KEYS: entry 1 (key id "a"): key must be 32 bytes'))).toBe(true);
     expect(found.some((p) => p.startsWith('CVV_TTL_SECONDS'))).toBe(true);
     expect(found.some((p) => p.startsWith('LOG_LEVEL'))).toBe(true);

@@ -37,7 +37,11 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['VAULT_KEYS'], message: 'is required when NODE_ENV=production' });
       }
       if (config.REDIS_URL === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required when NODE_ENV=production (the in-memory store loses tokens)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['REDIS_URL'],
+          message: 'is required when NODE_ENV=production (the in-memory store loses tokens)',
+        });
       }
     },
     { when: () => true },

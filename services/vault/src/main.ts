@@ -16,7 +16,9 @@ function developmentKeyRing(config: VaultConfig, logger: Logger): KeyRing {
   const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'vault-keys', () => generateKeyRingEntry('dev1'));
   const parsed = parseKeyRing(value);
   if (!parsed.ok) {
-    process.stderr.write(`[vault] the development key file in ${config.TESSERA_STATE_DIR} is invalid:\n${parsed.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.stderr.write(
+      `[vault] the development key file in ${config.TESSERA_STATE_DIR} is invalid:\n${parsed.problems.map((p) => `  - ${p}`).join('\n')}\n`,
+    );
     process.exit(78);
   }
   logger.warn(

@@ -31,7 +31,14 @@ describe('Vault', () => {
   it('tokenizes a card and returns only non-sensitive details', async () => {
     const { vault, store } = setup();
     const record = await vault.tokenize(aCard({ number: '378282246310005', cvv: '1234', expiryMonth: 7, expiryYear: 2031 }));
-    expect(record).toMatchObject({ last4: '0005', brand: 'amex', expiryMonth: 7, expiryYear: 2031, cvvAvailable: true, holderNameAvailable: true });
+    expect(record).toMatchObject({
+      last4: '0005',
+      brand: 'amex',
+      expiryMonth: 7,
+      expiryYear: 2031,
+      cvvAvailable: true,
+      holderNameAvailable: true,
+    });
     expect(record.token).toMatch(/^tok\.[A-Za-z0-9_-]{32}$/);
     expect(new Date(record.createdAt).toISOString()).toBe(record.createdAt);
     expect(record.expiresAt).toBe('2031-08-31T12:00:00.000Z');

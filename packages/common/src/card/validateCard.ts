@@ -37,7 +37,10 @@ export function normalizeCardNumber(raw: string): string {
 export function validateCard(input: CardInput, mode: KeyMode, now: Date = new Date()): ValidCard {
   const number = normalizeCardNumber(input.number);
   if (!/^\d+$/.test(number)) {
-    throw new TesseraError('card_number_invalid', { param: 'number', message: 'The card number must contain only digits, spaces or hyphens.' });
+    throw new TesseraError('card_number_invalid', {
+      param: 'number',
+      message: 'The card number must contain only digits, spaces or hyphens.',
+    });
   }
   if (number.length < MIN_PAN_LENGTH || number.length > MAX_PAN_LENGTH) {
     throw new TesseraError('card_number_invalid', {
@@ -76,7 +79,12 @@ export function validateCard(input: CardInput, mode: KeyMode, now: Date = new Da
     if (!result.ok) {
       throw new TesseraError('cvv_invalid', {
         param: 'cvv',
-        message: brand === 'amex' ? 'An amex CVV has 4 digits.' : testCard || brand === 'unknown' ? 'The CVV must have 3 or 4 digits.' : `A ${brand} CVV has 3 digits.`,
+        message:
+          brand === 'amex'
+            ? 'An amex CVV has 4 digits.'
+            : testCard || brand === 'unknown'
+              ? 'The CVV must have 3 or 4 digits.'
+              : `A ${brand} CVV has 3 digits.`,
       });
     }
     cvv = result.cvv;

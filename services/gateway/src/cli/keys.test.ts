@@ -40,12 +40,20 @@ describe('keys CLI', () => {
   });
 
   it('creates a key, prints exactly one JSON line with --json, and stores only its digest', async () => {
-    const res = await run(['create', '--merchant', 'shop_1', '--mode', 'live', '--allow-ip', '203.0.113.7', '--allow-ip', '2001:db8::/32', '--json'], env);
+    const res = await run(
+      ['create', '--merchant', 'shop_1', '--mode', 'live', '--allow-ip', '203.0.113.7', '--allow-ip', '2001:db8::/32', '--json'],
+      env,
+    );
     expect(res.code).toBe(0);
     expect(res.out).toHaveLength(1);
     const created = JSON.parse(res.out[0] ?? '');
     expect(Object.keys(created)).toEqual(['apiKey', 'id', 'merchantId', 'mode', 'allowedCidrs', 'createdAt']);
-    expect(created).toMatchObject({ apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{32}$/), merchantId: 'shop_1', mode: 'live', allowedCidrs: ['203.0.113.7/32', '2001:db8::/32'] });
+    expect(created).toMatchObject({
+      apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{32}$/),
+      merchantId: 'shop_1',
+      mode: 'live',
+      allowedCidrs: ['203.0.113.7/32', '2001:db8::/32'],
+    });
     const stored = await store.findByDigest(hashApiKey(PEPPER, created.apiKey));
     expect(stored?.id).toBe(created.id);
   });
@@ -61,7 +69,13 @@ describe('keys CLI', () => {
     const json = await run(['list', '--json'], env);
     expect(json.code).toBe(0);
     const [entry] = JSON.parse(json.out[0] ?? '[]');
-    expect(entry).toMatchObject({ id: created.id, merchantId: 'shop_1', mode: 'test', revokedAt: null, key: `${created.apiKey.slice(0, 13)}...${created.apiKey.slice(-4)}` });
+    expect(entry).toMatchObject({
+      id: created.id,
+      merchantId: 'shop_1',
+      mode: 'test',
+      revokedAt: null,
+      key: `${created.apiKey.slice(0, 13)}...${created.apiKey.slice(-4)}`,
+    });
     const table = await run(['list'], env);
     const all = [...json.out, ...table.out].join('\n');
     expect(all).toContain(created.id);

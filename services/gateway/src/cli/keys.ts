@@ -80,7 +80,9 @@ function planCreate(args: Parsed): CreatePlan {
   for (const raw of args.values['allow-ip'] ?? []) {
     const cidr = canonicalCidr(raw);
     if (cidr === undefined) {
-      throw new UsageError(`--allow-ip "${raw}" is not an IPv4/IPv6 address or CIDR (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`);
+      throw new UsageError(
+        `--allow-ip "${raw}" is not an IPv4/IPv6 address or CIDR (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`,
+      );
     }
     if (!allowedCidrs.includes(cidr)) allowedCidrs.push(cidr);
   }
@@ -93,7 +95,16 @@ async function create(store: RedisApiKeyStore, pepper: string, plan: CreatePlan,
   if (!(await store.create(record))) throw new CommandError('a key with the same digest already exists; run the command again');
 
   if (json) {
-    io.out(JSON.stringify({ apiKey, id: record.id, merchantId: record.merchantId, mode: record.mode, allowedCidrs: record.allowedCidrs, createdAt: record.createdAt }));
+    io.out(
+      JSON.stringify({
+        apiKey,
+        id: record.id,
+        merchantId: record.merchantId,
+        mode: record.mode,
+        allowedCidrs: record.allowedCidrs,
+        createdAt: record.createdAt,
+      }),
+    );
     return;
   }
   io.out(`Created ${record.mode} key ${record.id} for merchant ${record.merchantId}.`);
@@ -130,7 +141,13 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
   });
   const header = ['ID', 'MERCHANT', 'MODE', 'KEY', 'STATUS', 'ALLOWED IPS', 'CREATED', 'LAST USED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  for (const row of [header, ...rows]) io.out(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    io.out(
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 function planRevoke(args: Parsed): string {
@@ -196,7 +213,9 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   }
   const { pepper, source } = resolveApiKeyPepper(config);
   if (source === 'dev-file') {
-    io.err(`warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`);
+    io.err(
+      `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
+    );
   }
 
   const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'cli' });

@@ -76,7 +76,13 @@ describe('API key digests', () => {
 
 describe('API key records', () => {
   it('keep only the digest, a short prefix and the last four characters of the key', () => {
-    const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'test', allowedCidrs: ['10.0.0.0/8'], pepper: PEPPER, now: new Date('2030-01-02T03:04:05Z') });
+    const { apiKey, record } = issueApiKey({
+      merchantId: 'm1',
+      mode: 'test',
+      allowedCidrs: ['10.0.0.0/8'],
+      pepper: PEPPER,
+      now: new Date('2030-01-02T03:04:05Z'),
+    });
     const random = apiKey.slice('tsk_test_'.length);
     expect(record).toEqual({
       id: expect.stringMatching(/^key_[0-9A-Za-z]{20}$/),
@@ -92,6 +98,8 @@ describe('API key records', () => {
   });
 
   it('refuse a key whose prefix contradicts the requested mode', () => {
-    expect(() => buildApiKeyRecord(generateApiKey('test'), { merchantId: 'm', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() })).toThrow();
+    expect(() =>
+      buildApiKeyRecord(generateApiKey('test'), { merchantId: 'm', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() }),
+    ).toThrow();
   });
 });

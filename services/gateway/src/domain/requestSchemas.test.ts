@@ -2,7 +2,14 @@ import { TesseraError } from '@tessera/common';
 import { parseCardInput, parseProxyRequest } from './requestSchemas';
 
 function cardBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const body: Record<string, unknown> = { number: '4242424242424242', holderName: 'Ada Lovelace', expiryMonth: 12, expiryYear: 2035, cvv: '123', ...overrides };
+  const body: Record<string, unknown> = {
+    number: '4242424242424242',
+    holderName: 'Ada Lovelace',
+    expiryMonth: 12,
+    expiryYear: 2035,
+    cvv: '123',
+    ...overrides,
+  };
   for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
   return body;
 }
@@ -33,7 +40,11 @@ function errorOf(fn: () => unknown): { code: string; param?: string; message: st
 describe('card input validation', () => {
   it('accepts a full card input and one with only the required fields', () => {
     expect(parseCardInput(cardBody())).toEqual(cardBody());
-    expect(parseCardInput(cardBody({ holderName: undefined, cvv: undefined }))).toEqual({ number: '4242424242424242', expiryMonth: 12, expiryYear: 2035 });
+    expect(parseCardInput(cardBody({ holderName: undefined, cvv: undefined }))).toEqual({
+      number: '4242424242424242',
+      expiryMonth: 12,
+      expiryYear: 2035,
+    });
   });
 
   it('accepts cvv as an integer or as a string', () => {
@@ -42,7 +53,11 @@ describe('card input validation', () => {
   });
 
   it.each(['number', 'expiryMonth', 'expiryYear'])('reports a missing %s as parameter_missing with that param', (field) => {
-    expect(errorOf(() => parseCardInput(cardBody({ [field]: undefined })))).toMatchObject({ code: 'parameter_missing', param: field, status: 400 });
+    expect(errorOf(() => parseCardInput(cardBody({ [field]: undefined })))).toMatchObject({
+      code: 'parameter_missing',
+      param: field,
+      status: 400,
+    });
   });
 
   it.each([
@@ -59,7 +74,11 @@ describe('card input validation', () => {
     ['cvv', 12.5],
     ['cvv', { value: 123 }],
   ])('reports %s = %j as parameter_invalid with that param', (field, value) => {
-    expect(errorOf(() => parseCardInput(cardBody({ [field]: value })))).toMatchObject({ code: 'parameter_invalid', param: field, status: 400 });
+    expect(errorOf(() => parseCardInput(cardBody({ [field]: value })))).toMatchObject({
+      code: 'parameter_invalid',
+      param: field,
+      status: 400,
+    });
   });
 
   it('reports an unknown field as parameter_unknown naming the field, ahead of other problems', () => {
@@ -71,7 +90,11 @@ describe('card input validation', () => {
 
   it('never echoes a submitted value in its messages', () => {
     const pan = '4242424242424242';
-    for (const body of [cardBody({ number: Number(pan) }), cardBody({ expiryMonth: pan }), { [pan]: 1, number: pan, expiryMonth: 1, expiryYear: 2035 }]) {
+    for (const body of [
+      cardBody({ number: Number(pan) }),
+      cardBody({ expiryMonth: pan }),
+      { [pan]: 1, number: pan, expiryMonth: 1, expiryYear: 2035 },
+    ]) {
       expect(errorOf(() => parseCardInput(body)).message).not.toContain(pan);
     }
   });
@@ -79,8 +102,13 @@ describe('card input validation', () => {
 
 describe('proxy request validation', () => {
   it('accepts a valid request and upper-cases the method whatever its case', () => {
-    expect(parseProxyRequest(proxyBody({ method: 'PoSt' }))).toMatchObject({ method: 'POST', token: 'tok.abc', pspBody: '{"n":"[CARD_NUMBER]"}' });
-    for (const method of ['get', 'put', 'patch', 'delete']) expect(parseProxyRequest(proxyBody({ method })).method).toBe(method.toUpperCase());
+    expect(parseProxyRequest(proxyBody({ method: 'PoSt' }))).toMatchObject({
+      method: 'POST',
+      token: 'tok.abc',
+      pspBody: '{"n":"[CARD_NUMBER]"}',
+    });
+    for (const method of ['get', 'put', 'patch', 'delete'])
+      expect(parseProxyRequest(proxyBody({ method })).method).toBe(method.toUpperCase());
   });
 
   it('defaults pspHeaders to {} and leaves pspBody optional for every method', () => {
@@ -114,6 +142,9 @@ describe('proxy request validation', () => {
   });
 
   it('reports an unknown field as parameter_unknown naming the field', () => {
-    expect(errorOf(() => parseProxyRequest(proxyBody({ pspMethod: 'post' })))).toMatchObject({ code: 'parameter_unknown', param: 'pspMethod' });
+    expect(errorOf(() => parseProxyRequest(proxyBody({ pspMethod: 'post' })))).toMatchObject({
+      code: 'parameter_unknown',
+      param: 'pspMethod',
+    });
   });
 });

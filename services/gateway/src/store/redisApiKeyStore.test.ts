@@ -48,7 +48,8 @@ describe('Redis API key store', () => {
     expect(await redis.smembers('tessera:apikeys')).toEqual([record.id]);
     for (const key of await redis.keys('*')) {
       const type = await redis.type(key);
-      const dump = type === 'string' ? await redis.get(key) : JSON.stringify(type === 'set' ? await redis.smembers(key) : await redis.hgetall(key));
+      const dump =
+        type === 'string' ? await redis.get(key) : JSON.stringify(type === 'set' ? await redis.smembers(key) : await redis.hgetall(key));
       expect(dump).not.toContain(apiKey.slice('tsk_live_'.length));
     }
   });

@@ -13,7 +13,11 @@ export interface TestResponse {
 export interface RunningApp {
   baseUrl: string;
   port: number;
-  request(method: string, path: string, opts?: { headers?: Record<string, string | string[]>; body?: string | Buffer }): Promise<TestResponse>;
+  request(
+    method: string,
+    path: string,
+    opts?: { headers?: Record<string, string | string[]>; body?: string | Buffer },
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 

@@ -96,7 +96,9 @@ interface Harness {
   liveKey: string;
 }
 
-async function startHarness(config: Partial<{ BODY_LIMIT_BYTES: number; TRUSTED_PROXIES: string[]; READY_TIMEOUT_MS: number }> = {}): Promise<Harness> {
+async function startHarness(
+  config: Partial<{ BODY_LIMIT_BYTES: number; TRUSTED_PROXIES: string[]; READY_TIMEOUT_MS: number }> = {},
+): Promise<Harness> {
   const store = new MemoryApiKeyStore();
   const vault = new FakeVault();
   const proxy = new FakeProxy();
@@ -118,7 +120,12 @@ async function startHarness(config: Partial<{ BODY_LIMIT_BYTES: number; TRUSTED_
   return { app, store, vault, proxy, logs: lines, testKey: test.apiKey, liveKey: live.apiKey };
 }
 
-function expectEnvelope(res: { status: number; headers: Record<string, unknown>; json(): any }, status: number, code: string, param?: string) {
+function expectEnvelope(
+  res: { status: number; headers: Record<string, unknown>; json(): any },
+  status: number,
+  code: string,
+  param?: string,
+) {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.headers['x-tessera-error']).toBe(code);
@@ -209,7 +216,13 @@ describe('gateway HTTP app', () => {
 
     it('rejects a key used from outside its IP allowlist as 401 ip_not_allowed, and accepts it from inside', async () => {
       const outside = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: PEPPER, now: new Date() });
-      const inside = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['127.0.0.0/8', '::1/128'], pepper: PEPPER, now: new Date() });
+      const inside = issueApiKey({
+        merchantId: 'm',
+        mode: 'test',
+        allowedCidrs: ['127.0.0.0/8', '::1/128'],
+        pepper: PEPPER,
+        now: new Date(),
+      });
       await h.store.create(outside.record);
       await h.store.create(inside.record);
       expectEnvelope(await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': outside.apiKey } }), 401, 'ip_not_allowed');
@@ -244,7 +257,10 @@ describe('gateway HTTP app', () => {
 
   describe('request bodies', () => {
     it('rejects a POST that is not application/json with 415', async () => {
-      const res = await h.app.request('POST', '/v1/token', { headers: { 'x-api-key': h.testKey, 'content-type': 'text/plain' }, body: JSON.stringify(validCard) });
+      const res = await h.app.request('POST', '/v1/token', {
+        headers: { 'x-api-key': h.testKey, 'content-type': 'text/plain' },
+        body: JSON.stringify(validCard),
+      });
       expectEnvelope(res, 415, 'unsupported_media_type');
     });
 
@@ -257,7 +273,10 @@ describe('gateway HTTP app', () => {
     });
 
     it('rejects malformed JSON with 400 invalid_json', async () => {
-      const res = await h.app.request('POST', '/v1/token', { headers: { ...JSON_HEADERS, 'x-api-key': h.testKey }, body: `{"number":"${TEST_PAN}",` });
+      const res = await h.app.request('POST', '/v1/token', {
+        headers: { ...JSON_HEADERS, 'x-api-key': h.testKey },
+        body: `{"number":"${TEST_PAN}",`,
+      });
       expectEnvelope(res, 400, 'invalid_json');
       expect(res.body.toString()).not.toContain(TEST_PAN);
     });
@@ -365,7 +384,13 @@ describe('gateway HTTP app', () => {
   });
 
   describe('POST /v1/proxy', () => {
-    const proxyRequest = { method: 'post', token: 'tok.abc', pspUrl: 'https://psp.example/charges', pspHeaders: { 'content-type': 'application/json' }, pspBody: '{"card":"[CARD_NUMBER]"}' };
+    const proxyRequest = {
+      method: 'post',
+      token: 'tok.abc',
+      pspUrl: 'https://psp.example/charges',
+      pspHeaders: { 'content-type': 'application/json' },
+      pspBody: '{"card":"[CARD_NUMBER]"}',
+    };
     const post = (body: unknown, key = h.testKey) =>
       h.app.request('POST', '/v1/proxy', { headers: { ...JSON_HEADERS, 'x-api-key': key }, body: JSON.stringify(body) });
 
@@ -407,7 +432,9 @@ describe('gateway HTTP app', () => {
       expect(res.status).toBe(402);
       expect(res.body.equals(body)).toBe(true);
       const names = res.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
-      expect(names.sort()).toEqual(['connection', 'content-length', 'content-type', 'date', 'keep-alive', 'set-cookie', 'set-cookie', 'x-request-id'].sort());
+      expect(names.sort()).toEqual(
+        ['connection', 'content-length', 'content-type', 'date', 'keep-alive', 'set-cookie', 'set-cookie', 'x-request-id'].sort(),
+      );
       expect(res.headers['content-type']).toBe('application/vnd.psp+json');
       expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
       expect(res.headers['date']).toBe('Tue, 01 Jan 2030 00:00:00 GMT');
@@ -459,11 +486,25 @@ describe('gateway HTTP app', () => {
 
   describe('access log', () => {
     it('writes one line per request with route, status, ids and timing, and never the key or body', async () => {
-      await h.app.request('POST', '/v1/token', { headers: { ...JSON_HEADERS, 'x-api-key': h.testKey, 'x-request-id': 'log-1' }, body: JSON.stringify(validCard) });
+      await h.app.request('POST', '/v1/token', {
+        headers: { ...JSON_HEADERS, 'x-api-key': h.testKey, 'x-request-id': 'log-1' },
+        body: JSON.stringify(validCard),
+      });
       await new Promise((r) => setImmediate(r));
-      const lines = h.logs().map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+      const lines = h
+        .logs()
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ method: 'POST', route: '/v1/token', status: 201, requestId: 'log-1', merchantId: 'm_test', keyId: expect.stringMatching(/^key_/), ms: expect.any(Number) });
+      expect(lines[0]).toMatchObject({
+        method: 'POST',
+        route: '/v1/token',
+        status: 201,
+        requestId: 'log-1',
+        merchantId: 'm_test',
+        keyId: expect.stringMatching(/^key_/),
+        ms: expect.any(Number),
+      });
       const all = h.logs().join('\n');
       expect(all).not.toContain(h.testKey);
       expect(all).not.toContain(TEST_PAN);
@@ -477,9 +518,13 @@ describe('gateway behind trusted proxies', () => {
     try {
       const key = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: PEPPER, now: new Date() });
       await h.store.create(key.record);
-      const allowed = await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '198.51.100.1, 203.0.113.9' } });
+      const allowed = await h.app.request('GET', '/v1/token/tok.x', {
+        headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '198.51.100.1, 203.0.113.9' },
+      });
       expect(allowed.status).toBe(200);
-      const denied = await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '203.0.113.9, 198.51.100.1' } });
+      const denied = await h.app.request('GET', '/v1/token/tok.x', {
+        headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '203.0.113.9, 198.51.100.1' },
+      });
       expect(denied.status).toBe(401);
       expect(denied.headers['x-tessera-error']).toBe('ip_not_allowed');
     } finally {

@@ -39,7 +39,10 @@ function toTesseraError(err: unknown): TesseraError {
   const fromBody = errorFromBodyParser(err);
   if (fromBody) return fromBody;
   // Express/router raise http-errors for malformed requests (e.g. a bad %-escape in a path).
-  const status = typeof err === 'object' && err !== null ? ((err as { status?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode) : undefined;
+  const status =
+    typeof err === 'object' && err !== null
+      ? ((err as { status?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode)
+      : undefined;
   if (typeof status === 'number' && status >= 400 && status < 500) return new TesseraError('invalid_request', { cause: err });
   return new TesseraError('internal_error', { cause: err });
 }
@@ -88,7 +91,8 @@ export function createApp(deps: GatewayDeps): Express {
     const requestId = contextOf(res).requestId;
     const timeoutMs = deps.config.READY_TIMEOUT_MS;
     // The gRPC calls carry their own deadline; the extra timer also bounds anything that ignores it.
-    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> => ((await withTimeout(check, timeoutMs)).ready ? 'ok' : 'unavailable');
+    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> =>
+      (await withTimeout(check, timeoutMs)).ready ? 'ok' : 'unavailable';
     const settled = await Promise.allSettled([
       upstream(vault.ready({ requestId, timeoutMs })),
       upstream(proxy.ready({ requestId, timeoutMs })),

@@ -45,7 +45,10 @@ describe('vault client adapter', () => {
     });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({ token: 'tok.abc', last4: '4242' });
+      await expect(api.getToken({ merchantId: 'm', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({
+        token: 'tok.abc',
+        last4: '4242',
+      });
       expect(seenRequestId).toBe('req_123');
     } finally {
       api.close();
@@ -57,7 +60,10 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))) });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'token_not_found', status: 404 });
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'token_not_found',
+        status: 404,
+      });
     } finally {
       api.close();
       await vault.stop();
@@ -68,7 +74,10 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: () => {} });
     const api = vaultApiFromClient(createVaultClient(vault.address), 200);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'upstream_timeout', status: 504 });
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'upstream_timeout',
+        status: 504,
+      });
     } finally {
       api.close();
       await vault.stop();
@@ -78,7 +87,10 @@ describe('vault client adapter', () => {
   it('turns a vault that is not running into 503 service_unavailable', async () => {
     const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${await freePort()}`), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'service_unavailable',
+        status: 503,
+      });
     } finally {
       api.close();
     }

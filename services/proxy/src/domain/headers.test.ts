@@ -45,7 +45,22 @@ describe('filterRequestHeaders', () => {
 describe('filterResponseHeaders', () => {
   it('keeps repeated headers such as set-cookie as separate entries in PSP order', () => {
     const out = filterResponseHeaders(
-      pairRawHeaders(['Set-Cookie', 'a=1', 'Content-Type', 'text/plain', 'Set-Cookie', 'b=2', 'Content-Length', '5', 'Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked']),
+      pairRawHeaders([
+        'Set-Cookie',
+        'a=1',
+        'Content-Type',
+        'text/plain',
+        'Set-Cookie',
+        'b=2',
+        'Content-Length',
+        '5',
+        'Connection',
+        'keep-alive',
+        'Keep-Alive',
+        'timeout=5',
+        'Transfer-Encoding',
+        'chunked',
+      ]),
     );
     expect(out).toEqual([h('Set-Cookie', 'a=1'), h('Content-Type', 'text/plain'), h('Set-Cookie', 'b=2')]);
   });
@@ -53,7 +68,9 @@ describe('filterResponseHeaders', () => {
 
 describe('findContentType', () => {
   it('finds the content type whatever the case of its name', () => {
-    expect(findContentType([h('X', '1'), h('CONTENT-type', 'application/x-www-form-urlencoded')])).toBe('application/x-www-form-urlencoded');
+    expect(findContentType([h('X', '1'), h('CONTENT-type', 'application/x-www-form-urlencoded')])).toBe(
+      'application/x-www-form-urlencoded',
+    );
     expect(findContentType([])).toBe('');
   });
 });

@@ -23,7 +23,13 @@ async function startServer(host: string, handler: http.RequestListener = (_req, 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      state.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+      state.requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      });
       handler(req, res);
     });
   });
@@ -45,7 +51,13 @@ const egresses: PspEgress[] = [];
 const servers: TestServer[] = [];
 
 function egress(overrides: Partial<EgressOptions> = {}): PspEgress {
-  const e = createPspEgress({ connectTimeoutMs: 2000, timeoutMs: 3000, maxResponseBytes: 1024 * 1024, allowlist: ALLOW_127_0_0_1, ...overrides });
+  const e = createPspEgress({
+    connectTimeoutMs: 2000,
+    timeoutMs: 3000,
+    maxResponseBytes: 1024 * 1024,
+    allowlist: ALLOW_127_0_0_1,
+    ...overrides,
+  });
   egresses.push(e);
   return e;
 }
@@ -135,9 +147,15 @@ describe('sendToPsp destination enforcement', () => {
 
   it('the connector hands out a socket whose peer is allowed', async () => {
     const psp = await server('127.0.0.1');
-    const connect = createSafeConnector({ allowlist: ALLOW_127_0_0_1, resolve: async () => [{ address: '127.0.0.1', family: 4 }], connectTimeoutMs: 2000 });
+    const connect = createSafeConnector({
+      allowlist: ALLOW_127_0_0_1,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+      connectTimeoutMs: 2000,
+    });
     const result = await new Promise<{ err: Error | null; socket: net.Socket | null }>((resolve) => {
-      connect({ hostname: 'psp.test', protocol: 'http:', port: String(psp.port) }, (err, s) => resolve({ err, socket: s as net.Socket | null }));
+      connect({ hostname: 'psp.test', protocol: 'http:', port: String(psp.port) }, (err, s) =>
+        resolve({ err, socket: s as net.Socket | null }),
+      );
     });
     expect(result.err).toBeNull();
     expect(result.socket?.remoteAddress).toBe('127.0.0.1');

@@ -65,10 +65,10 @@ export function createSafeConnector(opts: SafeConnectorOptions): buildConnector.
   const connect =
     opts.baseConnector ??
     buildConnector({
-    timeout: opts.connectTimeoutMs,
-    lookup: createSafeLookup(opts.allowlist, opts.resolve),
-    ...(opts.tls ?? {}),
-  });
+      timeout: opts.connectTimeoutMs,
+      lookup: createSafeLookup(opts.allowlist, opts.resolve),
+      ...(opts.tls ?? {}),
+    });
   return (options, callback) => {
     if (isIP(options.hostname) !== 0) {
       try {

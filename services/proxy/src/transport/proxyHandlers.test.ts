@@ -84,7 +84,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      pspSeen.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], body: Buffer.concat(chunks).toString() });
+      pspSeen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        contentType: req.headers['content-type'],
+        body: Buffer.concat(chunks).toString(),
+      });
       res.writeHead(201, [
         ['Content-Type', 'application/json'],
         ['Set-Cookie', 'a=1'],
@@ -110,7 +115,12 @@ beforeAll(async () => {
     },
   });
   vault = createVaultPort(vaultAddress, 2000);
-  egress = createPspEgress({ connectTimeoutMs: 2000, timeoutMs: 5000, maxResponseBytes: 1 << 20, allowlist: parseCidrList(['127.0.0.1/32']) });
+  egress = createPspEgress({
+    connectTimeoutMs: 2000,
+    timeoutMs: 5000,
+    maxResponseBytes: 1 << 20,
+    allowlist: parseCidrList(['127.0.0.1/32']),
+  });
   proxyServer = new grpc.Server(SERVER_OPTIONS);
   proxyServer.addService(proxyService, createProxyHandlers({ egress, vault, logger: pino({ level: 'info' }, stream) }));
   client = createProxyClient(await bind(proxyServer));
@@ -190,7 +200,13 @@ describe('Forward', () => {
     await forward(forwardRequest());
     const text = logLines.join('');
     const line = JSON.parse(logLines.find((l) => l.includes('psp exchange')) ?? '{}') as Record<string, unknown>;
-    expect(line).toMatchObject({ requestId: 'req_test_1', merchantId: 'mer_1', pspHost: `127.0.0.1:${pspPort}`, method: 'POST', status: 201 });
+    expect(line).toMatchObject({
+      requestId: 'req_test_1',
+      merchantId: 'mer_1',
+      pspHost: `127.0.0.1:${pspPort}`,
+      method: 'POST',
+      status: 201,
+    });
     expect(text).not.toContain('qs-secret');
     expect(text).not.toContain('psp-secret-key');
     expect(text).not.toContain('4242424242424242');

@@ -19,7 +19,10 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
   return {
     async render(input, requestId) {
       try {
-        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, input, { timeoutMs, ...(requestId ? { requestId } : {}) });
+        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, input, {
+          timeoutMs,
+          ...(requestId ? { requestId } : {}),
+        });
         return Buffer.from(res.body);
       } catch (err) {
         // token_not_found, cvv_unavailable and friends come back as the vault raised them.

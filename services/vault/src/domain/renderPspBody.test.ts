@@ -13,18 +13,14 @@ describe('renderPspBody', () => {
     expect(renderPspBody('[CARD_EXPIRY_MONTH]/[CARD_EXPIRY_MONTH]', { ...values, expiryMonth: 11 }, 'text/plain')).toBe('11/11');
   });
 
-  it.each([
-    'He said "hi"',
-    'back\\slash\\',
-    'line\nbreak\r\ttab',
-    'Zoë Ñúñez 李小龍 👩‍💻',
-    '\u0000\u001f control',
-    '</script>\u2028',
-  ])('JSON-escapes a holder name so the body still parses: %p', (holderName) => {
-    const template = '{"card":{"number":"[CARD_NUMBER]","name":"[CARD_HOLDER]","exp":"[CARD_EXPIRY_MONTH]/[CARD_EXPIRY_YEAR]"}}';
-    const body = renderPspBody(template, { ...values, holderName }, 'application/json');
-    expect(JSON.parse(body)).toEqual({ card: { number: '4242424242424242', name: holderName, exp: '03/2031' } });
-  });
+  it.each(['He said "hi"', 'back\\slash\\', 'line\nbreak\r\ttab', 'Zoë Ñúñez 李小龍 👩‍💻', '\u0000\u001f control', '</script>\u2028'])(
+    'JSON-escapes a holder name so the body still parses: %p',
+    (holderName) => {
+      const template = '{"card":{"number":"[CARD_NUMBER]","name":"[CARD_HOLDER]","exp":"[CARD_EXPIRY_MONTH]/[CARD_EXPIRY_YEAR]"}}';
+      const body = renderPspBody(template, { ...values, holderName }, 'application/json');
+      expect(JSON.parse(body)).toEqual({ card: { number: '4242424242424242', name: holderName, exp: '03/2031' } });
+    },
+  );
 
   it.each(['application/json', 'Application/JSON; charset=utf-8', 'application/vnd.api+json', 'application/problem+json ; q=1'])(
     'treats %p as JSON',
@@ -35,7 +31,11 @@ describe('renderPspBody', () => {
 
   it('form-encodes values for application/x-www-form-urlencoded, spaces as +', () => {
     const holderName = "O'Brien & Sons = 100% café+";
-    const body = renderPspBody('number=[CARD_NUMBER]&name=[CARD_HOLDER]&cvc=[CARD_CVV]', { ...values, holderName }, 'application/x-www-form-urlencoded; charset=UTF-8');
+    const body = renderPspBody(
+      'number=[CARD_NUMBER]&name=[CARD_HOLDER]&cvc=[CARD_CVV]',
+      { ...values, holderName },
+      'application/x-www-form-urlencoded; charset=UTF-8',
+    );
     expect(body).toBe("number=4242424242424242&name=O'Brien+%26+Sons+%3D+100%25+caf%C3%A9%2B&cvc=123");
     const parsed = new URLSearchParams(body);
     expect(parsed.get('name')).toBe(holderName);
@@ -43,16 +43,22 @@ describe('renderPspBody', () => {
   });
 
   it('form-encodes a holder name with a lone surrogate instead of throwing', () => {
-    expect(renderPspBody('n=[CARD_HOLDER]', { ...values, holderName: 'a\uD800b' }, 'application/x-www-form-urlencoded')).toBe('n=a%EF%BF%BDb');
+    expect(renderPspBody('n=[CARD_HOLDER]', { ...values, holderName: 'a\uD800b' }, 'application/x-www-form-urlencoded')).toBe(
+      'n=a%EF%BF%BDb',
+    );
   });
 
   it.each(['text/xml', 'application/xml', '', 'multipart/form-data; boundary=x'])('inserts values raw for %p', (contentType) => {
-    expect(renderPspBody('<name>[CARD_HOLDER]</name>', { ...values, holderName: 'A "B" & C\\' }, contentType)).toBe('<name>A "B" & C\\</name>');
+    expect(renderPspBody('<name>[CARD_HOLDER]</name>', { ...values, holderName: 'A "B" & C\\' }, contentType)).toBe(
+      '<name>A "B" & C\\</name>',
+    );
   });
 
   it('leaves unknown bracketed text alone', () => {
     const template = '[CARD_PIN] [card_number] [CARD_NUMBER [ CARD_NUMBER] [] [[CARD_NUMBER]]';
-    expect(renderPspBody(template, values, 'text/plain')).toBe('[CARD_PIN] [card_number] [CARD_NUMBER [ CARD_NUMBER] [] [4242424242424242]');
+    expect(renderPspBody(template, values, 'text/plain')).toBe(
+      '[CARD_PIN] [card_number] [CARD_NUMBER [ CARD_NUMBER] [] [4242424242424242]',
+    );
   });
 
   it('does not substitute inside substituted values', () => {

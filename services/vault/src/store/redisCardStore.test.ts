@@ -91,7 +91,9 @@ describe('RedisCardStore against a real redis-server', () => {
     expect(err).toBeInstanceOf(TesseraError);
     expect((err as TesseraError).code).toBe('service_unavailable');
     expect((err as TesseraError).status).toBe(503);
-    await expect(store.save({ token: generateToken(), card: aStoredCard(), cardTtlMs: 1000 })).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(store.save({ token: generateToken(), card: aStoredCard(), cardTtlMs: 1000 })).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
     expect(await store.ping()).toMatchObject({ ok: false });
     expect(Date.now() - started).toBeLessThan(2000);
     await store.close();

@@ -40,11 +40,9 @@ function waitForPort(port: number, timeoutMs: number): Promise<void> {
 /** A private, throw-away redis-server on a free loopback port: never the machine's Redis. */
 export async function startRedisServer(): Promise<RedisServerHandle> {
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await waitForPort(port, 5000);
   return {

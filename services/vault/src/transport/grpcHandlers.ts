@@ -9,11 +9,7 @@ type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
  * Wraps a use case: request id on every log line, errors through toGrpcError. Requests and
  * replies are never logged — they carry card data or rendered bodies.
  */
-function unary<Req, Res>(
-  rpc: string,
-  logger: Logger,
-  handle: (request: Req) => Promise<Res>,
-): Unary<Req, Res> {
+function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => Promise<Res>): Unary<Req, Res> {
   return (call, callback) => {
     const log = logger.child({ rpc, requestId: requestIdFromMetadata(call.metadata) });
     const started = process.hrtime.bigint();

@@ -82,7 +82,14 @@ describe('the vault gRPC server (memory store)', () => {
       expiryYear: 2032,
       cvv: '321',
     });
-    expect(created).toMatchObject({ last4: '4444', brand: 'mastercard', expiryMonth: 9, expiryYear: 2032, cvvAvailable: true, holderNameAvailable: true });
+    expect(created).toMatchObject({
+      last4: '4444',
+      brand: 'mastercard',
+      expiryMonth: 9,
+      expiryYear: 2032,
+      cvvAvailable: true,
+      holderNameAvailable: true,
+    });
     expect(created.token).toMatch(/^tok\./);
 
     const read = await rpc.getToken({ merchantId: 'merchant_a', token: created.token });
@@ -94,7 +101,9 @@ describe('the vault gRPC server (memory store)', () => {
       template: 'card[number]=[CARD_NUMBER]&card[exp]=[CARD_EXPIRY_MONTH]%2F[CARD_EXPIRY_YEAR]&card[cvc]=[CARD_CVV]&name=[CARD_HOLDER]',
       contentType: 'application/x-www-form-urlencoded',
     });
-    expect(Buffer.from(rendered.body as Buffer).toString('utf8')).toBe(`card[number]=${PAN}&card[exp]=09%2F2032&card[cvc]=321&name=Grace+Hopper`);
+    expect(Buffer.from(rendered.body as Buffer).toString('utf8')).toBe(
+      `card[number]=${PAN}&card[exp]=09%2F2032&card[cvc]=321&name=Grace+Hopper`,
+    );
 
     await rpc.deleteToken({ merchantId: 'merchant_a', token: created.token });
     const gone = await failure(rpc.getToken({ merchantId: 'merchant_a', token: created.token }));
@@ -102,7 +111,14 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('answers 404 token_not_found to another merchant', async () => {
-    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' });
+    const { token } = await rpc.tokenize({
+      merchantId: 'merchant_a',
+      number: PAN,
+      holderName: '',
+      expiryMonth: 1,
+      expiryYear: 2033,
+      cvv: '',
+    });
     for (const attempt of [
       rpc.getToken({ merchantId: 'merchant_b', token }),
       rpc.render({ merchantId: 'merchant_b', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
@@ -114,13 +130,24 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('carries validation errors with their code and param', async () => {
-    const err = await failure(rpc.tokenize({ merchantId: 'merchant_a', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }));
+    const err = await failure(
+      rpc.tokenize({ merchantId: 'merchant_a', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }),
+    );
     expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number', status: 400 });
   });
 
   it('carries 422 errors for placeholders whose data is missing', async () => {
-    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' });
-    const err = await failure(rpc.render({ merchantId: 'merchant_a', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }));
+    const { token } = await rpc.tokenize({
+      merchantId: 'merchant_a',
+      number: PAN,
+      holderName: '',
+      expiryMonth: 1,
+      expiryYear: 2033,
+      cvv: '',
+    });
+    const err = await failure(
+      rpc.render({ merchantId: 'merchant_a', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }),
+    );
     expect(err).toMatchObject({ code: 'cvv_unavailable', status: 422 });
   });
 
@@ -130,8 +157,14 @@ describe('the vault gRPC server (memory store)', () => {
 
   it('logs the request id on every line and never the card number, CVV, holder name or rendered body', async () => {
     logLines.length = 0;
-    const { token } = await rpc.tokenize({ merchantId: 'merchant_a', number: PAN, holderName: 'Alan Turing', expiryMonth: 2, expiryYear: 2034, cvv: '987' }, 'req-log-1');
-    await rpc.render({ merchantId: 'merchant_a', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' }, 'req-log-2');
+    const { token } = await rpc.tokenize(
+      { merchantId: 'merchant_a', number: PAN, holderName: 'Alan Turing', expiryMonth: 2, expiryYear: 2034, cvv: '987' },
+      'req-log-1',
+    );
+    await rpc.render(
+      { merchantId: 'merchant_a', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' },
+      'req-log-2',
+    );
     await failure(rpc.getToken({ merchantId: 'merchant_b', token }, 'req-log-3'));
     expect(logLines.length).toBeGreaterThanOrEqual(3);
     for (const line of logLines) {
