@@ -1,7 +1,8 @@
 /** @type {import('jest').Config} */
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+// Type checking is done once by `npm run lint` (tsc); tests only transpile, which keeps them fast.
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: { '^@tessera/(common|protos)$': '<rootDir>/packages/$1/src' },
   testEnvironment: 'node',
 };

@@ -4,3 +4,4 @@ export * from './config';
 export * from './logger';
 export * from './devSecrets';
 export * from './card';
+export * from './net/cidr';

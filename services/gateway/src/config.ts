@@ -1,9 +1,8 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { env, loadOrCreateDevSecret, parseConfig, type Logger } from '@tessera/common';
+import { env, loadOrCreateDevSecret, parseConfig, type Logger, parseCidr } from '@tessera/common';
 import { isApiKeyFormat } from './domain/apiKeys';
-import { parseCidr } from './domain/cidr';
 
 export const MIN_PEPPER_LENGTH = 32;
 

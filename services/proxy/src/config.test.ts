@@ -17,12 +17,12 @@ describe('proxy config', () => {
 
   it('parses PSP_ALLOWED_CIDRS as a comma-separated list of IPv4 and IPv6 CIDRs', () => {
     const config = parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32, ::1/128' });
-    expect(config.PSP_ALLOWED_CIDRS.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['127.0.0.1/32', '::1/128']);
+    expect(config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`)).toEqual(['127.0.0.1/32', '::1/128']);
   });
 
   it('rejects a malformed CIDR at start-up, naming the variable', () => {
     expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32,localhost' })).toThrow(ConfigError);
-    expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1' })).toThrow(/PSP_ALLOWED_CIDRS/);
+    expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '10.0.0.0/33' })).toThrow(/PSP_ALLOWED_CIDRS/);
   });
 
   it('rejects non-numeric timeouts', () => {

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   });
   if (config.PSP_ALLOWED_CIDRS.length > 0) {
     logger.warn(
-      { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(([ip, bits]) => `${ip.toString()}/${bits}`) },
+      { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`) },
       'non-public PSP ranges allowed',
     );
   }

@@ -4,10 +4,9 @@
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '@tessera/common';
+import { ConfigError, canonicalCidr } from '@tessera/common';
 import { parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from '../config';
 import { isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
-import { canonicalCidr } from '../domain/cidr';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
 
 const USAGE = `Usage: npm run keys -- <command> [options]

@@ -1,5 +1,5 @@
-import { parseCidrList } from './cidr';
 import { resolveClientIp } from './clientIp';
+import { parseCidrList } from '@tessera/common';
 
 describe('client IP resolution', () => {
   const proxies = parseCidrList(['10.0.0.0/8', 'fd00::/8']);

@@ -1,4 +1,4 @@
-import { ipInCidrs, normalizeIp, type Cidr } from './cidr';
+import { ipInCidrs, normalizeIp, type Cidr } from '@tessera/common';
 
 /** X-Forwarded-For entries sometimes carry a port (`1.2.3.4:5678`, `[::1]:80`). */
 function stripPort(entry: string): string {

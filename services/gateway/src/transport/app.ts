@@ -1,6 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { TesseraError, type Logger } from '@tessera/common';
-import { parseCidrList } from '../domain/cidr';
+import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';

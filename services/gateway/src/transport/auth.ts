@@ -1,7 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { TesseraError, type Logger } from '@tessera/common';
+import { TesseraError, type Logger, ipInCidrs, parseCidrList, type Cidr } from '@tessera/common';
 import { digestsEqual, hashApiKey, modeOfApiKey } from '../domain/apiKeys';
-import { ipInCidrs, parseCidrList, type Cidr } from '../domain/cidr';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { contextOf } from './requestContext';

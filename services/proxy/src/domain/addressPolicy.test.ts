@@ -100,7 +100,14 @@ describe('parseCidrList and isAddressAllowed', () => {
     expect(isAddressAllowed('127.0.0.1', parseCidrList(['::/0']))).toBe(false);
   });
 
-  it.each(['127.0.0.1', '10.0.0.0/33', '127.1/8', 'fe80::/129', 'nonsense/8', ''])('rejects the malformed entry %j', (entry) => {
+  it('takes a bare address as a single host', () => {
+    const list = parseCidrList(['127.0.0.1', '::1']);
+    expect(isAddressAllowed('127.0.0.1', list)).toBe(true);
+    expect(isAddressAllowed('127.0.0.2', list)).toBe(false);
+    expect(isAddressAllowed('::1', list)).toBe(true);
+  });
+
+  it.each(['10.0.0.0/33', '127.1/8', 'fe80::/129', 'nonsense/8', ''])('rejects the malformed entry %j', (entry) => {
     expect(() => parseCidrList([entry])).toThrow(/not a valid IPv4\/IPv6 CIDR/);
   });
 });

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { ipInCidrs, parseCidr, type Cidr } from '@tessera/common';
 
 /**
  * Which outbound addresses the proxy may connect to. The proxy is the only service with
@@ -7,7 +8,7 @@ import ipaddr from 'ipaddr.js';
  */
 
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
-export type Cidr = readonly [IpAddress, number];
+export type { Cidr };
 
 export interface AddressClass {
   /** ipaddr.js range name, or our own name for ranges it does not know. */
@@ -50,7 +51,7 @@ export function describeRange(range: string): string {
 }
 
 /** 2000::/3 is the only IPv6 space IANA allocates for global unicast (RFC 4291 section 2.4). */
-const IPV6_GLOBAL_UNICAST: Cidr = [ipaddr.IPv6.parse('2000::'), 3];
+const IPV6_GLOBAL_UNICAST = { address: ipaddr.IPv6.parse('2000::'), bits: 3 };
 
 function parseAddress(address: string): IpAddress | undefined {
   // ipaddr.process() turns ::ffff:a.b.c.d into a.b.c.d, so a mapped loopback is judged as loopback.
@@ -67,7 +68,7 @@ export function classifyAddress(address: string): AddressClass {
   if (ip === undefined) return { range: 'invalid', globalUnicast: false };
   const range = ip.range();
   if (range !== 'unicast') return { range, globalUnicast: false };
-  if (ip.kind() === 'ipv6' && !ip.match(IPV6_GLOBAL_UNICAST[0], IPV6_GLOBAL_UNICAST[1])) {
+  if (ip.kind() === 'ipv6' && !ip.match(IPV6_GLOBAL_UNICAST.address, IPV6_GLOBAL_UNICAST.bits)) {
     return { range: 'notGlobal', globalUnicast: false };
   }
   return { range, globalUnicast: true };
@@ -79,23 +80,15 @@ export function classifyAddress(address: string): AddressClass {
  */
 export function parseCidrList(entries: readonly string[]): Cidr[] {
   return entries.map((entry) => {
-    const text = entry.trim();
-    // Plain four-part IPv4 only: "10.1/8" style shorthand is too easy to misread in config.
-    const valid = text.includes(':') ? ipaddr.IPv6.isValidCIDR(text) : ipaddr.IPv4.isValidCIDRFourPartDecimal(text);
-    if (!valid) throw new Error(`not a valid IPv4/IPv6 CIDR: ${JSON.stringify(entry)}`);
-    const [ip, bits] = ipaddr.parseCIDR(text);
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
-      return [(ip as ipaddr.IPv6).toIPv4Address(), bits - 96] as const;
-    }
-    return [ip, bits] as const;
+    const cidr = parseCidr(entry);
+    if (cidr === undefined) throw new Error(`not a valid IPv4/IPv6 CIDR: ${JSON.stringify(entry)}`);
+    return cidr;
   });
 }
 
 /** True when the address lies inside one of the operator's explicitly allowed CIDRs. */
 export function isAddressAllowed(address: string, allowlist: readonly Cidr[]): boolean {
-  const ip = parseAddress(address);
-  if (ip === undefined) return false;
-  return allowlist.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
+  return ipInCidrs(address, allowlist);
 }
 
 /** On refusal, `description` is a phrase such as "a loopback address" for the error message. */
