@@ -15,6 +15,8 @@ export type { RenderResponse__Output as RenderResponse } from './generated/tesse
 export type { ForwardRequest, ForwardRequest__Output } from './generated/tessera/proxy/v1/ForwardRequest';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
+export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
+export type { DryRunResponse, DryRunResponse__Output } from './generated/tessera/proxy/v1/DryRunResponse';
 
 /** Works from both src/ (tests) and dist/ (built code): both sit two levels below the package. */
 export const PROTO_ROOT = path.resolve(__dirname, '../../../proto');

@@ -120,6 +120,21 @@ describe('Vault', () => {
     await store.close();
   });
 
+  it('previews a body with masked card values, and lists the CVV as unfillable once it has expired', async () => {
+    let now = Date.parse('2025-03-01T00:00:00Z');
+    const { vault, store } = setup({ now: () => now });
+    const { token } = await vault.tokenize(aCard());
+    const template = '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]","h":"[CARD_HOLDER]","x":"[CARD_NUMBR]"}';
+    const before = await vault.preview('merchant_a', token, template, JSON_TYPE);
+    expect(JSON.parse(before.body)).toEqual({ n: '424242******4242', c: '***', h: 'A*** L***', x: '[CARD_NUMBR]' });
+    expect(before.unknown).toEqual(['[CARD_NUMBR]']);
+    now += 3600 * 1000;
+    const after = await vault.preview('merchant_a', token, template, JSON_TYPE);
+    expect(after.unfillable).toEqual([{ placeholder: '[CARD_CVV]', code: 'cvv_unavailable' }]);
+    expect(await codeOf(vault.preview('merchant_b', token, template, JSON_TYPE))).toBe('token_not_found');
+    await store.close();
+  });
+
   it('keeps the card until the end of its expiry month plus the grace period', async () => {
     let now = Date.parse('2025-03-01T00:00:00Z');
     const { vault, store } = setup({ now: () => now });

@@ -12,6 +12,7 @@ import {
 import { openRecord, sealRecord, type EnvelopeContext, type Envelope } from './domain/envelope';
 import type { KeyRing } from './domain/keyRing';
 import { renderPspBody, templateUses } from './domain/renderPspBody';
+import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
 import { generateToken, isTokenShaped } from './domain/token';
 import type { CardStore, StoreHealth } from './store/cardStore';
 
@@ -74,9 +75,12 @@ export class Vault {
     const card = await this.cardOf(merchantId, token);
     const secret = this.openCardSecret(merchantId, token, card.sealed);
     let cvv: string | undefined;
-    // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible.
+    // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible,
+    // and it is consumed by that first use (GETDEL): PCI DSS 3.3.1.2 forbids keeping it after
+    // authorization. Failures that do not depend on the CVV are raised first so they cannot burn it.
     if (templateUses(template, 'CARD_CVV')) {
-      const record = await this.store.getCvv(token);
+      if (templateUses(template, 'CARD_HOLDER') && secret.holderName === '') throw new TesseraError('holder_name_unavailable');
+      const record = await this.store.takeCvv(token);
       cvv = record === null ? undefined : this.open({ merchantId, token, kind: 'cvv' }, record.sealed);
     }
     const body = renderPspBody(
@@ -85,6 +89,27 @@ export class Vault {
       contentType,
     );
     return Buffer.from(body, 'utf8');
+  }
+
+  /**
+   * The masked counterpart of render, for dry runs: nothing in the result is card data beyond
+   * first 6 / last 4. The CVV is never decrypted; only its presence matters.
+   */
+  async preview(merchantId: string, token: string, template: string, contentType: string): Promise<PspBodyPreview> {
+    const card = await this.cardOf(merchantId, token);
+    const secret = this.openCardSecret(merchantId, token, card.sealed);
+    const cvvPresent = templateUses(template, 'CARD_CVV') && (await this.store.hasCvv(token));
+    return previewPspBody(
+      template,
+      {
+        number: secret.number,
+        holderName: secret.holderName,
+        expiryMonth: card.expiryMonth,
+        expiryYear: card.expiryYear,
+        cvv: cvvPresent ? 'present' : undefined,
+      },
+      contentType,
+    );
   }
 
   async ready(): Promise<StoreHealth> {

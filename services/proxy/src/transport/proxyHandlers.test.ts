@@ -13,6 +13,7 @@ import {
   vaultService,
   type ForwardRequest,
   type ForwardResponse__Output,
+  type DryRunResponse__Output,
   type ProxyClient,
   type RenderRequest,
   type VaultHandlers,
@@ -54,6 +55,7 @@ let vault: VaultPort;
 let egress: PspEgress;
 let client: ProxyClient;
 let renderCalls: RenderCall[];
+let previewCalls: RenderRequest[];
 let logLines: string[];
 let psp: http.Server;
 let pspPort: number;
@@ -72,6 +74,19 @@ beforeAll(async () => {
         return;
       }
       callback(null, { body: Buffer.from(call.request.template.replace('[CARD_NUMBER]', '4242424242424242')) });
+    },
+    Preview(call, callback) {
+      previewCalls.push(call.request);
+      if (call.request.token === 'tok.missing') {
+        callback(toGrpcError(new TesseraError('token_not_found')));
+        return;
+      }
+      callback(null, {
+        body: call.request.template.replace('[CARD_NUMBER]', '424242******4242'),
+        filled: ['[CARD_NUMBER]'],
+        unfillable: [{ placeholder: '[CARD_CVV]', code: 'cvv_unavailable' }],
+        unknown: [],
+      });
     },
     Ready(_call, callback) {
       callback(null, { ready: true, detail: '' });
@@ -128,6 +143,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   renderCalls = [];
+  previewCalls = [];
   logLines = [];
   pspSeen = [];
   forbiddenConnections = 0;
@@ -254,6 +270,61 @@ describe('Forward', () => {
     const err = await forwardError(forwardRequest({ method: 'TRACE' }));
     expect(err.code).toBe('parameter_invalid');
     expect(err.param).toBe('method');
+  });
+});
+
+describe('DryRun', () => {
+  function dryRun(req: ForwardRequest): Promise<DryRunResponse__Output> {
+    return callUnary(client, client.DryRun, req, { timeoutMs: 10_000, requestId: 'req_dry_1' });
+  }
+
+  it('returns the masked request and an allowed verdict without rendering or contacting the PSP', async () => {
+    const res = await dryRun(forwardRequest());
+    expect(res).toMatchObject({
+      method: 'POST',
+      url: `http://127.0.0.1:${pspPort}/charges?api_secret=qs-secret`,
+      hasBody: true,
+      destinationAllowed: true,
+      destinationErrorCode: '',
+    });
+    expect(res.headers).toEqual([
+      { name: 'Authorization', value: 'Bearer ***' },
+      { name: 'Content-Type', value: 'application/json' },
+    ]);
+    expect(res.preview).toEqual({
+      body: '{"card":"424242******4242"}',
+      filled: ['[CARD_NUMBER]'],
+      unfillable: [{ placeholder: '[CARD_CVV]', code: 'cvv_unavailable' }],
+      unknown: [],
+    });
+    expect(previewCalls).toEqual([
+      { merchantId: 'mer_1', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
+    ]);
+    expect(renderCalls).toHaveLength(0);
+    expect(pspSeen).toHaveLength(0);
+  });
+
+  it('reports a forbidden destination as a verdict, still previews the body, and never connects', async () => {
+    const res = await dryRun(forwardRequest({ url: `http://127.0.0.2:${forbiddenPort}/charges` }));
+    expect(res.destinationAllowed).toBe(false);
+    expect(res.destinationErrorCode).toBe('psp_destination_forbidden');
+    expect(res.destinationErrorMessage).toBe('pspUrl points to a loopback address.');
+    expect(res.preview?.body).toBe('{"card":"424242******4242"}');
+    expect(forbiddenConnections).toBe(0);
+  });
+
+  it('fails like Forward on a bad method or an unknown token', async () => {
+    const bad = await callUnary(client, client.DryRun, forwardRequest({ method: 'TRACE' }), { timeoutMs: 10_000 }).catch(errorFromGrpc);
+    expect((bad as TesseraError).code).toBe('parameter_invalid');
+    const missing = await dryRun(forwardRequest({ token: 'tok.missing' })).catch(errorFromGrpc);
+    expect((missing as TesseraError).code).toBe('token_not_found');
+  });
+
+  it('skips the vault when there is no body', async () => {
+    const res = await dryRun(forwardRequest({ method: 'GET', hasBody: false, bodyTemplate: '' }));
+    expect(res.hasBody).toBe(false);
+    expect(res.preview).toBeNull();
+    expect(previewCalls).toHaveLength(0);
   });
 });
 

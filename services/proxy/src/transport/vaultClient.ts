@@ -1,4 +1,11 @@
-import { callUnary, createVaultClient, type RenderRequest, type RenderResponse, type VaultClient } from '@tessera/protos';
+import {
+  callUnary,
+  createVaultClient,
+  type PreviewResponse__Output,
+  type RenderRequest,
+  type RenderResponse,
+  type VaultClient,
+} from '@tessera/protos';
 import { errorFromGrpc } from '@tessera/common';
 
 export interface RenderInput {
@@ -11,6 +18,8 @@ export interface RenderInput {
 /** The proxy's view of the vault: render a body, and say whether the vault is up. */
 export interface VaultPort {
   render(input: RenderInput, requestId?: string): Promise<Buffer>;
+  /** The masked render of a dry run: no clear card data in the answer. */
+  preview(input: RenderInput, requestId?: string): Promise<PreviewResponse__Output>;
   ready(): Promise<{ ready: boolean; detail: string }>;
   close(): void;
 }
@@ -26,6 +35,16 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         return Buffer.from(res.body);
       } catch (err) {
         // token_not_found, cvv_unavailable and friends come back as the vault raised them.
+        throw errorFromGrpc(err);
+      }
+    },
+    async preview(input, requestId) {
+      try {
+        return await callUnary<RenderRequest, PreviewResponse__Output>(client, client.Preview, input, {
+          timeoutMs,
+          ...(requestId ? { requestId } : {}),
+        });
+      } catch (err) {
         throw errorFromGrpc(err);
       }
     },

@@ -34,7 +34,7 @@ function wellFormed(value: string): string {
   return value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
-function encode(value: string, encoding: BodyEncoding): string {
+export function encode(value: string, encoding: BodyEncoding): string {
   switch (encoding) {
     case 'json':
       // Escapes quotes, backslashes and control characters so the value stays inside its JSON string.

@@ -49,6 +49,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger): VaultHandlers
     Render: unary('Render', logger, async (req) => ({
       body: await vault.render(req.merchantId, req.token, req.template, req.contentType),
     })),
+    Preview: unary('Preview', logger, (req) => vault.preview(req.merchantId, req.token, req.template, req.contentType)),
     Ready: unary('Ready', logger, async () => {
       const health = await vault.ready();
       return { ready: health.ok, detail: health.detail };

@@ -1,0 +1,63 @@
+import { TesseraError, type Logger } from '@tessera/common';
+import type { DryRunResponse, ForwardRequest__Output } from '@tessera/protos';
+import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
+import { filterRequestHeaders, findContentType } from '../domain/headers';
+import { maskCredentialHeaders } from '../domain/maskHeaders';
+import { parsePspMethod } from '../domain/method';
+import { checkDestinationAddresses, type PspEgress } from '../egress/pspEgress';
+import type { VaultPort } from '../transport/vaultClient';
+
+export interface DryRunDeps {
+  egress: PspEgress;
+  vault: Pick<VaultPort, 'preview'>;
+  logger: Logger;
+}
+
+/** Destination errors a dry run reports as a verdict rather than failing with. */
+const DESTINATION_VERDICTS = new Set(['psp_destination_forbidden', 'psp_unreachable']);
+
+/**
+ * Everything forwardToPsp does before sending, and nothing after: the same method, header and
+ * destination checks (DNS included), and a masked preview from the vault instead of a render.
+ * No connection to the PSP is opened and no clear card data exists in this process.
+ *
+ * A refused destination is part of the answer (the point of a dry run is to see every problem
+ * at once); malformed input (bad method, header, URL) and vault errors such as token_not_found
+ * fail the call as they would fail Forward.
+ */
+export async function dryRunForward(
+  deps: DryRunDeps,
+  input: ForwardRequest__Output,
+  ctx: { requestId?: string } = {},
+): Promise<DryRunResponse> {
+  const method = parsePspMethod(input.method);
+  const headers = filterRequestHeaders(input.headers);
+  let destinationError: TesseraError | undefined;
+  try {
+    const destination = checkDestinationUrl(input.url, parseMode(input.mode));
+    await checkDestinationAddresses(deps.egress, destination);
+  } catch (err) {
+    if (!(err instanceof TesseraError) || !DESTINATION_VERDICTS.has(err.code)) throw err;
+    destinationError = err;
+  }
+  const preview = input.hasBody
+    ? await deps.vault.preview(
+        { merchantId: input.merchantId, token: input.token, template: input.bodyTemplate, contentType: findContentType(headers) },
+        ctx.requestId,
+      )
+    : null;
+  deps.logger.info(
+    { requestId: ctx.requestId, merchantId: input.merchantId, method, destinationAllowed: destinationError === undefined },
+    'dry run',
+  );
+  return {
+    method,
+    url: input.url,
+    headers: maskCredentialHeaders(headers),
+    hasBody: input.hasBody,
+    preview,
+    destinationAllowed: destinationError === undefined,
+    destinationErrorCode: destinationError?.code ?? '',
+    destinationErrorMessage: destinationError?.message ?? '',
+  };
+}
