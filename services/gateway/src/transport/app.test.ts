@@ -1,6 +1,13 @@
 import pino from 'pino';
 import { createLogger, TesseraError, type Logger } from '@tessera/common';
-import type { ForwardRequest__Output, ForwardResponse__Output, TokenizeRequest, TokenRecord__Output, TokenRef } from '@tessera/protos';
+import type {
+  DryRunResponse__Output,
+  ForwardRequest__Output,
+  ForwardResponse__Output,
+  TokenizeRequest,
+  TokenRecord__Output,
+  TokenRef,
+} from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { startApp, type RunningApp } from '../testing/http';
@@ -64,6 +71,21 @@ class FakeProxy implements ProxyApi {
     this.calls.push({ request, requestId: ctx.requestId });
     if (this.failWith) throw this.failWith;
     return this.response;
+  }
+  dryRunResponse: DryRunResponse__Output = {
+    method: 'POST',
+    url: 'https://psp.example/charges',
+    headers: [{ name: 'content-type', value: 'application/json' }],
+    hasBody: true,
+    preview: { body: '{"card":"424242******4242"}', filled: ['[CARD_NUMBER]'], unfillable: [], unknown: [] },
+    destinationAllowed: true,
+    destinationErrorCode: '',
+    destinationErrorMessage: '',
+  };
+  async dryRun(request: ForwardRequest__Output, ctx: { requestId: string }) {
+    this.calls.push({ request, requestId: ctx.requestId });
+    if (this.failWith) throw this.failWith;
+    return this.dryRunResponse;
   }
   async ready() {
     return this.readyResult;
@@ -414,7 +436,7 @@ describe('gateway HTTP app', () => {
       expect(h.proxy.calls[0]?.request).toMatchObject({ method: 'GET', bodyTemplate: '', hasBody: false });
     });
 
-    it('returns the PSP status, every header (repeats kept) and the exact body bytes, adding only x-request-id', async () => {
+    it('returns the PSP status, every header (repeats kept) and the exact body bytes, adding only the request id and timing headers', async () => {
       const body = Buffer.from([0x7b, 0x22, 0xff, 0x00, 0x22, 0x7d]);
       h.proxy.response = {
         status: 402,
@@ -433,8 +455,23 @@ describe('gateway HTTP app', () => {
       expect(res.body.equals(body)).toBe(true);
       const names = res.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
       expect(names.sort()).toEqual(
-        ['connection', 'content-length', 'content-type', 'date', 'keep-alive', 'set-cookie', 'set-cookie', 'x-request-id'].sort(),
+        [
+          'connection',
+          'content-length',
+          'content-type',
+          'date',
+          'keep-alive',
+          'set-cookie',
+          'set-cookie',
+          'x-request-id',
+          'x-tessera-request-id',
+          'x-tessera-psp-ms',
+          'x-tessera-total-ms',
+        ].sort(),
       );
+      expect(res.headers['x-tessera-request-id']).toBe(res.headers['x-request-id']);
+      expect(res.headers['x-tessera-psp-ms']).toBe('12.0');
+      expect(Number(res.headers['x-tessera-total-ms'])).toBeGreaterThanOrEqual(0);
       expect(res.headers['content-type']).toBe('application/vnd.psp+json');
       expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
       expect(res.headers['date']).toBe('Tue, 01 Jan 2030 00:00:00 GMT');
@@ -445,6 +482,71 @@ describe('gateway HTTP app', () => {
     it('reports PSP failures raised by the proxy in the envelope', async () => {
       h.proxy.failWith = new TesseraError('psp_timeout');
       expectEnvelope(await post(proxyRequest), 504, 'psp_timeout');
+    });
+
+    it('adds the request id and total time to errors too, even before authentication, but no PSP time', async () => {
+      const res = await post(proxyRequest, 'tsk_test_wrong');
+      expectEnvelope(res, 401, 'api_key_invalid');
+      expect(res.headers['x-tessera-request-id']).toBe(res.headers['x-request-id']);
+      expect(res.headers['x-tessera-total-ms']).toMatch(/^\d+\.\d$/);
+      expect(res.headers['x-tessera-psp-ms']).toBeUndefined();
+    });
+  });
+
+  describe('POST /v1/proxy/dry-run', () => {
+    const proxyRequest = {
+      method: 'post',
+      token: 'tok.abc',
+      pspUrl: 'https://psp.example/charges',
+      pspHeaders: { 'content-type': 'application/json' },
+      pspBody: '{"card":"[CARD_NUMBER]","cvc":"[CARD_CVV]"}',
+    };
+    const post = (body: unknown, key = h.testKey) =>
+      h.app.request('POST', '/v1/proxy/dry-run', { headers: { ...JSON_HEADERS, 'x-api-key': key }, body: JSON.stringify(body) });
+
+    it('asks the proxy for a dry run with the same request a forward would send, and answers its verdict as JSON', async () => {
+      const res = await post(proxyRequest);
+      expect(res.status).toBe(200);
+      expect(h.proxy.calls[0]?.request).toMatchObject({ merchantId: 'm_test', mode: 'test', method: 'POST', hasBody: true });
+      expect(res.headers['x-tessera-request-id']).toBe(res.headers['x-request-id']);
+      expect(res.json()).toEqual({
+        object: 'proxy_dry_run',
+        request: {
+          method: 'POST',
+          url: 'https://psp.example/charges',
+          headers: { 'content-type': 'application/json' },
+          body: '{"card":"424242******4242"}',
+        },
+        placeholders: { filled: ['[CARD_NUMBER]'], unfillable: [], unknown: [] },
+        destination: { allowed: true },
+        wouldSend: true,
+      });
+    });
+
+    it('says it would not send when the destination is refused or a placeholder cannot be filled', async () => {
+      h.proxy.dryRunResponse = {
+        ...h.proxy.dryRunResponse,
+        preview: { body: '', filled: [], unfillable: [{ placeholder: '[CARD_CVV]', code: 'cvv_unavailable' }], unknown: ['[FOO]'] },
+        destinationAllowed: false,
+        destinationErrorCode: 'psp_destination_forbidden',
+        destinationErrorMessage: 'pspUrl points to a loopback address.',
+      };
+      const body = (await post(proxyRequest)).json();
+      expect(body.wouldSend).toBe(false);
+      expect(body.destination).toEqual({
+        allowed: false,
+        code: 'psp_destination_forbidden',
+        message: 'pspUrl points to a loopback address.',
+      });
+      expect(body.placeholders.unfillable).toEqual([
+        { placeholder: '[CARD_CVV]', code: 'cvv_unavailable', message: 'The CVV for this token is no longer available.' },
+      ]);
+      expect(body.placeholders.unknown).toEqual(['[FOO]']);
+    });
+
+    it('validates the body exactly like POST /v1/proxy', async () => {
+      expectEnvelope(await post({ ...proxyRequest, method: 'trace' }), 400, 'parameter_invalid', 'method');
+      expect(h.proxy.calls).toHaveLength(0);
     });
 
     it.each([

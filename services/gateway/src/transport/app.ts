@@ -5,7 +5,8 @@ import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
 import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from './requestContext';
-import { proxyRoutes, tokenRoutes } from './routes';
+import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
+import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
 
 export interface GatewayDeps {
@@ -86,6 +87,10 @@ export function createApp(deps: GatewayDeps): Express {
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 
+  // Public on purpose: no secrets in it, and tools fetch it before anyone has a key.
+  const openApiDocument = buildOpenApiDocument();
+  app.get('/v1/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
+
   app.get('/readyz', async (_req, res) => {
     const requestId = contextOf(res).requestId;
     const timeoutMs = deps.config.READY_TIMEOUT_MS;
@@ -118,7 +123,8 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token', auth, ...body, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
-  app.post('/v1/proxy', auth, ...body, proxying.forward);
+  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, proxying.forward);
+  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);

@@ -1,6 +1,6 @@
-import type { Request, Response } from 'express';
-import { TesseraError, validateCard, type Logger } from '@tessera/common';
-import type { ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import type { NextFunction, Request, Response } from 'express';
+import { ERROR_CATALOGUE, isErrorCode, TesseraError, validateCard, type Logger } from '@tessera/common';
+import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
@@ -89,26 +89,91 @@ const FRAMING_HEADERS = new Set([
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
+function forwardRequestOf(req: Request, res: Response): ForwardRequest__Output {
+  const key = apiKeyOf(res);
+  const input = parseProxyRequest(req.body as Record<string, unknown>);
+  return {
+    merchantId: key.merchantId,
+    mode: key.mode,
+    token: input.token,
+    method: input.method,
+    url: input.pspUrl,
+    headers: Object.entries(input.pspHeaders).map(([name, value]) => ({ name, value })),
+    bodyTemplate: input.pspBody ?? '',
+    hasBody: input.pspBody !== undefined,
+  };
+}
+
+function elapsedMs(res: Response): string {
+  return (Number(process.hrtime.bigint() - contextOf(res).startedAt) / 1e6).toFixed(1);
+}
+
+/**
+ * Timing and trace headers on every /v1/proxy response, ours or the PSP's: the request id and
+ * the gateway's total time (the PSP time is added by the route, when there was a PSP answer).
+ * x-tessera-total-ms is written at the last moment, when the status line goes out, so errors
+ * raised by auth or validation carry it too. The hook is the one on-headers uses: Node writes
+ * every response's head through res.writeHead.
+ */
+export function proxyTimingHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('x-tessera-request-id', contextOf(res).requestId);
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    if (!this.headersSent) this.setHeader('x-tessera-total-ms', elapsedMs(this));
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+  } as Response['writeHead'];
+  next();
+}
+
+export interface DryRunJson {
+  object: 'proxy_dry_run';
+  request: { method: string; url: string; headers: Record<string, string>; body: string | null };
+  placeholders: {
+    filled: string[];
+    unfillable: Array<{ placeholder: string; code: string; message: string }>;
+    unknown: string[];
+  };
+  destination: { allowed: boolean; code?: string; message?: string };
+  wouldSend: boolean;
+}
+
+export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
+  const preview = result.preview;
+  const unfillable = (preview?.unfillable ?? []).map(({ placeholder, code }) => ({
+    placeholder,
+    code,
+    message: isErrorCode(code) ? ERROR_CATALOGUE[code].message : 'This placeholder cannot be filled.',
+  }));
+  return {
+    object: 'proxy_dry_run',
+    request: {
+      method: result.method,
+      url: result.url,
+      headers: Object.fromEntries(result.headers.map(({ name, value }) => [name, value])),
+      body: result.hasBody ? (preview?.body ?? '') : null,
+    },
+    placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
+    destination: result.destinationAllowed
+      ? { allowed: true }
+      : { allowed: false, code: result.destinationErrorCode, message: result.destinationErrorMessage },
+    wouldSend: result.destinationAllowed && unfillable.length === 0,
+  };
+}
+
 export function proxyRoutes(proxy: ProxyApi, logger: Logger) {
   return {
     async forward(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
       const ctx = contextOf(res);
-      const input = parseProxyRequest(req.body as Record<string, unknown>);
-      const result = await proxy.forward(
-        {
-          merchantId: key.merchantId,
-          mode: key.mode,
-          token: input.token,
-          method: input.method,
-          url: input.pspUrl,
-          headers: Object.entries(input.pspHeaders).map(([name, value]) => ({ name, value })),
-          bodyTemplate: input.pspBody ?? '',
-          hasBody: input.pspBody !== undefined,
-        },
-        { requestId: ctx.requestId },
-      );
+      const result = await proxy.forward(forwardRequestOf(req, res), { requestId: ctx.requestId });
+      res.setHeader('x-tessera-psp-ms', result.pspMs.toFixed(1));
       sendPspResponse(res, result, logger, ctx.requestId);
+    },
+
+    /** Same body as forward; answers what would be sent, masked. The PSP is never contacted. */
+    async dryRun(req: Request, res: Response): Promise<void> {
+      const ctx = contextOf(res);
+      const result = await proxy.dryRun(forwardRequestOf(req, res), { requestId: ctx.requestId });
+      sendJson(res, 200, dryRunJson(result));
     },
   };
 }

@@ -1,6 +1,7 @@
 import {
   callUnary,
   type ForwardRequest__Output,
+  type DryRunResponse__Output,
   type ForwardResponse__Output,
   type ProxyClient,
   type TokenizeRequest,
@@ -33,6 +34,8 @@ export interface VaultApi {
 
 export interface ProxyApi {
   forward(request: ForwardRequest__Output, ctx: CallContext): Promise<ForwardResponse__Output>;
+  /** The checks of forward and a masked preview of the body; nothing is sent. */
+  dryRun(request: ForwardRequest__Output, ctx: CallContext): Promise<DryRunResponse__Output>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
 }
@@ -60,6 +63,7 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
 export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): ProxyApi {
   return {
     forward: (request, ctx) => mapped(callUnary(client, client.Forward, request, { timeoutMs, requestId: ctx.requestId })),
+    dryRun: (request, ctx) => mapped(callUnary(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId })),
     ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
     close: () => client.close(),
   };

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import pino from 'pino';
+import type { Express } from 'express';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { startApp } from '../testing/http';
+import { createApp } from './app';
+import { buildOpenApiDocument } from './openapi';
+import type { ProxyApi, VaultApi } from './upstreams';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+
+function app(): Express {
+  return createApp({
+    config: { BODY_LIMIT_BYTES: 1024, READY_TIMEOUT_MS: 100, TRUSTED_PROXIES: [] },
+    logger: pino({ level: 'silent' }),
+    keyStore: new MemoryApiKeyStore(),
+    pepper: 'unit-test-pepper-unit-test-pepper-0123',
+    // Never called: these tests only look at the routing table and the document.
+    vault: {} as VaultApi,
+    proxy: {} as ProxyApi,
+  });
+}
+
+interface RouteLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+}
+
+/** Every method + path the Express router answers, in OpenAPI's `{param}` form. */
+function routerRoutes(express: Express): string[] {
+  const stack = (express as unknown as { router: { stack: RouteLayer[] } }).router.stack;
+  return stack.flatMap((layer) =>
+    layer.route
+      ? Object.keys(layer.route.methods).map(
+          (method) => `${method.toUpperCase()} ${layer.route!.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
+        )
+      : [],
+  );
+}
+
+function documentRoutes(doc: Record<string, unknown>): string[] {
+  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+    Object.keys(ops).map((method) => `${method.toUpperCase()} ${p}`),
+  );
+}
+
+/**
+ * The validator is an ES module, which jest's CommonJS runtime cannot load; it runs in a
+ * child Node process instead, reading the document from stdin.
+ */
+function validate(doc: unknown): { valid: boolean; errors?: unknown } {
+  const script = `
+    import fs from 'node:fs';
+    import { Validator } from '@seriousme/openapi-schema-validator';
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(fs.readFileSync(0, 'utf8')));
+    process.stdout.write(JSON.stringify({ ...result, version: validator.version }));
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    input: JSON.stringify(doc),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (run.status !== 0) throw new Error(`validator failed to run: ${run.stderr}`);
+  const result = JSON.parse(run.stdout) as { valid: boolean; errors?: unknown; version: string };
+  expect(result.version).toBe('3.1');
+  return result;
+}
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', () => {
+    const result = validate(buildOpenApiDocument());
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+  });
+
+  it('the validator rejects a broken document, so the check above can fail', () => {
+    const broken = { ...buildOpenApiDocument(), paths: { '/v1/token': { post: { responses: 'nope' } } } };
+    expect(validate(broken).valid).toBe(false);
+  });
+
+  it('lists every route of the Express router, and nothing the router does not answer', () => {
+    const fromRouter = routerRoutes(app()).sort();
+    const fromDocument = documentRoutes(buildOpenApiDocument()).sort();
+    expect(fromRouter.length).toBeGreaterThanOrEqual(8);
+    expect(fromDocument).toEqual(fromRouter);
+  });
+
+  it('takes the request body schemas from the zod validators', () => {
+    const doc = buildOpenApiDocument() as { components: { schemas: Record<string, any> } };
+    const card = doc.components.schemas.CardInput;
+    expect(card.required).toEqual(['number', 'expiryMonth', 'expiryYear']);
+    expect(card.additionalProperties).toBe(false);
+    expect(card.properties.holderName).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    const proxy = doc.components.schemas.ProxyRequest;
+    expect(proxy.required).toEqual(['method', 'token', 'pspUrl']);
+    expect(proxy.properties.token).toMatchObject({ maxLength: 256 });
+  });
+
+  it('is served at GET /v1/openapi.json without an API key', async () => {
+    const running = await startApp(app());
+    try {
+      const res = await running.request('GET', '/v1/openapi.json');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.json()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+    } finally {
+      await running.close();
+    }
+  });
+});

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
+import { cardInputSchema, PROXY_METHODS, proxyRequestSchema } from '../domain/requestSchemas';
+import type { DryRunJson, TokenRecordJson } from './routes';
+
+/**
+ * The OpenAPI 3.1 document of the public API, generated from the same zod schemas that validate
+ * requests (zod 4's own JSON Schema output, draft 2020-12, which is OpenAPI 3.1's dialect), so
+ * the document cannot drift from the validation. Response shapes are zod schemas too, checked
+ * against the types the routes build with `satisfies`.
+ *
+ * A test enumerates the Express router and fails when a route is missing here.
+ */
+
+const tokenRecordSchema = z.object({
+  token: z.string().meta({ description: 'Opaque token: `tok.` followed by at least 128 random bits, URL-safe.' }),
+  last4: z.string(),
+  brand: z.string().meta({ description: 'visa, mastercard, amex, discover, diners, jcb, unionpay, maestro or unknown' }),
+  expiryMonth: z.int(),
+  expiryYear: z.int(),
+  createdAt: z.string().meta({ format: 'date-time' }),
+  expiresAt: z.string().nullable().meta({ description: 'When the card data is deleted (expiry month end plus grace).' }),
+  cvvAvailable: z.boolean().meta({ description: 'False once the CVV has expired (CVV_TTL_SECONDS) or when none was given.' }),
+  holderNameAvailable: z.boolean(),
+}) satisfies z.ZodType<TokenRecordJson>;
+
+const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
+const errorTypes = [...new Set(Object.values(ERROR_CATALOGUE).map((spec) => spec.type))] as [ErrorType, ...ErrorType[]];
+
+const errorEnvelopeSchema = z.object({
+  error: z.object({
+    type: z.enum(errorTypes),
+    code: z.enum(errorCodes).meta({ description: 'Stable machine-readable code; see docs/errors.md.' }),
+    message: z.string().meta({ description: 'For humans; never contains submitted card data.' }),
+    param: z.string().optional().meta({ description: 'The request field the error is about, when there is one.' }),
+    requestId: z.string(),
+  }),
+});
+
+const dryRunSchema = z.object({
+  object: z.literal('proxy_dry_run'),
+  request: z.object({
+    method: z.string().meta({ description: 'Upper case, as it would be sent.' }),
+    url: z.string(),
+    headers: z
+      .record(z.string(), z.string())
+      .meta({ description: 'Headers as they would be sent; credential values (Authorization, Cookie, API keys) masked.' }),
+    body: z
+      .string()
+      .nullable()
+      .meta({ description: 'pspBody with card values masked: PAN first 6 + last 4, CVV `***`, holder name initials.' }),
+  }),
+  placeholders: z.object({
+    filled: z.array(z.string()),
+    unfillable: z.array(z.object({ placeholder: z.string(), code: z.string(), message: z.string() })),
+    unknown: z.array(z.string()).meta({ description: 'Upper-case `[...]` text that is not a placeholder; sent as it is.' }),
+  }),
+  destination: z.object({ allowed: z.boolean(), code: z.string().optional(), message: z.string().optional() }),
+  wouldSend: z.boolean().meta({ description: 'True when the destination is allowed and every placeholder can be filled.' }),
+}) satisfies z.ZodType<DryRunJson>;
+
+const healthSchema = z.object({ status: z.literal('ok') });
+const readySchema = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  checks: z.record(z.string(), z.enum(['ok', 'unavailable'])),
+});
+
+type JsonObject = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  // refine/transform cannot be expressed in JSON Schema; they are documented in descriptions.
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+function withPropertyDocs(schema: JsonObject, docs: Record<string, string>): JsonObject {
+  const properties = schema.properties as Record<string, JsonObject>;
+  for (const [name, description] of Object.entries(docs)) {
+    const property = properties[name];
+    if (!property) throw new Error(`openapi: no property ${name} to describe`);
+    property.description = description;
+  }
+  return schema;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonObject) => ({ 'application/json': { schema } });
+
+function errorResponses(statuses: number[]): Record<string, JsonObject> {
+  const out: Record<string, JsonObject> = {};
+  for (const status of statuses) {
+    const codes = errorCodes.filter((code) => ERROR_CATALOGUE[code].status === status);
+    out[String(status)] = {
+      description: `Error made by Tessera (${codes.map((c) => `\`${c}\``).join(', ') || 'see docs/errors.md'}).`,
+      headers: { 'x-tessera-error': { $ref: '#/components/headers/TesseraError' } },
+      content: json(ref('Error')),
+    };
+  }
+  return out;
+}
+
+const AUTH_ERRORS = [401, 429, 500, 503, 504];
+const BODY_ERRORS = [400, 413, 415];
+
+const timingHeaders = {
+  'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
+  'x-tessera-total-ms': { description: 'Milliseconds the gateway spent on the request, PSP included.', schema: { type: 'string' } },
+};
+
+export function buildOpenApiDocument(): JsonObject {
+  const proxyRequest = withPropertyDocs(jsonSchema(proxyRequestSchema, 'input'), {
+    method: `HTTP method toward the PSP, case-insensitive: ${PROXY_METHODS.join(', ')}.`,
+    token: 'A token from POST /v1/token, of the same merchant.',
+    pspUrl: 'Absolute http(s) URL of the PSP. Live keys: https only. Private, loopback and metadata addresses are refused.',
+    pspHeaders:
+      'Headers sent to the PSP as they are (hop-by-hop headers removed). The Content-Type decides how placeholder values are encoded.',
+    pspBody:
+      'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string, form, raw). get/delete may omit it.',
+  });
+  const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), {
+    number: 'Digits, spaces and hyphens; 12-19 digits, Luhn-valid. Test keys accept only the published test cards.',
+    expiryMonth: '1-12',
+    expiryYear: 'Four digits; not expired; at most 50 years ahead.',
+    cvv: '3 digits (4 for amex); an integer is left-padded with zeros. Kept only for CVV_TTL_SECONDS.',
+  });
+  const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Tessera API',
+      version: '1.0.0',
+      description:
+        'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header. ' +
+        'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do.',
+    },
+    servers: [{ url: '/', description: 'This gateway (paths include the /v1 version segment).' }],
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/token': {
+        post: {
+          operationId: 'createToken',
+          summary: 'Tokenize a card',
+          requestBody: { required: true, content: json(ref('CardInput')) },
+          responses: {
+            '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
+          },
+        },
+      },
+      '/v1/token/{token}': {
+        get: {
+          operationId: 'getToken',
+          summary: 'Read a token record (never the PAN or CVV)',
+          parameters: [tokenParam],
+          responses: {
+            '200': { description: 'The token record.', content: json(ref('TokenRecord')) },
+            ...errorResponses([404, ...AUTH_ERRORS]),
+          },
+        },
+        delete: {
+          operationId: 'deleteToken',
+          summary: 'Delete a token and its card data',
+          parameters: [tokenParam],
+          responses: { '204': { description: 'Deleted.' }, ...errorResponses([404, ...AUTH_ERRORS]) },
+        },
+      },
+      '/v1/proxy': {
+        post: {
+          operationId: 'forwardToPsp',
+          summary: 'Send a request to a PSP with placeholders filled from the vault',
+          description:
+            "The PSP's status, headers (minus hop-by-hop headers) and body bytes come back unchanged. Tessera adds " +
+            'x-request-id, x-tessera-request-id, x-tessera-total-ms and, when the PSP answered, x-tessera-psp-ms.',
+          requestBody: { required: true, content: json(ref('ProxyRequest')) },
+          responses: {
+            default: {
+              description: "The PSP's response, passed through (any status), or an error made by Tessera (x-tessera-error set).",
+              headers: {
+                ...timingHeaders,
+                'x-tessera-psp-ms': {
+                  description: 'Milliseconds from sending to the PSP to its last body byte.',
+                  schema: { type: 'string' },
+                },
+              },
+            },
+            ...errorResponses([...BODY_ERRORS, 404, 422, ...AUTH_ERRORS, 502]),
+          },
+        },
+      },
+      '/v1/proxy/dry-run': {
+        post: {
+          operationId: 'dryRunProxy',
+          summary: 'Show what POST /v1/proxy would send, masked; nothing is sent',
+          requestBody: { required: true, content: json(ref('ProxyRequest')) },
+          responses: {
+            '200': { description: 'The masked request and the verdicts.', headers: timingHeaders, content: json(ref('DryRun')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          summary: 'This document',
+          description: 'Public (no API key): it holds no secrets, and tools and code generators fetch it before they have a key.',
+          security: [],
+          responses: { '200': { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          summary: 'Liveness',
+          security: [],
+          responses: { '200': { description: 'The gateway process runs.', content: json(ref('Health')) } },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'ready',
+          summary: 'Readiness of the vault, the proxy and the key store',
+          security: [],
+          responses: {
+            '200': { description: 'Ready.', content: json(ref('Ready')) },
+            '503': { description: 'A component is down.', content: json(ref('Ready')) },
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      headers: {
+        TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
+      },
+      schemas: {
+        CardInput: cardInput,
+        ProxyRequest: proxyRequest,
+        TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
+        DryRun: jsonSchema(dryRunSchema, 'output'),
+        Error: jsonSchema(errorEnvelopeSchema, 'output'),
+        Health: jsonSchema(healthSchema, 'output'),
+        Ready: jsonSchema(readySchema, 'output'),
+      },
+    },
+  };
+}
