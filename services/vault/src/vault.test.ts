@@ -160,11 +160,39 @@ describe('Vault', () => {
   it('does not read the CVV record when the body does not ask for it', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
-    const getCvv = jest.spyOn(store, 'getCvv');
+    const takeCvv = jest.spyOn(store, 'takeCvv');
     await vault.render('merchant_a', token, '{"n":"[CARD_NUMBER]"}', JSON_TYPE);
-    expect(getCvv).not.toHaveBeenCalled();
+    expect(takeCvv).not.toHaveBeenCalled();
+    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(true);
     await vault.render('merchant_a', token, '{"c":"[CARD_CVV]"}', JSON_TYPE);
-    expect(getCvv).toHaveBeenCalledTimes(1);
+    expect(takeCvv).toHaveBeenCalledTimes(1);
+    await store.close();
+  });
+
+  it('deletes the CVV on its first use: a second render that needs it answers cvv_unavailable', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    expect((await vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
+    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(false);
+    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+    expect((await vault.render('merchant_a', token, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
+    expect(store.size()).toBe(1);
+    await store.close();
+  });
+
+  it('gives the CVV to exactly one of two concurrent renders', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    const results = await Promise.allSettled([1, 2].map(() => vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    await store.close();
+  });
+
+  it('does not burn the CVV on a render that fails for want of a holder name', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard({ holderName: '' }));
+    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]/[CARD_HOLDER]', 'text/plain'))).toBe('holder_name_unavailable');
+    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(true);
     await store.close();
   });
 
@@ -214,6 +242,12 @@ describe('Vault', () => {
       save: () => Promise.reject(new TesseraError('service_unavailable')),
       getCard: () => Promise.reject(new TesseraError('service_unavailable')),
       getCvv: () => Promise.reject(new TesseraError('service_unavailable')),
+      takeCvv: () => Promise.reject(new TesseraError('service_unavailable')),
+      scanTokens: () => Promise.reject(new TesseraError('service_unavailable')),
+      readRaw: () => Promise.reject(new TesseraError('service_unavailable')),
+      replaceRaw: () => Promise.reject(new TesseraError('service_unavailable')),
+      getCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
+      setCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       hasCvv: () => Promise.reject(new TesseraError('service_unavailable')),
       delete: () => Promise.reject(new TesseraError('service_unavailable')),
       ping: () => Promise.resolve({ ok: false, detail: 'down' }),

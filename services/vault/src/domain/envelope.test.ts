@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { EnvelopeOpenError, openRecord, sealRecord, type Envelope, type EnvelopeContext } from './envelope';
+import {
+  EnvelopeOpenError,
+  isCurrent,
+  isWrapped,
+  openRecord,
+  rewrapRecord,
+  sealRecord,
+  type Envelope,
+  type EnvelopeContext,
+} from './envelope';
+import { sealFormat1 } from '../test/legacyEnvelope';
 import { keyRingEntry, keyRingOf } from '../test/builders';
 
 const ctx: EnvelopeContext = { merchantId: 'merchant_a', token: 'tok.AAAAAAAAAAAAAAAAAAAAAAAA', kind: 'card' };
@@ -35,7 +45,16 @@ describe('AES-256-GCM envelope', () => {
     expect(ivs.size).toBe(50);
   });
 
-  it.each(['iv', 'ciphertext', 'tag'] as const)('fails when any byte of the %s is changed', (field) => {
+  it('seals every record under its own data key, wrapped by the current key-encryption key', () => {
+    const a = sealRecord(ring, ctx, secret);
+    const b = sealRecord(ring, ctx, secret);
+    expect(isWrapped(a)).toBe(true);
+    expect(a.wrappedKey).not.toBe(b.wrappedKey);
+    expect(Buffer.from(a.wrappedKey, 'base64')).toHaveLength(32);
+    expect(Buffer.from(a.wrappedKey, 'base64').equals(ring.key('k1') as Buffer)).toBe(false);
+  });
+
+  it.each(['iv', 'ciphertext', 'tag', 'wrappedKey', 'wrapIv', 'wrapTag'] as const)('fails when any byte of the %s is changed', (field) => {
     const envelope = sealRecord(ring, ctx, secret);
     const length = Buffer.from(envelope[field], 'base64').length;
     for (let i = 0; i < length; i++) {
@@ -90,5 +109,69 @@ describe('AES-256-GCM envelope', () => {
       expect(err).toBeInstanceOf(EnvelopeOpenError);
       expect(String((err as Error).message)).toBe('could not open the sealed record: authentication_failed');
     }
+  });
+});
+
+describe('format-1 records (sealed directly under a KEK, before envelope encryption)', () => {
+  const entry = keyRingEntry('k1');
+  const ring = keyRingOf(entry);
+
+  it('still open with the same key ring', () => {
+    const old = sealFormat1(ring, ctx, secret);
+    expect(isWrapped(old)).toBe(false);
+    expect(openRecord(ring, ctx, old).equals(secret)).toBe(true);
+  });
+
+  it.each(['iv', 'ciphertext', 'tag'] as const)('fail when any byte of the %s is changed', (field) => {
+    const old = sealFormat1(ring, ctx, secret);
+    const length = Buffer.from(old[field], 'base64').length;
+    for (let i = 0; i < length; i++) expectOpenFails(ring, ctx, { ...old, [field]: flipByte(old[field], i) });
+    expectOpenFails(ring, { ...ctx, merchantId: 'merchant_b' }, old);
+  });
+});
+
+describe('re-wrapping under a new key-encryption key', () => {
+  const oldEntry = keyRingEntry('old');
+  const newEntry = keyRingEntry('new');
+  const before = keyRingOf(oldEntry);
+  const rotated = keyRingOf(oldEntry, newEntry);
+  /** The ring once the old key has been removed from VAULT_KEYS. */
+  const retired = keyRingOf(newEntry);
+
+  it('moves the data key to the new KEK and keeps the data ciphertext as it was', () => {
+    const sealed = sealRecord(before, ctx, secret);
+    const moved = rewrapRecord(rotated, ctx, sealed);
+    expect(isWrapped(moved) && moved.keyId).toBe('new');
+    expect(moved.ciphertext).toBe(sealed.ciphertext);
+    expect(moved.iv).toBe(sealed.iv);
+    expect(isWrapped(moved) && moved.wrappedKey).not.toBe(sealed.wrappedKey);
+    expect(openRecord(retired, ctx, moved).equals(secret)).toBe(true);
+    expectOpenFails(before, ctx, moved);
+  });
+
+  it('migrates a format-1 record to envelope encryption under the new KEK', () => {
+    const old = sealFormat1(before, ctx, secret);
+    const moved = rewrapRecord(rotated, ctx, old);
+    expect(isCurrent(rotated, moved)).toBe(true);
+    expect(openRecord(retired, ctx, moved).equals(secret)).toBe(true);
+  });
+
+  it('returns a record already on the current KEK unchanged', () => {
+    const sealed = sealRecord(rotated, ctx, secret);
+    expect(rewrapRecord(rotated, ctx, sealed)).toBe(sealed);
+  });
+
+  it('refuses to re-wrap a tampered record or one presented for another merchant', () => {
+    const sealed = sealRecord(before, ctx, secret);
+    expect(() => rewrapRecord(rotated, ctx, { ...sealed, ciphertext: flipByte(sealed.ciphertext, 0) })).toThrow(EnvelopeOpenError);
+    expect(() => rewrapRecord(rotated, ctx, { ...sealed, wrapTag: flipByte(sealed.wrapTag, 3) })).toThrow(EnvelopeOpenError);
+    expect(() => rewrapRecord(rotated, { ...ctx, merchantId: 'merchant_b' }, sealed)).toThrow(EnvelopeOpenError);
+  });
+
+  it('does not let a wrapped data key be moved to another record', () => {
+    const a = sealRecord(retired, ctx, secret);
+    const otherCtx = { ...ctx, token: 'tok.BBBBBBBBBBBBBBBBBBBBBBBB' };
+    const b = sealRecord(retired, otherCtx, Buffer.from('other'));
+    expectOpenFails(retired, otherCtx, { ...b, wrappedKey: a.wrappedKey, wrapIv: a.wrapIv, wrapTag: a.wrapTag });
   });
 });

@@ -4,13 +4,30 @@ import type { KeyRing } from './keyRing';
 
 export type RecordKind = 'card' | 'cvv';
 
-/** One AES-256-GCM sealed value as stored; all binary fields base64. */
-export interface Envelope {
+/**
+ * Format 1 (records written before envelope encryption): the data sealed directly under the
+ * key-encryption key `keyId`. Still opened; `rewrapRecord` migrates it to format 2.
+ */
+export interface DirectEnvelope {
   keyId: string;
   iv: string;
   ciphertext: string;
   tag: string;
 }
+
+/**
+ * Format 2, envelope encryption (docs/adr/0004): the data is sealed under a fresh random 256-bit
+ * data key, and that data key is sealed ("wrapped") under the key-encryption key `keyId` from
+ * VAULT_KEYS. Rotating the KEK re-wraps 32 bytes per record; the card ciphertext never changes.
+ * All binary fields base64; both layers AES-256-GCM with their own random IV.
+ */
+export interface WrappedEnvelope extends DirectEnvelope {
+  wrappedKey: string;
+  wrapIv: string;
+  wrapTag: string;
+}
+
+export type Envelope = DirectEnvelope | WrappedEnvelope;
 
 /** What a ciphertext belongs to. Bound in as AAD so a record cannot be moved to another token or merchant. */
 export interface EnvelopeContext {
@@ -21,30 +38,105 @@ export interface EnvelopeContext {
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+const DATA_KEY_BYTES = 32;
+
+export function isWrapped(envelope: Envelope): envelope is WrappedEnvelope {
+  return 'wrappedKey' in envelope && typeof envelope.wrappedKey === 'string';
+}
 
 /**
  * Only merchantId is free text; token, keyId and kind never contain '|', so reading the fields
- * from the right makes the encoding unambiguous.
+ * from the right makes the encodings unambiguous. Each layer has its own label so a value of one
+ * layer can never be presented as the other.
  */
-function associatedData(ctx: EnvelopeContext, keyId: string): Buffer {
+function directAad(ctx: EnvelopeContext, keyId: string): Buffer {
   return Buffer.from(`tessera.v1|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
 }
 
-export function sealRecord(ring: KeyRing, ctx: EnvelopeContext, plaintext: Buffer): Envelope {
-  const keyId = ring.currentKeyId;
-  const key = ring.key(keyId);
-  if (key === undefined) throw new TesseraError('internal_error', { message: 'The current encryption key is missing.' });
-  // A fresh random IV per record: GCM's security collapses if an IV repeats under one key.
+/** The wrapped data key is bound to its record and to the KEK that wrapped it. */
+function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
+  return Buffer.from(`tessera.v2.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
+}
+
+/**
+ * The data layer does not name the KEK (re-wrapping must not touch the data), but a data key is
+ * unique to one record and only reachable through the wrap layer, which binds the KEK id.
+ */
+function dataAad(ctx: EnvelopeContext): Buffer {
+  return Buffer.from(`tessera.v2.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}`, 'utf8');
+}
+
+interface Sealed {
+  iv: string;
+  ciphertext: string;
+  tag: string;
+}
+
+function gcmSeal(key: Buffer, aad: Buffer, plaintext: Buffer): Sealed {
+  // A fresh random IV per seal: GCM's security collapses if an IV repeats under one key.
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(associatedData(ctx, keyId));
+  cipher.setAAD(aad);
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return {
-    keyId,
-    iv: iv.toString('base64'),
-    ciphertext: ciphertext.toString('base64'),
-    tag: cipher.getAuthTag().toString('base64'),
-  };
+  return { iv: iv.toString('base64'), ciphertext: ciphertext.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+}
+
+function gcmOpen(key: Buffer, aad: Buffer, sealed: Sealed): Buffer {
+  const iv = Buffer.from(sealed.iv, 'base64');
+  const tag = Buffer.from(sealed.tag, 'base64');
+  const ciphertext = Buffer.from(sealed.ciphertext, 'base64');
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new EnvelopeOpenError('malformed');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+    decipher.setAAD(aad);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+  } catch {
+    throw new EnvelopeOpenError('authentication_failed');
+  }
+}
+
+function currentKek(ring: KeyRing): { keyId: string; kek: Buffer } {
+  const keyId = ring.currentKeyId;
+  const kek = ring.key(keyId);
+  if (kek === undefined) throw new TesseraError('internal_error', { message: 'The current encryption key is missing.' });
+  return { keyId, kek };
+}
+
+function wrapDataKey(
+  ring: KeyRing,
+  ctx: EnvelopeContext,
+  dataKey: Buffer,
+): Pick<WrappedEnvelope, 'keyId' | 'wrappedKey' | 'wrapIv' | 'wrapTag'> {
+  const { keyId, kek } = currentKek(ring);
+  const wrapped = gcmSeal(kek, wrapAad(ctx, keyId), dataKey);
+  return { keyId, wrappedKey: wrapped.ciphertext, wrapIv: wrapped.iv, wrapTag: wrapped.tag };
+}
+
+function unwrapDataKey(ring: KeyRing, ctx: EnvelopeContext, envelope: WrappedEnvelope): Buffer {
+  const kek = ring.key(envelope.keyId);
+  if (kek === undefined) throw new EnvelopeOpenError('unknown_key');
+  const dataKey = gcmOpen(kek, wrapAad(ctx, envelope.keyId), {
+    iv: envelope.wrapIv,
+    ciphertext: envelope.wrappedKey,
+    tag: envelope.wrapTag,
+  });
+  if (dataKey.length !== DATA_KEY_BYTES) {
+    dataKey.fill(0);
+    throw new EnvelopeOpenError('malformed');
+  }
+  return dataKey;
+}
+
+/** Seals under a fresh data key wrapped by the ring's current KEK (format 2). */
+export function sealRecord(ring: KeyRing, ctx: EnvelopeContext, plaintext: Buffer): WrappedEnvelope {
+  const dataKey = randomBytes(DATA_KEY_BYTES);
+  try {
+    const wrap = wrapDataKey(ring, ctx, dataKey);
+    return { ...wrap, ...gcmSeal(dataKey, dataAad(ctx), plaintext) };
+  } finally {
+    dataKey.fill(0);
+  }
 }
 
 export class EnvelopeOpenError extends Error {
@@ -55,23 +147,51 @@ export class EnvelopeOpenError extends Error {
 }
 
 /**
- * Opens a record with the key named in it. Any failure (unknown key, bad lengths, tampering,
- * wrong merchant/token) throws an EnvelopeOpenError that carries no key or plaintext material;
- * callers turn it into internal_error.
+ * Opens a record of either format with the KEK named in it. Any failure (unknown key, bad
+ * lengths, tampering, wrong merchant/token) throws an EnvelopeOpenError that carries no key or
+ * plaintext material; callers turn it into internal_error.
  */
 export function openRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelope): Buffer {
-  const key = ring.key(envelope.keyId);
-  if (key === undefined) throw new EnvelopeOpenError('unknown_key');
-  const iv = Buffer.from(envelope.iv, 'base64');
-  const tag = Buffer.from(envelope.tag, 'base64');
-  const ciphertext = Buffer.from(envelope.ciphertext, 'base64');
-  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new EnvelopeOpenError('malformed');
+  if (!isWrapped(envelope)) {
+    const kek = ring.key(envelope.keyId);
+    if (kek === undefined) throw new EnvelopeOpenError('unknown_key');
+    return gcmOpen(kek, directAad(ctx, envelope.keyId), envelope);
+  }
+  const dataKey = unwrapDataKey(ring, ctx, envelope);
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-    decipher.setAAD(associatedData(ctx, envelope.keyId));
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
-  } catch {
-    throw new EnvelopeOpenError('authentication_failed');
+    return gcmOpen(dataKey, dataAad(ctx), envelope);
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** True when the record is already in format 2 under the ring's current KEK. */
+export function isCurrent(ring: KeyRing, envelope: Envelope): boolean {
+  return isWrapped(envelope) && envelope.keyId === ring.currentKeyId;
+}
+
+/**
+ * Moves a record to the ring's current KEK. A format-2 record keeps its data ciphertext and only
+ * gets its data key re-wrapped; a format-1 record is opened and sealed afresh (the one-time
+ * migration). Authenticates the old record first, so a tampered record is never "laundered"
+ * into a valid one. Returns the envelope unchanged when it is already current.
+ */
+export function rewrapRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelope): Envelope {
+  if (isCurrent(ring, envelope)) return envelope;
+  if (!isWrapped(envelope)) {
+    const plaintext = openRecord(ring, ctx, envelope);
+    try {
+      return sealRecord(ring, ctx, plaintext);
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+  const dataKey = unwrapDataKey(ring, ctx, envelope);
+  try {
+    // Prove the data layer still authenticates under this data key before re-wrapping it.
+    gcmOpen(dataKey, dataAad(ctx), envelope).fill(0);
+    return { ...envelope, ...wrapDataKey(ring, ctx, dataKey) };
+  } finally {
+    dataKey.fill(0);
   }
 }

@@ -1,4 +1,5 @@
 import type { StoredCard, StoredCvv } from '../domain/card';
+import type { RecordKind } from '../domain/envelope';
 
 export interface CardEntryToSave {
   token: string;
@@ -22,9 +23,27 @@ export interface CardStore {
   save(entry: CardEntryToSave): Promise<void>;
   getCard(token: string): Promise<StoredCard | null>;
   getCvv(token: string): Promise<StoredCvv | null>;
+  /**
+   * Reads and deletes the CVV in one step (Redis GETDEL): a CVV is usable for exactly one
+   * Render, so two concurrent Renders can never both get it (PCI DSS 3.3.1.2).
+   */
+  takeCvv(token: string): Promise<StoredCvv | null>;
   hasCvv(token: string): Promise<boolean>;
   /** Removes the card and its CVV; true when the card existed. */
   delete(token: string): Promise<boolean>;
   ping(): Promise<StoreHealth>;
+
+  // Key rotation (`npm run vault -- rewrap`) works on the stored form so it can compare-and-set.
+  /** One SCAN step over card records; cursor '0' starts, and a returned '0' means done. */
+  scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }>;
+  readRaw(kind: RecordKind, token: string): Promise<string | null>;
+  /**
+   * Replaces a record only if it still equals `expected`, keeping its TTL; false when it was
+   * changed, consumed or deleted meanwhile (the vault keeps serving while records are re-wrapped).
+   */
+  replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean>;
+  /** A small named value that survives restarts of the rewrap tool (its resume point). */
+  getCheckpoint(name: string): Promise<string | null>;
+  setCheckpoint(name: string, value: string | null): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
-import { cardKey, cvvKey, parseCard, parseCvv, serializeCard, serializeCvv } from './records';
+import { CARD_KEY_PREFIX, cardKey, cvvKey, parseCard, parseCvv, recordKey, serializeCard, serializeCvv, tokenOfCardKey } from './records';
+import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 
 interface Item {
@@ -15,6 +16,7 @@ const SWEEP_INTERVAL_MS = 60_000;
  */
 export class MemoryCardStore implements CardStore {
   private readonly items = new Map<string, Item>();
+  private readonly checkpoints = new Map<string, string>();
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -45,6 +47,12 @@ export class MemoryCardStore implements CardStore {
     return raw === undefined ? null : parseCvv(raw);
   }
 
+  async takeCvv(token: string): Promise<StoredCvv | null> {
+    const raw = this.read(cvvKey(token));
+    this.items.delete(cvvKey(token));
+    return raw === undefined ? null : parseCvv(raw);
+  }
+
   async hasCvv(token: string): Promise<boolean> {
     return this.read(cvvKey(token)) !== undefined;
   }
@@ -54,6 +62,42 @@ export class MemoryCardStore implements CardStore {
     this.items.delete(cardKey(token));
     this.items.delete(cvvKey(token));
     return existed;
+  }
+
+  /**
+   * The cursor is the last card key returned, so keys added or removed between steps never make
+   * the scan skip a record that existed throughout (the guarantee Redis SCAN gives).
+   */
+  async scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
+    const after = cursor === '0' ? '' : cursor;
+    const keys = [...this.items.keys()]
+      .filter((k) => k.startsWith(CARD_KEY_PREFIX) && k > after && this.read(k) !== undefined)
+      .sort()
+      .slice(0, Math.max(1, count));
+    const last = keys[keys.length - 1];
+    const tokens = keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined);
+    return { cursor: keys.length < Math.max(1, count) || last === undefined ? '0' : last, tokens };
+  }
+
+  async readRaw(kind: RecordKind, token: string): Promise<string | null> {
+    return this.read(recordKey(kind, token)) ?? null;
+  }
+
+  async replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
+    const key = recordKey(kind, token);
+    const item = this.items.get(key);
+    if (item === undefined || this.read(key) !== expected) return false;
+    this.items.set(key, { value: next, expiresAtMs: item.expiresAtMs });
+    return true;
+  }
+
+  async getCheckpoint(name: string): Promise<string | null> {
+    return this.checkpoints.get(name) ?? null;
+  }
+
+  async setCheckpoint(name: string, value: string | null): Promise<void> {
+    if (value === null) this.checkpoints.delete(name);
+    else this.checkpoints.set(name, value);
   }
 
   async ping(): Promise<StoreHealth> {

@@ -6,17 +6,25 @@ import type { StoredCard, StoredCvv } from '../domain/card';
  * Stored form of the records. A version field lets a later format coexist with records written
  * before it; a record that does not parse is an internal error, never a crash.
  */
-const RECORD_VERSION = 1;
+const RECORD_VERSION = 2;
+/** Version 1 records (sealed directly under a KEK) are still read; `npm run vault -- rewrap` migrates them. */
+const readableVersion = z.union([z.literal(1), z.literal(RECORD_VERSION)]);
 
-const envelopeSchema = z.object({
+const directEnvelopeSchema = z.object({
   keyId: z.string(),
   iv: z.string(),
   ciphertext: z.string(),
   tag: z.string(),
 });
 
+// The wrapped form is tried first: a plain z.object would strip the wrapping fields.
+const envelopeSchema = z.union([
+  directEnvelopeSchema.extend({ wrappedKey: z.string(), wrapIv: z.string(), wrapTag: z.string() }),
+  directEnvelopeSchema,
+]);
+
 const storedCardSchema = z.object({
-  v: z.literal(RECORD_VERSION),
+  v: readableVersion,
   merchantId: z.string(),
   last4: z.string(),
   brand: z.enum(BRANDS),
@@ -28,7 +36,7 @@ const storedCardSchema = z.object({
   sealed: envelopeSchema,
 });
 
-const storedCvvSchema = z.object({ v: z.literal(RECORD_VERSION), sealed: envelopeSchema });
+const storedCvvSchema = z.object({ v: readableVersion, sealed: envelopeSchema });
 
 export function serializeCard(card: StoredCard): string {
   return JSON.stringify({ v: RECORD_VERSION, ...card });
@@ -70,4 +78,20 @@ export function cardKey(token: string): string {
 
 export function cvvKey(token: string): string {
   return `tessera:cvv:{${token}}`;
+}
+
+export const CARD_KEY_PREFIX = 'tessera:card:{';
+
+/** The token of a card key, or undefined for anything else. */
+export function tokenOfCardKey(key: string): string | undefined {
+  if (!key.startsWith(CARD_KEY_PREFIX) || !key.endsWith('}')) return undefined;
+  return key.slice(CARD_KEY_PREFIX.length, -1);
+}
+
+export function recordKey(kind: 'card' | 'cvv', token: string): string {
+  return kind === 'card' ? cardKey(token) : cvvKey(token);
+}
+
+export function checkpointKey(name: string): string {
+  return `tessera:checkpoint:${name}`;
 }

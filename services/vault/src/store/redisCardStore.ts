@@ -1,7 +1,19 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { TesseraError, type Logger } from '@tessera/common';
 import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
-import { cardKey, cvvKey, parseCard, parseCvv, serializeCard, serializeCvv } from './records';
+import {
+  CARD_KEY_PREFIX,
+  cardKey,
+  checkpointKey,
+  cvvKey,
+  parseCard,
+  parseCvv,
+  recordKey,
+  serializeCard,
+  serializeCvv,
+  tokenOfCardKey,
+} from './records';
+import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 
 export interface RedisCardStoreOptions {
@@ -22,6 +34,14 @@ export function redisOptions(commandTimeoutMs: number): RedisOptions {
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
   };
 }
+
+/** Compare-and-set that keeps the key's TTL (KEEPTTL needs Redis >= 6). */
+const REPLACE_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0`;
 
 export class RedisCardStore implements CardStore {
   private lastLoggedError: string | undefined;
@@ -88,6 +108,11 @@ export class RedisCardStore implements CardStore {
     return raw === null ? null : parseCvv(raw);
   }
 
+  async takeCvv(token: string): Promise<StoredCvv | null> {
+    const raw = await this.run(() => this.redis.getdel(cvvKey(token)));
+    return raw === null ? null : parseCvv(raw);
+  }
+
   async hasCvv(token: string): Promise<boolean> {
     return (await this.run(() => this.redis.exists(cvvKey(token)))) > 0;
   }
@@ -100,6 +125,32 @@ export class RedisCardStore implements CardStore {
       return res;
     });
     return results[0]?.[1] === 1;
+  }
+
+  async scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
+    const [next, keys] = await this.run(() => this.redis.scan(cursor, 'MATCH', `${CARD_KEY_PREFIX}*`, 'COUNT', count));
+    const tokens = keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined);
+    return { cursor: next, tokens };
+  }
+
+  async readRaw(kind: RecordKind, token: string): Promise<string | null> {
+    return this.run(() => this.redis.get(recordKey(kind, token)));
+  }
+
+  async replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
+    const replaced = await this.run(() => this.redis.eval(REPLACE_IF_UNCHANGED, 1, recordKey(kind, token), expected, next));
+    return replaced === 1;
+  }
+
+  async getCheckpoint(name: string): Promise<string | null> {
+    return this.run(() => this.redis.get(checkpointKey(name)));
+  }
+
+  async setCheckpoint(name: string, value: string | null): Promise<void> {
+    await this.run(async () => {
+      if (value === null) await this.redis.del(checkpointKey(name));
+      else await this.redis.set(checkpointKey(name), value);
+    });
   }
 
   async ping(): Promise<StoreHealth> {

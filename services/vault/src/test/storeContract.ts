@@ -37,6 +37,46 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.hasCvv(t)).toBe(true);
     });
 
+    it('hands the CVV out once: takeCvv reads and deletes it, the card stays', async () => {
+      const t = token();
+      await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
+      expect(await store.takeCvv(t)).toEqual(aStoredCvv());
+      expect(await store.takeCvv(t)).toBeNull();
+      expect(await store.hasCvv(t)).toBe(false);
+      expect(await store.getCard(t)).toEqual(aStoredCard());
+    });
+
+    it('scans every card token in steps and replaces a record only while it is unchanged', async () => {
+      const tokens = Array.from({ length: 7 }, () => token());
+      for (const t of tokens)
+        await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
+      const seen = new Set<string>();
+      let cursor = '0';
+      do {
+        const step = await store.scanTokens(cursor, 2);
+        step.tokens.forEach((t) => seen.add(t));
+        cursor = step.cursor;
+      } while (cursor !== '0');
+      for (const t of tokens) expect(seen.has(t)).toBe(true);
+
+      const [first] = tokens as [string];
+      const raw = (await store.readRaw('card', first)) as string;
+      const changed = raw.replace('"last4":"4242"', '"last4":"0000"');
+      expect(await store.replaceRaw('card', first, 'not what is stored', changed)).toBe(false);
+      expect(await store.replaceRaw('card', first, raw, changed)).toBe(true);
+      expect((await store.getCard(first))?.last4).toBe('0000');
+      await store.takeCvv(first);
+      expect(await store.replaceRaw('cvv', first, 'anything', 'x')).toBe(false);
+      expect(await store.readRaw('cvv', first)).toBeNull();
+    });
+
+    it('keeps a named checkpoint until it is cleared', async () => {
+      await store.setCheckpoint('contract', '{"cursor":"42"}');
+      expect(await store.getCheckpoint('contract')).toBe('{"cursor":"42"}');
+      await store.setCheckpoint('contract', null);
+      expect(await store.getCheckpoint('contract')).toBeNull();
+    });
+
     it('saves a card without a CVV', async () => {
       const t = token();
       await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000 });

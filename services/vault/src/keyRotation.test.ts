@@ -1,0 +1,203 @@
+import { Redis } from 'ioredis';
+import { createLogger } from '@tessera/common';
+import { run, type Io } from './cli/vault';
+import { describeCard } from './domain/card';
+import { parseKeyRing } from './domain/keyRing';
+import { countRecordsByKeyId, REWRAP_CHECKPOINT, rewrapAll } from './keyRotation';
+import { cardKey } from './store/records';
+import { RedisCardStore } from './store/redisCardStore';
+import { aCard, keyRingEntry, keyRingOf } from './test/builders';
+import { sealFormat1 } from './test/legacyEnvelope';
+import { startRedisServer, type RedisServerHandle } from './test/redisServer';
+import { generateToken } from './domain/token';
+import { Vault } from './vault';
+
+jest.setTimeout(30_000);
+
+const logger = createLogger('vault-test', 'silent');
+let redis: RedisServerHandle;
+let inspector: Redis;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  inspector = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  inspector?.disconnect();
+  await redis?.stop();
+});
+
+beforeEach(async () => {
+  // Each test owns the whole private redis-server (never the machine's Redis).
+  await inspector.flushdb();
+});
+
+async function openStore(): Promise<RedisCardStore> {
+  const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 1000, logger });
+  await store.waitUntilReady(3000);
+  return store;
+}
+
+function vaultWith(store: RedisCardStore, ring: ReturnType<typeof keyRingOf>): Vault {
+  return new Vault({ store, keyRing: ring, cvvTtlSeconds: 3600, cardGraceDays: 30 });
+}
+
+/** Writes a token exactly as the vault did before envelope encryption (format 1, `v: 1`). */
+async function saveFormat1Token(store: RedisCardStore, ring: ReturnType<typeof keyRingOf>, number: string, cvv: string): Promise<string> {
+  const card = aCard({ number, cvv });
+  const token = generateToken();
+  const ctx = { merchantId: card.merchantId, token };
+  const sealed = sealFormat1(ring, { ...ctx, kind: 'card' }, Buffer.from(JSON.stringify({ number, holderName: card.holderName })));
+  const stored = describeCard(card, sealed, new Date(Date.now() + 86_400_000), new Date());
+  await store.save({
+    token,
+    card: stored,
+    cardTtlMs: 86_400_000,
+    cvv: { record: { sealed: sealFormat1(ring, { ...ctx, kind: 'cvv' }, Buffer.from(cvv)) }, ttlMs: 3_600_000 },
+  });
+  for (const key of [cardKey(token), `tessera:cvv:{${token}}`]) {
+    const raw = (await inspector.get(key)) as string;
+    await inspector.set(key, raw.replace('{"v":2,', '{"v":1,'), 'KEEPTTL');
+  }
+  return token;
+}
+
+function captureIo(): Io & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
+}
+
+describe('key rotation against a real redis-server', () => {
+  const oldEntry = keyRingEntry('old');
+  const newEntry = keyRingEntry('new');
+  const before = keyRingOf(oldEntry);
+  const rotated = keyRingOf(oldEntry, newEntry);
+  const retired = keyRingOf(newEntry);
+
+  it('keeps every record readable during and after a resumable rewrap, and leaves none on the retired key', async () => {
+    const store = await openStore();
+    const oldVault = vaultWith(store, before);
+    const tokens: string[] = [];
+    for (let i = 0; i < 6; i++) tokens.push((await oldVault.tokenize(aCard())).token);
+    const legacy = [
+      await saveFormat1Token(store, before, '5555555555554444', '987'),
+      await saveFormat1Token(store, before, '4242424242424242', '321'),
+    ];
+    tokens.push(...legacy);
+    expect((await countRecordsByKeyId(store, 3)).byKeyId).toEqual({ old: { card: 8, cvv: 8, format1: 4 } });
+
+    // Online: the vault already runs with the rotated ring while the tool works through the records.
+    const liveVault = vaultWith(store, rotated);
+    const partial = await rewrapAll(store, rotated, { batchSize: 2, maxBatches: 1 });
+    expect(partial.done).toBe(false);
+    expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).not.toBeNull();
+    for (const t of tokens) expect((await liveVault.render('merchant_a', t, '[CARD_NUMBER]', 'text/plain')).toString()).toMatch(/^\d{16}$/);
+    const midway = (await liveVault.tokenize(aCard())).token;
+    tokens.push(midway);
+
+    const progress: string[] = [];
+    const finished = await rewrapAll(store, rotated, { batchSize: 2, onProgress: (c) => progress.push(c.cursor) });
+    expect(finished.done).toBe(true);
+    expect(progress.length).toBeGreaterThan(0);
+    // Resumed, so the counts carry on from the first run rather than starting again.
+    expect(finished.checkpoint.stats.scanned).toBeGreaterThanOrEqual(9);
+    expect(finished.checkpoint.stats.migrated).toBe(4);
+    expect(finished.checkpoint.stats.failed).toBe(0);
+    expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).toBeNull();
+
+    expect(await countRecordsByKeyId(store, 3)).toEqual({ byKeyId: { new: { card: 9, cvv: 9, format1: 0 } }, unreadable: 0 });
+    // The old key can now leave VAULT_KEYS: a vault without it opens every card and CVV.
+    const afterRetirement = vaultWith(store, retired);
+    for (const t of tokens) {
+      expect((await afterRetirement.render('merchant_a', t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(
+        /^\d{16}\/\d{3}$/,
+      );
+    }
+    expect((await afterRetirement.render('merchant_a', legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe(
+      '5555555555554444',
+    );
+    await store.close();
+  });
+
+  it('counts a tampered record as failed, leaves it unchanged and re-wraps the rest', async () => {
+    const store = await openStore();
+    const oldVault = vaultWith(store, before);
+    const good = (await oldVault.tokenize(aCard())).token;
+    const bad = (await oldVault.tokenize(aCard())).token;
+    const raw = (await inspector.get(cardKey(bad))) as string;
+    const tampered = raw.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === 'A' ? 'B' : 'A'}`);
+    await inspector.set(cardKey(bad), tampered, 'KEEPTTL');
+
+    const result = await rewrapAll(store, rotated, { batchSize: 10 });
+    expect(result.checkpoint.stats).toMatchObject({ failed: 1, rewrapped: 3 });
+    expect(await inspector.get(cardKey(bad))).toBe(tampered);
+    expect((await vaultWith(store, retired).getToken('merchant_a', good)).token).toBe(good);
+    await store.close();
+  });
+
+  it('restarts from the beginning when the saved checkpoint was made for another target key', async () => {
+    const store = await openStore();
+    await vaultWith(store, before).tokenize(aCard());
+    await store.setCheckpoint(REWRAP_CHECKPOINT, JSON.stringify({ targetKeyId: 'elsewhere', cursor: '12345', stats: {} }));
+    const result = await rewrapAll(store, rotated, { batchSize: 10 });
+    expect(result.checkpoint.stats).toMatchObject({ scanned: 1, rewrapped: 2 });
+    await store.close();
+  });
+});
+
+describe('npm run vault -- <command>', () => {
+  const oldEntry = keyRingEntry('old');
+  const newEntry = keyRingEntry('new');
+  const env = (keys: string) => ({ NODE_ENV: 'test', REDIS_URL: redis.url, VAULT_KEYS: keys });
+
+  it('rotate prints exactly one new VAULT_KEYS entry on stdout and refuses a key id already in use', async () => {
+    const io = captureIo();
+    expect(await run(['rotate', '--kid', 'k2026'], env(oldEntry), io)).toBe(0);
+    expect(io.stdout).toHaveLength(1);
+    const entry = io.stdout[0] as string;
+    expect(entry).toMatch(/^k2026:[A-Za-z0-9+/]{43}=$/);
+    const ring = parseKeyRing(`${oldEntry},${entry}`);
+    expect(ring.ok && ring.ring.currentKeyId).toBe('k2026');
+    expect(io.stderr.join('\n')).not.toContain(entry.split(':')[1]);
+
+    const dup = captureIo();
+    expect(await run(['rotate', '--kid', 'old'], env(oldEntry), dup)).toBe(2);
+    expect(dup.stdout).toEqual([]);
+  });
+
+  it('rotate without --kid names the key after the time', async () => {
+    const io = captureIo();
+    expect(await run(['rotate'], env(oldEntry), io)).toBe(0);
+    expect(io.stdout[0]).toMatch(/^k\d{8}T\d{6}:/);
+  });
+
+  it('status and rewrap report counts with progress and never print key material', async () => {
+    const store = await openStore();
+    const v = vaultWith(store, keyRingOf(oldEntry));
+    for (let i = 0; i < 5; i++) await v.tokenize(aCard());
+    await store.close();
+
+    const status = captureIo();
+    expect(await run(['status', '--json'], env(`${oldEntry},${newEntry}`), status)).toBe(0);
+    expect(JSON.parse(status.stdout[0] as string)).toMatchObject({ currentKeyId: 'new', byKeyId: { old: { card: 5, cvv: 5 } } });
+
+    const rewrap = captureIo();
+    expect(await run(['rewrap', '--batch', '2'], env(`${oldEntry},${newEntry}`), rewrap)).toBe(0);
+    expect(rewrap.stderr.some((l) => l.includes('(complete)'))).toBe(true);
+    expect(JSON.parse(rewrap.stdout[0] as string)).toMatchObject({ done: true, targetKeyId: 'new', rewrapped: 10 });
+
+    const afterwards = captureIo();
+    expect(await run(['status'], env(newEntry), afterwards)).toBe(0);
+    expect(afterwards.stdout).toEqual(['current key: new', 'new: 5 card, 5 cvv records']);
+
+    const everything = [status, rewrap, afterwards].flatMap((io) => [...io.stdout, ...io.stderr]).join('\n');
+    for (const entry of [oldEntry, newEntry]) expect(everything).not.toContain(entry.split(':')[1]);
+  });
+
+  it('exits 2 on an unknown command and 78 without a Redis URL', async () => {
+    expect(await run(['spin'], env(oldEntry), captureIo())).toBe(2);
+    expect(await run(['status'], { NODE_ENV: 'test', VAULT_KEYS: oldEntry }, captureIo())).toBe(78);
+  });
+});

@@ -1,0 +1,176 @@
+import { TesseraError } from '@tessera/common';
+import { isCurrent, isWrapped, rewrapRecord, type Envelope, type RecordKind } from './domain/envelope';
+import type { KeyRing } from './domain/keyRing';
+import type { CardStore } from './store/cardStore';
+import { parseCard, parseCvv, serializeCard, serializeCvv } from './store/records';
+
+/** Counts only: rotation output never names a token, a key or any card data. */
+export interface RewrapStats {
+  scanned: number;
+  rewrapped: number;
+  /** Format-1 records (sealed directly under a KEK) moved to envelope encryption. */
+  migrated: number;
+  alreadyCurrent: number;
+  /** Deleted, expired or consumed (CVV) while the tool ran: nothing left to re-wrap. */
+  gone: number;
+  /** Records that do not open (unknown key id or failed authentication). */
+  failed: number;
+}
+
+export interface RewrapCheckpoint {
+  targetKeyId: string;
+  cursor: string;
+  stats: RewrapStats;
+}
+
+export const REWRAP_CHECKPOINT = 'rewrap';
+const MAX_ATTEMPTS = 5;
+
+const emptyStats = (): RewrapStats => ({ scanned: 0, rewrapped: 0, migrated: 0, alreadyCurrent: 0, gone: 0, failed: 0 });
+
+type Outcome = 'rewrapped' | 'migrated' | 'alreadyCurrent' | 'gone' | 'failed';
+
+function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId?: string } {
+  if (kind === 'card') {
+    const card = parseCard(raw);
+    return { sealed: card.sealed, merchantId: card.merchantId };
+  }
+  return { sealed: parseCvv(raw).sealed };
+}
+
+function withSealed(kind: RecordKind, raw: string, sealed: Envelope): string {
+  return kind === 'card' ? serializeCard({ ...parseCard(raw), sealed }) : serializeCvv({ ...parseCvv(raw), sealed });
+}
+
+/**
+ * Compare-and-set loop: the vault keeps serving (and may delete the record or consume the CVV)
+ * while this runs, so a write only lands on the exact value that was re-wrapped.
+ */
+async function rewrapOne(store: CardStore, ring: KeyRing, kind: RecordKind, token: string, merchantId: string): Promise<Outcome> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const raw = await store.readRaw(kind, token);
+    if (raw === null) return 'gone';
+    let next: string;
+    let outcome: Outcome;
+    try {
+      const { sealed } = sealedOf(kind, raw);
+      if (isCurrent(ring, sealed)) return 'alreadyCurrent';
+      outcome = isWrapped(sealed) ? 'rewrapped' : 'migrated';
+      next = withSealed(kind, raw, rewrapRecord(ring, { merchantId, token, kind }, sealed));
+    } catch {
+      // Unreadable, unknown key or tampered: counted, never printed (the error could only name a token).
+      return 'failed';
+    }
+    if (await store.replaceRaw(kind, token, raw, next)) return outcome;
+  }
+  throw new TesseraError('service_unavailable', { message: 'A record kept changing while it was being re-wrapped.' });
+}
+
+async function rewrapToken(store: CardStore, ring: KeyRing, token: string, stats: RewrapStats): Promise<void> {
+  const raw = await store.readRaw('card', token);
+  stats.scanned++;
+  if (raw === null) {
+    stats.gone++;
+    return;
+  }
+  let merchantId: string;
+  try {
+    merchantId = parseCard(raw).merchantId;
+  } catch {
+    stats.failed++;
+    return;
+  }
+  for (const kind of ['card', 'cvv'] as const) {
+    const outcome = await rewrapOne(store, ring, kind, token, merchantId);
+    // A token without a CVV is not "gone": count the card's outcome, and the CVV's only when it exists.
+    if (kind === 'cvv' && outcome === 'gone') continue;
+    stats[outcome]++;
+  }
+}
+
+export interface RewrapOptions {
+  batchSize: number;
+  /** Ignore a saved checkpoint and scan from the beginning. */
+  restart?: boolean;
+  /** Stop after this many SCAN steps (the checkpoint stays, so a later run resumes). */
+  maxBatches?: number;
+  onProgress?: (checkpoint: RewrapCheckpoint) => void;
+}
+
+/**
+ * Re-wraps every record's data key under the ring's current KEK, online. After each SCAN step the
+ * cursor and counts are saved, so an interrupted run resumes where it stopped; a checkpoint made
+ * for another target key is ignored. Returns done=false when maxBatches stopped it early.
+ */
+export async function rewrapAll(
+  store: CardStore,
+  ring: KeyRing,
+  opts: RewrapOptions,
+): Promise<{ done: boolean; checkpoint: RewrapCheckpoint }> {
+  let checkpoint: RewrapCheckpoint = { targetKeyId: ring.currentKeyId, cursor: '0', stats: emptyStats() };
+  if (!opts.restart) {
+    const saved = await store.getCheckpoint(REWRAP_CHECKPOINT);
+    const parsed = saved === null ? undefined : parseCheckpoint(saved);
+    if (parsed !== undefined && parsed.targetKeyId === ring.currentKeyId) checkpoint = parsed;
+  }
+  let batches = 0;
+  do {
+    if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { done: false, checkpoint };
+    const step = await store.scanTokens(checkpoint.cursor, opts.batchSize);
+    for (const token of step.tokens) await rewrapToken(store, ring, token, checkpoint.stats);
+    checkpoint = { ...checkpoint, cursor: step.cursor };
+    batches++;
+    if (checkpoint.cursor !== '0') await store.setCheckpoint(REWRAP_CHECKPOINT, JSON.stringify(checkpoint));
+    opts.onProgress?.(checkpoint);
+  } while (checkpoint.cursor !== '0');
+  await store.setCheckpoint(REWRAP_CHECKPOINT, null);
+  return { done: true, checkpoint };
+}
+
+function parseCheckpoint(text: string): RewrapCheckpoint | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<RewrapCheckpoint>;
+    if (
+      typeof value.targetKeyId === 'string' &&
+      typeof value.cursor === 'string' &&
+      typeof value.stats === 'object' &&
+      value.stats !== null
+    ) {
+      return { targetKeyId: value.targetKeyId, cursor: value.cursor, stats: { ...emptyStats(), ...value.stats } };
+    }
+  } catch {
+    // a damaged checkpoint only means starting over
+  }
+  return undefined;
+}
+
+export interface KeyUsage {
+  /** Records per KEK id, card and CVV records counted separately. */
+  byKeyId: Record<string, { card: number; cvv: number; format1: number }>;
+  unreadable: number;
+}
+
+/** How many records each KEK protects: a key may be retired once its count is zero. */
+export async function countRecordsByKeyId(store: CardStore, batchSize: number): Promise<KeyUsage> {
+  const usage: KeyUsage = { byKeyId: {}, unreadable: 0 };
+  let cursor = '0';
+  do {
+    const step = await store.scanTokens(cursor, batchSize);
+    for (const token of step.tokens) {
+      for (const kind of ['card', 'cvv'] as const) {
+        const raw = await store.readRaw(kind, token);
+        if (raw === null) continue;
+        try {
+          const { sealed } = sealedOf(kind, raw);
+          const entry = (usage.byKeyId[sealed.keyId] ??= { card: 0, cvv: 0, format1: 0 });
+          entry[kind]++;
+          if (!isWrapped(sealed)) entry.format1++;
+        } catch {
+          usage.unreadable++;
+        }
+      }
+    }
+    cursor = step.cursor;
+  } while (cursor !== '0');
+  return usage;
+}
