@@ -1,0 +1,216 @@
+import { apiErrorFrom, TesseraApiError, TesseraConnectionError, TesseraSdkError, TesseraTimeoutError } from './errors';
+import type { CardInput, DryRunResult, ProxyRequest, PspResponse, RequestOptions, TokenRecord } from './types';
+
+export interface TesseraOptions {
+  /**
+   * The API base URL, as `npm start` prints it: `http://127.0.0.1:8080/v1`. When it does not end
+   * with the version segment, `/v1` is appended. Default: `http://127.0.0.1:8080/v1`.
+   */
+  baseUrl?: string;
+  /**
+   * Time for one complete answer, body included (default 60000). A proxy call waits for the PSP,
+   * which Tessera allows up to PSP_TIMEOUT_MS (30 s by default), so keep this above that.
+   */
+  timeoutMs?: number;
+  /** A fetch implementation (default: the global fetch of Node 20). */
+  fetch?: typeof fetch;
+}
+
+export const SDK_VERSION = '0.1.0';
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8080/v1';
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  body?: unknown;
+  options?: RequestOptions | undefined;
+}
+
+function normaliseBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TypeError('baseUrl must be an absolute URL such as http://127.0.0.1:8080/v1.');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = /\/v\d+$/.test(path) ? path : `${path}/v1`;
+  return url.toString().replace(/\/+$/, '');
+}
+
+function numberHeader(headers: Headers, name: string): number | undefined {
+  const value = headers.get(name);
+  if (value === null || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * The Tessera API client. The API key is given once, at initialisation (as the specification
+ * says), and sent as `x-api-key` on every call. Keep it on your server: it is a secret.
+ *
+ * ```ts
+ * const tessera = new Tessera(process.env.TESSERA_API_KEY!, { baseUrl: 'http://127.0.0.1:8080/v1' });
+ * const card = await tessera.tokens.create({ number: '4242424242424242', expiryMonth: 12, expiryYear: 2030, cvv: 123 });
+ * ```
+ */
+export class Tessera {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly tokens: {
+    /** POST /v1/token: 201 with the token record. */
+    create(card: CardInput, options?: RequestOptions): Promise<TokenRecord>;
+    /** GET /v1/token/{token}: the record, never the PAN or CVV. */
+    get(token: string, options?: RequestOptions): Promise<TokenRecord>;
+    /** DELETE /v1/token/{token}: removes the card data. */
+    delete(token: string, options?: RequestOptions): Promise<void>;
+  };
+  readonly proxy: {
+    /**
+     * POST /v1/proxy: the PSP's answer, whatever its status (a decline is a PSP answer, not an
+     * exception). Throws TesseraApiError only for errors made by Tessera itself.
+     */
+    forward(request: ProxyRequest, options?: RequestOptions): Promise<PspResponse>;
+    /** POST /v1/proxy/dry-run: what forward would send, with card values masked. Nothing is sent. */
+    dryRun(request: ProxyRequest, options?: RequestOptions): Promise<DryRunResult>;
+  };
+
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(apiKey: string, options: TesseraOptions = {}) {
+    if (typeof apiKey !== 'string' || apiKey.trim() === '') {
+      throw new TypeError('Tessera needs an API key: new Tessera(apiKey, { baseUrl }).');
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be a positive integer.');
+    this.#apiKey = apiKey;
+    this.#fetch = options.fetch ?? fetch;
+    this.baseUrl = normaliseBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+    this.timeoutMs = timeoutMs;
+
+    const tokenPath = (token: string) => {
+      if (typeof token !== 'string' || token === '') throw new TypeError('token must be a non-empty string.');
+      return `/token/${encodeURIComponent(token)}`;
+    };
+    this.tokens = {
+      create: async (card, opts) => (await this.#json<TokenRecord>({ method: 'POST', path: '/token', body: card, options: opts })).body,
+      get: async (token, opts) => (await this.#json<TokenRecord>({ method: 'GET', path: tokenPath(token), options: opts })).body,
+      delete: async (token, opts) => {
+        await this.#send({ method: 'DELETE', path: tokenPath(token), options: opts });
+      },
+    };
+    this.proxy = {
+      forward: async (request, opts) => {
+        const { response, bytes } = await this.#send({ method: 'POST', path: '/proxy', body: request, options: opts });
+        return pspResponse(response, bytes);
+      },
+      dryRun: async (request, opts) =>
+        (await this.#json<DryRunResult>({ method: 'POST', path: '/proxy/dry-run', body: request, options: opts })).body,
+    };
+  }
+
+  /** Never print the key: it is a secret (console.log(tessera) shows this instead). */
+  toJSON(): { baseUrl: string; timeoutMs: number } {
+    return { baseUrl: this.baseUrl, timeoutMs: this.timeoutMs };
+  }
+
+  async #json<T>(call: Call): Promise<{ body: T; response: Response }> {
+    const { response, bytes } = await this.#send(call);
+    try {
+      return { body: JSON.parse(new TextDecoder().decode(bytes)) as T, response };
+    } catch (err) {
+      throw new TesseraSdkError(`Tessera answered ${response.status} with a body that is not JSON.`, { cause: err });
+    }
+  }
+
+  /**
+   * Sends one request and reads the whole body under one deadline. Any response carrying
+   * `x-tessera-error`, and any non-2xx that is not a PSP pass-through, becomes a TesseraApiError.
+   */
+  async #send(call: Call): Promise<{ response: Response; bytes: Uint8Array }> {
+    const opts = call.options ?? {};
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const headers: Record<string, string> = {
+      'x-api-key': this.#apiKey,
+      accept: 'application/json',
+      'user-agent': `tessera-sdk-node/${SDK_VERSION}`,
+    };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.idempotencyKey !== undefined) {
+      if (opts.idempotencyKey === '' || opts.idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+        throw new TypeError(`idempotencyKey must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+      }
+      headers['idempotency-key'] = opts.idempotencyKey;
+    }
+    if (opts.requestId !== undefined) headers['x-request-id'] = opts.requestId;
+
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+    let response: Response;
+    let bytes: Uint8Array;
+    try {
+      response = await this.#fetch(`${this.baseUrl}${call.path}`, {
+        method: call.method,
+        headers,
+        ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+        signal,
+        redirect: 'manual',
+      });
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch (err) {
+      if (timeout.aborted) throw new TesseraTimeoutError(timeoutMs);
+      if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+      throw new TesseraConnectionError(`Could not reach Tessera at ${this.baseUrl}.`, { cause: err });
+    }
+
+    const isPassThrough = call.path === '/proxy' && !response.headers.has('x-tessera-error');
+    if (response.ok || isPassThrough) return { response, bytes };
+    throw errorFromResponse(response, bytes);
+  }
+}
+
+function errorFromResponse(response: Response, bytes: Uint8Array): TesseraApiError {
+  const retryAfterSeconds = numberHeader(response.headers, 'retry-after');
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(bytes)) as { error?: Record<string, unknown> };
+    const e = parsed.error;
+    if (e && typeof e.code === 'string' && typeof e.type === 'string') {
+      return apiErrorFrom({
+        status: response.status,
+        type: e.type,
+        code: e.code,
+        message: typeof e.message === 'string' ? e.message : e.code,
+        param: typeof e.param === 'string' ? e.param : undefined,
+        requestId: typeof e.requestId === 'string' ? e.requestId : requestId,
+        retryAfterSeconds,
+      });
+    }
+  } catch {
+    // Not our envelope (e.g. a load balancer's HTML page): described below.
+  }
+  return apiErrorFrom({
+    status: response.status,
+    type: 'api_error',
+    code: 'unexpected_response',
+    message: `Tessera answered ${response.status} without an error envelope.`,
+    requestId,
+    retryAfterSeconds,
+  });
+}
+
+function pspResponse(response: Response, body: Uint8Array): PspResponse {
+  return {
+    status: response.status,
+    headers: response.headers,
+    body,
+    text: () => new TextDecoder().decode(body),
+    json: <T>() => JSON.parse(new TextDecoder().decode(body)) as T,
+    requestId: response.headers.get('x-tessera-request-id') ?? response.headers.get('x-request-id') ?? undefined,
+    pspMs: numberHeader(response.headers, 'x-tessera-psp-ms'),
+    totalMs: numberHeader(response.headers, 'x-tessera-total-ms'),
+  };
+}

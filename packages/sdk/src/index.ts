@@ -1,0 +1,3 @@
+export { Tessera, SDK_VERSION, type TesseraOptions } from './client';
+export * from './errors';
+export type * from './types';
