@@ -3,7 +3,14 @@
  * the documented envelope; the gRPC services carry it across in metadata (see grpcErrors.ts).
  */
 export type ErrorType =
-  'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'card_data_error' | 'rate_limit_error' | 'psp_error' | 'api_error';
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'card_data_error'
+  | 'rate_limit_error'
+  | 'psp_error'
+  | 'api_error';
 
 interface ErrorSpec {
   status: number;
@@ -26,6 +33,12 @@ export const ERROR_CATALOGUE = {
   api_key_missing: { status: 401, type: 'authentication_error', message: 'No API key was provided in the x-api-key header.' },
   api_key_invalid: { status: 401, type: 'authentication_error', message: 'The API key is invalid or has been revoked.' },
   ip_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this IP address.' },
+  origin_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this website origin.' },
+  admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
+  login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
+  csrf_token_invalid: { status: 403, type: 'permission_error', message: 'The CSRF token is missing or does not match the session.' },
+  merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
+  api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },

@@ -5,6 +5,7 @@ import { isErrorCode, TesseraError } from './errors';
 const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
   400: grpc.status.INVALID_ARGUMENT,
   401: grpc.status.UNAUTHENTICATED,
+  403: grpc.status.PERMISSION_DENIED,
   404: grpc.status.NOT_FOUND,
   413: grpc.status.INVALID_ARGUMENT,
   415: grpc.status.INVALID_ARGUMENT,

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { env, loadOrCreateDevSecret, parseConfig, type Logger, parseCidr } from '@tessera/common';
+import { checkTlsEnv, env, loadOrCreateDevSecret, parseConfig, tlsEnvShape, type Logger, parseCidr } from '@tessera/common';
 import { isApiKeyFormat } from './domain/apiKeys';
 
 export const MIN_PEPPER_LENGTH = 32;
@@ -37,14 +37,29 @@ export const gatewayConfigSchema = z
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    // Dashboard and admin API. With ADMIN_PORT set they are served on ADMIN_BIND:ADMIN_PORT only,
+    // so operators can keep them on an internal address; unset, they share the public port.
+    ADMIN_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
+    ADMIN_BIND: z.string().min(1).default('127.0.0.1'),
+    // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
+    ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
+    ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
+    ADMIN_LOGIN_WINDOW_SECONDS: env.positiveInt(900),
+    ADMIN_LOGIN_MAX_PER_IP: env.positiveInt(30),
+    ADMIN_LOGIN_MAX_PER_ACCOUNT: env.positiveInt(5),
+    ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
+    TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
+    TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
     TESSERA_STATE_DIR: z
       .string()
       .default('.tessera')
       .transform((v) => path.resolve(v)),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
+    ...tlsEnvShape,
   })
   .superRefine((cfg, ctx) => {
+    checkTlsEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });
@@ -52,6 +67,13 @@ export const gatewayConfigSchema = z
     if (cfg.REDIS_URL === undefined) {
       // The in-memory key store is per process: replicas would disagree and restarts lose keys.
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required in production' });
+    }
+    if (cfg.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TESSERA_DEV_ADMIN_PASSWORD'],
+        message: 'must not be set in production (create operators with `npm run keys -- admin create`)',
+      });
     }
     if (cfg.TESSERA_DEV_API_KEY !== undefined) {
       ctx.addIssue({

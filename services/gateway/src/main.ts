@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
-import { createLogger, loadConfigOrExit, type Logger } from '@tessera/common';
-import { createProxyClient, createVaultClient } from '@tessera/protos';
+import { createLogger, loadConfigOrExit, tlsFilesOf, type Logger } from '@tessera/common';
+import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
 import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { createApp } from './transport/app';
+import { setUpAdmin } from './adminSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 
 const SERVICE = 'gateway';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
 
   const devKey = config.TESSERA_DEV_API_KEY;
   let keyStore: ApiKeyStore;
+  let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'server' });
     let lastErrorLog = 0;
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
       }
     });
     const redisStore = new RedisApiKeyStore(redis);
+    sharedRedis = redis;
     keyStore = redisStore;
     try {
       await redis.connect();
@@ -53,9 +56,21 @@ async function main(): Promise<void> {
     if (devKey !== undefined) await registerDevKey(keyStore, devKey, pepper, logger);
   }
 
-  const vault = vaultApiFromClient(createVaultClient(config.VAULT_ADDR), config.VAULT_TIMEOUT_MS);
-  const proxy = proxyApiFromClient(createProxyClient(config.PROXY_ADDR), config.PROXY_TIMEOUT_MS);
-  const app = createApp({ config, logger, keyStore, pepper, vault, proxy });
+  // mTLS to vault and proxy (npm run certs); plaintext only in development, which the config enforces.
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
+  if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
+  const vault = vaultApiFromClient(
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+    config.VAULT_TIMEOUT_MS,
+  );
+  const proxy = proxyApiFromClient(
+    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_PROXY)),
+    config.PROXY_TIMEOUT_MS,
+  );
+  // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
+  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis });
+  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
@@ -66,6 +81,7 @@ async function main(): Promise<void> {
   server.requestTimeout = config.PROXY_TIMEOUT_MS + 30_000;
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  await admin.listen();
   logger.info({ url: `http://${host}:${address.port}` }, 'gateway listening');
 
   let stopping = false;
@@ -79,6 +95,7 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, config.PROXY_TIMEOUT_MS + 1000);
     force.unref();
+    void admin.close();
     server.close(() => {
       vault.close();
       proxy.close();

@@ -8,6 +8,7 @@ import { ConfigError, canonicalCidr } from '@tessera/common';
 import { parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from '../config';
 import { isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { readAllStdin, runAdminCli } from './admin';
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -19,6 +20,9 @@ Commands:
       Lists keys (prefix and last 4 characters only, never the key).
   revoke <key id>
       Revokes a key; requests with it fail from the next request on.
+
+  admin <command> ...
+      Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
 
 Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
 
@@ -165,6 +169,7 @@ async function revoke(store: RedisApiKeyStore, id: string, io: Io): Promise<void
 }
 
 export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
+  if (argv[0] === 'admin') return runAdminCli(argv.slice(1), environment, { readStdin: readAllStdin, ...io });
   let args: Parsed;
   try {
     args = parse(argv);

@@ -17,7 +17,11 @@ export interface ApiKeyRecord {
   prefix: string;
   last4: string;
   allowedCidrs: string[];
+  /** Host names / `*.example.com` wildcards the key may be used from in a browser (Origin). Absent in records written before it existed. */
+  allowedDomains: string[];
   createdAt: string;
+  /** Last change of the restrictions. */
+  updatedAt?: string;
   revokedAt?: string;
   lastUsedAt?: string;
   lastUsedIp?: string;
@@ -71,6 +75,7 @@ export interface NewKeyParams {
   merchantId: string;
   mode: KeyMode;
   allowedCidrs: string[];
+  allowedDomains?: string[];
   pepper: string;
   now: Date;
 }
@@ -88,6 +93,7 @@ export function buildApiKeyRecord(apiKey: string, params: NewKeyParams): ApiKeyR
     prefix: `tsk_${params.mode}_${random.slice(0, 4)}`,
     last4: random.slice(-4),
     allowedCidrs: [...params.allowedCidrs],
+    allowedDomains: [...(params.allowedDomains ?? [])],
     createdAt: params.now.toISOString(),
   };
 }

@@ -2,6 +2,11 @@ import type { ApiKeyRecord } from '../domain/apiKeys';
 
 export type { ApiKeyRecord };
 
+export interface KeyRestrictions {
+  allowedCidrs: string[];
+  allowedDomains: string[];
+}
+
 /**
  * Where API-key records live. Implementations throw TesseraError('service_unavailable') when the
  * backing store cannot answer, so a dead Redis becomes a 503, never a crash or a silent 401.
@@ -12,6 +17,11 @@ export interface ApiKeyStore {
   findByDigest(digest: string): Promise<ApiKeyRecord | undefined>;
   get(id: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
+  /**
+   * Replaces a key's restrictions; never un-revokes (a concurrent revocation wins). Undefined when
+   * there is no such key.
+   */
+  updateRestrictions(id: string, restrictions: KeyRestrictions, at: Date): Promise<ApiKeyRecord | undefined>;
   /** Marks a key revoked, keeping the first revocation time; undefined when there is no such key. */
   revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined>;
   touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void>;

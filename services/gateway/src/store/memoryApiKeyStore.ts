@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, ApiKeyStore } from './apiKeyStore';
+import type { ApiKeyRecord, ApiKeyStore, KeyRestrictions } from './apiKeyStore';
 
 /**
  * For a single local gateway without Redis: keys live and die with the process, and the CLI
@@ -27,6 +27,15 @@ export class MemoryApiKeyStore implements ApiKeyStore {
 
   async list(): Promise<ApiKeyRecord[]> {
     return [...this.byId.values()].map((r) => structuredClone(r)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async updateRestrictions(id: string, restrictions: KeyRestrictions, at: Date): Promise<ApiKeyRecord | undefined> {
+    const record = this.byId.get(id);
+    if (!record) return undefined;
+    record.allowedCidrs = [...restrictions.allowedCidrs];
+    record.allowedDomains = [...restrictions.allowedDomains];
+    record.updatedAt = at.toISOString();
+    return structuredClone(record);
   }
 
   async revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined> {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
-import type { ApiKeyRecord, ApiKeyStore } from './apiKeyStore';
+import type { ApiKeyRecord, ApiKeyStore, KeyRestrictions } from './apiKeyStore';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -15,6 +15,18 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   return 1
 end
 return 0`;
+
+/**
+ * Compare-and-set of a record: writes only if nobody changed it since it was read, so an edit of
+ * the restrictions can never undo a revocation made at the same moment on another replica.
+ */
+const COMPARE_AND_SET_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`;
+const CAS_ATTEMPTS = 5;
 
 export interface RedisClientOptions {
   commandTimeoutMs: number;
@@ -59,6 +71,8 @@ function unavailable(err: unknown): TesseraError {
 function parseRecord(raw: string | null, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
   if (raw === null) return undefined;
   const record = JSON.parse(raw) as ApiKeyRecord;
+  // Records written before domain restrictions existed have no such field.
+  record.allowedDomains ??= [];
   if (lastUse?.at) record.lastUsedAt = lastUse.at;
   if (lastUse?.ip) record.lastUsedIp = lastUse.ip;
   return record;
@@ -120,19 +134,40 @@ export class RedisApiKeyStore implements ApiKeyStore {
     }
   }
 
-  async revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined> {
+  /** Read-modify-write of the stored JSON under compare-and-set; retried when another writer won. */
+  private async modify(id: string, change: (record: ApiKeyRecord) => boolean): Promise<ApiKeyRecord | undefined> {
     try {
-      const raw = await this.redis.get(KEY_PREFIX + id);
-      if (raw === null) return undefined;
-      const record = JSON.parse(raw) as ApiKeyRecord;
-      if (record.revokedAt === undefined) {
-        record.revokedAt = at.toISOString();
-        await this.redis.set(KEY_PREFIX + id, JSON.stringify(record), 'XX');
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const raw = await this.redis.get(KEY_PREFIX + id);
+        if (raw === null) return undefined;
+        const record = JSON.parse(raw) as ApiKeyRecord;
+        if (!change(record)) return await this.get(id);
+        const written = await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, JSON.stringify(record));
+        if (written === 1) return await this.get(id);
       }
-      return await this.get(id);
     } catch (err) {
       throw unavailable(err);
     }
+    throw new TesseraError('service_unavailable', {
+      cause: new Error(`API key ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`),
+    });
+  }
+
+  async updateRestrictions(id: string, restrictions: KeyRestrictions, at: Date): Promise<ApiKeyRecord | undefined> {
+    return this.modify(id, (record) => {
+      record.allowedCidrs = [...restrictions.allowedCidrs];
+      record.allowedDomains = [...restrictions.allowedDomains];
+      record.updatedAt = at.toISOString();
+      return true;
+    });
+  }
+
+  async revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined> {
+    return this.modify(id, (record) => {
+      if (record.revokedAt !== undefined) return false;
+      record.revokedAt = at.toISOString();
+      return true;
+    });
   }
 
   async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {

@@ -1,4 +1,4 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { createAuthMiddleware } from './auth';
@@ -22,6 +22,8 @@ export interface GatewayDeps {
   vault: VaultApi;
   proxy: ProxyApi;
   now?: () => Date;
+  /** The dashboard and admin API (createAdminRouter), when they share the public port. */
+  admin?: Router;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -125,6 +127,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.delete('/v1/token/:token', auth, tokens.remove);
   app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
+  if (deps.admin) app.use(deps.admin);
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { TesseraError, type Logger, ipInCidrs, parseCidrList, type Cidr } from '@tessera/common';
+import { TesseraError, type Logger, type Cidr } from '@tessera/common';
 import { digestsEqual, hashApiKey, modeOfApiKey } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
-import type { ApiKeyStore } from '../store/apiKeyStore';
+import { checkKeyRestrictions } from '../domain/keyRestrictions';
+import type { ApiKeyRecord, ApiKeyStore } from '../store/apiKeyStore';
 import { contextOf } from './requestContext';
 
 export interface AuthDeps {
@@ -13,6 +14,35 @@ export interface AuthDeps {
   now: () => Date;
 }
 
+export type ApiKeyCheck =
+  | { ok: true; record: ApiKeyRecord }
+  | { ok: false; code: 'api_key_missing' | 'api_key_invalid' | 'ip_not_allowed' | 'origin_not_allowed'; record?: ApiKeyRecord };
+
+/**
+ * The whole API-key decision, shared by the middleware and the dashboard's "test this key": the
+ * same lookup (no cache, so a revocation counts from the next request on every replica), the
+ * same constant-time digest comparison, the same restrictions.
+ */
+export async function checkApiKey(
+  deps: Pick<AuthDeps, 'keyStore' | 'pepper'>,
+  presented: string | string[] | undefined,
+  request: { clientIp: string | undefined; origin: string | undefined },
+): Promise<ApiKeyCheck> {
+  if (presented === undefined || presented === '') return { ok: false, code: 'api_key_missing' };
+  // A repeated header arrives joined with ", " and so fails the format check, like any typo.
+  const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
+  if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
+
+  const digest = hashApiKey(deps.pepper, presented);
+  const record = await deps.keyStore.findByDigest(digest);
+  if (!record || !digestsEqual(record.digest, digest) || record.revokedAt !== undefined || record.mode !== mode) {
+    return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
+  }
+  const refused = checkKeyRestrictions(record, request);
+  if (refused !== undefined) return { ok: false, code: refused, record };
+  return { ok: true, record };
+}
+
 /**
  * Authenticates `x-api-key` on every request against the store, with no cache: a revocation
  * takes effect on the very next request, which is what the rotation procedure relies on.
@@ -21,21 +51,10 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const ctx = contextOf(res);
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
-
-    const presented = req.headers['x-api-key'];
-    if (presented === undefined || presented === '') throw new TesseraError('api_key_missing');
-    // A repeated header arrives joined with ", " and so fails the format check, like any typo.
-    const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
-    if (mode === undefined || typeof presented !== 'string') throw new TesseraError('api_key_invalid');
-
-    const digest = hashApiKey(deps.pepper, presented);
-    const record = await deps.keyStore.findByDigest(digest);
-    if (!record || !digestsEqual(record.digest, digest) || record.revokedAt !== undefined || record.mode !== mode) {
-      throw new TesseraError('api_key_invalid');
-    }
-    if (record.allowedCidrs.length > 0 && !ipInCidrs(ctx.clientIp, parseCidrList(record.allowedCidrs))) {
-      throw new TesseraError('ip_not_allowed');
-    }
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    const result = await checkApiKey(deps, req.headers['x-api-key'], { clientIp: ctx.clientIp, origin });
+    if (!result.ok) throw new TesseraError(result.code);
+    const record = result.record;
 
     ctx.apiKey = record;
     // Bookkeeping must neither slow nor fail the request it describes.

@@ -1,0 +1,110 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
+import type { Router } from 'express';
+import { parseCidrList, type Logger } from '@tessera/common';
+import type { GatewayConfig } from './config';
+import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
+import { hashPassword } from './domain/admin/passwords';
+import type { ApiKeyStore } from './store/apiKeyStore';
+import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
+import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
+import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
+
+export interface AdminStores {
+  operators: OperatorStore;
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+}
+
+/** Redis when the gateway has one (shared by every replica), memory otherwise (development only). */
+export function createAdminStores(redis: Redis | undefined, config: Pick<GatewayConfig, 'ADMIN_AUDIT_MAX_ENTRIES'>): AdminStores {
+  if (redis) {
+    return {
+      operators: new RedisOperatorStore(redis),
+      sessions: new RedisSessionStore(redis),
+      throttle: new RedisLoginThrottle(redis),
+      audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
+    };
+  }
+  return {
+    operators: new MemoryOperatorStore(),
+    sessions: new MemorySessionStore(),
+    throttle: new MemoryLoginThrottle(),
+    audit: new MemoryAuditLog(config.ADMIN_AUDIT_MAX_ENTRIES),
+  };
+}
+
+/**
+ * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a
+ * new user of `npm start` can log in; a later start with another password replaces it.
+ */
+export async function registerDevAdmin(operators: OperatorStore, email: string, password: string, logger: Logger): Promise<void> {
+  try {
+    const normalized = normalizeEmail(email);
+    const passwordHash = await hashPassword(password);
+    const existing = await operators.findByEmail(normalized);
+    if (existing) await operators.update(existing.id, { passwordHash });
+    else await operators.create(newOperatorRecord({ email: normalized, passwordHash, merchantId: null, now: new Date() }));
+    logger.warn({ email: normalized }, 'registered the development dashboard operator from TESSERA_DEV_ADMIN_PASSWORD (development only)');
+  } catch (err) {
+    logger.error({ err }, 'could not register the development dashboard operator');
+  }
+}
+
+export interface AdminSetup {
+  /** Mount on the public app; undefined when ADMIN_PORT serves the dashboard on its own listener. */
+  router: Router | undefined;
+  /** Starts the separate listener when ADMIN_PORT is set. */
+  listen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function setUpAdmin(params: {
+  config: GatewayConfig;
+  logger: Logger;
+  keyStore: ApiKeyStore;
+  pepper: string;
+  redis: Redis | undefined;
+}): Promise<AdminSetup> {
+  const { config, logger } = params;
+  const stores = createAdminStores(params.redis, config);
+  if (config.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
+    await registerDevAdmin(stores.operators, config.TESSERA_DEV_ADMIN_EMAIL, config.TESSERA_DEV_ADMIN_PASSWORD, logger);
+  }
+  const deps: AdminDeps = {
+    ...stores,
+    keyStore: params.keyStore,
+    pepper: params.pepper,
+    trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
+    logger,
+    config,
+  };
+  if (config.ADMIN_PORT === undefined) {
+    return { router: createAdminRouter(deps), listen: async () => undefined, close: async () => undefined };
+  }
+  const adminPort = config.ADMIN_PORT;
+  let server: http.Server | undefined;
+  return {
+    router: undefined,
+    async listen() {
+      const started = http.createServer(createAdminApp(deps));
+      server = started;
+      await new Promise<void>((resolve, reject) => {
+        started.once('error', reject);
+        started.listen(adminPort, config.ADMIN_BIND, () => resolve());
+      });
+      const address = started.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      logger.info({ url: `http://${host}:${address.port}/dashboard/` }, 'admin listening');
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

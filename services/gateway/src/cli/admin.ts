@@ -1,0 +1,179 @@
+/**
+ * Manages dashboard operators in the shared Redis store; reached as `npm run keys -- admin ...`.
+ * Passwords are read from standard input only, never from arguments (shell history, `ps`).
+ * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '@tessera/common';
+import { parseGatewayConfig } from '../config';
+import { isValidMerchantId } from '../domain/apiKeys';
+import { isValidEmail, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
+import { hashPassword, passwordProblem } from '../domain/admin/passwords';
+import { RedisOperatorStore } from '../store/redisAdminStores';
+import { createRedisClient } from '../store/redisApiKeyStore';
+
+export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
+
+Dashboard operators (they log in at /dashboard):
+  create --email <email> (--merchant <id> | --global) --password-stdin
+      --merchant: the operator manages that merchant's keys only; --global: every merchant.
+  set-password --email <email> --password-stdin
+  disable --email <email>        Refuses the operator's logins and ends their sessions.
+  enable --email <email>
+  list [--json]
+
+The password (at least 12 characters) is read from standard input, e.g.
+  printf '%s' "$PASSWORD" | npm run keys -- admin create --email ops@acme.test --merchant acme --password-stdin
+
+Environment: REDIS_URL (required), TESSERA_STATE_DIR.`;
+
+export interface AdminIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  readStdin: () => Promise<string>;
+}
+
+class UsageError extends Error {}
+class CommandError extends Error {}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      email: { type: 'string' },
+      merchant: { type: 'string' },
+      global: { type: 'boolean', default: false },
+      'password-stdin': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+}
+
+type Parsed = ReturnType<typeof parse>;
+
+function emailOf(args: Parsed): string {
+  const email = args.values.email;
+  if (email === undefined) throw new UsageError('--email <email> is required');
+  const normalized = normalizeEmail(email);
+  if (!isValidEmail(normalized)) throw new UsageError(`--email "${email}" is not an email address`);
+  return normalized;
+}
+
+async function passwordFrom(args: Parsed, io: AdminIo): Promise<string> {
+  if (!args.values['password-stdin']) throw new UsageError('--password-stdin is required: pipe the password on standard input');
+  const password = (await io.readStdin()).replace(/\r?\n$/, '');
+  const problem = passwordProblem(password);
+  if (problem !== undefined) throw new CommandError(`the password ${problem}`);
+  return password;
+}
+
+function describe(op: OperatorRecord): string {
+  const scope = op.merchantId === null ? 'all merchants' : `merchant ${op.merchantId}`;
+  return `${op.email} (${op.id}, ${scope}${op.disabledAt ? `, disabled ${op.disabledAt}` : ''})`;
+}
+
+export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
+  let args: Parsed;
+  try {
+    args = parse(argv);
+  } catch (err) {
+    io.err(`${err instanceof Error ? err.message : String(err)}\n\n${ADMIN_USAGE}`);
+    return 2;
+  }
+  const command = args.positionals[0];
+  if (command === undefined || command === 'help') {
+    (command === 'help' ? io.out : io.err)(ADMIN_USAGE);
+    return command === 'help' ? 0 : 2;
+  }
+  if (!['create', 'set-password', 'disable', 'enable', 'list'].includes(command) || args.positionals.length > 1) {
+    io.err(`Unknown or malformed command "${args.positionals.join(' ')}".\n\n${ADMIN_USAGE}`);
+    return 2;
+  }
+  let email: string | undefined;
+  try {
+    if (command !== 'list') email = emailOf(args);
+    if (command === 'create') {
+      const { merchant, global } = args.values;
+      if ((merchant === undefined) === !global) throw new UsageError('create needs exactly one of --merchant <id> or --global');
+      if (merchant !== undefined && !isValidMerchantId(merchant))
+        throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+    }
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`${err.message}\n\n${ADMIN_USAGE}`);
+    return 2;
+  }
+
+  let config;
+  try {
+    config = parseGatewayConfig(environment);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.err(err.message);
+      return 78;
+    }
+    throw err;
+  }
+  if (config.REDIS_URL === undefined) {
+    io.err(
+      'REDIS_URL is not set. Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +
+        'cannot reach them (use TESSERA_DEV_ADMIN_PASSWORD for local development).',
+    );
+    return 2;
+  }
+  const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'cli' });
+  redis.on('error', () => {
+    // Reported once, below, through the failing command.
+  });
+  const store = new RedisOperatorStore(redis);
+  try {
+    if (command === 'create' || command === 'set-password') {
+      const password = await passwordFrom(args, io);
+      await redis.connect().catch(() => {
+        throw new CommandError('cannot connect to Redis at REDIS_URL');
+      });
+      const passwordHash = await hashPassword(password);
+      if (command === 'create') {
+        const op = newOperatorRecord({ email: email ?? '', passwordHash, merchantId: args.values.merchant ?? null, now: new Date() });
+        if (!(await store.create(op))) throw new CommandError(`an operator with email ${op.email} already exists`);
+        io.out(`Created operator ${describe(op)}.`);
+      } else {
+        const op = await store.findByEmail(email ?? '');
+        if (!op) throw new CommandError(`no operator with email ${email}`);
+        await store.update(op.id, { passwordHash });
+        io.out(`Changed the password of ${describe(op)}.`);
+      }
+      return 0;
+    }
+    await redis.connect().catch(() => {
+      throw new CommandError('cannot connect to Redis at REDIS_URL');
+    });
+    if (command === 'list') {
+      const ops = await store.list();
+      if (args.values.json) io.out(JSON.stringify(ops.map(({ passwordHash: _hash, ...rest }) => rest)));
+      else if (ops.length === 0) io.out('No operators.');
+      else for (const op of ops) io.out(describe(op));
+      return 0;
+    }
+    const op = await store.findByEmail(email ?? '');
+    if (!op) throw new CommandError(`no operator with email ${email}`);
+    const updated = await store.update(op.id, { disabledAt: command === 'disable' ? new Date().toISOString() : null });
+    io.out(`${command === 'disable' ? 'Disabled' : 'Enabled'} ${describe(updated ?? op)}.`);
+    return 0;
+  } catch (err) {
+    io.err(err instanceof CommandError ? err.message : `failed: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
+  }
+}
+
+export async function readAllStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Password (input is shown; prefer a pipe), then Enter and Ctrl+D: ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

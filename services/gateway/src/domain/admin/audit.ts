@@ -1,0 +1,45 @@
+import crypto from 'node:crypto';
+
+export type AuditAction =
+  'login.succeeded' | 'login.failed' | 'login.throttled' | 'logout' | 'key.created' | 'key.updated' | 'key.revoked' | 'key.tested';
+
+/**
+ * One line of the audit log: who did what, when, from where, to which key. Only identifiers and
+ * non-secret settings: never an API key, a digest, a password or a session id.
+ */
+export interface AuditRecord {
+  id: string;
+  at: string;
+  action: AuditAction;
+  /** The operator's email; null for a failed login with an unknown email (the input is not echoed). */
+  actor: string | null;
+  operatorId: string | null;
+  ip: string | null;
+  merchantId: string | null;
+  keyId: string | null;
+  details: Record<string, string | number | boolean | string[] | null>;
+}
+
+export interface AuditInput {
+  action: AuditAction;
+  actor?: { id: string; email: string } | null;
+  ip: string | undefined;
+  merchantId?: string | null;
+  keyId?: string | null;
+  details?: AuditRecord['details'];
+  now: Date;
+}
+
+export function buildAuditRecord(input: AuditInput): AuditRecord {
+  return {
+    id: `aud_${crypto.randomBytes(12).toString('base64url')}`,
+    at: input.now.toISOString(),
+    action: input.action,
+    actor: input.actor?.email ?? null,
+    operatorId: input.actor?.id ?? null,
+    ip: input.ip ?? null,
+    merchantId: input.merchantId ?? null,
+    keyId: input.keyId ?? null,
+    details: input.details ?? {},
+  };
+}

@@ -1,0 +1,64 @@
+import crypto from 'node:crypto';
+
+/**
+ * Operator passwords are hashed with scrypt (memory-hard, in node:crypto, no native add-on).
+ * N = 2^15, r = 8 needs 32 MiB and ~50-100 ms per hash: slow for an attacker with a stolen store,
+ * fast enough for a login. The parameters are stored with each hash so they can be raised later.
+ */
+const SCRYPT = { N: 32768, r: 8, p: 1, keyLength: 32, saltLength: 16 } as const;
+const MAX_MEMORY = 64 * 1024 * 1024;
+
+export const MIN_PASSWORD_LENGTH = 12;
+/** scrypt's cost does not depend on the length, but a bound keeps request bodies and memory small. */
+export const MAX_PASSWORD_LENGTH = 256;
+
+/** Why a new password is not acceptable, or undefined when it is. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+  if (password.length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters`;
+  return undefined;
+}
+
+function scrypt(password: string, salt: Buffer, params: { N: number; r: number; p: number; keyLength: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    crypto.scrypt(
+      password.normalize('NFC'),
+      salt,
+      params.keyLength,
+      { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    );
+  });
+}
+
+/** `scrypt$N$r$p$salt$hash` (base64url): self-describing, so old hashes keep verifying after a change of cost. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.randomBytes(SCRYPT.saltLength);
+  const key = await scrypt(password, salt, SCRYPT);
+  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+const HASH_PATTERN = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
+
+/** Constant-time check of a password against a stored hash; a malformed hash never verifies. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const match = HASH_PATTERN.exec(stored);
+  if (!match) return false;
+  const [, n, r, p, saltText, keyText] = match;
+  const expected = Buffer.from(keyText ?? '', 'base64url');
+  const params = { N: Number(n), r: Number(r), p: Number(p), keyLength: expected.length };
+  if (expected.length < 16 || params.N > 1 << 20 || params.r > 32 || params.p > 16) return false;
+  const actual = await scrypt(password, Buffer.from(saltText ?? '', 'base64url'), params);
+  return crypto.timingSafeEqual(actual, expected);
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * A hash to verify against when the account does not exist, so that "no such operator" takes as
+ * long as "wrong password" and response timing does not reveal which emails have accounts.
+ */
+export function dummyPasswordHash(): Promise<string> {
+  dummyHash ??= hashPassword(crypto.randomBytes(16).toString('base64url'));
+  return dummyHash;
+}

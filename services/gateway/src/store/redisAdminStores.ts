@@ -1,0 +1,177 @@
+import type { Redis } from 'ioredis';
+import { TesseraError } from '@tessera/common';
+import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
+import { applyOperatorChange } from './memoryAdminStores';
+
+const OPERATOR_PREFIX = 'tessera:operator:';
+const OPERATOR_EMAIL_PREFIX = 'tessera:operator-email:';
+const ALL_OPERATORS = 'tessera:operators';
+const SESSION_PREFIX = 'tessera:admin-session:';
+const THROTTLE_PREFIX = 'tessera:admin-login:';
+const AUDIT_ALL = 'tessera:audit';
+const AUDIT_MERCHANT_PREFIX = 'tessera:audit:merchant:';
+
+function unavailable(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  return new TesseraError('service_unavailable', { cause: err });
+}
+
+async function guarded<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
+/** Claims the email first, so two concurrent creations of one email cannot both succeed. */
+const CREATE_OPERATOR_SCRIPT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SADD', KEYS[3], ARGV[1])
+  return 1
+end
+return 0`;
+
+/** Layout: `tessera:operator:<id>` JSON, `tessera:operator-email:<email>` -> id, set `tessera:operators`. */
+export class RedisOperatorStore implements OperatorStore {
+  constructor(private readonly redis: Redis) {}
+
+  create(op: OperatorRecord): Promise<boolean> {
+    return guarded(async () => {
+      const created = await this.redis.eval(
+        CREATE_OPERATOR_SCRIPT,
+        3,
+        OPERATOR_EMAIL_PREFIX + op.email,
+        OPERATOR_PREFIX + op.id,
+        ALL_OPERATORS,
+        op.id,
+        JSON.stringify(op),
+      );
+      return created === 1;
+    });
+  }
+
+  get(id: string): Promise<OperatorRecord | undefined> {
+    return guarded(async () => {
+      const raw = await this.redis.get(OPERATOR_PREFIX + id);
+      return raw === null ? undefined : (JSON.parse(raw) as OperatorRecord);
+    });
+  }
+
+  findByEmail(email: string): Promise<OperatorRecord | undefined> {
+    return guarded(async () => {
+      const id = await this.redis.get(OPERATOR_EMAIL_PREFIX + email);
+      return id === null ? undefined : this.get(id);
+    });
+  }
+
+  list(): Promise<OperatorRecord[]> {
+    return guarded(async () => {
+      const ids = await this.redis.smembers(ALL_OPERATORS);
+      const ops = await Promise.all(ids.map((id) => this.get(id)));
+      return ops.filter((o): o is OperatorRecord => o !== undefined).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    });
+  }
+
+  update(id: string, change: { passwordHash?: string; disabledAt?: string | null }): Promise<OperatorRecord | undefined> {
+    return guarded(async () => {
+      const op = await this.get(id);
+      if (!op) return undefined;
+      applyOperatorChange(op, change);
+      await this.redis.set(OPERATOR_PREFIX + id, JSON.stringify(op), 'XX');
+      return op;
+    });
+  }
+}
+
+/** `tessera:admin-session:<sha256 of the id>` JSON with a PX expiry (the idle timeout). */
+export class RedisSessionStore implements SessionStore {
+  constructor(private readonly redis: Redis) {}
+
+  create(digest: string, session: SessionRecord, ttlMs: number): Promise<void> {
+    return guarded(async () => {
+      await this.redis.set(SESSION_PREFIX + digest, JSON.stringify(session), 'PX', Math.max(1, Math.floor(ttlMs)));
+    });
+  }
+
+  get(digest: string): Promise<SessionRecord | undefined> {
+    return guarded(async () => {
+      const raw = await this.redis.get(SESSION_PREFIX + digest);
+      return raw === null ? undefined : (JSON.parse(raw) as SessionRecord);
+    });
+  }
+
+  touch(digest: string, ttlMs: number): Promise<void> {
+    return guarded(async () => {
+      await this.redis.pexpire(SESSION_PREFIX + digest, Math.max(1, Math.floor(ttlMs)));
+    });
+  }
+
+  delete(digest: string): Promise<void> {
+    return guarded(async () => {
+      await this.redis.del(SESSION_PREFIX + digest);
+    });
+  }
+}
+
+/** INCR and start the window on the first hit, atomically, so a crash cannot leave a counter without expiry. */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}`;
+
+export class RedisLoginThrottle implements LoginThrottle {
+  constructor(private readonly redis: Redis) {}
+
+  hit(bucket: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    return guarded(async () => {
+      const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, THROTTLE_PREFIX + bucket, String(windowMs))) as [number, number];
+      return { count, resetInMs: ttl };
+    });
+  }
+
+  reset(bucket: string): Promise<void> {
+    return guarded(async () => {
+      await this.redis.del(THROTTLE_PREFIX + bucket);
+    });
+  }
+}
+
+/**
+ * Two capped lists, newest first: `tessera:audit` (everything, for platform operators) and
+ * `tessera:audit:merchant:<id>` (what a merchant's operators may read), written in one MULTI.
+ */
+export class RedisAuditLog implements AuditLog {
+  constructor(
+    private readonly redis: Redis,
+    private readonly maxEntries: number,
+  ) {}
+
+  append(record: AuditRecord): Promise<void> {
+    return guarded(async () => {
+      const line = JSON.stringify(record);
+      const tx = this.redis
+        .multi()
+        .lpush(AUDIT_ALL, line)
+        .ltrim(AUDIT_ALL, 0, this.maxEntries - 1);
+      if (record.merchantId !== null) {
+        const key = AUDIT_MERCHANT_PREFIX + record.merchantId;
+        tx.lpush(key, line).ltrim(key, 0, this.maxEntries - 1);
+      }
+      const results = await tx.exec();
+      const failed = results?.find(([err]) => err !== null);
+      if (results === null || failed) throw failed?.[0] ?? new Error('audit transaction aborted');
+    });
+  }
+
+  list(options: { merchantId?: string; limit: number }): Promise<AuditRecord[]> {
+    return guarded(async () => {
+      const key = options.merchantId === undefined ? AUDIT_ALL : AUDIT_MERCHANT_PREFIX + options.merchantId;
+      const lines = await this.redis.lrange(key, 0, options.limit - 1);
+      return lines.map((line) => JSON.parse(line) as AuditRecord);
+    });
+  }
+}

@@ -1,0 +1,481 @@
+import path from 'node:path';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { TesseraError, type Cidr, type Logger } from '@tessera/common';
+import { issueApiKey, type ApiKeyRecord } from '../../domain/apiKeys';
+import { buildAuditRecord, type AuditInput } from '../../domain/admin/audit';
+import { canManageMerchant, loginAccountBucket, normalizeEmail, operatorView, type OperatorRecord } from '../../domain/admin/operators';
+import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../domain/admin/passwords';
+import {
+  clearedSessionCookie,
+  csrfTokensMatch,
+  newCsrfToken,
+  newSessionId,
+  readCookie,
+  SESSION_ID_PATTERN,
+  sessionCookie,
+  sessionIdDigest,
+  sessionTtlMs,
+  type SessionRecord,
+} from '../../domain/admin/sessions';
+import { resolveClientIp } from '../../domain/clientIp';
+import type { ApiKeyStore } from '../../store/apiKeyStore';
+import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from '../../store/adminStores';
+import { checkApiKey } from '../auth';
+import { sendError, sendJson, setServiceHeaders } from '../envelope';
+import { errorFromBodyParser, jsonObjectBody } from '../jsonBody';
+import { chooseRequestId, contextOf, routeOf, setContext } from '../requestContext';
+import {
+  allowedCidrsParam,
+  allowedDomainsParam,
+  keyModeParam,
+  merchantIdParam,
+  optionalString,
+  refuseUnknown,
+  requiredString,
+} from './validation';
+
+export const ADMIN_BASE = '/admin/v1';
+export const SESSION_COOKIE = 'tessera_admin';
+/** The cookie goes to the admin API only, never to /v1 or the static files. */
+const COOKIE_PATH = '/admin';
+const ADMIN_BODY_LIMIT = 32 * 1024;
+/** Relative to dist/transport/admin and src/transport/admin alike. */
+export const DASHBOARD_DIR = path.resolve(__dirname, '../../../public/dashboard');
+
+export interface AdminDeps {
+  keyStore: ApiKeyStore;
+  operators: OperatorStore;
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+  pepper: string;
+  trustedProxies: readonly Cidr[];
+  logger: Logger;
+  config: {
+    ADMIN_SESSION_IDLE_SECONDS: number;
+    ADMIN_SESSION_MAX_SECONDS: number;
+    ADMIN_LOGIN_WINDOW_SECONDS: number;
+    ADMIN_LOGIN_MAX_PER_IP: number;
+    ADMIN_LOGIN_MAX_PER_ACCOUNT: number;
+  };
+  now?: () => Date;
+}
+
+interface AdminLocals {
+  operator: OperatorRecord;
+  session: SessionRecord;
+  sessionDigest: string;
+}
+
+const ADMIN = Symbol('tessera.admin');
+type WithAdmin = Response & { [ADMIN]?: AdminLocals };
+
+function adminOf(res: Response): AdminLocals {
+  const locals = (res as WithAdmin)[ADMIN];
+  if (!locals) throw new Error('no admin session: the session middleware must run first');
+  return locals;
+}
+
+/** The dashboard page: only its own scripts and styles, never framed, no referrer leaks. */
+const DASHBOARD_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-cache',
+};
+
+export interface KeyView {
+  id: string;
+  merchantId: string;
+  mode: string;
+  /** Prefix and last four characters: enough to recognise a key, never enough to use it. */
+  key: string;
+  allowedCidrs: string[];
+  allowedDomains: string[];
+  status: 'active' | 'revoked';
+  createdAt: string;
+  updatedAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  lastUsedIp: string | null;
+}
+
+export function keyView(r: ApiKeyRecord): KeyView {
+  return {
+    id: r.id,
+    merchantId: r.merchantId,
+    mode: r.mode,
+    key: `${r.prefix}…${r.last4}`,
+    allowedCidrs: r.allowedCidrs,
+    allowedDomains: r.allowedDomains ?? [],
+    status: r.revokedAt === undefined ? 'active' : 'revoked',
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt ?? null,
+    revokedAt: r.revokedAt ?? null,
+    lastUsedAt: r.lastUsedAt ?? null,
+    lastUsedIp: r.lastUsedIp ?? null,
+  };
+}
+
+function toTesseraError(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  return errorFromBodyParser(err) ?? new TesseraError('internal_error', { cause: err });
+}
+
+/** True when the Origin header names this very host: anything else is a cross-site request. */
+function sameOrigin(req: Request): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The admin API (`/admin/v1`) and the dashboard page (`/dashboard`). Self-contained, so it can be
+ * mounted on the public app or served on its own listener (ADMIN_PORT): it sets up the request
+ * context when nobody did and answers its own errors with the usual envelope.
+ */
+export function createAdminRouter(deps: AdminDeps): Router {
+  const { keyStore, operators, sessions, throttle, audit, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  const router = express.Router();
+
+  const ensureContext: RequestHandler = (req, res, next) => {
+    try {
+      contextOf(res);
+    } catch {
+      const requestId = chooseRequestId(req.headers['x-request-id']);
+      setContext(res, { requestId, startedAt: process.hrtime.bigint() });
+      res.setHeader('x-request-id', requestId);
+      res.on('finish', () => {
+        const ms = Number(process.hrtime.bigint() - contextOf(res).startedAt) / 1e6;
+        logger.info(
+          { method: req.method, route: routeOf(req) ?? null, status: res.statusCode, ms: Math.round(ms * 10) / 10, requestId },
+          'request',
+        );
+      });
+    }
+    contextOf(res).clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
+    next();
+  };
+
+  // Relative asset URLs in the page need the trailing slash; Express routing ignores it, so check.
+  router.get('/dashboard', (req, res, next) => {
+    if (req.path.endsWith('/')) return next();
+    res.setHeader('cache-control', 'no-store');
+    res.redirect(301, '/dashboard/');
+  });
+  router.use(
+    '/dashboard',
+    express.static(DASHBOARD_DIR, {
+      index: 'index.html',
+      redirect: false,
+      dotfiles: 'ignore',
+      setHeaders: (res) => {
+        for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) res.setHeader(name, value);
+      },
+    }),
+  );
+
+  const api = express.Router();
+  router.use(ADMIN_BASE, ensureContext, api);
+
+  const record = async (res: Response, input: Omit<AuditInput, 'now' | 'ip'>): Promise<void> => {
+    await audit.append(buildAuditRecord({ ...input, ip: contextOf(res).clientIp, now: now() }));
+  };
+
+  const body = jsonObjectBody(ADMIN_BODY_LIMIT);
+
+  // Browsers always send Origin on cross-site POSTs; SameSite=Strict and the CSRF token already
+  // stop those, this refuses them before any work is done.
+  api.use((req, _res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !sameOrigin(req)) {
+      throw new TesseraError('csrf_token_invalid', { message: 'Cross-origin requests to the admin API are refused.' });
+    }
+    next();
+  });
+
+  api.post('/login', ...body, async (req: Request, res: Response) => {
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['email', 'password']);
+    const email = normalizeEmail(requiredString(input, 'email', 320));
+    const password = requiredString(input, 'password', MAX_PASSWORD_LENGTH);
+    const ip = contextOf(res).clientIp ?? 'unknown';
+    const windowMs = deps.config.ADMIN_LOGIN_WINDOW_SECONDS * 1000;
+
+    // Counted before the password is checked, per address (spraying) and per account (guessing).
+    const [byIp, byAccount] = await Promise.all([
+      throttle.hit(`ip:${ip}`, windowMs),
+      throttle.hit(`acct:${loginAccountBucket(email)}`, windowMs),
+    ]);
+    const operator = await operators.findByEmail(email);
+    const overIp = byIp.count > deps.config.ADMIN_LOGIN_MAX_PER_IP;
+    const overAccount = byAccount.count > deps.config.ADMIN_LOGIN_MAX_PER_ACCOUNT;
+    if (overIp || overAccount) {
+      const waitMs = Math.max(overIp ? byIp.resetInMs : 0, overAccount ? byAccount.resetInMs : 0);
+      const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+      await record(res, {
+        action: 'login.throttled',
+        actor: operator ?? null,
+        merchantId: operator?.merchantId ?? null,
+        details: { limit: overIp ? 'ip' : 'account' },
+      });
+      res.setHeader('retry-after', String(retryAfter));
+      throw new TesseraError('rate_limited', { message: `Too many login attempts. Try again in ${retryAfter} seconds.` });
+    }
+
+    // Always one scrypt, even for an unknown email, so timing does not reveal who has an account.
+    const valid = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
+    if (!operator || !valid || operator.disabledAt !== undefined) {
+      await record(res, {
+        action: 'login.failed',
+        // The typed email is not echoed for unknown accounts: people type passwords into that field.
+        actor: operator ?? null,
+        merchantId: operator?.merchantId ?? null,
+        details: { reason: !operator ? 'unknown_account' : !valid ? 'wrong_password' : 'account_disabled' },
+      });
+      throw new TesseraError('login_failed');
+    }
+
+    await throttle.reset(`acct:${loginAccountBucket(email)}`);
+    const previous = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (previous !== undefined && SESSION_ID_PATTERN.test(previous)) await sessions.delete(sessionIdDigest(previous));
+
+    // A fresh id on every login: a session id planted before login is worthless afterwards.
+    const sessionId = newSessionId();
+    const at = now();
+    const session: SessionRecord = {
+      operatorId: operator.id,
+      csrfToken: newCsrfToken(),
+      createdAt: at.toISOString(),
+      expiresAt: new Date(at.getTime() + deps.config.ADMIN_SESSION_MAX_SECONDS * 1000).toISOString(),
+      ip: contextOf(res).clientIp ?? null,
+    };
+    await sessions.create(sessionIdDigest(sessionId), session, sessionTtlMs(session, deps.config.ADMIN_SESSION_IDLE_SECONDS, at));
+    await record(res, { action: 'login.succeeded', actor: operator, merchantId: operator.merchantId });
+    res.setHeader('set-cookie', sessionCookie(SESSION_COOKIE, sessionId, COOKIE_PATH));
+    sendJson(res, 200, sessionJson(operator, session));
+  });
+
+  // Everything below needs a live session; API keys are not credentials here.
+  api.use(async (req: Request, res: Response, next: NextFunction) => {
+    const sessionId = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) throw new TesseraError('admin_session_required');
+    const digest = sessionIdDigest(sessionId);
+    const session = await sessions.get(digest);
+    const ttl = session ? sessionTtlMs(session, deps.config.ADMIN_SESSION_IDLE_SECONDS, now()) : 0;
+    const operator = session && ttl > 0 ? await operators.get(session.operatorId) : undefined;
+    if (!session || !operator || operator.disabledAt !== undefined) {
+      if (session) await sessions.delete(digest);
+      res.setHeader('set-cookie', clearedSessionCookie(SESSION_COOKIE, COOKIE_PATH));
+      throw new TesseraError('admin_session_required', {
+        message: session ? 'Your dashboard session has ended. Log in again.' : 'Log in to the dashboard first.',
+      });
+    }
+    await sessions.touch(digest, ttl);
+    (res as WithAdmin)[ADMIN] = { operator, session, sessionDigest: digest };
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfTokensMatch(req.headers['x-csrf-token'], session.csrfToken)) {
+      throw new TesseraError('csrf_token_invalid');
+    }
+    next();
+  });
+
+  api.get('/session', (_req, res) => {
+    const { operator, session } = adminOf(res);
+    sendJson(res, 200, sessionJson(operator, session));
+  });
+
+  api.post('/logout', async (_req, res) => {
+    const { operator, sessionDigest } = adminOf(res);
+    await sessions.delete(sessionDigest);
+    await record(res, { action: 'logout', actor: operator, merchantId: operator.merchantId });
+    res.setHeader('set-cookie', clearedSessionCookie(SESSION_COOKIE, COOKIE_PATH));
+    setServiceHeaders(res);
+    res.status(204).end();
+  });
+
+  api.get('/merchants', async (_req, res) => {
+    const { operator } = adminOf(res);
+    if (operator.merchantId !== null) return sendJson(res, 200, { merchants: [operator.merchantId] });
+    const ids = new Set<string>();
+    for (const key of await keyStore.list()) ids.add(key.merchantId);
+    for (const op of await operators.list()) if (op.merchantId !== null) ids.add(op.merchantId);
+    sendJson(res, 200, { merchants: [...ids].sort() });
+  });
+
+  /** The merchant a request is about: a merchant operator's own, or the one a platform operator names. */
+  const merchantFor = (operator: OperatorRecord, requested: string | undefined, param: string): string | undefined => {
+    if (requested === undefined) return operator.merchantId ?? undefined;
+    const merchantId = merchantIdParam(requested, param);
+    if (!canManageMerchant(operator, merchantId)) throw new TesseraError('merchant_forbidden', { param });
+    return merchantId;
+  };
+
+  const queryString = (req: Request, name: string): string | undefined => {
+    const value = req.query[name];
+    if (value === undefined || value === '') return undefined;
+    if (typeof value !== 'string') throw new TesseraError('parameter_invalid', { param: name });
+    return value;
+  };
+
+  api.get('/keys', async (req, res) => {
+    const { operator } = adminOf(res);
+    const merchantId = merchantFor(operator, queryString(req, 'merchantId'), 'merchantId');
+    const keys = (await keyStore.list())
+      .filter((k) => merchantId === undefined || k.merchantId === merchantId)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    sendJson(res, 200, { keys: keys.map(keyView) });
+  });
+
+  api.post('/keys', ...body, async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['merchantId', 'mode', 'allowedCidrs', 'allowedDomains']);
+    const merchantId = merchantFor(operator, optionalString(input, 'merchantId', 64), 'merchantId');
+    if (merchantId === undefined)
+      throw new TesseraError('parameter_missing', { param: 'merchantId', message: '"merchantId" is required.' });
+    const mode = keyModeParam(input);
+    const allowedCidrs = allowedCidrsParam(input) ?? [];
+    const allowedDomains = allowedDomainsParam(input) ?? [];
+    const { apiKey, record: key } = issueApiKey({ merchantId, mode, allowedCidrs, allowedDomains, pepper: deps.pepper, now: now() });
+    if (!(await keyStore.create(key))) throw new TesseraError('internal_error', { cause: new Error('API key digest collision') });
+    await record(res, {
+      action: 'key.created',
+      actor: operator,
+      merchantId,
+      keyId: key.id,
+      details: { mode, allowedCidrs, allowedDomains },
+    });
+    // The only time the key exists outside the merchant's hands: shown once, never stored.
+    sendJson(res, 201, { apiKey, key: keyView(key) });
+  });
+
+  /** A key the operator may manage; otherwise 404, so other merchants' key ids are not confirmed. */
+  const manageableKey = async (operator: OperatorRecord, id: unknown): Promise<ApiKeyRecord> => {
+    const key = typeof id === 'string' && /^key_[A-Za-z0-9]{1,64}$/.test(id) ? await keyStore.get(id) : undefined;
+    if (!key || !canManageMerchant(operator, key.merchantId)) throw new TesseraError('api_key_not_found');
+    return key;
+  };
+
+  api.patch('/keys/:id', ...body, async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['allowedCidrs', 'allowedDomains']);
+    const key = await manageableKey(operator, req.params.id);
+    if (key.revokedAt !== undefined) {
+      throw new TesseraError('invalid_request', { message: 'This key is revoked; its restrictions can no longer change.' });
+    }
+    const allowedCidrs = allowedCidrsParam(input) ?? key.allowedCidrs;
+    const allowedDomains = allowedDomainsParam(input) ?? key.allowedDomains ?? [];
+    const updated = await keyStore.updateRestrictions(key.id, { allowedCidrs, allowedDomains }, now());
+    if (!updated) throw new TesseraError('api_key_not_found');
+    await record(res, {
+      action: 'key.updated',
+      actor: operator,
+      merchantId: key.merchantId,
+      keyId: key.id,
+      details: { allowedCidrs, allowedDomains, previousAllowedCidrs: key.allowedCidrs, previousAllowedDomains: key.allowedDomains ?? [] },
+    });
+    sendJson(res, 200, { key: keyView(updated) });
+  });
+
+  api.post('/keys/:id/revoke', async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const key = await manageableKey(operator, req.params.id);
+    const revoked = await keyStore.revoke(key.id, now());
+    if (!revoked) throw new TesseraError('api_key_not_found');
+    if (key.revokedAt === undefined) {
+      await record(res, { action: 'key.revoked', actor: operator, merchantId: key.merchantId, keyId: key.id });
+    }
+    sendJson(res, 200, { key: keyView(revoked) });
+  });
+
+  // Step 3 of the rotation: the same decision the gateway makes for a /v1 request, for a key the
+  // operator pastes, as if sent from the given address (default: this browser's own address).
+  api.post('/keys/test', ...body, async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['apiKey', 'clientIp', 'origin']);
+    const apiKey = requiredString(input, 'apiKey', 100).trim();
+    const clientIpInput = optionalString(input, 'clientIp', 64)?.trim();
+    const allowedIp = clientIpInput === undefined ? undefined : allowedCidrsParam({ allowedCidrs: [clientIpInput] });
+    if (clientIpInput !== undefined && (allowedIp?.[0] === undefined || !/\/(32|128)$/.test(allowedIp[0]))) {
+      throw new TesseraError('parameter_invalid', { param: 'clientIp', message: '"clientIp" must be a single IPv4 or IPv6 address.' });
+    }
+    const clientIp = clientIpInput === undefined ? contextOf(res).clientIp : allowedIp?.[0]?.replace(/\/(32|128)$/, '');
+    const origin = optionalString(input, 'origin', 300);
+    const result = await checkApiKey(deps, apiKey, { clientIp, origin });
+    // A key of a merchant this operator cannot manage is reported exactly like an unknown key.
+    const visible = result.record !== undefined && canManageMerchant(operator, result.record.merchantId) ? result.record : undefined;
+    const accepted = result.ok && visible !== undefined;
+    const code = accepted ? null : visible === undefined ? 'api_key_invalid' : result.ok ? null : result.code;
+    await record(res, {
+      action: 'key.tested',
+      actor: operator,
+      merchantId: visible?.merchantId ?? operator.merchantId,
+      keyId: visible?.id ?? null,
+      details: { accepted, code, clientIp: clientIp ?? null, origin: origin ?? null },
+    });
+    sendJson(res, 200, {
+      accepted,
+      status: accepted ? 200 : 401,
+      code,
+      message: accepted ? 'The gateway accepts this key for such a request.' : new TesseraError(code ?? 'api_key_invalid').message,
+      clientIp: clientIp ?? null,
+      origin: origin ?? null,
+      key: visible ? keyView(visible) : null,
+    });
+  });
+
+  api.get('/audit', async (req, res) => {
+    const { operator } = adminOf(res);
+    const merchantId = merchantFor(operator, queryString(req, 'merchantId'), 'merchantId');
+    const limitText = queryString(req, 'limit');
+    const limit = limitText === undefined ? 100 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new TesseraError('parameter_invalid', { param: 'limit', message: '"limit" must be an integer from 1 to 1000.' });
+    }
+    sendJson(res, 200, { entries: await audit.list({ ...(merchantId !== undefined ? { merchantId } : {}), limit }) });
+  });
+
+  api.use((_req: Request, res: Response) => {
+    sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);
+  });
+
+  api.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const error = toTesseraError(err);
+    const ctx = contextOf(res);
+    const fields = { requestId: ctx.requestId, code: error.code, route: routeOf(req) ?? null };
+    if (error.status >= 500) logger.error({ ...fields, err: error.cause ?? err }, 'admin request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, error, ctx.requestId);
+  });
+
+  return router;
+}
+
+function sessionJson(operator: OperatorRecord, session: SessionRecord) {
+  return { operator: operatorView(operator), csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+}
+
+/** The admin API and dashboard on a listener of their own (ADMIN_PORT): nothing else is served there. */
+export function createAdminApp(deps: AdminDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(createAdminRouter(deps));
+  app.use((req: Request, res: Response) => {
+    const requestId = chooseRequestId(req.headers['x-request-id']);
+    sendError(res, new TesseraError('route_not_found'), requestId);
+  });
+  return app;
+}
