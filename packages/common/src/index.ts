@@ -5,3 +5,4 @@ export * from './logger';
 export * from './devSecrets';
 export * from './card';
 export * from './net/cidr';
+export * from './tlsConfig';

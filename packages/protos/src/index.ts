@@ -62,13 +62,24 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.http2.min_ping_interval_without_data_ms': 10_000,
 };
 
-export function createVaultClient(address: string, credentials = grpc.credentials.createInsecure()): VaultClient {
-  return new vaultProto.tessera.vault.v1.Vault(address, credentials, CHANNEL_OPTIONS);
+/** `options` add to CHANNEL_OPTIONS, e.g. tlsChannelOptions() for the expected server name. */
+export function createVaultClient(
+  address: string,
+  credentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
+): VaultClient {
+  return new vaultProto.tessera.vault.v1.Vault(address, credentials, { ...CHANNEL_OPTIONS, ...options });
 }
 
-export function createProxyClient(address: string, credentials = grpc.credentials.createInsecure()): ProxyClient {
-  return new proxyProto.tessera.proxy.v1.Proxy(address, credentials, CHANNEL_OPTIONS);
+export function createProxyClient(
+  address: string,
+  credentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
+): ProxyClient {
+  return new proxyProto.tessera.proxy.v1.Proxy(address, credentials, { ...CHANNEL_OPTIONS, ...options });
 }
+
+export * from './tls';
 
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

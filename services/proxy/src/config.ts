@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env } from '@tessera/common';
+import { checkTlsEnv, env, tlsEnvShape } from '@tessera/common';
 import { parseCidrList, type Cidr } from './domain/addressPolicy';
 
 /**
@@ -15,18 +15,22 @@ const cidrList = env.csv().transform((entries, ctx): Cidr[] => {
   }
 });
 
-export const configSchema = z.object({
-  PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
-  VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
-  /** Deadline of each vault call (Render, Ready). */
-  VAULT_TIMEOUT_MS: env.positiveInt(2000),
-  /** Total time for one PSP exchange, body included. */
-  PSP_TIMEOUT_MS: env.positiveInt(30000),
-  PSP_CONNECT_TIMEOUT_MS: env.positiveInt(5000),
-  PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
-  PSP_ALLOWED_CIDRS: cidrList,
-  NODE_ENV: env.nodeEnv(),
-  LOG_LEVEL: env.logLevel(),
-});
+export const configSchema = z
+  .object({
+    PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
+    VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
+    /** Deadline of each vault call (Render, Ready). */
+    VAULT_TIMEOUT_MS: env.positiveInt(2000),
+    /** Total time for one PSP exchange, body included. */
+    PSP_TIMEOUT_MS: env.positiveInt(30000),
+    PSP_CONNECT_TIMEOUT_MS: env.positiveInt(5000),
+    PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
+    PSP_ALLOWED_CIDRS: cidrList,
+    NODE_ENV: env.nodeEnv(),
+    LOG_LEVEL: env.logLevel(),
+    ...tlsEnvShape,
+  })
+  // Runs even when other variables are bad, so one start-up lists every problem.
+  .superRefine((config, ctx) => checkTlsEnv(config, ctx), { when: () => true });
 
 export type ProxyConfig = z.infer<typeof configSchema>;

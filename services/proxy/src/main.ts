@@ -1,6 +1,18 @@
 import * as grpc from '@grpc/grpc-js';
-import { createLogger, loadConfigOrExit } from '@tessera/common';
-import { proxyService, SERVER_OPTIONS } from '@tessera/protos';
+import { createLogger, loadConfigOrExit, tlsFilesOf } from '@tessera/common';
+import {
+  clientCredentials,
+  createVaultClient,
+  isLoopbackAddress,
+  proxyService,
+  readTlsMaterial,
+  restrictCallers,
+  SERVER_OPTIONS,
+  serverCredentials,
+  tlsChannelOptions,
+  type ProxyHandlers,
+  type TlsMaterial,
+} from '@tessera/protos';
 import { configSchema } from './config';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
 import { createProxyHandlers } from './transport/proxyHandlers';
@@ -9,16 +21,33 @@ import { createVaultPort } from './transport/vaultClient';
 /** Longest wait for in-flight PSP calls on shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-function bindAsync(server: grpc.Server, address: string): Promise<number> {
+function bindAsync(server: grpc.Server, address: string, tls: TlsMaterial | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    server.bindAsync(address, serverCredentials(tls), (err, port) => (err ? reject(err) : resolve(port)));
   });
 }
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(configSchema, process.env, 'proxy');
   const logger = createLogger('proxy', config.LOG_LEVEL);
-  const vault = createVaultPort(config.VAULT_ADDR, config.VAULT_TIMEOUT_MS);
+  const tlsFiles = tlsFilesOf(config);
+  if (tlsFiles === undefined) {
+    if (!isLoopbackAddress(config.PROXY_ADDR)) {
+      process.stderr.write(
+        '[proxy] PROXY_ADDR is not a loopback address: set TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE (plaintext gRPC is for loopback only)\n',
+      );
+      process.exit(78);
+    }
+    logger.warn(
+      'TLS is not configured: gRPC runs in PLAINTEXT without caller authentication. Development on loopback only; set TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE (npm run certs).',
+    );
+  }
+  const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
+  const vault = createVaultPort(
+    config.VAULT_ADDR,
+    config.VAULT_TIMEOUT_MS,
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+  );
   const egress = createPspEgress({
     connectTimeoutMs: config.PSP_CONNECT_TIMEOUT_MS,
     timeoutMs: config.PSP_TIMEOUT_MS,
@@ -33,11 +62,14 @@ async function main(): Promise<void> {
   }
 
   const server = new grpc.Server(SERVER_OPTIONS);
-  server.addService(proxyService, createProxyHandlers({ egress, vault, logger }));
-  const port = await bindAsync(server, config.PROXY_ADDR);
+  // Only the gateway calls the proxy (PCI DSS 7.2: least privilege between services).
+  const gatewayOnly = [config.TLS_PEER_GATEWAY];
+  const policy: Record<keyof ProxyHandlers & string, string[]> = { Forward: gatewayOnly, DryRun: gatewayOnly, Ready: gatewayOnly };
+  server.addService(proxyService, restrictCallers(createProxyHandlers({ egress, vault, logger }), policy, tls !== undefined));
+  const port = await bindAsync(server, config.PROXY_ADDR, tls);
   // With PROXY_ADDR port 0 the OS picks the port; report the real one for harnesses.
   const address = config.PROXY_ADDR.replace(/:\d+$/, `:${port}`);
-  logger.info({ address }, 'proxy listening');
+  logger.info({ address, tls: tls !== undefined }, 'proxy listening');
 
   let stopping = false;
   const shutdown = (signal: string): void => {

@@ -37,14 +37,26 @@ describe('vault config', () => {
     expect(config.VAULT_KEYS?.keyIds).toEqual(['old', 'new']);
   });
 
-  it('requires VAULT_KEYS and REDIS_URL in production and lists both at once', () => {
+  const tlsFiles = { TLS_CA_FILE: '/certs/ca.crt', TLS_CERT_FILE: '/certs/vault.crt', TLS_KEY_FILE: '/certs/vault.key' };
+
+  it('requires VAULT_KEYS, REDIS_URL and TLS in production and lists them at once', () => {
     expect(problems({ NODE_ENV: 'production' })).toEqual([
+      'TLS_CA_FILE: TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE are required when NODE_ENV=production (mTLS between services)',
       'VAULT_KEYS: is required when NODE_ENV=production',
       'REDIS_URL: is required when NODE_ENV=production (the in-memory store loses tokens)',
     ]);
     expect(() =>
-      parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380' }),
+      parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380', ...tlsFiles }),
     ).not.toThrow();
+  });
+
+  it('takes the TLS files all together or not at all, and names the service peers gateway and proxy by default', () => {
+    expect(problems({ TLS_CERT_FILE: '/certs/vault.crt' })).toEqual([
+      'TLS_CA_FILE: is required when TLS_CERT_FILE is set',
+      'TLS_KEY_FILE: is required when TLS_CERT_FILE is set',
+    ]);
+    const config = parseConfig(configSchema, tlsFiles);
+    expect(config).toMatchObject({ ...tlsFiles, TLS_PEER_GATEWAY: 'gateway', TLS_PEER_PROXY: 'proxy' });
   });
 
   it('lists every bad variable together, without echoing key material', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { env } from '@tessera/common';
+import { checkTlsEnv, env, tlsEnvShape } from '@tessera/common';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
 
 const vaultKeys = z
@@ -28,10 +28,12 @@ export const configSchema = z
       .transform((dir) => path.resolve(dir)),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
+    ...tlsEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine(
     (config, ctx) => {
+      checkTlsEnv(config, ctx);
       if (config.NODE_ENV !== 'production') return;
       if (config.VAULT_KEYS === undefined) {
         ctx.addIssue({ code: 'custom', path: ['VAULT_KEYS'], message: 'is required when NODE_ENV=production' });

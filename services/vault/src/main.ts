@@ -1,4 +1,5 @@
-import { createLogger, loadConfigOrExit, loadOrCreateDevSecret, type Logger } from '@tessera/common';
+import { createLogger, loadConfigOrExit, loadOrCreateDevSecret, tlsFilesOf, type Logger } from '@tessera/common';
+import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
 import { configSchema, type VaultConfig } from './config';
 import { generateKeyRingEntry, parseKeyRing, type KeyRing } from './domain/keyRing';
 import type { CardStore } from './store/cardStore';
@@ -56,9 +57,25 @@ async function main(): Promise<void> {
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
   });
-  const { server, port } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger));
+  const tlsFiles = tlsFilesOf(config);
+  if (tlsFiles === undefined) {
+    if (!isLoopbackAddress(config.VAULT_ADDR)) {
+      process.stderr.write(
+        `[vault] VAULT_ADDR is not a loopback address: set TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE (plaintext gRPC is for loopback only)\n`,
+      );
+      process.exit(78);
+    }
+    logger.warn(
+      'TLS is not configured: gRPC runs in PLAINTEXT without caller authentication. Development on loopback only; set TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE (npm run certs).',
+    );
+  }
+  const tls =
+    tlsFiles === undefined
+      ? undefined
+      : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
+  const { server, port } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger), tls);
   // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
-  logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`) }, 'vault listening');
+  logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined }, 'vault listening');
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
+import { restrictCallers, SERVER_OPTIONS, serverCredentials, vaultService, type TlsMaterial, type VaultHandlers } from '@tessera/protos';
 
 export interface RunningServer {
   server: grpc.Server;
@@ -7,12 +7,34 @@ export interface RunningServer {
   port: number;
 }
 
-/** Insecure credentials for now; mTLS between services is a later issue. */
-export function startVaultServer(address: string, handlers: VaultHandlers): Promise<RunningServer> {
+export interface VaultServerTls {
+  material: TlsMaterial;
+  /** SAN DNS names of the services' client certificates. */
+  gatewayName: string;
+  proxyName: string;
+}
+
+/**
+ * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
+ * can have card data rendered, both may ask for readiness.
+ */
+export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
+  return {
+    Tokenize: [tls.gatewayName],
+    GetToken: [tls.gatewayName],
+    DeleteToken: [tls.gatewayName],
+    Render: [tls.proxyName],
+    Preview: [tls.proxyName],
+    Ready: [tls.gatewayName, tls.proxyName],
+  };
+}
+
+/** With `tls`: mTLS with client certificates required and every RPC authorized by caller SAN. Without: plaintext. */
+export function startVaultServer(address: string, handlers: VaultHandlers, tls?: VaultServerTls): Promise<RunningServer> {
   const server = new grpc.Server(SERVER_OPTIONS);
-  server.addService(vaultService, handlers);
+  server.addService(vaultService, tls === undefined ? handlers : restrictCallers(handlers, vaultCallerPolicy(tls), true));
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(address, serverCredentials(tls?.material), (err, port) => {
       if (err) reject(err);
       else resolve({ server, port });
     });

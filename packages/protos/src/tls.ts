@@ -1,0 +1,198 @@
+/**
+ * Mutual TLS between gateway, vault and proxy (PCI DSS 4.2.1 / 8.3: strong cryptography and
+ * authenticated service identities inside the cardholder-data environment). Every service has a
+ * certificate from one private CA whose SAN names the service (DNS:gateway, DNS:vault, DNS:proxy);
+ * servers require a client certificate from that CA and then authorize each RPC by the caller's
+ * SAN, so e.g. only the proxy may ask the vault to Render card data.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+
+export interface TlsFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+export interface TlsMaterial {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+/** Errors name the file, never its contents (a key file is key material). */
+export function readTlsMaterial(files: TlsFiles): TlsMaterial {
+  const read = (what: string, file: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`cannot read the TLS ${what} file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  };
+  return { ca: read('CA', files.caFile), cert: read('certificate', files.certFile), key: read('key', files.keyFile) };
+}
+
+/** Without material: plaintext (development on loopback only; the config refuses it in production). */
+export function serverCredentials(tls: TlsMaterial | undefined): grpc.ServerCredentials {
+  if (tls === undefined) return grpc.ServerCredentials.createInsecure();
+  return grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true);
+}
+
+export function clientCredentials(tls: TlsMaterial | undefined): grpc.ChannelCredentials {
+  if (tls === undefined) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(tls.ca, tls.key, tls.cert);
+}
+
+/**
+ * Services are addressed by host:port (often an IP), but identified by their service name: the
+ * server certificate must carry `serverName` as a SAN, whatever address was dialled.
+ */
+export function tlsChannelOptions(tls: TlsMaterial | undefined, serverName: string): grpc.ChannelOptions {
+  return tls === undefined ? {} : { 'grpc.ssl_target_name_override': serverName, 'grpc.default_authority': serverName };
+}
+
+/** DNS names in the verified client certificate of this call; empty for plaintext or no certificate. */
+export function peerServiceNames(call: { getAuthContext?: () => { sslPeerCertificate?: { subjectaltname?: string } } | null }): string[] {
+  const san = call.getAuthContext?.()?.sslPeerCertificate?.subjectaltname ?? '';
+  return san
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice(4));
+}
+
+// Handlers differ in request/response types; the guard only needs the call's auth context.
+type AnyHandler = (call: never, callback: grpc.sendUnaryData<unknown>) => void;
+
+/**
+ * Wraps every unary handler so it runs only when the caller's certificate names one of the
+ * services allowed for that method; otherwise PERMISSION_DENIED before the handler sees anything.
+ * A method missing from the policy is denied (fail closed). With `enforce` false (plaintext
+ * development) the handlers are returned unchanged.
+ */
+export function restrictCallers<H extends object>(handlers: H, policy: Record<keyof H & string, readonly string[]>, enforce: boolean): H {
+  if (!enforce) return handlers;
+  const guarded: Record<string, AnyHandler> = {};
+  for (const [method, handler] of Object.entries(handlers) as [string, AnyHandler][]) {
+    const allowed = (policy as Record<string, readonly string[] | undefined>)[method] ?? [];
+    guarded[method] = (call, callback) => {
+      const names = peerServiceNames(call as Parameters<typeof peerServiceNames>[0]);
+      if (!names.some((name) => allowed.includes(name))) {
+        callback({ code: grpc.status.PERMISSION_DENIED, details: `caller is not allowed to call ${method}` });
+        return;
+      }
+      handler(call, callback);
+    };
+  }
+  return guarded as H;
+}
+
+/** Is this bind/dial address a loopback one (where development may run without TLS)? */
+export function isLoopbackAddress(hostPort: string): boolean {
+  const host = hostPort.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+const CERT_DAYS = '825';
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/**
+ * Development certificates (`npm run certs`): a CA in `dir` (created once, reused) and one
+ * EC P-256 certificate per name, SAN DNS:<name>, usable as server and client certificate.
+ * Files: ca.crt, ca.key, <name>.crt, <name>.key (keys mode 0600).
+ */
+export function generateDevCertificates(dir: string, names: readonly string[]): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!fs.existsSync(path.join(dir, 'ca.crt')) || !fs.existsSync(path.join(dir, 'ca.key'))) {
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.crt',
+        '-days',
+        CERT_DAYS,
+        '-subj',
+        '/CN=Tessera development CA',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ],
+      dir,
+    );
+    fs.chmodSync(path.join(dir, 'ca.key'), 0o600);
+  }
+  for (const name of names) {
+    if (!/^[a-z0-9-]{1,63}$/.test(name)) throw new Error(`certificate name must be a DNS label: ${name}`);
+    const ext = path.join(dir, `${name}.ext`);
+    fs.writeFileSync(
+      ext,
+      [
+        `subjectAltName=DNS:${name}`,
+        'basicConstraints=critical,CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth,clientAuth',
+      ].join('\n') + '\n',
+    );
+    openssl(
+      [
+        'req',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+        '-subj',
+        `/CN=${name}`,
+      ],
+      dir,
+    );
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        `0x${randomBytes(16).toString('hex')}`,
+        '-days',
+        CERT_DAYS,
+        '-sha256',
+        '-extfile',
+        ext,
+        '-out',
+        `${name}.crt`,
+      ],
+      dir,
+    );
+    fs.chmodSync(path.join(dir, `${name}.key`), 0o600);
+    fs.rmSync(path.join(dir, `${name}.csr`));
+    fs.rmSync(ext);
+  }
+}
+
+export function devTlsFiles(dir: string, name: string): TlsFiles {
+  return { caFile: path.join(dir, 'ca.crt'), certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+}
