@@ -10,6 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { generateDevCertificates } from '@tessera/protos';
 
 export const ROOT = path.resolve(__dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'logs');
@@ -192,6 +193,8 @@ export interface ApiKey {
 export interface StackOptions {
   /** Extra environment for every service (e.g. CVV_TTL_SECONDS, PSP_TIMEOUT_MS). */
   env?: Record<string, string>;
+  /** Mutual TLS between the services with certificates made by generateDevCertificates (npm run certs). */
+  tls?: boolean;
 }
 
 export class Stack {
@@ -225,10 +228,29 @@ export class Stack {
       TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-state-')),
       ...options.env,
     };
+    if (options.tls) {
+      this.certDir = path.join(this.env.TESSERA_STATE_DIR as string, 'certs');
+      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy']);
+    }
   }
 
+  /** Set when the stack runs with mTLS: ca.crt and <service>.crt/.key live here. */
+  readonly certDir: string | undefined;
+
   private service(name: 'vault' | 'proxy' | 'gateway'): ManagedProcess {
-    const proc = new ManagedProcess(name, process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], this.env);
+    // Each service gets its own certificate; the shared env (used by the CLIs too) has none.
+    const tlsEnv: NodeJS.ProcessEnv =
+      this.certDir === undefined
+        ? {}
+        : {
+            TLS_CA_FILE: path.join(this.certDir, 'ca.crt'),
+            TLS_CERT_FILE: path.join(this.certDir, `${name}.crt`),
+            TLS_KEY_FILE: path.join(this.certDir, `${name}.key`),
+          };
+    const proc = new ManagedProcess(name, process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], {
+      ...this.env,
+      ...tlsEnv,
+    });
     this.processes.push(proc);
     return proc;
   }
