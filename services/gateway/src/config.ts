@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { env, loadOrCreateDevSecret, parseConfig, type Logger, parseCidr } from '@tessera/common';
+import { checkTlsEnv, env, loadOrCreateDevSecret, parseConfig, tlsEnvShape, type Logger, parseCidr } from '@tessera/common';
 import { isApiKeyFormat } from './domain/apiKeys';
 
 export const MIN_PEPPER_LENGTH = 32;
@@ -56,8 +56,10 @@ export const gatewayConfigSchema = z
       .transform((v) => path.resolve(v)),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
+    ...tlsEnvShape,
   })
   .superRefine((cfg, ctx) => {
+    checkTlsEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });

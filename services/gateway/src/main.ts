@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { createLogger, loadConfigOrExit, type Logger } from '@tessera/common';
-import { createProxyClient, createVaultClient } from '@tessera/protos';
+import { createLogger, loadConfigOrExit, tlsFilesOf, type Logger } from '@tessera/common';
+import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
 import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
@@ -56,8 +56,18 @@ async function main(): Promise<void> {
     if (devKey !== undefined) await registerDevKey(keyStore, devKey, pepper, logger);
   }
 
-  const vault = vaultApiFromClient(createVaultClient(config.VAULT_ADDR), config.VAULT_TIMEOUT_MS);
-  const proxy = proxyApiFromClient(createProxyClient(config.PROXY_ADDR), config.PROXY_TIMEOUT_MS);
+  // mTLS to vault and proxy (npm run certs); plaintext only in development, which the config enforces.
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
+  if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
+  const vault = vaultApiFromClient(
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+    config.VAULT_TIMEOUT_MS,
+  );
+  const proxy = proxyApiFromClient(
+    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_PROXY)),
+    config.PROXY_TIMEOUT_MS,
+  );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis });
   const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router });
