@@ -102,7 +102,7 @@ describe('@tessera/sdk against the running services', () => {
     expect(res.json()).toEqual({ error: { code: 'card_declined' } });
   });
 
-  it('dry-runs a charge: masked body, unknown placeholders, allowed destination, and nothing reaches the PSP', async () => {
+  it('dry-runs a charge: masked body, unknown placeholders, allowed destination, nothing reaches the PSP, and the CVV stays usable', async () => {
     const { token } = await tessera.tokens.create(aCard());
     const result = await tessera.proxy.dryRun({
       method: 'post',
@@ -127,6 +127,16 @@ describe('@tessera/sdk against the running services', () => {
       unfillable: [],
       unknown: ['[CARD_NUMBR]'],
     });
+
+    // A dry run does not use up the CVV: the real call that follows still has it.
+    await tessera.proxy.forward({
+      method: 'post',
+      token,
+      pspUrl: `${psp.url}/v1/charges`,
+      pspHeaders: { 'Content-Type': 'application/json' },
+      pspBody: chargeBody,
+    });
+    expect(JSON.parse(psp.requests[0]!.body.toString('utf8')).card.cvc).toBe(TEST_CVV);
   });
 
   it('dry-run reports a refused destination and an unfillable holder name, and would not send', async () => {
