@@ -451,13 +451,14 @@ $('create-form').addEventListener('submit', async (event) => {
         allowedDomains: lines($('create-domains').value),
       });
       form.reset();
+      if (!state.merchants.includes(state.merchant)) await loadMerchants();
+      await Promise.all([loadKeys(), loadAudit()]).catch(() => undefined);
+      // Shown once the list already holds the new key, so the page never contradicts itself.
       $('new-key-value').textContent = apiKey;
       $('copy-status').textContent = '';
       $('new-key').hidden = false;
       $('new-key').focus();
       toast(`Created ${key.key}.`);
-      await Promise.all([loadKeys(), loadAudit()]);
-      if (!state.merchants.includes(state.merchant)) await loadMerchants();
     } catch (err) {
       showFormError('create', err);
     }
