@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,7 +16,12 @@ function devApiKey() {
   if (process.env.TESSERA_DEV_API_KEY) return process.env.TESSERA_DEV_API_KEY;
   const file = path.join(stateDir, 'dev-api-key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const key = 'tsk_test_' + Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('');
+  const body = 'tsk_test_' + Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('');
+  // The 6-character base62 CRC32 suffix the gateway checks (services/gateway/src/domain/apiKeys.ts).
+  let crc = zlib.crc32(body);
+  let checksum = '';
+  for (let i = 0; i < 6; i++, crc = Math.floor(crc / 62)) checksum = BASE62[crc % 62] + checksum;
+  const key = body + checksum;
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   return key;

@@ -33,7 +33,10 @@ export const gatewayConfigSchema = z
     TESSERA_DEV_API_KEY: unsetIfEmpty(
       z
         .string()
-        .refine((v) => isApiKeyFormat(v) && v.startsWith('tsk_test_'), 'must be a test key: tsk_test_ followed by 32 letters or digits')
+        .refine(
+          (v) => isApiKeyFormat(v) && v.startsWith('tsk_test_'),
+          'must be a test key: tsk_test_ followed by 32 letters or digits and, for keys made since the checksum was added, its 6-character checksum',
+        )
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),

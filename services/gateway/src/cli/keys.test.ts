@@ -49,7 +49,7 @@ describe('keys CLI', () => {
     const created = JSON.parse(res.out[0] ?? '');
     expect(Object.keys(created)).toEqual(['apiKey', 'id', 'merchantId', 'mode', 'allowedCidrs', 'createdAt']);
     expect(created).toMatchObject({
-      apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{32}$/),
+      apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{38}$/),
       merchantId: 'shop_1',
       mode: 'live',
       allowedCidrs: ['203.0.113.7/32', '2001:db8::/32'],

@@ -1,9 +1,12 @@
+import zlib from 'node:zlib';
 import {
+  apiKeyChecksum,
   buildApiKeyRecord,
   digestsEqual,
   generateApiKey,
   hashApiKey,
   isApiKeyFormat,
+  isLegacyApiKey,
   issueApiKey,
   modeOfApiKey,
   randomBase62,
@@ -13,9 +16,35 @@ const PEPPER = 'p'.repeat(32);
 const OTHER_PEPPER = 'q'.repeat(32);
 
 describe('API key generation', () => {
-  it('produces tsk_test_ or tsk_live_ followed by 32 base62 characters', () => {
-    expect(generateApiKey('test')).toMatch(/^tsk_test_[0-9A-Za-z]{32}$/);
-    expect(generateApiKey('live')).toMatch(/^tsk_live_[0-9A-Za-z]{32}$/);
+  it('produces tsk_test_ or tsk_live_, 32 random base62 characters and a 6-character CRC32 checksum', () => {
+    const key = generateApiKey('test');
+    expect(key).toMatch(/^tsk_test_[0-9A-Za-z]{38}$/);
+    expect(generateApiKey('live')).toMatch(/^tsk_live_[0-9A-Za-z]{38}$/);
+    const body = key.slice(0, -6);
+    let crc = 0;
+    for (const c of key.slice(-6)) crc = crc * 62 + '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.indexOf(c);
+    expect(crc).toBe(zlib.crc32(body));
+  });
+
+  it('rejects a key with any single character changed, by checksum alone', () => {
+    const key = generateApiKey('live');
+    for (let i = 'tsk_live_'.length; i < key.length; i++) {
+      const c = key[i] === 'a' ? 'b' : 'a';
+      const typo = key.slice(0, i) + c + key.slice(i + 1);
+      expect(isApiKeyFormat(typo)).toBe(false);
+      expect(modeOfApiKey(typo)).toBeUndefined();
+    }
+    // Two keys differing only in the mode do not share a checksum either.
+    expect(isApiKeyFormat(key.replace('tsk_live_', 'tsk_test_'))).toBe(false);
+  });
+
+  it('still accepts keys issued before the checksum (32 characters, no suffix)', () => {
+    const legacy = `tsk_test_${'A'.repeat(31)}b`;
+    expect(isApiKeyFormat(legacy)).toBe(true);
+    expect(isLegacyApiKey(legacy)).toBe(true);
+    expect(modeOfApiKey(legacy)).toBe('test');
+    expect(isLegacyApiKey(generateApiKey('test'))).toBe(false);
+    expect(apiKeyChecksum('tsk_test_x')).toMatch(/^[0-9A-Za-z]{6}$/);
   });
 
   it('never produces the same key twice in a thousand draws', () => {
@@ -92,6 +121,7 @@ describe('API key records', () => {
       prefix: `tsk_test_${random.slice(0, 4)}`,
       last4: random.slice(-4),
       allowedCidrs: ['10.0.0.0/8'],
+      allowedDomains: [],
       createdAt: '2030-01-02T03:04:05.000Z',
     });
     expect(JSON.stringify(record)).not.toContain(random);

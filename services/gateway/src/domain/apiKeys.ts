@@ -1,11 +1,20 @@
 import crypto from 'node:crypto';
+import zlib from 'node:zlib';
 import type { KeyMode } from '@tessera/common';
 
 export type { KeyMode };
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_RANDOM_LENGTH = 32;
-const API_KEY_PATTERN = /^tsk_(test|live)_([0-9A-Za-z]{32})$/;
+/** CRC32 < 62^6, so six base62 characters always hold it. */
+export const API_KEY_CHECKSUM_LENGTH = 6;
+/**
+ * `tsk_<mode>_` + 32 random base62 + 6 base62 of CRC32 over everything before it. The checksum
+ * lets the gateway reject a mistyped or truncated key without a store lookup, and lets secret
+ * scanners recognise a real key. Keys issued before the checksum existed (32 characters, no
+ * suffix) are still accepted; they simply skip that early check.
+ */
+const API_KEY_PATTERN = /^tsk_(test|live)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})?$/;
 
 export interface ApiKeyRecord {
   id: string;
@@ -40,17 +49,43 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/** Base62 of the CRC32 of `body`, left-padded to API_KEY_CHECKSUM_LENGTH. */
+export function apiKeyChecksum(body: string): string {
+  let n = zlib.crc32(body);
+  let out = '';
+  for (let i = 0; i < API_KEY_CHECKSUM_LENGTH; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
 export function generateApiKey(mode: KeyMode): string {
-  return `tsk_${mode}_${randomBase62(API_KEY_RANDOM_LENGTH)}`;
+  const body = `tsk_${mode}_${randomBase62(API_KEY_RANDOM_LENGTH)}`;
+  return body + apiKeyChecksum(body);
+}
+
+/** Shape and, for checksummed keys, the checksum; a legacy 32-character key passes on shape alone. */
+function matchApiKey(value: string): RegExpExecArray | undefined {
+  const match = API_KEY_PATTERN.exec(value);
+  if (!match) return undefined;
+  const checksum = match[3];
+  if (checksum !== undefined && apiKeyChecksum(value.slice(0, -API_KEY_CHECKSUM_LENGTH)) !== checksum) return undefined;
+  return match;
 }
 
 export function isApiKeyFormat(value: string): boolean {
-  return API_KEY_PATTERN.test(value);
+  return matchApiKey(value) !== undefined;
 }
 
-/** The mode a well-formed key declares in its prefix, or undefined for anything malformed. */
+/** True for keys issued before the checksum suffix existed (still accepted). */
+export function isLegacyApiKey(value: string): boolean {
+  return matchApiKey(value)?.[3] === undefined && isApiKeyFormat(value);
+}
+
+/** The mode a well-formed key declares in its prefix, or undefined for anything malformed (bad checksum included). */
 export function modeOfApiKey(value: string): KeyMode | undefined {
-  const match = API_KEY_PATTERN.exec(value);
+  const match = matchApiKey(value);
   return match ? (match[1] as KeyMode) : undefined;
 }
 
@@ -82,9 +117,9 @@ export interface NewKeyParams {
 
 /** Builds the stored record for a key; `apiKey` must already be well-formed. */
 export function buildApiKeyRecord(apiKey: string, params: NewKeyParams): ApiKeyRecord {
-  const match = API_KEY_PATTERN.exec(apiKey);
+  const match = matchApiKey(apiKey);
   if (!match || match[1] !== params.mode) throw new Error('API key does not match the requested mode');
-  const random = match[2] ?? '';
+  const random = (match[2] ?? '') + (match[3] ?? '');
   return {
     id: generateKeyId(),
     merchantId: params.merchantId,

@@ -223,6 +223,14 @@ describe('gateway HTTP app', () => {
       expectEnvelope(await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': 'tsk_test_short' } }), 401, 'api_key_invalid');
     });
 
+    it('rejects a key whose checksum does not match as 401 api_key_invalid, without looking it up', async () => {
+      const lookup = jest.spyOn(h.store, 'findByDigest');
+      const typo = h.testKey.slice(0, 12) + (h.testKey[12] === 'a' ? 'b' : 'a') + h.testKey.slice(13);
+      expectEnvelope(await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': typo } }), 401, 'api_key_invalid');
+      expect(lookup).not.toHaveBeenCalled();
+      lookup.mockRestore();
+    });
+
     it('rejects a well-formed but unknown key as 401 api_key_invalid', async () => {
       const other = issueApiKey({ merchantId: 'x', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
       expectEnvelope(await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': other.apiKey } }), 401, 'api_key_invalid');
