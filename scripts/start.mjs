@@ -12,6 +12,17 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = path.resolve(root, process.env.TESSERA_STATE_DIR ?? '.tessera');
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** The dashboard login of the local stack: a platform operator whose password is kept in the state dir. */
+function devAdminPassword() {
+  if (process.env.TESSERA_DEV_ADMIN_PASSWORD) return process.env.TESSERA_DEV_ADMIN_PASSWORD;
+  const file = path.join(stateDir, 'dev-admin-password');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const password = Array.from({ length: 20 }, () => BASE62[randomInt(62)]).join('');
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, password + '\n', { mode: 0o600 });
+  return password;
+}
+
 function devApiKey() {
   if (process.env.TESSERA_DEV_API_KEY) return process.env.TESSERA_DEV_API_KEY;
   const file = path.join(stateDir, 'dev-api-key');
@@ -40,6 +51,8 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
 const apiKey = devApiKey();
+const adminEmail = process.env.TESSERA_DEV_ADMIN_EMAIL ?? 'admin@tessera.local';
+const adminPassword = devAdminPassword();
 const shared = {
   ...process.env,
   NODE_ENV: process.env.NODE_ENV ?? 'development',
@@ -53,7 +66,7 @@ const services = [
   { name: 'vault', entry: 'services/vault/dist/main.js', env: {} },
   // The sandbox PSP runs on loopback, which the proxy refuses unless told otherwise.
   { name: 'proxy', entry: 'services/proxy/dist/main.js', env: { PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32' } },
-  { name: 'gateway', entry: 'services/gateway/dist/main.js', env: { PORT: port, TESSERA_DEV_API_KEY: apiKey } },
+  { name: 'gateway', entry: 'services/gateway/dist/main.js', env: { PORT: port, TESSERA_DEV_API_KEY: apiKey, TESSERA_DEV_ADMIN_EMAIL: adminEmail, TESSERA_DEV_ADMIN_PASSWORD: adminPassword } },
 ];
 
 const children = [];
@@ -115,6 +128,7 @@ if (await waitUntilReady()) {
     'Tessera is running.',
     `  API base URL:  ${base}/v1`,
     `  Test API key:  ${apiKey}`,
+    `  Dashboard:     ${process.env.ADMIN_PORT ? `http://127.0.0.1:${process.env.ADMIN_PORT}` : base}/dashboard/  (${adminEmail} / ${adminPassword})`,
     `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
     '',
     'Try it:',
