@@ -66,7 +66,11 @@ const services = [
   { name: 'vault', entry: 'services/vault/dist/main.js', env: {} },
   // The sandbox PSP runs on loopback, which the proxy refuses unless told otherwise.
   { name: 'proxy', entry: 'services/proxy/dist/main.js', env: { PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32' } },
-  { name: 'gateway', entry: 'services/gateway/dist/main.js', env: { PORT: port, TESSERA_DEV_API_KEY: apiKey, TESSERA_DEV_ADMIN_EMAIL: adminEmail, TESSERA_DEV_ADMIN_PASSWORD: adminPassword } },
+  {
+    name: 'gateway',
+    entry: 'services/gateway/dist/main.js',
+    env: { PORT: port, TESSERA_DEV_API_KEY: apiKey, TESSERA_DEV_ADMIN_EMAIL: adminEmail, TESSERA_DEV_ADMIN_PASSWORD: adminPassword },
+  },
 ];
 
 const children = [];
