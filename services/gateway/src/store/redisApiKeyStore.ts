@@ -50,6 +50,8 @@ export function createRedisClient(url: string, opts: RedisClientOptions): Redis 
       connectTimeout: 2000,
       disconnectTimeout,
       retryStrategy: (times) => Math.min(times * 200, 2000),
+      // The per-request key lookups of concurrent requests share writes (docs/PERFORMANCE.md).
+      enableAutoPipelining: true,
     });
   }
   return new Redis(url, {

@@ -1,0 +1,545 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: starts a private redis-server, the vault, proxy and gateway (built dist/, one
+ * process each, as in production), a local PSP and a bare Express echo service, then loads
+ *   express  - POST /echo on bare Express (the baseline)
+ *   tokenize - POST /v1/token
+ *   proxy    - POST /v1/proxy to the local PSP
+ *   psp      - the PSP directly
+ * with autocannon, interleaved, for BENCH_ROUNDS rounds, and reports medians and the ratios of
+ * each round (interleaving puts every round of every target under the same machine noise).
+ * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
+ * reports p50/p99 (see paced()).
+ * Results go to bench/results/latest.json (git-ignored).
+ *
+ * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
+ * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
+ * BENCH_ONLY (comma list of targets), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
+ * is passed through to the services.
+ */
+/* global AbortController */
+import autocannon from 'autocannon';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setInterval, setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const env = process.env;
+
+const settings = {
+  rounds: Number(env.BENCH_ROUNDS ?? 5),
+  durationS: Number(env.BENCH_DURATION_S ?? 5),
+  connections: Number(env.BENCH_CONNECTIONS ?? 50),
+  fixedRounds: Number(env.BENCH_FIXED_ROUNDS ?? 2),
+  fixedDurationS: Number(env.BENCH_FIXED_DURATION_S ?? 4),
+  warmupS: 2,
+};
+const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
+
+const started = Date.now();
+const children = [];
+const tmpDirs = [];
+
+function log(line) {
+  process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A child process whose output goes to bench/results/logs/<name>.log, not through this process. */
+function startProcess(name, command, args, childEnv) {
+  const logDir = path.join(RESULTS, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const out = fs.openSync(path.join(logDir, `${name}.log`), 'w');
+  const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  child.benchName = name;
+  children.push(child);
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited unexpectedly (${signal ?? code}); see bench/results/logs/${name}.log`);
+      void stopAll(1);
+    }
+  });
+  return child;
+}
+
+async function waitFor(check, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const tcpOpen = (port) => () =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+
+let stopping = false;
+async function stopAll(code) {
+  stopping = true;
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  await Promise.race([
+    Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null))),
+    sleep(5000),
+  ]);
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+  if (code !== undefined) process.exit(code);
+}
+process.on('SIGINT', () => void stopAll(130));
+
+/** Resident set size in MB of a process and all its descendants (the gateway's cluster workers). */
+function descendants(pid) {
+  const out = [pid];
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      for (const kid of kids.split(/\s+/).filter(Boolean)) out.push(...descendants(Number(kid)));
+    }
+  } catch {
+    // the process is gone
+  }
+  return out;
+}
+
+/** CPU seconds (user + system) used so far by a process and its descendants; 100 ticks per second on Linux. */
+function cpuSeconds(pid) {
+  let ticks = 0;
+  for (const p of descendants(pid)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process is gone
+    }
+  }
+  return ticks / 100;
+}
+
+function rssMb(pid) {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples RSS of each service every 250 ms; keeps the peak per process and of the sum. */
+function rssSampler(services) {
+  const peak = Object.fromEntries(services.map(({ name }) => [name, { processMaxMb: 0, totalMaxMb: 0, processes: 1 }]));
+  const ac = new AbortController();
+  const sample = () => {
+    for (const { name, pid } of services) {
+      const values = descendants(pid).map(rssMb);
+      const p = peak[name];
+      p.processMaxMb = Math.max(p.processMaxMb, ...values);
+      p.totalMaxMb = Math.max(
+        p.totalMaxMb,
+        values.reduce((a, b) => a + b, 0),
+      );
+      p.processes = values.length;
+    }
+  };
+  const done = (async () => {
+    try {
+      for await (const _ of setInterval(250, undefined, { signal: ac.signal })) sample();
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    peak,
+    async stop() {
+      sample();
+      ac.abort();
+      await done;
+    },
+  };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+async function load(target, { durationS } = {}) {
+  const result = await autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: target.headers,
+    body: target.body,
+    connections: settings.connections,
+    duration: durationS ?? settings.durationS,
+  });
+  const ok = result.non2xx === 0 ? result.requests.total : result['2xx'];
+  return {
+    rps: ok / (result.duration || durationS || settings.durationS),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    requests: result.requests.total,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/**
+ * Open-loop load at a fixed rate: one request every 1/rate seconds, evenly spaced, over at most
+ * `connections` keep-alive connections. autocannon's overallRate is not used for this because
+ * it sends each second's quota as fast as it can and then idles, so half of every second runs
+ * at saturation. Latency counts from the moment a request was due, so a request that had to
+ * wait for a free connection is charged for the wait (no coordinated omission).
+ */
+async function paced(target, { rate, durationS }) {
+  const url = new URL(target.url);
+  const pool = new Pool(url.origin, { connections: settings.connections, pipelining: 1 });
+  const latencies = [];
+  let errors = 0;
+  let non2xx = 0;
+  const total = Math.max(1, Math.floor(rate * durationS));
+  const interval = 1000 / rate;
+  const pending = [];
+  const fire = (due) =>
+    pool
+      .request({ path: url.pathname, method: 'POST', headers: target.headers, body: target.body })
+      .then(async (res) => {
+        await res.body.dump();
+        if (res.statusCode >= 300) non2xx++;
+        else latencies.push(performance.now() - due);
+      })
+      .catch(() => {
+        errors++;
+      });
+  const start = performance.now();
+  let sent = 0;
+  while (sent < total) {
+    const now = performance.now();
+    while (sent < total && start + sent * interval <= now) {
+      pending.push(fire(start + sent * interval));
+      sent++;
+    }
+    if (sent < total) await sleep(Math.max(0, start + sent * interval - performance.now()));
+  }
+  await Promise.all(pending);
+  const elapsedS = (performance.now() - start) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] : NaN);
+  return {
+    rate,
+    rps: latencies.length / elapsedS,
+    p50: pct(50),
+    p99: pct(99),
+    max: pct(100),
+    requests: total,
+    errors,
+    timeouts: 0,
+    non2xx,
+  };
+}
+
+function gitCommit() {
+  const res = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  return res.status === 0 ? `${res.stdout.trim()}${dirty.stdout.trim() ? '+dirty' : ''}` : 'unknown';
+}
+
+async function main() {
+  for (const service of ['vault', 'proxy', 'gateway']) {
+    if (!fs.existsSync(path.join(ROOT, 'services', service, 'dist', 'main.js'))) {
+      throw new Error(`services/${service}/dist/main.js is missing: run npm run build first`);
+    }
+  }
+  const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort] = await Promise.all(
+    Array.from({ length: 6 }, () => freePort()),
+  );
+
+  // Production-like durability (append-only file, fsync every second) on a private port.
+  const redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-redis-'));
+  tmpDirs.push(redisDir);
+  const redis = startProcess('redis', 'redis-server', [
+    '--port',
+    String(redisPort),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    redisDir,
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+  ]);
+  await waitFor(tcpOpen(redisPort), 'redis-server');
+
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-state-'));
+  tmpDirs.push(stateDir);
+  const passThrough = Object.fromEntries(
+    Object.entries(env).filter(([k]) => /^(GATEWAY_|VAULT_|PROXY_|PSP_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k)),
+  );
+  const serviceEnv = {
+    PATH: env.PATH,
+    HOME: env.HOME,
+    // As the integration harness runs them: real secrets and Redis, plaintext gRPC on loopback.
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    VAULT_ADDR: `127.0.0.1:${vaultPort}`,
+    PROXY_ADDR: `127.0.0.1:${proxyPort}`,
+    PORT: String(gatewayPort),
+    HOST: '127.0.0.1',
+    VAULT_KEYS: `bench1:${randomBytes(32).toString('base64')}`,
+    API_KEY_PEPPER: randomBytes(32).toString('hex'),
+    // The local PSP is on loopback, which the proxy refuses unless told otherwise.
+    PSP_ALLOWED_CIDRS: '127.0.0.1/32',
+    TESSERA_STATE_DIR: stateDir,
+    ...passThrough,
+  };
+  const node = process.execPath;
+  // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the services under load.
+  const nodeArgs = env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [];
+  const services = Object.fromEntries(
+    ['vault', 'proxy', 'gateway'].map((name) => [
+      name,
+      startProcess(name, node, [...nodeArgs, path.join(ROOT, `services/${name}/dist/main.js`)], serviceEnv),
+    ]),
+  );
+  startProcess('psp', node, [path.join(ROOT, 'bench/psp.mjs'), String(pspPort)], { PATH: env.PATH });
+  startProcess('express-echo', node, [path.join(ROOT, 'bench/express-echo.mjs'), String(expressPort)], {
+    PATH: env.PATH,
+    NODE_ENV: 'production',
+  });
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await waitFor(async () => (await fetch(`${gatewayUrl}/readyz`)).status === 200, 'gateway /readyz');
+  await waitFor(tcpOpen(pspPort), 'psp');
+  await waitFor(tcpOpen(expressPort), 'express echo');
+  log('redis, vault, proxy, gateway, psp and express echo are up');
+
+  // An API key made the way an operator makes one: with the keys CLI.
+  const cli = spawnSync(
+    node,
+    [path.join(ROOT, 'services/gateway/dist/cli/keys.js'), 'create', '--merchant', 'bench', '--mode', 'test', '--json'],
+    {
+      cwd: ROOT,
+      env: serviceEnv,
+      encoding: 'utf8',
+      timeout: 15_000,
+    },
+  );
+  if (cli.status !== 0) throw new Error(`keys CLI failed: ${cli.stderr}`);
+  const { apiKey } = JSON.parse(cli.stdout.trim().split('\n').pop());
+
+  const card = {
+    number: '4242424242424242',
+    holderName: 'Ada Lovelace',
+    expiryMonth: 12,
+    expiryYear: new Date().getUTCFullYear() + 3,
+    cvv: '123',
+  };
+  const cardBody = JSON.stringify(card);
+  const json = { 'content-type': 'application/json' };
+  const tokenRes = await fetch(`${gatewayUrl}/v1/token`, { method: 'POST', headers: { ...json, 'x-api-key': apiKey }, body: cardBody });
+  if (tokenRes.status !== 201) throw new Error(`tokenize answered ${tokenRes.status}: ${await tokenRes.text()}`);
+  const { token } = await tokenRes.json();
+
+  const pspUrl = `http://127.0.0.1:${pspPort}/v1/charges`;
+  const pspTemplate = JSON.stringify({
+    amount: 1000,
+    currency: 'eur',
+    // No [CARD_CVV]: the CVV may be used once only (PCI DSS), and every request here reuses one token.
+    card: { number: '[CARD_NUMBER]', exp_month: '[CARD_EXPIRY_MONTH]', exp_year: '[CARD_EXPIRY_YEAR]', name: '[CARD_HOLDER]' },
+  });
+  const pspHeaders = { 'Content-Type': 'application/json', Authorization: 'Bearer sk_bench' };
+  const rendered = pspTemplate
+    .replace('[CARD_NUMBER]', card.number)
+    .replace('[CARD_EXPIRY_MONTH]', String(card.expiryMonth))
+    .replace('[CARD_EXPIRY_YEAR]', String(card.expiryYear))
+    .replace('[CARD_HOLDER]', card.holderName);
+
+  const allTargets = [
+    { name: 'express', url: `http://127.0.0.1:${expressPort}/echo`, headers: json, body: cardBody },
+    { name: 'tokenize', url: `${gatewayUrl}/v1/token`, headers: { ...json, 'x-api-key': apiKey }, body: cardBody },
+    {
+      name: 'proxy',
+      url: `${gatewayUrl}/v1/proxy`,
+      headers: { ...json, 'x-api-key': apiKey },
+      body: JSON.stringify({ method: 'post', token, pspUrl, pspHeaders, pspBody: pspTemplate }),
+    },
+    { name: 'psp', url: pspUrl, headers: { 'content-type': 'application/json', authorization: 'Bearer sk_bench' }, body: rendered },
+  ];
+  const targets = allTargets.filter((t) => !ONLY || ONLY.includes(t.name));
+
+  // Every target must work before it is measured: a fast stream of errors is not throughput.
+  for (const t of targets) {
+    const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body });
+    if (res.status >= 300) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
+  }
+
+  const servicePids = [...Object.entries(services), ['redis', redis]].map(([name, child]) => ({ name, pid: child.pid }));
+  log(`warm-up: ${settings.warmupS}s per target`);
+  for (const t of targets) await load(t, { durationS: settings.warmupS });
+
+  const rss = rssSampler(servicePids);
+  const rounds = targets.map(() => []);
+  for (let r = 0; r < settings.rounds; r++) {
+    for (const [i, t] of targets.entries()) {
+      const before = servicePids.map(({ pid }) => cpuSeconds(pid));
+      const result = await load(t);
+      // CPU per request in each service: where the time goes, independent of machine noise.
+      result.cpuUsPerRequest = Object.fromEntries(
+        servicePids.map(({ name, pid }, k) => [
+          name,
+          result.requests ? Math.round(((cpuSeconds(pid) - before[k]) / result.requests) * 1e6) : 0,
+        ]),
+      );
+      rounds[i].push(result);
+    }
+    log(`round ${r + 1}/${settings.rounds}: ${targets.map((t, i) => `${t.name} ${rounds[i][r].rps.toFixed(0)} rps`).join(', ')}`);
+  }
+  await rss.stop();
+
+  const summary = Object.fromEntries(
+    targets.map((t, i) => [
+      t.name,
+      {
+        rps: median(rounds[i].map((x) => x.rps)),
+        p50: median(rounds[i].map((x) => x.p50)),
+        p99: median(rounds[i].map((x) => x.p99)),
+        errors: rounds[i].reduce((a, x) => a + x.errors + x.timeouts + x.non2xx, 0),
+        requests: rounds[i].reduce((a, x) => a + x.requests, 0),
+        cpuUsPerRequest: Object.fromEntries(servicePids.map(({ name }) => [name, median(rounds[i].map((x) => x.cpuUsPerRequest[name]))])),
+        rounds: rounds[i],
+      },
+    ]),
+  );
+  const roundRatio = (a, b) =>
+    summary[a] && summary[b] ? median(summary[a].rounds.map((x, r) => x.rps / summary[b].rounds[r].rps)) : undefined;
+  const ratios = {
+    tokenizeVsExpress: roundRatio('tokenize', 'express'),
+    proxyVsExpress: roundRatio('proxy', 'express'),
+    proxyVsPsp: roundRatio('proxy', 'psp'),
+  };
+
+  // Latency at saturation mostly measures queueing; at half the maximum it shows the real cost.
+  const fixed = {};
+  if (settings.fixedRounds > 0) {
+    log(`fixed rate at half the measured maximum: ${settings.fixedRounds} x ${settings.fixedDurationS}s per target`);
+    const fixedRounds = targets.map(() => []);
+    for (let r = 0; r < settings.fixedRounds; r++) {
+      for (const [i, t] of targets.entries()) {
+        const rate = Math.max(1, Math.floor(summary[t.name].rps / 2));
+        fixedRounds[i].push(await paced(t, { durationS: settings.fixedDurationS, rate }));
+      }
+    }
+    for (const [i, t] of targets.entries()) {
+      fixed[t.name] = {
+        rate: fixedRounds[i][0].rate,
+        rps: median(fixedRounds[i].map((x) => x.rps)),
+        p50: median(fixedRounds[i].map((x) => x.p50)),
+        p99: median(fixedRounds[i].map((x) => x.p99)),
+        errors: fixedRounds[i].reduce((a, x) => a + x.errors + x.timeouts + x.non2xx, 0),
+        rounds: fixedRounds[i],
+      };
+    }
+  }
+
+  const totalErrors = Object.values(summary).reduce((a, s) => a + s.errors, 0) + Object.values(fixed).reduce((a, s) => a + s.errors, 0);
+  const report = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadavgAtEnd: os.loadavg() },
+    settings,
+    gatewayWorkers: env.GATEWAY_WORKERS ?? null,
+    summary,
+    ratios,
+    fixed,
+    rssMb: rss.peak,
+    totalErrors,
+    elapsedS: (Date.now() - started) / 1000,
+  };
+
+  const fmt = (n, d = 0) => (n === undefined ? '-' : n.toFixed(d));
+  const lines = [
+    '',
+    `Tessera bench — ${report.date}, commit ${report.commit}, ${report.machine.cpus} CPUs, Node ${process.version}` +
+      (env.GATEWAY_WORKERS ? `, GATEWAY_WORKERS=${env.GATEWAY_WORKERS}` : ''),
+    `autocannon -c ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.durationS}s, medians`,
+    '',
+    '| target | rps | p50 ms | p99 ms | half-load rate/s | p50 ms @half | p99 ms @half | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...targets.map((t) => {
+      const s = summary[t.name];
+      const f = fixed[t.name];
+      return `| ${t.name} | ${fmt(s.rps)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${f ? f.rate : '-'} | ${f ? fmt(f.p50, 1) : '-'} | ${f ? fmt(f.p99, 1) : '-'} | ${s.errors + (f?.errors ?? 0)} |`;
+    }),
+    '',
+    '| target | gateway CPU µs/req | vault CPU µs/req | proxy CPU µs/req | redis CPU µs/req |',
+    '|---|---:|---:|---:|---:|',
+    ...targets
+      .filter((t) => t.name === 'tokenize' || t.name === 'proxy')
+      .map((t) => {
+        const c = summary[t.name].cpuUsPerRequest;
+        return `| ${t.name} | ${c.gateway} | ${c.vault} | ${c.proxy} | ${c.redis} |`;
+      }),
+    '',
+    '| ratio (median of per-round ratios) | value | target |',
+    '|---|---:|---:|',
+    `| tokenize / express baseline | ${fmt(ratios.tokenizeVsExpress, 2)} | >= 0.80 |`,
+    `| proxy / express baseline | ${fmt(ratios.proxyVsExpress, 2)} | >= 0.60 |`,
+    `| proxy / PSP direct | ${fmt(ratios.proxyVsPsp, 2)} | (info) |`,
+    '',
+    '| service | peak RSS MB (largest process) | peak RSS MB (all processes) | processes |',
+    '|---|---:|---:|---:|',
+    ...Object.entries(rss.peak).map(([name, p]) => `| ${name} | ${fmt(p.processMaxMb)} | ${fmt(p.totalMaxMb)} | ${p.processes} |`),
+    '',
+    totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
+    `Finished in ${fmt(report.elapsedS)}s.`,
+    '',
+  ];
+  report.table = lines.join('\n');
+  process.stdout.write(report.table);
+
+  fs.mkdirSync(RESULTS, { recursive: true });
+  fs.writeFileSync(path.join(RESULTS, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  if (env.BENCH_LABEL)
+    fs.writeFileSync(path.join(RESULTS, `${env.BENCH_LABEL.replace(/[^\w.-]/g, '_')}.json`), JSON.stringify(report, null, 2) + '\n');
+  return totalErrors === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => stopAll(code),
+  (err) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    void stopAll(1);
+  },
+);
