@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Express } from 'express';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { startApp } from '../testing/http';
+import { createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, VaultApi } from './upstreams';
@@ -19,23 +20,49 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
+    // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
+    admin: createAdminRouter({
+      logger: pino({ level: 'silent' }),
+      trustedProxies: [],
+      pepper: 'unit-test-pepper-unit-test-pepper-0123',
+      config: {
+        ADMIN_SESSION_IDLE_SECONDS: 60,
+        ADMIN_SESSION_MAX_SECONDS: 600,
+        ADMIN_LOGIN_WINDOW_SECONDS: 60,
+        ADMIN_LOGIN_MAX_PER_IP: 10,
+        ADMIN_LOGIN_MAX_PER_ACCOUNT: 5,
+      },
+    } as unknown as AdminDeps),
   });
 }
 
+/** Web pages, not API operations: the dashboard's HTML and its static files. */
+const NOT_API = new Set(['GET /dashboard']);
+
 interface RouteLayer {
   route?: { path: string; methods: Record<string, boolean> };
+  /** The path a middleware or sub-router is mounted at (router 2.x). */
+  rawPath?: string;
+  handle?: { stack?: RouteLayer[] };
 }
 
-/** Every method + path the Express router answers, in OpenAPI's `{param}` form. */
+/** Every method + path the Express router answers, sub-routers included, in OpenAPI's `{param}` form. */
+function routesOf(stack: RouteLayer[], prefix = ''): string[] {
+  return stack.flatMap((layer) => {
+    if (layer.route) {
+      const path = `${prefix}${layer.route.path}`.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      return Object.keys(layer.route.methods).map((method) => `${method.toUpperCase()} ${path}`);
+    }
+    if (layer.handle?.stack) {
+      const mount = layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : '';
+      return routesOf(layer.handle.stack, prefix + mount);
+    }
+    return [];
+  });
+}
+
 function routerRoutes(express: Express): string[] {
-  const stack = (express as unknown as { router: { stack: RouteLayer[] } }).router.stack;
-  return stack.flatMap((layer) =>
-    layer.route
-      ? Object.keys(layer.route.methods).map(
-          (method) => `${method.toUpperCase()} ${layer.route!.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
-        )
-      : [],
-  );
+  return routesOf((express as unknown as { router: { stack: RouteLayer[] } }).router.stack).filter((r) => !NOT_API.has(r));
 }
 
 function documentRoutes(doc: Record<string, unknown>): string[] {
@@ -84,6 +111,7 @@ describe('OpenAPI document', () => {
     const fromRouter = routerRoutes(app()).sort();
     const fromDocument = documentRoutes(buildOpenApiDocument()).sort();
     expect(fromRouter.length).toBeGreaterThanOrEqual(8);
+    expect(fromRouter).toContain('POST /admin/v1/keys/{id}/revoke');
     expect(fromDocument).toEqual(fromRouter);
   });
 

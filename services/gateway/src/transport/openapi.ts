@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
 import { cardInputSchema, PROXY_METHODS, proxyRequestSchema } from '../domain/requestSchemas';
+import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import type { DryRunJson, TokenRecordJson } from './routes';
 
 /**
- * The OpenAPI 3.1 document of the public API, generated from the same zod schemas that validate
+ * The OpenAPI 3.1 document of the public API and the admin API (admin/openapi.ts), generated from the same zod schemas that validate
  * requests (zod 4's own JSON Schema output, draft 2020-12, which is OpenAPI 3.1's dialect), so
  * the document cannot drift from the validation. Response shapes are zod schemas too, checked
  * against the types the routes build with `satisfies`.
@@ -132,7 +133,9 @@ export function buildOpenApiDocument(): JsonObject {
       version: '1.0.0',
       description:
         'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header. ' +
-        'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do.',
+        'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do. ' +
+        'The admin API (tag admin, /admin/v1) uses a dashboard session cookie and a CSRF header instead of an API key; ' +
+        'with ADMIN_PORT set it is served on that port only.',
     },
     servers: [{ url: '/', description: 'This gateway (paths include the /v1 version segment).' }],
     security: [{ apiKey: [] }],
@@ -208,6 +211,7 @@ export function buildOpenApiDocument(): JsonObject {
           responses: { '200': { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
+      ...adminOpenApiPaths(),
       '/healthz': {
         get: {
           operationId: 'health',
@@ -229,7 +233,7 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, ...ADMIN_SECURITY_SCHEMES },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
       },
@@ -241,6 +245,7 @@ export function buildOpenApiDocument(): JsonObject {
         Error: jsonSchema(errorEnvelopeSchema, 'output'),
         Health: jsonSchema(healthSchema, 'output'),
         Ready: jsonSchema(readySchema, 'output'),
+        ...adminOpenApiSchemas(),
       },
     },
   };

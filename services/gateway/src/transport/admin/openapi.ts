@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import type { KeyView } from './adminRouter';
+import { ADMIN_BASE } from './adminRouter';
+
+/**
+ * The admin API (`/admin/v1`) for the OpenAPI document. Its handlers validate with hand-written
+ * helpers (validation.ts), not zod, so the request shapes below are descriptions, kept honest by
+ * a test that compares paths with the router. Response shapes are tied to the handlers' types
+ * with `satisfies`, so a changed field is a compile error here.
+ */
+
+const keyViewSchema = z.object({
+  id: z.string(),
+  merchantId: z.string(),
+  mode: z.string().meta({ description: '`test` or `live`' }),
+  key: z.string().meta({ description: 'Prefix and last four characters: enough to recognise a key, never to use it.' }),
+  allowedCidrs: z.array(z.string()),
+  allowedDomains: z.array(z.string()),
+  status: z.enum(['active', 'revoked']),
+  createdAt: z.string(),
+  updatedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+  lastUsedIp: z.string().nullable(),
+}) satisfies z.ZodType<KeyView>;
+
+const sessionSchema = z.object({
+  operator: z.object({ id: z.string(), email: z.string(), merchantId: z.string().nullable() }),
+  csrfToken: z.string().meta({ description: 'Send it back as x-csrf-token on every state-changing admin request.' }),
+  expiresAt: z.string(),
+});
+
+const restrictions = {
+  allowedCidrs: z.array(z.string()).optional().meta({ description: 'IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
+  allowedDomains: z.array(z.string()).optional().meta({ description: 'Website origins (payment form integration).' }),
+};
+
+const schemas = {
+  AdminLogin: z.strictObject({ email: z.string().max(320), password: z.string() }),
+  AdminSession: sessionSchema,
+  AdminMerchants: z.object({ merchants: z.array(z.string()) }),
+  AdminKey: keyViewSchema,
+  AdminKeyList: z.object({ keys: z.array(keyViewSchema) }),
+  AdminKeyCreate: z.strictObject({
+    merchantId: z
+      .string()
+      .max(64)
+      .optional()
+      .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
+    mode: z.enum(['test', 'live']),
+    ...restrictions,
+  }),
+  AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
+  AdminKeyUpdate: z.strictObject(restrictions),
+  AdminKeyResult: z.object({ key: keyViewSchema }),
+  AdminKeyTest: z.strictObject({
+    apiKey: z.string().max(100),
+    clientIp: z.string().optional().meta({ description: 'Judge the key as if used from this address (default: the caller’s).' }),
+    origin: z.string().optional(),
+  }),
+  AdminKeyTestResult: z.object({
+    accepted: z.boolean(),
+    status: z.int(),
+    code: z.string().nullable(),
+    message: z.string(),
+    clientIp: z.string().nullable(),
+    origin: z.string().nullable(),
+    key: keyViewSchema.nullable(),
+  }),
+  AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
+};
+
+type JsonObject = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType): JsonObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+export function adminOpenApiSchemas(): Record<string, JsonObject> {
+  return Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, jsonSchema(schema)]));
+}
+
+const ref = (name: keyof typeof schemas) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } });
+const errorRef = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const session = [{ adminSession: [], csrfToken: [] }];
+const readSession = [{ adminSession: [] }];
+const errors = (description: string) => ({ default: { description, content: errorRef } });
+
+export const ADMIN_SECURITY_SCHEMES = {
+  adminSession: { type: 'apiKey', in: 'cookie', name: 'tessera_admin', description: 'Set by POST /admin/v1/login.' },
+  csrfToken: { type: 'apiKey', in: 'header', name: 'x-csrf-token', description: 'The csrfToken of the session.' },
+};
+
+export function adminOpenApiPaths(): Record<string, JsonObject> {
+  const tags = ['admin'];
+  const op = (operationId: string, summary: string, security: unknown, extra: JsonObject): JsonObject => ({
+    operationId,
+    summary,
+    tags,
+    security,
+    ...extra,
+    responses: { ...(extra.responses as JsonObject), ...errors('An error made by Tessera (401 admin_session_required, 403, 404, …).') },
+  });
+  const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const merchantQuery = { name: 'merchantId', in: 'query', required: false, schema: { type: 'string' } };
+  return {
+    [`${ADMIN_BASE}/login`]: {
+      post: op('adminLogin', 'Log in to the dashboard (sets the session cookie)', [], {
+        requestBody: { required: true, content: ref('AdminLogin') },
+        responses: { '200': { description: 'The session.', content: ref('AdminSession') } },
+      }),
+    },
+    [`${ADMIN_BASE}/session`]: {
+      get: op('adminSession', 'The current session', readSession, {
+        responses: { '200': { description: 'The session.', content: ref('AdminSession') } },
+      }),
+    },
+    [`${ADMIN_BASE}/logout`]: {
+      post: op('adminLogout', 'End the session', session, { responses: { '204': { description: 'Logged out.' } } }),
+    },
+    [`${ADMIN_BASE}/merchants`]: {
+      get: op('adminMerchants', 'Merchants this operator may manage', readSession, {
+        responses: { '200': { description: 'Merchant ids.', content: ref('AdminMerchants') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys`]: {
+      get: op('adminListKeys', 'List API keys', readSession, {
+        parameters: [merchantQuery],
+        responses: { '200': { description: 'Keys, newest first.', content: ref('AdminKeyList') } },
+      }),
+      post: op('adminCreateKey', 'Create an API key (shown once)', session, {
+        requestBody: { required: true, content: ref('AdminKeyCreate') },
+        responses: { '201': { description: 'The key.', content: ref('AdminKeyCreated') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/{id}`]: {
+      patch: op('adminUpdateKey', 'Change a key’s IP and domain restrictions', session, {
+        parameters: [id],
+        requestBody: { required: true, content: ref('AdminKeyUpdate') },
+        responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/{id}/revoke`]: {
+      post: op('adminRevokeKey', 'Revoke a key (immediate)', session, {
+        parameters: [id],
+        responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/test`]: {
+      post: op('adminTestKey', 'Would the gateway accept this key (rotation step 3)?', session, {
+        requestBody: { required: true, content: ref('AdminKeyTest') },
+        responses: { '200': { description: 'The verdict.', content: ref('AdminKeyTestResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/audit`]: {
+      get: op('adminAudit', 'The audit log', readSession, {
+        parameters: [
+          merchantQuery,
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        ],
+        responses: { '200': { description: 'Entries, newest first.', content: ref('AdminAudit') } },
+      }),
+    },
+  };
+}
