@@ -32,6 +32,13 @@ describe('gateway config', () => {
     });
   });
 
+  it('runs one gateway process by default and refuses several workers without a shared Redis', () => {
+    expect(parseGatewayConfig({}).GATEWAY_WORKERS).toBe(1);
+    expect(problems({ GATEWAY_WORKERS: '2' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:.*REDIS_URL/)]);
+    expect(parseGatewayConfig({ GATEWAY_WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6390' }).GATEWAY_WORKERS).toBe(2);
+    expect(problems({ GATEWAY_WORKERS: '0' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:/)]);
+  });
+
   it('requires API_KEY_PEPPER and REDIS_URL in production and refuses TESSERA_DEV_API_KEY there', () => {
     const found = problems({ NODE_ENV: 'production', TESSERA_DEV_API_KEY: `tsk_test_${'a'.repeat(32)}` });
     expect(found).toEqual(

@@ -40,6 +40,8 @@ export const gatewayConfigSchema = z
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    // Processes serving the public port (node:cluster); see docs/PERFORMANCE.md before raising it.
+    GATEWAY_WORKERS: env.positiveInt(1),
     // Dashboard and admin API. With ADMIN_PORT set they are served on ADMIN_BIND:ADMIN_PORT only,
     // so operators can keep them on an internal address; unset, they share the public port.
     ADMIN_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
@@ -63,6 +65,14 @@ export const gatewayConfigSchema = z
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);
+    if (cfg.GATEWAY_WORKERS > 1 && cfg.REDIS_URL === undefined) {
+      // In-memory keys and sessions would differ per worker: a key revoked in one would live on.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GATEWAY_WORKERS'],
+        message: 'above 1 requires REDIS_URL (workers share keys only through Redis)',
+      });
+    }
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });

@@ -1,7 +1,9 @@
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { createLogger, loadConfigOrExit, tlsFilesOf, type Logger } from '@tessera/common';
 import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
 import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
+import { superviseWorkers } from './cluster';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
@@ -14,8 +16,15 @@ const SERVICE = 'gateway';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(gatewayConfigSchema, process.env, SERVICE);
-  const logger = createLogger(SERVICE, config.LOG_LEVEL);
+  const rootLogger = createLogger(SERVICE, config.LOG_LEVEL);
+  // Workers (GATEWAY_WORKERS > 1) share one output stream: each line says which worker wrote it.
+  const logger = cluster.isWorker ? rootLogger.child({ worker: cluster.worker?.id }) : rootLogger;
   const { pepper } = resolveApiKeyPepper(config, logger);
+  // After the pepper: a development pepper file is created once, here, before workers read it.
+  if (config.GATEWAY_WORKERS > 1 && cluster.isPrimary) {
+    superviseWorkers({ workers: config.GATEWAY_WORKERS, stopGraceMs: config.PROXY_TIMEOUT_MS + 5_000 }, logger);
+    return;
+  }
 
   const devKey = config.TESSERA_DEV_API_KEY;
   let keyStore: ApiKeyStore;
