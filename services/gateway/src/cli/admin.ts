@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@tessera/common';
-import { parseGatewayConfig } from '../config';
+import { parseGatewayConfig, type GatewayConfig } from '../config';
 import { isValidMerchantId } from '../domain/apiKeys';
 import { isValidEmail, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
@@ -61,8 +61,7 @@ function emailOf(args: Parsed): string {
   return normalized;
 }
 
-async function passwordFrom(args: Parsed, io: AdminIo): Promise<string> {
-  if (!args.values['password-stdin']) throw new UsageError('--password-stdin is required: pipe the password on standard input');
+async function passwordFrom(io: AdminIo): Promise<string> {
   const password = (await io.readStdin()).replace(/\r?\n$/, '');
   const problem = passwordProblem(password);
   if (problem !== undefined) throw new CommandError(`the password ${problem}`);
@@ -94,6 +93,9 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
   let email: string | undefined;
   try {
     if (command !== 'list') email = emailOf(args);
+    if ((command === 'create' || command === 'set-password') && !args.values['password-stdin']) {
+      throw new UsageError('--password-stdin is required: pipe the password on standard input');
+    }
     if (command === 'create') {
       const { merchant, global } = args.values;
       if ((merchant === undefined) === !global) throw new UsageError('create needs exactly one of --merchant <id> or --global');
@@ -106,7 +108,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     return 2;
   }
 
-  let config;
+  let config: GatewayConfig;
   try {
     config = parseGatewayConfig(environment);
   } catch (err) {
@@ -130,7 +132,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
   const store = new RedisOperatorStore(redis);
   try {
     if (command === 'create' || command === 'set-password') {
-      const password = await passwordFrom(args, io);
+      const password = await passwordFrom(io);
       await redis.connect().catch(() => {
         throw new CommandError('cannot connect to Redis at REDIS_URL');
       });

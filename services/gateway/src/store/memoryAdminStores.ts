@@ -88,20 +88,29 @@ export class MemoryLoginThrottle implements LoginThrottle {
   }
 }
 
+/** Like the Redis layout: one capped list for everything and one per merchant. */
 export class MemoryAuditLog implements AuditLog {
-  private records: AuditRecord[] = [];
+  private readonly all: AuditRecord[] = [];
+  private readonly byMerchant = new Map<string, AuditRecord[]>();
 
   constructor(private readonly maxEntries: number) {}
 
+  private push(list: AuditRecord[], record: AuditRecord): void {
+    list.unshift(structuredClone(record));
+    if (list.length > this.maxEntries) list.length = this.maxEntries;
+  }
+
   async append(record: AuditRecord): Promise<void> {
-    this.records.unshift(structuredClone(record));
-    if (this.records.length > this.maxEntries) this.records.length = this.maxEntries;
+    this.push(this.all, record);
+    if (record.merchantId !== null) {
+      const list = this.byMerchant.get(record.merchantId) ?? [];
+      this.byMerchant.set(record.merchantId, list);
+      this.push(list, record);
+    }
   }
 
   async list(options: { merchantId?: string; limit: number }): Promise<AuditRecord[]> {
-    return this.records
-      .filter((r) => options.merchantId === undefined || r.merchantId === options.merchantId)
-      .slice(0, options.limit)
-      .map((r) => structuredClone(r));
+    const list = options.merchantId === undefined ? this.all : (this.byMerchant.get(options.merchantId) ?? []);
+    return list.slice(0, options.limit).map((r) => structuredClone(r));
   }
 }

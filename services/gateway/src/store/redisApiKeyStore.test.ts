@@ -95,6 +95,35 @@ describe('Redis API key store', () => {
     });
   });
 
+  it('loads a record written before domain restrictions existed, with no allowed domains', async () => {
+    const { allowedDomains: _none, ...legacy } = newRecord('m1', ['10.0.0.0/8']);
+    await redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
+    await redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
+    await redis.sadd('tessera:apikeys', legacy.id);
+    expect(await store.findByDigest(legacy.digest)).toEqual({ ...legacy, allowedDomains: [] });
+    const updated = await store.updateRestrictions(legacy.id, { allowedCidrs: [], allowedDomains: ['shop.example'] }, new Date());
+    expect(updated).toMatchObject({ allowedCidrs: [], allowedDomains: ['shop.example'] });
+  });
+
+  it('replaces the restrictions of a key and never un-revokes it', async () => {
+    const record = newRecord();
+    await store.create(record);
+    await store.revoke(record.id, new Date('2030-01-01T00:00:00Z'));
+    const updated = await store.updateRestrictions(record.id, { allowedCidrs: ['203.0.113.0/24'], allowedDomains: [] }, new Date());
+    expect(updated).toMatchObject({ allowedCidrs: ['203.0.113.0/24'], revokedAt: '2030-01-01T00:00:00.000Z' });
+    expect(await store.updateRestrictions('key_missing', { allowedCidrs: [], allowedDomains: [] }, new Date())).toBeUndefined();
+  });
+
+  it('keeps a revocation that races with many restriction edits', async () => {
+    const record = newRecord();
+    await store.create(record);
+    const edits = Array.from({ length: 4 }, (_, i) =>
+      store.updateRestrictions(record.id, { allowedCidrs: [`10.0.${i}.0/24`], allowedDomains: [] }, new Date()),
+    );
+    await Promise.all([...edits, store.revoke(record.id, new Date())]);
+    expect((await store.get(record.id))?.revokedAt).toBeDefined();
+  });
+
   it('answers ping while Redis is up', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
   });

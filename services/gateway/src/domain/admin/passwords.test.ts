@@ -1,0 +1,39 @@
+import { dummyPasswordHash, hashPassword, passwordProblem, verifyPassword } from './passwords';
+
+describe('operator passwords', () => {
+  it('verifies the password it hashed and nothing else', async () => {
+    const hash = await hashPassword('correct horse battery');
+    expect(hash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(hash).not.toContain('correct');
+    expect(await verifyPassword('correct horse battery', hash)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
+    expect(await verifyPassword('', hash)).toBe(false);
+  });
+
+  it('salts every hash, so equal passwords give different hashes', async () => {
+    const [a, b] = await Promise.all([hashPassword('same password here'), hashPassword('same password here')]);
+    expect(a).not.toBe(b);
+  });
+
+  it('treats canonically equal Unicode spellings as the same password', async () => {
+    const hash = await hashPassword('caf\u00e9-password-1');
+    expect(await verifyPassword('cafe\u0301-password-1', hash)).toBe(true);
+  });
+
+  it.each(['', 'plain', 'scrypt$1$8$1$c2FsdA$a2V5', 'scrypt$4194304$8$1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5'])(
+    'never verifies against a malformed or too costly hash (%s)',
+    async (stored) => {
+      expect(await verifyPassword('anything-at-all', stored)).toBe(false);
+    },
+  );
+
+  it('has a dummy hash that no ordinary password verifies against', async () => {
+    expect(await verifyPassword('correct horse battery', await dummyPasswordHash())).toBe(false);
+  });
+
+  it('asks for 12 to 256 characters', () => {
+    expect(passwordProblem('short')).toMatch(/at least 12/);
+    expect(passwordProblem('x'.repeat(257))).toMatch(/at most 256/);
+    expect(passwordProblem('twelve chars')).toBeUndefined();
+  });
+});

@@ -1,0 +1,110 @@
+import fc from 'fast-check';
+import { canonicalCidrEntry, canonicalDomainPattern, checkKeyRestrictions, hostMatchesDomains, originHost } from './keyRestrictions';
+
+describe('domain restrictions', () => {
+  it.each([
+    ['Shop.Example.com', 'shop.example.com'],
+    ['shop.example.com.', 'shop.example.com'],
+    ['  *.Example.com ', '*.example.com'],
+    ['bücher.example', 'xn--bcher-kva.example'],
+    ['localhost', 'localhost'],
+  ])('stores %j as %j', (raw, canonical) => {
+    expect(canonicalDomainPattern(raw)).toEqual({ ok: true, value: canonical });
+  });
+
+  it.each([
+    ['', /empty/],
+    ['https://shop.example.com', /host name only/],
+    ['shop.example.com:443', /host name only/],
+    ['shop.example.com/pay', /host name only/],
+    ['*.*.example.com', /"\*" only as the whole first label/],
+    ['shop*.example.com', /"\*"/],
+    ['*.com', /two labels/],
+    ['*.localhost', /two labels/],
+    ['example', /needs a dot/],
+    ['203.0.113.7', /IP allowlist/],
+    ['-shop.example.com', /not a valid host name/],
+    ['sh_op.example.com', /not a valid host name/],
+    [`${'a'.repeat(64)}.example.com`, /not a valid host name/],
+  ])('refuses %j with a clear reason', (raw, reason) => {
+    const result = canonicalDomainPattern(raw);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toMatch(reason);
+  });
+
+  it('matches a wildcard against every subdomain but not the domain itself or look-alikes', () => {
+    const patterns = ['*.example.com', 'pay.example.org'];
+    expect(hostMatchesDomains('a.example.com', patterns)).toBe(true);
+    expect(hostMatchesDomains('a.b.example.com', patterns)).toBe(true);
+    expect(hostMatchesDomains('example.com', patterns)).toBe(false);
+    expect(hostMatchesDomains('badexample.com', patterns)).toBe(false);
+    expect(hostMatchesDomains('example.com.evil.test', patterns)).toBe(false);
+    expect(hostMatchesDomains('pay.example.org', patterns)).toBe(true);
+    expect(hostMatchesDomains('x.pay.example.org', patterns)).toBe(false);
+  });
+
+  it('never lets a wildcard match a host outside its domain (property)', () => {
+    const label = fc.stringMatching(/^[a-z0-9]{1,10}$/);
+    fc.assert(
+      fc.property(label, label, fc.array(label, { maxLength: 3 }), (domain, other, subs) => {
+        fc.pre(domain !== other);
+        const host = [...subs, other, 'test'].join('.');
+        expect(hostMatchesDomains(host, [`*.${domain}.test`])).toBe(false);
+      }),
+    );
+  });
+
+  it('reads the host of an Origin; a live key needs https', () => {
+    expect(originHost('https://Shop.Example.com:8443', 'live')).toBe('shop.example.com');
+    expect(originHost('http://localhost:3000', 'test')).toBe('localhost');
+    expect(originHost('http://shop.example.com', 'live')).toBeUndefined();
+    expect(originHost('null', 'test')).toBeUndefined();
+    expect(originHost('not a url', 'test')).toBeUndefined();
+    expect(originHost(undefined, 'test')).toBeUndefined();
+  });
+});
+
+describe('checkKeyRestrictions', () => {
+  const key = (allowedCidrs: string[], allowedDomains: string[]) => ({ allowedCidrs, allowedDomains, mode: 'live' as const });
+
+  it('accepts any request for a key without restrictions', () => {
+    expect(checkKeyRestrictions(key([], []), { clientIp: '198.51.100.1', origin: undefined })).toBeUndefined();
+  });
+
+  it('refuses an address outside the IP allowlist, IPv4 and IPv6', () => {
+    const k = key(['203.0.113.0/24', '2001:db8::/32'], []);
+    expect(checkKeyRestrictions(k, { clientIp: '203.0.113.9', origin: undefined })).toBeUndefined();
+    expect(checkKeyRestrictions(k, { clientIp: '2001:db8::1', origin: undefined })).toBeUndefined();
+    expect(checkKeyRestrictions(k, { clientIp: '198.51.100.1', origin: undefined })).toBe('ip_not_allowed');
+    expect(checkKeyRestrictions(k, { clientIp: undefined, origin: undefined })).toBe('ip_not_allowed');
+  });
+
+  it('with domains set, accepts only requests whose Origin is on them', () => {
+    const k = key([], ['*.shop.example']);
+    expect(checkKeyRestrictions(k, { clientIp: '198.51.100.1', origin: 'https://pay.shop.example' })).toBeUndefined();
+    expect(checkKeyRestrictions(k, { clientIp: '198.51.100.1', origin: 'https://evil.example' })).toBe('origin_not_allowed');
+    expect(checkKeyRestrictions(k, { clientIp: '198.51.100.1', origin: undefined })).toBe('origin_not_allowed');
+  });
+
+  it('requires every restriction that is set', () => {
+    const k = key(['203.0.113.0/24'], ['shop.example']);
+    expect(checkKeyRestrictions(k, { clientIp: '203.0.113.1', origin: 'https://shop.example' })).toBeUndefined();
+    expect(checkKeyRestrictions(k, { clientIp: '198.51.100.1', origin: 'https://shop.example' })).toBe('ip_not_allowed');
+    expect(checkKeyRestrictions(k, { clientIp: '203.0.113.1', origin: undefined })).toBe('origin_not_allowed');
+  });
+
+  it('treats records stored before domain restrictions existed as unrestricted by domain', () => {
+    const legacy = { allowedCidrs: [], mode: 'test' as const } as unknown as Parameters<typeof checkKeyRestrictions>[0];
+    expect(checkKeyRestrictions(legacy, { clientIp: '198.51.100.1', origin: undefined })).toBeUndefined();
+  });
+});
+
+describe('canonicalCidrEntry', () => {
+  it('normalises a range to its network address and explains a bad one with examples', () => {
+    expect(canonicalCidrEntry('203.0.113.77/24')).toEqual({ ok: true, value: '203.0.113.0/24' });
+    expect(canonicalCidrEntry('2001:DB8::1')).toEqual({ ok: true, value: '2001:db8::1/128' });
+    const bad = canonicalCidrEntry('203.0.113.0/33');
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.message).toMatch(/examples: 203\.0\.113\.7, 203\.0\.113\.0\/24, 2001:db8::\/32/);
+  });
+});

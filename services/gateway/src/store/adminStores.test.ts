@@ -1,0 +1,149 @@
+import type { Redis } from 'ioredis';
+import { buildAuditRecord } from '../domain/admin/audit';
+import { newOperatorRecord } from '../domain/admin/operators';
+import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
+import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './memoryAdminStores';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
+import { createRedisClient } from './redisApiKeyStore';
+
+interface Stores {
+  operators: OperatorStore;
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+  /** Lets time pass: a fake clock for memory, a real wait for Redis. */
+  advance(ms: number): Promise<void>;
+}
+
+const session = (operatorId = 'op_1'): SessionRecord => ({
+  operatorId,
+  csrfToken: 'csrf',
+  createdAt: new Date().toISOString(),
+  expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+  ip: '203.0.113.1',
+});
+
+function auditEntry(action: 'key.created' | 'login.succeeded', merchantId: string | null, n: number) {
+  return buildAuditRecord({
+    action,
+    actor: { id: 'op_1', email: 'ops@x.test' },
+    ip: '203.0.113.1',
+    merchantId,
+    keyId: `key_${n}`,
+    now: new Date(),
+  });
+}
+
+function contract(name: string, make: () => Promise<Stores>) {
+  describe(`${name} admin stores`, () => {
+    let s: Stores;
+    beforeEach(async () => {
+      s = await make();
+    });
+
+    it('keeps operator emails unique and updates password and disabled mark', async () => {
+      const op = newOperatorRecord({ email: ' Ops@Acme.Test ', passwordHash: 'h1', merchantId: 'acme', now: new Date() });
+      expect(op.email).toBe('ops@acme.test');
+      expect(await s.operators.create(op)).toBe(true);
+      expect(await s.operators.create({ ...op, id: 'op_other' })).toBe(false);
+      expect(await s.operators.findByEmail('ops@acme.test')).toEqual(op);
+      expect(await s.operators.update(op.id, { passwordHash: 'h2', disabledAt: '2026-01-01T00:00:00.000Z' })).toMatchObject({
+        passwordHash: 'h2',
+        disabledAt: '2026-01-01T00:00:00.000Z',
+      });
+      expect((await s.operators.update(op.id, { disabledAt: null }))?.disabledAt).toBeUndefined();
+      expect((await s.operators.get(op.id))?.passwordHash).toBe('h2');
+      expect(await s.operators.list()).toHaveLength(1);
+      expect(await s.operators.update('op_missing', { passwordHash: 'x' })).toBeUndefined();
+    });
+
+    it('forgets a session after its TTL, extends it on touch and deletes it on logout', async () => {
+      const record = session();
+      await s.sessions.create('d1', record, 300);
+      await s.sessions.create('d2', record, 300);
+      expect(await s.sessions.get('d1')).toEqual(record);
+      await s.sessions.touch('d2', 5_000);
+      await s.advance(400);
+      expect(await s.sessions.get('d1')).toBeUndefined();
+      expect(await s.sessions.get('d2')).toBeDefined();
+      await s.sessions.delete('d2');
+      expect(await s.sessions.get('d2')).toBeUndefined();
+    });
+
+    it('counts login attempts per bucket within a window, then starts over', async () => {
+      expect(await s.throttle.hit('ip:1', 300)).toMatchObject({ count: 1 });
+      const second = await s.throttle.hit('ip:1', 300);
+      expect(second.count).toBe(2);
+      expect(second.resetInMs).toBeGreaterThan(0);
+      expect(second.resetInMs).toBeLessThanOrEqual(300);
+      expect((await s.throttle.hit('ip:2', 300)).count).toBe(1);
+      await s.advance(400);
+      expect((await s.throttle.hit('ip:1', 300)).count).toBe(1);
+      await s.throttle.reset('ip:1');
+      expect((await s.throttle.hit('ip:1', 300)).count).toBe(1);
+    });
+
+    it('lists the audit log newest first, per merchant, capped', async () => {
+      for (let i = 0; i < 5; i++) await s.audit.append(auditEntry('key.created', i % 2 === 0 ? 'acme' : 'globex', i));
+      await s.audit.append(auditEntry('login.succeeded', null, 9));
+      const all = await s.audit.list({ limit: 10 });
+      expect(all.map((e) => e.keyId)).toEqual(['key_9', 'key_4', 'key_3', 'key_2']);
+      expect((await s.audit.list({ merchantId: 'acme', limit: 10 })).map((e) => e.keyId)).toEqual(['key_4', 'key_2', 'key_0']);
+      expect(await s.audit.list({ limit: 2 })).toHaveLength(2);
+    });
+  });
+}
+
+contract('in-memory', async () => {
+  let now = 1_000_000;
+  const clock = () => now;
+  return {
+    operators: new MemoryOperatorStore(),
+    sessions: new MemorySessionStore(clock),
+    throttle: new MemoryLoginThrottle(clock),
+    audit: new MemoryAuditLog(4),
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+});
+
+describe('Redis-backed', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+  });
+
+  contract('Redis', async () => {
+    await redis.flushall();
+    return {
+      operators: new RedisOperatorStore(redis),
+      sessions: new RedisSessionStore(redis),
+      throttle: new RedisLoginThrottle(redis),
+      audit: new RedisAuditLog(redis, 4),
+      advance: (ms) => new Promise((r) => setTimeout(r, ms)),
+    };
+  });
+
+  it('stores a session under the digest of its id, with the TTL as a Redis expiry', async () => {
+    await redis.flushall();
+    await new RedisSessionStore(redis).create('abc', session(), 60_000);
+    const ttl = await redis.pttl('tessera:admin-session:abc');
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('answers 503 service_unavailable when Redis is gone', async () => {
+    const dead = createRedisClient('redis://127.0.0.1:1', { commandTimeoutMs: 200, profile: 'server' });
+    await expect(new RedisAuditLog(dead, 10).list({ limit: 1 })).rejects.toMatchObject({ code: 'service_unavailable' });
+    dead.disconnect();
+  });
+});
