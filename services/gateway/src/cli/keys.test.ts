@@ -47,7 +47,7 @@ describe('keys CLI', () => {
     expect(res.code).toBe(0);
     expect(res.out).toHaveLength(1);
     const created = JSON.parse(res.out[0] ?? '');
-    expect(Object.keys(created)).toEqual(['apiKey', 'id', 'merchantId', 'mode', 'allowedCidrs', 'createdAt']);
+    expect(Object.keys(created)).toEqual(['apiKey', 'id', 'merchantId', 'mode', 'allowedCidrs', 'allowedDomains', 'createdAt']);
     expect(created).toMatchObject({
       apiKey: expect.stringMatching(/^tsk_live_[0-9A-Za-z]{38}$/),
       merchantId: 'shop_1',
@@ -116,5 +116,58 @@ describe('keys CLI', () => {
     const res = await run(['list'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     expect(res.code).toBe(1);
     expect(res.err.join('\n')).toContain('cannot connect to Redis');
+  });
+
+  describe('restrictions and the audit log', () => {
+    const create = async (extra: string[] = []) =>
+      JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json', ...extra], env)).out[0] ?? '');
+
+    it('creates a key restricted to domains, stored in canonical form', async () => {
+      const created = await create(['--allow-domain', '*.Shop.Example', '--allow-domain', 'pay.example.org']);
+      expect(created.allowedDomains).toEqual(['*.shop.example', 'pay.example.org']);
+      expect((await store.get(created.id))?.allowedDomains).toEqual(['*.shop.example', 'pay.example.org']);
+    });
+
+    it('refuses an invalid domain with exit 2 and the reason', async () => {
+      const res = await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--allow-domain', 'https://shop.example'], env);
+      expect(res.code).toBe(2);
+      expect(res.err.join('\n')).toMatch(/--allow-domain "https:\/\/shop\.example" must be a host name only/);
+    });
+
+    it('replaces only the lists it is given, and clears one with --any-ip', async () => {
+      const created = await create(['--allow-ip', '10.0.0.0/8', '--allow-domain', 'shop.example']);
+      expect((await run(['restrict', created.id, '--allow-ip', '203.0.113.9/24'], env)).code).toBe(0);
+      expect(await store.get(created.id)).toMatchObject({ allowedCidrs: ['203.0.113.0/24'], allowedDomains: ['shop.example'] });
+      expect((await run(['restrict', created.id, '--any-ip', '--any-domain'], env)).code).toBe(0);
+      expect(await store.get(created.id)).toMatchObject({ allowedCidrs: [], allowedDomains: [] });
+    });
+
+    it.each<[string, string[]]>([
+      ['no list at all', []],
+      ['both --allow-ip and --any-ip', ['--allow-ip', '10.0.0.1', '--any-ip']],
+      ['a bad range', ['--allow-ip', '10.0.0.0/40']],
+    ])('exits 2 for restrict with %s', async (_label, extra) => {
+      expect((await run(['restrict', 'key_x', ...extra], env)).code).toBe(2);
+    });
+
+    it('exits 1 for an unknown or revoked key', async () => {
+      expect((await run(['restrict', 'key_missing', '--any-ip'], env)).code).toBe(1);
+      const created = await create();
+      await run(['revoke', created.id], env);
+      const res = await run(['restrict', created.id, '--any-ip'], env);
+      expect(res.code).toBe(1);
+      expect(res.err.join('\n')).toMatch(/revoked/);
+    });
+
+    it('records create, restrict and revoke in the audit log, attributed to the CLI, without the key', async () => {
+      const created = await create();
+      await run(['restrict', created.id, '--allow-ip', '203.0.113.0/24'], env);
+      await run(['revoke', created.id], env);
+      const entries = (await redis.lrange('tessera:audit', 0, -1)).map((l) => JSON.parse(l));
+      expect(entries.map((e) => e.action)).toEqual(['key.revoked', 'key.updated', 'key.created']);
+      for (const e of entries) expect(e).toMatchObject({ keyId: created.id, merchantId: 'shop_1', actor: expect.stringMatching(/^cli:/) });
+      expect(await redis.llen('tessera:audit:merchant:shop_1')).toBe(3);
+      expect(JSON.stringify(entries)).not.toContain(created.apiKey);
+    });
   });
 });

@@ -1,21 +1,30 @@
 #!/usr/bin/env node
 /**
- * Manages API keys in the shared Redis store: `create`, `list`, `revoke`.
+ * Manages API keys in the shared Redis store: `create`, `list`, `restrict`, `revoke` (each change is
+ * written to the dashboard's audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, canonicalCidr } from '@tessera/common';
+import os from 'node:os';
+import { ConfigError } from '@tessera/common';
 import { parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from '../config';
 import { isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
+import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
+import type { AuditLog } from '../store/adminStores';
+import { RedisAuditLog } from '../store/redisAdminStores';
 import { readAllStdin, runAdminCli } from './admin';
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  create --merchant <id> --mode test|live [--allow-ip <cidr>]... [--json]
+  create --merchant <id> --mode test|live [--allow-ip <cidr>]... [--allow-domain <host>]... [--json]
       Creates a key and prints it ONCE. Store it now: only a keyed hash is kept.
       --allow-ip may be repeated (IPv4 or IPv6 address or CIDR); without it the key works from any IP.
+      --allow-domain may be repeated (shop.example.com, *.example.com): browser pages (Origin) the key may be used from.
+  restrict <key id> [--allow-ip <cidr>]... [--any-ip] [--allow-domain <host>]... [--any-domain]
+      Replaces a key's IP and/or domain allowlist (a list not named keeps its entries); applies from the next request.
   list [--merchant <id>] [--json]
       Lists keys (prefix and last 4 characters only, never the key).
   revoke <key id>
@@ -43,6 +52,9 @@ function parse(argv: string[]) {
       merchant: { type: 'string' },
       mode: { type: 'string' },
       'allow-ip': { type: 'string', multiple: true },
+      'allow-domain': { type: 'string', multiple: true },
+      'any-ip': { type: 'boolean', default: false },
+      'any-domain': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -58,6 +70,7 @@ function publicView(record: ApiKeyRecord) {
     mode: record.mode,
     key: `${record.prefix}...${record.last4}`,
     allowedCidrs: record.allowedCidrs,
+    allowedDomains: record.allowedDomains ?? [],
     createdAt: record.createdAt,
     revokedAt: record.revokedAt ?? null,
     lastUsedAt: record.lastUsedAt ?? null,
@@ -69,6 +82,7 @@ interface CreatePlan {
   merchantId: string;
   mode: KeyMode;
   allowedCidrs: string[];
+  allowedDomains: string[];
   json: boolean;
 }
 
@@ -79,23 +93,102 @@ function planCreate(args: Parsed): CreatePlan {
   if (merchant === undefined) throw new UsageError('create needs --merchant <id>');
   if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
   if (mode !== 'test' && mode !== 'live') throw new UsageError('create needs --mode test or --mode live');
-  const allowedCidrs: string[] = [];
-  for (const raw of args.values['allow-ip'] ?? []) {
-    const cidr = canonicalCidr(raw);
-    if (cidr === undefined) {
-      throw new UsageError(
-        `--allow-ip "${raw}" is not an IPv4/IPv6 address or CIDR (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`,
-      );
-    }
-    if (!allowedCidrs.includes(cidr)) allowedCidrs.push(cidr);
-  }
-  return { merchantId: merchant, mode, allowedCidrs, json: json ?? false };
+  const allowedCidrs = cidrsFrom(args) ?? [];
+  const allowedDomains = domainsFrom(args) ?? [];
+  return { merchantId: merchant, mode, allowedCidrs, allowedDomains, json: json ?? false };
 }
 
-async function create(store: RedisApiKeyStore, pepper: string, plan: CreatePlan, io: Io): Promise<void> {
-  const { merchantId, mode, allowedCidrs, json } = plan;
-  const { apiKey, record } = issueApiKey({ merchantId, mode, allowedCidrs, pepper, now: new Date() });
+/** --allow-ip values, canonical and de-duplicated; undefined when none was given. */
+function cidrsFrom(args: Parsed): string[] | undefined {
+  const raws = args.values['allow-ip'];
+  if (raws === undefined) return undefined;
+  const out: string[] = [];
+  for (const raw of raws) {
+    const result = canonicalCidrEntry(raw);
+    if (!result.ok) throw new UsageError(`--allow-ip "${raw}" ${result.message}`);
+    if (!out.includes(result.value)) out.push(result.value);
+  }
+  return out;
+}
+
+function domainsFrom(args: Parsed): string[] | undefined {
+  const raws = args.values['allow-domain'];
+  if (raws === undefined) return undefined;
+  const out: string[] = [];
+  for (const raw of raws) {
+    const result = canonicalDomainPattern(raw);
+    if (!result.ok) throw new UsageError(`--allow-domain "${raw}" ${result.message}`);
+    if (!out.includes(result.value)) out.push(result.value);
+  }
+  return out;
+}
+
+interface RestrictPlan {
+  id: string;
+  allowedCidrs?: string[];
+  allowedDomains?: string[];
+}
+
+function planRestrict(args: Parsed): RestrictPlan {
+  const id = args.positionals[1];
+  if (id === undefined || args.positionals.length > 2) throw new UsageError('restrict needs exactly one key id (see `list`)');
+  const cidrs = cidrsFrom(args);
+  const domains = domainsFrom(args);
+  if (cidrs !== undefined && args.values['any-ip']) throw new UsageError('use either --allow-ip or --any-ip');
+  if (domains !== undefined && args.values['any-domain']) throw new UsageError('use either --allow-domain or --any-domain');
+  const plan: RestrictPlan = { id };
+  if (cidrs !== undefined || args.values['any-ip']) plan.allowedCidrs = cidrs ?? [];
+  if (domains !== undefined || args.values['any-domain']) plan.allowedDomains = domains ?? [];
+  if (plan.allowedCidrs === undefined && plan.allowedDomains === undefined) {
+    throw new UsageError('restrict needs --allow-ip, --any-ip, --allow-domain or --any-domain');
+  }
+  return plan;
+}
+
+/** CLI changes go to the dashboard's audit log too, attributed to the OS user who ran the command. */
+function cliActor(): { id: string; email: string } {
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // No passwd entry (some containers): keep "unknown".
+  }
+  return { id: 'cli', email: `cli:${user}` };
+}
+
+async function auditCli(audit: AuditLog, input: Omit<AuditInput, 'now' | 'ip' | 'actor'>): Promise<void> {
+  await audit.append(buildAuditRecord({ ...input, actor: cliActor(), ip: undefined, now: new Date() }));
+}
+
+async function restrict(store: RedisApiKeyStore, audit: AuditLog, plan: RestrictPlan, io: Io): Promise<void> {
+  const before = await store.get(plan.id);
+  if (!before) throw new CommandError(`no API key with id ${plan.id}`);
+  if (before.revokedAt !== undefined) throw new CommandError(`${plan.id} is revoked; its restrictions can no longer change`);
+  const allowedCidrs = plan.allowedCidrs ?? before.allowedCidrs;
+  const allowedDomains = plan.allowedDomains ?? before.allowedDomains ?? [];
+  const record = await store.updateRestrictions(plan.id, { allowedCidrs, allowedDomains }, new Date());
+  if (!record) throw new CommandError(`no API key with id ${plan.id}`);
+  await auditCli(audit, {
+    action: 'key.updated',
+    merchantId: record.merchantId,
+    keyId: record.id,
+    details: {
+      allowedCidrs,
+      allowedDomains,
+      previousAllowedCidrs: before.allowedCidrs,
+      previousAllowedDomains: before.allowedDomains ?? [],
+    },
+  });
+  io.out(`Updated ${record.id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}); applies from the next request.`);
+  io.out(`Allowed IPs: ${allowedCidrs.length > 0 ? allowedCidrs.join(', ') : 'any'}`);
+  io.out(`Allowed domains: ${allowedDomains.length > 0 ? allowedDomains.join(', ') : 'any'}`);
+}
+
+async function create(store: RedisApiKeyStore, audit: AuditLog, pepper: string, plan: CreatePlan, io: Io): Promise<void> {
+  const { merchantId, mode, allowedCidrs, allowedDomains, json } = plan;
+  const { apiKey, record } = issueApiKey({ merchantId, mode, allowedCidrs, allowedDomains, pepper, now: new Date() });
   if (!(await store.create(record))) throw new CommandError('a key with the same digest already exists; run the command again');
+  await auditCli(audit, { action: 'key.created', merchantId, keyId: record.id, details: { mode, allowedCidrs, allowedDomains } });
 
   if (json) {
     io.out(
@@ -105,6 +198,7 @@ async function create(store: RedisApiKeyStore, pepper: string, plan: CreatePlan,
         merchantId: record.merchantId,
         mode: record.mode,
         allowedCidrs: record.allowedCidrs,
+        allowedDomains: record.allowedDomains,
         createdAt: record.createdAt,
       }),
     );
@@ -112,6 +206,7 @@ async function create(store: RedisApiKeyStore, pepper: string, plan: CreatePlan,
   }
   io.out(`Created ${record.mode} key ${record.id} for merchant ${record.merchantId}.`);
   io.out(`Allowed IPs: ${allowedCidrs.length > 0 ? allowedCidrs.join(', ') : 'any'}`);
+  if (allowedDomains.length > 0) io.out(`Allowed domains: ${allowedDomains.join(', ')}`);
   io.out('');
   io.out(`  ${apiKey}`);
   io.out('');
@@ -138,11 +233,12 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
       view.key,
       r.revokedAt ? `revoked ${r.revokedAt}` : 'active',
       view.allowedCidrs.length > 0 ? view.allowedCidrs.join(',') : 'any',
+      view.allowedDomains.length > 0 ? view.allowedDomains.join(',') : 'any',
       view.createdAt,
       r.lastUsedAt ? `${r.lastUsedAt} from ${r.lastUsedIp ?? '?'}` : 'never',
     ];
   });
-  const header = ['ID', 'MERCHANT', 'MODE', 'KEY', 'STATUS', 'ALLOWED IPS', 'CREATED', 'LAST USED'];
+  const header = ['ID', 'MERCHANT', 'MODE', 'KEY', 'STATUS', 'ALLOWED IPS', 'ALLOWED DOMAINS', 'CREATED', 'LAST USED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, ...rows])
     io.out(
@@ -159,13 +255,17 @@ function planRevoke(args: Parsed): string {
   return id;
 }
 
-async function revoke(store: RedisApiKeyStore, id: string, io: Io): Promise<void> {
+async function revoke(store: RedisApiKeyStore, audit: AuditLog, id: string, io: Io): Promise<void> {
   const before = await store.get(id);
   if (!before) throw new CommandError(`no API key with id ${id}`);
   const record = await store.revoke(id, new Date());
   if (!record) throw new CommandError(`no API key with id ${id}`);
-  if (before.revokedAt !== undefined) io.out(`${id} was already revoked at ${before.revokedAt}.`);
-  else io.out(`Revoked ${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}). It is refused from the next request on.`);
+  if (before.revokedAt !== undefined) {
+    io.out(`${id} was already revoked at ${before.revokedAt}.`);
+    return;
+  }
+  await auditCli(audit, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
+  io.out(`Revoked ${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}). It is refused from the next request on.`);
 }
 
 export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
@@ -182,15 +282,16 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'revoke'].includes(command)) {
+  if (!['create', 'list', 'revoke', 'restrict'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
 
-  let plan: { create?: CreatePlan; revokeId?: string } = {};
+  let plan: { create?: CreatePlan; revokeId?: string; restrict?: RestrictPlan } = {};
   try {
     if (command === 'create') plan = { create: planCreate(args) };
     else if (command === 'revoke') plan = { revokeId: planRevoke(args) };
+    else if (command === 'restrict') plan = { restrict: planRestrict(args) };
     else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
@@ -227,12 +328,14 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     // Reported once, below, through the failing command.
   });
   const store = new RedisApiKeyStore(redis);
+  const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
   try {
     await redis.connect().catch(() => {
       throw new CommandError('cannot connect to Redis at REDIS_URL');
     });
-    if (plan.create) await create(store, pepper, plan.create, io);
-    else if (plan.revokeId !== undefined) await revoke(store, plan.revokeId, io);
+    if (plan.create) await create(store, audit, pepper, plan.create, io);
+    else if (plan.revokeId !== undefined) await revoke(store, audit, plan.revokeId, io);
+    else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
     else await list(store, args, io);
     return 0;
   } catch (err) {
