@@ -40,6 +40,12 @@ export const gatewayConfigSchema = z
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    // 0 disables. Per key: generous for a merchant backend (a checkout rarely needs more than a
+    // few calls per second), low enough that a leaked key cannot flood the vault and the PSP.
+    RATE_LIMIT_PER_KEY_PER_SECOND: env.nonNegativeInt(100),
+    // Per client IP (an IPv6 /64): 401s per minute before further attempts get 429, so keys
+    // cannot be guessed or sprayed online.
+    RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: env.nonNegativeInt(30),
     // Processes serving the public port (node:cluster); see docs/PERFORMANCE.md before raising it.
     GATEWAY_WORKERS: env.positiveInt(1),
     // Dashboard and admin API. With ADMIN_PORT set they are served on ADMIN_BIND:ADMIN_PORT only,

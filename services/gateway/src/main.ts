@@ -8,6 +8,8 @@ import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
+import { RateLimiter } from './transport/rateLimit';
 import { createApp } from './transport/app';
 import { setUpAdmin } from './adminSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
@@ -79,7 +81,9 @@ async function main(): Promise<void> {
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis });
-  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router });
+  // Counters live where the keys live: in Redis they are shared by every replica and worker.
+  const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
+  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {

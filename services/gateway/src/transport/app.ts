@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
+import type { RateLimiter } from './rateLimit';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
 import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   now?: () => Date;
   /** The dashboard and admin API (createAdminRouter), when they share the public port. */
   admin?: Router;
+  /** API rate limits (per key, failed authentication per IP); absent: none. */
+  rateLimiter?: RateLimiter;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -117,6 +120,7 @@ export function createApp(deps: GatewayDeps): Express {
     trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
     logger,
     now,
+    ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);

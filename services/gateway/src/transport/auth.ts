@@ -4,6 +4,7 @@ import { digestsEqual, hashApiKey, modeOfApiKey } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import { checkKeyRestrictions } from '../domain/keyRestrictions';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/apiKeyStore';
+import type { RateLimiter } from './rateLimit';
 import { contextOf } from './requestContext';
 
 export interface AuthDeps {
@@ -12,6 +13,8 @@ export interface AuthDeps {
   trustedProxies: readonly Cidr[];
   logger: Logger;
   now: () => Date;
+  /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */
+  rateLimiter?: RateLimiter;
 }
 
 export type ApiKeyCheck =
@@ -52,9 +55,32 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     const ctx = contextOf(res);
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-    const result = await checkApiKey(deps, req.headers['x-api-key'], { clientIp: ctx.clientIp, origin });
-    if (!result.ok) throw new TesseraError(result.code);
+    const limiter = deps.rateLimiter;
+    // Looked up alongside the key, not before it, so the check costs no extra round trip.
+    const [blocked, result] = await Promise.all([
+      limiter?.failedAuthBlock(ctx.clientIp, ctx.requestId),
+      checkApiKey(deps, req.headers['x-api-key'], { clientIp: ctx.clientIp, origin }),
+    ]);
+    if (blocked) {
+      res.setHeader('retry-after', String(blocked.retryAfterSeconds));
+      throw blocked.error;
+    }
+    if (!result.ok) {
+      const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
+      if (refused) {
+        res.setHeader('retry-after', String(refused.retryAfterSeconds));
+        throw refused.error;
+      }
+      throw new TesseraError(result.code);
+    }
     const record = result.record;
+    const overLimit = await limiter?.recordKeyRequest(record.id, ctx.requestId);
+    if (overLimit) {
+      // Attributed in the access log, so an operator sees which key is being throttled.
+      ctx.apiKey = record;
+      res.setHeader('retry-after', String(overLimit.retryAfterSeconds));
+      throw overLimit.error;
+    }
 
     ctx.apiKey = record;
     // Bookkeeping must neither slow nor fail the request it describes.

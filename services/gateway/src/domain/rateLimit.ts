@@ -1,0 +1,29 @@
+import ipaddr from 'ipaddr.js';
+
+/** Retry-After in whole seconds (RFC 9110 §10.2.3): rounded up, and never 0, which would invite an instant retry. */
+export function retryAfterSeconds(resetInMs: number): number {
+  return Math.max(1, Math.ceil(resetInMs / 1000));
+}
+
+/** Per-key bucket; the key id, never the key or its digest. */
+export function apiKeyBucket(keyId: string): string {
+  return `key:${keyId}`;
+}
+
+/**
+ * Failed-authentication bucket of a client address. An IPv6 client usually controls a whole /64,
+ * so counting single IPv6 addresses would let it rotate through 2^64 fresh buckets; the /64 is
+ * the unit. Requests whose address is unknown share one bucket.
+ */
+export function failedAuthBucket(clientIp: string | undefined): string {
+  if (clientIp === undefined || !ipaddr.isValid(clientIp)) return 'authfail:unknown';
+  const addr = ipaddr.process(clientIp);
+  if (addr.kind() === 'ipv4') return `authfail:${addr.toString()}`;
+  const prefix = (addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `authfail:${prefix.join(':')}::/64`;
+}
+
+/** A fixed-window limit is exceeded once the window has counted more than `limit` hits. */
+export function isOverLimit(count: number, limit: number): boolean {
+  return limit > 0 && count > limit;
+}

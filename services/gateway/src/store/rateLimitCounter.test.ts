@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
+import { createRedisClient } from './redisApiKeyStore';
+
+interface Subject {
+  counter: RateLimitCounter;
+  advance: (ms: number) => Promise<void>;
+}
+
+function contract(name: string, make: () => Promise<Subject>) {
+  describe(`${name} rate limit counter`, () => {
+    let s: Subject;
+    beforeEach(async () => {
+      s = await make();
+    });
+
+    it('counts hits within a window and reports when the window ends', async () => {
+      expect((await s.counter.hit('a', 60_000)).count).toBe(1);
+      const second = await s.counter.hit('a', 60_000);
+      expect(second.count).toBe(2);
+      expect(second.resetInMs).toBeGreaterThan(0);
+      expect(second.resetInMs).toBeLessThanOrEqual(60_000);
+    });
+
+    it('keeps buckets apart', async () => {
+      await s.counter.hit('a', 60_000);
+      expect((await s.counter.hit('b', 60_000)).count).toBe(1);
+    });
+
+    it('starts a new window once the old one has ended', async () => {
+      await s.counter.hit('a', 150);
+      await s.counter.hit('a', 150);
+      await s.advance(300);
+      expect((await s.counter.hit('a', 150)).count).toBe(1);
+    });
+
+    it('peeks without counting, and sees 0 for a bucket without an open window', async () => {
+      expect(await s.counter.peek('a')).toEqual({ count: 0, resetInMs: 0 });
+      await s.counter.hit('a', 60_000);
+      expect((await s.counter.peek('a')).count).toBe(1);
+      expect((await s.counter.peek('a')).count).toBe(1);
+    });
+  });
+}
+
+contract('memory', async () => {
+  let now = 1_000_000;
+  return {
+    counter: new MemoryRateLimitCounter(() => now),
+    advance: async (ms) => {
+      now += ms;
+    },
+  };
+});
+
+describe('memory rate limit counter bounds', () => {
+  it('never holds more buckets than its cap, however many clients fail', async () => {
+    const counter = new MemoryRateLimitCounter(Date.now, 100);
+    for (let i = 0; i < 1000; i++) await counter.hit(`authfail:client-${i}`, 60_000);
+    const size = (counter as unknown as { windows: Map<string, unknown> }).windows.size;
+    expect(size).toBeLessThanOrEqual(100);
+    expect((await counter.peek('authfail:client-999')).count).toBe(1);
+  });
+});
+
+describe('Redis rate limit counter', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+  });
+
+  contract('Redis', async () => {
+    await redis.flushall();
+    return { counter: new RedisRateLimitCounter(redis), advance: (ms) => new Promise((r) => setTimeout(r, ms)) };
+  });
+
+  it('gives every counter an expiry, so no bucket can block forever', async () => {
+    await redis.flushall();
+    const counter = new RedisRateLimitCounter(redis);
+    await counter.hit('key:key_1', 1000);
+    // A counter left without expiry (e.g. by a crash between INCR and PEXPIRE elsewhere) is repaired on the next hit.
+    await redis.persist('tessera:ratelimit:key:key_1');
+    await counter.hit('key:key_1', 1000);
+    const ttl = await redis.pttl('tessera:ratelimit:key:key_1');
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1000);
+  });
+
+  it('fails with service_unavailable, not a crash, when Redis does not answer', async () => {
+    const dead = createRedisClient('redis://127.0.0.1:1', { commandTimeoutMs: 200, profile: 'server' });
+    dead.on('error', () => undefined);
+    const counter = new RedisRateLimitCounter(dead);
+    await expect(counter.hit('a', 1000)).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(counter.peek('a')).rejects.toMatchObject({ code: 'service_unavailable' });
+    dead.disconnect();
+  });
+});

@@ -1,0 +1,80 @@
+import { TesseraError, type Logger } from '@tessera/common';
+import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
+import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
+
+export interface RateLimitConfig {
+  /** Requests per API key per one-second window; 0 disables. */
+  RATE_LIMIT_PER_KEY_PER_SECOND: number;
+  /** Failed authentications (401) per client IP (IPv6: per /64) per one-minute window; 0 disables. */
+  RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: number;
+}
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60_000;
+
+/**
+ * The API rate limits. Both fail open when the counter store cannot answer: an outage of the
+ * limiter must not become an outage of payments (and a dead Redis fails the key lookup anyway).
+ * The failure is logged, at most once every 10 s.
+ */
+export class RateLimiter {
+  private lastStoreErrorLog = 0;
+
+  constructor(
+    private readonly counter: RateLimitCounter,
+    private readonly config: RateLimitConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  private async count(op: () => Promise<WindowCount>, requestId: string): Promise<WindowCount | undefined> {
+    try {
+      return await op();
+    } catch (err) {
+      if (Date.now() - this.lastStoreErrorLog > 10_000) {
+        this.lastStoreErrorLog = Date.now();
+        this.logger.error({ err, requestId }, 'rate limit store unavailable: limits are not enforced (failing open)');
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * Resolves to the error to answer when this client has already failed authentication too often
+   * in the current window. Checked before the key decision, so a blocked client learns nothing
+   * more about keys, not even whether the next one it tries is valid.
+   */
+  async failedAuthBlock(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const limit = this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
+    if (limit <= 0) return undefined;
+    const window = await this.count(() => this.counter.peek(failedAuthBucket(clientIp)), requestId);
+    return window !== undefined && window.count >= limit ? rateLimited(window, 'authentication failures') : undefined;
+  }
+
+  /** Counts a failed authentication; the error to answer instead of the 401 once the limit is passed. */
+  async recordFailedAuth(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const limit = this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
+    if (limit <= 0) return undefined;
+    const window = await this.count(() => this.counter.hit(failedAuthBucket(clientIp), MINUTE_MS), requestId);
+    return window !== undefined && isOverLimit(window.count, limit) ? rateLimited(window, 'authentication failures') : undefined;
+  }
+
+  /** Counts one request of an authenticated key; the error to answer when the key is over its limit. */
+  async recordKeyRequest(keyId: string, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const limit = this.config.RATE_LIMIT_PER_KEY_PER_SECOND;
+    if (limit <= 0) return undefined;
+    const window = await this.count(() => this.counter.hit(apiKeyBucket(keyId), SECOND_MS), requestId);
+    return window !== undefined && isOverLimit(window.count, limit) ? rateLimited(window, 'requests for this API key') : undefined;
+  }
+}
+
+/** What to answer instead: a 429 whose message and Retry-After header name the same wait. */
+export interface RateLimitRefusal {
+  error: TesseraError;
+  retryAfterSeconds: number;
+}
+
+function rateLimited(window: WindowCount, what: string): RateLimitRefusal {
+  const seconds = retryAfterSeconds(window.resetInMs);
+  const message = `Too many ${what}. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
+  return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
+}
