@@ -46,6 +46,9 @@ export const gatewayConfigSchema = z
     // Per client IP (an IPv6 /64): 401s per minute before further attempts get 429, so keys
     // cannot be guessed or sprayed online.
     RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: env.nonNegativeInt(30),
+    // Strict-Transport-Security on every response; only meaningful when clients reach the gateway
+    // over HTTPS (a TLS-terminating load balancer), so off by default. 31536000 = one year.
+    HSTS_MAX_AGE_SECONDS: env.nonNegativeInt(0),
     // Processes serving the public port (node:cluster); see docs/PERFORMANCE.md before raising it.
     GATEWAY_WORKERS: env.positiveInt(1),
     // Dashboard and admin API. With ADMIN_PORT set they are served on ADMIN_BIND:ADMIN_PORT only,

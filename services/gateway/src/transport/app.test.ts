@@ -444,7 +444,7 @@ describe('gateway HTTP app', () => {
       expect(h.proxy.calls[0]?.request).toMatchObject({ method: 'GET', bodyTemplate: '', hasBody: false });
     });
 
-    it('returns the PSP status, every header (repeats kept) and the exact body bytes, adding only the request id and timing headers', async () => {
+    it('returns the PSP status, every header (repeats kept) and the exact body bytes, adding only the request id, timing and nosniff headers', async () => {
       const body = Buffer.from([0x7b, 0x22, 0xff, 0x00, 0x22, 0x7d]);
       h.proxy.response = {
         status: 402,
@@ -471,6 +471,7 @@ describe('gateway HTTP app', () => {
           'keep-alive',
           'set-cookie',
           'set-cookie',
+          'x-content-type-options',
           'x-request-id',
           'x-tessera-request-id',
           'x-tessera-psp-ms',

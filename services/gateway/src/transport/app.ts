@@ -2,6 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response, 
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { RateLimiter } from './rateLimit';
+import { securityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
 import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
@@ -15,6 +16,8 @@ export interface GatewayDeps {
     BODY_LIMIT_BYTES: number;
     READY_TIMEOUT_MS: number;
     TRUSTED_PROXIES: readonly string[];
+    /** Strict-Transport-Security max-age; 0 or absent: not sent. */
+    HSTS_MAX_AGE_SECONDS?: number;
   };
   logger: Logger;
   keyStore: ApiKeyStore;
@@ -59,6 +62,7 @@ export function createApp(deps: GatewayDeps): Express {
   // Express must add nothing of its own, above all not to a PSP response passed through.
   app.disable('x-powered-by');
   app.disable('etag');
+  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 }));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const requestId = chooseRequestId(req.headers['x-request-id']);

@@ -5,6 +5,7 @@ import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
+import { markPspPassThrough } from './securityHeaders';
 
 export interface TokenRecordJson {
   token: string;
@@ -188,6 +189,7 @@ export function sendPspResponse(res: Response, result: ForwardResponse__Output, 
     throw new TesseraError('internal_error', { cause: new Error(`proxy returned an unusable status ${result.status}`) });
   }
   res.sendDate = false;
+  markPspPassThrough(res);
   let skipped = 0;
   for (const { name, value } of result.headers) {
     if (FRAMING_HEADERS.has(name.toLowerCase()) || !HEADER_NAME.test(name) || INVALID_HEADER_VALUE.test(value)) {

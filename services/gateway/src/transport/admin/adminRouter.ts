@@ -24,6 +24,7 @@ import { checkApiKey } from '../auth';
 import { sendError, sendJson, setServiceHeaders } from '../envelope';
 import { errorFromBodyParser, jsonObjectBody } from '../jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from '../requestContext';
+import { securityHeaders } from '../securityHeaders';
 import {
   allowedCidrsParam,
   allowedDomainsParam,
@@ -57,6 +58,7 @@ export interface AdminDeps {
     ADMIN_LOGIN_WINDOW_SECONDS: number;
     ADMIN_LOGIN_MAX_PER_IP: number;
     ADMIN_LOGIN_MAX_PER_ACCOUNT: number;
+    HSTS_MAX_AGE_SECONDS?: number;
   };
   now?: () => Date;
 }
@@ -472,6 +474,7 @@ export function createAdminApp(deps: AdminDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 }));
   app.use(createAdminRouter(deps));
   app.use((req: Request, res: Response) => {
     const requestId = chooseRequestId(req.headers['x-request-id']);

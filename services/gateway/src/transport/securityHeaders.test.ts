@@ -1,0 +1,178 @@
+import express from 'express';
+import { createLogger, TesseraError } from '@tessera/common';
+import type { ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import { issueApiKey } from '../domain/apiKeys';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../store/memoryAdminStores';
+import { startApp, type RunningApp, type TestResponse } from '../testing/http';
+import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
+import { createApp } from './app';
+import { securityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
+import type { ProxyApi, VaultApi } from './upstreams';
+
+const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
+const logger = createLogger('gateway-test', 'silent');
+
+const tokenRecord: TokenRecord__Output = {
+  token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
+  last4: '4242',
+  brand: 'visa',
+  expiryMonth: 12,
+  expiryYear: 2035,
+  createdAt: '2030-01-01T00:00:00.000Z',
+  expiresAt: '2036-01-01T00:00:00.000Z',
+  cvvAvailable: false,
+  holderNameAvailable: false,
+};
+
+/** A PSP answer that is an HTML page meant to be framed (a 3-D Secure challenge), with its own policies. */
+const pspAnswer: ForwardResponse__Output = {
+  status: 200,
+  headers: [
+    { name: 'Content-Type', value: 'text/html; charset=utf-8' },
+    { name: 'Content-Security-Policy', value: 'frame-ancestors https://shop.example' },
+    { name: 'Cache-Control', value: 'private, max-age=60' },
+  ],
+  body: Buffer.from('<html>challenge</html>'),
+  pspMs: 3,
+};
+
+const vault = {
+  getToken: async (ref: { token: string }) => {
+    if (ref.token !== tokenRecord.token) throw new TesseraError('token_not_found');
+    return tokenRecord;
+  },
+  ready: async () => ({ ready: true, detail: '' }),
+  close() {},
+} as unknown as VaultApi;
+const proxy = { forward: async () => pspAnswer, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
+
+function adminDeps(keyStore: MemoryApiKeyStore, hsts: number): AdminDeps {
+  return {
+    keyStore,
+    operators: new MemoryOperatorStore(),
+    sessions: new MemorySessionStore(),
+    throttle: new MemoryLoginThrottle(),
+    audit: new MemoryAuditLog(10),
+    pepper: PEPPER,
+    trustedProxies: [],
+    logger,
+    config: {
+      ADMIN_SESSION_IDLE_SECONDS: 900,
+      ADMIN_SESSION_MAX_SECONDS: 28_800,
+      ADMIN_LOGIN_WINDOW_SECONDS: 900,
+      ADMIN_LOGIN_MAX_PER_IP: 30,
+      ADMIN_LOGIN_MAX_PER_ACCOUNT: 5,
+      HSTS_MAX_AGE_SECONDS: hsts,
+    },
+  };
+}
+
+async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string }> {
+  const keyStore = new MemoryApiKeyStore();
+  const issued = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+  await keyStore.create(issued.record);
+  const app = await startApp(
+    createApp({
+      config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [], HSTS_MAX_AGE_SECONDS: hsts },
+      logger,
+      keyStore,
+      pepper: PEPPER,
+      vault,
+      proxy,
+      admin: createAdminRouter(adminDeps(keyStore, hsts)),
+    }),
+  );
+  return { app, apiKey: issued.apiKey };
+}
+
+function expectServiceHeaders(res: TestResponse) {
+  for (const [name, value] of Object.entries(SERVICE_SECURITY_HEADERS)) expect([name, res.headers[name]]).toEqual([name, value]);
+}
+
+describe('security headers', () => {
+  let g: { app: RunningApp; apiKey: string };
+  afterEach(async () => {
+    await g.app.close();
+  });
+
+  it("puts nosniff, DENY framing, no-referrer and CSP default-src 'none' on every response the gateway makes", async () => {
+    g = await gateway(0);
+    const key = { 'x-api-key': g.apiKey };
+    const responses = [
+      await g.app.request('GET', '/healthz'),
+      await g.app.request('GET', '/readyz'),
+      await g.app.request('GET', '/v1/openapi.json'),
+      await g.app.request('GET', `/v1/token/${tokenRecord.token}`, { headers: key }),
+      await g.app.request('GET', '/v1/token/tok.nope', { headers: key }),
+      await g.app.request('GET', '/v1/token/tok.nope'),
+      await g.app.request('POST', '/v1/token', { headers: { ...key, 'content-type': 'application/json' }, body: '{"number":' }),
+      await g.app.request('GET', '/v2/anything'),
+      await g.app.request('GET', '/admin/v1/session'),
+      await g.app.request('GET', '/dashboard'),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 404, 401, 400, 404, 401, 301]);
+    for (const res of responses) {
+      expectServiceHeaders(res);
+      expect(res.headers['strict-transport-security']).toBeUndefined();
+    }
+  });
+
+  it('leaves the dashboard page its own content security policy', async () => {
+    g = await gateway(0);
+    const page = await g.app.request('GET', '/dashboard/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('adds to a passed-through PSP answer only nosniff (and HSTS when configured), keeping the PSP’s own policies', async () => {
+    g = await gateway(31_536_000);
+    const res = await g.app.request('POST', '/v1/proxy', {
+      headers: { 'x-api-key': g.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'get', token: tokenRecord.token, pspUrl: 'https://psp.example/acs' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe('<html>challenge</html>');
+    expect(res.headers['content-security-policy']).toBe('frame-ancestors https://shop.example');
+    expect(res.headers['cache-control']).toBe('private, max-age=60');
+    expect(res.headers['x-frame-options']).toBeUndefined();
+    expect(res.headers['referrer-policy']).toBeUndefined();
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBe('max-age=31536000');
+  });
+
+  it('sends Strict-Transport-Security on service responses when HSTS_MAX_AGE_SECONDS is set', async () => {
+    g = await gateway(600);
+    expect((await g.app.request('GET', '/healthz')).headers['strict-transport-security']).toBe('max-age=600');
+    expect((await g.app.request('GET', '/v1/token/tok.x')).headers['strict-transport-security']).toBe('max-age=600');
+  });
+
+  it('gives the separate admin listener (ADMIN_PORT) the same headers', async () => {
+    g = { app: await startApp(createAdminApp(adminDeps(new MemoryApiKeyStore(), 600))), apiKey: '' };
+    for (const path of ['/admin/v1/session', '/v1/token/x']) {
+      const res = await g.app.request('GET', path);
+      expectServiceHeaders(res);
+      expect(res.headers['strict-transport-security']).toBe('max-age=600');
+    }
+  });
+
+  it('never overrides a header a handler set, and keeps headers passed to writeHead', async () => {
+    const app = express();
+    app.use(securityHeaders({ hstsMaxAgeSeconds: 0 }));
+    app.get('/own', (_req, res) => {
+      res.setHeader('x-frame-options', 'SAMEORIGIN');
+      res.end('x');
+    });
+    app.get('/head', (_req, res) => {
+      res.writeHead(200, { 'referrer-policy': 'origin' });
+      res.end('x');
+    });
+    g = { app: await startApp(app), apiKey: '' };
+    const own = await g.app.request('GET', '/own');
+    expect(own.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(own.headers['content-security-policy']).toBe(SERVICE_SECURITY_HEADERS['content-security-policy']);
+    expect((await g.app.request('GET', '/head')).headers['referrer-policy']).toBe('origin');
+  });
+});

@@ -1,0 +1,61 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+export interface SecurityHeaderOptions {
+  /** `Strict-Transport-Security: max-age=…` when above 0 (clients reach the gateway over HTTPS only). */
+  hstsMaxAgeSeconds: number;
+}
+
+const PASS_THROUGH = Symbol('tessera.pspPassThrough');
+type Marked = Response & { [PASS_THROUGH]?: true };
+
+/** Marks a response as the PSP's answer passed through, whose own headers decide how it is rendered. */
+export function markPspPassThrough(res: Response): void {
+  (res as Marked)[PASS_THROUGH] = true;
+}
+
+/**
+ * Headers the gateway adds to every response it makes. A browser should never render, frame or
+ * sniff a JSON answer of ours, nor leak a URL (which can hold a token) in a Referer.
+ */
+export const SERVICE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+};
+
+/**
+ * A PSP's answer is passed through unchanged (PRODUCT.md), and it may be a page meant for a
+ * browser, e.g. a 3-D Secure challenge that must be framed and must load its scripts. Only
+ * headers that cannot change how a correctly labelled answer behaves are added, and only when
+ * the PSP did not send its own: nosniff (affects only mislabelled content) and HSTS (concerns the
+ * gateway's own origin). Framing, CSP, referrer and caching headers stay the PSP's call.
+ */
+export const PASS_THROUGH_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+};
+
+function hstsValue(options: SecurityHeaderOptions): string | undefined {
+  return options.hstsMaxAgeSeconds > 0 ? `max-age=${options.hstsMaxAgeSeconds}` : undefined;
+}
+
+/**
+ * Adds the security headers at the last moment, when the status line goes out, so every response
+ * gets them, whichever route or error handler wrote it. A header a handler already set wins: the
+ * dashboard's page sets its own CSP, a PSP's answer keeps its own headers.
+ */
+export function securityHeaders(options: SecurityHeaderOptions): RequestHandler {
+  const hsts = hstsValue(options);
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      if (!this.headersSent) {
+        const headers = (this as Marked)[PASS_THROUGH] ? PASS_THROUGH_SECURITY_HEADERS : SERVICE_SECURITY_HEADERS;
+        for (const [name, value] of Object.entries(headers)) if (!this.hasHeader(name)) this.setHeader(name, value);
+        if (hsts !== undefined && !this.hasHeader('strict-transport-security')) this.setHeader('strict-transport-security', hsts);
+      }
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as Response['writeHead'];
+    next();
+  };
+}
