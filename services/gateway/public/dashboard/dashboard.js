@@ -244,6 +244,16 @@ function restrictionsCell(key) {
   return el('td', {}, parts);
 }
 
+const STATUS_LABELS = { active: 'Active', revoked: 'Revoked', expired: 'Expired' };
+
+/** When it was revoked or expired; for an active key in an overlapping rotation, when it will expire. */
+function statusSub(key) {
+  if (key.revokedAt) return el('span', { className: 'sub', text: ago(key.revokedAt) });
+  if (!key.expiresAt) return null;
+  const label = key.status === 'expired' ? ago(key.expiresAt) : `Expires ${ago(key.expiresAt)}`;
+  return el('span', { className: 'sub', text: label, title: dateFormat.format(new Date(key.expiresAt)) });
+}
+
 function renderKeys() {
   const body = $('keys-body');
   body.replaceChildren(
@@ -258,8 +268,8 @@ function renderKeys() {
         el(
           'td',
           {},
-          el('span', { className: `badge badge-${key.status}`, text: active ? 'Active' : 'Revoked' }),
-          key.revokedAt ? el('span', { className: 'sub', text: ago(key.revokedAt) }) : null,
+          el('span', { className: `badge badge-${active ? 'active' : 'revoked'}`, text: STATUS_LABELS[key.status] ?? key.status }),
+          statusSub(key),
         ),
         restrictionsCell(key),
         timeCell(key.createdAt),
@@ -309,6 +319,7 @@ const ACTION_LABELS = {
   'key.created': 'Created key',
   'key.updated': 'Changed restrictions',
   'key.revoked': 'Revoked key',
+  'key.expiry_scheduled': 'Scheduled key expiry',
   'key.tested': 'Tested key',
 };
 
@@ -320,6 +331,8 @@ function auditDetails(entry) {
       return `${d.mode} · IPs: ${list(d.allowedCidrs)} · domains: ${list(d.allowedDomains)}`;
     case 'key.updated':
       return `IPs: ${list(d.allowedCidrs)} · domains: ${list(d.allowedDomains)}`;
+    case 'key.expiry_scheduled':
+      return d.expiresAt ? `expires ${dateFormat.format(new Date(d.expiresAt))}` : '';
     case 'key.tested':
       return d.accepted
         ? `accepted${d.clientIp ? ` from ${d.clientIp}` : ''}`

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { hashApiKey } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { startRedisServer, type RedisServer } from '../testing/redisServer';
-import { runKeysCli } from './keys';
+import { parseRotationDelay, runKeysCli } from './keys';
 
 const PEPPER = 'cli-test-pepper-cli-test-pepper-0123456789';
 
@@ -168,6 +168,61 @@ describe('keys CLI', () => {
       for (const e of entries) expect(e).toMatchObject({ keyId: created.id, merchantId: 'shop_1', actor: expect.stringMatching(/^cli:/) });
       expect(await redis.llen('tessera:audit:merchant:shop_1')).toBe(3);
       expect(JSON.stringify(entries)).not.toContain(created.apiKey);
+    });
+  });
+
+  describe('revoke --after (overlapping rotation)', () => {
+    const createKey = async () =>
+      JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json'], env)).out[0] ?? '') as {
+        id: string;
+        apiKey: string;
+      };
+
+    it('schedules the expiry instead of revoking, shows it in list, and audits it', async () => {
+      const created = await createKey();
+      const before = Date.now();
+      const res = await run(['revoke', created.id, '--after', '24h'], env);
+      expect(res.code).toBe(0);
+      const stored = await store.get(created.id);
+      expect(stored?.revokedAt).toBeUndefined();
+      const expiresAt = Date.parse(stored?.expiresAt ?? '');
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 24 * 3_600_000);
+      expect(expiresAt).toBeLessThanOrEqual(Date.now() + 24 * 3_600_000);
+      expect(res.out.join('\n')).toContain(`works until ${stored?.expiresAt}`);
+
+      const [entry] = JSON.parse((await run(['list', '--json'], env)).out[0] ?? '[]');
+      expect(entry).toMatchObject({ id: created.id, revokedAt: null, expiresAt: stored?.expiresAt });
+      expect((await run(['list'], env)).out.join('\n')).toContain(`active, expires ${stored?.expiresAt}`);
+      const [audit] = (await redis.lrange('tessera:audit', 0, 0)).map((l) => JSON.parse(l));
+      expect(audit).toMatchObject({ action: 'key.expiry_scheduled', keyId: created.id, details: { expiresAt: stored?.expiresAt } });
+    });
+
+    it('never postpones an expiry already set', async () => {
+      const created = await createKey();
+      await run(['revoke', created.id, '--after', '1h'], env);
+      const first = (await store.get(created.id))?.expiresAt;
+      const res = await run(['revoke', created.id, '--after', '7d'], env);
+      expect(res.code).toBe(0);
+      expect(res.out.join('\n')).toContain('already expires earlier');
+      expect((await store.get(created.id))?.expiresAt).toBe(first);
+    });
+
+    it('refuses to schedule the expiry of a revoked key (exit 1)', async () => {
+      const created = await createKey();
+      await run(['revoke', created.id], env);
+      expect((await run(['revoke', created.id, '--after', '1h'], env)).code).toBe(1);
+    });
+
+    it.each(['0h', '24', 'h', '-1h', '1w', '367d', '1.5h'])('exits 2 for --after %s', async (after) => {
+      expect((await run(['revoke', 'key_x', '--after', after], env)).code).toBe(2);
+    });
+
+    it('reads durations in seconds, minutes, hours and days', () => {
+      expect(parseRotationDelay('90s')).toBe(90_000);
+      expect(parseRotationDelay('30m')).toBe(1_800_000);
+      expect(parseRotationDelay('24h')).toBe(86_400_000);
+      expect(parseRotationDelay('7d')).toBe(604_800_000);
+      expect(parseRotationDelay('366d')).toBe(366 * 86_400_000);
     });
   });
 });

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import os from 'node:os';
 import { ConfigError } from '@tessera/common';
 import { parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from '../config';
-import { isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
+import { apiKeyStatus, isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
@@ -27,8 +27,10 @@ Commands:
       Replaces a key's IP and/or domain allowlist (a list not named keeps its entries); applies from the next request.
   list [--merchant <id>] [--json]
       Lists keys (prefix and last 4 characters only, never the key).
-  revoke <key id>
+  revoke <key id> [--after <duration>]
       Revokes a key; requests with it fail from the next request on.
+      --after 24h (s, m, h or d) schedules it instead, for an overlapping rotation: old and new key
+      both work until then. A later call can only bring the time forward.
 
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
@@ -55,6 +57,7 @@ function parse(argv: string[]) {
       'allow-domain': { type: 'string', multiple: true },
       'any-ip': { type: 'boolean', default: false },
       'any-domain': { type: 'boolean', default: false },
+      after: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -73,6 +76,7 @@ function publicView(record: ApiKeyRecord) {
     allowedDomains: record.allowedDomains ?? [],
     createdAt: record.createdAt,
     revokedAt: record.revokedAt ?? null,
+    expiresAt: record.expiresAt ?? null,
     lastUsedAt: record.lastUsedAt ?? null,
     lastUsedIp: record.lastUsedIp ?? null,
   };
@@ -231,7 +235,7 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
       view.merchantId,
       view.mode,
       view.key,
-      r.revokedAt ? `revoked ${r.revokedAt}` : 'active',
+      statusCell(r, new Date()),
       view.allowedCidrs.length > 0 ? view.allowedCidrs.join(',') : 'any',
       view.allowedDomains.length > 0 ? view.allowedDomains.join(',') : 'any',
       view.createdAt,
@@ -249,13 +253,65 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
     );
 }
 
-function planRevoke(args: Parsed): string {
-  const id = args.positionals[1];
-  if (id === undefined || args.positionals.length > 2) throw new UsageError('revoke needs exactly one key id (see `list`)');
-  return id;
+function statusCell(r: ApiKeyRecord, now: Date): string {
+  const status = apiKeyStatus(r, now);
+  if (status === 'revoked') return `revoked ${r.revokedAt}`;
+  if (status === 'expired') return `expired ${r.expiresAt}`;
+  return r.expiresAt === undefined ? 'active' : `active, expires ${r.expiresAt}`;
 }
 
-async function revoke(store: RedisApiKeyStore, audit: AuditLog, id: string, io: Io): Promise<void> {
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A rotation longer than this is not a rotation: the old key should simply stay until revoked. */
+const MAX_ROTATION_MS = 366 * 86_400_000;
+
+/** `90s`, `30m`, `24h`, `7d` in milliseconds; undefined for anything else, zero, or more than a year. */
+export function parseRotationDelay(text: string): number | undefined {
+  const match = /^(\d{1,6})([smhd])$/.exec(text.trim());
+  if (!match) return undefined;
+  const ms = Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
+  return ms > 0 && ms <= MAX_ROTATION_MS ? ms : undefined;
+}
+
+interface RevokePlan {
+  id: string;
+  /** Schedule the expiry this far ahead instead of revoking now. */
+  afterMs?: number;
+}
+
+function planRevoke(args: Parsed): RevokePlan {
+  const id = args.positionals[1];
+  if (id === undefined || args.positionals.length > 2) throw new UsageError('revoke needs exactly one key id (see `list`)');
+  const after = args.values.after;
+  if (after === undefined) return { id };
+  const afterMs = parseRotationDelay(after);
+  if (afterMs === undefined) throw new UsageError(`--after "${after}" must be a duration such as 30m, 24h or 7d (at most 366d)`);
+  return { id, afterMs };
+}
+
+async function scheduleExpiry(store: RedisApiKeyStore, audit: AuditLog, id: string, afterMs: number, io: Io): Promise<void> {
+  const before = await store.get(id);
+  if (!before) throw new CommandError(`no API key with id ${id}`);
+  if (before.revokedAt !== undefined) throw new CommandError(`${id} is already revoked (at ${before.revokedAt})`);
+  const wanted = new Date(Date.now() + afterMs);
+  const record = await store.scheduleExpiry(id, wanted);
+  if (!record) throw new CommandError(`no API key with id ${id}`);
+  if (record.expiresAt !== wanted.toISOString()) {
+    io.out(`${id} already expires earlier, at ${record.expiresAt}; unchanged.`);
+    return;
+  }
+  await auditCli(audit, {
+    action: 'key.expiry_scheduled',
+    merchantId: record.merchantId,
+    keyId: record.id,
+    details: { expiresAt: record.expiresAt },
+  });
+  io.out(`${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}) works until ${record.expiresAt}, then it is refused.`);
+  io.out('Move every client to the new key before then; `revoke` without --after ends it at once.');
+}
+
+async function revoke(store: RedisApiKeyStore, audit: AuditLog, plan: RevokePlan, io: Io): Promise<void> {
+  const id = plan.id;
+  if (plan.afterMs !== undefined) return scheduleExpiry(store, audit, id, plan.afterMs, io);
   const before = await store.get(id);
   if (!before) throw new CommandError(`no API key with id ${id}`);
   const record = await store.revoke(id, new Date());
@@ -287,10 +343,10 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     return 2;
   }
 
-  let plan: { create?: CreatePlan; revokeId?: string; restrict?: RestrictPlan } = {};
+  let plan: { create?: CreatePlan; revoke?: RevokePlan; restrict?: RestrictPlan } = {};
   try {
     if (command === 'create') plan = { create: planCreate(args) };
-    else if (command === 'revoke') plan = { revokeId: planRevoke(args) };
+    else if (command === 'revoke') plan = { revoke: planRevoke(args) };
     else if (command === 'restrict') plan = { restrict: planRestrict(args) };
     else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
   } catch (err) {
@@ -334,7 +390,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       throw new CommandError('cannot connect to Redis at REDIS_URL');
     });
     if (plan.create) await create(store, audit, pepper, plan.create, io);
-    else if (plan.revokeId !== undefined) await revoke(store, audit, plan.revokeId, io);
+    else if (plan.revoke) await revoke(store, audit, plan.revoke, io);
     else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
     else await list(store, args, io);
     return 0;

@@ -32,6 +32,12 @@ export interface ApiKeyRecord {
   /** Last change of the restrictions. */
   updatedAt?: string;
   revokedAt?: string;
+  /**
+   * A scheduled revocation: the key is refused from this instant on. Set on the old key of an
+   * overlapping rotation (`keys revoke <id> --after 24h`) so both keys work while clients move
+   * over. Absent in records written before it existed, and on keys without an expiry.
+   */
+  expiresAt?: string;
   lastUsedAt?: string;
   lastUsedIp?: string;
 }
@@ -100,6 +106,20 @@ export function digestsEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   if (left.length !== right.length || left.length === 0) return false;
   return crypto.timingSafeEqual(left, right);
+}
+
+/** True once a key's scheduled expiry has passed (a key without one never expires). */
+export function isApiKeyExpired(record: Pick<ApiKeyRecord, 'expiresAt'>, now: Date): boolean {
+  if (record.expiresAt === undefined) return false;
+  const at = Date.parse(record.expiresAt);
+  // An unreadable expiry refuses the key: failing closed is the safe side of a revocation.
+  return Number.isNaN(at) || at <= now.getTime();
+}
+
+/** `active`, `revoked`, or `expired` (its scheduled expiry has passed; a revocation wins). */
+export function apiKeyStatus(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): 'active' | 'revoked' | 'expired' {
+  if (record.revokedAt !== undefined) return 'revoked';
+  return isApiKeyExpired(record, now) ? 'expired' : 'active';
 }
 
 export function generateKeyId(): string {

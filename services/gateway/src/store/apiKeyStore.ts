@@ -24,6 +24,11 @@ export interface ApiKeyStore {
   updateRestrictions(id: string, restrictions: KeyRestrictions, at: Date): Promise<ApiKeyRecord | undefined>;
   /** Marks a key revoked, keeping the first revocation time; undefined when there is no such key. */
   revoke(id: string, at: Date): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Schedules a key's expiry (overlapping rotation). Only ever brings it forward: an earlier
+   * expiry already set is kept, and a revoked key is left as it is. Undefined when there is no such key.
+   */
+  scheduleExpiry(id: string, expiresAt: Date): Promise<ApiKeyRecord | undefined>;
   touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;

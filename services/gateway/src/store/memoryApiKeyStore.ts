@@ -45,6 +45,15 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return structuredClone(record);
   }
 
+  async scheduleExpiry(id: string, expiresAt: Date): Promise<ApiKeyRecord | undefined> {
+    const record = this.byId.get(id);
+    if (!record) return undefined;
+    if (record.revokedAt === undefined && !(record.expiresAt !== undefined && Date.parse(record.expiresAt) <= expiresAt.getTime())) {
+      record.expiresAt = expiresAt.toISOString();
+    }
+    return structuredClone(record);
+  }
+
   async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
     const record = this.byId.get(id);
     if (!record) return;

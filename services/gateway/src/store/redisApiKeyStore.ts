@@ -172,6 +172,15 @@ export class RedisApiKeyStore implements ApiKeyStore {
     });
   }
 
+  async scheduleExpiry(id: string, expiresAt: Date): Promise<ApiKeyRecord | undefined> {
+    return this.modify(id, (record) => {
+      if (record.revokedAt !== undefined) return false;
+      if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= expiresAt.getTime()) return false;
+      record.expiresAt = expiresAt.toISOString();
+      return true;
+    });
+  }
+
   async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
     try {
       await this.redis.hset(LAST_USE_PREFIX + id, ip === undefined ? { at: at.toISOString() } : { at: at.toISOString(), ip });

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
-import { digestsEqual, hashApiKey, modeOfApiKey } from '../domain/apiKeys';
+import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import { checkKeyRestrictions } from '../domain/keyRestrictions';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/apiKeyStore';
@@ -27,7 +27,7 @@ export type ApiKeyCheck =
  * same constant-time digest comparison, the same restrictions.
  */
 export async function checkApiKey(
-  deps: Pick<AuthDeps, 'keyStore' | 'pepper'>,
+  deps: Pick<AuthDeps, 'keyStore' | 'pepper'> & { now?: () => Date },
   presented: string | string[] | undefined,
   request: { clientIp: string | undefined; origin: string | undefined },
 ): Promise<ApiKeyCheck> {
@@ -38,7 +38,14 @@ export async function checkApiKey(
 
   const digest = hashApiKey(deps.pepper, presented);
   const record = await deps.keyStore.findByDigest(digest);
-  if (!record || !digestsEqual(record.digest, digest) || record.revokedAt !== undefined || record.mode !== mode) {
+  const now = deps.now?.() ?? new Date();
+  if (
+    !record ||
+    !digestsEqual(record.digest, digest) ||
+    record.revokedAt !== undefined ||
+    isApiKeyExpired(record, now) ||
+    record.mode !== mode
+  ) {
     return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
   }
   const refused = checkKeyRestrictions(record, request);

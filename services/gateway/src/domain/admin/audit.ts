@@ -1,7 +1,15 @@
 import crypto from 'node:crypto';
 
 export type AuditAction =
-  'login.succeeded' | 'login.failed' | 'login.throttled' | 'logout' | 'key.created' | 'key.updated' | 'key.revoked' | 'key.tested';
+  | 'login.succeeded'
+  | 'login.failed'
+  | 'login.throttled'
+  | 'logout'
+  | 'key.created'
+  | 'key.updated'
+  | 'key.revoked'
+  | 'key.expiry_scheduled'
+  | 'key.tested';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
-import { issueApiKey, type ApiKeyRecord } from '../../domain/apiKeys';
+import { apiKeyStatus, issueApiKey, type ApiKeyRecord } from '../../domain/apiKeys';
 import { buildAuditRecord, type AuditInput } from '../../domain/admin/audit';
 import { canManageMerchant, loginAccountBucket, normalizeEmail, operatorView, type OperatorRecord } from '../../domain/admin/operators';
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../domain/admin/passwords';
@@ -97,15 +97,18 @@ export interface KeyView {
   key: string;
   allowedCidrs: string[];
   allowedDomains: string[];
-  status: 'active' | 'revoked';
+  /** `expired`: its scheduled expiry (overlapping rotation) has passed. */
+  status: 'active' | 'revoked' | 'expired';
   createdAt: string;
   updatedAt: string | null;
   revokedAt: string | null;
+  /** When a scheduled expiry refuses the key (`keys revoke <id> --after`); null: none. */
+  expiresAt: string | null;
   lastUsedAt: string | null;
   lastUsedIp: string | null;
 }
 
-export function keyView(r: ApiKeyRecord): KeyView {
+export function keyView(r: ApiKeyRecord, now: Date = new Date()): KeyView {
   return {
     id: r.id,
     merchantId: r.merchantId,
@@ -113,10 +116,11 @@ export function keyView(r: ApiKeyRecord): KeyView {
     key: `${r.prefix}…${r.last4}`,
     allowedCidrs: r.allowedCidrs,
     allowedDomains: r.allowedDomains ?? [],
-    status: r.revokedAt === undefined ? 'active' : 'revoked',
+    status: apiKeyStatus(r, now),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt ?? null,
     revokedAt: r.revokedAt ?? null,
+    expiresAt: r.expiresAt ?? null,
     lastUsedAt: r.lastUsedAt ?? null,
     lastUsedIp: r.lastUsedIp ?? null,
   };
@@ -332,7 +336,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const keys = (await keyStore.list())
       .filter((k) => merchantId === undefined || k.merchantId === merchantId)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    sendJson(res, 200, { keys: keys.map(keyView) });
+    sendJson(res, 200, { keys: keys.map((k) => keyView(k, now())) });
   });
 
   api.post('/keys', ...body, async (req: Request, res: Response) => {
@@ -355,7 +359,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       details: { mode, allowedCidrs, allowedDomains },
     });
     // The only time the key exists outside the merchant's hands: shown once, never stored.
-    sendJson(res, 201, { apiKey, key: keyView(key) });
+    sendJson(res, 201, { apiKey, key: keyView(key, now()) });
   });
 
   /** A key the operator may manage; otherwise 404, so other merchants' key ids are not confirmed. */
@@ -384,7 +388,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       keyId: key.id,
       details: { allowedCidrs, allowedDomains, previousAllowedCidrs: key.allowedCidrs, previousAllowedDomains: key.allowedDomains ?? [] },
     });
-    sendJson(res, 200, { key: keyView(updated) });
+    sendJson(res, 200, { key: keyView(updated, now()) });
   });
 
   api.post('/keys/:id/revoke', async (req: Request, res: Response) => {
@@ -395,7 +399,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     if (key.revokedAt === undefined) {
       await record(res, { action: 'key.revoked', actor: operator, merchantId: key.merchantId, keyId: key.id });
     }
-    sendJson(res, 200, { key: keyView(revoked) });
+    sendJson(res, 200, { key: keyView(revoked, now()) });
   });
 
   // Step 3 of the rotation: the same decision the gateway makes for a /v1 request, for a key the
@@ -431,7 +435,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
       message: accepted ? 'The gateway accepts this key for such a request.' : new TesseraError(code ?? 'api_key_invalid').message,
       clientIp: clientIp ?? null,
       origin: origin ?? null,
-      key: visible ? keyView(visible) : null,
+      key: visible ? keyView(visible, now()) : null,
     });
   });
 

@@ -16,10 +16,14 @@ const keyViewSchema = z.object({
   key: z.string().meta({ description: 'Prefix and last four characters: enough to recognise a key, never to use it.' }),
   allowedCidrs: z.array(z.string()),
   allowedDomains: z.array(z.string()),
-  status: z.enum(['active', 'revoked']),
+  status: z.enum(['active', 'revoked', 'expired']).meta({ description: '`expired`: the scheduled expiry (`expiresAt`) has passed.' }),
   createdAt: z.string(),
   updatedAt: z.string().nullable(),
   revokedAt: z.string().nullable(),
+  expiresAt: z.string().nullable().meta({
+    description:
+      'Scheduled expiry of an overlapping rotation (`npm run keys -- revoke <id> --after 24h`); the key is refused from then on.',
+  }),
   lastUsedAt: z.string().nullable(),
   lastUsedIp: z.string().nullable(),
 }) satisfies z.ZodType<KeyView>;

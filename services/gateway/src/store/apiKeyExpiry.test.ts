@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
+import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import type { ApiKeyStore } from './apiKeyStore';
+import { MemoryApiKeyStore } from './memoryApiKeyStore';
+import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
+
+const PEPPER = 'expiry-test-pepper-expiry-test-pepper-01';
+
+function aRecord() {
+  return buildApiKeyRecord(generateApiKey('test'), { merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+}
+
+function contract(name: string, make: () => Promise<ApiKeyStore>) {
+  describe(`${name} key store: scheduled expiry`, () => {
+    let store: ApiKeyStore;
+    beforeEach(async () => {
+      store = await make();
+    });
+
+    it('stores the expiry on the record, where lookups by digest and the list see it', async () => {
+      const record = aRecord();
+      await store.create(record);
+      const at = new Date('2031-01-01T00:00:00.000Z');
+      expect((await store.scheduleExpiry(record.id, at))?.expiresAt).toBe(at.toISOString());
+      expect((await store.findByDigest(record.digest))?.expiresAt).toBe(at.toISOString());
+      expect((await store.list()).find((r) => r.id === record.id)?.expiresAt).toBe(at.toISOString());
+    });
+
+    it('only ever brings an expiry forward', async () => {
+      const record = aRecord();
+      await store.create(record);
+      await store.scheduleExpiry(record.id, new Date('2031-01-01T00:00:00.000Z'));
+      expect((await store.scheduleExpiry(record.id, new Date('2032-01-01T00:00:00.000Z')))?.expiresAt).toBe('2031-01-01T00:00:00.000Z');
+      expect((await store.scheduleExpiry(record.id, new Date('2030-07-01T00:00:00.000Z')))?.expiresAt).toBe('2030-07-01T00:00:00.000Z');
+    });
+
+    it('leaves a revoked key as it is', async () => {
+      const record = aRecord();
+      await store.create(record);
+      await store.revoke(record.id, new Date());
+      expect((await store.scheduleExpiry(record.id, new Date('2031-01-01T00:00:00.000Z')))?.expiresAt).toBeUndefined();
+    });
+
+    it('answers undefined for an unknown key', async () => {
+      expect(await store.scheduleExpiry('key_nope', new Date())).toBeUndefined();
+    });
+  });
+}
+
+contract('memory', async () => new MemoryApiKeyStore());
+
+describe('Redis', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+  });
+
+  contract('Redis', async () => {
+    await redis.flushall();
+    return new RedisApiKeyStore(redis);
+  });
+
+  it('loads a record written before expiries existed, as a key that never expires', async () => {
+    await redis.flushall();
+    const { expiresAt: _none, allowedDomains: _d, ...legacy } = aRecord();
+    await redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
+    await redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
+    const loaded = await new RedisApiKeyStore(redis).findByDigest(legacy.digest);
+    expect(loaded?.id).toBe(legacy.id);
+    expect(loaded?.expiresAt).toBeUndefined();
+  });
+});

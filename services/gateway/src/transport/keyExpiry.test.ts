@@ -1,0 +1,72 @@
+import { createLogger } from '@tessera/common';
+import type { TokenRecord__Output } from '@tessera/protos';
+import { issueApiKey } from '../domain/apiKeys';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { startApp, type RunningApp } from '../testing/http';
+import { createApp } from './app';
+import type { ProxyApi, VaultApi } from './upstreams';
+
+const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
+const record: TokenRecord__Output = {
+  token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
+  last4: '4242',
+  brand: 'visa',
+  expiryMonth: 12,
+  expiryYear: 2035,
+  createdAt: '2030-01-01T00:00:00.000Z',
+  expiresAt: '2036-01-01T00:00:00.000Z',
+  cvvAvailable: false,
+  holderNameAvailable: false,
+};
+const vault = { getToken: async () => record, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as VaultApi;
+const proxy = { ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
+
+describe('authentication of a key with a scheduled expiry', () => {
+  let app: RunningApp;
+  let clock: Date;
+  let oldKey: string;
+  let newKey: string;
+
+  beforeEach(async () => {
+    clock = new Date('2030-06-01T12:00:00.000Z');
+    const store = new MemoryApiKeyStore();
+    const old = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: clock });
+    const fresh = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: clock });
+    await store.create(old.record);
+    await store.create(fresh.record);
+    await store.scheduleExpiry(old.record.id, new Date('2030-06-02T12:00:00.000Z'));
+    oldKey = old.apiKey;
+    newKey = fresh.apiKey;
+    app = await startApp(
+      createApp({
+        config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [] },
+        logger: createLogger('gateway-test', 'silent'),
+        keyStore: store,
+        pepper: PEPPER,
+        vault,
+        proxy,
+        now: () => clock,
+      }),
+    );
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  const get = (apiKey: string) => app.request('GET', `/v1/token/${record.token}`, { headers: { 'x-api-key': apiKey } });
+
+  it('accepts both the old and the new key until the old one expires', async () => {
+    expect((await get(oldKey)).status).toBe(200);
+    expect((await get(newKey)).status).toBe(200);
+    clock = new Date('2030-06-02T11:59:59.999Z');
+    expect((await get(oldKey)).status).toBe(200);
+  });
+
+  it('answers 401 api_key_invalid for the old key from its expiry on, and keeps accepting the new one', async () => {
+    clock = new Date('2030-06-02T12:00:00.000Z');
+    const refused = await get(oldKey);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['x-tessera-error']).toBe('api_key_invalid');
+    expect((await get(newKey)).status).toBe(200);
+  });
+});
