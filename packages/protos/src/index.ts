@@ -53,9 +53,6 @@ export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // A dead peer must surface as UNAVAILABLE quickly rather than after minutes of backoff.
   'grpc.initial_reconnect_backoff_ms': 200,
   'grpc.max_reconnect_backoff_ms': 2_000,
-  // Channelz (gRPC's introspection service) is never served here, but its per-call bookkeeping
-  // costs CPU on every call (docs/PERFORMANCE.md).
-  'grpc.enable_channelz': 0,
 };
 
 export const SERVER_OPTIONS: grpc.ServerOptions = {
@@ -63,7 +60,6 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   'grpc.keepalive_permit_without_calls': 1,
   'grpc.http2.min_ping_interval_without_data_ms': 10_000,
-  'grpc.enable_channelz': 0,
 };
 
 /** `options` add to CHANNEL_OPTIONS, e.g. tlsChannelOptions() for the expected server name. */
