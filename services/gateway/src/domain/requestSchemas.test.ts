@@ -147,4 +147,15 @@ describe('proxy request validation', () => {
       param: 'pspMethod',
     });
   });
+
+  it('redacts a card number used as the unknown field name, in any spacing', () => {
+    for (const [key, param] of [
+      ['4242424242424242', '[redacted]'],
+      ['card 4242 4242 4242 4242', 'card [redacted]'],
+      ['x-5555-5555-5555-4444-y', 'x-[redacted]-y'],
+      ['order12345678901', 'order12345678901'],
+    ]) {
+      expect(errorOf(() => parseProxyRequest(proxyBody({ [key as string]: 1 })))).toMatchObject({ code: 'parameter_unknown', param });
+    }
+  });
 });

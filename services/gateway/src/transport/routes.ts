@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ERROR_CATALOGUE, isErrorCode, TesseraError, validateCard, type Logger } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import { redactCardNumbers } from '../domain/redact';
 import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
@@ -149,9 +150,11 @@ export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
     object: 'proxy_dry_run',
     request: {
       method: result.method,
-      url: result.url,
-      headers: Object.fromEntries(result.headers.map(({ name, value }) => [name, value])),
-      body: result.hasBody ? (preview?.body ?? '') : null,
+      // The vault masks what it filled in; a card number the merchant typed into the template
+      // itself is masked here, so a preview never shows one.
+      url: redactCardNumbers(result.url),
+      headers: Object.fromEntries(result.headers.map(({ name, value }) => [name, redactCardNumbers(value)])),
+      body: result.hasBody ? redactCardNumbers(preview?.body ?? '') : null,
     },
     placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
     destination: result.destinationAllowed

@@ -1,0 +1,300 @@
+/**
+ * Property-based fuzzing of the REST surface against the real services (fast-check): arbitrary
+ * JSON, wrong types, huge strings, any Unicode, prototype-pollution keys. Whatever arrives, the
+ * gateway never answers 500, every error it makes is the documented envelope with
+ * x-tessera-error, and no response or log line carries a card number.
+ *
+ * Every pspUrl the properties produce is either a fixed loopback / IP-literal address or text
+ * that does not parse as an http(s) URL, so no fuzz case triggers a DNS lookup or leaves loopback.
+ */
+import fc from 'fast-check';
+import {
+  apiClient,
+  findCardDataInLogs,
+  PspRecorder,
+  startRedis,
+  startStack,
+  TEST_CARDS,
+  TEST_CVV,
+  type ApiKey,
+  type RedisServer,
+  type Stack,
+} from './harness';
+
+jest.setTimeout(180_000);
+
+const NUM_RUNS = 150;
+const PANS = Object.values(TEST_CARDS);
+const spaced = (pan: string) => pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+
+let redis: RedisServer;
+let stack: Stack;
+let psp: PspRecorder;
+let acme: ApiKey;
+let token: string;
+let otherMerchantsToken: string;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  psp = await new PspRecorder().start();
+  stack = await startStack(redis);
+  acme = stack.createKey('acme', 'test');
+  const globex = stack.createKey('globex', 'test');
+  const card = {
+    number: TEST_CARDS.visa,
+    holderName: 'Ada Lovelace',
+    expiryMonth: 12,
+    expiryYear: new Date().getUTCFullYear() + 3,
+    cvv: TEST_CVV,
+  };
+  token = (await apiClient(stack, acme.apiKey)('POST', '/v1/token', card)).body.token;
+  otherMerchantsToken = (await apiClient(stack, globex.apiKey)('POST', '/v1/token', { ...card, number: TEST_CARDS.mastercard })).body.token;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await psp?.stop();
+  await redis?.stop();
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+async function send(path: string, body: string, contentType: string | undefined): Promise<Answer> {
+  const headers: Record<string, string> = { 'x-api-key': acme.apiKey };
+  if (contentType !== undefined) headers['content-type'] = contentType;
+  const res = await fetch(`${stack.baseUrl}${path}`, { method: 'POST', headers, body });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** The contract every answer keeps, whatever was sent. */
+function expectWellFormedAnswer(res: Answer, path: string): void {
+  // 502 only where a PSP is involved: a fuzzed destination such as a closed loopback port.
+  if (res.status >= 500) expect({ path, status: res.status }).toEqual({ path: '/v1/proxy', status: 502 });
+  expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  // A PSP's own answer is passed through as it is (x-tessera-psp-ms says the PSP answered).
+  const fromPsp = path === '/v1/proxy' && res.headers.get('x-tessera-psp-ms') !== null;
+  if (res.status >= 400 && !fromPsp) {
+    const code = res.headers.get('x-tessera-error');
+    expect(code).toEqual(expect.any(String));
+    const body = JSON.parse(res.text);
+    expect(Object.keys(body)).toEqual(['error']);
+    expect(body.error).toMatchObject({
+      code,
+      type: expect.any(String),
+      message: expect.any(String),
+      requestId: res.headers.get('x-request-id'),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  }
+  for (const pan of PANS) {
+    expect(res.text).not.toContain(pan);
+    expect(res.text).not.toContain(spaced(pan));
+  }
+}
+
+// ---- arbitraries --------------------------------------------------------------------------
+
+const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+/** Strings of every kind: any code point (lone surrogates too), graphemes, card numbers, huge. */
+const anyString = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 50 }) },
+  { weight: 2, arbitrary: fc.constantFrom(...PANS, ...PANS.map(spaced), TEST_CVV, '[CARD_NUMBER]', '', ' ', '\u0000', '\uD800') },
+  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((n) => 'x'.repeat(n)) },
+);
+
+/** Any JSON value, with the strings above inside. */
+const anyValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  { weight: 3, arbitrary: anyString },
+  { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, 1e308, -0, 12, 2030, Number.MAX_SAFE_INTEGER + 2, true, false, null) },
+  { weight: 1, arbitrary: fc.constantFrom({ holderName: 'Polluted', cvv: '999', polluted: true }, { prototype: { polluted: true } }) },
+);
+
+/** A JSON object written as text, so `__proto__` stays an own key exactly as an attacker sends it. */
+function objectText(entries: ReadonlyArray<readonly [string, unknown]>): string {
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`;
+}
+
+const extraKey = fc.oneof(fc.constantFrom(...PROTO_KEYS, ...PANS), fc.string({ unit: 'binary', maxLength: 30 }));
+
+/** Fields the endpoint knows (each with a good or an arbitrary value), plus strays, in random order. */
+function requestObject(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<string> {
+  const known = Object.entries(fields).map(([name, good]) =>
+    fc.option(fc.tuple(fc.constant(name), fc.oneof(good, anyValue)), { nil: undefined, freq: 4 }),
+  );
+  return fc
+    .tuple(fc.tuple(...known), fc.array(fc.tuple(extraKey, anyValue), { maxLength: 3 }), fc.boolean())
+    .map(([present, extras, extrasFirst]) => {
+      const own = present.filter((e): e is [string, unknown] => e !== undefined);
+      return objectText(extrasFirst ? [...extras, ...own] : [...own, ...extras]);
+    });
+}
+
+/** Whole bodies: arbitrary JSON of any type, non-JSON text, or an object shaped like a request. */
+function anyBody(shaped: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 5, arbitrary: shaped },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null') },
+    { weight: 1, arbitrary: anyString },
+    { weight: 1, arbitrary: fc.array(fc.tuple(fc.constantFrom(...PROTO_KEYS), anyValue), { minLength: 1, maxLength: 3 }).map(objectText) },
+  );
+}
+
+const contentType = fc.oneof(
+  { weight: 8, arbitrary: fc.constant('application/json') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'APPLICATION/JSON'),
+  },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+const goodCard = {
+  number: fc.constantFrom(...PANS, ...PANS.map(spaced)),
+  holderName: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+  expiryMonth: fc.integer({ min: 1, max: 12 }),
+  expiryYear: fc.integer({ min: new Date().getUTCFullYear(), max: new Date().getUTCFullYear() + 10 }),
+  cvv: fc.oneof(fc.constantFrom('046', '0461'), fc.integer({ min: 0, max: 9999 })),
+};
+
+/** Only loopback or IP-literal destinations, or text that is not an http(s) URL: never a DNS lookup. */
+function notHttpUrl(s: string): boolean {
+  if (!URL.canParse(s)) return true;
+  const protocol = new URL(s).protocol;
+  return protocol !== 'http:' && protocol !== 'https:';
+}
+const pspUrl = () =>
+  fc.oneof(
+    fc.constantFrom(
+      `${psp.url}/v1/charges`,
+      `http://127.0.0.1:${psp.port}/?q=[CARD_NUMBER]`,
+      `http://0x7f.1:${psp.port}/`,
+      `http://2130706433:${psp.port}/`,
+      'http://127.0.0.1:1/',
+      'http://10.0.0.1/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]:1/',
+      'http://[::ffff:10.0.0.1]/',
+      'https://127.0.0.1:1/',
+      'ftp://127.0.0.1/',
+      'file:///etc/passwd',
+    ),
+    anyString.filter(notHttpUrl),
+  );
+
+const pspHeaders = () =>
+  fc.oneof(
+    fc.constant({ 'Content-Type': 'application/json' }),
+    fc.constant({ 'content-type': 'application/x-www-form-urlencoded' }),
+    fc.dictionary(fc.string({ unit: 'binary', maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 40 }), { maxKeys: 3 }),
+    fc.dictionary(fc.constantFrom('Content-Type', 'X-Note', 'Authorization'), anyString, { maxKeys: 3 }),
+  );
+const pspBody = () =>
+  fc.oneof(
+    fc.constant('{"n":"[CARD_NUMBER]","c":"[CARD_CVV]","h":"[CARD_HOLDER]","m":"[CARD_EXPIRY_MONTH]","y":"[CARD_EXPIRY_YEAR]"}'),
+    fc.constant('number=[CARD_NUMBER]&name=[CARD_HOLDER]'),
+    fc
+      .array(fc.oneof(fc.constantFrom('[CARD_NUMBER]', '[CARD_HOLDER]', '[CARD_EXPIRY_YEAR]', '[CARD_NUMBR]', '[', ']'), anyString), {
+        maxLength: 6,
+      })
+      .map((p) => p.join('')),
+  );
+
+/** Any shape: each field good, arbitrary or missing. */
+const proxyRequest = () =>
+  requestObject({
+    method: fc.constantFrom('post', 'GET', 'put', 'patch', 'delete', 'Post'),
+    token: fc.constantFrom(token, otherMerchantsToken, 'tok.AAAAAAAAAAAAAAAAAAAAAA', 'tok.', ''),
+    pspUrl: pspUrl(),
+    pspHeaders: pspHeaders(),
+    pspBody: pspBody(),
+  });
+
+/** A valid request to a loopback PSP, with arbitrary headers and body: gets through to the vault's rendering and the PSP. */
+const deliverableProxyRequest = () =>
+  fc
+    .record({
+      method: fc.constantFrom('post', 'PUT', 'patch'),
+      pspUrl: fc.constantFrom(`${psp.url}/v1/charges`, `http://0x7f.1:${psp.port}/x`, `http://2130706433:${psp.port}/`),
+      pspHeaders: pspHeaders(),
+      pspBody: pspBody(),
+    })
+    .map((r) => JSON.stringify({ ...r, token }));
+
+// ---- properties ---------------------------------------------------------------------------
+
+describe('REST surface under arbitrary input (fast-check)', () => {
+  it.each([['/v1/token'], ['/v1/proxy'], ['/v1/proxy/dry-run']])(
+    'POST %s answers arbitrary bodies without a 500, with the error envelope, and without card numbers',
+    async (path) => {
+      const shaped = path === '/v1/token' ? requestObject(goodCard) : proxyRequest();
+      await fc.assert(
+        fc.asyncProperty(anyBody(shaped), contentType, async (body, type) => {
+          expectWellFormedAnswer(await send(path, body, type), path);
+        }),
+        { numRuns: NUM_RUNS },
+      );
+    },
+  );
+
+  it.each([['/v1/proxy'], ['/v1/proxy/dry-run']])(
+    'POST %s renders and sends deliverable requests with arbitrary PSP headers and bodies without a 500 or a card number in the answer',
+    async (path) => {
+      const statuses = new Map<number, number>();
+      psp.reset();
+      await fc.assert(
+        fc.asyncProperty(deliverableProxyRequest(), async (body) => {
+          const res = await send(path, body, 'application/json');
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          expectWellFormedAnswer(res, path);
+        }),
+        { numRuns: NUM_RUNS },
+      );
+      // The property reached the deep path: answers from the PSP (or dry-run previews), not only 4xx.
+      expect(statuses.get(200) ?? 0).toBeGreaterThan(NUM_RUNS / 10);
+      if (path === '/v1/proxy') expect(psp.requests.length).toBe(statuses.get(200));
+      else expect(psp.requests).toHaveLength(0);
+    },
+  );
+
+  it('tokenizes well-formed cards whatever surrounds them, answering 201 or a 4xx, never echoing the number', async () => {
+    await fc.assert(
+      fc.asyncProperty(requestObject(goodCard), async (body) => {
+        const res = await send('/v1/token', body, 'application/json');
+        expectWellFormedAnswer(res, '/v1/token');
+        if (res.status === 201) expect(JSON.parse(res.text).token).toMatch(/^tok\./);
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('is not polluted by __proto__ or constructor keys: a later card without holder name or CVV stays without them', async () => {
+    for (const key of PROTO_KEYS) {
+      const polluting = objectText([
+        [key, { holderName: 'Polluted', cvv: '999', prototype: { holderName: 'Polluted' } }],
+        ['number', TEST_CARDS.visa],
+        ['expiryMonth', 12],
+        ['expiryYear', new Date().getUTCFullYear() + 3],
+      ]);
+      expectWellFormedAnswer(await send('/v1/token', polluting, 'application/json'), '/v1/token');
+    }
+    const plain = await apiClient(stack, acme.apiKey)('POST', '/v1/token', {
+      number: TEST_CARDS.amex,
+      expiryMonth: 12,
+      expiryYear: new Date().getUTCFullYear() + 3,
+    });
+    expect(plain.status).toBe(201);
+    expect(plain.body).toMatchObject({ holderNameAvailable: false, cvvAvailable: false });
+    expect(Object.keys(plain.body)).not.toContain('polluted');
+  });
+
+  it('never wrote a card number or the CVV into any service log during the whole run', () => {
+    expect(findCardDataInLogs(stack.logs(), PANS, [TEST_CVV])).toEqual([]);
+  });
+});
