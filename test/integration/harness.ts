@@ -225,10 +225,15 @@ export class Stack {
       VAULT_KEYS: `test1:${randomBytes(32).toString('base64')}`,
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       PSP_ALLOWED_CIDRS: '127.0.0.1/32',
+      // PSP recorders listen on ephemeral ports, opened as a range; ports below 1024 (SSH, SMTP,
+      // ...) stay refused, and the proxy's unit tests cover the port rule itself.
+      PSP_ALLOWED_PORTS: '1024-65535',
       // Every test client is 127.0.0.1 and tests fail authentication on purpose: limits high
       // enough never to trip by accident, still enforced (rateLimits.test.ts sets low ones).
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000',
       RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: '100000',
+      // startRedis runs appendfsync always: every integration test checks the durable write path.
+      VAULT_WRITE_ACK: 'aof',
       TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-state-')),
       ...options.env,
     };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, parseConfig } from '@tessera/common';
-import { configSchema } from './config';
+import { configSchema, redisTargetOf } from './config';
 
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
 
@@ -35,6 +35,26 @@ describe('vault config', () => {
     const config = parseConfig(configSchema, { VAULT_KEYS: `${key('old')},${key('new')}` });
     expect(config.VAULT_KEYS?.currentKeyId).toBe('new');
     expect(config.VAULT_KEYS?.keyIds).toEqual(['old', 'new']);
+  });
+
+  it('reads VAULT_WRITE_ACK and REDIS_CLUSTER_NODES, and a cluster takes precedence over REDIS_URL', () => {
+    const config = parseConfig(configSchema, {
+      REDIS_URL: 'redis://127.0.0.1:6380',
+      REDIS_CLUSTER_NODES: '127.0.0.1:7000, 127.0.0.1:7001',
+      VAULT_WRITE_ACK: 'replica:1:300',
+    });
+    expect(config.VAULT_WRITE_ACK).toEqual({ kind: 'replicas', replicas: 1, timeoutMs: 300 });
+    expect(redisTargetOf(config)).toEqual({ clusterNodes: ['127.0.0.1:7000', '127.0.0.1:7001'] });
+    expect(parseConfig(configSchema, {}).VAULT_WRITE_ACK).toEqual({ kind: 'none' });
+  });
+
+  it('refuses a write acknowledgement without Redis, a WAIT longer than the command timeout, and bad nodes', () => {
+    expect(problems({ VAULT_WRITE_ACK: 'aof' })).toEqual(['VAULT_WRITE_ACK: needs REDIS_URL or REDIS_CLUSTER_NODES']);
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:6380', VAULT_WRITE_ACK: 'replica:1:2000' })).toEqual([
+      'VAULT_WRITE_ACK: the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
+    ]);
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:6380', VAULT_WRITE_ACK: 'fsync' })[0]).toMatch(/^VAULT_WRITE_ACK: must be none, aof/);
+    expect(problems({ REDIS_CLUSTER_NODES: 'redis-a' })).toEqual(['REDIS_CLUSTER_NODES: "redis-a" is not host:port']);
   });
 
   const tlsFiles = { TLS_CA_FILE: '/certs/ca.crt', TLS_CERT_FILE: '/certs/vault.crt', TLS_KEY_FILE: '/certs/vault.key' };

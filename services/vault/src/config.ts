@@ -2,6 +2,25 @@ import path from 'node:path';
 import { z } from 'zod';
 import { checkTlsEnv, env, tlsEnvShape } from '@tessera/common';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
+import { parseWriteAck, type WriteAck } from './domain/writeAck';
+import type { RedisTarget } from './store/redisCardStore';
+
+const writeAck = z
+  .string()
+  .default('none')
+  .transform((text, ctx): WriteAck => {
+    const parsed = parseWriteAck(text);
+    if (parsed.ok) return parsed.ack;
+    ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return z.NEVER;
+  });
+
+/** `host:port,host:port` seed nodes of a Redis Cluster; the client discovers the rest. */
+export const clusterNodes = env.csv().superRefine((list, ctx) => {
+  for (const entry of list) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+  }
+});
 
 const vaultKeys = z
   .string()
@@ -18,6 +37,9 @@ export const configSchema = z
   .object({
     VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
     REDIS_URL: env.redisUrl(),
+    // Set: the card store is a Redis Cluster (keys carry the {token} hash tag); REDIS_URL is then ignored.
+    REDIS_CLUSTER_NODES: clusterNodes,
+    VAULT_WRITE_ACK: writeAck,
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
@@ -34,11 +56,25 @@ export const configSchema = z
   .superRefine(
     (config, ctx) => {
       checkTlsEnv(config, ctx);
+      // Fields that failed their own check may hold raw input here: look only at parsed shapes.
+      const hasRedis =
+        config.REDIS_URL !== undefined || (Array.isArray(config.REDIS_CLUSTER_NODES) && config.REDIS_CLUSTER_NODES.length > 0);
+      if (config.VAULT_WRITE_ACK?.kind !== undefined && config.VAULT_WRITE_ACK.kind !== 'none' && !hasRedis) {
+        ctx.addIssue({ code: 'custom', path: ['VAULT_WRITE_ACK'], message: 'needs REDIS_URL or REDIS_CLUSTER_NODES' });
+      }
+      if (config.VAULT_WRITE_ACK?.kind === 'replicas' && config.VAULT_WRITE_ACK.timeoutMs >= config.REDIS_COMMAND_TIMEOUT_MS) {
+        // Otherwise the command timeout fires first and every write would look like an outage.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['VAULT_WRITE_ACK'],
+          message: 'the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
+        });
+      }
       if (config.NODE_ENV !== 'production') return;
       if (config.VAULT_KEYS === undefined) {
         ctx.addIssue({ code: 'custom', path: ['VAULT_KEYS'], message: 'is required when NODE_ENV=production' });
       }
-      if (config.REDIS_URL === undefined) {
+      if (!hasRedis) {
         ctx.addIssue({
           code: 'custom',
           path: ['REDIS_URL'],
@@ -50,3 +86,9 @@ export const configSchema = z
   );
 
 export type VaultConfig = z.infer<typeof configSchema>;
+
+/** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL; undefined: in memory. */
+export function redisTargetOf(config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget | undefined {
+  if (config.REDIS_CLUSTER_NODES.length > 0) return { clusterNodes: config.REDIS_CLUSTER_NODES };
+  return config.REDIS_URL === undefined ? undefined : { url: config.REDIS_URL };
+}

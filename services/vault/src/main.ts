@@ -1,6 +1,7 @@
 import { createLogger, loadConfigOrExit, loadOrCreateDevSecret, tlsFilesOf, type Logger } from '@tessera/common';
 import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
-import { configSchema, type VaultConfig } from './config';
+import { configSchema, redisTargetOf, type VaultConfig } from './config';
+import { describeWriteAck } from './domain/writeAck';
 import { generateKeyRingEntry, parseKeyRing, type KeyRing } from './domain/keyRing';
 import type { CardStore } from './store/cardStore';
 import { MemoryCardStore } from './store/memoryCardStore';
@@ -30,13 +31,20 @@ function developmentKeyRing(config: VaultConfig, logger: Logger): KeyRing {
 }
 
 async function openStore(config: VaultConfig, logger: Logger): Promise<CardStore> {
-  if (config.REDIS_URL === undefined) {
+  const target = redisTargetOf(config);
+  if (target === undefined) {
     logger.warn('REDIS_URL is not set: tokens are kept IN MEMORY and a restart loses every token. Development only.');
     return new MemoryCardStore();
   }
-  const store = RedisCardStore.connect(config.REDIS_URL, {
+  const writeAck = describeWriteAck(config.VAULT_WRITE_ACK);
+  if (config.VAULT_WRITE_ACK.kind === 'none' && config.NODE_ENV === 'production') {
+    logger.warn('VAULT_WRITE_ACK=none: a Redis crash can lose tokens that were already answered 201. Use aof or replica:N.');
+  }
+  logger.info({ cluster: 'clusterNodes' in target, writeAck }, 'card store: redis');
+  const store = RedisCardStore.connect(target, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     logger: logger.child({ component: 'redis' }),
+    writeAck: config.VAULT_WRITE_ACK,
   });
   if (!(await store.waitUntilReady(REDIS_STARTUP_WAIT_MS))) {
     logger.warn('redis is not reachable yet: starting anyway, requests fail with service_unavailable until it is');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, createLogger, parseConfig } from '@tessera/common';
-import { configSchema, type VaultConfig } from '../config';
+import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type KeyRing } from '../domain/keyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../keyRotation';
 import type { CardStore } from '../store/cardStore';
@@ -27,7 +27,7 @@ Commands:
   status [--batch <n>] [--json]
       Counts records per key id. A key may be removed from VAULT_KEYS once it counts zero.
 
-Environment: VAULT_KEYS and REDIS_URL (the same values as the vault), TESSERA_STATE_DIR, NODE_ENV.`;
+Environment: VAULT_KEYS and REDIS_URL or REDIS_CLUSTER_NODES (the same values as the vault), TESSERA_STATE_DIR, NODE_ENV.`;
 
 export interface Io {
   out: (line: string) => void;
@@ -171,8 +171,11 @@ export async function run(
 }
 
 async function openRedisStore(config: VaultConfig): Promise<CardStore> {
-  if (config.REDIS_URL === undefined) throw new ConfigError(['REDIS_URL is required: the in-memory store lives inside the vault process']);
-  const store = RedisCardStore.connect(config.REDIS_URL, {
+  const target = redisTargetOf(config);
+  if (target === undefined) {
+    throw new ConfigError(['REDIS_URL or REDIS_CLUSTER_NODES is required: the in-memory store lives inside the vault process']);
+  }
+  const store = RedisCardStore.connect(target, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     logger: createLogger('vault-cli', 'silent'),
   });

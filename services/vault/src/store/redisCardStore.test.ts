@@ -109,3 +109,71 @@ describe('RedisCardStore against a real redis-server', () => {
     await store.close();
   });
 });
+
+describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
+  const entry = (t: string) => ({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
+
+  it('aof: refuses to store a card while Redis does not fsync every write', async () => {
+    // The shared test server runs with appendonly no.
+    const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
+    await store.waitUntilReady(3000);
+    const refused = generateToken();
+    await expect(store.save(entry(refused))).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect(await inspector.exists(cardKey(refused))).toBe(0);
+    await store.close();
+  });
+
+  it('aof: stores the card when Redis runs appendonly yes with appendfsync always', async () => {
+    const own = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always']);
+    try {
+      const store = RedisCardStore.connect(own.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
+      await store.waitUntilReady(3000);
+      const t = generateToken();
+      await store.save(entry(t));
+      expect(await store.getCard(t)).toEqual(aStoredCard());
+      await store.close();
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('replica:1: answers service_unavailable and leaves no record when no replica acknowledges', async () => {
+    const store = RedisCardStore.connect(redis.url, {
+      commandTimeoutMs: 1000,
+      logger,
+      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 100 },
+    });
+    await store.waitUntilReady(3000);
+    const t = generateToken();
+    await expect(store.save(entry(t))).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(await inspector.exists(cardKey(t), cvvKey(t))).toBe(0);
+    await store.close();
+  });
+
+  it('replica:1: stores the card once a real replica has acknowledged the write', async () => {
+    const primary = await startRedisServer();
+    const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+    const replicaClient = new Redis(replica.url);
+    try {
+      // The replica must have finished its first sync before WAIT can count it.
+      for (let i = 0; i < 100 && !/master_link_status:up/.test(await replicaClient.info('replication')); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const store = RedisCardStore.connect(primary.url, {
+        commandTimeoutMs: 1500,
+        logger,
+        writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 1000 },
+      });
+      await store.waitUntilReady(3000);
+      const t = generateToken();
+      await store.save(entry(t));
+      // Acknowledged means the replica has it: read it there.
+      expect(await replicaClient.exists(cardKey(t), cvvKey(t))).toBe(2);
+      await store.close();
+    } finally {
+      replicaClient.disconnect();
+      await replica.stop();
+      await primary.stop();
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TesseraError, type Logger } from '@tessera/common';
 import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
 import {
@@ -15,11 +15,19 @@ import {
 } from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
+import { describeWriteAck, type WriteAck } from '../domain/writeAck';
+
+export type RedisClient = Redis | Cluster;
 
 export interface RedisCardStoreOptions {
   commandTimeoutMs: number;
   logger: Logger;
+  /** VAULT_WRITE_ACK; `none` when absent. */
+  writeAck?: WriteAck;
 }
+
+/** Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes). */
+export type RedisTarget = { url: string } | { clusterNodes: readonly string[] };
 
 /**
  * Options chosen so a Redis outage fails requests fast (503) instead of queueing them: no offline
@@ -32,10 +40,33 @@ export function redisOptions(commandTimeoutMs: number): RedisOptions {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+    // After a failover the old primary answers writes with READONLY: reconnect (DNS/Sentinel then
+    // lead to the new primary) but do not resend. The failed request answers 503 and the caller
+    // retries it; a resent write could otherwise be acknowledged by a node we no longer trust.
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
     // Commands issued in the same tick by concurrent requests share one write (and Redis one
     // read); under load this saves syscalls in both processes (see docs/PERFORMANCE.md).
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
   };
+}
+
+function hostPortOf(entry: string): { host: string; port: number } {
+  const at = entry.lastIndexOf(':');
+  return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+}
+
+/** A Redis or Redis Cluster client with the fail-fast options above. */
+export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
+  if ('url' in target) return new Redis(target.url, redisOptions(commandTimeoutMs));
+  return new Cluster(target.clusterNodes.map(hostPortOf), {
+    redisOptions: redisOptions(commandTimeoutMs),
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    // Reads go to masters too: a replica may not have a token that was just acknowledged.
+    scaleReads: 'master',
+    slotsRefreshTimeout: Math.max(commandTimeoutMs, 1000),
+    clusterRetryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+  });
 }
 
 /** Compare-and-set that keeps the key's TTL (KEEPTTL needs Redis >= 6). */
@@ -46,18 +77,34 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+/** How long a successful check of the AOF settings is trusted before it is repeated. */
+const AOF_RECHECK_MS = 30_000;
+
+/** Redis answers CONFIG GET with [name, value]. */
+async function configValue(node: Redis, name: string): Promise<string | undefined> {
+  const reply = (await node.call('CONFIG', 'GET', name)) as unknown;
+  return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
+}
+
 export class RedisCardStore implements CardStore {
   private lastLoggedError: string | undefined;
+  private readonly writeAck: WriteAck;
+  /** When the AOF settings of every primary were last seen durable (aof mode); 0: check before the next write. */
+  private aofVerifiedAt = 0;
+  private lastAofProblem: string | undefined;
 
   /** The URL may hold a password: it is given to ioredis only, never logged. */
-  static connect(url: string, opts: RedisCardStoreOptions): RedisCardStore {
-    return new RedisCardStore(new Redis(url, redisOptions(opts.commandTimeoutMs)), opts.logger);
+  static connect(target: string | RedisTarget, opts: RedisCardStoreOptions): RedisCardStore {
+    const resolved = typeof target === 'string' ? { url: target } : target;
+    return new RedisCardStore(connectRedis(resolved, opts.commandTimeoutMs), opts.logger, opts.writeAck);
   }
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly logger: Logger,
+    writeAck: WriteAck = { kind: 'none' },
   ) {
+    this.writeAck = writeAck;
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
       if (err.message === this.lastLoggedError) return;
@@ -66,6 +113,8 @@ export class RedisCardStore implements CardStore {
     });
     redis.on('ready', () => {
       this.lastLoggedError = undefined;
+      // A reconnection may have reached another server (failover): check its settings again.
+      this.aofVerifiedAt = 0;
       this.logger.info('redis connected');
     });
     redis.on('end', () => this.logger.info('redis connection closed'));
@@ -87,18 +136,87 @@ export class RedisCardStore implements CardStore {
     });
   }
 
+  /**
+   * Card and CVV in one MULTI, then (replica:N) WAIT on the same connection: a pipeline goes to
+   * one node as one unit, in Cluster mode the node owning the token's slot. Resolves only once the
+   * write is acknowledged at the VAULT_WRITE_ACK level; otherwise the record is removed again
+   * (best effort: nobody learns the token) and the call fails with service_unavailable.
+   */
   async save(entry: CardEntryToSave): Promise<void> {
     await this.run(async () => {
-      const tx = this.redis.multi().set(cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs));
+      if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+      const commands: Array<Array<string | number>> = [
+        ['multi'],
+        ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)],
+      ];
       if (entry.cvv !== undefined) {
-        tx.set(cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs));
+        commands.push(['set', cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs)]);
       } else {
-        tx.del(cvvKey(entry.token));
+        commands.push(['del', cvvKey(entry.token)]);
       }
-      const results = await tx.exec();
-      if (results === null) throw new Error('redis transaction was aborted');
+      commands.push(['exec']);
+      if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
+      const results = await this.redis.pipeline(commands).exec();
+      if (results === null) throw new Error('redis pipeline was aborted');
       for (const [err] of results) if (err) throw err;
+      const exec = results[commands.length - (this.writeAck.kind === 'replicas' ? 2 : 1)]?.[1];
+      if (!Array.isArray(exec)) throw new Error('redis transaction was aborted');
+      for (const reply of exec) if (reply instanceof Error) throw reply;
+      if (this.writeAck.kind === 'replicas') {
+        const acked = Number(results[commands.length - 1]?.[1]);
+        if (!(acked >= this.writeAck.replicas)) {
+          this.logger.error(
+            { wanted: this.writeAck.replicas, acked, writeAck: describeWriteAck(this.writeAck) },
+            'card write not acknowledged by enough replicas: refusing the token',
+          );
+          await this.redis.del(cardKey(entry.token), cvvKey(entry.token)).catch(() => undefined);
+          throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
+        }
+      }
     });
+  }
+
+  /**
+   * aof mode: every primary must run appendonly yes + appendfsync always, which makes Redis fsync
+   * before it answers a write. Checked after every (re)connection and every AOF_RECHECK_MS; when
+   * CONFIG is disabled (managed Redis) aof_enabled from INFO is accepted and the fsync policy is
+   * the operator's promise (logged once).
+   */
+  private async ensureAofDurable(): Promise<void> {
+    if (Date.now() - this.aofVerifiedAt < AOF_RECHECK_MS) return;
+    const problems: string[] = [];
+    for (const node of this.primaries()) {
+      let appendonly: string | undefined;
+      let appendfsync: string | undefined;
+      try {
+        appendonly = await configValue(node, 'appendonly');
+        appendfsync = await configValue(node, 'appendfsync');
+      } catch {
+        const info = await node.info('persistence');
+        if (!/^aof_enabled:1\r?$/m.test(info)) problems.push('appendonly is off');
+        else this.warnOnce('CONFIG is not available: appendfsync cannot be verified; VAULT_WRITE_ACK=aof trusts it is "always"');
+        continue;
+      }
+      if (appendonly !== 'yes') problems.push('appendonly is not yes');
+      if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync ?? 'unknown'}, not always`);
+    }
+    if (problems.length > 0) {
+      this.warnOnce(`VAULT_WRITE_ACK=aof but Redis does not fsync every write (${problems.join('; ')}): tokenization refused`);
+      throw new Error('redis persistence does not meet VAULT_WRITE_ACK=aof');
+    }
+    this.lastAofProblem = undefined;
+    this.aofVerifiedAt = Date.now();
+  }
+
+  private warnOnce(problem: string): void {
+    if (problem === this.lastAofProblem) return;
+    this.lastAofProblem = problem;
+    this.logger.error(problem);
+  }
+
+  /** The servers that accept writes: the one Redis, or every Cluster master. */
+  private primaries(): Redis[] {
+    return this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
   }
 
   async getCard(token: string): Promise<StoredCard | null> {
@@ -130,10 +248,30 @@ export class RedisCardStore implements CardStore {
     return results[0]?.[1] === 1;
   }
 
+  /**
+   * SCAN visits one server. In Cluster mode every master is scanned in turn, sorted by address so
+   * a resumed run walks them in the same order; the cursor is then `<master index>:<cursor>`.
+   * (A resharding during a run can move keys between masters; rerun with --restart afterwards.)
+   */
   async scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
-    const [next, keys] = await this.run(() => this.redis.scan(cursor, 'MATCH', `${CARD_KEY_PREFIX}*`, 'COUNT', count));
+    const match = `${CARD_KEY_PREFIX}*`;
+    if (!(this.redis instanceof Cluster)) {
+      const standalone = this.redis;
+      const [next, keys] = await this.run(() => standalone.scan(cursor, 'MATCH', match, 'COUNT', count));
+      return { cursor: next, tokens: keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
+    }
+    const masters = this.primaries().sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
+    const [indexText, nodeCursor] = cursor === '0' ? ['0', '0'] : cursor.split(':');
+    const index = Number(indexText);
+    const node = masters[index];
+    if (node === undefined || nodeCursor === undefined) {
+      if (cursor === '0') return { cursor: '0', tokens: [] };
+      throw new Error(`scan cursor ${cursor} does not match this cluster (${masters.length} masters); rerun with --restart`);
+    }
+    const [next, keys] = await this.run(() => node.scan(nodeCursor, 'MATCH', match, 'COUNT', count));
     const tokens = keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined);
-    return { cursor: next, tokens };
+    if (next !== '0') return { cursor: `${index}:${next}`, tokens };
+    return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', tokens };
   }
 
   async readRaw(kind: RecordKind, token: string): Promise<string | null> {
@@ -158,6 +296,14 @@ export class RedisCardStore implements CardStore {
 
   async ping(): Promise<StoreHealth> {
     try {
+      if (this.redis instanceof Cluster) {
+        // Every master: a token on an unreachable master's slots could be neither written nor read.
+        if (this.redis.status !== 'ready') throw new Error('cluster not ready');
+        const masters = this.primaries();
+        if (masters.length === 0) throw new Error('no masters');
+        await Promise.all(masters.map((node) => node.ping()));
+        return { ok: true, detail: `redis cluster ok (${masters.length} masters)` };
+      }
       await this.redis.ping();
       return { ok: true, detail: 'redis ok' };
     } catch {
@@ -186,4 +332,8 @@ export class RedisCardStore implements CardStore {
       throw new TesseraError('service_unavailable', { message: 'The card store is temporarily unavailable.', cause: err });
     }
   }
+}
+
+function nodeName(node: Redis): string {
+  return `${node.options.host ?? ''}:${node.options.port ?? ''}`;
 }

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 export interface RedisServerHandle {
   port: number;
@@ -38,11 +41,15 @@ function waitForPort(port: number, timeoutMs: number): Promise<void> {
 }
 
 /** A private, throw-away redis-server on a free loopback port: never the machine's Redis. */
-export async function startRedisServer(): Promise<RedisServerHandle> {
+export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServerHandle> {
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  // Its own directory: AOF files and replication snapshots must never land in the repository.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-vault-redis-'));
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await waitForPort(port, 5000);
   return {
@@ -51,6 +58,7 @@ export async function startRedisServer(): Promise<RedisServerHandle> {
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
