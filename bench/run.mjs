@@ -322,6 +322,8 @@ async function main() {
     API_KEY_PEPPER: randomBytes(32).toString('hex'),
     // The local PSP is on loopback, which the proxy refuses unless told otherwise.
     PSP_ALLOWED_CIDRS: '127.0.0.1/32',
+    // ... and on a free port, which the proxy refuses unless listed.
+    PSP_ALLOWED_PORTS: String(pspPort),
     // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
     // not its 429s.
     RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',

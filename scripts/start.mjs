@@ -64,8 +64,16 @@ const shared = {
 const services = [
   { name: 'sandbox', entry: 'packages/sandbox-psp/dist/main.js', env: { SANDBOX_PSP_PORT: sandboxPort } },
   { name: 'vault', entry: 'services/vault/dist/main.js', env: {} },
-  // The sandbox PSP runs on loopback, which the proxy refuses unless told otherwise.
-  { name: 'proxy', entry: 'services/proxy/dist/main.js', env: { PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32' } },
+  // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
+  // told otherwise: exactly that address and that port are opened.
+  {
+    name: 'proxy',
+    entry: 'services/proxy/dist/main.js',
+    env: {
+      PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
+      PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? sandboxPort,
+    },
+  },
   {
     name: 'gateway',
     entry: 'services/gateway/dist/main.js',

@@ -25,6 +25,15 @@ describe('proxy config', () => {
     expect(() => parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '10.0.0.0/33' })).toThrow(/PSP_ALLOWED_CIDRS/);
   });
 
+  it('allows no extra PSP ports by default, and parses PSP_ALLOWED_PORTS as ports and ranges', () => {
+    expect(parseConfig(configSchema, {}).PSP_ALLOWED_PORTS).toEqual([]);
+    expect(parseConfig(configSchema, { PSP_ALLOWED_PORTS: '8090, 9000-9010' }).PSP_ALLOWED_PORTS).toEqual([
+      { from: 8090, to: 8090 },
+      { from: 9000, to: 9010 },
+    ]);
+    expect(() => parseConfig(configSchema, { PSP_ALLOWED_PORTS: '8090,70000' })).toThrow(/PSP_ALLOWED_PORTS/);
+  });
+
   it('rejects non-numeric timeouts', () => {
     expect(() => parseConfig(configSchema, { PSP_TIMEOUT_MS: 'soon' })).toThrow(/PSP_TIMEOUT_MS/);
   });

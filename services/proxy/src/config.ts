@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkTlsEnv, env, tlsEnvShape } from '@tessera/common';
 import { parseCidrList, type Cidr } from './domain/addressPolicy';
+import { parsePortList, type PortRange } from './domain/portPolicy';
 
 /**
  * PSP_ALLOWED_CIDRS opens otherwise-forbidden ranges (tests and the local sandbox PSP use
@@ -9,6 +10,16 @@ import { parseCidrList, type Cidr } from './domain/addressPolicy';
 const cidrList = env.csv().transform((entries, ctx): Cidr[] => {
   try {
     return parseCidrList(entries);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** PSP_ALLOWED_PORTS: ports or ranges besides 443 and 80 (`8443,9000-9010`). Empty by default. */
+const portList = env.csv().transform((entries, ctx): PortRange[] => {
+  try {
+    return parsePortList(entries);
   } catch (err) {
     ctx.addIssue({ code: 'custom', message: (err as Error).message });
     return z.NEVER;
@@ -26,6 +37,7 @@ export const configSchema = z
     PSP_CONNECT_TIMEOUT_MS: env.positiveInt(5000),
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
+    PSP_ALLOWED_PORTS: portList,
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,

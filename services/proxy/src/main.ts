@@ -53,7 +53,14 @@ async function main(): Promise<void> {
     timeoutMs: config.PSP_TIMEOUT_MS,
     maxResponseBytes: config.PSP_MAX_RESPONSE_BYTES,
     allowlist: config.PSP_ALLOWED_CIDRS,
+    allowedPorts: config.PSP_ALLOWED_PORTS,
   });
+  if (config.PSP_ALLOWED_PORTS.length > 0) {
+    logger.warn(
+      { allowedPorts: config.PSP_ALLOWED_PORTS.map(({ from, to }) => (from === to ? `${from}` : `${from}-${to}`)) },
+      'PSP ports besides 443 and 80 allowed',
+    );
+  }
   if (config.PSP_ALLOWED_CIDRS.length > 0) {
     logger.warn(
       { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`) },

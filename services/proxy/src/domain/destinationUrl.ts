@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { TesseraError } from '@tessera/common';
 import { judgeAddresses, type Cidr } from './addressPolicy';
+import { isPortAllowed, portOfUrl, STANDARD_PSP_PORTS, type PortRange } from './portPolicy';
 
 /** "test" keys may reach plain http (sandboxes); anything else is treated as live, the stricter rule. */
 export type Mode = 'test' | 'live';
@@ -59,4 +60,15 @@ export function assertAddressesAllowed(addresses: readonly string[], allowlist: 
   const verdict = judgeAddresses(addresses, allowlist);
   if (verdict.allowed) return;
   throw forbidden(isIpLiteral ? `pspUrl points to ${verdict.description}.` : `The pspUrl host resolves to ${verdict.description}.`);
+}
+
+/** The port half of the policy (see portPolicy.ts): checked before any DNS lookup or connection. */
+export function assertPortAllowed(port: number, extra: readonly PortRange[]): void {
+  if (isPortAllowed(port, extra)) return;
+  const allowed = [...STANDARD_PSP_PORTS, ...extra.map((r) => (r.from === r.to ? `${r.from}` : `${r.from}-${r.to}`))].join(', ');
+  throw forbidden(`pspUrl uses port ${port}; PSPs are reached only on ports ${allowed}.`);
+}
+
+export function assertUrlPortAllowed(url: URL, extra: readonly PortRange[]): void {
+  assertPortAllowed(portOfUrl(url), extra);
 }

@@ -47,6 +47,8 @@ async function startServer(host: string, handler: http.RequestListener = (_req, 
 }
 
 const ALLOW_127_0_0_1 = parseCidrList(['127.0.0.1/32']);
+/** The test servers listen on ephemeral ports; the port policy has its own tests (egressPolicy.test.ts). */
+const ANY_PORT = [{ from: 1, to: 65535 }];
 const egresses: PspEgress[] = [];
 const servers: TestServer[] = [];
 
@@ -56,6 +58,7 @@ function egress(overrides: Partial<EgressOptions> = {}): PspEgress {
     timeoutMs: 3000,
     maxResponseBytes: 1024 * 1024,
     allowlist: ALLOW_127_0_0_1,
+    allowedPorts: ANY_PORT,
     ...overrides,
   });
   egresses.push(e);
@@ -127,6 +130,7 @@ describe('sendToPsp destination enforcement', () => {
     let socket: net.Socket | undefined;
     const connect = createSafeConnector({
       allowlist: ALLOW_127_0_0_1,
+      allowedPorts: ANY_PORT,
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
       connectTimeoutMs: 2000,
       baseConnector: (_opts, callback) => {
@@ -149,6 +153,7 @@ describe('sendToPsp destination enforcement', () => {
     const psp = await server('127.0.0.1');
     const connect = createSafeConnector({
       allowlist: ALLOW_127_0_0_1,
+      allowedPorts: ANY_PORT,
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
       connectTimeoutMs: 2000,
     });

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { TesseraError } from '@tessera/common';
 import type { Cidr } from '../domain/addressPolicy';
-import { assertAddressesAllowed, type Destination } from '../domain/destinationUrl';
+import { assertAddressesAllowed, assertUrlPortAllowed, type Destination } from '../domain/destinationUrl';
+import type { PortRange } from '../domain/portPolicy';
 import { filterResponseHeaders, pairRawHeaders, type HeaderEntry } from '../domain/headers';
 import type { PspMethod } from '../domain/method';
 import { resolveHost, systemResolver, type Resolver } from './resolver';
@@ -14,6 +15,8 @@ export interface EgressOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   allowlist: readonly Cidr[];
+  /** Ports allowed besides 443 and 80 (PSP_ALLOWED_PORTS); absent: those two only. */
+  allowedPorts?: readonly PortRange[];
   resolve?: Resolver;
   tls?: SafeConnectorOptions['tls'];
 }
@@ -25,14 +28,17 @@ export interface PspEgress {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly allowlist: readonly Cidr[];
+  readonly allowedPorts: readonly PortRange[];
   readonly resolve: Resolver;
 }
 
 export function createPspEgress(opts: EgressOptions): PspEgress {
   const resolve = opts.resolve ?? systemResolver;
+  const allowedPorts = opts.allowedPorts ?? [];
   const agent = new Agent({
     connect: createSafeConnector({
       allowlist: opts.allowlist,
+      allowedPorts,
       resolve,
       connectTimeoutMs: opts.connectTimeoutMs,
       ...(opts.tls ? { tls: opts.tls } : {}),
@@ -49,6 +55,7 @@ export function createPspEgress(opts: EgressOptions): PspEgress {
     timeoutMs: opts.timeoutMs,
     maxResponseBytes: opts.maxResponseBytes,
     allowlist: opts.allowlist,
+    allowedPorts,
     resolve,
   };
 }
@@ -71,6 +78,8 @@ function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error
  * repeats the check at connect time; this one exists so a forbidden URL never causes a render.
  */
 export async function checkDestinationAddresses(egress: PspEgress, destination: Destination): Promise<void> {
+  // The port first: a refused port needs no DNS lookup.
+  assertUrlPortAllowed(destination.url, egress.allowedPorts);
   let addresses: string[];
   try {
     const resolved = await withDeadline(

@@ -2,12 +2,15 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
-import { assertAddressesAllowed } from '../domain/destinationUrl';
+import { assertAddressesAllowed, assertPortAllowed } from '../domain/destinationUrl';
 import type { Cidr } from '../domain/addressPolicy';
+import type { PortRange } from '../domain/portPolicy';
 import { resolveHost, type ResolvedAddress, type Resolver } from './resolver';
 
 export interface SafeConnectorOptions {
   allowlist: readonly Cidr[];
+  /** Ports allowed besides 443 and 80; absent: those two only. */
+  allowedPorts?: readonly PortRange[];
   resolve: Resolver;
   connectTimeoutMs: number;
   /** Extra TLS settings (a test CA, for instance). servername always stays the URL's host. */
@@ -53,7 +56,8 @@ export function createSafeLookup(allowlist: readonly Cidr[], resolve: Resolver):
 }
 
 /**
- * undici connector that only ever hands out sockets to allowed addresses:
+ * undici connector that only ever hands out sockets to allowed addresses and ports:
+ * - the port must be 443, 80 or in PSP_ALLOWED_PORTS;
  * - an IP-literal host is judged before connecting (net.connect skips `lookup` for literals);
  * - a named host goes through the safe lookup above;
  * - after connecting, the socket's actual peer address is judged once more, so nothing that
@@ -70,13 +74,14 @@ export function createSafeConnector(opts: SafeConnectorOptions): buildConnector.
       ...(opts.tls ?? {}),
     });
   return (options, callback) => {
-    if (isIP(options.hostname) !== 0) {
-      try {
-        assertAddressesAllowed([options.hostname], opts.allowlist, true);
-      } catch (err) {
-        callback(err as Error, null);
-        return;
-      }
+    try {
+      // The same port rule as the pre-flight check, again here where the socket is made.
+      const port = options.port === undefined || options.port === '' ? (options.protocol === 'https:' ? 443 : 80) : Number(options.port);
+      assertPortAllowed(port, opts.allowedPorts ?? []);
+      if (isIP(options.hostname) !== 0) assertAddressesAllowed([options.hostname], opts.allowlist, true);
+    } catch (err) {
+      callback(err as Error, null);
+      return;
     }
     connect(options, (err, socket) => {
       if (err !== null) {

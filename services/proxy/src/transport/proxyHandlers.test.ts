@@ -135,6 +135,8 @@ beforeAll(async () => {
     timeoutMs: 5000,
     maxResponseBytes: 1 << 20,
     allowlist: parseCidrList(['127.0.0.1/32']),
+    // The test PSP listens on an ephemeral port.
+    allowedPorts: [{ from: 1024, to: 65535 }],
   });
   proxyServer = new grpc.Server(SERVER_OPTIONS);
   proxyServer.addService(proxyService, createProxyHandlers({ egress, vault, logger: pino({ level: 'info' }, stream) }));
