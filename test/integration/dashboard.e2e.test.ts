@@ -10,7 +10,13 @@ import { aCard, apiClient, ROOT, startRedis, startStack, type RedisServer, type 
 jest.setTimeout(120_000);
 
 /** The page's globals, for the functions evaluated inside the browser (tests compile without the DOM lib). */
-declare const document: { activeElement: unknown; querySelector(selector: string): { textContent: string | null } | null };
+declare const document: {
+  activeElement: unknown;
+  querySelector(selector: string): { textContent: string | null } | null;
+  querySelectorAll(
+    selector: string,
+  ): Iterable<{ id: string; outerHTML: string; labels: { length: number }; getAttribute(name: string): string | null }>;
+};
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
@@ -108,6 +114,15 @@ describe('dashboard in a real browser', () => {
     });
   });
 
+  it('labels every form control, so screen readers and keyboard users can find them', async () => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, textarea, select')]
+        .filter((el) => el.getAttribute('type') !== 'hidden' && el.labels.length === 0 && !el.getAttribute('aria-label'))
+        .map((el) => el.id || el.outerHTML),
+    );
+    expect(unlabelled).toEqual([]);
+  });
+
   it('creates a key and shows it exactly once, with a copy button', async () => {
     oldKey = await createKeyInPage();
     await screenshot('02-new-key-shown-once');
@@ -139,7 +154,7 @@ describe('dashboard in a real browser', () => {
     expect(outside.status).toBe(401);
     expect(outside.body.error.code).toBe('ip_not_allowed');
     expect((await tokenizeFrom(oldKey, INSIDE)).status).toBe(201);
-    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    await page.getByRole('button', { name: 'Refresh keys' }).click();
     await keyRow(oldKey).getByText(`from ${INSIDE}`).waitFor();
   });
 
@@ -188,7 +203,7 @@ describe('dashboard in a real browser', () => {
   });
 
   it('shows the audit log of the sign-in and every key change, without key material', async () => {
-    await page.getByRole('button', { name: 'Refresh' }).nth(1).click();
+    await page.getByRole('button', { name: 'Refresh audit log' }).click();
     const audit = page.locator('#audit-body');
     for (const action of ['Signed in', 'Sign-in failed', 'Created key', 'Changed restrictions', 'Tested key', 'Revoked key']) {
       await audit.getByText(action, { exact: true }).first().waitFor();
