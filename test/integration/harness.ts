@@ -46,7 +46,7 @@ export class ManagedProcess {
   constructor(
     readonly name: string,
     private readonly command: string,
-    private readonly args: string[],
+    readonly args: string[],
     readonly env: NodeJS.ProcessEnv,
   ) {}
 
@@ -116,8 +116,104 @@ export async function startRedis(): Promise<RedisServer> {
     dir,
     process: proc,
     async stop() {
-      await proc.stop();
+      // this.process: restartRedis may have replaced the process.
+      await this.process.stop();
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts redis-server again on the same port and directory after `redis.process.stop(...)`, as
+ * an operator restarting it would: the data comes back from the AOF.
+ */
+export async function restartRedis(redis: RedisServer): Promise<void> {
+  if (redis.process.running) throw new Error('restartRedis: stop the redis process first');
+  const old = redis.process;
+  const proc = new ManagedProcess('redis', 'redis-server', old.args, old.env).start();
+  redis.process = proc;
+  await proc.waitForOutput('Ready to accept connections');
+}
+
+export interface RedisCluster extends RedisServer {
+  /** host:port of every master, for REDIS_CLUSTER_NODES. */
+  nodes: string[];
+  processes: ManagedProcess[];
+}
+
+/**
+ * A real Redis Cluster of three masters (no replicas) on free loopback ports, each with its own
+ * directory, AOF with fsync always, and an explicit cluster-bus port. `url`/`port` name the first
+ * node, so a Stack started on it gets REDIS_URL too (credentials source; any node works).
+ */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const processes: ManagedProcess[] = [];
+  const dirs: string[] = [];
+  const nodes: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const [port, busPort] = [await freePort(), await freePort()];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-cluster-'));
+    dirs.push(dir);
+    nodes.push(`127.0.0.1:${port}`);
+    // Start all three before waiting, in parallel.
+    processes.push(
+      new ManagedProcess(
+        `redis-cluster-${i}`,
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '2000',
+          '--save',
+          '',
+          '--appendonly',
+          'yes',
+          '--appendfsync',
+          'always',
+        ],
+        process.env,
+      ).start(),
+    );
+  }
+  await Promise.all(processes.map((p) => p.waitForOutput('Ready to accept connections')));
+  const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr}${created.stdout}`);
+  // Every node must agree the cluster is up before clients connect.
+  await waitFor(
+    () =>
+      nodes.every((node) => {
+        const [host, port] = node.split(':') as [string, string];
+        const info = spawnSync('redis-cli', ['-h', host, '-p', port, 'cluster', 'info'], { encoding: 'utf8', timeout: 5_000 });
+        return /cluster_state:ok/.test(info.stdout);
+      }),
+    'redis cluster state ok',
+    30_000,
+  );
+  const first = processes[0] as ManagedProcess;
+  return {
+    url: `redis://${nodes[0]}`,
+    port: Number(nodes[0]?.split(':')[1]),
+    dir: dirs[0] as string,
+    process: first,
+    nodes,
+    processes,
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -32,6 +32,15 @@ describe('gateway config', () => {
     });
   });
 
+  it('takes REDIS_CLUSTER_NODES as host:port seeds, together with REDIS_URL for credentials', () => {
+    const config = parseGatewayConfig({ REDIS_URL: 'redis://127.0.0.1:7000', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' });
+    expect(config.REDIS_CLUSTER_NODES).toEqual(['127.0.0.1:7000', '127.0.0.1:7001']);
+    expect(problems({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toEqual([expect.stringMatching(/^REDIS_CLUSTER_NODES: needs REDIS_URL/)]);
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:7000', REDIS_CLUSTER_NODES: 'nodeport' })).toEqual([
+      'REDIS_CLUSTER_NODES: "nodeport" is not host:port',
+    ]);
+  });
+
   it('runs one gateway process by default and refuses several workers without a shared Redis', () => {
     expect(parseGatewayConfig({}).GATEWAY_WORKERS).toBe(1);
     expect(problems({ GATEWAY_WORKERS: '2' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:.*REDIS_URL/)]);

@@ -22,6 +22,13 @@ export const gatewayConfigSchema = z
     PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
     REDIS_URL: unsetIfEmpty(env.redisUrl()),
+    // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
+    // required and gives the credentials and TLS (rediss://) used for every node.
+    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
+      for (const entry of list) {
+        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+      }
+    }),
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
@@ -74,6 +81,13 @@ export const gatewayConfigSchema = z
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);
+    if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_CLUSTER_NODES'],
+        message: 'needs REDIS_URL as well (any node; its credentials and TLS apply to every node)',
+      });
+    }
     if (cfg.GATEWAY_WORKERS > 1 && cfg.REDIS_URL === undefined) {
       // In-memory keys and sessions would differ per worker: a key revoked in one would live on.
       ctx.addIssue({

@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   let keyStore: ApiKeyStore;
   let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
   if (config.REDIS_URL !== undefined) {
-    const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'server' });
+    const redis = createRedisClient(config.REDIS_URL, {
+      commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      clusterNodes: config.REDIS_CLUSTER_NODES,
+      profile: 'server',
+    });
     let lastErrorLog = 0;
     redis.on('error', (err: Error) => {
       // ioredis emits on every reconnect attempt; one line every 10s is enough to notice.

@@ -44,7 +44,7 @@ describe('vault config', () => {
       VAULT_WRITE_ACK: 'replica:1:300',
     });
     expect(config.VAULT_WRITE_ACK).toEqual({ kind: 'replicas', replicas: 1, timeoutMs: 300 });
-    expect(redisTargetOf(config)).toEqual({ clusterNodes: ['127.0.0.1:7000', '127.0.0.1:7001'] });
+    expect(redisTargetOf(config)).toEqual({ clusterNodes: ['127.0.0.1:7000', '127.0.0.1:7001'], credentialsUrl: 'redis://127.0.0.1:6380' });
     expect(parseConfig(configSchema, {}).VAULT_WRITE_ACK).toEqual({ kind: 'none' });
   });
 

@@ -37,7 +37,7 @@ export const configSchema = z
   .object({
     VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
     REDIS_URL: env.redisUrl(),
-    // Set: the card store is a Redis Cluster (keys carry the {token} hash tag); REDIS_URL is then ignored.
+    // Set: the card store is a Redis Cluster (keys carry the {token} hash tag); REDIS_URL, if set, then only lends its credentials/TLS.
     REDIS_CLUSTER_NODES: clusterNodes,
     VAULT_WRITE_ACK: writeAck,
     VAULT_KEYS: vaultKeys,
@@ -89,6 +89,6 @@ export type VaultConfig = z.infer<typeof configSchema>;
 
 /** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL; undefined: in memory. */
 export function redisTargetOf(config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget | undefined {
-  if (config.REDIS_CLUSTER_NODES.length > 0) return { clusterNodes: config.REDIS_CLUSTER_NODES };
+  if (config.REDIS_CLUSTER_NODES.length > 0) return { clusterNodes: config.REDIS_CLUSTER_NODES, credentialsUrl: config.REDIS_URL };
   return config.REDIS_URL === undefined ? undefined : { url: config.REDIS_URL };
 }

@@ -125,7 +125,11 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     );
     return 2;
   }
-  const redis = createRedisClient(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'cli' });
+  const redis = createRedisClient(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    clusterNodes: config.REDIS_CLUSTER_NODES,
+    profile: 'cli',
+  });
   redis.on('error', () => {
     // Reported once, below, through the failing command.
   });

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyRestrictions } from './apiKeyStore';
 
@@ -36,13 +36,24 @@ export interface RedisClientOptions {
    * then give up.
    */
   profile: 'server' | 'cli';
+  /** REDIS_CLUSTER_NODES: when non-empty, a Redis Cluster seeded by these host:port nodes. */
+  clusterNodes?: readonly string[];
 }
 
-export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
+/**
+ * In Cluster mode every gateway key is prefixed with this hash tag, so all of them share one
+ * slot: the scripts and MULTIs of the key, operator, audit (and any later) stores touch several
+ * keys at once, which Redis Cluster allows only within a slot. Gateway data is small (keys,
+ * sessions, counters, replayable responses); the card store, the bulk, shards by token instead.
+ * A standalone Redis keeps the unprefixed layout, so moving to a cluster means copying keys.
+ */
+export const CLUSTER_KEY_PREFIX = '{tessera-gateway}:';
+
+function profileOptions(opts: RedisClientOptions): RedisOptions {
   // ioredis otherwise keeps a 2 s timer alive when closing a connection that already died.
   const disconnectTimeout = 500;
   if (opts.profile === 'server') {
-    return new Redis(url, {
+    return {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
@@ -50,11 +61,13 @@ export function createRedisClient(url: string, opts: RedisClientOptions): Redis 
       connectTimeout: 2000,
       disconnectTimeout,
       retryStrategy: (times) => Math.min(times * 200, 2000),
+      // After a failover the old primary answers READONLY: reconnect, do not resend.
+      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
       // The per-request key lookups of concurrent requests share writes (docs/PERFORMANCE.md).
       enableAutoPipelining: true,
-    });
+    };
   }
-  return new Redis(url, {
+  return {
     lazyConnect: true,
     enableOfflineQueue: true,
     maxRetriesPerRequest: 1,
@@ -62,7 +75,43 @@ export function createRedisClient(url: string, opts: RedisClientOptions): Redis 
     connectTimeout: 2000,
     disconnectTimeout,
     retryStrategy: (times) => (times > 3 ? null : 200),
-  });
+  };
+}
+
+/**
+ * A Redis client, or with `clusterNodes` a Redis Cluster client (credentials and TLS then come
+ * from the URL and apply to every node). The Cluster is returned under the Redis type on purpose:
+ * it implements the same command interface, and the stores use only commands plus
+ * status/connect/quit/disconnect/on, which Cluster has too, so no store needs to know.
+ */
+export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
+  const options = profileOptions(opts);
+  if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, options);
+  const parsed = new URL(url);
+  const nodeOptions: RedisOptions = {
+    ...options,
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  const cluster = new Cluster(
+    opts.clusterNodes.map((entry) => {
+      const at = entry.lastIndexOf(':');
+      return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+    }),
+    {
+      redisOptions: nodeOptions,
+      keyPrefix: CLUSTER_KEY_PREFIX,
+      lazyConnect: true,
+      enableOfflineQueue: options.enableOfflineQueue ?? false,
+      enableAutoPipelining: options.enableAutoPipelining ?? false,
+      // Reads on masters: a revocation must be seen by the next request, not after replication.
+      scaleReads: 'master',
+      slotsRefreshTimeout: 2000,
+      clusterRetryStrategy: (times) => (opts.profile === 'cli' && times > 3 ? null : Math.min(times * 200, 2000)),
+    },
+  );
+  return cluster as unknown as Redis;
 }
 
 function unavailable(err: unknown): TesseraError {

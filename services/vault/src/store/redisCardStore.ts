@@ -27,7 +27,7 @@ export interface RedisCardStoreOptions {
 }
 
 /** Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes). */
-export type RedisTarget = { url: string } | { clusterNodes: readonly string[] };
+export type RedisTarget = { url: string } | { clusterNodes: readonly string[]; credentialsUrl?: string | undefined };
 
 /**
  * Options chosen so a Redis outage fails requests fast (503) instead of queueing them: no offline
@@ -46,7 +46,7 @@ export function redisOptions(commandTimeoutMs: number): RedisOptions {
     reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
     // Commands issued in the same tick by concurrent requests share one write (and Redis one
     // read); under load this saves syscalls in both processes (see docs/PERFORMANCE.md).
-    enableAutoPipelining: false,
+    enableAutoPipelining: true,
   };
 }
 
@@ -58,8 +58,15 @@ function hostPortOf(entry: string): { host: string; port: number } {
 /** A Redis or Redis Cluster client with the fail-fast options above. */
 export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
   if ('url' in target) return new Redis(target.url, redisOptions(commandTimeoutMs));
+  // REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
+  const credentials = target.credentialsUrl === undefined ? undefined : new URL(target.credentialsUrl);
   return new Cluster(target.clusterNodes.map(hostPortOf), {
-    redisOptions: redisOptions(commandTimeoutMs),
+    redisOptions: {
+      ...redisOptions(commandTimeoutMs),
+      ...(credentials?.username ? { username: decodeURIComponent(credentials.username) } : {}),
+      ...(credentials?.password ? { password: decodeURIComponent(credentials.password) } : {}),
+      ...(credentials?.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
     enableOfflineQueue: false,
     enableAutoPipelining: true,
     // Reads go to masters too: a replica may not have a token that was just acknowledged.

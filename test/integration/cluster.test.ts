@@ -1,0 +1,116 @@
+/**
+ * The main flows on a real three-master Redis Cluster: keys CLI, tokenize/read/delete, proxy with
+ * the one-use CVV, /readyz, and the vault CLI's SCAN, which must visit every master.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import {
+  aCard,
+  apiClient,
+  PspRecorder,
+  ROOT,
+  startRedisCluster,
+  startStack,
+  TEST_CARDS,
+  TEST_CVV,
+  type RedisCluster,
+  type Stack,
+} from './harness';
+
+jest.setTimeout(120_000);
+
+let cluster: RedisCluster;
+let stack: Stack;
+let psp: PspRecorder;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  stack = await startStack(cluster, { env: { REDIS_CLUSTER_NODES: cluster.nodes.join(',') } });
+  psp = await new PspRecorder().start();
+});
+
+afterAll(async () => {
+  await psp?.stop();
+  await stack?.stop();
+  await cluster?.stop();
+});
+
+/** Card keys per master, read from each node directly (not through the cluster client). */
+async function cardKeysPerMaster(): Promise<number[]> {
+  return Promise.all(
+    cluster.nodes.map(async (node) => {
+      const [host, port] = node.split(':') as [string, string];
+      const client = new Redis({ host, port: Number(port), lazyConnect: true });
+      await client.connect();
+      try {
+        let cursor = '0';
+        let count = 0;
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', 'tessera:card:*', 'COUNT', 500);
+          cursor = next;
+          count += keys.length;
+        } while (cursor !== '0');
+        return count;
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+}
+
+it('is ready on the cluster, and the keys CLI creates keys in it', async () => {
+  expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
+  const key = stack.createKey('acme');
+  expect(key.apiKey).toMatch(/^tsk_test_/);
+  expect((await apiClient(stack, key.apiKey)('GET', '/v1/token/tok.unknown')).status).toBe(404);
+});
+
+it('stores tokens across every master, reads, proxies (CVV once) and deletes them, and the vault CLI scans them all', async () => {
+  const call = apiClient(stack, stack.createKey('acme').apiKey);
+  const tokens: Array<{ token: string; last4: string }> = [];
+  const numbers = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.visaDeclined];
+  for (let i = 0; i < 30; i++) {
+    const res = await call('POST', '/v1/token', aCard({ number: numbers[i % numbers.length] }));
+    expect(res.status).toBe(201);
+    tokens.push({ token: res.body.token, last4: res.body.last4 });
+  }
+  // 30 random tokens over three masters: each master holds some (the chance of one empty is ~1e-5).
+  const perMaster = await cardKeysPerMaster();
+  expect(perMaster.every((n) => n > 0)).toBe(true);
+  expect(perMaster.reduce((a, b) => a + b, 0)).toBe(30);
+
+  for (const { token, last4 } of tokens) {
+    const res = await call('GET', `/v1/token/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ last4, cvvAvailable: true });
+  }
+
+  const first = tokens[0]!.token;
+  const body = { method: 'post', token: first, pspUrl: `${psp.url}/charge`, pspBody: '[CARD_NUMBER]|[CARD_CVV]' };
+  expect((await call('POST', '/v1/proxy', body)).status).toBe(200);
+  expect(psp.requests.map((r) => r.body.toString())).toEqual([`${TEST_CARDS.visa}|${TEST_CVV}`]);
+  const again = await call('POST', '/v1/proxy', body);
+  expect(again.status).toBe(422);
+  expect(again.body.error.code).toBe('cvv_unavailable');
+
+  // The vault CLI's SCAN walks every master: status counts all 30 records, rewrap visits all 30.
+  const vaultCli = (...args: string[]) =>
+    spawnSync(process.execPath, [path.join(ROOT, 'services/vault/dist/cli/vault.js'), ...args], {
+      cwd: ROOT,
+      env: stack.env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  const status = vaultCli('status', '--json', '--batch', '7');
+  expect(status.stderr).toBe('');
+  const usage = JSON.parse(status.stdout) as { byKeyId: Record<string, { card: number }> };
+  expect(Object.values(usage.byKeyId).reduce((sum, n) => sum + n.card, 0)).toBe(30);
+  const rewrap = vaultCli('rewrap', '--batch', '7');
+  expect(rewrap.status).toBe(0);
+  expect(JSON.parse(rewrap.stdout.trim().split('\n').pop() ?? '')).toMatchObject({ done: true, scanned: 30, failed: 0 });
+
+  expect((await call('DELETE', `/v1/token/${first}`)).status).toBe(204);
+  expect((await call('GET', `/v1/token/${first}`)).status).toBe(404);
+  expect((await cardKeysPerMaster()).reduce((a, b) => a + b, 0)).toBe(29);
+});
