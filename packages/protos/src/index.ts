@@ -80,6 +80,7 @@ export function createProxyClient(
 }
 
 export * from './tls';
+export * from './health';
 
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

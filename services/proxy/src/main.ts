@@ -2,7 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import { createLogger, loadConfigOrExit, tlsFilesOf } from '@tessera/common';
 import {
   clientCredentials,
+  createHealthHandlers,
   createVaultClient,
+  healthService,
   isLoopbackAddress,
   proxyService,
   readTlsMaterial,
@@ -73,6 +75,9 @@ async function main(): Promise<void> {
   const gatewayOnly = [config.TLS_PEER_GATEWAY];
   const policy: Record<keyof ProxyHandlers & string, string[]> = { Forward: gatewayOnly, DryRun: gatewayOnly, Ready: gatewayOnly };
   server.addService(proxyService, restrictCallers(createProxyHandlers({ egress, vault, logger }), policy, tls !== undefined));
+  // grpc.health.v1 Check, for standard probes: SERVING when the vault answers, like Ready.
+  const health = createHealthHandlers(['tessera.proxy.v1.Proxy'], async () => (await vault.ready()).ready);
+  server.addService(healthService, restrictCallers(health, { Check: gatewayOnly }, tls !== undefined));
   const port = await bindAsync(server, config.PROXY_ADDR, tls);
   // With PROXY_ADDR port 0 the OS picks the port; report the real one for harnesses.
   const address = config.PROXY_ADDR.replace(/:\d+$/, `:${port}`);

@@ -81,7 +81,12 @@ async function main(): Promise<void> {
     tlsFiles === undefined
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
-  const { server, port } = await startVaultServer(config.VAULT_ADDR, createVaultHandlers(vault, logger), tls);
+  const { server, port } = await startVaultServer(
+    config.VAULT_ADDR,
+    createVaultHandlers(vault, logger),
+    tls,
+    async () => (await vault.ready()).ok,
+  );
   // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
   logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined }, 'vault listening');
 

@@ -1,5 +1,18 @@
 import * as grpc from '@grpc/grpc-js';
-import { restrictCallers, SERVER_OPTIONS, serverCredentials, vaultService, type TlsMaterial, type VaultHandlers } from '@tessera/protos';
+import {
+  createHealthHandlers,
+  healthService,
+  restrictCallers,
+  SERVER_OPTIONS,
+  serverCredentials,
+  vaultService,
+  type HealthCheckHandlers,
+  type TlsMaterial,
+  type VaultHandlers,
+} from '@tessera/protos';
+
+/** The name grpc.health.v1 Check knows besides "" (the whole server). */
+export const VAULT_SERVICE_NAME = 'tessera.vault.v1.Vault';
 
 export interface RunningServer {
   server: grpc.Server;
@@ -29,10 +42,27 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
   };
 }
 
-/** With `tls`: mTLS with client certificates required and every RPC authorized by caller SAN. Without: plaintext. */
-export function startVaultServer(address: string, handlers: VaultHandlers, tls?: VaultServerTls): Promise<RunningServer> {
+/** grpc.health.v1: both callers may ask (it reveals only SERVING or NOT_SERVING). */
+export function vaultHealthCallerPolicy(
+  tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>,
+): Record<keyof HealthCheckHandlers & string, string[]> {
+  return { Check: [tls.gatewayName, tls.proxyName] };
+}
+
+/**
+ * With `tls`: mTLS with client certificates required and every RPC authorized by caller SAN. Without: plaintext.
+ * `isReady` backs grpc.health.v1 Check (the same answer as Ready); absent, Check says SERVING while the server runs.
+ */
+export function startVaultServer(
+  address: string,
+  handlers: VaultHandlers,
+  tls?: VaultServerTls,
+  isReady: () => Promise<boolean> = async () => true,
+): Promise<RunningServer> {
   const server = new grpc.Server(SERVER_OPTIONS);
   server.addService(vaultService, tls === undefined ? handlers : restrictCallers(handlers, vaultCallerPolicy(tls), true));
+  const health = createHealthHandlers([VAULT_SERVICE_NAME], isReady);
+  server.addService(healthService, tls === undefined ? health : restrictCallers(health, vaultHealthCallerPolicy(tls), true));
   return new Promise((resolve, reject) => {
     server.bindAsync(address, serverCredentials(tls?.material), (err, port) => {
       if (err) reject(err);

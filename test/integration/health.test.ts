@@ -1,0 +1,67 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  checkHealth,
+  clientCredentials,
+  createHealthClient,
+  devTlsFiles,
+  readTlsMaterial,
+  tlsChannelOptions,
+  type HealthClient,
+} from '@tessera/protos';
+import { startRedis, startStack, type RedisServer, type Stack } from './harness';
+
+jest.setTimeout(60_000);
+
+let redis: RedisServer;
+let stack: Stack;
+const clients: HealthClient[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  stack = await startStack(redis, { tls: true });
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await stack?.stop();
+  await redis?.stop();
+});
+
+/** A Health client with one service's certificate, to the vault or the proxy of the running stack. */
+function healthClient(as: 'gateway' | 'proxy', to: 'vault' | 'proxy'): HealthClient {
+  const tls = readTlsMaterial(devTlsFiles(stack.certDir as string, as));
+  const address = (to === 'vault' ? stack.env.VAULT_ADDR : stack.env.PROXY_ADDR) as string;
+  const client = createHealthClient(address, clientCredentials(tls), tlsChannelOptions(tls, to));
+  clients.push(client);
+  return client;
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    return await promise;
+  } catch (err) {
+    return (err as grpc.ServiceError).code;
+  }
+}
+
+describe('grpc.health.v1 on the real vault and proxy, over mTLS', () => {
+  it('answers SERVING to the callers the mTLS policy allows', async () => {
+    expect(await checkHealth(healthClient('gateway', 'vault'), '', 5000)).toBe('SERVING');
+    expect(await checkHealth(healthClient('gateway', 'vault'), 'tessera.vault.v1.Vault', 5000)).toBe('SERVING');
+    expect(await checkHealth(healthClient('proxy', 'vault'), '', 5000)).toBe('SERVING');
+    expect(await checkHealth(healthClient('gateway', 'proxy'), 'tessera.proxy.v1.Proxy', 5000)).toBe('SERVING');
+  });
+
+  it('keeps the proxy’s own caller policy: only the gateway may ask it', async () => {
+    expect(await codeOf(checkHealth(healthClient('proxy', 'proxy'), '', 5000))).toBe(grpc.status.PERMISSION_DENIED);
+  });
+
+  it('answers NOT_FOUND for a service the server does not run', async () => {
+    expect(await codeOf(checkHealth(healthClient('gateway', 'vault'), 'tessera.proxy.v1.Proxy', 5000))).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it('reports the proxy NOT_SERVING once the vault it depends on is gone', async () => {
+    await stack.vault.stop();
+    expect(await checkHealth(healthClient('gateway', 'proxy'), '', 10_000)).toBe('NOT_SERVING');
+  });
+});
