@@ -1,3 +1,4 @@
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { toGrpcError, TesseraError } from '@tessera/common';
 import { createVaultClient, requestIdFromMetadata, SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
@@ -93,6 +94,26 @@ describe('vault client adapter', () => {
       });
     } finally {
       api.close();
+    }
+  });
+
+  it('turns a vault that accepts TCP but never speaks HTTP/2 into 503 service_unavailable within the deadline', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${(silent.address() as net.AddressInfo).port}`), 300);
+    const started = Date.now();
+    try {
+      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'service_unavailable',
+        status: 503,
+      });
+      expect(Date.now() - started).toBeLessThan(1300);
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      api.close();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   });
 });

@@ -9,7 +9,8 @@ import {
   type TokenRef,
   type VaultClient,
 } from '@tessera/protos';
-import { errorFromGrpc } from '@tessera/common';
+import { connectivityState } from '@grpc/grpc-js';
+import { errorFromGrpc, TesseraError } from '@tessera/common';
 
 export interface CallContext {
   requestId: string;
@@ -40,20 +41,33 @@ export interface ProxyApi {
   close(): void;
 }
 
-async function mapped<T>(call: Promise<T>): Promise<T> {
+/**
+ * A deadline that expires while the channel has no working connection (the peer is down, or
+ * accepts TCP but never completes the HTTP/2 handshake) means the call was never delivered:
+ * that is the peer being unavailable (503, safe to retry), not a slow answer (504).
+ */
+async function mapped<T>(call: Promise<T>, client?: { getChannel(): { getConnectivityState(tryToConnect: boolean): number } }): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    throw errorFromGrpc(err);
+    const error = errorFromGrpc(err);
+    if (
+      error.code === 'upstream_timeout' &&
+      client !== undefined &&
+      client.getChannel().getConnectivityState(false) !== connectivityState.READY
+    ) {
+      throw new TesseraError('service_unavailable', { cause: err });
+    }
+    throw error;
   }
 }
 
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
   return {
-    tokenize: (request, ctx) => mapped(callUnary(client, client.Tokenize, request, { timeoutMs, requestId: ctx.requestId })),
-    getToken: (ref, ctx) => mapped(callUnary(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId })),
+    tokenize: (request, ctx) => mapped(callUnary(client, client.Tokenize, request, { timeoutMs, requestId: ctx.requestId }), client),
+    getToken: (ref, ctx) => mapped(callUnary(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
     deleteToken: async (ref, ctx) => {
-      await mapped(callUnary(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId }));
+      await mapped(callUnary(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId }), client);
     },
     ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
     close: () => client.close(),
@@ -62,8 +76,8 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
 
 export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): ProxyApi {
   return {
-    forward: (request, ctx) => mapped(callUnary(client, client.Forward, request, { timeoutMs, requestId: ctx.requestId })),
-    dryRun: (request, ctx) => mapped(callUnary(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId })),
+    forward: (request, ctx) => mapped(callUnary(client, client.Forward, request, { timeoutMs, requestId: ctx.requestId }), client),
+    dryRun: (request, ctx) => mapped(callUnary(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId }), client),
     ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
     close: () => client.close(),
   };
