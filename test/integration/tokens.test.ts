@@ -127,7 +127,8 @@ describe('reading back and deleting tokens', () => {
     const proxied = await other('POST', '/v1/proxy', {
       method: 'post',
       token: created.body.token,
-      pspUrl: 'http://127.0.0.1:9/x',
+      // An allowed destination (PSP_ALLOWED_PORTS) where nothing listens: the token check comes first.
+      pspUrl: 'http://127.0.0.1:1025/x',
       pspBody: '[CARD_NUMBER]',
     });
     expect(proxied.status).toBe(404);
