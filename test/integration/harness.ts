@@ -115,7 +115,7 @@ export async function startRedis(): Promise<RedisServer> {
     port,
     dir,
     process: proc,
-    async stop() {
+    async stop(this: RedisServer) {
       // this.process: restartRedis may have replaced the process.
       await this.process.stop();
       fs.rmSync(dir, { recursive: true, force: true });
