@@ -41,6 +41,16 @@ export const ERROR_CATALOGUE = {
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  idempotency_key_reused: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  idempotency_in_progress: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },
   cvv_unavailable: { status: 422, type: 'card_data_error', message: 'The CVV for this token is no longer available.' },

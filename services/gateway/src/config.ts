@@ -47,6 +47,8 @@ export const gatewayConfigSchema = z
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    // How long an Idempotency-Key's first answer is replayed (24 h, as the SDKs' retry windows assume).
+    IDEMPOTENCY_TTL_SECONDS: env.positiveInt(86_400),
     // 0 disables. Per key: generous for a merchant backend (a checkout rarely needs more than a
     // few calls per second), low enough that a leaked key cannot flood the vault and the PSP.
     RATE_LIMIT_PER_KEY_PER_SECOND: env.nonNegativeInt(100),

@@ -11,6 +11,7 @@ import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { createApp } from './transport/app';
+import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { setUpAdmin } from './adminSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 
@@ -87,7 +88,13 @@ async function main(): Promise<void> {
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
-  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter });
+  // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it.
+  const idempotency = {
+    store: sharedRedis ? new RedisIdempotencyStore(sharedRedis) : new MemoryIdempotencyStore(),
+    ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
+    lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
+  };
+  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter, idempotency });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {

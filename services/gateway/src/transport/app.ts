@@ -2,6 +2,8 @@ import express, { type Express, type NextFunction, type Request, type Response, 
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { RateLimiter } from './rateLimit';
+import { idempotency } from './idempotency';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
 import { securityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
@@ -30,6 +32,8 @@ export interface GatewayDeps {
   admin?: Router;
   /** API rate limits (per key, failed authentication per IP); absent: none. */
   rateLimiter?: RateLimiter;
+  /** Idempotency-Key answers (Redis when the gateway has it); absent: in memory, 24 h, 60 s claims. */
+  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -129,11 +133,16 @@ export function createApp(deps: GatewayDeps): Express {
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
   const proxying = proxyRoutes(proxy, logger);
+  const idempotent = idempotency({
+    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
+    pepper: deps.pepper,
+    logger,
+  });
 
-  app.post('/v1/token', auth, ...body, tokens.create);
+  app.post('/v1/token', auth, ...body, idempotent, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
-  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, proxying.forward);
+  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
   if (deps.admin) app.use(deps.admin);
 

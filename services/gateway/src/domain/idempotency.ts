@@ -1,0 +1,101 @@
+import crypto from 'node:crypto';
+
+/**
+ * Idempotency-Key on POST /v1/token and POST /v1/proxy: the first complete answer for a merchant's
+ * key is kept (IDEMPOTENCY_TTL_SECONDS, 24 h by default) and replayed for a retry with the same
+ * body; a different body under the same key is 409 idempotency_key_reused; a retry that arrives
+ * while the first request is still running is 409 idempotency_in_progress (no waiting: the first
+ * may take a whole PSP timeout, and a prompt, retryable answer is easier to handle than a hang).
+ */
+
+/** Printable ASCII without spaces at the ends, as Stripe and the IETF draft use; at most 255. */
+const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+export function isValidIdempotencyKey(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+/**
+ * Where a merchant's key lives: the key is hashed so whatever a merchant puts in it (order ids,
+ * emails) never becomes part of a store key.
+ */
+export function idempotencyScope(merchantId: string, idempotencyKey: string): string {
+  const digest = crypto.createHash('sha256').update(idempotencyKey).digest('base64url');
+  return `${merchantId}:${digest}`;
+}
+
+/**
+ * Identifies "the same request": route and body. Keyed (HMAC with a secret derived from the
+ * pepper) because a tokenize body holds the PAN: an unkeyed hash of it is cardholder data by
+ * PCI DSS 3.5.1.1, and a guessable one.
+ */
+export function requestFingerprint(secret: Buffer, route: string, body: unknown): string {
+  return crypto
+    .createHmac('sha256', secret)
+    .update(route)
+    .update('\n')
+    .update(JSON.stringify(body ?? null))
+    .digest('base64url');
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Array<[string, string | string[]]>;
+  body: Buffer;
+}
+
+/**
+ * Which answers are kept and replayed. Everything that says what happened is: successes, PSP
+ * answers of any status, client errors, and PSP or internal timeouts (the PSP may have received
+ * the request, so a retry must not send it again). Only answers that say "nothing was done, try
+ * again" release the key: 503 (a service was unavailable before anything was sent) and 429.
+ */
+export function isReplayable(status: number): boolean {
+  return status !== 503 && status !== 429;
+}
+
+/** Headers that describe this delivery, not the answer: never replayed. */
+const PER_DELIVERY_HEADERS = new Set(['x-request-id', 'x-tessera-request-id', 'x-tessera-total-ms', 'date', 'retry-after']);
+
+export function replayableHeaders(headers: Record<string, number | string | string[] | undefined>): Array<[string, string | string[]]> {
+  const kept: Array<[string, string | string[]]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || PER_DELIVERY_HEADERS.has(name.toLowerCase())) continue;
+    kept.push([name, typeof value === 'number' ? String(value) : value]);
+  }
+  return kept;
+}
+
+/**
+ * A stored answer is encrypted (AES-256-GCM, key derived from the pepper): a PSP's response is
+ * passed through unchanged and could echo card data, which must not sit in Redis in clear.
+ * The scope is bound in as additional data, so a record cannot be moved to another key.
+ */
+export function sealResponse(key: Buffer, scope: string, response: StoredResponse): string {
+  const iv = crypto.randomBytes(12);
+  const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(scope));
+  const plain = Buffer.from(JSON.stringify({ s: response.status, h: response.headers, b: response.body.toString('base64') }));
+  const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return [iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64')).join('.');
+}
+
+export function openResponse(key: Buffer, scope: string, sealed: string): StoredResponse {
+  const [iv, tag, data] = sealed.split('.').map((part) => Buffer.from(part, 'base64'));
+  if (!iv || !tag || !data) throw new Error('malformed stored response');
+  const decipher = crypto.createDecipheriv('aes-256-gcm', key, iv);
+  decipher.setAAD(Buffer.from(scope));
+  decipher.setAuthTag(tag);
+  const plain = JSON.parse(Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8')) as {
+    s: number;
+    h: Array<[string, string | string[]]>;
+    b: string;
+  };
+  return { status: plain.s, headers: plain.h, body: Buffer.from(plain.b, 'base64') };
+}
+
+/** Two independent keys from the pepper: one for fingerprints, one for sealing answers. */
+export function idempotencyKeys(pepper: string): { fingerprint: Buffer; seal: Buffer } {
+  const derive = (info: string) => Buffer.from(crypto.hkdfSync('sha256', pepper, 'tessera.idempotency', info, 32));
+  return { fingerprint: derive('fingerprint'), seal: derive('seal') };
+}

@@ -1,0 +1,99 @@
+import type { NextFunction, Request, Response } from 'express';
+import { TesseraError, type Logger } from '@tessera/common';
+import {
+  idempotencyKeys,
+  idempotencyScope,
+  isReplayable,
+  isValidIdempotencyKey,
+  openResponse,
+  replayableHeaders,
+  requestFingerprint,
+  sealResponse,
+} from '../domain/idempotency';
+import type { IdempotencyStore } from '../store/idempotencyStore';
+import { apiKeyOf, contextOf, routeOf } from './requestContext';
+
+export interface IdempotencyOptions {
+  store: IdempotencyStore;
+  pepper: string;
+  /** How long an answer is replayed (IDEMPOTENCY_TTL_SECONDS). */
+  ttlMs: number;
+  /** How long a claim blocks duplicates if its request never finishes (the process died). */
+  lockTtlMs: number;
+  logger: Logger;
+}
+
+export const REPLAYED_HEADER = 'idempotent-replayed';
+
+function toBuffer(chunk: unknown, encoding?: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+}
+
+/**
+ * Runs after authentication and body parsing, before the route. Without an Idempotency-Key it
+ * does nothing. With one: replays the stored answer, refuses a reused key (409), or claims the
+ * key and records the route's answer as it is written (before the last byte leaves, so a retry
+ * that arrives right after the answer finds it).
+ */
+export function idempotency(opts: IdempotencyOptions) {
+  const keys = idempotencyKeys(opts.pepper);
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return next();
+    if (typeof header !== 'string' || !isValidIdempotencyKey(header)) {
+      throw new TesseraError('parameter_invalid', {
+        param: 'Idempotency-Key',
+        message: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
+      });
+    }
+    const scope = idempotencyScope(apiKeyOf(res).merchantId, header);
+    const fingerprint = requestFingerprint(keys.fingerprint, `${req.method} ${routeOf(req) ?? req.path}`, req.body);
+    const found = await opts.store.claim(scope, fingerprint, opts.lockTtlMs);
+    if (found !== 'claimed') {
+      if (found.fingerprint !== fingerprint) throw new TesseraError('idempotency_key_reused', { param: 'Idempotency-Key' });
+      if (found.state === 'in_progress') {
+        res.setHeader('retry-after', '1');
+        throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key' });
+      }
+      const stored = openResponse(keys.seal, scope, found.sealed);
+      res.sendDate = false;
+      for (const [name, value] of stored.headers) res.setHeader(name, value);
+      res.setHeader(REPLAYED_HEADER, 'true');
+      res.statusCode = stored.status;
+      res.end(stored.body);
+      return;
+    }
+
+    const chunks: Buffer[] = [];
+    const write = res.write;
+    const end = res.end;
+    res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+      return (write as (...a: unknown[]) => boolean).apply(this, [chunk, ...rest]);
+    } as Response['write'];
+    res.end = function (this: Response, chunk?: unknown, ...rest: unknown[]) {
+      res.write = write;
+      res.end = end;
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+      const status = res.statusCode;
+      const persist = isReplayable(status)
+        ? opts.store.complete(
+            scope,
+            fingerprint,
+            sealResponse(keys.seal, scope, { status, headers: replayableHeaders(res.getHeaders()), body: Buffer.concat(chunks) }),
+            opts.ttlMs,
+          )
+        : opts.store.release(scope);
+      void persist
+        .catch((err: unknown) =>
+          // The answer still goes out; a retry then meets the claim (409 in progress) until lockTtlMs.
+          opts.logger.error({ err, requestId: contextOf(res).requestId }, 'could not store the idempotent answer'),
+        )
+        .finally(() => (end as (...a: unknown[]) => Response).apply(this, [chunk, ...rest]));
+      return this;
+    } as Response['end'];
+    next();
+  };
+}
