@@ -6,3 +6,4 @@ export * from './devSecrets';
 export * from './card';
 export * from './net/cidr';
 export * from './tlsConfig';
+export * from './metrics';

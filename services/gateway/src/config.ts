@@ -1,7 +1,16 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { checkTlsEnv, env, loadOrCreateDevSecret, parseConfig, tlsEnvShape, type Logger, parseCidr } from '@tessera/common';
+import {
+  checkTlsEnv,
+  env,
+  loadOrCreateDevSecret,
+  metricsEnvShape,
+  parseConfig,
+  tlsEnvShape,
+  type Logger,
+  parseCidr,
+} from '@tessera/common';
 import { isApiKeyFormat } from './domain/apiKeys';
 
 export const MIN_PEPPER_LENGTH = 32;
@@ -80,6 +89,7 @@ export const gatewayConfigSchema = z
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
+    ...metricsEnvShape,
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);

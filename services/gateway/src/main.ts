@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { createLogger, loadConfigOrExit, tlsFilesOf, type Logger } from '@tessera/common';
+import { createLogger, createMetricsRegistry, loadConfigOrExit, startMetricsServer, tlsFilesOf, type Logger } from '@tessera/common';
 import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
 import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
 import { superviseWorkers } from './cluster';
@@ -94,7 +94,8 @@ async function main(): Promise<void> {
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
   };
-  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter, idempotency });
+  const metrics = createMetricsRegistry('gateway');
+  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter, idempotency, metrics });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
@@ -106,6 +107,9 @@ async function main(): Promise<void> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await admin.listen();
+  // With GATEWAY_WORKERS > 1 the workers share this port too, and each scrape reads one worker.
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
   logger.info({ url: `http://${host}:${address.port}` }, 'gateway listening');
 
   let stopping = false;
@@ -120,6 +124,7 @@ async function main(): Promise<void> {
     }, config.PROXY_TIMEOUT_MS + 1000);
     force.unref();
     void admin.close();
+    void metricsServer?.close();
     server.close(() => {
       vault.close();
       proxy.close();

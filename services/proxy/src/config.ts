@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkTlsEnv, env, tlsEnvShape } from '@tessera/common';
+import { checkTlsEnv, env, metricsEnvShape, tlsEnvShape } from '@tessera/common';
 import { parseCidrList, type Cidr } from './domain/addressPolicy';
 import { parsePortList, type PortRange } from './domain/portPolicy';
 
@@ -41,6 +41,7 @@ export const configSchema = z
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
+    ...metricsEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine((config, ctx) => checkTlsEnv(config, ctx), { when: () => true });

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { createLogger, loadConfigOrExit, tlsFilesOf } from '@tessera/common';
+import { createLogger, createMetricsRegistry, loadConfigOrExit, rpcObserver, startMetricsServer, tlsFilesOf } from '@tessera/common';
 import {
   clientCredentials,
   createHealthHandlers,
@@ -74,7 +74,11 @@ async function main(): Promise<void> {
   // Only the gateway calls the proxy (PCI DSS 7.2: least privilege between services).
   const gatewayOnly = [config.TLS_PEER_GATEWAY];
   const policy: Record<keyof ProxyHandlers & string, string[]> = { Forward: gatewayOnly, DryRun: gatewayOnly, Ready: gatewayOnly };
-  server.addService(proxyService, restrictCallers(createProxyHandlers({ egress, vault, logger }), policy, tls !== undefined));
+  const metrics = createMetricsRegistry('proxy');
+  server.addService(
+    proxyService,
+    restrictCallers(createProxyHandlers({ egress, vault, logger, observe: rpcObserver(metrics) }), policy, tls !== undefined),
+  );
   // grpc.health.v1 Check, for standard probes: SERVING when the vault answers, like Ready.
   const health = createHealthHandlers(['tessera.proxy.v1.Proxy'], async () => (await vault.ready()).ready);
   server.addService(healthService, restrictCallers(health, { Check: gatewayOnly }, tls !== undefined));
@@ -82,6 +86,8 @@ async function main(): Promise<void> {
   // With PROXY_ADDR port 0 the OS picks the port; report the real one for harnesses.
   const address = config.PROXY_ADDR.replace(/:\d+$/, `:${port}`);
   logger.info({ address, tls: tls !== undefined }, 'proxy listening');
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
 
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -96,6 +102,7 @@ async function main(): Promise<void> {
         .catch((err: unknown) => logger.warn({ err }, 'closing PSP connections failed'))
         .finally(() => {
           vault.close();
+          void metricsServer?.close();
           logger.info('proxy stopped');
           logger.flush();
           process.exit(0);

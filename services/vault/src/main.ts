@@ -1,4 +1,13 @@
-import { createLogger, loadConfigOrExit, loadOrCreateDevSecret, tlsFilesOf, type Logger } from '@tessera/common';
+import {
+  createLogger,
+  createMetricsRegistry,
+  loadConfigOrExit,
+  loadOrCreateDevSecret,
+  rpcObserver,
+  startMetricsServer,
+  tlsFilesOf,
+  type Logger,
+} from '@tessera/common';
 import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
 import { configSchema, redisTargetOf, type VaultConfig } from './config';
 import { describeWriteAck } from './domain/writeAck';
@@ -81,14 +90,18 @@ async function main(): Promise<void> {
     tlsFiles === undefined
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
+  const metrics = createMetricsRegistry('vault');
   const { server, port } = await startVaultServer(
     config.VAULT_ADDR,
-    createVaultHandlers(vault, logger),
+    createVaultHandlers(vault, logger, rpcObserver(metrics)),
     tls,
     async () => (await vault.ready()).ok,
   );
   // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
   logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined }, 'vault listening');
+
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -97,6 +110,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'vault shutting down');
     void shutdownServer(server, SHUTDOWN_GRACE_MS)
       .then(() => store.close())
+      .then(() => metricsServer?.close())
       .then(
         () => process.exit(0),
         (err: unknown) => {

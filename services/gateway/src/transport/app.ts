@@ -3,6 +3,8 @@ import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { RateLimiter } from './rateLimit';
 import { idempotency } from './idempotency';
+import { httpMetrics } from './httpMetrics';
+import type { Registry } from 'prom-client';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
 import { securityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
@@ -34,6 +36,8 @@ export interface GatewayDeps {
   rateLimiter?: RateLimiter;
   /** Idempotency-Key answers (Redis when the gateway has it); absent: in memory, 24 h, 60 s claims. */
   idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
+  /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
+  metrics?: Registry;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -97,6 +101,8 @@ export function createApp(deps: GatewayDeps): Express {
     res.on('close', accessLog);
     next();
   });
+
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 

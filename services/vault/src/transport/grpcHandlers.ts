@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { toGrpcError, TesseraError, type Logger } from '@tessera/common';
+import { outcomeLabel, toGrpcError, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import { requestIdFromMetadata, type VaultHandlers } from '@tessera/protos';
 import type { Vault } from '../vault';
 
@@ -9,7 +9,7 @@ type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
  * Wraps a use case: request id on every log line, errors through toGrpcError. Requests and
  * replies are never logged — they carry card data or rendered bodies.
  */
-function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => Promise<Res>): Unary<Req, Res> {
+function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => Promise<Res>, observe?: RpcObserver): Unary<Req, Res> {
   return (call, callback) => {
     // Plain fields rather than logger.child(): a child logger per call costs more than the one
     // line it would write, and at the default level a successful call writes none.
@@ -19,10 +19,12 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
     handle(call.request).then(
       (reply) => {
         if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs: elapsedMs() }, 'rpc ok');
+        observe?.(rpc, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
         callback(null, reply);
       },
       (err: unknown) => {
         const status = err instanceof TesseraError ? err.status : 500;
+        observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
         if (status >= 500) logger.error({ ...fields, err, durationMs: elapsedMs() }, 'rpc failed');
         else logger.info({ ...fields, code: (err as TesseraError).code, durationMs: elapsedMs() }, 'rpc refused');
         callback(toGrpcError(err));
@@ -31,9 +33,11 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
   };
 }
 
-export function createVaultHandlers(vault: Vault, logger: Logger): VaultHandlers {
+/** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */
+export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcObserver): VaultHandlers {
+  const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req) => Promise<Res>) => unary(rpc, log, handle, observe);
   return {
-    Tokenize: unary('Tokenize', logger, (req) =>
+    Tokenize: unaryRpc('Tokenize', logger, (req) =>
       vault.tokenize({
         merchantId: req.merchantId,
         number: req.number,
@@ -43,16 +47,16 @@ export function createVaultHandlers(vault: Vault, logger: Logger): VaultHandlers
         cvv: req.cvv,
       }),
     ),
-    GetToken: unary('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
-    DeleteToken: unary('DeleteToken', logger, async (req) => {
+    GetToken: unaryRpc('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
+    DeleteToken: unaryRpc('DeleteToken', logger, async (req) => {
       await vault.deleteToken(req.merchantId, req.token);
       return {};
     }),
-    Render: unary('Render', logger, async (req) => ({
+    Render: unaryRpc('Render', logger, async (req) => ({
       body: await vault.render(req.merchantId, req.token, req.template, req.contentType),
     })),
-    Preview: unary('Preview', logger, (req) => vault.preview(req.merchantId, req.token, req.template, req.contentType)),
-    Ready: unary('Ready', logger, async () => {
+    Preview: unaryRpc('Preview', logger, (req) => vault.preview(req.merchantId, req.token, req.template, req.contentType)),
+    Ready: unaryRpc('Ready', logger, async () => {
       const health = await vault.ready();
       return { ready: health.ok, detail: health.detail };
     }),

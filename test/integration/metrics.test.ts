@@ -1,0 +1,83 @@
+import {
+  aCard,
+  apiClient,
+  PspRecorder,
+  startRedis,
+  startStack,
+  TEST_CARDS,
+  TEST_CVV,
+  type ManagedProcess,
+  type RedisServer,
+  type Stack,
+} from './harness';
+
+jest.setTimeout(60_000);
+
+let redis: RedisServer;
+let stack: Stack;
+let psp: PspRecorder;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  // Port 0: each service picks a free port and logs it.
+  stack = await startStack(redis, { env: { METRICS_PORT: '0' } });
+  psp = await new PspRecorder().start();
+});
+
+afterAll(async () => {
+  await psp?.stop();
+  await stack?.stop();
+  await redis?.stop();
+});
+
+/** The value of one sample whose labels include `labels` (label order is the client's business). */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.split(' ').pop());
+  }
+  return undefined;
+}
+
+async function scrape(service: ManagedProcess): Promise<string> {
+  const url = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(service.output)?.[1];
+  if (url === undefined) throw new Error(`${service.name} logged no metrics URL`);
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+  return res.text();
+}
+
+it('exposes Prometheus metrics on METRICS_PORT: requests, latencies, vault operations and PSP status classes, without card data, tokens or keys', async () => {
+  const key = stack.createKey('acme-metrics');
+  const call = apiClient(stack, key.apiKey);
+  const created = await call('POST', '/v1/token', aCard());
+  expect(created.status).toBe(201);
+  psp.reply = (_req, res) => {
+    res.writeHead(402, { 'content-type': 'application/json' });
+    res.end('{"declined":true}');
+  };
+  const token = created.body.token as string;
+  expect(
+    (await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/c`, pspBody: '[CARD_NUMBER] [CARD_CVV]' })).status,
+  ).toBe(402);
+  expect((await call('GET', `/v1/token/${token}`)).status).toBe(200);
+
+  const [gateway, vault, proxy] = await Promise.all([scrape(stack.gateway), scrape(stack.vault), scrape(stack.proxy)]);
+  expect(sample(gateway, 'tessera_http_requests_total', { method: 'POST', route: '/v1/token', status: '201' })).toBe(1);
+  expect(sample(gateway, 'tessera_http_requests_total', { method: 'GET', route: '/v1/token/:token', status: '200' })).toBe(1);
+  expect(sample(gateway, 'tessera_http_request_duration_seconds_count', { method: 'POST', route: '/v1/proxy' })).toBe(1);
+  expect(sample(vault, 'tessera_rpc_requests_total', { rpc: 'Tokenize', outcome: 'ok' })).toBe(1);
+  expect(sample(vault, 'tessera_rpc_requests_total', { rpc: 'Render', outcome: 'ok' })).toBe(1);
+  expect(sample(proxy, 'tessera_rpc_requests_total', { rpc: 'Forward', outcome: 'psp_4xx' })).toBe(1);
+  expect(sample(proxy, 'tessera_rpc_duration_seconds_count', { rpc: 'Forward' })).toBe(1);
+  expect(vault).toMatch(/process_cpu_seconds_total/);
+
+  for (const text of [gateway, vault, proxy]) {
+    expect(text).not.toContain(TEST_CARDS.visa);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(key.apiKey);
+    expect(text).not.toContain('acme-metrics');
+    expect(text).not.toMatch(new RegExp(`[^\\d.]${TEST_CVV}[^\\d.]`));
+  }
+});
