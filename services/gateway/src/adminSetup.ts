@@ -7,6 +7,7 @@ import type { GatewayConfig } from './config';
 import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
 import { hashPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
+import type { DetokenizationLog } from './store/detokenizationLog';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
@@ -68,6 +69,7 @@ export async function setUpAdmin(params: {
   keyStore: ApiKeyStore;
   pepper: string;
   redis: Redis | undefined;
+  detokenizations?: DetokenizationLog;
 }): Promise<AdminSetup> {
   const { config, logger } = params;
   const stores = createAdminStores(params.redis, config);
@@ -77,6 +79,7 @@ export async function setUpAdmin(params: {
   const deps: AdminDeps = {
     ...stores,
     keyStore: params.keyStore,
+    ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     pepper: params.pepper,
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
     logger,

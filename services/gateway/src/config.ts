@@ -80,6 +80,8 @@ export const gatewayConfigSchema = z
     ADMIN_LOGIN_MAX_PER_IP: env.positiveInt(30),
     ADMIN_LOGIN_MAX_PER_ACCOUNT: env.positiveInt(5),
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
+    // Entries kept in the detokenization audit stream (Redis trims approximately, MAXLEN ~).
+    DETOKENIZATION_AUDIT_MAX_ENTRIES: env.positiveInt(100_000),
     TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
     TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
     TESSERA_STATE_DIR: z

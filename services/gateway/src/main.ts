@@ -12,6 +12,7 @@ import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimit
 import { RateLimiter } from './transport/rateLimit';
 import { createApp } from './transport/app';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
+import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 
@@ -85,7 +86,10 @@ async function main(): Promise<void> {
     config.PROXY_TIMEOUT_MS,
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
-  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis });
+  const detokenizations = sharedRedis
+    ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES)
+    : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
+  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
   // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it.
@@ -95,7 +99,19 @@ async function main(): Promise<void> {
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
   };
   const metrics = createMetricsRegistry('gateway');
-  const app = createApp({ config, logger, keyStore, pepper, vault, proxy, admin: admin.router, rateLimiter, idempotency, metrics });
+  const app = createApp({
+    config,
+    logger,
+    keyStore,
+    pepper,
+    vault,
+    proxy,
+    admin: admin.router,
+    rateLimiter,
+    idempotency,
+    metrics,
+    detokenizations,
+  });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {

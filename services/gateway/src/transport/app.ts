@@ -4,6 +4,7 @@ import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { RateLimiter } from './rateLimit';
 import { idempotency } from './idempotency';
 import { httpMetrics } from './httpMetrics';
+import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { Registry } from 'prom-client';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
 import { securityHeaders } from './securityHeaders';
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
   /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
   metrics?: Registry;
+  /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
+  detokenizations?: DetokenizationLog;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -138,7 +141,7 @@ export function createApp(deps: GatewayDeps): Express {
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
-  const proxying = proxyRoutes(proxy, logger);
+  const proxying = proxyRoutes(proxy, logger, deps.detokenizations);
   const idempotent = idempotency({
     ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
     pepper: deps.pepper,

@@ -6,6 +6,8 @@ import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
+import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
+import type { DetokenizationLog } from '../store/detokenizationLog';
 import { markPspPassThrough } from './securityHeaders';
 
 export interface TokenRecordJson {
@@ -164,11 +166,46 @@ export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
   };
 }
 
-export function proxyRoutes(proxy: ProxyApi, logger: Logger) {
+export function proxyRoutes(proxy: ProxyApi, logger: Logger, detokenizations?: DetokenizationLog) {
+  /**
+   * Every call that asks the vault to render card data (a body was given) is audited, whatever
+   * its outcome. Written without holding up the answer; a failed write is logged (ids only).
+   */
+  const audit = (req: Request, res: Response, request: ForwardRequest__Output, status: number, code: string | null): void => {
+    if (detokenizations === undefined || !request.hasBody) return;
+    const ctx = contextOf(res);
+    const record = buildDetokenizationRecord({
+      requestId: ctx.requestId,
+      merchantId: request.merchantId,
+      keyId: apiKeyOf(res).id,
+      token: request.token,
+      pspUrl: request.url,
+      method: request.method,
+      status,
+      code,
+      now: new Date(),
+    });
+    detokenizations.append(record).catch((err: unknown) => {
+      logger.error(
+        { err, requestId: ctx.requestId, auditId: record.id, route: req.route?.path ?? null },
+        'could not write the detokenization audit entry',
+      );
+    });
+  };
+
   return {
     async forward(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
-      const result = await proxy.forward(forwardRequestOf(req, res), { requestId: ctx.requestId });
+      const request = forwardRequestOf(req, res);
+      let result: ForwardResponse__Output;
+      try {
+        result = await proxy.forward(request, { requestId: ctx.requestId });
+      } catch (err) {
+        const error = err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err });
+        audit(req, res, request, error.status, error.code);
+        throw err;
+      }
+      audit(req, res, request, result.status, null);
       res.setHeader('x-tessera-psp-ms', result.pspMs.toFixed(1));
       sendPspResponse(res, result, logger, ctx.requestId);
     },

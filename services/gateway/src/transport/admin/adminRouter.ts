@@ -1,3 +1,4 @@
+import type { DetokenizationLog } from '../../store/detokenizationLog';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
@@ -49,6 +50,8 @@ export interface AdminDeps {
   sessions: SessionStore;
   throttle: LoginThrottle;
   audit: AuditLog;
+  /** The detokenization audit (every /v1/proxy that renders card data); absent: route answers 404. */
+  detokenizations?: DetokenizationLog;
   pepper: string;
   trustedProxies: readonly Cidr[];
   logger: Logger;
@@ -448,6 +451,19 @@ export function createAdminRouter(deps: AdminDeps): Router {
       throw new TesseraError('parameter_invalid', { param: 'limit', message: '"limit" must be an integer from 1 to 1000.' });
     }
     sendJson(res, 200, { entries: await audit.list({ ...(merchantId !== undefined ? { merchantId } : {}), limit }) });
+  });
+
+  api.get('/detokenizations', async (req, res) => {
+    if (deps.detokenizations === undefined) throw new TesseraError('route_not_found');
+    const { operator } = adminOf(res);
+    const merchantId = merchantFor(operator, queryString(req, 'merchantId'), 'merchantId');
+    const limitText = queryString(req, 'limit');
+    const limit = limitText === undefined ? 100 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new TesseraError('parameter_invalid', { param: 'limit', message: '"limit" must be an integer from 1 to 1000.' });
+    }
+    const entries = await deps.detokenizations.list({ ...(merchantId !== undefined ? { merchantId } : {}), limit });
+    sendJson(res, 200, { entries });
   });
 
   api.use((_req: Request, res: Response) => {

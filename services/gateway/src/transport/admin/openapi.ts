@@ -71,6 +71,22 @@ const schemas = {
     origin: z.string().nullable(),
     key: keyViewSchema.nullable(),
   }),
+  AdminDetokenizations: z.object({
+    entries: z.array(
+      z.object({
+        id: z.string(),
+        at: z.string(),
+        requestId: z.string(),
+        merchantId: z.string(),
+        keyId: z.string(),
+        token: z.string(),
+        pspHost: z.string(),
+        method: z.string(),
+        status: z.number().int(),
+        code: z.string().nullable(),
+      }),
+    ),
+  }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -165,6 +181,20 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         ],
         responses: { '200': { description: 'Entries, newest first.', content: ref('AdminAudit') } },
       }),
+    },
+    [`${ADMIN_BASE}/detokenizations`]: {
+      get: op(
+        'adminDetokenizations',
+        'Every /v1/proxy call that rendered card data: merchant, key id, token, PSP host, status, time',
+        readSession,
+        {
+          parameters: [
+            merchantQuery,
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          ],
+          responses: { '200': { description: 'Entries, newest first.', content: ref('AdminDetokenizations') } },
+        },
+      ),
     },
   };
 }
