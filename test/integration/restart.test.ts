@@ -44,6 +44,9 @@ it('keeps every token through a crash of the vault process, and answers 503 whil
     await new Promise((r) => setTimeout(r, 100));
     readBack = await call('GET', `/v1/token/${tokens[0]!.token}`);
   }
+  // The proxy has its own channel to the vault, with its own reconnect backoff: /readyz is 200
+  // only once the proxy reaches the vault too (under load it can lag the gateway's channel).
+  for (let i = 0; i < 50 && (await call('GET', '/readyz')).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
   for (const { token, last4 } of tokens) {
     const res = await call('GET', `/v1/token/${token}`);
     expect(res.status).toBe(200);
