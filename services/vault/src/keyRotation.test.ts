@@ -101,8 +101,10 @@ describe('key rotation against a real redis-server', () => {
     const finished = await rewrapAll(store, rotated, { batchSize: 2, onProgress: (c) => progress.push(c.cursor) });
     expect(finished.done).toBe(true);
     expect(progress.length).toBeGreaterThan(0);
-    // Resumed, so the counts carry on from the first run rather than starting again.
-    expect(finished.checkpoint.stats.scanned).toBeGreaterThanOrEqual(9);
+    // Resumed, so the counts carry on from the first run rather than starting again. SCAN only
+    // promises keys that existed for the whole scan: the token added midway may or may not be
+    // seen (it is written under the new key anyway), so 8 is the floor.
+    expect(finished.checkpoint.stats.scanned).toBeGreaterThanOrEqual(8);
     expect(finished.checkpoint.stats.migrated).toBe(4);
     expect(finished.checkpoint.stats.failed).toBe(0);
     expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).toBeNull();
