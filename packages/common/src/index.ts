@@ -5,5 +5,6 @@ export * from './logger';
 export * from './devSecrets';
 export * from './card';
 export * from './net/cidr';
+export * from './net/hostPatterns';
 export * from './tlsConfig';
 export * from './metrics';

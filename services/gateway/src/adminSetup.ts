@@ -8,6 +8,7 @@ import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
 import { hashPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
+import type { MerchantSettingsStore } from './store/merchantSettingsStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
@@ -70,6 +71,7 @@ export async function setUpAdmin(params: {
   pepper: string;
   redis: Redis | undefined;
   detokenizations?: DetokenizationLog;
+  merchantSettings?: MerchantSettingsStore;
 }): Promise<AdminSetup> {
   const { config, logger } = params;
   const stores = createAdminStores(params.redis, config);
@@ -80,6 +82,7 @@ export async function setUpAdmin(params: {
     ...stores,
     keyStore: params.keyStore,
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
+    ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
     pepper: params.pepper,
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
     logger,

@@ -15,6 +15,7 @@ import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempoten
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
+import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
 
 const SERVICE = 'gateway';
 
@@ -89,7 +90,8 @@ async function main(): Promise<void> {
   const detokenizations = sharedRedis
     ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES)
     : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
-  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations });
+  const merchantSettings = sharedRedis ? new RedisMerchantSettingsStore(sharedRedis) : new MemoryMerchantSettingsStore();
+  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations, merchantSettings });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
   // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it.
@@ -111,6 +113,7 @@ async function main(): Promise<void> {
     idempotency,
     metrics,
     detokenizations,
+    merchantSettings,
   });
 
   const server = app.listen(config.PORT, config.HOST);

@@ -14,6 +14,8 @@ import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import { RedisAuditLog } from '../store/redisAdminStores';
+import { RedisMerchantSettingsStore, type MerchantSettingsStore } from '../store/merchantSettingsStore';
+import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
 import { readAllStdin, runAdminCli } from './admin';
 
 const USAGE = `Usage: npm run keys -- <command> [options]
@@ -31,6 +33,13 @@ Commands:
       Revokes a key; requests with it fail from the next request on.
       --after 24h (s, m, h or d) schedules it instead, for an overlapping rotation: old and new key
       both work until then. A later call can only bring the time forward.
+
+  psp-hosts set --merchant <id> <host>...
+      Sets the merchant's PSP host allowlist (api.stripe.com, '*.adyen.com', 203.0.113.7): /v1/proxy
+      refuses any other host with 400 psp_destination_forbidden, from the next request on.
+  psp-hosts show --merchant <id> [--json]
+  psp-hosts clear --merchant <id>
+      Empties the list: any public host is allowed again.
 
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
@@ -125,6 +134,53 @@ function domainsFrom(args: Parsed): string[] | undefined {
     if (!out.includes(result.value)) out.push(result.value);
   }
   return out;
+}
+
+interface PspHostsPlan {
+  action: 'set' | 'show' | 'clear';
+  merchantId: string;
+  /** Canonical, de-duplicated; only for set. */
+  hosts: string[];
+  json: boolean;
+}
+
+function planPspHosts(args: Parsed): PspHostsPlan {
+  const action = args.positionals[1];
+  if (action !== 'set' && action !== 'show' && action !== 'clear') throw new UsageError('psp-hosts needs set, show or clear');
+  const merchant = args.values.merchant;
+  if (merchant === undefined) throw new UsageError(`psp-hosts ${action} needs --merchant <id>`);
+  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  const raws = args.positionals.slice(2);
+  if (action !== 'set' && raws.length > 0) throw new UsageError(`psp-hosts ${action} takes no hosts`);
+  if (action === 'set' && raws.length === 0) throw new UsageError('psp-hosts set needs at least one host (use clear to allow any host)');
+  if (raws.length > MAX_PSP_HOSTS) throw new UsageError(`at most ${MAX_PSP_HOSTS} PSP hosts`);
+  const hosts: string[] = [];
+  for (const raw of raws) {
+    const result = canonicalPspHostEntry(raw);
+    if (!result.ok) throw new UsageError(`PSP host "${raw}" ${result.message}`);
+    if (!hosts.includes(result.value)) hosts.push(result.value);
+  }
+  return { action, merchantId: merchant, hosts, json: args.values.json ?? false };
+}
+
+async function pspHosts(store: MerchantSettingsStore, audit: AuditLog, plan: PspHostsPlan, io: Io): Promise<void> {
+  const before = (await store.get(plan.merchantId))?.pspHosts ?? [];
+  if (plan.action === 'show') {
+    if (plan.json) io.out(JSON.stringify({ merchantId: plan.merchantId, pspHosts: before }));
+    else io.out(`PSP hosts for ${plan.merchantId}: ${before.length > 0 ? before.join(', ') : 'any public host'}`);
+    return;
+  }
+  const settings = await store.setPspHosts(plan.merchantId, plan.hosts, new Date());
+  await auditCli(audit, {
+    action: 'merchant.psp_hosts_updated',
+    merchantId: plan.merchantId,
+    details: { pspHosts: settings.pspHosts, previousPspHosts: before },
+  });
+  io.out(
+    settings.pspHosts.length > 0
+      ? `PSP hosts for ${plan.merchantId}: ${settings.pspHosts.join(', ')}. Other hosts are refused from the next request on.`
+      : `PSP host allowlist for ${plan.merchantId} cleared: any public host is allowed.`,
+  );
 }
 
 interface RestrictPlan {
@@ -338,16 +394,17 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'revoke', 'restrict'].includes(command)) {
+  if (!['create', 'list', 'revoke', 'restrict', 'psp-hosts'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
 
-  let plan: { create?: CreatePlan; revoke?: RevokePlan; restrict?: RestrictPlan } = {};
+  let plan: { create?: CreatePlan; revoke?: RevokePlan; restrict?: RestrictPlan; pspHosts?: PspHostsPlan } = {};
   try {
     if (command === 'create') plan = { create: planCreate(args) };
     else if (command === 'revoke') plan = { revoke: planRevoke(args) };
     else if (command === 'restrict') plan = { restrict: planRestrict(args) };
+    else if (command === 'psp-hosts') plan = { pspHosts: planPspHosts(args) };
     else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
@@ -396,6 +453,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     if (plan.create) await create(store, audit, pepper, plan.create, io);
     else if (plan.revoke) await revoke(store, audit, plan.revoke, io);
     else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
+    else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
     else await list(store, args, io);
     return 0;
   } catch (err) {

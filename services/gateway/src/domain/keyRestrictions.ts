@@ -1,11 +1,8 @@
-import { domainToASCII } from 'node:url';
-import { canonicalCidr, ipInCidrs, parseCidrList } from '@tessera/common';
+import { canonicalCidr, canonicalHostPattern, hostMatchesPatterns, ipInCidrs, parseCidrList } from '@tessera/common';
 import type { ApiKeyRecord } from './apiKeys';
 
 export const MAX_ALLOWED_CIDRS = 100;
 export const MAX_ALLOWED_DOMAINS = 100;
-
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 export type PatternResult = { ok: true; value: string } | { ok: false; message: string };
 
@@ -17,26 +14,7 @@ export type PatternResult = { ok: true; value: string } | { ok: false; message: 
  * development of a payment form.
  */
 export function canonicalDomainPattern(raw: string): PatternResult {
-  const trimmed = raw.trim().toLowerCase().replace(/\.$/, '');
-  if (trimmed === '') return { ok: false, message: 'is empty' };
-  if (/[/:@?#\s]/.test(trimmed))
-    return { ok: false, message: 'must be a host name only, without scheme, port or path (e.g. shop.example.com)' };
-  const wildcard = trimmed.startsWith('*.');
-  const rest = wildcard ? trimmed.slice(2) : trimmed;
-  if (rest.includes('*')) return { ok: false, message: 'may use "*" only as the whole first label, as in *.example.com' };
-  if (/^[0-9.]+$/.test(rest) || rest.includes('[')) return { ok: false, message: 'is an IP address: put addresses in the IP allowlist' };
-  const ascii = domainToASCII(rest);
-  if (ascii === '' || ascii.length > 253) return { ok: false, message: 'is not a valid host name' };
-  const labels = ascii.split('.');
-  if (!labels.every((l) => LABEL.test(l)))
-    return { ok: false, message: 'is not a valid host name (letters, digits and hyphens between dots)' };
-  if (labels.length < 2 && !(ascii === 'localhost' && !wildcard)) {
-    return {
-      ok: false,
-      message: wildcard ? 'needs at least two labels after "*." (e.g. *.example.com)' : 'needs a dot (e.g. example.com)',
-    };
-  }
-  return { ok: true, value: wildcard ? `*.${ascii}` : ascii };
+  return canonicalHostPattern(raw, { ipMessage: 'is an IP address: put addresses in the IP allowlist' });
 }
 
 export function canonicalCidrEntry(raw: string): PatternResult {
@@ -62,7 +40,7 @@ export function originHost(origin: string | undefined, mode: ApiKeyRecord['mode'
 }
 
 export function hostMatchesDomains(host: string, patterns: readonly string[]): boolean {
-  return patterns.some((pattern) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) : host === pattern));
+  return hostMatchesPatterns(host, patterns);
 }
 
 export type RestrictionFailure = 'ip_not_allowed' | 'origin_not_allowed';

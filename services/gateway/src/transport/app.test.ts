@@ -13,6 +13,7 @@ import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+import { MemoryMerchantSettingsStore } from '../store/merchantSettingsStore';
 
 const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -113,6 +114,7 @@ interface Harness {
   store: MemoryApiKeyStore;
   vault: FakeVault;
   proxy: FakeProxy;
+  merchantSettings: MemoryMerchantSettingsStore;
   logs: () => string[];
   testKey: string;
   liveKey: string;
@@ -124,6 +126,7 @@ async function startHarness(
   const store = new MemoryApiKeyStore();
   const vault = new FakeVault();
   const proxy = new FakeProxy();
+  const merchantSettings = new MemoryMerchantSettingsStore();
   const { logger, lines } = captureLogger();
   const test = issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
   const live = issueApiKey({ merchantId: 'm_live', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() });
@@ -137,9 +140,10 @@ async function startHarness(
       pepper: PEPPER,
       vault,
       proxy,
+      merchantSettings,
     }),
   );
-  return { app, store, vault, proxy, logs: lines, testKey: test.apiKey, liveKey: live.apiKey };
+  return { app, store, vault, proxy, merchantSettings, logs: lines, testKey: test.apiKey, liveKey: live.apiKey };
 }
 
 function expectEnvelope(
@@ -435,7 +439,23 @@ describe('gateway HTTP app', () => {
         headers: [{ name: 'content-type', value: 'application/json' }],
         bodyTemplate: '{"card":"[CARD_NUMBER]"}',
         hasBody: true,
+        allowedHosts: [],
       });
+    });
+
+    it('passes the merchant’s PSP host allowlist to the proxy, for forward and dry run alike', async () => {
+      await h.merchantSettings.setPspHosts('m_live', ['psp.example', '*.adyen.com'], new Date());
+      await post(proxyRequest, h.liveKey);
+      await h.app.request('POST', '/v1/proxy/dry-run', {
+        headers: { ...JSON_HEADERS, 'x-api-key': h.liveKey },
+        body: JSON.stringify(proxyRequest),
+      });
+      await post(proxyRequest, h.testKey);
+      expect(h.proxy.calls.map((c) => c.request.allowedHosts)).toEqual([
+        ['psp.example', '*.adyen.com'],
+        ['psp.example', '*.adyen.com'],
+        [],
+      ]);
     });
 
     it('tells the proxy when there is no body at all', async () => {

@@ -12,6 +12,7 @@ import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
 import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from './requestContext';
+import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   metrics?: Registry;
   /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
   detokenizations?: DetokenizationLog;
+  /** Per-merchant settings (the PSP host allowlist passed to the proxy); absent: no allowlists. */
+  merchantSettings?: MerchantSettingsStore;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -141,7 +144,7 @@ export function createApp(deps: GatewayDeps): Express {
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
-  const proxying = proxyRoutes(proxy, logger, deps.detokenizations);
+  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotent = idempotency({
     ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
     pepper: deps.pepper,

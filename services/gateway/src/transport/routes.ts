@@ -8,6 +8,7 @@ import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
 import type { DetokenizationLog } from '../store/detokenizationLog';
+import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { markPspPassThrough } from './securityHeaders';
 
 export interface TokenRecordJson {
@@ -93,10 +94,11 @@ const FRAMING_HEADERS = new Set([
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
-function forwardRequestOf(req: Request, res: Response): ForwardRequest__Output {
+function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): ForwardRequest__Output {
   const key = apiKeyOf(res);
   const input = parseProxyRequest(req.body as Record<string, unknown>);
   return {
+    allowedHosts,
     merchantId: key.merchantId,
     mode: key.mode,
     token: input.token,
@@ -166,7 +168,15 @@ export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
   };
 }
 
-export function proxyRoutes(proxy: ProxyApi, logger: Logger, detokenizations?: DetokenizationLog) {
+export function proxyRoutes(
+  proxy: ProxyApi,
+  logger: Logger,
+  detokenizations?: DetokenizationLog,
+  merchantSettings?: Pick<MerchantSettingsStore, 'get'>,
+) {
+  /** The merchant's PSP host allowlist, enforced by the proxy; a store failure fails the call (503). */
+  const allowedHostsOf = async (res: Response): Promise<string[]> =>
+    merchantSettings === undefined ? [] : ((await merchantSettings.get(apiKeyOf(res).merchantId))?.pspHosts ?? []);
   /**
    * Every call that asks the vault to render card data (a body was given) is audited, whatever
    * its outcome. Written without holding up the answer; a failed write is logged (ids only).
@@ -196,7 +206,7 @@ export function proxyRoutes(proxy: ProxyApi, logger: Logger, detokenizations?: D
   return {
     async forward(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
-      const request = forwardRequestOf(req, res);
+      const request = forwardRequestOf(req, res, await allowedHostsOf(res));
       let result: ForwardResponse__Output;
       try {
         result = await proxy.forward(request, { requestId: ctx.requestId });
@@ -213,7 +223,7 @@ export function proxyRoutes(proxy: ProxyApi, logger: Logger, detokenizations?: D
     /** Same body as forward; answers what would be sent, masked. The PSP is never contacted. */
     async dryRun(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
-      const result = await proxy.dryRun(forwardRequestOf(req, res), { requestId: ctx.requestId });
+      const result = await proxy.dryRun(forwardRequestOf(req, res, await allowedHostsOf(res)), { requestId: ctx.requestId });
       sendJson(res, 200, dryRunJson(result));
     },
   };

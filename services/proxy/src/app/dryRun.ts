@@ -2,6 +2,7 @@ import { TesseraError, type Logger } from '@tessera/common';
 import type { DryRunResponse, ForwardRequest__Output } from '@tessera/protos';
 import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
 import { filterRequestHeaders, findContentType } from '../domain/headers';
+import { assertHostOnAllowlist } from '../domain/hostAllowlist';
 import { maskCredentialHeaders } from '../domain/maskHeaders';
 import { parsePspMethod } from '../domain/method';
 import { checkDestinationAddresses, type PspEgress } from '../egress/pspEgress';
@@ -35,6 +36,7 @@ export async function dryRunForward(
   let destinationError: TesseraError | undefined;
   try {
     const destination = checkDestinationUrl(input.url, parseMode(input.mode));
+    assertHostOnAllowlist(destination.hostname, input.allowedHosts ?? []);
     await checkDestinationAddresses(deps.egress, destination);
   } catch (err) {
     if (!(err instanceof TesseraError) || !DESTINATION_VERDICTS.has(err.code)) throw err;

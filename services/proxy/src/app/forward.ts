@@ -3,6 +3,7 @@ import { TesseraError, type Logger } from '@tessera/common';
 import type { ForwardRequest__Output, ForwardResponse } from '@tessera/protos';
 import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
 import { filterRequestHeaders, findContentType } from '../domain/headers';
+import { assertHostOnAllowlist } from '../domain/hostAllowlist';
 import { parsePspMethod } from '../domain/method';
 import { checkDestinationAddresses, sendToPsp, type PspEgress } from '../egress/pspEgress';
 import type { VaultPort } from '../transport/vaultClient';
@@ -39,6 +40,7 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
     logFields.method = method;
     const destination = checkDestinationUrl(input.url, parseMode(input.mode));
     logFields.pspHost = destination.logHost;
+    assertHostOnAllowlist(destination.hostname, input.allowedHosts ?? []);
     const headers = filterRequestHeaders(input.headers);
     await checkDestinationAddresses(deps.egress, destination);
 

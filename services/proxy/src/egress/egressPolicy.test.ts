@@ -54,7 +54,7 @@ function egress(overrides: Partial<EgressOptions> = {}): PspEgress {
   return e;
 }
 
-function forwardRequest(url: string, mode: 'test' | 'live' = 'test'): ForwardRequest__Output {
+function forwardRequest(url: string, mode: 'test' | 'live' = 'test', allowedHosts: string[] = []): ForwardRequest__Output {
   return {
     merchantId: 'm',
     mode,
@@ -64,6 +64,7 @@ function forwardRequest(url: string, mode: 'test' | 'live' = 'test'): ForwardReq
     headers: [{ name: 'Content-Type', value: 'application/json' }],
     bodyTemplate: '{"card":"[CARD_NUMBER]"}',
     hasBody: true,
+    allowedHosts,
   };
 }
 
@@ -161,6 +162,34 @@ describe('refused destinations never get a socket or a render', () => {
   });
 });
 
+describe('the merchant PSP host allowlist', () => {
+  // unlisted.example is not in the stub DNS table: a lookup would fail as psp_unreachable, so
+  // psp_destination_forbidden proves the allowlist answered before any DNS.
+  it('refuses a host not on a non-empty list before DNS, render or socket', async () => {
+    const err = await refusal(
+      forwardToPsp(
+        { egress: egress(), vault, logger },
+        forwardRequest('https://unlisted.example/pay', 'test', ['api.stripe.com', '*.adyen.com']),
+      ),
+    );
+    expect(err.code).toBe('psp_destination_forbidden');
+    expect(err.param).toBe('pspUrl');
+    expect(err.message).toMatch(/not on the merchant's PSP allowlist/);
+    expect(renders).toBe(0);
+    expect(netConnect.calls()).toBe(0);
+    expect(tlsConnect.calls()).toBe(0);
+  });
+
+  it('still applies the address policy to a listed host: being listed does not make loopback reachable', async () => {
+    const err = await refusal(
+      forwardToPsp({ egress: egress(), vault, logger }, forwardRequest('http://127.0.0.1/', 'test', ['127.0.0.1'])),
+    );
+    expect(err.code).toBe('psp_destination_forbidden');
+    expect(err.message).not.toMatch(/allowlist/);
+    expect(renders).toBe(0);
+  });
+});
+
 describe('allowed destinations and redirects', () => {
   const servers: http.Server[] = [];
   async function listen(host: string, handler: http.RequestListener): Promise<{ port: number; connections: () => number }> {
@@ -192,6 +221,18 @@ describe('allowed destinations and redirects', () => {
     expect(res.status).toBe(200);
     expect(renders).toBe(1);
     expect(netConnect.calls()).toBe(1);
+  });
+
+  it('reaches a host on the merchant’s PSP allowlist (an IP literal entry)', async () => {
+    const psp = await listen('127.0.0.1', (_req, res) => res.end('{"ok":true}'));
+    const e = egress({ allowlist: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: psp.port, to: psp.port }] });
+    const res = await forwardToPsp(
+      { egress: e, vault, logger },
+      forwardRequest(`http://127.0.0.1:${psp.port}/charge`, 'test', ['127.0.0.1']),
+    );
+    expect(res.status).toBe(200);
+    expect(renders).toBe(1);
+    expect(psp.connections()).toBe(1);
   });
 
   it('does not follow a redirect to a loopback address: the 3xx comes back and the target is never contacted', async () => {

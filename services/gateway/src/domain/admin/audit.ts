@@ -9,7 +9,8 @@ export type AuditAction =
   | 'key.updated'
   | 'key.revoked'
   | 'key.expiry_scheduled'
-  | 'key.tested';
+  | 'key.tested'
+  | 'merchant.psp_hosts_updated';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -29,12 +29,14 @@ import { securityHeaders } from '../securityHeaders';
 import {
   allowedCidrsParam,
   allowedDomainsParam,
+  pspHostsParam,
   keyModeParam,
   merchantIdParam,
   optionalString,
   refuseUnknown,
   requiredString,
 } from './validation';
+import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
 
 export const ADMIN_BASE = '/admin/v1';
 export const SESSION_COOKIE = 'tessera_admin';
@@ -52,6 +54,8 @@ export interface AdminDeps {
   audit: AuditLog;
   /** The detokenization audit (every /v1/proxy that renders card data); absent: route answers 404. */
   detokenizations?: DetokenizationLog;
+  /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
+  merchantSettings?: MerchantSettingsStore;
   pepper: string;
   trustedProxies: readonly Cidr[];
   logger: Logger;
@@ -464,6 +468,40 @@ export function createAdminRouter(deps: AdminDeps): Router {
     }
     const entries = await deps.detokenizations.list({ ...(merchantId !== undefined ? { merchantId } : {}), limit });
     sendJson(res, 200, { entries });
+  });
+
+  // The merchant's PSP host allowlist, enforced by the proxy on every /v1/proxy (empty: any public host).
+  const pspHostsStore = (): MerchantSettingsStore => {
+    if (deps.merchantSettings === undefined) throw new TesseraError('route_not_found');
+    return deps.merchantSettings;
+  };
+
+  api.get('/merchants/:merchantId/psp-hosts', async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const merchantId = merchantFor(operator, String(req.params.merchantId), 'merchantId') as string;
+    const settings = await pspHostsStore().get(merchantId);
+    sendJson(res, 200, { merchantId, pspHosts: settings?.pspHosts ?? [], updatedAt: settings?.updatedAt ?? null });
+  });
+
+  api.put('/merchants/:merchantId/psp-hosts', ...body, async (req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    const store = pspHostsStore();
+    const merchantId = merchantFor(operator, String(req.params.merchantId), 'merchantId') as string;
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['pspHosts']);
+    const pspHosts = pspHostsParam(input);
+    if (pspHosts === undefined) {
+      throw new TesseraError('parameter_missing', { param: 'pspHosts', message: '"pspHosts" is required ([] allows any host).' });
+    }
+    const before = (await store.get(merchantId))?.pspHosts ?? [];
+    const settings = await store.setPspHosts(merchantId, pspHosts, now());
+    await record(res, {
+      action: 'merchant.psp_hosts_updated',
+      actor: operator,
+      merchantId,
+      details: { pspHosts, previousPspHosts: before },
+    });
+    sendJson(res, 200, { merchantId, pspHosts: settings.pspHosts, updatedAt: settings.updatedAt });
   });
 
   api.use((_req: Request, res: Response) => {

@@ -87,6 +87,16 @@ const schemas = {
       }),
     ),
   }),
+  AdminPspHostsUpdate: z.strictObject({
+    pspHosts: z.array(z.string()).max(100).meta({
+      description: 'Host names, `*.example.com` wildcards (subdomains only) or IP literals; `[]` allows any public host again.',
+    }),
+  }),
+  AdminPspHosts: z.object({
+    merchantId: z.string(),
+    pspHosts: z.array(z.string()).meta({ description: 'Canonical entries; empty: any public host.' }),
+    updatedAt: z.string().nullable(),
+  }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -123,6 +133,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     responses: { ...(extra.responses as JsonObject), ...errors('An error made by Tessera (401 admin_session_required, 403, 404, …).') },
   });
   const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const merchantPath = { name: 'merchantId', in: 'path', required: true, schema: { type: 'string' } };
   const merchantQuery = { name: 'merchantId', in: 'query', required: false, schema: { type: 'string' } };
   return {
     [`${ADMIN_BASE}/login`]: {
@@ -180,6 +191,17 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
         ],
         responses: { '200': { description: 'Entries, newest first.', content: ref('AdminAudit') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/psp-hosts`]: {
+      get: op('adminGetPspHosts', 'The merchant’s PSP host allowlist', readSession, {
+        parameters: [merchantPath],
+        responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
+      }),
+      put: op('adminSetPspHosts', 'Replace the merchant’s PSP host allowlist (/v1/proxy refuses other hosts)', session, {
+        parameters: [merchantPath],
+        requestBody: { required: true, content: ref('AdminPspHostsUpdate') },
+        responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
       }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {

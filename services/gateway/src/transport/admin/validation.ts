@@ -7,6 +7,7 @@ import {
   MAX_ALLOWED_DOMAINS,
   type PatternResult,
 } from '../../domain/keyRestrictions';
+import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../../domain/pspHosts';
 
 type Body = Record<string, unknown>;
 
@@ -79,4 +80,8 @@ export function allowedCidrsParam(body: Body): string[] | undefined {
 
 export function allowedDomainsParam(body: Body): string[] | undefined {
   return list(body, 'allowedDomains', MAX_ALLOWED_DOMAINS, canonicalDomainPattern, 'Domain');
+}
+
+export function pspHostsParam(body: Body): string[] | undefined {
+  return list(body, 'pspHosts', MAX_PSP_HOSTS, canonicalPspHostEntry, 'PSP host');
 }

@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import { TesseraError } from '@tessera/common';
+
+/** Per-merchant settings that are not tied to one API key. Absent record: defaults. */
+export interface MerchantSettings {
+  /** Canonical PSP host patterns (see domain/pspHosts.ts); empty: any public host. */
+  pspHosts: string[];
+  updatedAt: string;
+}
+
+export interface MerchantSettingsStore {
+  get(merchantId: string): Promise<MerchantSettings | undefined>;
+  setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings>;
+}
+
+/** For a single local gateway without Redis: lost on restart, invisible to the CLI. */
+export class MemoryMerchantSettingsStore implements MerchantSettingsStore {
+  private readonly byMerchant = new Map<string, MerchantSettings>();
+
+  async get(merchantId: string): Promise<MerchantSettings | undefined> {
+    const s = this.byMerchant.get(merchantId);
+    return s ? structuredClone(s) : undefined;
+  }
+
+  async setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings> {
+    const s: MerchantSettings = { ...(this.byMerchant.get(merchantId) ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
+    this.byMerchant.set(merchantId, s);
+    return structuredClone(s);
+  }
+}
+
+const SETTINGS_PREFIX = 'tessera:merchant-settings:';
+
+/**
+ * Layout: `tessera:merchant-settings:<merchantId>` JSON. Under Redis Cluster the client adds
+ * the `{tessera-gateway}:` prefix (see redisApiKeyStore.ts). A read failure surfaces as
+ * service_unavailable, so /v1/proxy fails closed rather than skipping a merchant's allowlist.
+ */
+export class RedisMerchantSettingsStore implements MerchantSettingsStore {
+  constructor(private readonly redis: Redis) {}
+
+  async get(merchantId: string): Promise<MerchantSettings | undefined> {
+    try {
+      const raw = await this.redis.get(SETTINGS_PREFIX + merchantId);
+      if (raw === null) return undefined;
+      const parsed = JSON.parse(raw) as Partial<MerchantSettings>;
+      return { pspHosts: Array.isArray(parsed.pspHosts) ? parsed.pspHosts : [], updatedAt: parsed.updatedAt ?? '' };
+    } catch (err) {
+      throw new TesseraError('service_unavailable', { cause: err });
+    }
+  }
+
+  async setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings> {
+    try {
+      // One field today; a read-modify-write race between two admins only matters once there are more.
+      const before = await this.get(merchantId);
+      const s: MerchantSettings = { ...(before ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
+      await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      return s;
+    } catch (err) {
+      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+    }
+  }
+}
