@@ -56,6 +56,21 @@ describe('POST /v1/token', () => {
     expect(a.body.token).not.toBe(b.body.token);
   });
 
+  it('issues tokens that share nothing with the card number and differ across merchants for the same card', async () => {
+    const pan = TEST_CARDS.mastercard;
+    const panRuns = new Set(Array.from({ length: pan.length - 3 }, (_, i) => pan.slice(i, i + 4)));
+    const tokensOf = async (apiKey: string) => {
+      const call = apiClient(stack, apiKey);
+      const results = await Promise.all(Array.from({ length: 15 }, () => call('POST', '/v1/token', aCard({ number: pan, cvv: 123 }))));
+      return results.map((r) => r.body.token as string);
+    };
+    const [acmeTokens, globexTokens] = [await tokensOf(acme.apiKey), await tokensOf(globex.apiKey)];
+    for (const token of [...acmeTokens, ...globexTokens]) {
+      expect([...panRuns].filter((run) => token.includes(run))).toEqual([]);
+    }
+    expect(new Set([...acmeTokens, ...globexTokens]).size).toBe(30);
+  });
+
   it.each<[string, Record<string, unknown>, string, string]>([
     ['a missing number', { number: undefined }, 'number', 'parameter_missing'],
     ['a numeric number', { number: 4242424242424242 }, 'number', 'parameter_invalid'],
