@@ -112,6 +112,37 @@ describe('keys CLI', () => {
     expect(res.err[0]).toContain('--allow-ip "300.1.1.1" is not an IPv4/IPv6 address or CIDR');
   });
 
+  describe('psp-hosts', () => {
+    it('sets a canonical, de-duplicated list in Redis, shows it, and clears it', async () => {
+      const set = await run(['psp-hosts', 'set', '--merchant', 'acme', 'API.stripe.com', '*.adyen.com', 'api.stripe.com', '[::1]'], env);
+      expect(set.code).toBe(0);
+      expect(JSON.parse((await redis.get('tessera:merchant-settings:acme')) ?? '{}').pspHosts).toEqual([
+        'api.stripe.com',
+        '*.adyen.com',
+        '::1',
+      ]);
+      const shown = await run(['psp-hosts', 'show', '--merchant', 'acme', '--json'], env);
+      expect(JSON.parse(shown.out.join(''))).toEqual({ merchantId: 'acme', pspHosts: ['api.stripe.com', '*.adyen.com', '::1'] });
+      expect((await run(['psp-hosts', 'clear', '--merchant', 'acme'], env)).code).toBe(0);
+      expect((await run(['psp-hosts', 'show', '--merchant', 'acme'], env)).out.join('\n')).toMatch(/any public host/);
+      const audit = (await redis.lrange('tessera:audit:merchant:acme', 0, -1)).map((l) => JSON.parse(l) as { action: string });
+      expect(audit.map((e) => e.action)).toEqual(['merchant.psp_hosts_updated', 'merchant.psp_hosts_updated']);
+    });
+
+    it.each([
+      [['psp-hosts', 'set', '--merchant', 'acme', 'https://api.stripe.com/v1'], /without scheme, port or path/],
+      [['psp-hosts', 'set', '--merchant', 'acme', 'a.*.example.com'], /only as the whole first label/],
+      [['psp-hosts', 'set', '--merchant', 'acme'], /at least one host/],
+      [['psp-hosts', 'set', 'api.stripe.com'], /needs --merchant/],
+      [['psp-hosts', 'list', '--merchant', 'acme'], /set, show or clear/],
+    ])('refuses %j with exit 2 and the reason, writing nothing', async (argv, reason) => {
+      const res = await run(argv, env);
+      expect(res.code).toBe(2);
+      expect(res.err.join('\n')).toMatch(reason);
+      expect(await redis.keys('tessera:merchant-settings:*')).toEqual([]);
+    });
+  });
+
   it('exits 1 with a clear message when Redis cannot be reached', async () => {
     const res = await run(['list'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     expect(res.code).toBe(1);
