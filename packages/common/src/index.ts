@@ -8,3 +8,4 @@ export * from './net/cidr';
 export * from './net/hostPatterns';
 export * from './tlsConfig';
 export * from './metrics';
+export * from './cli';

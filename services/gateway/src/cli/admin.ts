@@ -4,8 +4,8 @@
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '@tessera/common';
-import { parseGatewayConfig, type GatewayConfig } from '../config';
+import { parseCliConfig, reportUsageError, UsageError, type CliIo } from '@tessera/common';
+import { parseGatewayConfig } from '../config';
 import { isValidMerchantId } from '../domain/apiKeys';
 import { isValidEmail, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
@@ -27,13 +27,10 @@ The password (at least 12 characters) is read from standard input, e.g.
 
 Environment: REDIS_URL (required), TESSERA_STATE_DIR.`;
 
-export interface AdminIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
+export interface AdminIo extends CliIo {
   readStdin: () => Promise<string>;
 }
 
-class UsageError extends Error {}
 class CommandError extends Error {}
 
 function parse(argv: string[]) {
@@ -103,21 +100,12 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
         throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
     }
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${ADMIN_USAGE}`);
-    return 2;
+    return reportUsageError(err, ADMIN_USAGE, io);
   }
 
-  let config: GatewayConfig;
-  try {
-    config = parseGatewayConfig(environment);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.err(err.message);
-      return 78;
-    }
-    throw err;
-  }
+  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
+  if (!parsed.ok) return parsed.exitCode;
+  const config = parsed.config;
   if (config.REDIS_URL === undefined) {
     io.err(
       'REDIS_URL is not set. Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +

@@ -6,8 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import os from 'node:os';
-import { ConfigError } from '@tessera/common';
-import { parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from '../config';
+import { parseCliConfig, reportUsageError, UsageError, type CliIo } from '@tessera/common';
+import { parseGatewayConfig, resolveApiKeyPepper } from '../config';
 import { apiKeyStatus, isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
@@ -46,13 +46,9 @@ Commands:
 
 Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
 
-class UsageError extends Error {}
 class CommandError extends Error {}
 
-interface Io {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+type Io = CliIo;
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -407,21 +403,12 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else if (command === 'psp-hosts') plan = { pspHosts: planPspHosts(args) };
     else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${USAGE}`);
-    return 2;
+    return reportUsageError(err, USAGE, io);
   }
 
-  let config: GatewayConfig;
-  try {
-    config = parseGatewayConfig(environment);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.err(err.message);
-      return 78;
-    }
-    throw err;
-  }
+  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
+  if (!parsed.ok) return parsed.exitCode;
+  const config = parsed.config;
   if (config.REDIS_URL === undefined) {
     io.err(
       'REDIS_URL is not set. Without Redis the gateway keeps API keys in memory inside its own process, ' +

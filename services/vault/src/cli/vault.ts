@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, createLogger, parseConfig } from '@tessera/common';
+import { ConfigError, createLogger, parseConfig, UsageError, type CliIo } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type KeyRing } from '../domain/keyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../keyRotation';
@@ -29,12 +29,7 @@ Commands:
 
 Environment: VAULT_KEYS and REDIS_URL or REDIS_CLUSTER_NODES (the same values as the vault), TESSERA_STATE_DIR, NODE_ENV.`;
 
-export interface Io {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-class UsageError extends Error {}
+export type Io = CliIo;
 
 function parse(argv: string[]) {
   return parseArgs({

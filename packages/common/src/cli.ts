@@ -1,0 +1,34 @@
+import { ConfigError } from './config';
+
+/**
+ * Plumbing shared by the operator CLIs (keys, admin, vault) so they agree on exit codes:
+ * 0 done, 1 failed, 2 usage (EX_USAGE-like), 78 bad configuration (EX_CONFIG).
+ */
+export const EXIT_USAGE = 2;
+export const EXIT_CONFIG = 78;
+
+/** A mistake in the command line; reported with the usage text. */
+export class UsageError extends Error {}
+
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** Turns a UsageError into its exit code after printing it with the usage text; rethrows the rest. */
+export function reportUsageError(err: unknown, usage: string, io: CliIo): number {
+  if (!(err instanceof UsageError)) throw err;
+  io.err(`${err.message}\n\n${usage}`);
+  return EXIT_USAGE;
+}
+
+/** Parses configuration for a CLI: every problem is printed and the exit code returned instead of thrown. */
+export function parseCliConfig<T>(parse: () => T, io: CliIo, prefix = ''): { ok: true; config: T } | { ok: false; exitCode: number } {
+  try {
+    return { ok: true, config: parse() };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.err(`${prefix}${err.message}`);
+    return { ok: false, exitCode: EXIT_CONFIG };
+  }
+}
