@@ -54,10 +54,30 @@ export async function checkApiKey(
 }
 
 /**
+ * "Last used" is shown to the second in the dashboard; writing it on every request would cost
+ * a Redis write per call for no visible gain. Only this bookkeeping is throttled, never the
+ * key lookup itself.
+ */
+export const LAST_USE_WRITE_INTERVAL_MS = 1000;
+
+/** Remembers what this process last wrote per key, so repeated uses within the interval skip the write. */
+export function createLastUseThrottle(intervalMs = LAST_USE_WRITE_INTERVAL_MS, maxKeys = 10_000) {
+  const written = new Map<string, { atMs: number; ip: string | undefined }>();
+  return (keyId: string, at: Date, ip: string | undefined): boolean => {
+    const last = written.get(keyId);
+    if (last !== undefined && last.ip === ip && at.getTime() - last.atMs < intervalMs) return false;
+    if (written.size >= maxKeys && last === undefined) written.clear();
+    written.set(keyId, { atMs: at.getTime(), ip });
+    return true;
+  };
+}
+
+/**
  * Authenticates `x-api-key` on every request against the store, with no cache: a revocation
  * takes effect on the very next request, which is what the rotation procedure relies on.
  */
 export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
+  const shouldRecordLastUse = createLastUseThrottle();
   return async (req: Request, res: Response, next: NextFunction) => {
     const ctx = contextOf(res);
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
@@ -91,9 +111,12 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
 
     ctx.apiKey = record;
     // Bookkeeping must neither slow nor fail the request it describes.
-    deps.keyStore.touchLastUse(record.id, deps.now(), ctx.clientIp).catch((err: unknown) => {
-      deps.logger.warn({ err, keyId: record.id, requestId: ctx.requestId }, 'could not record API key last use');
-    });
+    const usedAt = deps.now();
+    if (shouldRecordLastUse(record.id, usedAt, ctx.clientIp)) {
+      deps.keyStore.touchLastUse(record.id, usedAt, ctx.clientIp).catch((err: unknown) => {
+        deps.logger.warn({ err, keyId: record.id, requestId: ctx.requestId }, 'could not record API key last use');
+      });
+    }
     next();
   };
 }
