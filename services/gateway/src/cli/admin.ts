@@ -4,13 +4,12 @@
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
-import { parseCliConfig, reportUsageError, UsageError, type CliIo } from '@tessera/common';
-import { parseGatewayConfig } from '../config';
+import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import { isValidMerchantId } from '../domain/apiKeys';
 import { isValidEmail, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
 import { RedisOperatorStore } from '../store/redisAdminStores';
-import { createRedisClient } from '../store/redisApiKeyStore';
+import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
 export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
 
@@ -30,8 +29,6 @@ Environment: REDIS_URL (required), TESSERA_STATE_DIR.`;
 export interface AdminIo extends CliIo {
   readStdin: () => Promise<string>;
 }
-
-class CommandError extends Error {}
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -103,31 +100,19 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     return reportUsageError(err, ADMIN_USAGE, io);
   }
 
-  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
-  if (!parsed.ok) return parsed.exitCode;
-  const config = parsed.config;
-  if (config.REDIS_URL === undefined) {
-    io.err(
-      'REDIS_URL is not set. Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +
-        'cannot reach them (use TESSERA_DEV_ADMIN_PASSWORD for local development).',
-    );
-    return 2;
-  }
-  const redis = createRedisClient(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    clusterNodes: config.REDIS_CLUSTER_NODES,
-    profile: 'cli',
-  });
-  redis.on('error', () => {
-    // Reported once, below, through the failing command.
-  });
+  const opened = openCliRedis(
+    environment,
+    io,
+    'Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +
+      'cannot reach them (use TESSERA_DEV_ADMIN_PASSWORD for local development).',
+  );
+  if (!opened.ok) return opened.exitCode;
+  const { redis } = opened;
   const store = new RedisOperatorStore(redis);
   try {
     if (command === 'create' || command === 'set-password') {
       const password = await passwordFrom(io);
-      await redis.connect().catch(() => {
-        throw new CommandError('cannot connect to Redis at REDIS_URL');
-      });
+      await connectCliRedis(redis);
       const passwordHash = await hashPassword(password);
       if (command === 'create') {
         const op = newOperatorRecord({ email: email ?? '', passwordHash, merchantId: args.values.merchant ?? null, now: new Date() });
@@ -141,9 +126,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
       }
       return 0;
     }
-    await redis.connect().catch(() => {
-      throw new CommandError('cannot connect to Redis at REDIS_URL');
-    });
+    await connectCliRedis(redis);
     if (command === 'list') {
       const ops = await store.list();
       if (args.values.json) io.out(JSON.stringify(ops.map(({ passwordHash: _hash, ...rest }) => rest)));
@@ -157,8 +140,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     io.out(`${command === 'disable' ? 'Disabled' : 'Enabled'} ${describe(updated ?? op)}.`);
     return 0;
   } catch (err) {
-    io.err(err instanceof CommandError ? err.message : `failed: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return reportCommandFailure(err, io);
   } finally {
     if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
     else redis.disconnect();

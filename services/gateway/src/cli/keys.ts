@@ -6,10 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import os from 'node:os';
-import { parseCliConfig, reportUsageError, UsageError, type CliIo } from '@tessera/common';
-import { parseGatewayConfig, resolveApiKeyPepper } from '../config';
+import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
+import { resolveApiKeyPepper } from '../config';
 import { apiKeyStatus, isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
-import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
@@ -17,6 +17,7 @@ import { RedisAuditLog } from '../store/redisAdminStores';
 import { RedisMerchantSettingsStore, type MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
 import { readAllStdin, runAdminCli } from './admin';
+import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -45,8 +46,6 @@ Commands:
       Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
 
 Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
-
-class CommandError extends Error {}
 
 type Io = CliIo;
 
@@ -406,16 +405,14 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     return reportUsageError(err, USAGE, io);
   }
 
-  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
-  if (!parsed.ok) return parsed.exitCode;
-  const config = parsed.config;
-  if (config.REDIS_URL === undefined) {
-    io.err(
-      'REDIS_URL is not set. Without Redis the gateway keeps API keys in memory inside its own process, ' +
-        'where this CLI cannot reach them. Point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.',
-    );
-    return 2;
-  }
+  const opened = openCliRedis(
+    environment,
+    io,
+    'Without Redis the gateway keeps API keys in memory inside its own process, ' +
+      'where this CLI cannot reach them. Point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.',
+  );
+  if (!opened.ok) return opened.exitCode;
+  const { config, redis } = opened;
   const { pepper, source } = resolveApiKeyPepper(config);
   if (source === 'dev-file') {
     io.err(
@@ -423,20 +420,10 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     );
   }
 
-  const redis = createRedisClient(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    clusterNodes: config.REDIS_CLUSTER_NODES,
-    profile: 'cli',
-  });
-  redis.on('error', () => {
-    // Reported once, below, through the failing command.
-  });
   const store = new RedisApiKeyStore(redis);
   const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
   try {
-    await redis.connect().catch(() => {
-      throw new CommandError('cannot connect to Redis at REDIS_URL');
-    });
+    await connectCliRedis(redis);
     if (plan.create) await create(store, audit, pepper, plan.create, io);
     else if (plan.revoke) await revoke(store, audit, plan.revoke, io);
     else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
@@ -444,12 +431,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else await list(store, args, io);
     return 0;
   } catch (err) {
-    if (err instanceof CommandError) {
-      io.err(err.message);
-      return 1;
-    }
-    io.err(`failed: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return reportCommandFailure(err, io);
   } finally {
     await store.close();
   }

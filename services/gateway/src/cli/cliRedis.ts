@@ -1,0 +1,48 @@
+import { EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
+import { parseGatewayConfig, type GatewayConfig } from '../config';
+import { createRedisClient } from '../store/redisApiKeyStore';
+
+/** An expected failure of a CLI command (unknown id, Redis down): printed as is, exit code 1. */
+export class CommandError extends Error {}
+
+type RedisClient = ReturnType<typeof createRedisClient>;
+
+/**
+ * The gateway's configuration and a not-yet-connected client of the shared Redis, as the keys
+ * and admin CLIs need them; or the exit code when either is missing. `withoutRedis` tells the
+ * operator why the embedded store of a running gateway is out of the CLI's reach.
+ */
+export function openCliRedis(
+  environment: NodeJS.ProcessEnv,
+  io: CliIo,
+  withoutRedis: string,
+): { ok: true; config: GatewayConfig; redis: RedisClient } | { ok: false; exitCode: number } {
+  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
+  if (!parsed.ok) return parsed;
+  const config = parsed.config;
+  if (config.REDIS_URL === undefined) {
+    io.err(`REDIS_URL is not set. ${withoutRedis}`);
+    return { ok: false, exitCode: EXIT_USAGE };
+  }
+  const redis = createRedisClient(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    clusterNodes: config.REDIS_CLUSTER_NODES,
+    profile: 'cli',
+  });
+  redis.on('error', () => {
+    // Reported once, by the caller, through the failing command.
+  });
+  return { ok: true, config, redis };
+}
+
+export async function connectCliRedis(redis: RedisClient): Promise<void> {
+  await redis.connect().catch(() => {
+    throw new CommandError('cannot connect to Redis at REDIS_URL');
+  });
+}
+
+/** Prints a failed command's reason (a CommandError's own words, anything else prefixed) and returns exit code 1. */
+export function reportCommandFailure(err: unknown, io: CliIo): number {
+  io.err(err instanceof CommandError ? err.message : `failed: ${err instanceof Error ? err.message : String(err)}`);
+  return 1;
+}
