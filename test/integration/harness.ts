@@ -11,20 +11,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
+import { freePort } from '../support/redisServer';
 
 export const ROOT = path.resolve(__dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'logs');
 
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -8,7 +8,7 @@ import { cardKey } from './store/records';
 import { RedisCardStore } from './store/redisCardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 import { sealFormat1 } from './test/legacyEnvelope';
-import { startRedisServer, type RedisServerHandle } from './test/redisServer';
+import { startRedisServer, type RedisServerHandle } from '../../../test/support/redisServer';
 import { generateToken } from './domain/token';
 import { Vault } from './vault';
 

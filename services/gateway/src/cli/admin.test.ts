@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { verifyPassword } from '../domain/admin/passwords';
 import { RedisOperatorStore } from '../store/redisAdminStores';
-import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { runKeysCli } from './keys';
 import { runAdminCli } from './admin';
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { buildAuditRecord } from '../domain/admin/audit';
 import { newOperatorRecord } from '../domain/admin/operators';
-import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
-import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import type { ApiKeyStore } from './apiKeyStore';
 import { MemoryApiKeyStore } from './memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from './redisApiKeyStore';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
-import { startRedisServer, type RedisServer } from '../testing/redisServer';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';

@@ -2,7 +2,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { toGrpcError, TesseraError } from '@tessera/common';
 import { createVaultClient, requestIdFromMetadata, SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
-import { freePort } from '../testing/redisServer';
+import { freePort } from '../../../../test/support/redisServer';
 import { vaultApiFromClient } from './upstreams';
 
 const record = {

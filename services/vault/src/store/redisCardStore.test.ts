@@ -3,7 +3,7 @@ import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
 import { cardKey, cvvKey } from './records';
 import { generateToken } from '../domain/token';
-import { freePort, startRedisServer, type RedisServerHandle } from '../test/redisServer';
+import { freePort, startRedisServer, type RedisServerHandle } from '../../../../test/support/redisServer';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
 
 jest.setTimeout(20_000);

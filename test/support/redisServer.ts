@@ -10,11 +10,15 @@ export interface RedisServerHandle {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
+export type RedisServer = RedisServerHandle;
+
+/** Test support shared by the services' unit tests and the integration harness. */
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, host, () => {
       const address = srv.address();
       srv.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
     });
@@ -44,7 +48,7 @@ function waitForPort(port: number, timeoutMs: number): Promise<void> {
 export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServerHandle> {
   const port = await freePort();
   // Its own directory: AOF files and replication snapshots must never land in the repository.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-vault-redis-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-unit-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs],
