@@ -1,4 +1,5 @@
 import { detectBrand, expiryMonthEnd, isLuhnValid, TesseraError, type Brand } from '@tessera/common';
+import type { TokenRecord__Output } from '@tessera/protos';
 import type { Envelope } from './envelope';
 
 /** A card as the gateway hands it over (already validated there; checked again here). */
@@ -35,17 +36,8 @@ export interface CardSecret {
   holderName: string;
 }
 
-export interface TokenRecordView {
-  token: string;
-  last4: string;
-  brand: string;
-  expiryMonth: number;
-  expiryYear: number;
-  createdAt: string;
-  expiresAt: string;
-  cvvAvailable: boolean;
-  holderNameAvailable: boolean;
-}
+/** Exactly the proto's TokenRecord, so the reply cannot drift from the contract. */
+export type TokenRecordView = TokenRecord__Output;
 
 const MERCHANT_ID_MAX = 128;
 const HOLDER_NAME_MAX = 256;
