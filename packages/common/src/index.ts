@@ -9,3 +9,4 @@ export * from './net/hostPatterns';
 export * from './tlsConfig';
 export * from './metrics';
 export * from './cli';
+export * from './net/httpHeaders';

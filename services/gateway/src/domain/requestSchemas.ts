@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraError, type CardInput } from '@tessera/common';
+import { isHttpToken, TesseraError, type CardInput } from '@tessera/common';
 import { redactCardNumbers } from './redact';
 
 /**
@@ -21,8 +21,6 @@ export const cardInputSchema = z.strictObject({
 export const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 export type ProxyMethod = Uppercase<(typeof PROXY_METHODS)[number]>;
 
-/** RFC 7230 section 3.2.6 `token`: the only characters a header field name may contain. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** CR/LF would let a caller inject extra headers or a second request; NUL is never valid. */
 const FORBIDDEN_IN_HEADER_VALUE = /[\r\n\0]/;
 
@@ -47,7 +45,7 @@ export const proxyRequestSchema = z.strictObject({
     })
     .superRefine((headers, ctx) => {
       for (const [name, value] of Object.entries(headers)) {
-        if (!HEADER_NAME.test(name)) {
+        if (!isHttpToken(name)) {
           ctx.addIssue({ code: 'custom', message: 'pspHeaders contains a header name that is not a valid HTTP token.' });
           return;
         }

@@ -1,5 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ERROR_CATALOGUE, isErrorCode, TesseraError, validateCard, type Logger } from '@tessera/common';
+import {
+  ERROR_CATALOGUE,
+  isErrorCode,
+  isHopByHopHeader,
+  isHttpFieldValue,
+  isHttpToken,
+  TesseraError,
+  validateCard,
+  type Logger,
+} from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import { redactCardNumbers } from '../domain/redact';
 import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
@@ -81,18 +90,9 @@ export function tokenRoutes(vault: VaultApi) {
 }
 
 /** Framing is ours to decide (we send the whole body at once), so the PSP's framing headers go. */
-const FRAMING_HEADERS = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'upgrade',
-  'te',
-  'trailer',
-]);
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+function isFramingHeader(lowerCaseName: string): boolean {
+  return lowerCaseName === 'content-length' || isHopByHopHeader(lowerCaseName);
+}
 
 function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): ForwardRequest__Output {
   const key = apiKeyOf(res);
@@ -242,7 +242,7 @@ export function sendPspResponse(res: Response, result: ForwardResponse__Output, 
   markPspPassThrough(res);
   let skipped = 0;
   for (const { name, value } of result.headers) {
-    if (FRAMING_HEADERS.has(name.toLowerCase()) || !HEADER_NAME.test(name) || INVALID_HEADER_VALUE.test(value)) {
+    if (isFramingHeader(name.toLowerCase()) || !isHttpToken(name) || !isHttpFieldValue(value)) {
       skipped++;
       continue;
     }

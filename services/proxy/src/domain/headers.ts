@@ -1,18 +1,8 @@
-import { TesseraError } from '@tessera/common';
+import { isHopByHopHeader, isHttpFieldValue, isHttpToken, TesseraError } from '@tessera/common';
 
 export interface HeaderEntry {
   name: string;
   value: string;
-}
-
-/**
- * Hop-by-hop headers (RFC 9110 section 7.6.1) describe one connection, not the message, so
- * they are never forwarded in either direction.
- */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
-function isHopByHop(lowerName: string): boolean {
-  return HOP_BY_HOP.has(lowerName) || lowerName.startsWith('proxy-');
 }
 
 /** Headers named in a Connection header are hop-by-hop for that message too. */
@@ -28,10 +18,8 @@ function connectionListed(headers: readonly HeaderEntry[]): Set<string> {
   return listed;
 }
 
-// RFC 9110 token and field-value grammar; undici rejects anything else, and we want a 400
-// rather than an internal error when a caller sends such a header.
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+// undici rejects header names and values outside the RFC 9110 grammar; we want a 400 rather
+// than an internal error when a caller sends such a header.
 
 /**
  * The headers sent to the PSP: the caller's pspHeaders minus hop-by-hop headers, and minus
@@ -40,10 +28,10 @@ const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
  */
 export function filterRequestHeaders(headers: readonly HeaderEntry[]): HeaderEntry[] {
   for (const h of headers) {
-    if (!TOKEN.test(h.name)) {
+    if (!isHttpToken(h.name)) {
       throw new TesseraError('parameter_invalid', { param: 'pspHeaders', message: 'pspHeaders contains an invalid header name.' });
     }
-    if (!FIELD_VALUE.test(h.value)) {
+    if (!isHttpFieldValue(h.value)) {
       throw new TesseraError('parameter_invalid', {
         param: 'pspHeaders',
         message: 'pspHeaders contains a header value with characters not allowed in HTTP headers.',
@@ -53,7 +41,7 @@ export function filterRequestHeaders(headers: readonly HeaderEntry[]): HeaderEnt
   const listed = connectionListed(headers);
   return headers.filter((h) => {
     const lower = h.name.toLowerCase();
-    return !isHopByHop(lower) && !listed.has(lower) && lower !== 'host' && lower !== 'content-length' && lower !== 'expect';
+    return !isHopByHopHeader(lower) && !listed.has(lower) && lower !== 'host' && lower !== 'content-length' && lower !== 'expect';
   });
 }
 
@@ -65,7 +53,7 @@ export function filterResponseHeaders(headers: readonly HeaderEntry[]): HeaderEn
   const listed = connectionListed(headers);
   return headers.filter((h) => {
     const lower = h.name.toLowerCase();
-    return !isHopByHop(lower) && !listed.has(lower) && lower !== 'content-length';
+    return !isHopByHopHeader(lower) && !listed.has(lower) && lower !== 'content-length';
   });
 }
 
