@@ -19,11 +19,33 @@ const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
 
 const ERROR_METADATA_KEY = 'tessera-error-bin';
 
+/**
+ * The wire form of a refusal between services (gRPC error metadata, and the per-item errors of
+ * batch RPCs): the public fields only, never a cause.
+ */
+export function tesseraErrorToJson(err: unknown): string {
+  return JSON.stringify((err instanceof TesseraError ? err : new TesseraError('internal_error')).toJSON());
+}
+
+/** Undefined when `raw` is not an error tesseraErrorToJson wrote. */
+export function tesseraErrorFromJson(raw: string): TesseraError | undefined {
+  try {
+    const body = JSON.parse(raw) as Record<string, unknown>;
+    if (!isErrorCode(body.code)) return undefined;
+    return new TesseraError(body.code, {
+      ...(typeof body.message === 'string' ? { message: body.message } : {}),
+      ...(typeof body.param === 'string' ? { param: body.param } : {}),
+    });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Turns any thrown value into a gRPC ServiceError whose metadata carries the Tessera code. */
 export function toGrpcError(err: unknown): Partial<grpc.ServiceError> {
   const tesseraError = err instanceof TesseraError ? err : new TesseraError('internal_error');
   const metadata = new grpc.Metadata();
-  metadata.set(ERROR_METADATA_KEY, Buffer.from(JSON.stringify(tesseraError.toJSON())));
+  metadata.set(ERROR_METADATA_KEY, Buffer.from(tesseraErrorToJson(tesseraError)));
   return {
     code: GRPC_STATUS_BY_HTTP[tesseraError.status] ?? grpc.status.INTERNAL,
     details: tesseraError.code,
@@ -43,19 +65,8 @@ export function errorFromGrpc(err: unknown): TesseraError {
   if (err instanceof TesseraError) return err;
   if (!isServiceError(err)) return new TesseraError('internal_error', { cause: err });
   const raw = err.metadata?.get(ERROR_METADATA_KEY)[0];
-  if (raw !== undefined) {
-    try {
-      const body = JSON.parse(Buffer.isBuffer(raw) ? raw.toString('utf8') : raw) as Record<string, unknown>;
-      if (isErrorCode(body.code)) {
-        return new TesseraError(body.code, {
-          ...(typeof body.message === 'string' ? { message: body.message } : {}),
-          ...(typeof body.param === 'string' ? { param: body.param } : {}),
-        });
-      }
-    } catch {
-      // fall through to the status mapping
-    }
-  }
+  const raised = raw === undefined ? undefined : tesseraErrorFromJson(Buffer.isBuffer(raw) ? raw.toString('utf8') : raw);
+  if (raised !== undefined) return raised;
   switch (err.code) {
     case grpc.status.DEADLINE_EXCEEDED:
       return new TesseraError('upstream_timeout', { cause: err });

@@ -9,6 +9,8 @@ import type { ProxyClient, ProxyHandlers } from './generated/tessera/proxy/v1/Pr
 export type { VaultClient, VaultHandlers, ProxyClient, ProxyHandlers };
 export type { TokenizeRequest__Output as TokenizeRequest } from './generated/tessera/vault/v1/TokenizeRequest';
 export type { TokenRecord, TokenRecord__Output } from './generated/tessera/vault/v1/TokenRecord';
+export type { TokenizeBatchItem } from './generated/tessera/vault/v1/TokenizeBatchItem';
+export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './generated/tessera/vault/v1/TokenizeBatchResponse';
 export type { TokenRef__Output as TokenRef } from './generated/tessera/vault/v1/TokenRef';
 export type { RenderRequest__Output as RenderRequest } from './generated/tessera/vault/v1/RenderRequest';
 export type { RenderResponse__Output as RenderResponse } from './generated/tessera/vault/v1/RenderResponse';
@@ -115,6 +117,10 @@ export function callUnary<Req, Res>(
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {
-  const value = metadata.get(REQUEST_ID_METADATA_KEY)[0];
+  return wellFormedRequestId(metadata.get(REQUEST_ID_METADATA_KEY)[0]);
+}
+
+/** A caller's request id is logged as given only when it looks like one. */
+export function wellFormedRequestId(value: unknown): string | undefined {
   return typeof value === 'string' && /^[\w.-]{1,128}$/.test(value) ? value : undefined;
 }

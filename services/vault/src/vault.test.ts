@@ -196,6 +196,26 @@ describe('Vault', () => {
     await store.close();
   });
 
+  it('tokenizes a batch card by card: a bad card is refused, the others get tokens that read back', async () => {
+    const { vault } = setup();
+    const outcomes = await vault.tokenizeBatch([
+      aCard({ number: '378282246310005', cvv: '1234' }),
+      aCard({ number: '4242424242424241' }),
+      aCard({ cvv: '' }),
+    ]);
+    expect(outcomes).toHaveLength(3);
+    const [first, bad, third] = outcomes;
+    expect(bad).toBeInstanceOf(TesseraError);
+    expect((bad as TesseraError).code).toBe('card_number_invalid');
+    for (const [outcome, last4, cvvAvailable] of [
+      [first, '0005', true],
+      [third, '4242', false],
+    ] as const) {
+      if (outcome instanceof TesseraError || outcome === undefined) throw new Error('expected a token');
+      expect(await vault.getToken('merchant_a', outcome.token)).toMatchObject({ last4, cvvAvailable });
+    }
+  });
+
   it('rejects bad cards before storing anything', async () => {
     const { vault, store } = setup();
     expect(await codeOf(vault.tokenize(aCard({ number: '4242424242424241' })))).toBe('card_number_invalid');
@@ -240,6 +260,7 @@ describe('Vault', () => {
   it('passes store outages through as service_unavailable', async () => {
     const down: CardStore = {
       save: () => Promise.reject(new TesseraError('service_unavailable')),
+      saveMany: () => Promise.reject(new TesseraError('service_unavailable')),
       getCard: () => Promise.reject(new TesseraError('service_unavailable')),
       getCvv: () => Promise.reject(new TesseraError('service_unavailable')),
       takeCvv: () => Promise.reject(new TesseraError('service_unavailable')),
@@ -255,6 +276,7 @@ describe('Vault', () => {
     };
     const vault = new Vault({ store: down, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
+    expect(await codeOf(vault.tokenizeBatch([aCard(), aCard()]))).toBe('service_unavailable');
     expect(await codeOf(vault.getToken('merchant_a', 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });
   });

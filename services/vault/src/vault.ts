@@ -14,7 +14,7 @@ import type { KeyRing } from './domain/keyRing';
 import { renderPspBody, templateUses } from './domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
 import { generateToken, isTokenShaped } from './domain/token';
-import type { CardStore, StoreHealth } from './store/cardStore';
+import type { CardEntryToSave, CardStore, StoreHealth } from './store/cardStore';
 
 export interface VaultOptions {
   store: CardStore;
@@ -37,6 +37,34 @@ export class Vault {
   }
 
   async tokenize(card: CardToTokenize): Promise<TokenRecordView> {
+    const { entry, view } = this.prepareToken(card);
+    await this.store.save(entry);
+    return view;
+  }
+
+  /**
+   * TokenizeBatch: every card is checked on its own (an invalid one is refused, the others go
+   * on), and the valid ones are written together. When that write fails, the whole call fails:
+   * none of the new tokens has been handed out, so none is lost.
+   */
+  async tokenizeBatch(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>> {
+    const outcomes: Array<TokenRecordView | TesseraError> = [];
+    const entries: CardEntryToSave[] = [];
+    for (const card of cards) {
+      try {
+        const { entry, view } = this.prepareToken(card);
+        entries.push(entry);
+        outcomes.push(view);
+      } catch (err) {
+        outcomes.push(err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err }));
+      }
+    }
+    await this.store.saveMany(entries);
+    return outcomes;
+  }
+
+  /** The new token's sealed records and the view the caller gets once they are saved. */
+  private prepareToken(card: CardToTokenize): { entry: CardEntryToSave; view: TokenRecordView } {
     checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
@@ -49,15 +77,15 @@ export class Vault {
     const sealedCard = this.seal({ merchantId: card.merchantId, token, kind: 'card' }, JSON.stringify(secret));
     const stored = describeCard(card, sealedCard, retention.expiresAt, now);
     const hasCvv = card.cvv !== '';
-    await this.store.save({
+    const entry: CardEntryToSave = {
       token,
       card: stored,
       cardTtlMs: retention.cardTtlMs,
       cvv: hasCvv
         ? { record: { sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv' }, card.cvv) }, ttlMs: retention.cvvTtlMs }
         : undefined,
-    });
-    return toTokenRecordView(token, stored, hasCvv);
+    };
+    return { entry, view: toTokenRecordView(token, stored, hasCvv) };
   }
 
   async getToken(merchantId: string, token: string): Promise<TokenRecordView> {

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { toGrpcError, TesseraError } from '@tessera/common';
+import { tesseraErrorToJson, toGrpcError, TesseraError } from '@tessera/common';
 import { createVaultClient, requestIdFromMetadata, SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
 import { freePort } from '../../../../test/support/redisServer';
-import { vaultApiFromClient } from './upstreams';
+import { MAX_TOKENIZE_BATCH, vaultApiFromClient } from './upstreams';
 
 const record = {
   token: 'tok.x',
@@ -23,6 +23,7 @@ async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: 
   const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) => callback({ code: grpc.status.UNIMPLEMENTED });
   server.addService(vaultService, {
     Tokenize: unimplemented,
+    TokenizeBatch: unimplemented,
     GetToken: unimplemented,
     DeleteToken: unimplemented,
     Render: unimplemented,
@@ -115,5 +116,111 @@ describe('vault client adapter', () => {
       for (const socket of sockets) socket.destroy();
       silent.close();
     }
+  });
+
+  describe('tokenize batching', () => {
+    const card = (number: string) => ({ merchantId: 'm', number, holderName: '', expiryMonth: 12, expiryYear: 2035, cvv: '' });
+
+    it('sends concurrent tokenize requests as one TokenizeBatch call and gives each its own answer or refusal', async () => {
+      const batchSizes: number[] = [];
+      const seenRequestIds: string[] = [];
+      const vault = await startVault({
+        TokenizeBatch: (call, callback) => {
+          batchSizes.push(call.request.items.length);
+          seenRequestIds.push(...call.request.items.map((item) => item.requestId));
+          callback(null, {
+            results: call.request.items.map((item) =>
+              item.request?.number === 'bad'
+                ? { errorJson: tesseraErrorToJson(new TesseraError('card_number_invalid')) }
+                : { record: { ...record, last4: item.request!.number.slice(-4) } },
+            ),
+          });
+        },
+      });
+      const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+      try {
+        const answers = await Promise.allSettled([
+          api.tokenize(card('4000000000000001'), { requestId: 'r1' }),
+          api.tokenize(card('bad'), { requestId: 'r2' }),
+          api.tokenize(card('4000000000000003'), { requestId: 'r3' }),
+        ]);
+        expect(batchSizes).toEqual([3]);
+        expect(seenRequestIds).toEqual(['r1', 'r2', 'r3']);
+        expect(answers[0]).toMatchObject({ status: 'fulfilled', value: { last4: '0001' } });
+        expect(answers[1]).toMatchObject({ status: 'rejected', reason: { code: 'card_number_invalid', status: 400 } });
+        expect(answers[2]).toMatchObject({ status: 'fulfilled', value: { last4: '0003' } });
+      } finally {
+        api.close();
+        await vault.stop();
+      }
+    });
+
+    it('sends a lone request as a plain Tokenize call, and splits a crowd into batches of at most the maximum', async () => {
+      const calls: string[] = [];
+      const vault = await startVault({
+        Tokenize: (call, callback) => {
+          calls.push(`Tokenize ${requestIdFromMetadata(call.metadata)}`);
+          callback(null, record);
+        },
+        TokenizeBatch: (call, callback) => {
+          calls.push(`TokenizeBatch ${call.request.items.length}`);
+          callback(null, { results: call.request.items.map(() => ({ record })) });
+        },
+      });
+      const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+      try {
+        await api.tokenize(card('4000000000000001'), { requestId: 'alone' });
+        const crowd = Array.from({ length: MAX_TOKENIZE_BATCH + 2 }, (_, i) =>
+          api.tokenize(card('4000000000000001'), { requestId: `c${i}` }),
+        );
+        await Promise.all(crowd);
+        expect(calls.sort()).toEqual(['Tokenize alone', `TokenizeBatch ${MAX_TOKENIZE_BATCH}`, 'TokenizeBatch 2'].sort());
+      } finally {
+        api.close();
+        await vault.stop();
+      }
+    });
+
+    it('refuses every request of a batch the vault could not take, with the vault’s error', async () => {
+      const vault = await startVault({
+        TokenizeBatch: (_call, callback) => callback(toGrpcError(new TesseraError('service_unavailable'))),
+      });
+      const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+      try {
+        const answers = await Promise.allSettled([
+          api.tokenize(card('1'), { requestId: 'a' }),
+          api.tokenize(card('2'), { requestId: 'b' }),
+        ]);
+        expect(answers).toEqual([
+          expect.objectContaining({ status: 'rejected', reason: expect.objectContaining({ code: 'service_unavailable', status: 503 }) }),
+          expect.objectContaining({ status: 'rejected', reason: expect.objectContaining({ code: 'service_unavailable', status: 503 }) }),
+        ]);
+      } finally {
+        api.close();
+        await vault.stop();
+      }
+    });
+
+    it('falls back to single Tokenize calls when the vault does not know TokenizeBatch yet (rolling upgrade)', async () => {
+      const seen: string[] = [];
+      const vault = await startVault({
+        Tokenize: (call, callback) => {
+          seen.push(requestIdFromMetadata(call.metadata) ?? '');
+          callback(null, { ...record, last4: call.request.number.slice(-4) });
+        },
+      });
+      const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+      try {
+        const first = await Promise.all([
+          api.tokenize(card('4000000000000001'), { requestId: 'a' }),
+          api.tokenize(card('4000000000000002'), { requestId: 'b' }),
+        ]);
+        expect(first.map((r) => r.last4)).toEqual(['0001', '0002']);
+        expect(seen.sort()).toEqual(['a', 'b']);
+      } finally {
+        api.close();
+        await vault.stop();
+      }
+    });
   });
 });

@@ -21,6 +21,12 @@ export interface StoreHealth {
 export interface CardStore {
   /** Writes the card and its CVV together: either both exist afterwards or neither does. */
   save(entry: CardEntryToSave): Promise<void>;
+  /**
+   * Saves several entries as one write where the store can (a batch of TokenizeBatch). Resolves
+   * once every entry is saved; when it throws, none of the tokens may be handed out (some may
+   * exist: they expire unseen).
+   */
+  saveMany(entries: readonly CardEntryToSave[]): Promise<void>;
   getCard(token: string): Promise<StoredCard | null>;
   getCvv(token: string): Promise<StoredCvv | null>;
   /**

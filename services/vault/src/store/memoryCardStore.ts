@@ -37,6 +37,10 @@ export class MemoryCardStore implements CardStore {
     }
   }
 
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
+    for (const entry of entries) await this.save(entry);
+  }
+
   async getCard(token: string): Promise<StoredCard | null> {
     const raw = this.read(cardKey(token));
     return raw === undefined ? null : parseCard(raw);

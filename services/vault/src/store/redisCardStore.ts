@@ -150,33 +150,52 @@ export class RedisCardStore implements CardStore {
    * (best effort: nobody learns the token) and the call fails with service_unavailable.
    */
   async save(entry: CardEntryToSave): Promise<void> {
+    await this.saveMany([entry]);
+  }
+
+  /**
+   * A group commit: one pipeline with a MULTI per entry and one WAIT for all of them, so a batch
+   * costs one write, one read and one acknowledgement. A Cluster spreads tokens over slots and a
+   * pipeline must stay within one, so there every entry is its own pipeline.
+   */
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
+    if (entries.length === 0) return;
+    if (this.redis instanceof Cluster && entries.length > 1) {
+      await Promise.all(entries.map((entry) => this.saveMany([entry])));
+      return;
+    }
     await this.run(async () => {
       if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
-      const commands: Array<Array<string | number>> = [
-        ['multi'],
-        ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)],
-      ];
-      if (entry.cvv !== undefined) {
-        commands.push(['set', cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs)]);
-      } else {
-        commands.push(['del', cvvKey(entry.token)]);
+      const commands: Array<Array<string | number>> = [];
+      const execIndexes: number[] = [];
+      for (const entry of entries) {
+        commands.push(['multi'], ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)]);
+        if (entry.cvv !== undefined) {
+          commands.push(['set', cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs)]);
+        } else {
+          commands.push(['del', cvvKey(entry.token)]);
+        }
+        execIndexes.push(commands.length);
+        commands.push(['exec']);
       }
-      commands.push(['exec']);
       if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
       const results = await this.redis.pipeline(commands).exec();
       if (results === null) throw new Error('redis pipeline was aborted');
       for (const [err] of results) if (err) throw err;
-      const exec = results[commands.length - (this.writeAck.kind === 'replicas' ? 2 : 1)]?.[1];
-      if (!Array.isArray(exec)) throw new Error('redis transaction was aborted');
-      for (const reply of exec) if (reply instanceof Error) throw reply;
+      for (const index of execIndexes) {
+        const exec = results[index]?.[1];
+        if (!Array.isArray(exec)) throw new Error('redis transaction was aborted');
+        for (const reply of exec) if (reply instanceof Error) throw reply;
+      }
       if (this.writeAck.kind === 'replicas') {
         const acked = Number(results[commands.length - 1]?.[1]);
         if (!(acked >= this.writeAck.replicas)) {
           this.logger.error(
-            { wanted: this.writeAck.replicas, acked, writeAck: describeWriteAck(this.writeAck) },
+            { wanted: this.writeAck.replicas, acked, writeAck: describeWriteAck(this.writeAck), cards: entries.length },
             'card write not acknowledged by enough replicas: refusing the token',
           );
-          await this.redis.del(cardKey(entry.token), cvvKey(entry.token)).catch(() => undefined);
+          const keys = entries.flatMap((entry) => [cardKey(entry.token), cvvKey(entry.token)]);
+          await this.redis.del(...keys).catch(() => undefined);
           throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
         }
       }

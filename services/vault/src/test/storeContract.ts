@@ -85,6 +85,22 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.hasCvv(t)).toBe(false);
     });
 
+    it('saves a batch of entries, each with or without its CVV', async () => {
+      const [a, b, c] = [token(), token(), token()];
+      const other = { ...aStoredCard(), last4: '0005' };
+      await store.saveMany([
+        { token: a, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
+        { token: b, card: other, cardTtlMs: 60_000 },
+        { token: c, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
+      ]);
+      expect(await store.getCard(a)).toEqual(aStoredCard());
+      expect(await store.getCard(b)).toEqual(other);
+      expect(await store.hasCvv(a)).toBe(true);
+      expect(await store.hasCvv(b)).toBe(false);
+      expect(await store.takeCvv(c)).toEqual(aStoredCvv());
+      await store.saveMany([]);
+    });
+
     it('answers null for unknown tokens', async () => {
       expect(await store.getCard(token())).toBeNull();
       expect(await store.delete(token())).toBe(false);

@@ -1,7 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
-import { outcomeLabel, toGrpcError, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
-import { requestIdFromMetadata, type VaultHandlers } from '@tessera/protos';
+import { outcomeLabel, tesseraErrorToJson, toGrpcError, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
+import { requestIdFromMetadata, wellFormedRequestId, type TokenizeRequest, type VaultHandlers } from '@tessera/protos';
 import type { Vault } from '../vault';
+import type { CardToTokenize } from '../domain/card';
 
 type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
 
@@ -33,20 +34,41 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
   };
 }
 
+/** A batch item without a request is refused by the card checks, like any empty card. */
+function cardOf(req: TokenizeRequest | null): CardToTokenize {
+  if (req === null) return { merchantId: '', number: '', holderName: '', expiryMonth: 0, expiryYear: 0, cvv: '' };
+  return {
+    merchantId: req.merchantId,
+    number: req.number,
+    holderName: req.holderName,
+    expiryMonth: req.expiryMonth,
+    expiryYear: req.expiryYear,
+    cvv: req.cvv,
+  };
+}
+
 /** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */
 export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcObserver): VaultHandlers {
   const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req) => Promise<Res>) => unary(rpc, log, handle, observe);
   return {
-    Tokenize: unaryRpc('Tokenize', logger, (req) =>
-      vault.tokenize({
-        merchantId: req.merchantId,
-        number: req.number,
-        holderName: req.holderName,
-        expiryMonth: req.expiryMonth,
-        expiryYear: req.expiryYear,
-        cvv: req.cvv,
-      }),
-    ),
+    Tokenize: unaryRpc('Tokenize', logger, (req) => vault.tokenize(cardOf(req))),
+    // Counted and logged per item under "Tokenize", as if each card had come in its own call.
+    TokenizeBatch: unaryRpc('TokenizeBatch', logger, async (req) => {
+      const started = process.hrtime.bigint();
+      const outcomes = await vault.tokenizeBatch(req.items.map((item) => cardOf(item.request)));
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      return {
+        results: outcomes.map((outcome, i) => {
+          if (!(outcome instanceof TesseraError)) {
+            observe?.('Tokenize', 'ok', seconds);
+            return { record: outcome };
+          }
+          observe?.('Tokenize', outcomeLabel(outcome), seconds);
+          logger.info({ rpc: 'Tokenize', requestId: wellFormedRequestId(req.items[i]?.requestId), code: outcome.code }, 'rpc refused');
+          return { errorJson: tesseraErrorToJson(outcome) };
+        }),
+      };
+    }),
     GetToken: unaryRpc('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
     DeleteToken: unaryRpc('DeleteToken', logger, async (req) => {
       await vault.deleteToken(req.merchantId, req.token);

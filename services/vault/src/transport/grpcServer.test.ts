@@ -7,6 +7,8 @@ import {
   createVaultClient,
   type RenderRequest,
   type RenderResponse,
+  type TokenizeBatchItem,
+  type TokenizeBatchResponse,
   type TokenizeRequest,
   type TokenRecord__Output,
   type TokenRef,
@@ -60,6 +62,8 @@ const rpc = {
   getToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, TokenRecord__Output>(client.getToken, req, requestId),
   deleteToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, object>(client.deleteToken, req, requestId),
   render: (req: RenderRequest, requestId = 'req-test') => call<RenderRequest, RenderResponse>(client.render, req, requestId),
+  tokenizeBatch: (items: TokenizeBatchItem[]) =>
+    call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(client.tokenizeBatch, { items }, 'req-batch'),
   ready: () => call<object, { ready: boolean; detail: string }>(client.ready, {}, 'req-test'),
 };
 
@@ -134,6 +138,23 @@ describe('the vault gRPC server (memory store)', () => {
       rpc.tokenize({ merchantId: 'merchant_a', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }),
     );
     expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number', status: 400 });
+  });
+
+  it('tokenizes a batch item by item: refusals carry their code and param, logged under the item’s request id', async () => {
+    logLines.length = 0;
+    const card = { merchantId: 'merchant_a', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' };
+    const { results } = await rpc.tokenizeBatch([
+      { requestId: 'req-item-1', request: { ...card, number: PAN } },
+      { requestId: 'req-item-2', request: { ...card, number: '5555555555554445' } },
+    ]);
+    expect(results).toHaveLength(2);
+    expect(results[0]).toMatchObject({ outcome: 'record', record: { last4: '4444' } });
+    expect(await rpc.getToken({ merchantId: 'merchant_a', token: results[0]!.record!.token })).toMatchObject({ last4: '4444' });
+    expect(results[1]?.outcome).toBe('errorJson');
+    expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'card_number_invalid', param: 'number' });
+    const refusal = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'rpc refused');
+    expect(refusal).toMatchObject({ rpc: 'Tokenize', requestId: 'req-item-2', code: 'card_number_invalid' });
+    expect(logLines.join('\n')).not.toContain('555555555555');
   });
 
   it('carries 422 errors for placeholders whose data is missing', async () => {

@@ -34,6 +34,7 @@ export interface VaultServerTls {
 export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
   return {
     Tokenize: [tls.gatewayName],
+    TokenizeBatch: [tls.gatewayName],
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
     Render: [tls.proxyName],
