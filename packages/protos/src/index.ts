@@ -14,6 +14,8 @@ export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './g
 export type { TokenRef__Output as TokenRef } from './generated/tessera/vault/v1/TokenRef';
 export type { RenderRequest__Output as RenderRequest } from './generated/tessera/vault/v1/RenderRequest';
 export type { RenderResponse__Output as RenderResponse } from './generated/tessera/vault/v1/RenderResponse';
+export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchItem';
+export type { RenderBatchResponse__Output as RenderBatchResponse } from './generated/tessera/vault/v1/RenderBatchResponse';
 export type { ForwardRequest, ForwardRequest__Output } from './generated/tessera/proxy/v1/ForwardRequest';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
@@ -83,6 +85,7 @@ export function createProxyClient(
 
 export * from './tls';
 export * from './health';
+export * from './batching';
 
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

@@ -1,5 +1,6 @@
 import {
   callUnary,
+  createBatcher,
   type ForwardRequest__Output,
   type DryRunResponse__Output,
   type ForwardResponse__Output,
@@ -11,7 +12,7 @@ import {
   type TokenizeBatchResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { connectivityState, status as grpcStatus } from '@grpc/grpc-js';
+import { connectivityState } from '@grpc/grpc-js';
 import { errorFromGrpc, TesseraError, tesseraErrorFromJson } from '@tessera/common';
 
 export interface CallContext {
@@ -64,85 +65,35 @@ async function mapped<T>(call: Promise<T>, client?: { getChannel(): { getConnect
   }
 }
 
-interface PendingTokenize {
-  item: TokenizeBatchItem & { request: TokenizeRequest };
-  resolve: (record: TokenRecord__Output) => void;
-  reject: (err: unknown) => void;
-}
-
-/** The most cards in one TokenizeBatch call; more waiting requests go in further calls at once. */
+/** The most cards in one TokenizeBatch call. */
 export const MAX_TOKENIZE_BATCH = 64;
-/** How long a vault that does not know TokenizeBatch (an older version mid-upgrade) is sent single calls. */
-const BATCH_UNSUPPORTED_RETRY_MS = 60_000;
 
 /**
- * Tokenize requests that reach this point in the same turn of the event loop go to the vault as
- * one TokenizeBatch call. Under load that is what makes the vault hop cheap: one gRPC call, one
- * store write and one write acknowledgement per group instead of per card. A lone request waits
- * for nobody (it is sent at the end of the current turn, as a plain Tokenize call), and each
- * request still gets its own answer or refusal.
+ * Tokenize requests that arrive together go to the vault as one TokenizeBatch call: one gRPC
+ * call, one store write and one write acknowledgement per group instead of per card.
  */
-export function createTokenizeBatcher(
-  client: VaultClient,
-  timeoutMs: number,
-  maxBatch = MAX_TOKENIZE_BATCH,
-): (request: TokenizeRequest, ctx: CallContext) => Promise<TokenRecord__Output> {
-  let queue: PendingTokenize[] = [];
-  let batchUnsupportedUntil = 0;
-
-  const sendOne = (pending: PendingTokenize): void => {
-    const { request, requestId } = pending.item;
-    mapped(callUnary<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }), client).then(
-      pending.resolve,
-      pending.reject,
-    );
-  };
-
-  const sendBatch = (batch: PendingTokenize[]): void => {
-    callUnary<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
-      client,
-      client.TokenizeBatch,
-      { items: batch.map((pending) => pending.item) },
-      { timeoutMs },
-    ).then(
-      (response) => {
-        batch.forEach((pending, i) => {
-          const result = response.results[i];
-          if (result?.record) pending.resolve(result.record);
-          else pending.reject((result?.errorJson && tesseraErrorFromJson(result.errorJson)) || new TesseraError('internal_error'));
-        });
-      },
-      (err: unknown) => {
-        if ((err as { code?: unknown }).code === grpcStatus.UNIMPLEMENTED) {
-          batchUnsupportedUntil = Date.now() + BATCH_UNSUPPORTED_RETRY_MS;
-          batch.forEach(sendOne);
-          return;
-        }
-        mapped(Promise.reject(err), client).catch((error: unknown) => batch.forEach((pending) => pending.reject(error)));
-      },
-    );
-  };
-
-  const flush = (): void => {
-    const waiting = queue;
-    queue = [];
-    for (let start = 0; start < waiting.length; start += maxBatch) {
-      const batch = waiting.slice(start, start + maxBatch);
-      if (batch.length === 1 || Date.now() < batchUnsupportedUntil) batch.forEach(sendOne);
-      else sendBatch(batch);
-    }
-  };
-
-  return (request, ctx) =>
-    new Promise<TokenRecord__Output>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
-      queue.push({ item: { request, requestId: ctx.requestId }, resolve, reject });
-    });
+function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['tokenize'] {
+  const tokenize = createBatcher<TokenizeBatchItem & { request: TokenizeRequest }, TokenRecord__Output>({
+    maxBatch: MAX_TOKENIZE_BATCH,
+    sendOne: ({ request, requestId }) =>
+      mapped(callUnary<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }), client),
+    sendBatch: async (items) => {
+      const { results } = await callUnary<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
+        client,
+        client.TokenizeBatch,
+        { items },
+        { timeoutMs },
+      );
+      return results.map((result) => result.record ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error'));
+    },
+    failed: (err) => mapped(Promise.reject(err), client),
+  });
+  return (request, ctx) => tokenize({ request, requestId: ctx.requestId });
 }
 
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
   return {
-    tokenize: createTokenizeBatcher(client, timeoutMs),
+    tokenize: batchedTokenize(client, timeoutMs),
     getToken: (ref, ctx) => mapped(callUnary(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
     deleteToken: async (ref, ctx) => {
       await mapped(callUnary(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId }), client);

@@ -1,12 +1,15 @@
 import {
   callUnary,
+  createBatcher,
   createVaultClient,
   type PreviewResponse__Output,
+  type RenderBatchItem,
+  type RenderBatchResponse,
   type RenderRequest,
   type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { errorFromGrpc } from '@tessera/common';
+import { errorFromGrpc, TesseraError, tesseraErrorFromJson } from '@tessera/common';
 
 export interface RenderInput {
   merchantId: string;
@@ -24,11 +27,16 @@ export interface VaultPort {
   close(): void;
 }
 
+/** The most Render calls in one RenderBatch call. */
+export const MAX_RENDER_BATCH = 64;
+
 export function createVaultPort(address: string, timeoutMs: number, client: VaultClient = createVaultClient(address)): VaultPort {
-  return {
-    async render(input, requestId) {
+  // Renders that arrive together go to the vault as one RenderBatch call (see createBatcher).
+  const render = createBatcher<RenderBatchItem & { request: RenderInput }, Buffer>({
+    maxBatch: MAX_RENDER_BATCH,
+    sendOne: async ({ request, requestId }) => {
       try {
-        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, input, {
+        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, request, {
           timeoutMs,
           ...(requestId ? { requestId } : {}),
         });
@@ -38,6 +46,23 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         throw errorFromGrpc(err);
       }
     },
+    sendBatch: async (items) => {
+      const { results } = await callUnary<{ items: RenderBatchItem[] }, RenderBatchResponse>(
+        client,
+        client.RenderBatch,
+        { items },
+        { timeoutMs },
+      );
+      return results.map((result) =>
+        result.outcome === 'body' && result.body !== undefined
+          ? Buffer.from(result.body)
+          : (tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
+      );
+    },
+    failed: (err) => Promise.reject(errorFromGrpc(err)),
+  });
+  return {
+    render: (input, requestId) => render({ request: input, requestId: requestId ?? '' }),
     async preview(input, requestId) {
       try {
         return await callUnary<RenderRequest, PreviewResponse__Output>(client, client.Preview, input, {

@@ -1,6 +1,12 @@
 import type * as grpc from '@grpc/grpc-js';
 import { outcomeLabel, tesseraErrorToJson, toGrpcError, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
-import { requestIdFromMetadata, wellFormedRequestId, type TokenizeRequest, type VaultHandlers } from '@tessera/protos';
+import {
+  requestIdFromMetadata,
+  wellFormedRequestId,
+  type TokenizeRequest,
+  type TokenRecord__Output,
+  type VaultHandlers,
+} from '@tessera/protos';
 import type { Vault } from '../vault';
 import type { CardToTokenize } from '../domain/card';
 
@@ -50,23 +56,38 @@ function cardOf(req: TokenizeRequest | null): CardToTokenize {
 /** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */
 export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcObserver): VaultHandlers {
   const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req) => Promise<Res>) => unary(rpc, log, handle, observe);
+  /**
+   * One item of a batch RPC, counted and logged under the single RPC's name as if it had come in
+   * its own call, so metrics and logs read the same whether the caller batched or not.
+   */
+  const report = <T, R>(
+    rpc: string,
+    requestId: string | undefined,
+    started: bigint,
+    outcome: T | Error,
+    answer: (value: T) => R,
+  ): R | { errorJson: string } => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const fields = { rpc, requestId: wellFormedRequestId(requestId) };
+    if (!(outcome instanceof Error)) {
+      observe?.(rpc, 'ok', seconds);
+      return answer(outcome);
+    }
+    observe?.(rpc, outcomeLabel(outcome), seconds);
+    const status = outcome instanceof TesseraError ? outcome.status : 500;
+    if (status >= 500) logger.error({ ...fields, err: outcome }, 'rpc failed');
+    else logger.info({ ...fields, code: (outcome as TesseraError).code }, 'rpc refused');
+    return { errorJson: tesseraErrorToJson(outcome) };
+  };
   return {
     Tokenize: unaryRpc('Tokenize', logger, (req) => vault.tokenize(cardOf(req))),
-    // Counted and logged per item under "Tokenize", as if each card had come in its own call.
     TokenizeBatch: unaryRpc('TokenizeBatch', logger, async (req) => {
       const started = process.hrtime.bigint();
       const outcomes = await vault.tokenizeBatch(req.items.map((item) => cardOf(item.request)));
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       return {
-        results: outcomes.map((outcome, i) => {
-          if (!(outcome instanceof TesseraError)) {
-            observe?.('Tokenize', 'ok', seconds);
-            return { record: outcome };
-          }
-          observe?.('Tokenize', outcomeLabel(outcome), seconds);
-          logger.info({ rpc: 'Tokenize', requestId: wellFormedRequestId(req.items[i]?.requestId), code: outcome.code }, 'rpc refused');
-          return { errorJson: tesseraErrorToJson(outcome) };
-        }),
+        results: outcomes.map((outcome, i) =>
+          report('Tokenize', req.items[i]?.requestId, started, outcome, (record: TokenRecord__Output) => ({ record })),
+        ),
       };
     }),
     GetToken: unaryRpc('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
@@ -77,6 +98,21 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
     Render: unaryRpc('Render', logger, async (req) => ({
       body: await vault.render(req.merchantId, req.token, req.template, req.contentType),
     })),
+    RenderBatch: unaryRpc('RenderBatch', logger, async (req) => {
+      const started = process.hrtime.bigint();
+      const outcomes = await Promise.all(
+        req.items.map(({ request }) =>
+          request === null
+            ? new TesseraError('token_not_found')
+            : vault
+                .render(request.merchantId, request.token, request.template, request.contentType)
+                .catch((err: unknown) => (err instanceof Error ? err : new TesseraError('internal_error'))),
+        ),
+      );
+      return {
+        results: outcomes.map((outcome, i) => report('Render', req.items[i]?.requestId, started, outcome, (body: Buffer) => ({ body }))),
+      };
+    }),
     Preview: unaryRpc('Preview', logger, (req) => vault.preview(req.merchantId, req.token, req.template, req.contentType)),
     Ready: unaryRpc('Ready', logger, async () => {
       const health = await vault.ready();

@@ -5,6 +5,8 @@ import { errorFromGrpc, REDACT_PATHS, TesseraError } from '@tessera/common';
 import {
   callUnary,
   createVaultClient,
+  type RenderBatchItem,
+  type RenderBatchResponse,
   type RenderRequest,
   type RenderResponse,
   type TokenizeBatchItem,
@@ -64,6 +66,8 @@ const rpc = {
   render: (req: RenderRequest, requestId = 'req-test') => call<RenderRequest, RenderResponse>(client.render, req, requestId),
   tokenizeBatch: (items: TokenizeBatchItem[]) =>
     call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(client.tokenizeBatch, { items }, 'req-batch'),
+  renderBatch: (items: RenderBatchItem[]) =>
+    call<{ items: RenderBatchItem[] }, RenderBatchResponse>(client.renderBatch, { items }, 'req-batch'),
   ready: () => call<object, { ready: boolean; detail: string }>(client.ready, {}, 'req-test'),
 };
 
@@ -155,6 +159,21 @@ describe('the vault gRPC server (memory store)', () => {
     const refusal = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'rpc refused');
     expect(refusal).toMatchObject({ rpc: 'Tokenize', requestId: 'req-item-2', code: 'card_number_invalid' });
     expect(logLines.join('\n')).not.toContain('555555555555');
+  });
+
+  it('renders a batch item by item: one body per token, refusals with their code', async () => {
+    const card = { merchantId: 'merchant_a', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' };
+    const { token } = await rpc.tokenize({ ...card, number: PAN });
+    const render = (merchantId: string, template: string) => ({ merchantId, token, template, contentType: 'text/plain' });
+    const { results } = await rpc.renderBatch([
+      { requestId: 'req-r1', request: render('merchant_a', 'n=[CARD_NUMBER]') },
+      { requestId: 'req-r2', request: render('merchant_b', 'n=[CARD_NUMBER]') },
+      { requestId: 'req-r3', request: render('merchant_a', 'c=[CARD_CVV]') },
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual(['body', 'errorJson', 'errorJson']);
+    expect(Buffer.from(results[0]!.body!).toString('utf8')).toBe(`n=${PAN}`);
+    expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'token_not_found' });
+    expect(JSON.parse(results[2]!.errorJson!)).toMatchObject({ code: 'cvv_unavailable' });
   });
 
   it('carries 422 errors for placeholders whose data is missing', async () => {

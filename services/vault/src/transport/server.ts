@@ -38,6 +38,7 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
     Render: [tls.proxyName],
+    RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
     Ready: [tls.gatewayName, tls.proxyName],
   };
