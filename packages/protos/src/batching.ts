@@ -9,10 +9,12 @@ export interface BatchingOptions<Item, Result> {
   /** The plain unary call, for a lone item and for a peer without the batch RPC. */
   sendOne(item: Item): Promise<Result>;
   /**
-   * The batch RPC: one outcome per item, in order (an Error refuses that item alone). A rejection
-   * refuses every item with `failed(err)`, except UNIMPLEMENTED, which falls back to sendOne.
+   * The batch RPC. It hands each item's outcome to `deliver` (by index, in any order, as soon as
+   * it is known; an Error refuses that item alone) and settles when the call is over. A rejection
+   * refuses every item not yet delivered with `failed(err)`, except UNIMPLEMENTED, which sends
+   * them again one by one; an item the call never delivered is refused as an internal error.
    */
-  sendBatch(items: Item[]): Promise<Array<Result | Error>>;
+  sendBatch(items: Item[], deliver: (index: number, outcome: Result | Error) => void): Promise<void>;
   /** The error each item of a failed batch call gets (e.g. the gRPC error mapped for callers). */
   failed(err: unknown): Promise<never>;
 }
@@ -39,24 +41,32 @@ export function createBatcher<Item, Result>(opts: BatchingOptions<Item, Result>)
   };
 
   const sendBatch = (batch: Array<Pending<Item, Result>>): void => {
-    opts.sendBatch(batch.map((pending) => pending.item)).then(
-      (outcomes) => {
-        batch.forEach((pending, i) => {
-          const outcome = outcomes[i];
-          if (outcome === undefined) pending.reject(new Error(`batch answer without item ${i}`));
-          else if (outcome instanceof Error) pending.reject(outcome);
-          else pending.resolve(outcome);
-        });
-      },
-      (err: unknown) => {
-        if ((err as { code?: unknown } | null)?.code === grpcStatus.UNIMPLEMENTED) {
-          batchUnsupportedUntil = Date.now() + BATCH_UNSUPPORTED_RETRY_MS;
-          batch.forEach(sendOne);
-          return;
-        }
-        opts.failed(err).catch((error: unknown) => batch.forEach((pending) => pending.reject(error)));
-      },
-    );
+    const delivered = new Array<boolean>(batch.length).fill(false);
+    const deliver = (index: number, outcome: Result | Error): void => {
+      const pending = batch[index];
+      if (pending === undefined || delivered[index]) return;
+      delivered[index] = true;
+      if (outcome instanceof Error) pending.reject(outcome);
+      else pending.resolve(outcome);
+    };
+    const undelivered = (): Array<Pending<Item, Result>> => batch.filter((_, i) => !delivered[i]);
+    opts
+      .sendBatch(
+        batch.map((pending) => pending.item),
+        deliver,
+      )
+      .then(
+        () => undelivered().forEach((pending) => pending.reject(new Error('the batch call ended without answering this item'))),
+        (err: unknown) => {
+          const rest = undelivered();
+          if ((err as { code?: unknown } | null)?.code === grpcStatus.UNIMPLEMENTED) {
+            batchUnsupportedUntil = Date.now() + BATCH_UNSUPPORTED_RETRY_MS;
+            rest.forEach(sendOne);
+            return;
+          }
+          opts.failed(err).catch((error: unknown) => rest.forEach((pending) => pending.reject(error)));
+        },
+      );
   };
 
   const flush = (): void => {

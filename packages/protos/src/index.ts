@@ -17,6 +17,8 @@ export type { RenderResponse__Output as RenderResponse } from './generated/tesse
 export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchItem';
 export type { RenderBatchResponse__Output as RenderBatchResponse } from './generated/tessera/vault/v1/RenderBatchResponse';
 export type { ForwardRequest, ForwardRequest__Output } from './generated/tessera/proxy/v1/ForwardRequest';
+export type { ForwardBatchItem } from './generated/tessera/proxy/v1/ForwardBatchItem';
+export type { ForwardBatchResult__Output } from './generated/tessera/proxy/v1/ForwardBatchResult';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';

@@ -65,10 +65,11 @@ export function peerServiceNames(call: { getAuthContext?: () => { sslPeerCertifi
 }
 
 // Handlers differ in request/response types; the guard only needs the call's auth context.
-type AnyHandler = (call: never, callback: grpc.sendUnaryData<unknown>) => void;
+// Server-streaming handlers get no callback: a refusal ends their stream with the status instead.
+type AnyHandler = (call: never, callback?: grpc.sendUnaryData<unknown>) => void;
 
 /**
- * Wraps every unary handler so it runs only when the caller's certificate names one of the
+ * Wraps every unary or server-streaming handler so it runs only when the caller's certificate names one of the
  * services allowed for that method; otherwise PERMISSION_DENIED before the handler sees anything.
  * A method missing from the policy is denied (fail closed). With `enforce` false (plaintext
  * development) the handlers are returned unchanged.
@@ -81,7 +82,9 @@ export function restrictCallers<H extends object>(handlers: H, policy: Record<ke
     guarded[method] = (call, callback) => {
       const names = peerServiceNames(call as Parameters<typeof peerServiceNames>[0]);
       if (!names.some((name) => allowed.includes(name))) {
-        callback({ code: grpc.status.PERMISSION_DENIED, details: `caller is not allowed to call ${method}` });
+        const denied = { code: grpc.status.PERMISSION_DENIED, details: `caller is not allowed to call ${method}` };
+        if (callback) callback(denied);
+        else (call as unknown as grpc.ServerWritableStream<unknown, unknown>).emit('error', denied);
         return;
       }
       handler(call, callback);

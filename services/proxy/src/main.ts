@@ -73,7 +73,12 @@ async function main(): Promise<void> {
   const server = new grpc.Server(SERVER_OPTIONS);
   // Only the gateway calls the proxy (PCI DSS 7.2: least privilege between services).
   const gatewayOnly = [config.TLS_PEER_GATEWAY];
-  const policy: Record<keyof ProxyHandlers & string, string[]> = { Forward: gatewayOnly, DryRun: gatewayOnly, Ready: gatewayOnly };
+  const policy: Record<keyof ProxyHandlers & string, string[]> = {
+    Forward: gatewayOnly,
+    ForwardBatch: gatewayOnly,
+    DryRun: gatewayOnly,
+    Ready: gatewayOnly,
+  };
   const metrics = createMetricsRegistry('proxy');
   server.addService(
     proxyService,

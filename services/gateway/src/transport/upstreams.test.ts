@@ -1,9 +1,19 @@
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { tesseraErrorToJson, toGrpcError, TesseraError } from '@tessera/common';
-import { createVaultClient, requestIdFromMetadata, SERVER_OPTIONS, vaultService, type VaultHandlers } from '@tessera/protos';
+import {
+  createProxyClient,
+  createVaultClient,
+  proxyService,
+  requestIdFromMetadata,
+  SERVER_OPTIONS,
+  vaultService,
+  type ForwardRequest__Output,
+  type ProxyHandlers,
+  type VaultHandlers,
+} from '@tessera/protos';
 import { freePort } from '../../../../test/support/redisServer';
-import { MAX_TOKENIZE_BATCH, vaultApiFromClient } from './upstreams';
+import { MAX_TOKENIZE_BATCH, proxyApiFromClient, vaultApiFromClient } from './upstreams';
 
 const record = {
   token: 'tok.x',
@@ -222,5 +232,88 @@ describe('vault client adapter', () => {
         await vault.stop();
       }
     });
+  });
+});
+
+/** A real gRPC server speaking the proxy contract. */
+async function startProxy(handlers: Partial<ProxyHandlers>): Promise<{ address: string; stop: () => Promise<void> }> {
+  const server = new grpc.Server(SERVER_OPTIONS);
+  const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) => callback({ code: grpc.status.UNIMPLEMENTED });
+  server.addService(proxyService, {
+    Forward: unimplemented,
+    ForwardBatch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED }),
+    DryRun: unimplemented,
+    Ready: unimplemented,
+    ...handlers,
+  } as ProxyHandlers);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return { address: `127.0.0.1:${port}`, stop: async () => server.forceShutdown() };
+}
+
+describe('proxy client adapter: forward batching', () => {
+  const forwardRequest = (url: string): ForwardRequest__Output => ({
+    merchantId: 'm',
+    mode: 'test',
+    token: 'tok.x',
+    method: 'POST',
+    url,
+    headers: [],
+    bodyTemplate: '',
+    hasBody: false,
+    allowedHosts: [],
+  });
+  const answer = (status: number) => ({ status, headers: [], body: Buffer.from(String(status)), pspMs: 1 });
+
+  it('sends concurrent requests as one ForwardBatch call and hands each answer over as soon as it streams in', async () => {
+    const seen: string[] = [];
+    let releaseSlow: () => void = () => {};
+    const proxy = await startProxy({
+      ForwardBatch: (call) => {
+        seen.push(...call.request.items.map((item) => `${item.requestId} ${item.request?.url}`));
+        call.write({ index: 1, response: answer(201) });
+        call.write({ index: 2, errorJson: tesseraErrorToJson(new TesseraError('psp_destination_forbidden')) });
+        releaseSlow = () => {
+          call.write({ index: 0, response: answer(202) });
+          call.end();
+        };
+      },
+    });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const slow = api.forward(forwardRequest('https://slow.example'), { requestId: 'r0' });
+      const fast = api.forward(forwardRequest('https://fast.example'), { requestId: 'r1' });
+      const refused = api.forward(forwardRequest('https://refused.example'), { requestId: 'r2' });
+      await expect(fast).resolves.toMatchObject({ status: 201 });
+      await expect(refused).rejects.toMatchObject({ code: 'psp_destination_forbidden' });
+      expect(seen).toEqual(['r0 https://slow.example', 'r1 https://fast.example', 'r2 https://refused.example']);
+      releaseSlow();
+      await expect(slow).resolves.toMatchObject({ status: 202 });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+
+  it('refuses the items a failed or short batch call did not answer, and keeps those it did', async () => {
+    const proxy = await startProxy({
+      ForwardBatch: (call) => {
+        call.write({ index: 0, response: answer(200) });
+        setTimeout(() => call.emit('error', toGrpcError(new TesseraError('service_unavailable'))), 50);
+      },
+    });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const answers = await Promise.allSettled([
+        api.forward(forwardRequest('https://a.example'), { requestId: 'a' }),
+        api.forward(forwardRequest('https://b.example'), { requestId: 'b' }),
+      ]);
+      expect(answers[0]).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
+      expect(answers[1]).toMatchObject({ status: 'rejected', reason: { code: 'service_unavailable', status: 503 } });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
   });
 });

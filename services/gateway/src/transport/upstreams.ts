@@ -9,6 +9,8 @@ import {
   type TokenRecord__Output,
   type TokenRef,
   type TokenizeBatchItem,
+  type ForwardBatchItem,
+  type ForwardBatchResult__Output,
   type TokenizeBatchResponse,
   type VaultClient,
 } from '@tessera/protos';
@@ -77,14 +79,16 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
     maxBatch: MAX_TOKENIZE_BATCH,
     sendOne: ({ request, requestId }) =>
       mapped(callUnary<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }), client),
-    sendBatch: async (items) => {
+    sendBatch: async (items, deliver) => {
       const { results } = await callUnary<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
         client,
         client.TokenizeBatch,
         { items },
         { timeoutMs },
       );
-      return results.map((result) => result.record ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error'));
+      results.forEach((result, i) =>
+        deliver(i, result.record ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
+      );
     },
     failed: (err) => mapped(Promise.reject(err), client),
   });
@@ -103,9 +107,35 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
   };
 }
 
+/** The most requests in one ForwardBatch call. */
+export const MAX_FORWARD_BATCH = 64;
+
+/**
+ * /v1/proxy requests that arrive together go to the proxy as one ForwardBatch call, whose answers
+ * stream back one by one as each PSP answers (a slow PSP holds up nobody else).
+ */
+function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forward'] {
+  const forward = createBatcher<ForwardBatchItem & { request: ForwardRequest__Output }, ForwardResponse__Output>({
+    maxBatch: MAX_FORWARD_BATCH,
+    sendOne: ({ request, requestId }) =>
+      mapped(callUnary<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, { timeoutMs, requestId }), client),
+    sendBatch: (items, deliver) =>
+      new Promise<void>((resolve, reject) => {
+        const call = client.ForwardBatch({ items }, { deadline: new Date(Date.now() + timeoutMs) });
+        call.on('data', (result: ForwardBatchResult__Output) => {
+          deliver(result.index, result.response ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error'));
+        });
+        call.on('error', reject);
+        call.on('end', resolve);
+      }),
+    failed: (err) => mapped(Promise.reject(err), client),
+  });
+  return (request, ctx) => forward({ request, requestId: ctx.requestId });
+}
+
 export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): ProxyApi {
   return {
-    forward: (request, ctx) => mapped(callUnary(client, client.Forward, request, { timeoutMs, requestId: ctx.requestId }), client),
+    forward: batchedForward(client, timeoutMs),
     dryRun: (request, ctx) => mapped(callUnary(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId }), client),
     ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
     close: () => client.close(),

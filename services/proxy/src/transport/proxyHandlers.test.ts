@@ -13,6 +13,7 @@ import {
   vaultService,
   type ForwardRequest,
   type ForwardResponse__Output,
+  type ForwardBatchResult__Output,
   type DryRunResponse__Output,
   type ProxyClient,
   type RenderRequest,
@@ -252,6 +253,35 @@ describe('Forward', () => {
     expect(err.code).toBe('token_not_found');
     expect(err.status).toBe(404);
     expect(pspSeen).toHaveLength(0);
+  });
+
+  it('answers a ForwardBatch item by item, by index, each like its own Forward call, then ends the stream', async () => {
+    const results = await new Promise<ForwardBatchResult__Output[]>((resolve, reject) => {
+      const seen: ForwardBatchResult__Output[] = [];
+      const call = client.ForwardBatch(
+        {
+          items: [
+            { requestId: 'req_b1', request: forwardRequest() },
+            { requestId: 'req_b2', request: forwardRequest({ url: `http://127.0.0.2:${forbiddenPort}/charges` }) },
+            { requestId: 'req_b3', request: forwardRequest({ token: 'tok.missing' }) },
+          ],
+        },
+        { deadline: new Date(Date.now() + 10_000) },
+      );
+      call.on('data', (result: ForwardBatchResult__Output) => seen.push(result));
+      call.on('error', reject);
+      call.on('end', () => resolve(seen));
+    });
+    const byIndex = new Map(results.map((result) => [result.index, result]));
+    expect([...byIndex.keys()].sort()).toEqual([0, 1, 2]);
+    expect(byIndex.get(0)?.response).toMatchObject({ status: 201 });
+    expect(byIndex.get(0)?.response?.body.toString()).toBe('{"status":"approved"}');
+    expect(JSON.parse(byIndex.get(1)?.errorJson ?? '{}')).toMatchObject({ code: 'psp_destination_forbidden', param: 'pspUrl' });
+    expect(JSON.parse(byIndex.get(2)?.errorJson ?? '{}')).toMatchObject({ code: 'token_not_found' });
+    expect(pspSeen).toHaveLength(1);
+    expect(forbiddenConnections).toBe(0);
+    const exchanges = logLines.filter((l) => l.includes('psp exchange')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(exchanges).toContainEqual(expect.objectContaining({ requestId: 'req_b1', status: 201 }));
   });
 
   it('sends a request without a body without calling the vault', async () => {

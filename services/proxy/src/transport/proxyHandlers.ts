@@ -1,5 +1,5 @@
-import { outcomeLabel, toGrpcError, type Logger, type RpcObserver } from '@tessera/common';
-import { requestIdFromMetadata, type ProxyHandlers } from '@tessera/protos';
+import { outcomeLabel, TesseraError, tesseraErrorToJson, toGrpcError, type Logger, type RpcObserver } from '@tessera/common';
+import { requestIdFromMetadata, wellFormedRequestId, type ProxyHandlers } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import type { VaultPort } from './vaultClient';
@@ -31,6 +31,40 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
           callback(toGrpcError(err));
         },
       );
+    },
+    // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
+    // written as soon as its PSP has answered, and the call ends with the last one.
+    ForwardBatch(call) {
+      const cancelled = new AbortController();
+      call.on('cancelled', () => cancelled.abort());
+      const started = process.hrtime.bigint();
+      const items = call.request.items;
+      let open = items.length;
+      const done = (): void => {
+        open -= 1;
+        if (open === 0) call.end();
+      };
+      if (open === 0) call.end();
+      items.forEach((item, index) => {
+        if (item.request === null) {
+          call.write({ index, errorJson: tesseraErrorToJson(new TesseraError('invalid_request')) });
+          done();
+          return;
+        }
+        const requestId = wellFormedRequestId(item.requestId);
+        forwardToPsp(deps, item.request, { ...(requestId ? { requestId } : {}), signal: cancelled.signal }).then(
+          (response) => {
+            deps.observe?.('Forward', `psp_${Math.floor((response.status ?? 0) / 100)}xx`, seconds(started));
+            if (!cancelled.signal.aborted) call.write({ index, response });
+            done();
+          },
+          (err: unknown) => {
+            deps.observe?.('Forward', outcomeLabel(err), seconds(started));
+            if (!cancelled.signal.aborted) call.write({ index, errorJson: tesseraErrorToJson(err) });
+            done();
+          },
+        );
+      });
     },
     DryRun(call, callback) {
       const requestId = requestIdFromMetadata(call.metadata);

@@ -46,17 +46,20 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         throw errorFromGrpc(err);
       }
     },
-    sendBatch: async (items) => {
+    sendBatch: async (items, deliver) => {
       const { results } = await callUnary<{ items: RenderBatchItem[] }, RenderBatchResponse>(
         client,
         client.RenderBatch,
         { items },
         { timeoutMs },
       );
-      return results.map((result) =>
-        result.outcome === 'body' && result.body !== undefined
-          ? Buffer.from(result.body)
-          : (tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
+      results.forEach((result, i) =>
+        deliver(
+          i,
+          result.outcome === 'body' && result.body !== undefined
+            ? Buffer.from(result.body)
+            : (tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
+        ),
       );
     },
     failed: (err) => Promise.reject(errorFromGrpc(err)),
