@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { secureRandomBytes } from './randomPool';
 import { TesseraError } from '@tessera/common';
 import type { KeyRing } from './keyRing';
 
@@ -74,7 +75,7 @@ interface Sealed {
 
 function gcmSeal(key: Buffer, aad: Buffer, plaintext: Buffer): Sealed {
   // A fresh random IV per seal: GCM's security collapses if an IV repeats under one key.
-  const iv = randomBytes(IV_BYTES);
+  const iv = secureRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(aad);
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
@@ -130,7 +131,7 @@ function unwrapDataKey(ring: KeyRing, ctx: EnvelopeContext, envelope: WrappedEnv
 
 /** Seals under a fresh data key wrapped by the ring's current KEK (format 2). */
 export function sealRecord(ring: KeyRing, ctx: EnvelopeContext, plaintext: Buffer): WrappedEnvelope {
-  const dataKey = randomBytes(DATA_KEY_BYTES);
+  const dataKey = secureRandomBytes(DATA_KEY_BYTES);
   try {
     const wrap = wrapDataKey(ring, ctx, dataKey);
     return { ...wrap, ...gcmSeal(dataKey, dataAad(ctx), plaintext) };
