@@ -6,6 +6,12 @@ const BATCH_UNSUPPORTED_RETRY_MS = 60_000;
 export interface BatchingOptions<Item, Result> {
   /** The most items in one batch call; more waiting items go in further calls at once. */
   maxBatch: number;
+  /**
+   * With `weigh`: the most bytes (as weighed) in one batch call, so that a batch of large bodies
+   * stays well inside the gRPC message limit. An item too heavy for any batch goes alone.
+   */
+  maxBatchBytes?: number;
+  weigh?: (item: Item) => number;
   /** The plain unary call, for a lone item and for a peer without the batch RPC. */
   sendOne(item: Item): Promise<Result>;
   /**
@@ -72,11 +78,23 @@ export function createBatcher<Item, Result>(opts: BatchingOptions<Item, Result>)
   const flush = (): void => {
     const waiting = queue;
     queue = [];
-    for (let start = 0; start < waiting.length; start += opts.maxBatch) {
-      const batch = waiting.slice(start, start + opts.maxBatch);
+    const send = (batch: Array<Pending<Item, Result>>): void => {
       if (batch.length === 1 || Date.now() < batchUnsupportedUntil) batch.forEach(sendOne);
       else sendBatch(batch);
+    };
+    let batch: Array<Pending<Item, Result>> = [];
+    let batchBytes = 0;
+    for (const pending of waiting) {
+      const bytes = opts.weigh?.(pending.item) ?? 0;
+      if (batch.length > 0 && (batch.length >= opts.maxBatch || batchBytes + bytes > (opts.maxBatchBytes ?? Infinity))) {
+        send(batch);
+        batch = [];
+        batchBytes = 0;
+      }
+      batch.push(pending);
+      batchBytes += bytes;
     }
+    if (batch.length > 0) send(batch);
   };
 
   return (item) =>

@@ -49,6 +49,11 @@ export const proxyService = proxyProto.tessera.proxy.v1.Proxy.service;
 
 /** PSP responses up to 10 MiB travel through gRPC; leave room for headers and framing. */
 export const MAX_MESSAGE_BYTES = 12 * 1024 * 1024;
+/**
+ * The most body bytes one batch call carries: a quarter of the message limit, which leaves room
+ * for headers, the batch's framing and bodies that grow when card data is filled in.
+ */
+export const MAX_BATCH_BODY_BYTES = MAX_MESSAGE_BYTES / 4;
 
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,

@@ -1,6 +1,7 @@
 import {
   callUnary,
   createBatcher,
+  MAX_BATCH_BODY_BYTES,
   type ForwardRequest__Output,
   type DryRunResponse__Output,
   type ForwardResponse__Output,
@@ -117,6 +118,11 @@ export const MAX_FORWARD_BATCH = 64;
 function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forward'] {
   const forward = createBatcher<ForwardBatchItem & { request: ForwardRequest__Output }, ForwardResponse__Output>({
     maxBatch: MAX_FORWARD_BATCH,
+    maxBatchBytes: MAX_BATCH_BODY_BYTES,
+    weigh: ({ request }) =>
+      Buffer.byteLength(request.bodyTemplate) +
+      Buffer.byteLength(request.url) +
+      request.headers.reduce((sum, header) => sum + Buffer.byteLength(header.name ?? '') + Buffer.byteLength(header.value ?? ''), 0),
     sendOne: ({ request, requestId }) =>
       mapped(callUnary<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, { timeoutMs, requestId }), client),
     sendBatch: (items, deliver) =>

@@ -2,6 +2,7 @@ import {
   callUnary,
   createBatcher,
   createVaultClient,
+  MAX_BATCH_BODY_BYTES,
   type PreviewResponse__Output,
   type RenderBatchItem,
   type RenderBatchResponse,
@@ -34,6 +35,8 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
   // Renders that arrive together go to the vault as one RenderBatch call (see createBatcher).
   const render = createBatcher<RenderBatchItem & { request: RenderInput }, Buffer>({
     maxBatch: MAX_RENDER_BATCH,
+    maxBatchBytes: MAX_BATCH_BODY_BYTES,
+    weigh: ({ request }) => Buffer.byteLength(request.template),
     sendOne: async ({ request, requestId }) => {
       try {
         const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, request, {
