@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   const devKey = config.TESSERA_DEV_API_KEY;
   let keyStore: ApiKeyStore;
   let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
+  let redisKeyStore: RedisApiKeyStore | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     });
     const redisStore = new RedisApiKeyStore(redis);
     sharedRedis = redis;
+    redisKeyStore = redisStore;
     keyStore = redisStore;
     try {
       await redis.connect();
@@ -110,6 +112,8 @@ async function main(): Promise<void> {
     proxy,
     admin: admin.router,
     rateLimiter,
+    // The counters above are in the same Redis as the keys.
+    ...(redisKeyStore ? { keyLookupWithPeek: redisKeyStore } : {}),
     idempotency,
     metrics,
     detokenizations,

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { commandsSentDuring } from '../../../../test/support/redisCommands';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from './redisApiKeyStore';
@@ -92,6 +93,23 @@ describe('Redis rate limit counter', () => {
     const ttl = await redis.pttl('tessera:ratelimit:key:key_1');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
+  });
+
+  it('counts by script SHA after the first call, and still counts after Redis lost its scripts', async () => {
+    await redis.flushall();
+    const counter = new RedisRateLimitCounter(redis);
+    await counter.hit('key:key_1', 60_000);
+    const counts: number[] = [];
+    const hit = async () => {
+      counts.push((await counter.hit('key:key_1', 60_000)).count);
+    };
+    expect(await commandsSentDuring(server.url, hit)).toEqual(['evalsha']);
+    await redis.script('FLUSH');
+    // NOSCRIPT, then the script's text once more.
+    expect(await commandsSentDuring(server.url, hit)).toEqual(['evalsha', 'eval']);
+    expect(counts).toEqual([2, 3]);
+    await redis.script('FLUSH');
+    expect((await counter.peek('key:key_1')).count).toBe(3);
   });
 
   it('fails with service_unavailable, not a crash, when Redis does not answer', async () => {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
+import { defineScripts } from './redisScripts';
 
 /** A fixed-window counter: how many hits the bucket has had in its current window, and when that window ends. */
 export interface WindowCount {
@@ -20,7 +21,8 @@ export interface RateLimitCounter {
   peek(bucket: string): Promise<WindowCount>;
 }
 
-const PREFIX = 'tessera:ratelimit:';
+/** Where the Redis counters live; the key store's lookup peeks at failed-auth counters here too. */
+export const RATE_LIMIT_KEY_PREFIX = 'tessera:ratelimit:';
 
 /**
  * INCR and the window's expiry in one script, so a crash between the two can never leave a
@@ -32,23 +34,42 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
-const PEEK_SCRIPT = `
-local count = redis.call('GET', KEYS[1])
-if not count then return {0, 0} end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then ttl = 0 end
-return {tonumber(count), ttl}`;
+/** Lua: a counter's window as {count, ttl}, {0, 0} when it has none; also part of the key store's lookup script. */
+export const PEEK_WINDOW_LUA = `
+local function peekWindow(key)
+  local count = redis.call('GET', key)
+  if not count then return {0, 0} end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then ttl = 0 end
+  return {tonumber(count), ttl}
+end`;
+
+const PEEK_SCRIPT = `${PEEK_WINDOW_LUA}
+return peekWindow(KEYS[1])`;
+
+/** The scripts as commands of the client (see redisScripts.ts). */
+interface CounterScripts {
+  tesseraRateLimitHit(key: string, windowMs: string): Promise<[number, number]>;
+  tesseraRateLimitPeek(key: string): Promise<[number, number]>;
+}
 
 function unavailable(err: unknown): TesseraError {
   return err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
 }
 
 export class RedisRateLimitCounter implements RateLimitCounter {
-  constructor(private readonly redis: Redis) {}
+  private readonly scripts: CounterScripts;
+
+  constructor(redis: Redis) {
+    this.scripts = defineScripts<CounterScripts>(redis, {
+      tesseraRateLimitHit: { numberOfKeys: 1, lua: HIT_SCRIPT },
+      tesseraRateLimitPeek: { numberOfKeys: 1, lua: PEEK_SCRIPT },
+    });
+  }
 
   async hit(bucket: string, windowMs: number): Promise<WindowCount> {
     try {
-      const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, PREFIX + bucket, String(windowMs))) as [number, number];
+      const [count, ttl] = await this.scripts.tesseraRateLimitHit(RATE_LIMIT_KEY_PREFIX + bucket, String(windowMs));
       return { count, resetInMs: ttl };
     } catch (err) {
       throw unavailable(err);
@@ -57,7 +78,7 @@ export class RedisRateLimitCounter implements RateLimitCounter {
 
   async peek(bucket: string): Promise<WindowCount> {
     try {
-      const [count, ttl] = (await this.redis.eval(PEEK_SCRIPT, 1, PREFIX + bucket)) as [number, number];
+      const [count, ttl] = await this.scripts.tesseraRateLimitPeek(RATE_LIMIT_KEY_PREFIX + bucket);
       return { count, resetInMs: ttl };
     } catch (err) {
       throw unavailable(err);
@@ -65,10 +86,6 @@ export class RedisRateLimitCounter implements RateLimitCounter {
   }
 }
 
-/**
- * One process's counters. Expired windows are swept once the map grows, and the map is capped,
- * so a client spraying failed requests from many (IPv6) addresses cannot exhaust memory.
- */
 export class MemoryRateLimitCounter implements RateLimitCounter {
   private readonly windows = new Map<string, { count: number; until: number }>();
 

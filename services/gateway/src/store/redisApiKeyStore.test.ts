@@ -2,6 +2,8 @@ import { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { commandsSentDuring } from '../../../../test/support/redisCommands';
+import { RedisRateLimitCounter } from './rateLimitCounter';
 import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
@@ -122,6 +124,69 @@ describe('Redis API key store', () => {
     );
     await Promise.all([...edits, store.revoke(record.id, new Date())]);
     expect((await store.get(record.id))?.revokedAt).toBeDefined();
+  });
+
+  it('finds a key with its record and last use in a single command, sent by SHA after the first time', async () => {
+    const record = newRecord();
+    await store.create(record);
+    await store.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
+    await store.findByDigest(record.digest);
+    let found: unknown;
+    const sent = await commandsSentDuring(server.url, async () => {
+      found = await store.findByDigest(record.digest);
+    });
+    expect(found).toEqual({ ...record, lastUsedAt: '2030-05-05T05:05:05.000Z', lastUsedIp: '203.0.113.9' });
+    expect(sent).toEqual(['evalsha']);
+  });
+
+  it('reads a rate-limit counter with the key lookup, as the counter itself would peek at it', async () => {
+    const record = newRecord();
+    await store.create(record);
+    const counter = new RedisRateLimitCounter(redis);
+    await counter.hit('authfail:203.0.113.9', 60_000);
+    await counter.hit('authfail:203.0.113.9', 60_000);
+    const found = await store.findByDigestAndPeek(record.digest, 'authfail:203.0.113.9');
+    expect(found.record).toEqual(record);
+    expect(found.window.count).toBe(2);
+    expect(found.window.resetInMs).toBeGreaterThan(0);
+    expect(found.window.resetInMs).toBeLessThanOrEqual(60_000);
+    const unknown = await store.findByDigestAndPeek('0'.repeat(64), 'authfail:203.0.113.9');
+    expect(unknown).toMatchObject({ record: undefined, window: { count: 2 } });
+    expect(await store.findByDigestAndPeek(record.digest, 'authfail:198.51.100.1')).toEqual({ record, window: { count: 0, resetInMs: 0 } });
+  });
+
+  it('keeps finding keys after Redis lost its scripts (restart, failover, SCRIPT FLUSH)', async () => {
+    const record = newRecord();
+    await store.create(record);
+    expect(await store.findByDigest(record.digest)).toEqual(record);
+    await redis.script('FLUSH');
+    let found: unknown;
+    const sent = await commandsSentDuring(server.url, async () => {
+      found = await store.findByDigest(record.digest);
+    });
+    expect(found).toEqual(record);
+    // NOSCRIPT, then the script's text once more.
+    expect(sent).toEqual(['evalsha', 'eval']);
+    await redis.script('FLUSH');
+    expect((await store.findByDigestAndPeek(record.digest, 'authfail:x')).record).toEqual(record);
+  });
+
+  it('looks keys up under the client key prefix, as the cluster hash tag requires of every key a script touches', async () => {
+    const prefixed = new Redis(server.url, { keyPrefix: '{tessera-gateway}:' });
+    try {
+      const tagged = new RedisApiKeyStore(prefixed);
+      const record = newRecord();
+      await tagged.create(record);
+      await tagged.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), undefined);
+      await new RedisRateLimitCounter(prefixed).hit('authfail:203.0.113.9', 60_000);
+      expect(await tagged.findByDigestAndPeek(record.digest, 'authfail:203.0.113.9')).toMatchObject({
+        record: { ...record, lastUsedAt: '2030-05-05T05:05:05.000Z' },
+        window: { count: 1 },
+      });
+      expect((await redis.keys('*')).every((key) => key.startsWith('{tessera-gateway}:tessera:'))).toBe(true);
+    } finally {
+      prefixed.disconnect();
+    }
   });
 
   it('answers ping while Redis is up', async () => {

@@ -1,6 +1,8 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TesseraError } from '@tessera/common';
-import type { ApiKeyRecord, ApiKeyStore, KeyRestrictions } from './apiKeyStore';
+import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
+import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
+import { defineScripts } from './redisScripts';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -27,6 +29,28 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 const CAS_ATTEMPTS = 5;
+
+/**
+ * The lookup of every API request in one round trip: digest -> id, then the record and its last
+ * use, and optionally (KEYS[4]) the client's failed-auth counter. The record and last-use keys
+ * depend on the id, so KEYS[2] and KEYS[3] are their prefixes: declared as keys so that ioredis
+ * puts the cluster hash tag in front of them, which also keeps every key the script touches in
+ * the one slot Redis Cluster lets a script use.
+ */
+const LOOKUP_SCRIPT = `${PEEK_WINDOW_LUA}
+local window = false
+if KEYS[4] then window = peekWindow(KEYS[4]) end
+local id = redis.call('GET', KEYS[1])
+if not id then return {window} end
+return {window, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] .. id)}`;
+
+/** [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list]. */
+type LookupReply = [[number, number] | null, (string | null)?, string[]?];
+
+interface KeyStoreScripts {
+  tesseraApiKeyLookup(digestKey: string, recordPrefix: string, lastUsePrefix: string): Promise<LookupReply>;
+  tesseraApiKeyLookupAndPeek(digestKey: string, recordPrefix: string, lastUsePrefix: string, counterKey: string): Promise<LookupReply>;
+}
 
 export interface RedisClientOptions {
   commandTimeoutMs: number;
@@ -119,8 +143,8 @@ function unavailable(err: unknown): TesseraError {
   return new TesseraError('service_unavailable', { cause: err });
 }
 
-function parseRecord(raw: string | null, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
-  if (raw === null) return undefined;
+function parseRecord(raw: string | null | undefined, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
+  if (raw === null || raw === undefined) return undefined;
   const record = JSON.parse(raw) as ApiKeyRecord;
   // Records written before domain restrictions existed have no such field.
   record.allowedDomains ??= [];
@@ -129,14 +153,28 @@ function parseRecord(raw: string | null, lastUse: Record<string, string> | null)
   return record;
 }
 
+function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
+  const flat = reply[2] ?? [];
+  const lastUse: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) lastUse[flat[i] as string] = flat[i + 1] as string;
+  return parseRecord(reply[1], lastUse);
+}
+
 /**
  * Layout: `tessera:apikey:<id>` holds the record as JSON (written on create and revoke only),
  * `tessera:apikey-digest:<digest>` -> id, the set `tessera:apikeys` of ids, and last use in the
  * hash `tessera:apikey-lastuse:<id>`. Last use is kept apart because it is written on every
  * request: a read-modify-write of the record could race with a revocation and undo it.
  */
-export class RedisApiKeyStore implements ApiKeyStore {
-  constructor(private readonly redis: Redis) {}
+export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
+  private readonly scripts: KeyStoreScripts;
+
+  constructor(private readonly redis: Redis) {
+    this.scripts = defineScripts<KeyStoreScripts>(redis, {
+      tesseraApiKeyLookup: { numberOfKeys: 3, lua: LOOKUP_SCRIPT },
+      tesseraApiKeyLookupAndPeek: { numberOfKeys: 4, lua: LOOKUP_SCRIPT },
+    });
+  }
 
   async create(record: ApiKeyRecord): Promise<boolean> {
     const { lastUsedAt: _at, lastUsedIp: _ip, ...stored } = record;
@@ -157,13 +195,28 @@ export class RedisApiKeyStore implements ApiKeyStore {
   }
 
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
-    let id: string | null;
     try {
-      id = await this.redis.get(DIGEST_PREFIX + digest);
+      return recordOf(await this.scripts.tesseraApiKeyLookup(DIGEST_PREFIX + digest, KEY_PREFIX, LAST_USE_PREFIX));
     } catch (err) {
       throw unavailable(err);
     }
-    return id === null ? undefined : this.get(id);
+  }
+
+  /** The counter is one of RedisRateLimitCounter's, which lives in this same Redis. */
+  async findByDigestAndPeek(digest: string, bucket: string): Promise<{ record: ApiKeyRecord | undefined; window: WindowCount }> {
+    let reply: LookupReply;
+    try {
+      reply = await this.scripts.tesseraApiKeyLookupAndPeek(
+        DIGEST_PREFIX + digest,
+        KEY_PREFIX,
+        LAST_USE_PREFIX,
+        RATE_LIMIT_KEY_PREFIX + bucket,
+      );
+    } catch (err) {
+      throw unavailable(err);
+    }
+    const [count, resetInMs] = reply[0] ?? [0, 0];
+    return { record: recordOf(reply), window: { count, resetInMs } };
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {

@@ -1,6 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
-import type { ApiKeyStore } from '../store/apiKeyStore';
+import type { ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { RateLimiter } from './rateLimit';
 import { idempotency } from './idempotency';
 import { httpMetrics } from './httpMetrics';
@@ -36,6 +36,11 @@ export interface GatewayDeps {
   admin?: Router;
   /** API rate limits (per key, failed authentication per IP); absent: none. */
   rateLimiter?: RateLimiter;
+  /**
+   * Set when keyStore also holds rateLimiter's counters (one Redis): each request's key lookup then
+   * reads the failed-auth counter in the same command (see auth.ts).
+   */
+  keyLookupWithPeek?: KeyLookupWithPeek;
   /** Idempotency-Key answers (Redis when the gateway has it); absent: in memory, 24 h, 60 s claims. */
   idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
   /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
@@ -141,6 +146,7 @@ export function createApp(deps: GatewayDeps): Express {
     logger,
     now,
     ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+    ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);

@@ -1,10 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
-import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey } from '../domain/apiKeys';
+import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey, type KeyMode } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import { checkKeyRestrictions } from '../domain/keyRestrictions';
-import type { ApiKeyRecord, ApiKeyStore } from '../store/apiKeyStore';
-import type { RateLimiter } from './rateLimit';
+import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
+import type { RateLimiter, RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
 
 export interface AuthDeps {
@@ -15,11 +15,48 @@ export interface AuthDeps {
   now: () => Date;
   /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */
   rateLimiter?: RateLimiter;
+  /**
+   * The key store's lookup that also reads the client's failed-auth counter, saving a command per
+   * request. Only where the key store also holds the rate limiter's counters; absent: two reads.
+   */
+  keyLookupWithPeek?: KeyLookupWithPeek;
 }
 
 export type ApiKeyCheck =
   | { ok: true; record: ApiKeyRecord }
   | { ok: false; code: 'api_key_missing' | 'api_key_invalid' | 'ip_not_allowed' | 'origin_not_allowed'; record?: ApiKeyRecord };
+
+type PresentedKey = { ok: true; mode: KeyMode; digest: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
+
+/** What can be told from the header alone: no key, a malformed key, or the mode and digest to look up. */
+function presentedKeyOf(pepper: string, presented: string | string[] | undefined): PresentedKey {
+  if (presented === undefined || presented === '') return { ok: false, code: 'api_key_missing' };
+  // A repeated header arrives joined with ", " and so fails the format check, like any typo.
+  const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
+  if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
+  return { ok: true, mode, digest: hashApiKey(pepper, presented) };
+}
+
+/** The decision on the record found for a well-formed key (or on none), made fresh for each request. */
+function decideApiKey(
+  key: Extract<PresentedKey, { ok: true }>,
+  record: ApiKeyRecord | undefined,
+  now: Date,
+  request: { clientIp: string | undefined; origin: string | undefined },
+): ApiKeyCheck {
+  if (
+    !record ||
+    !digestsEqual(record.digest, key.digest) ||
+    record.revokedAt !== undefined ||
+    isApiKeyExpired(record, now) ||
+    record.mode !== key.mode
+  ) {
+    return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
+  }
+  const refused = checkKeyRestrictions(record, request);
+  if (refused !== undefined) return { ok: false, code: refused, record };
+  return { ok: true, record };
+}
 
 /**
  * The whole API-key decision, shared by the middleware and the dashboard's "test this key": the
@@ -31,26 +68,10 @@ export async function checkApiKey(
   presented: string | string[] | undefined,
   request: { clientIp: string | undefined; origin: string | undefined },
 ): Promise<ApiKeyCheck> {
-  if (presented === undefined || presented === '') return { ok: false, code: 'api_key_missing' };
-  // A repeated header arrives joined with ", " and so fails the format check, like any typo.
-  const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
-  if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
-
-  const digest = hashApiKey(deps.pepper, presented);
-  const record = await deps.keyStore.findByDigest(digest);
-  const now = deps.now?.() ?? new Date();
-  if (
-    !record ||
-    !digestsEqual(record.digest, digest) ||
-    record.revokedAt !== undefined ||
-    isApiKeyExpired(record, now) ||
-    record.mode !== mode
-  ) {
-    return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
-  }
-  const refused = checkKeyRestrictions(record, request);
-  if (refused !== undefined) return { ok: false, code: refused, record };
-  return { ok: true, record };
+  const key = presentedKeyOf(deps.pepper, presented);
+  if (!key.ok) return { ok: false, code: key.code };
+  const record = await deps.keyStore.findByDigest(key.digest);
+  return decideApiKey(key, record, deps.now?.() ?? new Date(), request);
 }
 
 /**
@@ -83,15 +104,13 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const limiter = deps.rateLimiter;
-    // Looked up alongside the key, not before it, so the check costs no extra round trip.
-    const [blocked, result] = await Promise.all([
-      limiter?.failedAuthBlock(ctx.clientIp, ctx.requestId),
-      checkApiKey(deps, req.headers['x-api-key'], { clientIp: ctx.clientIp, origin }),
-    ]);
+    const key = presentedKeyOf(deps.pepper, req.headers['x-api-key']);
+    const [blocked, found] = await readBlockAndRecord(deps, key, ctx.clientIp, ctx.requestId);
     if (blocked) {
       res.setHeader('retry-after', String(blocked.retryAfterSeconds));
       throw blocked.error;
     }
+    const result = key.ok ? decideApiKey(key, found, deps.now(), { clientIp: ctx.clientIp, origin }) : key;
     if (!result.ok) {
       const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
       if (refused) {
@@ -119,4 +138,25 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     }
     next();
   };
+}
+
+/**
+ * The client's failed-auth block and the record of the presented key, read together: in one
+ * script where the key store can also read the counter (one command, one round trip), otherwise
+ * side by side. The per-key counter is not touched here: it counts only requests whose key
+ * passed every check, decided afterwards.
+ */
+async function readBlockAndRecord(
+  deps: AuthDeps,
+  key: PresentedKey,
+  clientIp: string | undefined,
+  requestId: string,
+): Promise<[RateLimitRefusal | undefined, ApiKeyRecord | undefined]> {
+  const limiter = deps.rateLimiter;
+  const bucket = key.ok && deps.keyLookupWithPeek ? limiter?.failedAuthBucketToCheck(clientIp) : undefined;
+  if (key.ok && limiter && deps.keyLookupWithPeek && bucket !== undefined) {
+    const { record, window } = await deps.keyLookupWithPeek.findByDigestAndPeek(key.digest, bucket);
+    return [limiter.failedAuthBlockOf(window), record];
+  }
+  return Promise.all([limiter?.failedAuthBlock(clientIp, requestId), key.ok ? deps.keyStore.findByDigest(key.digest) : undefined]);
 }

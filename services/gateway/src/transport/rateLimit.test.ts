@@ -1,9 +1,14 @@
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { MemoryRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
+import { commandsSentDuring } from '../../../../test/support/redisCommands';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import type { ApiKeyStore } from '../store/apiKeyStore';
+import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
+import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createApp } from './app';
 import { RateLimiter, type RateLimitConfig } from './rateLimit';
@@ -36,19 +41,32 @@ function captureLogger(): { logger: Logger; text: () => string } {
 
 interface Setup {
   app: RunningApp;
+  store: ApiKeyStore;
   keys: string[];
+  /** Ids of `keys`, in the same order. */
+  ids: string[];
   logs: () => string;
   get: (apiKey: string | undefined, ip?: string) => Promise<TestResponse>;
 }
 
-/** The gateway trusts 127.0.0.1 as a proxy, so each test can speak for several client addresses. */
-async function setUp(limits: RateLimitConfig, counter: RateLimitCounter = new MemoryRateLimitCounter()): Promise<Setup> {
-  const store = new MemoryApiKeyStore();
+/**
+ * The gateway trusts 127.0.0.1 as a proxy, so each test can speak for several client addresses.
+ * With `redis`, keys and counters live there as in production (one script reads both per request).
+ */
+async function setUp(
+  limits: RateLimitConfig,
+  counter: RateLimitCounter = new MemoryRateLimitCounter(),
+  options: { redis?: Redis; allowedCidrs?: string[] } = {},
+): Promise<Setup> {
+  const redisStore = options.redis ? new RedisApiKeyStore(options.redis) : undefined;
+  const store = redisStore ?? new MemoryApiKeyStore();
   const keys: string[] = [];
+  const ids: string[] = [];
   for (const merchantId of ['m_a', 'm_b']) {
-    const issued = issueApiKey({ merchantId, mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+    const issued = issueApiKey({ merchantId, mode: 'test', allowedCidrs: options.allowedCidrs ?? [], pepper: PEPPER, now: new Date() });
     await store.create(issued.record);
     keys.push(issued.apiKey);
+    ids.push(issued.record.id);
   }
   const { logger, text } = captureLogger();
   const app = await startApp(
@@ -59,14 +77,15 @@ async function setUp(limits: RateLimitConfig, counter: RateLimitCounter = new Me
       pepper: PEPPER,
       vault,
       proxy,
-      rateLimiter: new RateLimiter(counter, limits, logger),
+      rateLimiter: new RateLimiter(options.redis ? new RedisRateLimitCounter(options.redis) : counter, limits, logger),
+      ...(redisStore ? { keyLookupWithPeek: redisStore } : {}),
     }),
   );
   const get = (apiKey: string | undefined, ip = '198.51.100.1') =>
     app.request('GET', `/v1/token/${record.token}`, {
       headers: { ...(apiKey === undefined ? {} : { 'x-api-key': apiKey }), 'x-forwarded-for': ip },
     });
-  return { app, keys, logs: text, get };
+  return { app, store, keys, ids, logs: text, get };
 }
 
 function expectRateLimited(res: TestResponse, maxRetryAfter: number) {
@@ -146,5 +165,87 @@ describe('API rate limits', () => {
     for (let i = 0; i < 3; i++) expect((await s.get('tsk_test_nope')).status).toBe(401);
     expect(s.logs()).toContain('rate limit store unavailable');
     expect(s.logs()).not.toContain(s.keys[0]);
+  });
+});
+
+describe.each(['memory', 'Redis'])('API rate limits with the keys and counters in %s', (where) => {
+  let server: RedisServer | undefined;
+  let redis: Redis | undefined;
+  let s: Setup;
+  beforeAll(async () => {
+    if (where !== 'Redis') return;
+    server = await startRedisServer();
+    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    await redis?.flushall();
+  });
+  afterEach(async () => {
+    await s.app.close();
+  });
+  const setUpHere = (limits: RateLimitConfig, allowedCidrs?: string[]) =>
+    setUp(limits, new MemoryRateLimitCounter(), { ...(redis ? { redis } : {}), ...(allowedCidrs ? { allowedCidrs } : {}) });
+
+  it('answers 429 to a client that failed authentication too often, even for a valid key, and not to others', async () => {
+    s = await setUpHere({ RATE_LIMIT_PER_KEY_PER_SECOND: 0, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 2 });
+    const wrong = 'tsk_test_' + 'A'.repeat(32);
+    expect((await s.get(wrong, '203.0.113.9')).status).toBe(401);
+    expect((await s.get(wrong, '203.0.113.9')).status).toBe(401);
+    expectRateLimited(await s.get(wrong, '203.0.113.9'), 60);
+    expectRateLimited(await s.get(s.keys[0], '203.0.113.9'), 60);
+    expectRateLimited(await s.get(undefined, '203.0.113.9'), 60);
+    expect((await s.get(s.keys[0], '203.0.113.10')).status).toBe(200);
+  });
+
+  it('counts only requests that pass every check against the key, so a refused address cannot use up its limit', async () => {
+    s = await setUpHere({ RATE_LIMIT_PER_KEY_PER_SECOND: 2, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 }, ['198.51.100.0/24']);
+    const key = s.keys[0] as string;
+    for (let i = 0; i < 5; i++) expect((await s.get(key, '203.0.113.9')).headers['x-tessera-error']).toBe('ip_not_allowed');
+    expect((await s.get(key)).status).toBe(200);
+    expect((await s.get(key)).status).toBe(200);
+    expectRateLimited(await s.get(key), 1);
+  });
+
+  it('refuses a revoked key from the very next request, without counting it against the key', async () => {
+    s = await setUpHere({ RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 });
+    const [keyA, keyB] = s.keys as [string, string];
+    await s.store.revoke(s.ids[0] as string, new Date());
+    expect((await s.get(keyA)).headers['x-tessera-error']).toBe('api_key_invalid');
+    expect((await s.get(keyA)).headers['x-tessera-error']).toBe('api_key_invalid');
+    expect((await s.get(keyB)).status).toBe(200);
+    if (redis) expect(await redis.exists(`tessera:ratelimit:key:${s.ids[0]}`)).toBe(0);
+  });
+});
+
+describe('Redis work of an authenticated request', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let s: Setup;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await s.app.close();
+    redis.disconnect();
+    await server.stop();
+  });
+
+  it('is two script calls by SHA: the key with the failed-auth counter, then the key counter (plus last use at most once a second)', async () => {
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 }, undefined, { redis });
+    const key = s.keys[0] as string;
+    expect((await s.get(key)).status).toBe(200);
+    const sent = await commandsSentDuring(server.url, async () => {
+      for (let i = 0; i < 5; i++) expect((await s.get(key)).status).toBe(200);
+    });
+    const hset = sent.filter((command) => command === 'hset').length;
+    expect(sent.filter((command) => command !== 'hset')).toEqual(Array(10).fill('evalsha'));
+    expect(hset).toBeLessThanOrEqual(1);
   });
 });

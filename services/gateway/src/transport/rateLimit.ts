@@ -44,10 +44,21 @@ export class RateLimiter {
    * more about keys, not even whether the next one it tries is valid.
    */
   async failedAuthBlock(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const bucket = this.failedAuthBucketToCheck(clientIp);
+    if (bucket === undefined) return undefined;
+    const window = await this.count(() => this.counter.peek(bucket), requestId);
+    return window === undefined ? undefined : this.failedAuthBlockOf(window);
+  }
+
+  /** The counter failedAuthBlock peeks at, for a store that reads it along with the key; undefined when that limit is off. */
+  failedAuthBucketToCheck(clientIp: string | undefined): string | undefined {
+    return this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE > 0 ? failedAuthBucket(clientIp) : undefined;
+  }
+
+  /** failedAuthBlock's decision on a window already read (see failedAuthBucketToCheck). */
+  failedAuthBlockOf(window: WindowCount): RateLimitRefusal | undefined {
     const limit = this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
-    if (limit <= 0) return undefined;
-    const window = await this.count(() => this.counter.peek(failedAuthBucket(clientIp)), requestId);
-    return window !== undefined && window.count >= limit ? rateLimited(window, 'authentication failures') : undefined;
+    return limit > 0 && window.count >= limit ? rateLimited(window, 'authentication failures') : undefined;
   }
 
   /** Counts a failed authentication; the error to answer instead of the 401 once the limit is passed. */
