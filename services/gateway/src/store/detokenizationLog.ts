@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import type { DetokenizationRecord } from '../domain/detokenizationAudit';
+import { defineScripts } from './redisScripts';
 
 /** Capped, newest first; `merchantId` narrows to one merchant's entries. */
 export interface DetokenizationLog {
@@ -32,16 +33,16 @@ const MERCHANT_PREFIX = 'tessera:detokenizations:merchant:';
 /**
  * Both entries in one step: a script runs atomically, like MULTI, but as a single command it
  * shares a write with the other commands of the same tick (auto-pipelining) instead of costing a
- * socket write per /v1/proxy call. ioredis sends it by SHA and reloads it if Redis lost it.
+ * socket write per /v1/proxy call.
  */
 const APPEND_SCRIPT = `
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
 return 1`;
 
-type AuditRedis = Redis & {
+interface AuditScripts {
   tesseraAppendDetokenization(all: string, merchant: string, maxEntries: number, line: string): Promise<unknown>;
-};
+}
 
 /**
  * Two Redis streams, `tessera:detokenizations` and `tessera:detokenizations:merchant:<id>`, written
@@ -49,19 +50,18 @@ type AuditRedis = Redis & {
  * than maxEntries). Stream ids are time-ordered, so XREVRANGE reads newest first.
  */
 export class RedisDetokenizationLog implements DetokenizationLog {
-  private readonly redis: AuditRedis;
+  private readonly scripts: AuditScripts;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly maxEntries: number,
   ) {
-    redis.defineCommand('tesseraAppendDetokenization', { numberOfKeys: 2, lua: APPEND_SCRIPT });
-    this.redis = redis as AuditRedis;
+    this.scripts = defineScripts<AuditScripts>(redis, { tesseraAppendDetokenization: { numberOfKeys: 2, lua: APPEND_SCRIPT } });
   }
 
   async append(record: DetokenizationRecord): Promise<void> {
     try {
-      await this.redis.tesseraAppendDetokenization(ALL, MERCHANT_PREFIX + record.merchantId, this.maxEntries, JSON.stringify(record));
+      await this.scripts.tesseraAppendDetokenization(ALL, MERCHANT_PREFIX + record.merchantId, this.maxEntries, JSON.stringify(record));
     } catch (err) {
       throw new TesseraError('service_unavailable', { cause: err });
     }
