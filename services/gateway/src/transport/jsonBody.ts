@@ -9,22 +9,23 @@ function isJsonContentType(header: string | undefined): boolean {
 /**
  * Body handling for POST routes, run after authentication so that an anonymous caller cannot make
  * us read or parse a megabyte: content type (415), size (413) and syntax (400) checks, then
- * the body must be a JSON object.
+ * the body must be a JSON object. One handler rather than three: each router layer costs a
+ * dispatch per request.
  */
 export function jsonObjectBody(limitBytes: number): RequestHandler[] {
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (!isJsonContentType(req.headers['content-type'])) throw new TesseraError('unsupported_media_type');
-    next();
-  };
   const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
-  const requireObject: RequestHandler = (req: Request, _res: Response, next: NextFunction) => {
-    const body: unknown = req.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new TesseraError('invalid_request', { message: 'The request body must be a JSON object.' });
-    }
-    next();
+  const jsonObject: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+    if (!isJsonContentType(req.headers['content-type'])) throw new TesseraError('unsupported_media_type');
+    parse(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) return next(err);
+      const body: unknown = req.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return next(new TesseraError('invalid_request', { message: 'The request body must be a JSON object.' }));
+      }
+      next();
+    });
   };
-  return [requireJson, parse, requireObject];
+  return [jsonObject];
 }
 
 /**
