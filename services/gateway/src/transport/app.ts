@@ -139,6 +139,31 @@ export function createApp(deps: GatewayDeps): Express {
     next();
   });
 
+  const auth = createAuthMiddleware({
+    keyStore,
+    pepper: deps.pepper,
+    trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
+    logger,
+    now,
+    ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+  });
+  const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
+  const tokens = tokenRoutes(vault);
+  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
+  const idempotent = idempotency({
+    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
+    pepper: deps.pepper,
+    logger,
+  });
+
+  // The API routes come first: the router tests a request against every layer before its own,
+  // and no path below overlaps theirs.
+  app.post('/v1/token', auth, ...body, idempotent, tokens.create);
+  app.get('/v1/token/:token', auth, tokens.get);
+  app.delete('/v1/token/:token', auth, tokens.remove);
+  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
+  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
+
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 
   // Public on purpose: no secrets in it, and tools fetch it before anyone has a key.
@@ -163,28 +188,6 @@ export function createApp(deps: GatewayDeps): Express {
     sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
   });
 
-  const auth = createAuthMiddleware({
-    keyStore,
-    pepper: deps.pepper,
-    trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
-    logger,
-    now,
-    ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
-  });
-  const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const tokens = tokenRoutes(vault);
-  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
-  const idempotent = idempotency({
-    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
-    pepper: deps.pepper,
-    logger,
-  });
-
-  app.post('/v1/token', auth, ...body, idempotent, tokens.create);
-  app.get('/v1/token/:token', auth, tokens.get);
-  app.delete('/v1/token/:token', auth, tokens.remove);
-  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
-  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
   if (deps.admin) app.use(deps.admin);
 
   app.use((_req: Request, res: Response) => {
