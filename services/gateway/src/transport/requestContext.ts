@@ -1,31 +1,13 @@
-import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ApiKeyRecord } from '../domain/apiKeys';
+import { randomId } from '../domain/randomIds';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,128}$/;
-
-const ID_BYTES = 12;
-const IDS_PER_FILL = 128;
-const idPool = Buffer.alloc(ID_BYTES * IDS_PER_FILL);
-let nextId = IDS_PER_FILL;
-
-/**
- * 12 random bytes per id, drawn from a pool filled 128 ids at a time: one randomFillSync call
- * per id was a measurable share of the gateway's CPU. Every byte is used once.
- */
-function newRequestId(): string {
-  if (nextId === IDS_PER_FILL) {
-    crypto.randomFillSync(idPool);
-    nextId = 0;
-  }
-  const start = nextId++ * ID_BYTES;
-  return `req_${idPool.toString('base64url', start, start + ID_BYTES)}`;
-}
 
 /** Reuses a caller's id when it is safe to echo and log; otherwise makes one. */
 export function chooseRequestId(incoming: string | string[] | undefined): string {
   if (typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming)) return incoming;
-  return newRequestId();
+  return randomId('req_');
 }
 
 export interface RequestContext {
