@@ -48,7 +48,8 @@ type WithHook = ServerResponse & { [BEFORE_HEAD]?: (res: ServerResponse) => void
 
 /**
  * Runs `hook` when this response's status line is about to go out, before the security headers
- * are added (so headers it sets come first, as they always have). One hook per response.
+ * are added (so headers it sets come first, as they always have). One hook per response; it runs
+ * only in an app set up with installSecurityHeaders.
  */
 export function beforeHead(res: Response, hook: (res: ServerResponse) => void): void {
   (res as unknown as WithHook)[BEFORE_HEAD] = hook;
