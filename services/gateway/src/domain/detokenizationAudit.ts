@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { randomId } from './randomIds';
 
 /**
  * One line of the detokenization audit log (PCI DSS 10.2.1.1: every access to cardholder data).
@@ -35,7 +35,7 @@ export function buildDetokenizationRecord(
   input: Omit<DetokenizationRecord, 'id' | 'at' | 'pspHost'> & { pspUrl: string; now: Date },
 ): DetokenizationRecord {
   return {
-    id: `dtk_${crypto.randomBytes(12).toString('base64url')}`,
+    id: randomId('dtk_'),
     at: input.now.toISOString(),
     requestId: input.requestId,
     merchantId: input.merchantId,

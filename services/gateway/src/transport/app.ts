@@ -7,11 +7,11 @@ import { httpMetrics } from './httpMetrics';
 import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { Registry } from 'prom-client';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
-import { securityHeaders } from './securityHeaders';
+import { installSecurityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
 import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
-import { chooseRequestId, contextOf, routeOf, setContext } from './requestContext';
+import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from './requestContext';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
@@ -53,6 +53,23 @@ export interface GatewayDeps {
 
 type CheckResult = 'ok' | 'unavailable';
 
+/** The request's context plus whether its access line went out ('finish' and 'close' both try). */
+interface AccessContext extends RequestContext {
+  logged: boolean;
+}
+
+/** Every field the access line may have: none of them is request data (see accessLogger). */
+interface AccessLine {
+  method: string;
+  route: string | null;
+  status: number;
+  ms: number;
+  requestId: string;
+  merchantId: string | null;
+  keyId: string | null;
+  aborted?: true;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -81,39 +98,77 @@ export function createApp(deps: GatewayDeps): Express {
   // Express must add nothing of its own, above all not to a PSP response passed through.
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 }));
+  installSecurityHeaders(app, { hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 });
+
+  // pino's redaction runs every field of a line through every redact path and cost more than the
+  // rest of the line (most of the gateway's garbage per request). The access line carries nothing
+  // a request can put there but the request id, which chooseRequestId limits to [A-Za-z0-9_.-]:
+  // its other fields are the route pattern, status, timing and the key's ids. Redaction would
+  // find nothing in it, so it is written without.
+  const accessLogger = logger.child({}, { redact: [] });
+  const recordMetrics = deps.metrics ? httpMetrics(deps.metrics) : undefined;
+  const logAccess = (res: Response): void => {
+    const ctx = contextOf(res) as AccessContext;
+    if (ctx.logged) return;
+    ctx.logged = true;
+    const ms = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
+    // Route pattern only: a raw path could carry a token or whatever a client typed.
+    const line: AccessLine = {
+      method: res.req.method,
+      route: routeOf(res.req) ?? null,
+      status: res.statusCode,
+      ms: Math.round(ms * 10) / 10,
+      requestId: ctx.requestId,
+      merchantId: ctx.apiKey?.merchantId ?? null,
+      keyId: ctx.apiKey?.id ?? null,
+    };
+    if (!res.writableFinished) line.aborted = true;
+    accessLogger.info(line, 'request');
+  };
+  // Shared listeners (`this` is the response), not closures made for every request.
+  function onFinish(this: Response): void {
+    logAccess(this);
+    if (recordMetrics) recordMetrics(this.req, this, contextOf(this).startedAt);
+  }
+  function onClose(this: Response): void {
+    logAccess(this);
+  }
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const requestId = chooseRequestId(req.headers['x-request-id']);
-    setContext(res, { requestId, startedAt: process.hrtime.bigint() });
+    const ctx: AccessContext = { requestId, startedAt: process.hrtime.bigint(), logged: false };
+    setContext(res, ctx);
     res.setHeader('x-request-id', requestId);
-    let logged = false;
-    const accessLog = () => {
-      if (logged) return;
-      logged = true;
-      const ctx = contextOf(res);
-      const ms = Number(process.hrtime.bigint() - ctx.startedAt) / 1e6;
-      // Route pattern only: a raw path could carry a token or whatever a client typed.
-      logger.info(
-        {
-          method: req.method,
-          route: routeOf(req) ?? null,
-          status: res.statusCode,
-          ms: Math.round(ms * 10) / 10,
-          requestId,
-          merchantId: ctx.apiKey?.merchantId ?? null,
-          keyId: ctx.apiKey?.id ?? null,
-          ...(res.writableFinished ? {} : { aborted: true }),
-        },
-        'request',
-      );
-    };
-    res.on('finish', accessLog);
-    res.on('close', accessLog);
+    res.on('finish', onFinish);
+    res.on('close', onClose);
     next();
   });
 
-  if (deps.metrics) app.use(httpMetrics(deps.metrics));
+  const auth = createAuthMiddleware({
+    keyStore,
+    pepper: deps.pepper,
+    trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
+    logger,
+    now,
+    ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+    ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
+  });
+  const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
+  const tokens = tokenRoutes(vault);
+  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
+  const idempotent = idempotency({
+    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
+    pepper: deps.pepper,
+    logger,
+  });
+
+  // The API routes come first: the router tests a request against every layer before its own,
+  // and no path below overlaps theirs.
+  app.post('/v1/token', auth, ...body, idempotent, tokens.create);
+  app.get('/v1/token/:token', auth, tokens.get);
+  app.delete('/v1/token/:token', auth, tokens.remove);
+  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
+  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 
@@ -139,29 +194,6 @@ export function createApp(deps: GatewayDeps): Express {
     sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
   });
 
-  const auth = createAuthMiddleware({
-    keyStore,
-    pepper: deps.pepper,
-    trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
-    logger,
-    now,
-    ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
-    ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
-  });
-  const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const tokens = tokenRoutes(vault);
-  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
-  const idempotent = idempotency({
-    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
-    pepper: deps.pepper,
-    logger,
-  });
-
-  app.post('/v1/token', auth, ...body, idempotent, tokens.create);
-  app.get('/v1/token/:token', auth, tokens.get);
-  app.delete('/v1/token/:token', auth, tokens.remove);
-  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
-  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
   if (deps.admin) app.use(deps.admin);
 
   app.use((_req: Request, res: Response) => {

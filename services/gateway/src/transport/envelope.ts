@@ -10,14 +10,33 @@ export function setServiceHeaders(res: Response): void {
   res.setHeader('cache-control', 'no-store');
 }
 
+/**
+ * Writes a JSON answer exactly as Express's res.json would (same headers, same order, same bytes),
+ * without its generic machinery (mime lookup, charset rewriting, res.set and res.send's checks).
+ * GET and HEAD (conditional requests, no body), statuses without a body, and a response that
+ * already has a Content-Type still go through Express.
+ */
+function writeJson(res: Response, status: number, body: unknown): void {
+  const method = res.req.method;
+  if (method === 'GET' || method === 'HEAD' || status === 204 || status === 205 || status === 304 || res.hasHeader('content-type')) {
+    res.status(status).json(body);
+    return;
+  }
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(json)));
+  res.end(json, 'utf8');
+}
+
 export function sendJson(res: Response, status: number, body: unknown): void {
   setServiceHeaders(res);
-  res.status(status).json(body);
+  writeJson(res, status, body);
 }
 
 /** The documented envelope; `x-tessera-error` lets callers tell our errors from a PSP's. */
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
-  res.status(err.status).json({ error: { ...err.toJSON(), requestId } });
+  writeJson(res, err.status, { error: { ...err.toJSON(), requestId } });
 }

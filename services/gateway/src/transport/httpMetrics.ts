@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { routeOf } from './requestContext';
 
@@ -22,14 +22,11 @@ export function httpMetrics(registry: Registry) {
     registers: [registry],
   });
   const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';
-      const route = routeOf(req) ?? 'unmatched';
-      requests.inc({ method, route, status: String(res.statusCode) });
-      duration.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    next();
+  /** Called once the response has been handed to the OS ('finish'), with the time the request arrived. */
+  return (req: Request, res: Response, startedAt: bigint): void => {
+    const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';
+    const route = routeOf(req) ?? 'unmatched';
+    requests.inc({ method, route, status: String(res.statusCode) });
+    duration.observe({ method, route }, Number(process.hrtime.bigint() - startedAt) / 1e9);
   };
 }

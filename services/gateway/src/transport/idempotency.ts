@@ -39,9 +39,7 @@ function toBuffer(chunk: unknown, encoding?: unknown): Buffer {
  */
 export function idempotency(opts: IdempotencyOptions) {
   const keys = idempotencyKeys(opts.pepper);
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const header = req.headers['idempotency-key'];
-    if (header === undefined) return next();
+  const withKey = async (req: Request, res: Response, next: NextFunction, header: string | string[]): Promise<void> => {
     if (typeof header !== 'string' || !isValidIdempotencyKey(header)) {
       throw new TesseraError('parameter_invalid', {
         param: 'Idempotency-Key',
@@ -95,5 +93,11 @@ export function idempotency(opts: IdempotencyOptions) {
       return this;
     } as Response['end'];
     next();
+  };
+  // Most requests carry no key: they pass without the promise an async handler would cost.
+  return (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return next();
+    return withKey(req, res, next, header);
   };
 }

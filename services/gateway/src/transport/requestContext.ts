@@ -1,13 +1,13 @@
-import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ApiKeyRecord } from '../domain/apiKeys';
+import { randomId } from '../domain/randomIds';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,128}$/;
 
 /** Reuses a caller's id when it is safe to echo and log; otherwise makes one. */
 export function chooseRequestId(incoming: string | string[] | undefined): string {
   if (typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming)) return incoming;
-  return `req_${crypto.randomBytes(12).toString('base64url')}`;
+  return randomId('req_');
 }
 
 export interface RequestContext {

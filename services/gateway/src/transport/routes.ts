@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import {
   ERROR_CATALOGUE,
@@ -18,7 +19,7 @@ import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
 import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
-import { markPspPassThrough } from './securityHeaders';
+import { beforeHead, markPspPassThrough } from './securityHeaders';
 
 export interface TokenRecordJson {
   token: string;
@@ -114,20 +115,19 @@ function elapsedMs(res: Response): string {
   return (Number(process.hrtime.bigint() - contextOf(res).startedAt) / 1e6).toFixed(1);
 }
 
+function setTotalMs(res: ServerResponse): void {
+  res.setHeader('x-tessera-total-ms', elapsedMs(res as Response));
+}
+
 /**
  * Timing and trace headers on every /v1/proxy response, ours or the PSP's: the request id and
  * the gateway's total time (the PSP time is added by the route, when there was a PSP answer).
  * x-tessera-total-ms is written at the last moment, when the status line goes out, so errors
- * raised by auth or validation carry it too. The hook is the one on-headers uses: Node writes
- * every response's head through res.writeHead.
+ * raised by auth or validation carry it too.
  */
 export function proxyTimingHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('x-tessera-request-id', contextOf(res).requestId);
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: Response, ...args: unknown[]) {
-    if (!this.headersSent) this.setHeader('x-tessera-total-ms', elapsedMs(this));
-    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
-  } as Response['writeHead'];
+  beforeHead(res, setTotalMs);
   next();
 }
 

@@ -7,7 +7,7 @@ import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySession
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
-import { securityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
+import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
 import type { ProxyApi, VaultApi } from './upstreams';
 
 const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
@@ -160,7 +160,7 @@ describe('security headers', () => {
 
   it('never overrides a header a handler set, and keeps headers passed to writeHead', async () => {
     const app = express();
-    app.use(securityHeaders({ hstsMaxAgeSeconds: 0 }));
+    installSecurityHeaders(app, { hstsMaxAgeSeconds: 0 });
     app.get('/own', (_req, res) => {
       res.setHeader('x-frame-options', 'SAMEORIGIN');
       res.end('x');

@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { secureRandomBytes } from './randomPool';
-import { TesseraError } from '@tessera/common';
+import { TesseraError, secureRandomBytes } from '@tessera/common';
 import type { KeyRing } from './keyRing';
 
 export type RecordKind = 'card' | 'cvv';

@@ -1,4 +1,4 @@
-import { secureRandomBytes } from './randomPool';
+import { secureRandomBytes } from '@tessera/common';
 
 export const TOKEN_PREFIX = 'tok.';
 const TOKEN_RANDOM_BYTES = 24;

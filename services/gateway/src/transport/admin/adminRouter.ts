@@ -25,7 +25,7 @@ import { checkApiKey } from '../auth';
 import { sendError, sendJson, setServiceHeaders } from '../envelope';
 import { errorFromBodyParser, jsonObjectBody } from '../jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from '../requestContext';
-import { securityHeaders } from '../securityHeaders';
+import { installSecurityHeaders } from '../securityHeaders';
 import {
   allowedCidrsParam,
   allowedDomainsParam,
@@ -532,7 +532,7 @@ export function createAdminApp(deps: AdminDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 }));
+  installSecurityHeaders(app, { hstsMaxAgeSeconds: deps.config.HSTS_MAX_AGE_SECONDS ?? 0 });
   app.use(createAdminRouter(deps));
   app.use((req: Request, res: Response) => {
     const requestId = chooseRequestId(req.headers['x-request-id']);
