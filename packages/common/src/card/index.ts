@@ -4,3 +4,4 @@ export * from './testCards';
 export * from './expiry';
 export * from './cvv';
 export * from './validateCard';
+export * from './cardNumberLike';

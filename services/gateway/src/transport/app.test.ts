@@ -216,6 +216,13 @@ describe('gateway HTTP app', () => {
       const res = await h.app.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
       expect(res.headers['x-request-id']).toMatch(/^req_[\w-]+$/);
     });
+
+    it('never echoes or logs an incoming x-request-id that could be a card number', async () => {
+      for (const id of ['4242424242424242', 'req-5555-5555-5555-4444']) {
+        const res = await h.app.request('GET', '/healthz', { headers: { 'x-request-id': id } });
+        expect(res.headers['x-request-id']).toMatch(/^req_[\w-]+$/);
+      }
+    });
   });
 
   describe('authentication', () => {
