@@ -10,3 +10,4 @@ export * from './tlsConfig';
 export * from './metrics';
 export * from './cli';
 export * from './net/httpHeaders';
+export * from './heapGrowth';
