@@ -7,10 +7,11 @@ import v8 from 'node:v8';
  * V8's own choice on a machine with plenty of RAM is up to 4x. Under load each service keeps only
  * ~15-25 MB alive, but requests in flight outlive young-generation collections and are promoted,
  * so with 4x the old generation filled with dead requests up to ~100 MB before it was collected:
- * 150-200 MB RSS per service. At 2x the peak is ~110-135 MB, for one more full GC (~20 ms of CPU
- * at this heap size) per ~1 000 requests. The young generation is left at V8's size: shrinking it
- * saves less and makes every request pay, since its collections already cost more than full GCs.
- * docs/PERFORMANCE.md has the measurements.
+ * 150-195 MB RSS per service under the bench's load. At 2x the peak is ~115-140 MB. The price is
+ * about twice as many full GCs: at saturation ~10-20 % more gateway CPU per request (concurrent
+ * marking on V8's worker threads), at moderate load within noise. The young generation is left
+ * at V8's size: its collections already cost more than the full ones, and a smaller one makes
+ * every request pay for more of them.
  */
 export const HEAP_GROWING_PERCENT = 100;
 
