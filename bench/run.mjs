@@ -416,6 +416,8 @@ async function main() {
   const cpuPids = [...servicePids, { name: 'psp', pid: psp.pid }, { name: 'express', pid: expressEcho.pid }];
   const cpuNow = () => [...cpuPids.map(({ pid }) => cpuSeconds(pid)), process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6];
   const cpuNames = [...cpuPids.map(({ name }) => name), 'loadgen'];
+  // Ready and a few requests served: what a service holds before any load.
+  const idleRssMb = Object.fromEntries(servicePids.map(({ name, pid }) => [name, Math.max(...descendants(pid).map(rssMb))]));
   log(`warm-up: ${settings.warmupS}s per target`);
   for (const t of targets) await load(t, { durationS: settings.warmupS });
 
@@ -492,6 +494,7 @@ async function main() {
     ratios,
     fixed,
     rssMb: rss.peak,
+    idleRssMb,
     totalErrors,
     elapsedS: (Date.now() - started) / 1000,
   };
@@ -525,9 +528,11 @@ async function main() {
     `| proxy / express baseline | ${fmt(ratios.proxyVsExpress, 2)} | >= 0.60 |`,
     `| proxy / PSP direct | ${fmt(ratios.proxyVsPsp, 2)} | (info) |`,
     '',
-    '| service | peak RSS MB (largest process) | peak RSS MB (all processes) | processes |',
-    '|---|---:|---:|---:|',
-    ...Object.entries(rss.peak).map(([name, p]) => `| ${name} | ${fmt(p.processMaxMb)} | ${fmt(p.totalMaxMb)} | ${p.processes} |`),
+    '| service | idle RSS MB (largest process) | peak RSS MB (largest process) | peak RSS MB (all processes) | processes |',
+    '|---|---:|---:|---:|---:|',
+    ...Object.entries(rss.peak).map(
+      ([name, p]) => `| ${name} | ${fmt(idleRssMb[name])} | ${fmt(p.processMaxMb)} | ${fmt(p.totalMaxMb)} | ${p.processes} |`,
+    ),
     '',
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,

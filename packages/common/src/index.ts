@@ -11,3 +11,4 @@ export * from './metrics';
 export * from './cli';
 export * from './net/httpHeaders';
 export * from './randomPool';
+export * from './heapGrowth';

@@ -1,6 +1,14 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, loadConfigOrExit, startMetricsServer, tlsFilesOf, type Logger } from '@tessera/common';
+import {
+  createLogger,
+  createMetricsRegistry,
+  limitHeapGrowth,
+  loadConfigOrExit,
+  startMetricsServer,
+  tlsFilesOf,
+  type Logger,
+} from '@tessera/common';
 import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
 import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
 import { superviseWorkers } from './cluster';
@@ -178,6 +186,8 @@ async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: str
   }
 }
 
+// Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).
+limitHeapGrowth();
 main().catch((err: unknown) => {
   process.stderr.write(`[${SERVICE}] fatal: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,5 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
-import { createLogger, createMetricsRegistry, loadConfigOrExit, rpcObserver, startMetricsServer, tlsFilesOf } from '@tessera/common';
+import {
+  createLogger,
+  createMetricsRegistry,
+  limitHeapGrowth,
+  loadConfigOrExit,
+  rpcObserver,
+  startMetricsServer,
+  tlsFilesOf,
+} from '@tessera/common';
 import {
   clientCredentials,
   createHealthHandlers,
@@ -118,6 +126,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+// Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).
+limitHeapGrowth();
 main().catch((err: unknown) => {
   process.stderr.write(`[proxy] failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,6 +1,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  limitHeapGrowth,
   loadConfigOrExit,
   loadOrCreateDevSecret,
   rpcObserver,
@@ -123,6 +124,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+// Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).
+limitHeapGrowth();
 main().catch((err: unknown) => {
   // Before the logger exists or when binding fails; the error may name the address, never key material.
   createLogger('vault').fatal({ err }, 'vault failed to start');
