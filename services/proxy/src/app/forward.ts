@@ -5,7 +5,7 @@ import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
 import { filterRequestHeaders, findContentType } from '../domain/headers';
 import { assertHostOnAllowlist } from '../domain/hostAllowlist';
 import { parsePspMethod } from '../domain/method';
-import { checkDestinationAddresses, sendToPsp, type PspEgress } from '../egress/pspEgress';
+import { checkDestinationAddresses, sendToPsp, type PspCancellation, type PspEgress } from '../egress/pspEgress';
 import type { VaultPort } from '../transport/vaultClient';
 
 export interface ForwardDeps {
@@ -16,7 +16,7 @@ export interface ForwardDeps {
 
 export interface ForwardContext {
   requestId?: string;
-  signal?: AbortSignal;
+  cancellation?: PspCancellation;
 }
 
 function causeCode(err: unknown): string | undefined {
@@ -56,7 +56,7 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.cancellation ? { cancellation: ctx.cancellation } : {}),
     });
     deps.logger.info(
       { ...logFields, status: res.status, pspMs: Math.round(res.pspMs), durationMs: Math.round(performance.now() - started) },
