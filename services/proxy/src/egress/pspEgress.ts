@@ -80,6 +80,11 @@ function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error
 export async function checkDestinationAddresses(egress: PspEgress, destination: Destination): Promise<void> {
   // The port first: a refused port needs no DNS lookup.
   assertUrlPortAllowed(destination.url, egress.allowedPorts);
+  // A literal is its own only address: judged as it is, without the DNS deadline's timer and race.
+  if (destination.isIpLiteral) {
+    assertAddressesAllowed([destination.hostname], egress.allowlist, true);
+    return;
+  }
   let addresses: string[];
   try {
     const resolved = await withDeadline(
