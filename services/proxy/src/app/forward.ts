@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { TesseraError, type Logger } from '@tessera/common';
+import { REDACT_PATHS, TesseraError, type Logger } from '@tessera/common';
 import type { ForwardRequest__Output, ForwardResponse } from '@tessera/protos';
 import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
 import { filterRequestHeaders, findContentType } from '../domain/headers';
 import { assertHostOnAllowlist } from '../domain/hostAllowlist';
 import { parsePspMethod } from '../domain/method';
-import { checkDestinationAddresses, sendToPsp, type PspEgress } from '../egress/pspEgress';
+import { checkDestinationAddresses, sendToPsp, type PspCancellation, type PspEgress } from '../egress/pspEgress';
 import type { VaultPort } from '../transport/vaultClient';
 
 export interface ForwardDeps {
@@ -16,7 +16,29 @@ export interface ForwardDeps {
 
 export interface ForwardContext {
   requestId?: string;
-  signal?: AbortSignal;
+  cancellation?: PspCancellation;
+}
+
+/** The logger's exact top-level names (`pan`, `body`, ...), without the `*.name` and `req.` paths. */
+const TOP_LEVEL_REDACT_PATHS = REDACT_PATHS.filter((path) => !path.includes('.') && !path.includes('['));
+
+const exchangeLoggers = new WeakMap<Logger, Logger>();
+
+/**
+ * The logger for the exchange lines, which are written on every call. Their fields are flat
+ * scalars (ids, method, host, status, timings) plus `err`, whose serializer keeps only type,
+ * message, code, stack and cause with digit runs masked, so the logger's one-level-down
+ * (`*.pan`) redaction has nothing to find in them; pino runs it over every value of every line
+ * all the same, which cost about 10 µs and 40 % of all the proxy's allocations per call. The
+ * top-level names stay redacted. Anything nested added to these lines must not carry card data.
+ */
+export function exchangeLogger(logger: Logger): Logger {
+  let lean = exchangeLoggers.get(logger);
+  if (lean === undefined) {
+    lean = logger.child({}, { redact: { paths: TOP_LEVEL_REDACT_PATHS, censor: '[REDACTED]' } });
+    exchangeLoggers.set(logger, lean);
+  }
+  return lean;
 }
 
 function causeCode(err: unknown): string | undefined {
@@ -34,6 +56,7 @@ function causeCode(err: unknown): string | undefined {
  */
 export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Output, ctx: ForwardContext = {}): Promise<ForwardResponse> {
   const started = performance.now();
+  const log = exchangeLogger(deps.logger);
   const logFields: Record<string, unknown> = { requestId: ctx.requestId, merchantId: input.merchantId };
   try {
     const method = parsePspMethod(input.method);
@@ -56,9 +79,9 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.cancellation ? { cancellation: ctx.cancellation } : {}),
     });
-    deps.logger.info(
+    log.info(
       { ...logFields, status: res.status, pspMs: Math.round(res.pspMs), durationMs: Math.round(performance.now() - started) },
       'psp exchange',
     );
@@ -66,8 +89,8 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
   } catch (err) {
     const code = err instanceof TesseraError ? err.code : 'internal_error';
     const fields = { ...logFields, code, cause: causeCode(err), durationMs: Math.round(performance.now() - started) };
-    if (code === 'internal_error') deps.logger.error({ ...fields, err }, 'psp exchange failed');
-    else deps.logger.warn(fields, 'psp exchange failed');
+    if (code === 'internal_error') log.error({ ...fields, err }, 'psp exchange failed');
+    else log.warn(fields, 'psp exchange failed');
     throw err;
   }
 }

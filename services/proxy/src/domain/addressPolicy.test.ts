@@ -1,4 +1,4 @@
-import { classifyAddress, describeRange, isAddressAllowed, judgeAddresses, parseCidrList } from './addressPolicy';
+import { classifyAddress, describeRange, isAddressAllowed, judgeAddresses, parseCidrList, VERDICT_MEMO_LIMIT } from './addressPolicy';
 
 describe('classifyAddress', () => {
   it.each([
@@ -123,6 +123,24 @@ describe('judgeAddresses', () => {
 
   it('allows a forbidden range that the allowlist opens', () => {
     expect(judgeAddresses(['127.0.0.1'], parseCidrList(['127.0.0.1/32']))).toEqual({ allowed: true });
+  });
+
+  it('remembers verdicts per allowlist: the same address is judged against each list on its own', () => {
+    const open = parseCidrList(['10.0.0.0/8']);
+    const closed = parseCidrList(['192.168.0.0/16']);
+    for (let round = 0; round < 2; round++) {
+      expect(judgeAddresses(['10.1.2.3'], open).allowed).toBe(true);
+      expect(judgeAddresses(['10.1.2.3'], closed)).toEqual({ allowed: false, range: 'private', description: 'a private address' });
+      expect(judgeAddresses(['10.1.2.3'], []).allowed).toBe(false);
+    }
+  });
+
+  it('stays right after more distinct addresses than it remembers', () => {
+    const allowlist = parseCidrList(['127.0.0.1/32']);
+    expect(judgeAddresses(['127.0.0.2'], allowlist).allowed).toBe(false);
+    for (let i = 0; i <= VERDICT_MEMO_LIMIT; i++) judgeAddresses([`8.8.${i >> 8}.${i & 255}`], allowlist);
+    expect(judgeAddresses(['127.0.0.2'], allowlist).allowed).toBe(false);
+    expect(judgeAddresses(['127.0.0.1'], allowlist).allowed).toBe(true);
   });
 
   it('refuses a host with no addresses', () => {

@@ -66,6 +66,15 @@ describe('filterResponseHeaders', () => {
   });
 });
 
+describe('pairRawHeaders', () => {
+  it('decodes undici buffers as undici does: names as UTF-8, values as latin1', () => {
+    expect(pairRawHeaders([Buffer.from('X-Psp'), Buffer.from([0x63, 0x61, 0x66, 0xe9]), 'X-Text', 'plain'])).toEqual([
+      h('X-Psp', 'caf\u00e9'),
+      h('X-Text', 'plain'),
+    ]);
+  });
+});
+
 describe('findContentType', () => {
   it('finds the content type whatever the case of its name', () => {
     expect(findContentType([h('X', '1'), h('CONTENT-type', 'application/x-www-form-urlencoded')])).toBe(

@@ -57,10 +57,20 @@ export function filterResponseHeaders(headers: readonly HeaderEntry[]): HeaderEn
   });
 }
 
-/** Pairs a flat [name, value, name, value, ...] list, as undici's raw response headers come. */
-export function pairRawHeaders(raw: readonly string[]): HeaderEntry[] {
+/**
+ * Pairs a flat [name, value, name, value, ...] list, as undici's raw response headers come.
+ * Buffers are decoded as undici's own parser does: names as UTF-8, values as latin1.
+ */
+export function pairRawHeaders(raw: readonly (Buffer | string)[]): HeaderEntry[] {
   const out: HeaderEntry[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push({ name: raw[i] as string, value: raw[i + 1] as string });
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as Buffer | string;
+    const value = raw[i + 1] as Buffer | string;
+    out.push({
+      name: typeof name === 'string' ? name : name.toString(),
+      value: typeof value === 'string' ? value : value.toString('latin1'),
+    });
+  }
   return out;
 }
 

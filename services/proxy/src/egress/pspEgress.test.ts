@@ -4,7 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { TesseraError } from '@tessera/common';
 import { parseCidrList } from '../domain/addressPolicy';
 import { checkDestinationUrl } from '../domain/destinationUrl';
-import { checkDestinationAddresses, closePspEgress, createPspEgress, sendToPsp, type EgressOptions, type PspEgress } from './pspEgress';
+import {
+  cancelPspExchange,
+  checkDestinationAddresses,
+  closePspEgress,
+  createPspEgress,
+  sendToPsp,
+  type EgressOptions,
+  type PspCancellation,
+  type PspEgress,
+} from './pspEgress';
 import type { Resolver } from './resolver';
 import { createSafeConnector } from './safeConnector';
 
@@ -300,6 +309,42 @@ describe('sendToPsp exchange', () => {
     const psp = await server('127.0.0.1', (_req, res) => res.end(Buffer.alloc(1000, 1)));
     const res = await send(egress({ maxResponseBytes: 1000 }), `http://127.0.0.1:${psp.port}/`);
     expect(res.body.length).toBe(1000);
+  });
+
+  it('returns a body that arrives in several chunks whole and in order', async () => {
+    const psp = await server('127.0.0.1', (_req, res) => {
+      res.writeHead(200);
+      res.write('first,');
+      setTimeout(() => res.write('second,'), 20);
+      setTimeout(() => res.end('third'), 40);
+    });
+    const res = await send(egress(), `http://127.0.0.1:${psp.port}/`);
+    expect(res.body.toString()).toBe('first,second,third');
+  });
+
+  it('stops the exchange when the caller cancels: psp_unreachable, and the PSP connection is closed', async () => {
+    let pspSocketClosed: Promise<void> | undefined;
+    const psp = await server('127.0.0.1', (req) => {
+      pspSocketClosed = new Promise((resolve) => req.socket.once('close', () => resolve()));
+    });
+    const cancellation: PspCancellation = { cancelled: false };
+    const pending = pspError(send(egress({ timeoutMs: 10_000 }), `http://127.0.0.1:${psp.port}/`, { cancellation }));
+    while (psp.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const started = Date.now();
+    cancelPspExchange(cancellation);
+    const err = await pending;
+    expect(err.code).toBe('psp_unreachable');
+    expect(err.message).toBe('The request was cancelled.');
+    await pspSocketClosed;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(cancellation.onCancel).toBeUndefined();
+  });
+
+  it('does not contact the PSP when the caller cancelled before the exchange', async () => {
+    const psp = await server('127.0.0.1');
+    const err = await pspError(send(egress(), `http://127.0.0.1:${psp.port}/`, { cancellation: { cancelled: true } }));
+    expect(err.message).toBe('The request was cancelled.');
+    expect(psp.connections).toBe(0);
   });
 
   it('reuses one kept-alive connection for consecutive requests to the same PSP', async () => {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { TesseraError } from '@tessera/common';
 import type { Cidr } from '../domain/addressPolicy';
 import { assertAddressesAllowed, assertUrlPortAllowed, type Destination } from '../domain/destinationUrl';
@@ -80,6 +80,11 @@ function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error
 export async function checkDestinationAddresses(egress: PspEgress, destination: Destination): Promise<void> {
   // The port first: a refused port needs no DNS lookup.
   assertUrlPortAllowed(destination.url, egress.allowedPorts);
+  // A literal is its own only address: judged as it is, without the DNS deadline's timer and race.
+  if (destination.isIpLiteral) {
+    assertAddressesAllowed([destination.hostname], egress.allowlist, true);
+    return;
+  }
   let addresses: string[];
   try {
     const resolved = await withDeadline(
@@ -94,14 +99,34 @@ export async function checkDestinationAddresses(egress: PspEgress, destination: 
   assertAddressesAllowed(addresses, egress.allowlist, destination.isIpLiteral);
 }
 
+/**
+ * Lets the caller of sendToPsp stop an exchange (e.g. the gateway gave up on the Forward call).
+ * A plain flag and callback slot rather than an AbortSignal: grpc-js reports every call as
+ * cancelled when its stream closes, also after a successful answer, and an AbortController
+ * per call (plus the DOMException its reason-less abort creates) cost more than the rest of
+ * the cancellation handling together.
+ */
+export interface PspCancellation {
+  /** Set by the caller once it has given up; an exchange is not started after that. */
+  cancelled: boolean;
+  /** Installed by sendToPsp while an exchange is in flight; the caller invokes it on cancel. */
+  onCancel?: (() => void) | undefined;
+}
+
+/** Marks `cancellation` as cancelled and stops the exchange in flight, if any. */
+export function cancelPspExchange(cancellation: PspCancellation): void {
+  cancellation.cancelled = true;
+  cancellation.onCancel?.();
+}
+
 export interface PspRequest {
   destination: Destination;
   method: PspMethod;
   /** Already filtered (see filterRequestHeaders). */
   headers: readonly HeaderEntry[];
   body?: Buffer;
-  /** Aborts the exchange, e.g. when the caller of Forward gives up. */
-  signal?: AbortSignal;
+  /** Stops the exchange, e.g. when the caller of Forward gives up. */
+  cancellation?: PspCancellation;
 }
 
 export interface PspResponse {
@@ -148,52 +173,123 @@ export function toPspError(err: unknown): TesseraError {
 }
 
 /**
+ * One exchange as an undici dispatch handler: the body is collected straight from the socket's
+ * chunks. `agent.request()` would wrap it in an AsyncResource, a Readable stream, an async
+ * iterator and an AbortSignal listener, which cost more CPU per call than the HTTP parsing.
+ */
+class PspExchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  /** Why the exchange was stopped on our side (deadline, size limit, cancel); wins over undici's error. */
+  private reason: TesseraError | undefined;
+  private settled = false;
+  private status = 0;
+  private rawHeaders: readonly (Buffer | string)[] = [];
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+  private readonly timer: NodeJS.Timeout;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly maxResponseBytes: number,
+    timeoutMs: number,
+    private readonly cancellation: PspCancellation | undefined,
+    private readonly resolve: (res: PspResponse) => void,
+    private readonly reject: (err: TesseraError) => void,
+  ) {
+    // The whole exchange, body included, has one deadline; undici's headers and body timeouts
+    // only bound the wait for each step.
+    this.timer = setTimeout(() => this.stop(new TesseraError('psp_timeout')), timeoutMs);
+    if (cancellation !== undefined) cancellation.onCancel = () => this.stop(cancelledError());
+  }
+
+  /** Ends the exchange now with `reason`, and tears down the request if undici has started it. */
+  stop(reason: TesseraError): void {
+    if (this.settled) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.fail(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason !== undefined) controller.abort(this.reason);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
+    // 1xx interim answers are skipped; the final status follows.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    // A flat list in wire order with the PSP's spelling, so repeated headers stay separate.
+    this.rawHeaders = (controller.rawHeaders as readonly (Buffer | string)[] | null | undefined) ?? [];
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.total += chunk.length;
+    if (this.total > this.maxResponseBytes) {
+      this.stop(new TesseraError('psp_response_too_large'));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.done();
+    const { chunks } = this;
+    this.resolve({
+      status: this.status,
+      headers: filterResponseHeaders(pairRawHeaders(this.rawHeaders)),
+      // undici hands out each chunk as its own buffer, so a one-chunk body needs no copy.
+      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.total),
+      pspMs: performance.now() - this.started,
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.fail(toPspError(this.reason ?? err));
+  }
+
+  private fail(err: TesseraError): void {
+    if (this.settled) return;
+    this.done();
+    this.reject(err);
+  }
+
+  private done(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.cancellation !== undefined) this.cancellation.onCancel = undefined;
+  }
+}
+
+function cancelledError(): TesseraError {
+  return new TesseraError('psp_unreachable', { message: 'The request was cancelled.' });
+}
+
+/**
  * Sends one request to the PSP and reads the whole answer. Redirects are never followed (a
  * 3xx comes back as it is), so a PSP cannot bounce the card data to a place the policy did
  * not check. Bodies are kept as exact bytes.
  */
-export async function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspResponse> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new TesseraError('psp_timeout')), egress.timeoutMs);
-  const onCallerAbort = (): void => controller.abort(new TesseraError('psp_unreachable', { message: 'The request was cancelled.' }));
-  if (req.signal?.aborted) onCallerAbort();
-  req.signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const started = performance.now();
-  try {
+export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspResponse> {
+  if (req.cancellation?.cancelled) return Promise.reject(cancelledError());
+  return new Promise<PspResponse>((resolve, reject) => {
+    const exchange = new PspExchange(egress.maxResponseBytes, egress.timeoutMs, req.cancellation, resolve, reject);
     const { url } = req.destination;
-    const res = await egress.agent.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
-      method: req.method,
-      headers: req.headers.flatMap((h) => [h.name, h.value]),
-      body: req.body ?? null,
-      signal: controller.signal,
-      headersTimeout: egress.timeoutMs,
-      bodyTimeout: egress.timeoutMs,
-      // A flat list in wire order with the PSP's spelling, so repeated headers stay separate.
-      responseHeaders: 'raw',
-    });
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > egress.maxResponseBytes) {
-        res.body.destroy();
-        throw new TesseraError('psp_response_too_large');
-      }
-      chunks.push(chunk);
-    }
-    const raw = res.headers as unknown as string[];
-    return {
-      status: res.statusCode,
-      headers: filterResponseHeaders(pairRawHeaders(raw)),
-      body: Buffer.concat(chunks, total),
-      pspMs: performance.now() - started,
-    };
-  } catch (err) {
-    throw toPspError(controller.signal.aborted && controller.signal.reason instanceof TesseraError ? controller.signal.reason : err);
-  } finally {
-    clearTimeout(timer);
-    req.signal?.removeEventListener('abort', onCallerAbort);
-  }
+    const headers: string[] = [];
+    for (const h of req.headers) headers.push(h.name, h.value);
+    egress.agent.dispatch(
+      {
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers,
+        body: req.body ?? null,
+        headersTimeout: egress.timeoutMs,
+        bodyTimeout: egress.timeoutMs,
+      },
+      exchange,
+    );
+  });
 }

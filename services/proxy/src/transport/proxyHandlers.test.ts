@@ -298,6 +298,26 @@ describe('Forward', () => {
     expect(err.status).toBe(502);
   });
 
+  it('stops the PSP exchange when the gateway gives up on the call', async () => {
+    let closed: Promise<void> | undefined;
+    const hanging = http.createServer((req) => {
+      closed = new Promise((resolve) => req.socket.once('close', () => resolve()));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/charges`;
+      const err = await callUnary(client, client.Forward, forwardRequest({ url }), { timeoutMs: 500 }).catch((e: unknown) => e);
+      expect((err as grpc.ServiceError).code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      const gaveUp = Date.now();
+      await closed;
+      // Well before the egress's own 5 s deadline.
+      expect(Date.now() - gaveUp).toBeLessThan(2000);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
+  });
+
   it('refuses an unsupported method as a bad parameter', async () => {
     const err = await forwardError(forwardRequest({ method: 'TRACE' }));
     expect(err.code).toBe('parameter_invalid');

@@ -2,6 +2,7 @@ import { outcomeLabel, TesseraError, tesseraErrorToJson, toGrpcError, type Logge
 import { requestIdFromMetadata, wellFormedRequestId, type ProxyHandlers } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
+import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
 import type { VaultPort } from './vaultClient';
 
 export interface HandlerDeps extends ForwardDeps {
@@ -17,11 +18,12 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   return {
     Forward(call, callback) {
       const requestId = requestIdFromMetadata(call.metadata);
-      // When the gateway gives up (deadline, client gone), stop talking to the PSP too.
-      const cancelled = new AbortController();
-      call.on('cancelled', () => cancelled.abort());
+      // When the gateway gives up (deadline, client gone), stop talking to the PSP too. grpc-js
+      // also emits 'cancelled' when the stream closes after the answer; by then nothing is in flight.
+      const cancellation: PspCancellation = { cancelled: false };
+      call.once('cancelled', () => cancelPspExchange(cancellation));
       const started = process.hrtime.bigint();
-      forwardToPsp(deps, call.request, { ...(requestId ? { requestId } : {}), signal: cancelled.signal }).then(
+      forwardToPsp(deps, call.request, { ...(requestId ? { requestId } : {}), cancellation }).then(
         (res) => {
           deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started));
           callback(null, res);
