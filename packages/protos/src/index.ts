@@ -18,7 +18,7 @@ export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchIt
 export type { RenderBatchResponse__Output as RenderBatchResponse } from './generated/tessera/vault/v1/RenderBatchResponse';
 export type { ForwardRequest, ForwardRequest__Output } from './generated/tessera/proxy/v1/ForwardRequest';
 export type { ForwardBatchItem } from './generated/tessera/proxy/v1/ForwardBatchItem';
-export type { ForwardBatchResult__Output } from './generated/tessera/proxy/v1/ForwardBatchResult';
+export type { ForwardBatchResult, ForwardBatchResult__Output } from './generated/tessera/proxy/v1/ForwardBatchResult';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';

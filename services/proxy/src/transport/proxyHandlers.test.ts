@@ -318,6 +318,35 @@ describe('Forward', () => {
     }
   });
 
+  it('stops every PSP exchange of a ForwardBatch when the gateway gives up on the call', async () => {
+    const closed: Array<Promise<void>> = [];
+    const hanging = http.createServer((req) => {
+      closed.push(new Promise((resolve) => req.socket.once('close', () => resolve())));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/charges`;
+      const status = await new Promise<number>((resolve) => {
+        const call = client.ForwardBatch(
+          { items: [{ request: forwardRequest({ url }) }, { request: forwardRequest({ url: `${url}?b` }) }] },
+          { deadline: new Date(Date.now() + 500) },
+        );
+        call.on('data', () => undefined);
+        call.on('error', (err: grpc.ServiceError) => resolve(err.code));
+        call.on('end', () => resolve(grpc.status.OK));
+      });
+      expect(status).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(closed).toHaveLength(2);
+      const gaveUp = Date.now();
+      await Promise.all(closed);
+      // Well before the egress's own 5 s deadline.
+      expect(Date.now() - gaveUp).toBeLessThan(2000);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
+  });
+
   it('refuses an unsupported method as a bad parameter', async () => {
     const err = await forwardError(forwardRequest({ method: 'TRACE' }));
     expect(err.code).toBe('parameter_invalid');

@@ -1,5 +1,5 @@
 import { outcomeLabel, TesseraError, tesseraErrorToJson, toGrpcError, type Logger, type RpcObserver } from '@tessera/common';
-import { requestIdFromMetadata, wellFormedRequestId, type ProxyHandlers } from '@tessera/protos';
+import { requestIdFromMetadata, wellFormedRequestId, type ForwardBatchResult, type ProxyHandlers } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
@@ -37,33 +37,35 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
     // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
     // written as soon as its PSP has answered, and the call ends with the last one.
     ForwardBatch(call) {
-      const cancelled = new AbortController();
-      call.on('cancelled', () => cancelled.abort());
+      const cancellations = call.request.items.map((): PspCancellation => ({ cancelled: false }));
+      let callCancelled = false;
+      call.once('cancelled', () => {
+        callCancelled = true;
+        cancellations.forEach(cancelPspExchange);
+      });
       const started = process.hrtime.bigint();
-      const items = call.request.items;
-      let open = items.length;
-      const done = (): void => {
+      let open = call.request.items.length;
+      const answer = (result: ForwardBatchResult): void => {
+        if (!callCancelled) call.write(result);
         open -= 1;
         if (open === 0) call.end();
       };
       if (open === 0) call.end();
-      items.forEach((item, index) => {
+      call.request.items.forEach((item, index) => {
         if (item.request === null) {
-          call.write({ index, errorJson: tesseraErrorToJson(new TesseraError('invalid_request')) });
-          done();
+          answer({ index, errorJson: tesseraErrorToJson(new TesseraError('invalid_request')) });
           return;
         }
         const requestId = wellFormedRequestId(item.requestId);
-        forwardToPsp(deps, item.request, { ...(requestId ? { requestId } : {}), signal: cancelled.signal }).then(
+        const cancellation = cancellations[index];
+        forwardToPsp(deps, item.request, { ...(requestId ? { requestId } : {}), ...(cancellation ? { cancellation } : {}) }).then(
           (response) => {
             deps.observe?.('Forward', `psp_${Math.floor((response.status ?? 0) / 100)}xx`, seconds(started));
-            if (!cancelled.signal.aborted) call.write({ index, response });
-            done();
+            answer({ index, response });
           },
           (err: unknown) => {
             deps.observe?.('Forward', outcomeLabel(err), seconds(started));
-            if (!cancelled.signal.aborted) call.write({ index, errorJson: tesseraErrorToJson(err) });
-            done();
+            answer({ index, errorJson: tesseraErrorToJson(err) });
           },
         );
       });
