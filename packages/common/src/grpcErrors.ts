@@ -41,6 +41,11 @@ export function tesseraErrorFromJson(raw: string): TesseraError | undefined {
   }
 }
 
+/** The refusal of one item of a batch RPC; an answer without a readable error is an internal error. */
+export function batchItemError(errorJson: string | undefined): TesseraError {
+  return (errorJson === undefined ? undefined : tesseraErrorFromJson(errorJson)) ?? new TesseraError('internal_error');
+}
+
 /** Turns any thrown value into a gRPC ServiceError whose metadata carries the Tessera code. */
 export function toGrpcError(err: unknown): Partial<grpc.ServiceError> {
   const tesseraError = err instanceof TesseraError ? err : new TesseraError('internal_error');

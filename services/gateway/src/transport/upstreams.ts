@@ -16,7 +16,7 @@ import {
   type VaultClient,
 } from '@tessera/protos';
 import { connectivityState } from '@grpc/grpc-js';
-import { errorFromGrpc, TesseraError, tesseraErrorFromJson } from '@tessera/common';
+import { batchItemError, errorFromGrpc, TesseraError } from '@tessera/common';
 
 export interface CallContext {
   requestId: string;
@@ -87,9 +87,7 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
         { items },
         { timeoutMs },
       );
-      results.forEach((result, i) =>
-        deliver(i, result.record ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
-      );
+      results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result.errorJson)));
     },
     failed: (err) => mapped(Promise.reject(err), client),
   });
@@ -129,7 +127,7 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
       new Promise<void>((resolve, reject) => {
         const call = client.ForwardBatch({ items }, { deadline: new Date(Date.now() + timeoutMs) });
         call.on('data', (result: ForwardBatchResult__Output) => {
-          deliver(result.index, result.response ?? tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error'));
+          deliver(result.index, result.response ?? batchItemError(result.errorJson));
         });
         call.on('error', reject);
         call.on('end', resolve);

@@ -10,7 +10,7 @@ import {
   type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { errorFromGrpc, TesseraError, tesseraErrorFromJson } from '@tessera/common';
+import { batchItemError, errorFromGrpc } from '@tessera/common';
 
 export interface RenderInput {
   merchantId: string;
@@ -57,14 +57,8 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         { items },
         { timeoutMs },
       );
-      results.forEach((result, i) =>
-        deliver(
-          i,
-          result.outcome === 'body' && result.body !== undefined
-            ? Buffer.from(result.body)
-            : (tesseraErrorFromJson(result.errorJson ?? '') ?? new TesseraError('internal_error')),
-        ),
-      );
+      // The decoded message's own buffers, as for a single Render.
+      results.forEach((result, i) => deliver(i, result.outcome === 'body' && result.body ? result.body : batchItemError(result.errorJson)));
     },
     failed: (err) => Promise.reject(errorFromGrpc(err)),
   });
