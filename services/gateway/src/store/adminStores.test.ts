@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
+import { useGatewayRedis } from '../testing/redis';
 import { buildAuditRecord } from '../domain/admin/audit';
 import { newOperatorRecord } from '../domain/admin/operators';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
@@ -110,33 +109,23 @@ contract('in-memory', async () => {
 });
 
 describe('Redis-backed', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await redis.connect();
-  });
-  afterAll(async () => {
-    await redis.quit();
-    await server.stop();
-  });
+  const db = useGatewayRedis();
 
   contract('Redis', async () => {
-    await redis.flushall();
+    await db.redis.flushall();
     return {
-      operators: new RedisOperatorStore(redis),
-      sessions: new RedisSessionStore(redis),
-      throttle: new RedisLoginThrottle(redis),
-      audit: new RedisAuditLog(redis, 4),
+      operators: new RedisOperatorStore(db.redis),
+      sessions: new RedisSessionStore(db.redis),
+      throttle: new RedisLoginThrottle(db.redis),
+      audit: new RedisAuditLog(db.redis, 4),
       advance: (ms) => new Promise((r) => setTimeout(r, ms)),
     };
   });
 
   it('stores a session under the digest of its id, with the TTL as a Redis expiry', async () => {
-    await redis.flushall();
-    await new RedisSessionStore(redis).create('abc', session(), 60_000);
-    const ttl = await redis.pttl('tessera:admin-session:abc');
+    await db.redis.flushall();
+    await new RedisSessionStore(db.redis).create('abc', session(), 60_000);
+    const ttl = await db.redis.pttl('tessera:admin-session:abc');
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });

@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
+import { useGatewayRedis } from '../testing/redis';
 import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import type { ApiKeyStore } from './apiKeyStore';
 import { MemoryApiKeyStore } from './memoryApiKeyStore';
-import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
+import { RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'expiry-test-pepper-expiry-test-pepper-01';
 
@@ -51,29 +50,19 @@ function contract(name: string, make: () => Promise<ApiKeyStore>) {
 contract('memory', async () => new MemoryApiKeyStore());
 
 describe('Redis', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await redis.connect();
-  });
-  afterAll(async () => {
-    await redis.quit();
-    await server.stop();
-  });
+  const db = useGatewayRedis();
 
   contract('Redis', async () => {
-    await redis.flushall();
-    return new RedisApiKeyStore(redis);
+    await db.redis.flushall();
+    return new RedisApiKeyStore(db.redis);
   });
 
   it('loads a record written before expiries existed, as a key that never expires', async () => {
-    await redis.flushall();
+    await db.redis.flushall();
     const { expiresAt: _none, allowedDomains: _d, ...legacy } = aRecord();
-    await redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
-    await redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
-    const loaded = await new RedisApiKeyStore(redis).findByDigest(legacy.digest);
+    await db.redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
+    await db.redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
+    const loaded = await new RedisApiKeyStore(db.redis).findByDigest(legacy.digest);
     expect(loaded?.id).toBe(legacy.id);
     expect(loaded?.expiresAt).toBeUndefined();
   });

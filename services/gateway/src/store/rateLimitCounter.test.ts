@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
+import { useGatewayRedis } from '../testing/redis';
 import { commandsSentDuring } from '../../../../test/support/redisCommands';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from './redisApiKeyStore';
 
@@ -66,49 +65,39 @@ describe('memory rate limit counter bounds', () => {
 });
 
 describe('Redis rate limit counter', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await redis.connect();
-  });
-  afterAll(async () => {
-    await redis.quit();
-    await server.stop();
-  });
+  const db = useGatewayRedis();
 
   contract('Redis', async () => {
-    await redis.flushall();
-    return { counter: new RedisRateLimitCounter(redis), advance: (ms) => new Promise((r) => setTimeout(r, ms)) };
+    await db.redis.flushall();
+    return { counter: new RedisRateLimitCounter(db.redis), advance: (ms) => new Promise((r) => setTimeout(r, ms)) };
   });
 
   it('gives every counter an expiry, so no bucket can block forever', async () => {
-    await redis.flushall();
-    const counter = new RedisRateLimitCounter(redis);
+    await db.redis.flushall();
+    const counter = new RedisRateLimitCounter(db.redis);
     await counter.hit('key:key_1', 1000);
     // A counter left without expiry (e.g. by a crash between INCR and PEXPIRE elsewhere) is repaired on the next hit.
-    await redis.persist('tessera:ratelimit:key:key_1');
+    await db.redis.persist('tessera:ratelimit:key:key_1');
     await counter.hit('key:key_1', 1000);
-    const ttl = await redis.pttl('tessera:ratelimit:key:key_1');
+    const ttl = await db.redis.pttl('tessera:ratelimit:key:key_1');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
   });
 
   it('counts by script SHA after the first call, and still counts after Redis lost its scripts', async () => {
-    await redis.flushall();
-    const counter = new RedisRateLimitCounter(redis);
+    await db.redis.flushall();
+    const counter = new RedisRateLimitCounter(db.redis);
     await counter.hit('key:key_1', 60_000);
     const counts: number[] = [];
     const hit = async () => {
       counts.push((await counter.hit('key:key_1', 60_000)).count);
     };
-    expect(await commandsSentDuring(server.url, hit)).toEqual(['evalsha']);
-    await redis.script('FLUSH');
+    expect(await commandsSentDuring(db.server.url, hit)).toEqual(['evalsha']);
+    await db.redis.script('FLUSH');
     // NOSCRIPT, then the script's text once more.
-    expect(await commandsSentDuring(server.url, hit)).toEqual(['evalsha', 'eval']);
+    expect(await commandsSentDuring(db.server.url, hit)).toEqual(['evalsha', 'eval']);
     expect(counts).toEqual([2, 3]);
-    await redis.script('FLUSH');
+    await db.redis.script('FLUSH');
     expect((await counter.peek('key:key_1')).count).toBe(3);
   });
 

@@ -10,6 +10,7 @@ import type { ApiKeyStore } from '../store/apiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
+import { useGatewayRedis } from '../testing/redis';
 import { createApp } from './app';
 import { RateLimiter, type RateLimitConfig } from './rateLimit';
 import type { ProxyApi, VaultApi } from './upstreams';
@@ -223,25 +224,17 @@ describe.each(['memory', 'Redis'])('API rate limits with the keys and counters i
 });
 
 describe('Redis work of an authenticated request', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const db = useGatewayRedis();
   let s: Setup;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await redis.connect();
-  });
   afterAll(async () => {
     await s.app.close();
-    redis.disconnect();
-    await server.stop();
   });
 
   it('is two script calls by SHA: the key with the failed-auth counter, then the key counter (plus last use at most once a second)', async () => {
-    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 }, undefined, { redis });
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 }, undefined, { redis: db.redis });
     const key = s.keys[0] as string;
     expect((await s.get(key)).status).toBe(200);
-    const sent = await commandsSentDuring(server.url, async () => {
+    const sent = await commandsSentDuring(db.server.url, async () => {
       for (let i = 0; i < 5; i++) expect((await s.get(key)).status).toBe(200);
     });
     const hset = sent.filter((command) => command === 'hset').length;
