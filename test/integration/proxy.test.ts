@@ -211,6 +211,55 @@ describe('POST /v1/proxy', () => {
   });
 });
 
+describe('many requests at once', () => {
+  // Requests that arrive together travel between the services in batches (docs/adr/0007); each
+  // must still get its own card, its own PSP answer and its own token, in any arrival order.
+  it('keeps 40 concurrent tokenizations and proxy calls apart, each with its own card and answer', async () => {
+    const numbers = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.amex];
+    const cards = Array.from({ length: 40 }, (_, i) => ({
+      number: numbers[i % numbers.length] as string,
+      holderName: `Holder ${i}`,
+      ...(numbers[i % numbers.length] === TEST_CARDS.amex ? { cvv: TEST_AMEX_CVV } : {}),
+    }));
+    const created = await Promise.all(cards.map((card) => call('POST', '/v1/token', aCard(card))));
+    expect(created.map((res) => res.status)).toEqual(cards.map(() => 201));
+    const tokens = created.map((res) => res.body.token as string);
+    expect(new Set(tokens).size).toBe(40);
+    const read = await Promise.all(tokens.map((token) => call('GET', `/v1/token/${token}`)));
+    expect(read.map((res) => res.body.last4)).toEqual(cards.map((card) => card.number.slice(-4)));
+
+    // The PSP answers in a shuffled order, so streamed answers come back out of order.
+    psp.reply = (req, res) => {
+      const { ref } = JSON.parse(req.body.toString('utf8')) as { ref: number };
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ ref }));
+        },
+        (ref * 7) % 25,
+      );
+    };
+    const answers = await Promise.all(
+      tokens.map((token, ref) =>
+        call('POST', '/v1/proxy', {
+          method: 'post',
+          token,
+          pspUrl: `${psp.url}/v1/charges`,
+          pspHeaders: { 'Content-Type': 'application/json' },
+          pspBody: JSON.stringify({ ref, number: '[CARD_NUMBER]', name: '[CARD_HOLDER]' }),
+        }),
+      ),
+    );
+    expect(answers.map((res) => res.status)).toEqual(tokens.map(() => 200));
+    expect(answers.map((res) => res.body.ref)).toEqual(tokens.map((_, ref) => ref));
+    expect(psp.requests).toHaveLength(40);
+    for (const received of psp.requests) {
+      const { ref, number, name } = JSON.parse(received.body.toString('utf8')) as { ref: number; number: string; name: string };
+      expect({ number, name }).toEqual({ number: cards[ref]?.number, name: `Holder ${ref}` });
+    }
+  });
+});
+
 describe('CVV retention', () => {
   let shortStack: Stack;
   beforeAll(async () => {
