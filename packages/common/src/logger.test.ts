@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { maskDigitRuns, REDACT_PATHS } from './logger';
+import { createLogger, LOG_REDACTION, maskDigitRuns } from './logger';
 
 function capture(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
@@ -16,7 +16,7 @@ function capture(): { lines: string[]; stream: Writable } {
 describe('logger redaction', () => {
   it('removes card and key fields at the top level and one level down', () => {
     const { lines, stream } = capture();
-    const log = pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, stream);
+    const log = pino(LOG_REDACTION, stream);
     log.info({ number: '4242424242424242', cvv: '123', card: { number: '5555555555554444', cvv: '999' }, apiKey: 'tsk_test_secret' }, 'hi');
     const text = lines.join('');
     expect(text).not.toContain('4242424242424242');
@@ -24,6 +24,31 @@ describe('logger redaction', () => {
     expect(text).not.toContain('tsk_test_secret');
     expect(text).not.toMatch(/"cvv":"\d+"/);
     expect(text).toContain('[REDACTED]');
+  });
+
+  it('redacts request header maps and child bindings, and leaves the caller’s objects as they were', () => {
+    const { lines, stream } = capture();
+    const log = pino(LOG_REDACTION, stream).child({ apiKey: 'tsk_test_bound', merchantId: 'm1' });
+    const fields = { req: { headers: { authorization: 'Bearer sk_live_x', host: 'psp.example' }, body: '4242424242424242' }, status: 200 };
+    log.info(fields, 'request');
+    const line = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+    expect(line).toMatchObject({
+      apiKey: '[REDACTED]',
+      merchantId: 'm1',
+      req: { headers: { authorization: '[REDACTED]', host: 'psp.example' }, body: '[REDACTED]' },
+      status: 200,
+    });
+    expect(fields.req.headers.authorization).toBe('Bearer sk_live_x');
+    expect(fields.req.body).toBe('4242424242424242');
+  });
+
+  it('keeps card data of an error out of the line, whether under err or another name', () => {
+    const { lines, stream } = capture();
+    const log = createLogger('test', 'info', stream);
+    const withBody = () => Object.assign(new Error('parse failed for 4242424242424242'), { body: '{"number":"4242424242424242"}' });
+    log.error({ err: withBody(), failure: withBody() }, 'failed');
+    expect(lines.join('')).not.toContain('4242424242424242');
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ err: { type: 'Error', message: 'parse failed for [REDACTED_NUMBER]' } });
   });
 });
 

@@ -28,14 +28,47 @@ const SENSITIVE_FIELDS = [
   'cookie',
 ];
 
-export const REDACT_PATHS = [
-  ...SENSITIVE_FIELDS,
-  ...SENSITIVE_FIELDS.map((f) => `*.${f}`),
-  'req.headers["x-api-key"]',
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.body',
-];
+const CENSOR = '[REDACTED]';
+const SENSITIVE = new Set(SENSITIVE_FIELDS);
+
+function isDescendable(key: string, value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Buffer.isBuffer(value)) return false;
+  // An error under `err` or `error` goes through serializeError, which keeps only safe fields
+  // (never e.g. body-parser's `body`) and needs the Error itself; anywhere else it is an object.
+  return !((key === 'err' || key === 'error') && value instanceof Error);
+}
+
+/** `fields` with every sensitive key censored; the same object when there is none (no copy). */
+function censorKeys(fields: Record<string, unknown>, depth: number): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const key in fields) {
+    if (!Object.prototype.hasOwnProperty.call(fields, key)) continue;
+    const value = fields[key];
+    let next: unknown = value;
+    if (SENSITIVE.has(key)) next = CENSOR;
+    // One level down, plus the header maps of a request or response (`req.headers.authorization`).
+    else if (isDescendable(key, value) && (depth > 0 || key === 'headers')) next = censorKeys(value, depth - 1);
+    if (next !== value) (out ??= { ...fields })[key] = next;
+  }
+  return out ?? fields;
+}
+
+/**
+ * Nested redaction for every log line: each field named in SENSITIVE_FIELDS one level down (and
+ * in `headers` maps, e.g. `req.headers.authorization`) becomes "[REDACTED]", without changing the
+ * caller's objects. pino's own `redact` handles the top level (of lines and of child bindings),
+ * where it is cheap. Its wildcard paths (`*.pan`) could do this part too, but run every value of
+ * every line through every path: ~11 µs per line and most of a service's garbage, against ~0.1 µs.
+ */
+export function redactLogFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return censorKeys(fields, 1);
+}
+
+/** The redaction options of every Tessera logger, also for tests and tools that build their own pino. */
+export const LOG_REDACTION = {
+  redact: { paths: SENSITIVE_FIELDS, censor: CENSOR },
+  formatters: { log: redactLogFields },
+};
 
 const LONG_DIGIT_RUN = /\d(?:[ -]?\d){11,18}/g;
 
@@ -57,13 +90,14 @@ function serializeError(err: unknown): Record<string, unknown> {
   return out;
 }
 
-export function createLogger(service: string, level: string = 'info'): Logger {
+/** `destination` is for tests that read the lines; services write to stdout. */
+export function createLogger(service: string, level: string = 'info', destination?: pino.DestinationStream): Logger {
   return pino(
     {
       name: service,
       level,
       base: { service },
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      ...LOG_REDACTION,
       serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
@@ -71,6 +105,6 @@ export function createLogger(service: string, level: string = 'info'): Logger {
     // one syscall instead of one blocking write each (see docs/PERFORMANCE.md). No minimum
     // length, so a quiet service still writes every line at once; pino flushes synchronously on
     // process exit, so nothing logged before an exit is lost.
-    pino.destination({ dest: 1, sync: false }),
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

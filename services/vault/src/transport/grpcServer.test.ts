@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type * as grpc from '@grpc/grpc-js';
-import { errorFromGrpc, REDACT_PATHS, TesseraError } from '@tessera/common';
+import { errorFromGrpc, LOG_REDACTION, TesseraError } from '@tessera/common';
 import {
   callUnary,
   createVaultClient,
@@ -30,7 +30,7 @@ const sink = new Writable({
     done();
   },
 });
-const logger = pino({ level: 'debug', redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, sink);
+const logger = pino({ level: 'debug', ...LOG_REDACTION }, sink);
 
 let server: grpc.Server;
 let client: VaultClient;
