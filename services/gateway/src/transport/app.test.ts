@@ -1,5 +1,4 @@
-import pino from 'pino';
-import { createLogger, TesseraError, type Logger } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 import type {
   DryRunResponse__Output,
   ForwardRequest__Output,
@@ -10,29 +9,17 @@ import type {
 } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { aTokenRecord, captureLogger, TEST_PEPPER } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
 import { MemoryMerchantSettingsStore } from '../store/merchantSettingsStore';
 
-const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const TEST_PAN = '4242424242424242';
 
-function tokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
-  return {
-    token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
-    last4: '4242',
-    brand: 'visa',
-    expiryMonth: 12,
-    expiryYear: 2035,
-    createdAt: '2030-01-01T00:00:00.000Z',
-    expiresAt: '2036-01-01T00:00:00.000Z',
-    cvvAvailable: true,
-    holderNameAvailable: false,
-    ...overrides,
-  };
-}
+const tokenRecord = (overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output =>
+  aTokenRecord({ cvvAvailable: true, ...overrides });
 
 /** A small stand-in for the vault's gRPC client: records calls, answers from a script. */
 class FakeVault implements VaultApi {
@@ -94,21 +81,6 @@ class FakeProxy implements ProxyApi {
   close() {}
 }
 
-/**
- * The real service logger (same redaction and error serializers) with its destination swapped
- * for an in-memory stream, so tests can read exactly what would reach stdout.
- */
-function captureLogger(): { logger: Logger; lines: () => string[] } {
-  const chunks: string[] = [];
-  const logger = createLogger('gateway-test', 'debug');
-  (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = {
-    write: (line: string) => {
-      chunks.push(line);
-    },
-  };
-  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
-}
-
 interface Harness {
   app: RunningApp;
   store: MemoryApiKeyStore;
@@ -128,8 +100,8 @@ async function startHarness(
   const proxy = new FakeProxy();
   const merchantSettings = new MemoryMerchantSettingsStore();
   const { logger, lines } = captureLogger();
-  const test = issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
-  const live = issueApiKey({ merchantId: 'm_live', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+  const test = issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
+  const live = issueApiKey({ merchantId: 'm_live', mode: 'live', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
   await store.create(test.record);
   await store.create(live.record);
   const app = await startApp(
@@ -137,7 +109,7 @@ async function startHarness(
       config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [], ...config },
       logger,
       keyStore: store,
-      pepper: PEPPER,
+      pepper: TEST_PEPPER,
       vault,
       proxy,
       merchantSettings,
@@ -243,7 +215,7 @@ describe('gateway HTTP app', () => {
     });
 
     it('rejects a well-formed but unknown key as 401 api_key_invalid', async () => {
-      const other = issueApiKey({ merchantId: 'x', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+      const other = issueApiKey({ merchantId: 'x', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
       expectEnvelope(await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': other.apiKey } }), 401, 'api_key_invalid');
     });
 
@@ -256,12 +228,18 @@ describe('gateway HTTP app', () => {
     });
 
     it('rejects a key used from outside its IP allowlist as 401 ip_not_allowed, and accepts it from inside', async () => {
-      const outside = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: PEPPER, now: new Date() });
+      const outside = issueApiKey({
+        merchantId: 'm',
+        mode: 'test',
+        allowedCidrs: ['203.0.113.0/24'],
+        pepper: TEST_PEPPER,
+        now: new Date(),
+      });
       const inside = issueApiKey({
         merchantId: 'm',
         mode: 'test',
         allowedCidrs: ['127.0.0.0/8', '::1/128'],
-        pepper: PEPPER,
+        pepper: TEST_PEPPER,
         now: new Date(),
       });
       await h.store.create(outside.record);
@@ -271,7 +249,7 @@ describe('gateway HTTP app', () => {
     });
 
     it('does not let a client spoof X-Forwarded-For when no proxy is trusted', async () => {
-      const key = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: PEPPER, now: new Date() });
+      const key = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: TEST_PEPPER, now: new Date() });
       await h.store.create(key.record);
       const res = await h.app.request('GET', '/v1/token/tok.x', { headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '203.0.113.9' } });
       expectEnvelope(res, 401, 'ip_not_allowed');
@@ -677,7 +655,7 @@ describe('gateway behind trusted proxies', () => {
   it('uses the client address from X-Forwarded-For only when the peer is a trusted proxy', async () => {
     const h = await startHarness({ TRUSTED_PROXIES: ['127.0.0.1/32'] });
     try {
-      const key = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: PEPPER, now: new Date() });
+      const key = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: ['203.0.113.0/24'], pepper: TEST_PEPPER, now: new Date() });
       await h.store.create(key.record);
       const allowed = await h.app.request('GET', '/v1/token/tok.x', {
         headers: { 'x-api-key': key.apiKey, 'x-forwarded-for': '198.51.100.1, 203.0.113.9' },

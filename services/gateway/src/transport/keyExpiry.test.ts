@@ -1,25 +1,12 @@
 import { createLogger } from '@tessera/common';
-import type { TokenRecord__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { aTokenRecord, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
-import type { ProxyApi, VaultApi } from './upstreams';
 
-const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
-const record: TokenRecord__Output = {
-  token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
-  last4: '4242',
-  brand: 'visa',
-  expiryMonth: 12,
-  expiryYear: 2035,
-  createdAt: '2030-01-01T00:00:00.000Z',
-  expiresAt: '2036-01-01T00:00:00.000Z',
-  cvvAvailable: false,
-  holderNameAvailable: false,
-};
-const vault = { getToken: async () => record, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as VaultApi;
-const proxy = { ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
+const record = aTokenRecord();
+const { vault, proxy } = tokenReadingUpstreams(record);
 
 describe('authentication of a key with a scheduled expiry', () => {
   let app: RunningApp;
@@ -30,8 +17,8 @@ describe('authentication of a key with a scheduled expiry', () => {
   beforeEach(async () => {
     clock = new Date('2030-06-01T12:00:00.000Z');
     const store = new MemoryApiKeyStore();
-    const old = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: clock });
-    const fresh = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: clock });
+    const old = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: clock });
+    const fresh = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: clock });
     await store.create(old.record);
     await store.create(fresh.record);
     await store.scheduleExpiry(old.record.id, new Date('2030-06-02T12:00:00.000Z'));
@@ -42,7 +29,7 @@ describe('authentication of a key with a scheduled expiry', () => {
         config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [] },
         logger: createLogger('gateway-test', 'silent'),
         keyStore: store,
-        pepper: PEPPER,
+        pepper: TEST_PEPPER,
         vault,
         proxy,
         now: () => clock,

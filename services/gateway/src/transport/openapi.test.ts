@@ -3,6 +3,7 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Express } from 'express';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { TEST_PEPPER } from '../testing/fixtures';
 import { startApp } from '../testing/http';
 import { createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
@@ -16,7 +17,7 @@ function app(): Express {
     config: { BODY_LIMIT_BYTES: 1024, READY_TIMEOUT_MS: 100, TRUSTED_PROXIES: [] },
     logger: pino({ level: 'silent' }),
     keyStore: new MemoryApiKeyStore(),
-    pepper: 'unit-test-pepper-unit-test-pepper-0123',
+    pepper: TEST_PEPPER,
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
@@ -24,7 +25,7 @@ function app(): Express {
     admin: createAdminRouter({
       logger: pino({ level: 'silent' }),
       trustedProxies: [],
-      pepper: 'unit-test-pepper-unit-test-pepper-0123',
+      pepper: TEST_PEPPER,
       config: {
         ADMIN_SESSION_IDLE_SECONDS: 60,
         ADMIN_SESSION_MAX_SECONDS: 600,

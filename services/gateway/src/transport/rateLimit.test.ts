@@ -1,7 +1,4 @@
 import type { Redis } from 'ioredis';
-import pino from 'pino';
-import { createLogger, type Logger } from '@tessera/common';
-import type { TokenRecord__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { commandsSentDuring } from '../../../../test/support/redisCommands';
@@ -9,36 +6,15 @@ import { startRedisServer, type RedisServer } from '../../../../test/support/red
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { createRedisClient, RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { aTokenRecord, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { useGatewayRedis } from '../testing/redis';
 import { createApp } from './app';
 import { RateLimiter, type RateLimitConfig } from './rateLimit';
-import type { ProxyApi, VaultApi } from './upstreams';
-
-const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
-
-const record: TokenRecord__Output = {
-  token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
-  last4: '4242',
-  brand: 'visa',
-  expiryMonth: 12,
-  expiryYear: 2035,
-  createdAt: '2030-01-01T00:00:00.000Z',
-  expiresAt: '2036-01-01T00:00:00.000Z',
-  cvvAvailable: false,
-  holderNameAvailable: false,
-};
 
 /** Only GET /v1/token is exercised: the vault answers it, nothing else is reached. */
-const vault = { getToken: async () => record, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as VaultApi;
-const proxy = { ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
-
-function captureLogger(): { logger: Logger; text: () => string } {
-  const chunks: string[] = [];
-  const logger = createLogger('gateway-test', 'debug');
-  (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = { write: (line: string) => chunks.push(line) };
-  return { logger, text: () => chunks.join('') };
-}
+const record = aTokenRecord();
+const { vault, proxy } = tokenReadingUpstreams(record);
 
 interface Setup {
   app: RunningApp;
@@ -64,7 +40,13 @@ async function setUp(
   const keys: string[] = [];
   const ids: string[] = [];
   for (const merchantId of ['m_a', 'm_b']) {
-    const issued = issueApiKey({ merchantId, mode: 'test', allowedCidrs: options.allowedCidrs ?? [], pepper: PEPPER, now: new Date() });
+    const issued = issueApiKey({
+      merchantId,
+      mode: 'test',
+      allowedCidrs: options.allowedCidrs ?? [],
+      pepper: TEST_PEPPER,
+      now: new Date(),
+    });
     await store.create(issued.record);
     keys.push(issued.apiKey);
     ids.push(issued.record.id);
@@ -75,7 +57,7 @@ async function setUp(
       config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: ['127.0.0.1/32'] },
       logger,
       keyStore: store,
-      pepper: PEPPER,
+      pepper: TEST_PEPPER,
       vault,
       proxy,
       rateLimiter: new RateLimiter(options.redis ? new RedisRateLimitCounter(options.redis) : counter, limits, logger),

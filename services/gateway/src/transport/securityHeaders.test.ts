@@ -1,29 +1,19 @@
 import express from 'express';
 import { createLogger, TesseraError } from '@tessera/common';
-import type { ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import type { ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../store/memoryAdminStores';
+import { aTokenRecord, TEST_PEPPER } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
 import type { ProxyApi, VaultApi } from './upstreams';
 
-const PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
 const logger = createLogger('gateway-test', 'silent');
 
-const tokenRecord: TokenRecord__Output = {
-  token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
-  last4: '4242',
-  brand: 'visa',
-  expiryMonth: 12,
-  expiryYear: 2035,
-  createdAt: '2030-01-01T00:00:00.000Z',
-  expiresAt: '2036-01-01T00:00:00.000Z',
-  cvvAvailable: false,
-  holderNameAvailable: false,
-};
+const tokenRecord = aTokenRecord();
 
 /** A PSP answer that is an HTML page meant to be framed (a 3-D Secure challenge), with its own policies. */
 const pspAnswer: ForwardResponse__Output = {
@@ -54,7 +44,7 @@ function adminDeps(keyStore: MemoryApiKeyStore, hsts: number): AdminDeps {
     sessions: new MemorySessionStore(),
     throttle: new MemoryLoginThrottle(),
     audit: new MemoryAuditLog(10),
-    pepper: PEPPER,
+    pepper: TEST_PEPPER,
     trustedProxies: [],
     logger,
     config: {
@@ -70,14 +60,14 @@ function adminDeps(keyStore: MemoryApiKeyStore, hsts: number): AdminDeps {
 
 async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string }> {
   const keyStore = new MemoryApiKeyStore();
-  const issued = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+  const issued = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
   await keyStore.create(issued.record);
   const app = await startApp(
     createApp({
       config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [], HSTS_MAX_AGE_SECONDS: hsts },
       logger,
       keyStore,
-      pepper: PEPPER,
+      pepper: TEST_PEPPER,
       vault,
       proxy,
       admin: createAdminRouter(adminDeps(keyStore, hsts)),

@@ -1,0 +1,42 @@
+import { createLogger, type Logger } from '@tessera/common';
+import type { TokenRecord__Output } from '@tessera/protos';
+import type { ProxyApi, VaultApi } from '../transport/upstreams';
+
+/** The API-key pepper of the gateway's unit tests. */
+export const TEST_PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
+
+/** A token record as the vault answers it. */
+export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
+  return {
+    token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
+    last4: '4242',
+    brand: 'visa',
+    expiryMonth: 12,
+    expiryYear: 2035,
+    createdAt: '2030-01-01T00:00:00.000Z',
+    expiresAt: '2036-01-01T00:00:00.000Z',
+    cvvAvailable: false,
+    holderNameAvailable: false,
+    ...overrides,
+  };
+}
+
+/** Upstreams for tests that only read a token: the vault answers GET /v1/token with `record`, both are ready. */
+export function tokenReadingUpstreams(record: TokenRecord__Output = aTokenRecord()): { vault: VaultApi; proxy: ProxyApi } {
+  const ready = async () => ({ ready: true, detail: '' });
+  return {
+    vault: { getToken: async () => record, ready, close() {} } as unknown as VaultApi,
+    proxy: { ready, close() {} } as unknown as ProxyApi,
+  };
+}
+
+/**
+ * The real service logger (same redaction and error serializers) writing to memory, so tests
+ * can read exactly what would reach stdout.
+ */
+export function captureLogger(): { logger: Logger; text: () => string; lines: () => string[] } {
+  const chunks: string[] = [];
+  const logger = createLogger('gateway-test', 'debug', { write: (line: string) => chunks.push(line) });
+  const text = (): string => chunks.join('');
+  return { logger, text, lines: () => text().split('\n').filter(Boolean) };
+}
