@@ -101,6 +101,9 @@ export function isLoopbackAddress(hostPort: string): boolean {
 
 const CERT_DAYS = '825';
 
+/** `openssl req` options for a fresh, unencrypted P-256 key, as every certificate here has. */
+const NEW_P256_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
 }
@@ -117,11 +120,7 @@ export function generateDevCertificates(dir: string, names: readonly string[]): 
       [
         'req',
         '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
+        ...NEW_P256_KEY,
         '-keyout',
         'ca.key',
         '-out',
@@ -151,23 +150,7 @@ export function generateDevCertificates(dir: string, names: readonly string[]): 
         'extendedKeyUsage=serverAuth,clientAuth',
       ].join('\n') + '\n',
     );
-    openssl(
-      [
-        'req',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        `${name}.key`,
-        '-out',
-        `${name}.csr`,
-        '-subj',
-        `/CN=${name}`,
-      ],
-      dir,
-    );
+    openssl(['req', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`], dir);
     openssl(
       [
         'x509',
