@@ -23,6 +23,15 @@ import { MemoryCardStore } from '../store/memoryCardStore';
 import { keyRingEntry, keyRingOf } from '../test/builders';
 
 const PAN = '5555555555554444';
+/** A card of merchant_a without CVV or holder name. */
+const CARD_WITHOUT_CVV: TokenizeRequest = {
+  merchantId: 'merchant_a',
+  number: PAN,
+  holderName: '',
+  expiryMonth: 1,
+  expiryYear: 2033,
+  cvv: '',
+};
 const logLines: string[] = [];
 const sink = new Writable({
   write(chunk: Buffer, _enc, done) {
@@ -119,14 +128,7 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('answers 404 token_not_found to another merchant', async () => {
-    const { token } = await rpc.tokenize({
-      merchantId: 'merchant_a',
-      number: PAN,
-      holderName: '',
-      expiryMonth: 1,
-      expiryYear: 2033,
-      cvv: '',
-    });
+    const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     for (const attempt of [
       rpc.getToken({ merchantId: 'merchant_b', token }),
       rpc.render({ merchantId: 'merchant_b', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
@@ -146,10 +148,9 @@ describe('the vault gRPC server (memory store)', () => {
 
   it('tokenizes a batch item by item: refusals carry their code and param, logged under the item’s request id', async () => {
     logLines.length = 0;
-    const card = { merchantId: 'merchant_a', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' };
     const { results } = await rpc.tokenizeBatch([
-      { requestId: 'req-item-1', request: { ...card, number: PAN } },
-      { requestId: 'req-item-2', request: { ...card, number: '5555555555554445' } },
+      { requestId: 'req-item-1', request: CARD_WITHOUT_CVV },
+      { requestId: 'req-item-2', request: { ...CARD_WITHOUT_CVV, number: '5555555555554445' } },
     ]);
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ outcome: 'record', record: { last4: '4444' } });
@@ -162,8 +163,7 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('renders a batch item by item: one body per token, refusals with their code', async () => {
-    const card = { merchantId: 'merchant_a', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' };
-    const { token } = await rpc.tokenize({ ...card, number: PAN });
+    const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     const render = (merchantId: string, template: string) => ({ merchantId, token, template, contentType: 'text/plain' });
     const { results } = await rpc.renderBatch([
       { requestId: 'req-r1', request: render('merchant_a', 'n=[CARD_NUMBER]') },
@@ -177,14 +177,7 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('carries 422 errors for placeholders whose data is missing', async () => {
-    const { token } = await rpc.tokenize({
-      merchantId: 'merchant_a',
-      number: PAN,
-      holderName: '',
-      expiryMonth: 1,
-      expiryYear: 2033,
-      cvv: '',
-    });
+    const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     const err = await failure(
       rpc.render({ merchantId: 'merchant_a', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }),
     );
