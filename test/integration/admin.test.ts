@@ -1,14 +1,14 @@
 import { AdminClient, loggedIn } from './adminClient';
-import { aCard, apiClient, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, freePort, useStack } from './harness';
 
 jest.setTimeout(90_000);
+
+const env = useStack({ env: { TRUSTED_PROXIES: '127.0.0.1/32', ADMIN_LOGIN_MAX_PER_ACCOUNT: '3', ADMIN_LOGIN_MAX_PER_IP: '6' } });
 
 const PLATFORM = { email: 'platform@tessera.test', password: 'platform-password-1' };
 const ACME = { email: 'ops@acme.test', password: 'acme-password-12' };
 const GLOBEX = { email: 'ops@globex.test', password: 'globex-password-1' };
 
-let redis: RedisServer;
-let stack: Stack;
 const issuedKeys: string[] = [];
 const sessionCookies: string[] = [];
 let ipCounter = 10;
@@ -20,14 +20,14 @@ function nextIp(): string {
 }
 
 async function as(op: { email: string; password: string }): Promise<AdminClient> {
-  const client = await loggedIn(stack.baseUrl, op.email, op.password, nextIp());
+  const client = await loggedIn(env.stack.baseUrl, op.email, op.password, nextIp());
   if (client.cookie) sessionCookies.push(client.cookie);
   return client;
 }
 
 /** A /v1 request as if from `ip` (the gateway trusts 127.0.0.1 as a proxy in this stack). */
 function tokenize(apiKey: string, ip: string, headers: Record<string, string> = {}) {
-  return apiClient(stack, apiKey)('POST', '/v1/token', aCard(), { 'x-forwarded-for': ip, ...headers });
+  return apiClient(env.stack, apiKey)('POST', '/v1/token', aCard(), { 'x-forwarded-for': ip, ...headers });
 }
 
 async function createKey(client: AdminClient, body: Record<string, unknown>) {
@@ -38,31 +38,22 @@ async function createKey(client: AdminClient, body: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, {
-    env: { TRUSTED_PROXIES: '127.0.0.1/32', ADMIN_LOGIN_MAX_PER_ACCOUNT: '3', ADMIN_LOGIN_MAX_PER_IP: '6' },
-  });
-  stack.createOperator(PLATFORM.email, PLATFORM.password, null);
-  stack.createOperator(ACME.email, ACME.password, 'acme');
-  stack.createOperator(GLOBEX.email, GLOBEX.password, 'globex');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await redis?.stop();
+  env.stack.createOperator(PLATFORM.email, PLATFORM.password, null);
+  env.stack.createOperator(ACME.email, ACME.password, 'acme');
+  env.stack.createOperator(GLOBEX.email, GLOBEX.password, 'globex');
 });
 
 describe('admin authentication', () => {
   it('refuses the admin API without a session, even with a valid merchant API key', async () => {
-    const merchantKey = stack.createKey('acme');
+    const merchantKey = env.stack.createKey('acme');
     issuedKeys.push(merchantKey.apiKey);
-    const res = await fetch(`${stack.baseUrl}/admin/v1/keys`, { headers: { 'x-api-key': merchantKey.apiKey } });
+    const res = await fetch(`${env.stack.baseUrl}/admin/v1/keys`, { headers: { 'x-api-key': merchantKey.apiKey } });
     expect(res.status).toBe(401);
     expect(res.headers.get('x-tessera-error')).toBe('admin_session_required');
   });
 
   it('logs in with an HttpOnly, Secure, SameSite=Strict session cookie scoped to /admin and returns a CSRF token', async () => {
-    const client = new AdminClient(stack.baseUrl, nextIp());
+    const client = new AdminClient(env.stack.baseUrl, nextIp());
     const res = await client.login(ACME.email.toUpperCase(), ACME.password);
     expect(res.status).toBe(200);
     const cookie = res.headers.get('set-cookie') ?? '';
@@ -76,7 +67,7 @@ describe('admin authentication', () => {
   });
 
   it('answers a wrong password and an unknown email alike with 401 login_failed', async () => {
-    const client = new AdminClient(stack.baseUrl, nextIp());
+    const client = new AdminClient(env.stack.baseUrl, nextIp());
     const wrong = await client.login(GLOBEX.email, 'not-the-password');
     const unknown = await client.login('nobody@nowhere.test', 'not-the-password');
     for (const res of [wrong, unknown]) {
@@ -88,11 +79,11 @@ describe('admin authentication', () => {
 
   it('limits failed logins per account with 429 and Retry-After, even for the right password', async () => {
     const account = { email: 'throttled@acme.test', password: 'throttled-password' };
-    stack.createOperator(account.email, account.password, 'acme');
+    env.stack.createOperator(account.email, account.password, 'acme');
     // Each attempt from another address: the account limit (3) must trip, not the per-IP one.
     for (let i = 0; i < 3; i++)
-      expect((await new AdminClient(stack.baseUrl, nextIp()).login(account.email, 'wrong-password')).status).toBe(401);
-    const blocked = await new AdminClient(stack.baseUrl, nextIp()).login(account.email, account.password);
+      expect((await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, 'wrong-password')).status).toBe(401);
+    const blocked = await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, account.password);
     expect(blocked.status).toBe(429);
     expect(blocked.body.error.code).toBe('rate_limited');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -102,7 +93,7 @@ describe('admin authentication', () => {
     const ip = nextIp();
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++)
-      statuses.push((await new AdminClient(stack.baseUrl, ip).login(`guess${i}@acme.test`, 'whatever-it-is')).status);
+      statuses.push((await new AdminClient(env.stack.baseUrl, ip).login(`guess${i}@acme.test`, 'whatever-it-is')).status);
     expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
     expect(statuses[6]).toBe(429);
   });
@@ -117,12 +108,12 @@ describe('admin authentication', () => {
 
   it('ends the sessions of an operator who is disabled with the CLI', async () => {
     const account = { email: 'leaver@acme.test', password: 'leaver-password-1' };
-    stack.createOperator(account.email, account.password, 'acme');
+    env.stack.createOperator(account.email, account.password, 'acme');
     const client = await as(account);
     expect((await client.call('GET', '/session')).status).toBe(200);
-    stack.cli(['admin', 'disable', '--email', account.email]);
+    env.stack.cli(['admin', 'disable', '--email', account.email]);
     expect((await client.call('GET', '/session')).status).toBe(401);
-    expect((await new AdminClient(stack.baseUrl, nextIp()).login(account.email, account.password)).status).toBe(401);
+    expect((await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, account.password)).status).toBe(401);
   });
 });
 
@@ -231,7 +222,7 @@ describe('keys', () => {
   });
 
   it('revocation in the dashboard is refused by another gateway replica on its very next request', async () => {
-    const replica = await stack.startGatewayReplica();
+    const replica = await env.stack.startGatewayReplica();
     const client = await as(ACME);
     const { apiKey, key } = await createKey(client, { mode: 'test' });
     const onReplica = () =>
@@ -291,11 +282,11 @@ describe('merchant scope', () => {
 describe('audit log', () => {
   it('records logins and key changes with who, when and from which address, and never key material', async () => {
     const ip = nextIp();
-    const client = await loggedIn(stack.baseUrl, ACME.email, ACME.password, ip);
+    const client = await loggedIn(env.stack.baseUrl, ACME.email, ACME.password, ip);
     const { apiKey, key } = await createKey(client, { mode: 'test' });
     await client.call('PATCH', `/keys/${key.id}`, { allowedCidrs: ['203.0.113.0/24'] });
     await client.call('POST', `/keys/${key.id}/revoke`);
-    await new AdminClient(stack.baseUrl, ip).login(ACME.email, 'wrong-password-here');
+    await new AdminClient(env.stack.baseUrl, ip).login(ACME.email, 'wrong-password-here');
 
     const { entries } = (await client.call('GET', '/audit?limit=20')).body;
     const mine = entries.filter((e: { ip: string }) => e.ip === ip);
@@ -323,7 +314,7 @@ describe('audit log', () => {
 
   it('does not echo the typed email of a failed login to an unknown account', async () => {
     const platform = await as(PLATFORM);
-    await new AdminClient(stack.baseUrl, nextIp()).login('typed-a-secret-here@nowhere.test', 'some-password-1');
+    await new AdminClient(env.stack.baseUrl, nextIp()).login('typed-a-secret-here@nowhere.test', 'some-password-1');
     const { entries } = (await platform.call('GET', '/audit?limit=5')).body;
     expect(entries[0]).toMatchObject({ action: 'login.failed', actor: null, details: { reason: 'unknown_account' } });
     expect(JSON.stringify(entries)).not.toContain('typed-a-secret-here');
@@ -332,21 +323,21 @@ describe('audit log', () => {
 
 describe('dashboard page and ADMIN_PORT', () => {
   it('serves the dashboard with a strict content security policy', async () => {
-    const redirect = await fetch(`${stack.baseUrl}/dashboard`, { redirect: 'manual' });
+    const redirect = await fetch(`${env.stack.baseUrl}/dashboard`, { redirect: 'manual' });
     expect(redirect.status).toBe(301);
     expect(redirect.headers.get('location')).toBe('/dashboard/');
-    const page = await fetch(`${stack.baseUrl}/dashboard/`);
+    const page = await fetch(`${env.stack.baseUrl}/dashboard/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(await page.text()).toContain('<label for="login-email">');
-    expect((await fetch(`${stack.baseUrl}/dashboard/dashboard.js`)).headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${env.stack.baseUrl}/dashboard/dashboard.js`)).headers.get('content-type')).toMatch(/javascript/);
   });
 
   it('with ADMIN_PORT, serves admin API and dashboard on that listener only', async () => {
     const adminPort = await freePort();
-    const replica = await stack.startGatewayReplica({ ADMIN_PORT: String(adminPort), ADMIN_BIND: '127.0.0.1' });
+    const replica = await env.stack.startGatewayReplica({ ADMIN_PORT: String(adminPort), ADMIN_BIND: '127.0.0.1' });
     const admin = `http://127.0.0.1:${adminPort}`;
     expect((await fetch(`${replica.baseUrl}/dashboard/`)).status).toBe(404);
     expect((await fetch(`${replica.baseUrl}/admin/v1/session`)).status).toBe(404);
@@ -361,7 +352,7 @@ describe('dashboard page and ADMIN_PORT', () => {
 
 describe('logs', () => {
   it('never contain an API key, a password, a session cookie or a CSRF token', () => {
-    const logs = stack.logs();
+    const logs = env.stack.logs();
     for (const apiKey of issuedKeys) expect(logs).not.toContain(apiKey.slice(9));
     for (const password of [PLATFORM.password, ACME.password, GLOBEX.password, 'wrong-password-here']) expect(logs).not.toContain(password);
     for (const cookie of sessionCookies) expect(logs).not.toContain(cookie.split('=')[1]);

@@ -5,39 +5,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import {
-  aCard,
-  apiClient,
-  PspRecorder,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  TEST_CVV,
-  type ApiKey,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { aCard, apiClient, type ApiKey, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
+const env = useStack({ psp: true });
+
 let key: ApiKey;
 let call: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  psp = await new PspRecorder('127.0.0.1').start();
-  key = stack.createKey('acme', 'test');
-  call = apiClient(stack, key.apiKey);
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
+  key = env.stack.createKey('acme', 'test');
+  call = apiClient(env.stack, key.apiKey);
 });
 
 function filesUnder(dir: string): string[] {
@@ -59,18 +38,33 @@ describe('CVV lifecycle', () => {
     const { token } = created.body as { token: string };
     expect((await call('GET', `/v1/token/${token}`)).body.cvvAvailable).toBe(true);
 
-    const first = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/charge`, pspBody: '{"cvc":"[CARD_CVV]"}' });
+    const first = await call('POST', '/v1/proxy', {
+      method: 'post',
+      token,
+      pspUrl: `${env.psp.url}/charge`,
+      pspBody: '{"cvc":"[CARD_CVV]"}',
+    });
     expect(first.status).toBe(200);
-    expect(JSON.parse(psp.requests[0]!.body.toString('utf8'))).toEqual({ cvc: TEST_CVV });
+    expect(JSON.parse(env.psp.requests[0]!.body.toString('utf8'))).toEqual({ cvc: TEST_CVV });
     expect((await call('GET', `/v1/token/${token}`)).body.cvvAvailable).toBe(false);
 
-    const second = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/charge`, pspBody: '{"cvc":"[CARD_CVV]"}' });
+    const second = await call('POST', '/v1/proxy', {
+      method: 'post',
+      token,
+      pspUrl: `${env.psp.url}/charge`,
+      pspBody: '{"cvc":"[CARD_CVV]"}',
+    });
     expect(second.status).toBe(422);
     expect(second.body.error.code).toBe('cvv_unavailable');
-    expect(psp.requests).toHaveLength(1);
+    expect(env.psp.requests).toHaveLength(1);
 
     // The card itself stays usable for CVV-less (merchant-initiated) charges.
-    const mit = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/charge`, pspBody: '{"n":"[CARD_NUMBER]"}' });
+    const mit = await call('POST', '/v1/proxy', {
+      method: 'post',
+      token,
+      pspUrl: `${env.psp.url}/charge`,
+      pspBody: '{"n":"[CARD_NUMBER]"}',
+    });
     expect(mit.status).toBe(200);
   });
 });
@@ -88,12 +82,12 @@ describe("Redis's files on disk", () => {
     await call('POST', '/v1/proxy', {
       method: 'post',
       token: tokens[0],
-      pspUrl: `${psp.url}/charge`,
+      pspUrl: `${env.psp.url}/charge`,
       pspBody: '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]"}',
     });
 
     // An RDB snapshot too, not only the append-only file the harness' redis writes.
-    const admin = new Redis(redis.url);
+    const admin = new Redis(env.redis.url);
     try {
       // Uncompressed, so a value stored in clear could not hide inside LZF-compressed bytes.
       await admin.config('SET', 'rdbcompression', 'no');
@@ -102,7 +96,7 @@ describe("Redis's files on disk", () => {
       admin.disconnect();
     }
 
-    const files = filesUnder(redis.dir);
+    const files = filesUnder(env.redis.dir);
     expect(files.some((f) => f.endsWith('.rdb'))).toBe(true);
     expect(files.some((f) => f.includes('.aof'))).toBe(true);
     const onDisk = files.map((f) => fs.readFileSync(f).toString('latin1')).join('\n');

@@ -1,45 +1,31 @@
 import { Redis } from 'ioredis';
 import { loggedIn } from './adminClient';
-import { aCard, apiClient, PspRecorder, startRedis, startStack, TEST_CARDS, TEST_CVV, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  psp = await new PspRecorder().start();
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+const env = useStack({ psp: true });
 
 it('records every detokenizing proxy call (merchant, key id, token, PSP host, status, time) in a Redis stream, readable per merchant through the admin API, without card data', async () => {
-  const acmeKey = stack.createKey('acme');
-  const globexKey = stack.createKey('globex');
-  const acme = apiClient(stack, acmeKey.apiKey);
-  const globex = apiClient(stack, globexKey.apiKey);
+  const acmeKey = env.stack.createKey('acme');
+  const globexKey = env.stack.createKey('globex');
+  const acme = apiClient(env.stack, acmeKey.apiKey);
+  const globex = apiClient(env.stack, globexKey.apiKey);
   const { token } = (await acme('POST', '/v1/token', aCard())).body;
   const { token: globexToken } = (await globex('POST', '/v1/token', aCard({ cvv: undefined }))).body;
 
-  const charge = { method: 'post', token, pspUrl: `${psp.url}/v1/charges?order=42`, pspBody: '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]"}' };
+  const charge = { method: 'post', token, pspUrl: `${env.psp.url}/v1/charges?order=42`, pspBody: '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]"}' };
   expect((await acme('POST', '/v1/proxy', charge)).status).toBe(200);
   // The CVV is gone now: the second call fails in the vault, and is recorded with its code.
   expect((await acme('POST', '/v1/proxy', charge)).status).toBe(422);
   // No body: nothing is rendered, nothing to audit.
-  expect((await acme('POST', '/v1/proxy', { method: 'get', token, pspUrl: `${psp.url}/v1/charges/1` })).status).toBe(200);
+  expect((await acme('POST', '/v1/proxy', { method: 'get', token, pspUrl: `${env.psp.url}/v1/charges/1` })).status).toBe(200);
   expect((await globex('POST', '/v1/proxy', { ...charge, token: globexToken, pspBody: '[CARD_NUMBER]' })).status).toBe(200);
 
-  stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
-  stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
-  const platform = await loggedIn(stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
-  const acmeOps = await loggedIn(stack.baseUrl, 'ops@acme.test', 'correct horse battery staple');
+  env.stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
+  env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
+  const platform = await loggedIn(env.stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
+  const acmeOps = await loggedIn(env.stack.baseUrl, 'ops@acme.test', 'correct horse battery staple');
 
   // Writes do not hold up the answer: give the last one a moment.
   let all = await platform.call('GET', '/detokenizations');
@@ -54,7 +40,7 @@ it('records every detokenizing proxy call (merchant, key id, token, PSP host, st
     merchantId: 'acme',
     keyId: acmeKey.id,
     token,
-    pspHost: `127.0.0.1:${psp.port}`,
+    pspHost: `127.0.0.1:${env.psp.port}`,
     method: 'POST',
     status: 200,
     code: null,
@@ -70,7 +56,7 @@ it('records every detokenizing proxy call (merchant, key id, token, PSP host, st
   expect((await acmeOps.call('GET', '/detokenizations?merchantId=globex')).status).toBe(403);
 
   // The stream holds identifiers only: no PAN, no CVV, no PSP path or query.
-  const inspector = new Redis(redis.url);
+  const inspector = new Redis(env.redis.url);
   try {
     const raw = JSON.stringify(await inspector.xrange('tessera:detokenizations', '-', '+'));
     expect(raw).not.toContain(TEST_CARDS.visa);

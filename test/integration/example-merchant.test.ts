@@ -1,45 +1,33 @@
 import path from 'node:path';
-import {
-  findCardDataInLogs,
-  freePort,
-  ManagedProcess,
-  ROOT,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { findCardDataInLogs, freePort, ManagedProcess, ROOT, TEST_CARDS, useStack } from './harness';
 
 jest.setTimeout(60_000);
+
+const env = useStack();
 
 /**
  * examples/merchant-backend/server.mjs, run as a real process on @tessera/sdk, against the real
  * services and the sandbox PSP: an approved, a declined and an invalid checkout.
  */
 
-let redis: RedisServer;
-let stack: Stack;
 let sandbox: ManagedProcess;
 let merchant: ManagedProcess;
 let merchantUrl: string;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
   const sandboxPort = await freePort();
   sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
     PATH: process.env.PATH,
     SANDBOX_PSP_PORT: String(sandboxPort),
   }).start();
   await sandbox.waitForOutput('sandbox psp listening');
-  const key = stack.createKey('shop', 'test');
+  const key = env.stack.createKey('shop', 'test');
   const merchantPort = await freePort();
   merchantUrl = `http://127.0.0.1:${merchantPort}`;
   merchant = new ManagedProcess('merchant', process.execPath, [path.join(ROOT, 'examples/merchant-backend/server.mjs')], {
     PATH: process.env.PATH,
     PORT: String(merchantPort),
-    TESSERA_URL: `${stack.baseUrl}/v1`,
+    TESSERA_URL: `${env.stack.baseUrl}/v1`,
     TESSERA_API_KEY: key.apiKey,
     PSP_URL: `http://127.0.0.1:${sandboxPort}/v1/charges`,
   }).start();
@@ -49,8 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await merchant?.stop();
   await sandbox?.stop();
-  await stack?.stop();
-  await redis?.stop();
 });
 
 async function checkout(orderId: string, card: Record<string, unknown>): Promise<{ status: number; body: any }> {
@@ -89,7 +75,7 @@ describe('the example merchant backend', () => {
   });
 
   it('leaves no card number in any log, the example and the sandbox included', () => {
-    const logs = [stack.logs(), sandbox.output, merchant.output].join('\n');
+    const logs = [env.stack.logs(), sandbox.output, merchant.output].join('\n');
     expect(findCardDataInLogs(logs, [TEST_CARDS.visa, TEST_CARDS.visaDeclined], ['046'])).toEqual([]);
   });
 });

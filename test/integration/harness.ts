@@ -437,6 +437,34 @@ export async function startStack(redis: RedisServer, options: StackOptions = {})
 }
 
 /** A small HTTP client for the gateway that always returns status, headers and parsed body. */
+export interface StackFixture {
+  redis: RedisServer;
+  stack: Stack;
+  /** Only with `psp: true`. */
+  psp: PspRecorder;
+}
+
+/**
+ * A test file's own Redis and stack (and, with `psp`, a recording PSP), started before its tests
+ * and stopped after them. The fields are set once this beforeAll has run, so hooks and tests
+ * declared after the call can use them.
+ */
+export function useStack(options: StackOptions & { psp?: boolean } = {}): StackFixture {
+  const { psp, ...stackOptions } = options;
+  const fixture = {} as StackFixture;
+  beforeAll(async () => {
+    fixture.redis = await startRedis();
+    fixture.stack = await startStack(fixture.redis, stackOptions);
+    if (psp) fixture.psp = await new PspRecorder().start();
+  });
+  afterAll(async () => {
+    await fixture.psp?.stop();
+    await fixture.stack?.stop();
+    await fixture.redis?.stop();
+  });
+  return fixture;
+}
+
 export function apiClient(stack: Stack, apiKey?: string) {
   return async function call(
     method: string,

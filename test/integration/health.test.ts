@@ -8,29 +8,22 @@ import {
   tlsChannelOptions,
   type HealthClient,
 } from '@tessera/protos';
-import { startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-const clients: HealthClient[] = [];
+const env = useStack({ tls: true });
 
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, { tls: true });
-});
+const clients: HealthClient[] = [];
 
 afterAll(async () => {
   for (const c of clients) c.close();
-  await stack?.stop();
-  await redis?.stop();
 });
 
 /** A Health client with one service's certificate, to the vault or the proxy of the running stack. */
 function healthClient(as: 'gateway' | 'proxy', to: 'vault' | 'proxy'): HealthClient {
-  const tls = readTlsMaterial(devTlsFiles(stack.certDir as string, as));
-  const address = (to === 'vault' ? stack.env.VAULT_ADDR : stack.env.PROXY_ADDR) as string;
+  const tls = readTlsMaterial(devTlsFiles(env.stack.certDir as string, as));
+  const address = (to === 'vault' ? env.stack.env.VAULT_ADDR : env.stack.env.PROXY_ADDR) as string;
   const client = createHealthClient(address, clientCredentials(tls), tlsChannelOptions(tls, to));
   clients.push(client);
   return client;
@@ -61,7 +54,7 @@ describe('grpc.health.v1 on the real vault and proxy, over mTLS', () => {
   });
 
   it('reports the proxy NOT_SERVING once the vault it depends on is gone', async () => {
-    await stack.vault.stop();
+    await env.stack.vault.stop();
     expect(await checkHealth(healthClient('gateway', 'proxy'), '', 10_000)).toBe('NOT_SERVING');
   });
 });

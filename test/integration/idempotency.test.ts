@@ -1,27 +1,17 @@
 import { Redis } from 'ioredis';
-import { aCard, apiClient, PspRecorder, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, TEST_CARDS, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
+const env = useStack({ psp: true });
+
 let acme: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  psp = await new PspRecorder().start();
-  acme = apiClient(stack, stack.createKey('acme').apiKey);
+  acme = apiClient(env.stack, env.stack.createKey('acme').apiKey);
 });
 
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
-
-beforeEach(() => psp.reset());
+beforeEach(() => env.psp.reset());
 
 const withKey = (key: string) => ({ 'idempotency-key': key });
 
@@ -47,7 +37,7 @@ describe('Idempotency-Key on POST /v1/token', () => {
   });
 
   it('keeps keys per merchant: another merchant’s same key runs on its own', async () => {
-    const other = apiClient(stack, stack.createKey('globex').apiKey);
+    const other = apiClient(env.stack, env.stack.createKey('globex').apiKey);
     const a = await acme('POST', '/v1/token', aCard(), withKey('shared-key'));
     const b = await other('POST', '/v1/token', aCard(), withKey('shared-key'));
     expect(a.status).toBe(201);
@@ -66,15 +56,15 @@ describe('Idempotency-Key on POST /v1/token', () => {
 describe('Idempotency-Key on POST /v1/proxy', () => {
   it('sends concurrent duplicates to the PSP exactly once; the others get 409 in progress, later retries the replay', async () => {
     const { token } = (await acme('POST', '/v1/token', aCard({ cvv: undefined }))).body;
-    psp.reply = (_req, res) => {
+    env.psp.reply = (_req, res) => {
       setTimeout(() => {
         res.writeHead(201, { 'content-type': 'application/json', 'x-psp-charge': 'ch_1' });
         res.end('{"id":"ch_1","status":"succeeded"}');
       }, 400);
     };
-    const body = { method: 'post', token, pspUrl: `${psp.url}/charges`, pspBody: '{"amount":1000,"card":"[CARD_NUMBER]"}' };
+    const body = { method: 'post', token, pspUrl: `${env.psp.url}/charges`, pspBody: '{"amount":1000,"card":"[CARD_NUMBER]"}' };
     const answers = await Promise.all(Array.from({ length: 5 }, () => acme('POST', '/v1/proxy', body, withKey('order-42'))));
-    expect(psp.requests).toHaveLength(1);
+    expect(env.psp.requests).toHaveLength(1);
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([201, 409, 409, 409, 409]);
     for (const busy of answers.filter((a) => a.status === 409)) {
@@ -88,32 +78,32 @@ describe('Idempotency-Key on POST /v1/proxy', () => {
     expect(retry.headers.get('x-psp-charge')).toBe('ch_1');
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     // Another gateway replica on the same Redis replays it too.
-    const replica = await stack.startGatewayReplica();
+    const replica = await env.stack.startGatewayReplica();
     const viaReplica = await fetch(`${replica.baseUrl}/v1/proxy`, {
       method: 'POST',
-      headers: { 'x-api-key': stack.createKey('acme').apiKey, 'content-type': 'application/json', 'idempotency-key': 'order-42' },
+      headers: { 'x-api-key': env.stack.createKey('acme').apiKey, 'content-type': 'application/json', 'idempotency-key': 'order-42' },
       body: JSON.stringify(body),
     });
     expect(viaReplica.status).toBe(201);
     expect(viaReplica.headers.get('idempotent-replayed')).toBe('true');
     await replica.process.stop();
-    expect(psp.requests).toHaveLength(1);
+    expect(env.psp.requests).toHaveLength(1);
   });
 
   it('replays the PSP’s answer without sending again, and keeps it in Redis only sealed, for 24 h', async () => {
     const { token } = (await acme('POST', '/v1/token', aCard({ cvv: undefined }))).body;
     // A PSP that echoes the card number: the stored answer must not hold it in clear.
-    psp.reply = (req, res) => {
+    env.psp.reply = (req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(req.body);
     };
-    const body = { method: 'post', token, pspUrl: `${psp.url}/echo`, pspBody: 'card=[CARD_NUMBER]' };
+    const body = { method: 'post', token, pspUrl: `${env.psp.url}/echo`, pspBody: 'card=[CARD_NUMBER]' };
     const first = await acme('POST', '/v1/proxy', body, withKey('echo-1'));
     expect(first.text).toBe(`card=${TEST_CARDS.visa}`);
     expect((await acme('POST', '/v1/proxy', body, withKey('echo-1'))).text).toBe(`card=${TEST_CARDS.visa}`);
-    expect(psp.requests).toHaveLength(1);
+    expect(env.psp.requests).toHaveLength(1);
 
-    const inspector = new Redis(redis.url);
+    const inspector = new Redis(env.redis.url);
     try {
       const keys = await inspector.keys('tessera:idempotency:*');
       expect(keys.length).toBeGreaterThan(0);

@@ -1,40 +1,32 @@
 import { loggedIn } from './adminClient';
-import { apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
+const env = useStack();
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  stack.createOperator('ops@acme.example', 'correct horse battery staple', 'acme');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await redis?.stop();
+  env.stack.createOperator('ops@acme.example', 'correct horse battery staple', 'acme');
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('overlapping key rotation against the real gateway', () => {
   it('keeps the old key working until its scheduled expiry, shows the expiry in the CLI and the admin API, then refuses it', async () => {
-    const oldKey = stack.createKey('acme', 'test');
-    const newKey = stack.createKey('acme', 'test');
-    const out = stack.cli(['revoke', oldKey.id, '--after', '3s']);
+    const oldKey = env.stack.createKey('acme', 'test');
+    const newKey = env.stack.createKey('acme', 'test');
+    const out = env.stack.cli(['revoke', oldKey.id, '--after', '3s']);
     expect(out).toContain('works until');
     const scheduledAt = Date.now();
 
     const route = '/v1/token/tok.doesnotexist000000000000';
     // Authenticated (404 for the unknown token) rather than 401: both keys work during the overlap.
-    expect((await apiClient(stack, oldKey.apiKey)('GET', route)).status).toBe(404);
-    expect((await apiClient(stack, newKey.apiKey)('GET', route)).status).toBe(404);
+    expect((await apiClient(env.stack, oldKey.apiKey)('GET', route)).status).toBe(404);
+    expect((await apiClient(env.stack, newKey.apiKey)('GET', route)).status).toBe(404);
 
-    const [listed] = JSON.parse(stack.cli(['list', '--json'])).filter((k: { id: string }) => k.id === oldKey.id);
+    const [listed] = JSON.parse(env.stack.cli(['list', '--json'])).filter((k: { id: string }) => k.id === oldKey.id);
     expect(listed.expiresAt).toEqual(expect.any(String));
-    const admin = await loggedIn(stack.baseUrl, 'ops@acme.example', 'correct horse battery staple');
+    const admin = await loggedIn(env.stack.baseUrl, 'ops@acme.example', 'correct horse battery staple');
     const viewOf = async () =>
       (
         (await admin.call('GET', '/keys?merchantId=acme')).body.keys as Array<{ id: string; status: string; expiresAt: string | null }>
@@ -43,10 +35,10 @@ describe('overlapping key rotation against the real gateway', () => {
 
     await sleep(Math.max(0, Date.parse(listed.expiresAt) - Date.now()) + 200);
     expect(Date.now() - scheduledAt).toBeGreaterThanOrEqual(2_000);
-    const refused = await apiClient(stack, oldKey.apiKey)('GET', route);
+    const refused = await apiClient(env.stack, oldKey.apiKey)('GET', route);
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('api_key_invalid');
-    expect((await apiClient(stack, newKey.apiKey)('GET', route)).status).toBe(404);
+    expect((await apiClient(env.stack, newKey.apiKey)('GET', route)).status).toBe(404);
     expect(await viewOf()).toMatchObject({ status: 'expired', expiresAt: listed.expiresAt });
   });
 });

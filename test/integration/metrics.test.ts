@@ -1,34 +1,9 @@
-import {
-  aCard,
-  apiClient,
-  PspRecorder,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  TEST_CVV,
-  type ManagedProcess,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { aCard, apiClient, type ManagedProcess, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  // Port 0: each service picks a free port and logs it.
-  stack = await startStack(redis, { env: { METRICS_PORT: '0' } });
-  psp = await new PspRecorder().start();
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+// Port 0: each service picks a free port and logs it.
+const env = useStack({ env: { METRICS_PORT: '0' }, psp: true });
 
 /** The value of one sample whose labels include `labels` (label order is the client's business). */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -49,21 +24,21 @@ async function scrape(service: ManagedProcess): Promise<string> {
 }
 
 it('exposes Prometheus metrics on METRICS_PORT: requests, latencies, vault operations and PSP status classes, without card data, tokens or keys', async () => {
-  const key = stack.createKey('acme-metrics');
-  const call = apiClient(stack, key.apiKey);
+  const key = env.stack.createKey('acme-metrics');
+  const call = apiClient(env.stack, key.apiKey);
   const created = await call('POST', '/v1/token', aCard());
   expect(created.status).toBe(201);
-  psp.reply = (_req, res) => {
+  env.psp.reply = (_req, res) => {
     res.writeHead(402, { 'content-type': 'application/json' });
     res.end('{"declined":true}');
   };
   const token = created.body.token as string;
   expect(
-    (await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/c`, pspBody: '[CARD_NUMBER] [CARD_CVV]' })).status,
+    (await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/c`, pspBody: '[CARD_NUMBER] [CARD_CVV]' })).status,
   ).toBe(402);
   expect((await call('GET', `/v1/token/${token}`)).status).toBe(200);
 
-  const [gateway, vault, proxy] = await Promise.all([scrape(stack.gateway), scrape(stack.vault), scrape(stack.proxy)]);
+  const [gateway, vault, proxy] = await Promise.all([scrape(env.stack.gateway), scrape(env.stack.vault), scrape(env.stack.proxy)]);
   expect(sample(gateway, 'tessera_http_requests_total', { method: 'POST', route: '/v1/token', status: '201' })).toBe(1);
   expect(sample(gateway, 'tessera_http_requests_total', { method: 'GET', route: '/v1/token/:token', status: '200' })).toBe(1);
   expect(sample(gateway, 'tessera_http_request_duration_seconds_count', { method: 'POST', route: '/v1/proxy' })).toBe(1);

@@ -1,53 +1,27 @@
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import {
-  aCard,
-  apiClient,
-  findCardDataInLogs,
-  PspRecorder,
-  ROOT,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  TEST_CVV,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { aCard, apiClient, findCardDataInLogs, ROOT, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, { tls: true });
-  psp = await new PspRecorder('127.0.0.1').start();
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+const env = useStack({ tls: true, psp: true });
 
 describe('the stack with mutual TLS between gateway, vault and proxy', () => {
   it('tokenizes and proxies end to end, every service reporting TLS on', async () => {
-    for (const p of [stack.vault, stack.proxy]) expect(p.output).toContain('"tls":true');
-    expect(stack.logs()).not.toContain('PLAINTEXT');
-    const call = apiClient(stack, stack.createKey('acme', 'test').apiKey);
+    for (const p of [env.stack.vault, env.stack.proxy]) expect(p.output).toContain('"tls":true');
+    expect(env.stack.logs()).not.toContain('PLAINTEXT');
+    const call = apiClient(env.stack, env.stack.createKey('acme', 'test').apiKey);
     const created = await call('POST', '/v1/token', aCard());
     expect(created.status).toBe(201);
     const res = await call('POST', '/v1/proxy', {
       method: 'post',
       token: created.body.token,
-      pspUrl: `${psp.url}/charge`,
+      pspUrl: `${env.psp.url}/charge`,
       pspBody: '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]"}',
     });
     expect(res.status).toBe(200);
-    expect(JSON.parse(psp.requests[0]!.body.toString('utf8'))).toEqual({ n: TEST_CARDS.visa, c: TEST_CVV });
-    expect(findCardDataInLogs(stack.logs(), Object.values(TEST_CARDS), [TEST_CVV])).toEqual([]);
+    expect(JSON.parse(env.psp.requests[0]!.body.toString('utf8'))).toEqual({ n: TEST_CARDS.visa, c: TEST_CVV });
+    expect(findCardDataInLogs(env.stack.logs(), Object.values(TEST_CARDS), [TEST_CVV])).toEqual([]);
   });
 });
 
@@ -61,9 +35,9 @@ describe('production mode', () => {
         PATH: process.env.PATH,
         NODE_ENV: 'production',
         // Everything else production asks for, so TLS is the only thing missing.
-        VAULT_KEYS: stack.env.VAULT_KEYS,
-        API_KEY_PEPPER: stack.env.API_KEY_PEPPER,
-        REDIS_URL: redis.url,
+        VAULT_KEYS: env.stack.env.VAULT_KEYS,
+        API_KEY_PEPPER: env.stack.env.API_KEY_PEPPER,
+        REDIS_URL: env.redis.url,
         VAULT_ADDR: '127.0.0.1:1',
         PROXY_ADDR: '127.0.0.1:1',
       },

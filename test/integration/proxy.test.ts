@@ -1,25 +1,22 @@
 import {
   aCard,
   apiClient,
+  type ApiKey,
   findCardDataInLogs,
   freePort,
   PspRecorder,
-  startRedis,
+  type Stack,
   startStack,
   TEST_AMEX_CVV,
   TEST_CARDS,
   TEST_CVV,
-  type ApiKey,
-  type RedisServer,
-  type Stack,
+  useStack,
 } from './harness';
 
 jest.setTimeout(60_000);
 
 const PSP_TIMEOUT_MS = 1500;
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
+const env = useStack({ env: { PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS), PROXY_TIMEOUT_MS: '10000' }, psp: true });
 let key: ApiKey;
 let call: ReturnType<typeof apiClient>;
 
@@ -30,20 +27,11 @@ async function tokenize(overrides: Record<string, unknown> = {}): Promise<string
 }
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, { env: { PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS), PROXY_TIMEOUT_MS: '10000' } });
-  psp = await new PspRecorder('127.0.0.1').start();
-  key = stack.createKey('acme', 'test');
-  call = apiClient(stack, key.apiKey);
+  key = env.stack.createKey('acme', 'test');
+  call = apiClient(env.stack, key.apiKey);
 });
 
-beforeEach(() => psp.reset());
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+beforeEach(() => env.psp.reset());
 
 describe('POST /v1/proxy', () => {
   it('substitutes every placeholder into a JSON body and sends exactly that to the PSP', async () => {
@@ -62,14 +50,14 @@ describe('POST /v1/proxy', () => {
     const res = await call('POST', '/v1/proxy', {
       method: 'post',
       token,
-      pspUrl: `${psp.url}/v1/charges?expand=card`,
+      pspUrl: `${env.psp.url}/v1/charges?expand=card`,
       pspHeaders: { Authorization: 'Bearer sk_psp_123', 'Content-Type': 'application/json', 'X-Custom': 'kept' },
       pspBody,
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
-    expect(psp.requests).toHaveLength(1);
-    const received = psp.requests[0]!;
+    expect(env.psp.requests).toHaveLength(1);
+    const received = env.psp.requests[0]!;
     expect(received.method).toBe('POST');
     expect(received.url).toBe('/v1/charges?expand=card');
     expect(received.headers.authorization).toBe('Bearer sk_psp_123');
@@ -93,19 +81,19 @@ describe('POST /v1/proxy', () => {
     const res = await call('POST', '/v1/proxy', {
       method: 'POST',
       token,
-      pspUrl: `${psp.url}/charges`,
+      pspUrl: `${env.psp.url}/charges`,
       pspHeaders: { 'content-type': 'application/x-www-form-urlencoded' },
       pspBody: 'amount=1000&card[number]=[CARD_NUMBER]&card[cvc]=[CARD_CVV]&name=[CARD_HOLDER]',
     });
     expect(res.status).toBe(200);
-    const form = new URLSearchParams(psp.requests[0]!.body.toString('utf8'));
+    const form = new URLSearchParams(env.psp.requests[0]!.body.toString('utf8'));
     expect(form.get('card[number]')).toBe(TEST_CARDS.visa);
     expect(form.get('card[cvc]')).toBe(TEST_CVV);
     expect(form.get('name')).toBe('Ann & Bob=Smith');
   });
 
   it('passes a PSP 402 through unchanged: status, custom headers and a non-JSON body', async () => {
-    psp.reply = (_req, res) => {
+    env.psp.reply = (_req, res) => {
       res.writeHead(402, {
         'content-type': 'text/plain; charset=utf-8',
         'x-psp-decline': 'insufficient_funds',
@@ -114,7 +102,7 @@ describe('POST /v1/proxy', () => {
       res.end('DECLINED: insufficient funds\n');
     };
     const token = await tokenize();
-    const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/pay`, pspBody: 'pan=[CARD_NUMBER]' });
+    const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/pay`, pspBody: 'pan=[CARD_NUMBER]' });
     expect(res.status).toBe(402);
     expect(res.text).toBe('DECLINED: insufficient funds\n');
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -125,10 +113,10 @@ describe('POST /v1/proxy', () => {
 
   it('sends a GET without a body', async () => {
     const token = await tokenize();
-    const res = await call('POST', '/v1/proxy', { method: 'get', token, pspUrl: `${psp.url}/status` });
+    const res = await call('POST', '/v1/proxy', { method: 'get', token, pspUrl: `${env.psp.url}/status` });
     expect(res.status).toBe(200);
-    expect(psp.requests[0]).toMatchObject({ method: 'GET', url: '/status' });
-    expect(psp.requests[0]!.body.length).toBe(0);
+    expect(env.psp.requests[0]).toMatchObject({ method: 'GET', url: '/status' });
+    expect(env.psp.requests[0]!.body.length).toBe(0);
   });
 
   it('answers 502 psp_unreachable when nothing listens at the PSP address', async () => {
@@ -141,14 +129,14 @@ describe('POST /v1/proxy', () => {
   });
 
   it('answers 504 psp_timeout when the PSP is slower than PSP_TIMEOUT_MS', async () => {
-    psp.reply = (_req, res) => {
+    env.psp.reply = (_req, res) => {
       setTimeout(() => {
         if (!res.destroyed) res.end('late');
       }, PSP_TIMEOUT_MS + 2000);
     };
     const token = await tokenize();
     const started = Date.now();
-    const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/slow`, pspBody: '{}' });
+    const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/slow`, pspBody: '{}' });
     expect(res.status).toBe(504);
     expect(res.body.error.code).toBe('psp_timeout');
     expect(Date.now() - started).toBeLessThan(PSP_TIMEOUT_MS + 2000);
@@ -185,11 +173,11 @@ describe('POST /v1/proxy', () => {
     const res = await call('POST', '/v1/proxy', {
       method: 'post',
       token: 'tok.doesnotexistdoesnotexist',
-      pspUrl: `${psp.url}/x`,
+      pspUrl: `${env.psp.url}/x`,
       pspBody: '[CARD_NUMBER]',
     });
     expect(res.status).toBe(404);
-    expect(psp.requests).toHaveLength(0);
+    expect(env.psp.requests).toHaveLength(0);
   });
 
   it.each<[string, Record<string, unknown>, string, string]>([
@@ -203,11 +191,11 @@ describe('POST /v1/proxy', () => {
     ['a numeric pspBody', { pspBody: 42 }, 'pspBody', 'parameter_invalid'],
     ['an unknown field', { retries: 3 }, 'retries', 'parameter_unknown'],
   ])('rejects %s with 400 naming the param', async (_label, overrides, param, code) => {
-    const body = { method: 'post', token: 'tok.whateverwhateverwhatever', pspUrl: `${psp.url}/x`, pspBody: '{}', ...overrides };
+    const body = { method: 'post', token: 'tok.whateverwhateverwhatever', pspUrl: `${env.psp.url}/x`, pspBody: '{}', ...overrides };
     const res = await call('POST', '/v1/proxy', body);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code, param: expect.stringMatching(new RegExp(`^${param}`)) });
-    expect(psp.connections).toBe(0);
+    expect(env.psp.connections).toBe(0);
   });
 });
 
@@ -229,7 +217,7 @@ describe('many requests at once', () => {
     expect(read.map((res) => res.body.last4)).toEqual(cards.map((card) => card.number.slice(-4)));
 
     // The PSP answers in a shuffled order, so streamed answers come back out of order.
-    psp.reply = (req, res) => {
+    env.psp.reply = (req, res) => {
       const { ref } = JSON.parse(req.body.toString('utf8')) as { ref: number };
       setTimeout(
         () => {
@@ -244,7 +232,7 @@ describe('many requests at once', () => {
         call('POST', '/v1/proxy', {
           method: 'post',
           token,
-          pspUrl: `${psp.url}/v1/charges`,
+          pspUrl: `${env.psp.url}/v1/charges`,
           pspHeaders: { 'Content-Type': 'application/json' },
           pspBody: JSON.stringify({ ref, number: '[CARD_NUMBER]', name: '[CARD_HOLDER]' }),
         }),
@@ -252,8 +240,8 @@ describe('many requests at once', () => {
     );
     expect(answers.map((res) => res.status)).toEqual(tokens.map(() => 200));
     expect(answers.map((res) => res.body.ref)).toEqual(tokens.map((_, ref) => ref));
-    expect(psp.requests).toHaveLength(40);
-    for (const received of psp.requests) {
+    expect(env.psp.requests).toHaveLength(40);
+    for (const received of env.psp.requests) {
       const { ref, number, name } = JSON.parse(received.body.toString('utf8')) as { ref: number; number: string; name: string };
       expect({ number, name }).toEqual({ number: cards[ref]?.number, name: `Holder ${ref}` });
     }
@@ -263,7 +251,7 @@ describe('many requests at once', () => {
 describe('CVV retention', () => {
   let shortStack: Stack;
   beforeAll(async () => {
-    shortStack = await startStack(redis, { env: { CVV_TTL_SECONDS: '1' } });
+    shortStack = await startStack(env.redis, { env: { CVV_TTL_SECONDS: '1' } });
   });
   afterAll(async () => {
     await shortStack?.stop();
@@ -278,17 +266,17 @@ describe('CVV retention', () => {
     const res = await shortCall('POST', '/v1/proxy', {
       method: 'post',
       token: created.body.token,
-      pspUrl: `${psp.url}/x`,
+      pspUrl: `${env.psp.url}/x`,
       pspBody: '{"cvc":"[CARD_CVV]"}',
     });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('cvv_unavailable');
-    expect(psp.requests).toHaveLength(0);
+    expect(env.psp.requests).toHaveLength(0);
     // The card itself is still there, so a CVV-less charge works.
     const without = await shortCall('POST', '/v1/proxy', {
       method: 'post',
       token: created.body.token,
-      pspUrl: `${psp.url}/x`,
+      pspUrl: `${env.psp.url}/x`,
       pspBody: '{"n":"[CARD_NUMBER]"}',
     });
     expect(without.status).toBe(200);
@@ -302,7 +290,7 @@ describe('CVV retention', () => {
 
 describe('logs', () => {
   it('never contain a card number, a CVV, a holder name, PSP secrets or the API key', () => {
-    const logs = stack.logs();
+    const logs = env.stack.logs();
     expect(findCardDataInLogs(logs, Object.values(TEST_CARDS), [TEST_CVV, TEST_AMEX_CVV])).toEqual([]);
     expect(logs).not.toContain('sk_psp_123');
     expect(logs).not.toContain('東京');

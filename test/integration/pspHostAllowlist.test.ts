@@ -1,46 +1,32 @@
 import { loggedIn } from './adminClient';
-import { aCard, apiClient, PspRecorder, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
+const env = useStack({ psp: true });
 
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  psp = await new PspRecorder().start();
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
-
-beforeEach(() => psp.reset());
+beforeEach(() => env.psp.reset());
 
 const charge = (token: string, host: string) => ({
   method: 'post',
   token,
-  pspUrl: `http://${host}:${psp.port}/v1/charges`,
+  pspUrl: `http://${host}:${env.psp.port}/v1/charges`,
   pspBody: '{"n":"[CARD_NUMBER]"}',
 });
 
 it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 before any connection, and lets listed hosts through', async () => {
-  const key = stack.createKey('acme');
-  const acme = apiClient(stack, key.apiKey);
+  const key = env.stack.createKey('acme');
+  const acme = apiClient(env.stack, key.apiKey);
   const { token } = (await acme('POST', '/v1/token', aCard())).body;
 
   // Unset: any host the address policy allows (here 127.0.0.1 and localhost, by test config).
   expect((await acme('POST', '/v1/proxy', charge(token, 'localhost'))).status).toBe(200);
-  expect(psp.connections).toBe(1);
-  psp.reset();
+  expect(env.psp.connections).toBe(1);
+  env.psp.reset();
 
-  const out = stack.cli(['psp-hosts', 'set', '--merchant', 'acme', '127.0.0.1', '*.adyen.com', 'API.Stripe.com']);
+  const out = env.stack.cli(['psp-hosts', 'set', '--merchant', 'acme', '127.0.0.1', '*.adyen.com', 'API.Stripe.com']);
   expect(out).toContain('127.0.0.1, *.adyen.com, api.stripe.com');
-  expect(JSON.parse(stack.cli(['psp-hosts', 'show', '--merchant', 'acme', '--json']))).toEqual({
+  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', 'acme', '--json']))).toEqual({
     merchantId: 'acme',
     pspHosts: ['127.0.0.1', '*.adyen.com', 'api.stripe.com'],
   });
@@ -54,25 +40,25 @@ it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 befo
   const dryRun = await acme('POST', '/v1/proxy/dry-run', charge(token, 'localhost'));
   expect(dryRun.status).toBe(200);
   expect(dryRun.body).toMatchObject({ destination: { allowed: false, code: 'psp_destination_forbidden' }, wouldSend: false });
-  expect(psp.connections).toBe(0);
+  expect(env.psp.connections).toBe(0);
 
   expect((await acme('POST', '/v1/proxy', charge(token, '127.0.0.1'))).status).toBe(200);
-  expect(psp.requests).toHaveLength(1);
+  expect(env.psp.requests).toHaveLength(1);
 
   // Another merchant's traffic is not affected.
-  const globex = apiClient(stack, stack.createKey('globex').apiKey);
+  const globex = apiClient(env.stack, env.stack.createKey('globex').apiKey);
   const { token: globexToken } = (await globex('POST', '/v1/token', aCard())).body;
   expect((await globex('POST', '/v1/proxy', charge(globexToken, 'localhost'))).status).toBe(200);
 
-  stack.cli(['psp-hosts', 'clear', '--merchant', 'acme']);
+  env.stack.cli(['psp-hosts', 'clear', '--merchant', 'acme']);
   expect((await acme('POST', '/v1/proxy', charge(token, 'localhost'))).status).toBe(200);
 });
 
 it('the admin API reads and replaces a merchant’s PSP host allowlist, scoped to the operator’s merchants and audited', async () => {
-  stack.createOperator('ops@platform.test', 'correct horse battery staple', null);
-  stack.createOperator('ops@initech.test', 'correct horse battery staple', 'initech');
-  const platform = await loggedIn(stack.baseUrl, 'ops@platform.test', 'correct horse battery staple');
-  const initechOps = await loggedIn(stack.baseUrl, 'ops@initech.test', 'correct horse battery staple');
+  env.stack.createOperator('ops@platform.test', 'correct horse battery staple', null);
+  env.stack.createOperator('ops@initech.test', 'correct horse battery staple', 'initech');
+  const platform = await loggedIn(env.stack.baseUrl, 'ops@platform.test', 'correct horse battery staple');
+  const initechOps = await loggedIn(env.stack.baseUrl, 'ops@initech.test', 'correct horse battery staple');
 
   expect((await initechOps.call('GET', '/merchants/initech/psp-hosts')).body).toMatchObject({ merchantId: 'initech', pspHosts: [] });
   const set = await initechOps.call('PUT', '/merchants/initech/psp-hosts', { pspHosts: ['127.0.0.1', '*.Adyen.com'] });
@@ -87,8 +73,11 @@ it('the admin API reads and replaces a merchant’s PSP host allowlist, scoped t
   expect((await initechOps.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [] })).status).toBe(403);
 
   // What the admin API set is what the CLI (and the gateway) read.
-  expect(JSON.parse(stack.cli(['psp-hosts', 'show', '--merchant', 'initech', '--json'])).pspHosts).toEqual(['127.0.0.1', '*.adyen.com']);
-  const initech = apiClient(stack, stack.createKey('initech').apiKey);
+  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', 'initech', '--json'])).pspHosts).toEqual([
+    '127.0.0.1',
+    '*.adyen.com',
+  ]);
+  const initech = apiClient(env.stack, env.stack.createKey('initech').apiKey);
   const { token } = (await initech('POST', '/v1/token', aCard())).body;
   expect((await initech('POST', '/v1/proxy', charge(token, 'localhost'))).status).toBe(400);
 

@@ -8,38 +8,23 @@
  * that does not parse as an http(s) URL, so no fuzz case triggers a DNS lookup or leaves loopback.
  */
 import fc from 'fast-check';
-import {
-  apiClient,
-  findCardDataInLogs,
-  PspRecorder,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  TEST_CVV,
-  type ApiKey,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { apiClient, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(180_000);
+
+const env = useStack({ psp: true });
 
 const NUM_RUNS = 150;
 const PANS = Object.values(TEST_CARDS);
 const spaced = (pan: string) => pan.replace(/(\d{4})(?=\d)/g, '$1 ');
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
 let acme: ApiKey;
 let token: string;
 let otherMerchantsToken: string;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  psp = await new PspRecorder().start();
-  stack = await startStack(redis);
-  acme = stack.createKey('acme', 'test');
-  const globex = stack.createKey('globex', 'test');
+  acme = env.stack.createKey('acme', 'test');
+  const globex = env.stack.createKey('globex', 'test');
   const card = {
     number: TEST_CARDS.visa,
     holderName: 'Ada Lovelace',
@@ -47,14 +32,9 @@ beforeAll(async () => {
     expiryYear: new Date().getUTCFullYear() + 3,
     cvv: TEST_CVV,
   };
-  token = (await apiClient(stack, acme.apiKey)('POST', '/v1/token', card)).body.token;
-  otherMerchantsToken = (await apiClient(stack, globex.apiKey)('POST', '/v1/token', { ...card, number: TEST_CARDS.mastercard })).body.token;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await psp?.stop();
-  await redis?.stop();
+  token = (await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', card)).body.token;
+  otherMerchantsToken = (await apiClient(env.stack, globex.apiKey)('POST', '/v1/token', { ...card, number: TEST_CARDS.mastercard })).body
+    .token;
 });
 
 interface Answer {
@@ -66,7 +46,7 @@ interface Answer {
 async function send(path: string, body: string, contentType: string | undefined): Promise<Answer> {
   const headers: Record<string, string> = { 'x-api-key': acme.apiKey };
   if (contentType !== undefined) headers['content-type'] = contentType;
-  const res = await fetch(`${stack.baseUrl}${path}`, { method: 'POST', headers, body });
+  const res = await fetch(`${env.stack.baseUrl}${path}`, { method: 'POST', headers, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -172,10 +152,10 @@ function notHttpUrl(s: string): boolean {
 const pspUrl = () =>
   fc.oneof(
     fc.constantFrom(
-      `${psp.url}/v1/charges`,
-      `http://127.0.0.1:${psp.port}/?q=[CARD_NUMBER]`,
-      `http://0x7f.1:${psp.port}/`,
-      `http://2130706433:${psp.port}/`,
+      `${env.psp.url}/v1/charges`,
+      `http://127.0.0.1:${env.psp.port}/?q=[CARD_NUMBER]`,
+      `http://0x7f.1:${env.psp.port}/`,
+      `http://2130706433:${env.psp.port}/`,
       'http://127.0.0.1:1/',
       'http://10.0.0.1/',
       'http://169.254.169.254/latest/meta-data/',
@@ -221,7 +201,7 @@ const deliverableProxyRequest = () =>
   fc
     .record({
       method: fc.constantFrom('post', 'PUT', 'patch'),
-      pspUrl: fc.constantFrom(`${psp.url}/v1/charges`, `http://0x7f.1:${psp.port}/x`, `http://2130706433:${psp.port}/`),
+      pspUrl: fc.constantFrom(`${env.psp.url}/v1/charges`, `http://0x7f.1:${env.psp.port}/x`, `http://2130706433:${env.psp.port}/`),
       pspHeaders: pspHeaders(),
       pspBody: pspBody(),
     })
@@ -247,7 +227,7 @@ describe('REST surface under arbitrary input (fast-check)', () => {
     'POST %s renders and sends deliverable requests with arbitrary PSP headers and bodies without a 500 or a card number in the answer',
     async (path) => {
       const statuses = new Map<number, number>();
-      psp.reset();
+      env.psp.reset();
       await fc.assert(
         fc.asyncProperty(deliverableProxyRequest(), async (body) => {
           const res = await send(path, body, 'application/json');
@@ -258,8 +238,8 @@ describe('REST surface under arbitrary input (fast-check)', () => {
       );
       // The property reached the deep path: answers from the PSP (or dry-run previews), not only 4xx.
       expect(statuses.get(200) ?? 0).toBeGreaterThan(NUM_RUNS / 10);
-      if (path === '/v1/proxy') expect(psp.requests.length).toBe(statuses.get(200));
-      else expect(psp.requests).toHaveLength(0);
+      if (path === '/v1/proxy') expect(env.psp.requests.length).toBe(statuses.get(200));
+      else expect(env.psp.requests).toHaveLength(0);
     },
   );
 
@@ -284,7 +264,7 @@ describe('REST surface under arbitrary input (fast-check)', () => {
       ]);
       expectWellFormedAnswer(await send('/v1/token', polluting, 'application/json'), '/v1/token');
     }
-    const plain = await apiClient(stack, acme.apiKey)('POST', '/v1/token', {
+    const plain = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', {
       number: TEST_CARDS.amex,
       expiryMonth: 12,
       expiryYear: new Date().getUTCFullYear() + 3,
@@ -295,6 +275,6 @@ describe('REST surface under arbitrary input (fast-check)', () => {
   });
 
   it('never wrote a card number or the CVV into any service log during the whole run', () => {
-    expect(findCardDataInLogs(stack.logs(), PANS, [TEST_CVV])).toEqual([]);
+    expect(findCardDataInLogs(env.stack.logs(), PANS, [TEST_CVV])).toEqual([]);
   });
 });

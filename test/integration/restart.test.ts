@@ -1,26 +1,12 @@
-import { aCard, apiClient, PspRecorder, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, TEST_CARDS, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, { env: { VAULT_TIMEOUT_MS: '1000' } });
-  psp = await new PspRecorder().start();
-});
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+const env = useStack({ env: { VAULT_TIMEOUT_MS: '1000' }, psp: true });
 
 it('keeps every token through a crash of the vault process, and answers 503 while it is down', async () => {
-  const key = stack.createKey('acme', 'test');
-  const call = apiClient(stack, key.apiKey);
+  const key = env.stack.createKey('acme', 'test');
+  const call = apiClient(env.stack, key.apiKey);
   const cards = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.visaDeclined];
   const tokens: Array<{ token: string; last4: string }> = [];
   for (const number of cards) {
@@ -29,7 +15,7 @@ it('keeps every token through a crash of the vault process, and answers 503 whil
     tokens.push({ token: res.body.token, last4: res.body.last4 });
   }
 
-  await stack.vault.stop('SIGKILL');
+  await env.stack.vault.stop('SIGKILL');
   const started = Date.now();
   const whileDown = await call('GET', `/v1/token/${tokens[0]!.token}`);
   expect(whileDown.status).toBe(503);
@@ -37,7 +23,7 @@ it('keeps every token through a crash of the vault process, and answers 503 whil
   expect(Date.now() - started).toBeLessThan(3000);
   expect((await call('GET', '/readyz')).status).toBe(503);
 
-  await stack.startVault();
+  await env.stack.startVault();
   // The gateway reconnects on its own; give the channel a moment to notice the vault is back.
   let readBack = await call('GET', `/v1/token/${tokens[0]!.token}`);
   for (let i = 0; i < 50 && readBack.status === 503; i++) {
@@ -51,8 +37,8 @@ it('keeps every token through a crash of the vault process, and answers 503 whil
     const res = await call('GET', `/v1/token/${token}`);
     expect(res.status).toBe(200);
     expect(res.body.last4).toBe(last4);
-    const proxied = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/c`, pspBody: '[CARD_NUMBER]' });
+    const proxied = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/c`, pspBody: '[CARD_NUMBER]' });
     expect(proxied.status).toBe(200);
   }
-  expect(psp.requests.map((r) => r.body.toString('utf8'))).toEqual(cards);
+  expect(env.psp.requests.map((r) => r.body.toString('utf8'))).toEqual(cards);
 });

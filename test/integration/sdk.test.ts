@@ -5,25 +5,14 @@ import {
   TesseraNotFoundError,
   type CardInput,
 } from '../../packages/sdk/src';
-import {
-  findCardDataInLogs,
-  PspRecorder,
-  startRedis,
-  startStack,
-  TEST_CARDS,
-  TEST_CVV,
-  type ApiKey,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
+const env = useStack({ psp: true });
+
 /** The SDK against the real gateway, vault and proxy processes, with a recording PSP. */
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
 let key: ApiKey;
 let tessera: Tessera;
 
@@ -43,20 +32,11 @@ const chargeBody = JSON.stringify({
 });
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  psp = await new PspRecorder('127.0.0.1').start();
-  key = stack.createKey('acme', 'test');
-  tessera = new Tessera(key.apiKey, { baseUrl: `${stack.baseUrl}/v1`, timeoutMs: 20_000 });
+  key = env.stack.createKey('acme', 'test');
+  tessera = new Tessera(key.apiKey, { baseUrl: `${env.stack.baseUrl}/v1`, timeoutMs: 20_000 });
 });
 
-beforeEach(() => psp.reset());
-
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
+beforeEach(() => env.psp.reset());
 
 describe('@tessera/sdk against the running services', () => {
   it('creates, reads and deletes a token, and a deleted token is a typed not-found error', async () => {
@@ -72,12 +52,18 @@ describe('@tessera/sdk against the running services', () => {
 
   it('forwards to the PSP and returns its status, body and Tessera timing headers', async () => {
     const { token } = await tessera.tokens.create(aCard());
-    psp.reply = (_req, res) => {
+    env.psp.reply = (_req, res) => {
       res.writeHead(201, { 'content-type': 'application/json', 'x-psp-trace': 'abc' });
       res.end('{"id":"ch_1","status":"succeeded"}');
     };
     const res = await tessera.proxy.forward(
-      { method: 'post', token, pspUrl: `${psp.url}/v1/charges`, pspHeaders: { 'Content-Type': 'application/json' }, pspBody: chargeBody },
+      {
+        method: 'post',
+        token,
+        pspUrl: `${env.psp.url}/v1/charges`,
+        pspHeaders: { 'Content-Type': 'application/json' },
+        pspBody: chargeBody,
+      },
       { idempotencyKey: 'order-1-attempt-1', requestId: 'sdk-it-1' },
     );
     expect(res.status).toBe(201);
@@ -86,17 +72,17 @@ describe('@tessera/sdk against the running services', () => {
     expect(res.requestId).toBe('sdk-it-1');
     expect(res.pspMs).toBeGreaterThanOrEqual(0);
     expect(res.totalMs).toBeGreaterThanOrEqual(res.pspMs!);
-    const sent = JSON.parse(psp.requests[0]!.body.toString('utf8'));
+    const sent = JSON.parse(env.psp.requests[0]!.body.toString('utf8'));
     expect(sent.card).toEqual({ number: TEST_CARDS.visa, exp: `12/${aCard().expiryYear}`, cvc: TEST_CVV, name: 'Ada Lovelace' });
   });
 
   it('returns a PSP decline (402) as a response, not an exception', async () => {
     const { token } = await tessera.tokens.create(aCard({ number: TEST_CARDS.visaDeclined }));
-    psp.reply = (_req, res) => {
+    env.psp.reply = (_req, res) => {
       res.writeHead(402, { 'content-type': 'application/json' });
       res.end('{"error":{"code":"card_declined"}}');
     };
-    const res = await tessera.proxy.forward({ method: 'post', token, pspUrl: `${psp.url}/v1/charges`, pspBody: '[CARD_NUMBER]' });
+    const res = await tessera.proxy.forward({ method: 'post', token, pspUrl: `${env.psp.url}/v1/charges`, pspBody: '[CARD_NUMBER]' });
     expect(res.status).toBe(402);
     expect(res.headers.get('x-tessera-error')).toBeNull();
     expect(res.json()).toEqual({ error: { code: 'card_declined' } });
@@ -107,12 +93,12 @@ describe('@tessera/sdk against the running services', () => {
     const result = await tessera.proxy.dryRun({
       method: 'post',
       token,
-      pspUrl: `${psp.url}/v1/charges`,
+      pspUrl: `${env.psp.url}/v1/charges`,
       pspHeaders: { 'Content-Type': 'application/json', Authorization: 'Bearer sk_psp_secret' },
       pspBody: chargeBody,
     });
-    expect(psp.requests).toHaveLength(0);
-    expect(psp.connections).toBe(0);
+    expect(env.psp.requests).toHaveLength(0);
+    expect(env.psp.connections).toBe(0);
     expect(result.destination).toEqual({ allowed: true });
     expect(result.wouldSend).toBe(true);
     expect(result.request.method).toBe('POST');
@@ -132,11 +118,11 @@ describe('@tessera/sdk against the running services', () => {
     await tessera.proxy.forward({
       method: 'post',
       token,
-      pspUrl: `${psp.url}/v1/charges`,
+      pspUrl: `${env.psp.url}/v1/charges`,
       pspHeaders: { 'Content-Type': 'application/json' },
       pspBody: chargeBody,
     });
-    expect(JSON.parse(psp.requests[0]!.body.toString('utf8')).card.cvc).toBe(TEST_CVV);
+    expect(JSON.parse(env.psp.requests[0]!.body.toString('utf8')).card.cvc).toBe(TEST_CVV);
   });
 
   it('dry-run reports a refused destination and an unfillable holder name, and would not send', async () => {
@@ -158,7 +144,7 @@ describe('@tessera/sdk against the running services', () => {
     const invalid = await tessera.tokens.create(aCard({ number: '4242424242424241' })).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(TesseraInvalidRequestError);
     expect(invalid).toMatchObject({ status: 400, code: 'card_number_invalid', param: 'number' });
-    const unauthenticated = await new Tessera('tsk_test_00000000000000000000000000000000', { baseUrl: `${stack.baseUrl}/v1` }).tokens
+    const unauthenticated = await new Tessera('tsk_test_00000000000000000000000000000000', { baseUrl: `${env.stack.baseUrl}/v1` }).tokens
       .get('tok.x')
       .catch((e: unknown) => e);
     expect(unauthenticated).toBeInstanceOf(TesseraAuthenticationError);
@@ -166,6 +152,6 @@ describe('@tessera/sdk against the running services', () => {
   });
 
   it('leaves no card number or CVV in any service log', () => {
-    expect(findCardDataInLogs(stack.logs(), [TEST_CARDS.visa, TEST_CARDS.visaDeclined], [TEST_CVV])).toEqual([]);
+    expect(findCardDataInLogs(env.stack.logs(), [TEST_CARDS.visa, TEST_CARDS.visaDeclined], [TEST_CVV])).toEqual([]);
   });
 });

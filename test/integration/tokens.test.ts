@@ -1,39 +1,20 @@
-import {
-  aCard,
-  apiClient,
-  findCardDataInLogs,
-  startRedis,
-  startStack,
-  TEST_AMEX_CVV,
-  TEST_CARDS,
-  TEST_CVV,
-  type ApiKey,
-  type RedisServer,
-  type Stack,
-} from './harness';
+import { aCard, apiClient, type ApiKey, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-let redis: RedisServer;
-let stack: Stack;
+const env = useStack();
+
 let acme: ApiKey;
 let globex: ApiKey;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis);
-  acme = stack.createKey('acme', 'test');
-  globex = stack.createKey('globex', 'test');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await redis?.stop();
+  acme = env.stack.createKey('acme', 'test');
+  globex = env.stack.createKey('globex', 'test');
 });
 
 describe('POST /v1/token', () => {
   it('creates a token and answers 201 with the token record and no card data', async () => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', aCard({ number: '4242 4242 4242 4242', expiryMonth: 7 }));
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', aCard({ number: '4242 4242 4242 4242', expiryMonth: 7 }));
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ last4: '4242', brand: 'visa', expiryMonth: 7, expiryYear: aCard().expiryYear, cvvAvailable: true });
     expect(res.body.token).toMatch(/^tok\.[A-Za-z0-9_-]{22,}$/);
@@ -45,13 +26,13 @@ describe('POST /v1/token', () => {
     ['mastercard', TEST_CARDS.mastercard, 123, 'mastercard'],
     ['amex', TEST_CARDS.amex, TEST_AMEX_CVV, 'amex'],
   ])('recognises the %s test card', async (_label, number, cvv, brand) => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', aCard({ number, cvv }));
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', aCard({ number, cvv }));
     expect(res.status).toBe(201);
     expect(res.body.brand).toBe(brand);
   });
 
   it('issues a different token every time, even for the same card', async () => {
-    const call = apiClient(stack, acme.apiKey);
+    const call = apiClient(env.stack, acme.apiKey);
     const [a, b] = await Promise.all([call('POST', '/v1/token', aCard()), call('POST', '/v1/token', aCard())]);
     expect(a.body.token).not.toBe(b.body.token);
   });
@@ -60,7 +41,7 @@ describe('POST /v1/token', () => {
     const pan = TEST_CARDS.mastercard;
     const panRuns = new Set(Array.from({ length: pan.length - 3 }, (_, i) => pan.slice(i, i + 4)));
     const tokensOf = async (apiKey: string) => {
-      const call = apiClient(stack, apiKey);
+      const call = apiClient(env.stack, apiKey);
       const results = await Promise.all(Array.from({ length: 15 }, () => call('POST', '/v1/token', aCard({ number: pan, cvv: 123 }))));
       return results.map((r) => r.body.token as string);
     };
@@ -89,7 +70,7 @@ describe('POST /v1/token', () => {
     ['an unknown field', { pin: '1234' }, 'pin', 'parameter_unknown'],
     ['a real card with a test key', { number: '4111111111111111' }, 'number', 'live_card_in_test_mode'],
   ])('rejects %s with 400 naming the param', async (_label, overrides, param, code) => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', aCard(overrides));
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', aCard(overrides));
     expect(res.status).toBe(400);
     expect(res.headers.get('x-tessera-error')).toBe(code);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
@@ -98,20 +79,20 @@ describe('POST /v1/token', () => {
   });
 
   it('refuses a test card on a live key', async () => {
-    const live = stack.createKey('acme', 'live');
-    const res = await apiClient(stack, live.apiKey)('POST', '/v1/token', aCard());
+    const live = env.stack.createKey('acme', 'live');
+    const res = await apiClient(env.stack, live.apiKey)('POST', '/v1/token', aCard());
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'test_card_in_live_mode', param: 'number' });
   });
 
   it('answers malformed JSON with 400 invalid_json', async () => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', '{"number": "42', { 'content-type': 'application/json' });
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', '{"number": "42', { 'content-type': 'application/json' });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_json');
   });
 
   it('answers a non-JSON content type with 415', async () => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', 'number=4242424242424242', {
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', 'number=4242424242424242', {
       'content-type': 'application/x-www-form-urlencoded',
     });
     expect(res.status).toBe(415);
@@ -119,7 +100,7 @@ describe('POST /v1/token', () => {
   });
 
   it('answers a body over 1 MiB with 413', async () => {
-    const res = await apiClient(stack, acme.apiKey)('POST', '/v1/token', aCard({ holderName: 'x'.repeat(1024 * 1024 + 10) }));
+    const res = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', aCard({ holderName: 'x'.repeat(1024 * 1024 + 10) }));
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe('body_too_large');
   });
@@ -127,7 +108,7 @@ describe('POST /v1/token', () => {
 
 describe('reading back and deleting tokens', () => {
   it('returns the token record, without card data, to the merchant that created it', async () => {
-    const call = apiClient(stack, acme.apiKey);
+    const call = apiClient(env.stack, acme.apiKey);
     const created = await call('POST', '/v1/token', aCard());
     const read = await call('GET', `/v1/token/${created.body.token}`);
     expect(read.status).toBe(200);
@@ -135,8 +116,8 @@ describe('reading back and deleting tokens', () => {
   });
 
   it('hides a token from other merchants with 404, for read, delete and proxy', async () => {
-    const created = await apiClient(stack, acme.apiKey)('POST', '/v1/token', aCard());
-    const other = apiClient(stack, globex.apiKey);
+    const created = await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', aCard());
+    const other = apiClient(env.stack, globex.apiKey);
     expect((await other('GET', `/v1/token/${created.body.token}`)).status).toBe(404);
     expect((await other('DELETE', `/v1/token/${created.body.token}`)).status).toBe(404);
     const proxied = await other('POST', '/v1/proxy', {
@@ -149,11 +130,11 @@ describe('reading back and deleting tokens', () => {
     expect(proxied.status).toBe(404);
     expect(proxied.body.error.code).toBe('token_not_found');
     // The owner can still use it: the other merchant's delete did nothing.
-    expect((await apiClient(stack, acme.apiKey)('GET', `/v1/token/${created.body.token}`)).status).toBe(200);
+    expect((await apiClient(env.stack, acme.apiKey)('GET', `/v1/token/${created.body.token}`)).status).toBe(200);
   });
 
   it('deletes a token with 204, after which it is gone', async () => {
-    const call = apiClient(stack, acme.apiKey);
+    const call = apiClient(env.stack, acme.apiKey);
     const created = await call('POST', '/v1/token', aCard());
     const deleted = await call('DELETE', `/v1/token/${created.body.token}`);
     expect(deleted.status).toBe(204);
@@ -164,7 +145,7 @@ describe('reading back and deleting tokens', () => {
   });
 
   it('answers 404 for a token that never existed or is malformed', async () => {
-    const call = apiClient(stack, acme.apiKey);
+    const call = apiClient(env.stack, acme.apiKey);
     expect((await call('GET', '/v1/token/tok.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(404);
     expect((await call('GET', '/v1/token/not-a-token')).status).toBe(404);
   });
@@ -172,44 +153,44 @@ describe('reading back and deleting tokens', () => {
 
 describe('authentication', () => {
   it('answers 401 api_key_missing without an x-api-key header', async () => {
-    const res = await apiClient(stack)('POST', '/v1/token', aCard());
+    const res = await apiClient(env.stack)('POST', '/v1/token', aCard());
     expect(res.status).toBe(401);
     expect(res.body.error).toMatchObject({ code: 'api_key_missing', type: 'authentication_error' });
   });
 
   it('answers 401 api_key_invalid for an unknown key', async () => {
-    const res = await apiClient(stack, 'tsk_test_' + 'x'.repeat(32))('POST', '/v1/token', aCard());
+    const res = await apiClient(env.stack, 'tsk_test_' + 'x'.repeat(32))('POST', '/v1/token', aCard());
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('api_key_invalid');
   });
 
   it('answers 401 api_key_invalid as soon as a key is revoked', async () => {
-    const key = stack.createKey('acme', 'test');
-    expect((await apiClient(stack, key.apiKey)('POST', '/v1/token', aCard())).status).toBe(201);
-    stack.revokeKey(key.id);
-    const res = await apiClient(stack, key.apiKey)('POST', '/v1/token', aCard());
+    const key = env.stack.createKey('acme', 'test');
+    expect((await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard())).status).toBe(201);
+    env.stack.revokeKey(key.id);
+    const res = await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard());
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('api_key_invalid');
   });
 
   it('answers 401 ip_not_allowed from outside the key allowlist, and 201 from inside', async () => {
-    const outside = stack.createKey('acme', 'test', ['10.0.0.0/8', '2001:db8::/32']);
-    const inside = stack.createKey('acme', 'test', ['127.0.0.0/8']);
-    const refused = await apiClient(stack, outside.apiKey)('POST', '/v1/token', aCard());
+    const outside = env.stack.createKey('acme', 'test', ['10.0.0.0/8', '2001:db8::/32']);
+    const inside = env.stack.createKey('acme', 'test', ['127.0.0.0/8']);
+    const refused = await apiClient(env.stack, outside.apiKey)('POST', '/v1/token', aCard());
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('ip_not_allowed');
-    expect((await apiClient(stack, inside.apiKey)('POST', '/v1/token', aCard())).status).toBe(201);
+    expect((await apiClient(env.stack, inside.apiKey)('POST', '/v1/token', aCard())).status).toBe(201);
   });
 
   it('ignores X-Forwarded-For from an untrusted peer', async () => {
-    const key = stack.createKey('acme', 'test', ['10.1.2.3/32']);
-    const res = await apiClient(stack, key.apiKey)('POST', '/v1/token', aCard(), { 'x-forwarded-for': '10.1.2.3' });
+    const key = env.stack.createKey('acme', 'test', ['10.1.2.3/32']);
+    const res = await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard(), { 'x-forwarded-for': '10.1.2.3' });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('ip_not_allowed');
   });
 
   it('lists keys with the CLI without ever printing a key', () => {
-    const listing = stack.cli(['list', '--json']);
+    const listing = env.stack.cli(['list', '--json']);
     expect(listing).toContain(acme.id);
     expect(listing).not.toContain(acme.apiKey);
   });
@@ -217,7 +198,7 @@ describe('authentication', () => {
 
 describe('routing and health', () => {
   it('answers unknown routes and other API versions with 404 route_not_found', async () => {
-    const call = apiClient(stack, acme.apiKey);
+    const call = apiClient(env.stack, acme.apiKey);
     for (const route of ['/v1/nope', '/v2/token', '/token']) {
       const res = await call('GET', route);
       expect(res.status).toBe(404);
@@ -226,13 +207,13 @@ describe('routing and health', () => {
   });
 
   it('reports health and readiness without an API key', async () => {
-    const call = apiClient(stack);
+    const call = apiClient(env.stack);
     expect((await call('GET', '/healthz')).status).toBe(200);
     expect((await call('GET', '/readyz')).status).toBe(200);
   });
 
   it('echoes a caller-supplied request id', async () => {
-    const res = await apiClient(stack, acme.apiKey)('GET', '/v1/token/tok.missingmissingmissing', undefined, {
+    const res = await apiClient(env.stack, acme.apiKey)('GET', '/v1/token/tok.missingmissingmissing', undefined, {
       'x-request-id': 'order-42.attempt-1',
     });
     expect(res.headers.get('x-request-id')).toBe('order-42.attempt-1');
@@ -242,7 +223,7 @@ describe('routing and health', () => {
 
 describe('logs', () => {
   it('never contain a card number, a CVV or an API key', async () => {
-    const logs = stack.logs();
+    const logs = env.stack.logs();
     expect(logs.length).toBeGreaterThan(0);
     expect(findCardDataInLogs(logs, [...Object.values(TEST_CARDS), '4111111111111111'], [TEST_CVV, TEST_AMEX_CVV])).toEqual([]);
     expect(logs).not.toContain(acme.apiKey);
