@@ -66,3 +66,23 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisS
     },
   };
 }
+
+/**
+ * A throw-away redis-server and a client of it (made by `connect`) for the describe block or file
+ * this is called in: started before its tests, stopped after them. The fields are set once this
+ * beforeAll has run.
+ */
+export function useRedisServer<C extends { disconnect(): void }>(
+  connect: (url: string) => C | Promise<C>,
+): { server: RedisServerHandle; client: C } {
+  const handle = {} as { server: RedisServerHandle; client: C };
+  beforeAll(async () => {
+    handle.server = await startRedisServer();
+    handle.client = await connect(handle.server.url);
+  });
+  afterAll(async () => {
+    handle.client?.disconnect();
+    await handle.server?.stop();
+  });
+  return handle;
+}

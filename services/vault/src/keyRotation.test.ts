@@ -8,33 +8,23 @@ import { cardKey } from './store/records';
 import { RedisCardStore } from './store/redisCardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 import { sealFormat1 } from './test/legacyEnvelope';
-import { startRedisServer, type RedisServerHandle } from '../../../test/support/redisServer';
+import { useRedisServer } from '../../../test/support/redisServer';
 import { generateToken } from './domain/token';
 import { Vault } from './vault';
 
 jest.setTimeout(30_000);
 
 const logger = createLogger('vault-test', 'silent');
-let redis: RedisServerHandle;
-let inspector: Redis;
-
-beforeAll(async () => {
-  redis = await startRedisServer();
-  inspector = new Redis(redis.url);
-});
-
-afterAll(async () => {
-  inspector?.disconnect();
-  await redis?.stop();
-});
+/** A private redis-server and a plain client to inspect what the vault wrote. */
+const db = useRedisServer((url) => new Redis(url));
 
 beforeEach(async () => {
   // Each test owns the whole private redis-server (never the machine's Redis).
-  await inspector.flushdb();
+  await db.client.flushdb();
 });
 
 async function openStore(): Promise<RedisCardStore> {
-  const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 1000, logger });
+  const store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger });
   await store.waitUntilReady(3000);
   return store;
 }
@@ -57,8 +47,8 @@ async function saveFormat1Token(store: RedisCardStore, ring: ReturnType<typeof k
     cvv: { record: { sealed: sealFormat1(ring, { ...ctx, kind: 'cvv' }, Buffer.from(cvv)) }, ttlMs: 3_600_000 },
   });
   for (const key of [cardKey(token), `tessera:cvv:{${token}}`]) {
-    const raw = (await inspector.get(key)) as string;
-    await inspector.set(key, raw.replace('{"v":2,', '{"v":1,'), 'KEEPTTL');
+    const raw = (await db.client.get(key)) as string;
+    await db.client.set(key, raw.replace('{"v":2,', '{"v":1,'), 'KEEPTTL');
   }
   return token;
 }
@@ -128,13 +118,13 @@ describe('key rotation against a real redis-server', () => {
     const oldVault = vaultWith(store, before);
     const good = (await oldVault.tokenize(aCard())).token;
     const bad = (await oldVault.tokenize(aCard())).token;
-    const raw = (await inspector.get(cardKey(bad))) as string;
+    const raw = (await db.client.get(cardKey(bad))) as string;
     const tampered = raw.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === 'A' ? 'B' : 'A'}`);
-    await inspector.set(cardKey(bad), tampered, 'KEEPTTL');
+    await db.client.set(cardKey(bad), tampered, 'KEEPTTL');
 
     const result = await rewrapAll(store, rotated, { batchSize: 10 });
     expect(result.checkpoint.stats).toMatchObject({ failed: 1, rewrapped: 3 });
-    expect(await inspector.get(cardKey(bad))).toBe(tampered);
+    expect(await db.client.get(cardKey(bad))).toBe(tampered);
     expect((await vaultWith(store, retired).getToken('merchant_a', good)).token).toBe(good);
     await store.close();
   });
@@ -152,7 +142,7 @@ describe('key rotation against a real redis-server', () => {
 describe('npm run vault -- <command>', () => {
   const oldEntry = keyRingEntry('old');
   const newEntry = keyRingEntry('new');
-  const env = (keys: string) => ({ NODE_ENV: 'test', REDIS_URL: redis.url, VAULT_KEYS: keys });
+  const env = (keys: string) => ({ NODE_ENV: 'test', REDIS_URL: db.server.url, VAULT_KEYS: keys });
 
   it('rotate prints exactly one new VAULT_KEYS entry on stdout and refuses a key id already in use', async () => {
     const io = captureIo();

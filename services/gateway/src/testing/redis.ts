@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { useRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { createRedisClient } from '../store/redisApiKeyStore';
 
 export interface GatewayRedis {
@@ -13,15 +13,17 @@ export interface GatewayRedis {
  * the describe block this is called in; both are stopped after it.
  */
 export function useGatewayRedis(): GatewayRedis {
-  const handle = {} as GatewayRedis;
-  beforeAll(async () => {
-    handle.server = await startRedisServer();
-    handle.redis = createRedisClient(handle.server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await handle.redis.connect();
+  const handle = useRedisServer(async (url) => {
+    const redis = createRedisClient(url, { commandTimeoutMs: 1000, profile: 'server' });
+    await redis.connect();
+    return redis;
   });
-  afterAll(async () => {
-    handle.redis?.disconnect();
-    await handle.server?.stop();
-  });
-  return handle;
+  return {
+    get server() {
+      return handle.server;
+    },
+    get redis() {
+      return handle.client;
+    },
+  };
 }

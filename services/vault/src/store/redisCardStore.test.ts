@@ -3,26 +3,16 @@ import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
 import { cardKey, cvvKey } from './records';
 import { generateToken } from '../domain/token';
-import { freePort, startRedisServer, type RedisServerHandle } from '../../../../test/support/redisServer';
+import { freePort, startRedisServer, useRedisServer } from '../../../../test/support/redisServer';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
 
 jest.setTimeout(20_000);
 
 const logger = createLogger('vault-test', 'silent');
-let redis: RedisServerHandle;
-let inspector: Redis;
+/** A private redis-server and a plain client to inspect what the vault wrote. */
+const db = useRedisServer((url) => new Redis(url));
 
-beforeAll(async () => {
-  redis = await startRedisServer();
-  inspector = new Redis(redis.url);
-});
-
-afterAll(async () => {
-  inspector?.disconnect();
-  await redis?.stop();
-});
-
-async function openStore(url = redis.url, commandTimeoutMs = 500): Promise<RedisCardStore> {
+async function openStore(url = db.server.url, commandTimeoutMs = 500): Promise<RedisCardStore> {
   const store = RedisCardStore.connect(url, { commandTimeoutMs, logger });
   await store.waitUntilReady(3000);
   return store;
@@ -33,7 +23,7 @@ describe('RedisCardStore against a real redis-server', () => {
   describeCardStoreContract(
     'RedisCardStore',
     () => {
-      const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 500, logger });
+      const store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 500, logger });
       return new Proxy(store, {
         get(target, prop, receiver) {
           const value = Reflect.get(target, prop, receiver) as unknown;
@@ -54,8 +44,8 @@ describe('RedisCardStore against a real redis-server', () => {
     await store.save({ token: t, card: aStoredCard(), cardTtlMs: 86_400_000, cvv: { record: aStoredCvv(), ttlMs: 3_600_000 } });
     expect(cardKey(t)).toBe(`tessera:card:{${t}}`);
     expect(cvvKey(t)).toBe(`tessera:cvv:{${t}}`);
-    const cardTtl = await inspector.pttl(cardKey(t));
-    const cvvTtl = await inspector.pttl(cvvKey(t));
+    const cardTtl = await db.client.pttl(cardKey(t));
+    const cvvTtl = await db.client.pttl(cvvKey(t));
     expect(cardTtl).toBeGreaterThan(86_000_000);
     expect(cardTtl).toBeLessThanOrEqual(86_400_000);
     expect(cvvTtl).toBeGreaterThan(3_500_000);
@@ -78,7 +68,7 @@ describe('RedisCardStore against a real redis-server', () => {
   it('turns an unreadable record into internal_error rather than crashing', async () => {
     const store = await openStore();
     const t = generateToken();
-    await inspector.set(cardKey(t), '{not json', 'PX', 60_000);
+    await db.client.set(cardKey(t), '{not json', 'PX', 60_000);
     await expect(store.getCard(t)).rejects.toMatchObject({ code: 'internal_error' });
     await store.close();
   });
@@ -115,11 +105,11 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
 
   it('aof: refuses to store a card while Redis does not fsync every write', async () => {
     // The shared test server runs with appendonly no.
-    const store = RedisCardStore.connect(redis.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
+    const store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
     await store.waitUntilReady(3000);
     const refused = generateToken();
     await expect(store.save(entry(refused))).rejects.toMatchObject({ code: 'service_unavailable' });
-    expect(await inspector.exists(cardKey(refused))).toBe(0);
+    expect(await db.client.exists(cardKey(refused))).toBe(0);
     await store.close();
   });
 
@@ -138,7 +128,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
   });
 
   it('replica:1: answers service_unavailable and leaves no record when no replica acknowledges', async () => {
-    const store = RedisCardStore.connect(redis.url, {
+    const store = RedisCardStore.connect(db.server.url, {
       commandTimeoutMs: 1000,
       logger,
       writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 100 },
@@ -146,7 +136,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
     await store.waitUntilReady(3000);
     const t = generateToken();
     await expect(store.save(entry(t))).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
-    expect(await inspector.exists(cardKey(t), cvvKey(t))).toBe(0);
+    expect(await db.client.exists(cardKey(t), cvvKey(t))).toBe(0);
     await store.close();
   });
 
