@@ -1,13 +1,13 @@
 import type { Request, Response } from 'express';
 import { mayHoldCardNumber } from '@tessera/common';
+import { wellFormedRequestId } from '@tessera/protos';
 import type { ApiKeyRecord } from '../domain/apiKeys';
 import { randomId } from '../domain/randomIds';
 
-const REQUEST_ID_PATTERN = /^[\w.-]{1,128}$/;
-
 /** Reuses a caller's id when it is safe to echo and log (never one that could be a card number); otherwise makes one. */
 export function chooseRequestId(incoming: string | string[] | undefined): string {
-  if (typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) && !mayHoldCardNumber(incoming)) return incoming;
+  const wellFormed = wellFormedRequestId(incoming);
+  if (wellFormed !== undefined && !mayHoldCardNumber(wellFormed)) return wellFormed;
   return randomId('req_');
 }
 
