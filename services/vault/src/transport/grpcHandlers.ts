@@ -12,6 +12,12 @@ import type { CardToTokenize } from '../domain/card';
 
 type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
 
+/** A refusal (4xx: expected, its code is enough) or a failure (5xx: with the error, for operators). */
+function logFailure(logger: Logger, fields: Record<string, unknown>, err: unknown): void {
+  if (err instanceof TesseraError && err.status < 500) logger.info({ ...fields, code: err.code }, 'rpc refused');
+  else logger.error({ ...fields, err }, 'rpc failed');
+}
+
 /**
  * Wraps a use case: request id on every log line, errors through toGrpcError. Requests and
  * replies are never logged — they carry card data or rendered bodies.
@@ -30,10 +36,8 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
         callback(null, reply);
       },
       (err: unknown) => {
-        const status = err instanceof TesseraError ? err.status : 500;
         observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
-        if (status >= 500) logger.error({ ...fields, err, durationMs: elapsedMs() }, 'rpc failed');
-        else logger.info({ ...fields, code: (err as TesseraError).code, durationMs: elapsedMs() }, 'rpc refused');
+        logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
         callback(toGrpcError(err));
       },
     );
@@ -74,9 +78,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
       return answer(outcome);
     }
     observe?.(rpc, outcomeLabel(outcome), seconds);
-    const status = outcome instanceof TesseraError ? outcome.status : 500;
-    if (status >= 500) logger.error({ ...fields, err: outcome }, 'rpc failed');
-    else logger.info({ ...fields, code: (outcome as TesseraError).code }, 'rpc refused');
+    logFailure(logger, fields, outcome);
     return { errorJson: tesseraErrorToJson(outcome) };
   };
   return {
