@@ -20,15 +20,16 @@ for name in REDIS_VAULT_PASSWORD REDIS_GATEWAY_PASSWORD; do
 done
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
+umask 077
 mkdir -p "$run_dir"
-chmod 700 "$run_dir"
+# An emptyDir (Kubernetes) belongs to root: its mode cannot be changed, and need not be.
+chmod 700 "$run_dir" 2>/dev/null || true
 # Redis's ACL files have no comments: they are dropped. Only hex digests go into sed, so a
 # password may contain any character.
 sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
   -e "s/^user tessera-vault on /user tessera-vault on #$(sha "$REDIS_VAULT_PASSWORD") /" \
   -e "s/^user tessera-gateway on /user tessera-gateway on #$(sha "$REDIS_GATEWAY_PASSWORD") /" \
   "$here/users.acl" >"$run_dir/users.acl"
-chmod 600 "$run_dir/users.acl"
 
 set -- --aclfile "$run_dir/users.acl" "$@"
 if [ -n "${TESSERA_REDIS_TLS_DIR:-}" ]; then
