@@ -137,7 +137,9 @@ function certificateDirectories(): Record<string, string[]> {
   try {
     generateDevCertificates(dir, [...SERVICES, 'redis']);
     const listing: Record<string, string[]> = { '.': fs.readdirSync(dir).sort() };
-    for (const name of [...SERVICES, 'redis']) listing[name] = fs.readdirSync(path.join(dir, name)).sort();
+    for (const name of [...SERVICES, 'redis']) {
+      listing[name] = fs.existsSync(path.join(dir, name)) ? fs.readdirSync(path.join(dir, name)).sort() : [];
+    }
     return listing;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -159,8 +161,8 @@ interface AclUser {
   patterns: string[];
   rules: string[];
 }
-const ACL_USERS: AclUser[] = fs
-  .readFileSync(path.join(ROOT, 'deploy', 'redis', 'users.acl'), 'utf8')
+const ACL_FILE = path.join(ROOT, 'deploy', 'redis', 'users.acl');
+const ACL_USERS: AclUser[] = (fs.existsSync(ACL_FILE) ? fs.readFileSync(ACL_FILE, 'utf8') : '')
   .split('\n')
   .filter((line) => line.startsWith('user '))
   .map((line) => {
