@@ -3,9 +3,11 @@
  * runs here exactly as the recipes run it: deploy/redis/start.sh with the shipped
  * deploy/redis/users.acl, with test passwords; then every service logs in as its own user.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Redis } from 'ioredis';
-import { aCard, apiClient, type RedisServer, startRedis, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, type RedisServer, ROOT, startRedis, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(90_000);
 
@@ -121,20 +123,47 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
   const env = useStack({ redis: { acl: true, tls: true }, psp: true });
 
   it('tokenizes and proxies end to end, each service logged in as its own user over TLS', async () => {
+    // The keys CLI logs in as the gateway user too: API keys, operators and the admin audit list.
     const key = env.stack.createKey('acme', 'test');
+    env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
     const call = apiClient(env.stack, key.apiKey);
     const created = await call('POST', '/v1/token', aCard());
     expect(created.status).toBe(201);
     const token = created.body.token as string;
-    const res = await call('POST', '/v1/proxy', {
+    const charge = {
       method: 'post',
       token,
       pspUrl: `${env.psp.url}/v1/charges`,
       pspHeaders: { 'Content-Type': 'application/json' },
       pspBody: '{"cvc":"[CARD_CVV]"}',
-    });
+    };
+    const res = await call('POST', '/v1/proxy', charge, { 'Idempotency-Key': 'acl-charge-1' });
     expect(res.status).toBe(200);
-    expect(env.psp.requests.at(-1)?.body.toString()).toBe(`{"cvc":"${TEST_CVV}"}`);
+    expect(env.psp.requests).toHaveLength(1);
+    expect(env.psp.requests[0]?.body.toString()).toBe(`{"cvc":"${TEST_CVV}"}`);
+    // The replay comes from the gateway's idempotency record: its user can write and read it.
+    const replay = await call('POST', '/v1/proxy', charge, { 'Idempotency-Key': 'acl-charge-1' });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(env.psp.requests).toHaveLength(1);
+    expect((await call('GET', `/v1/token/${token}`)).status).toBe(200);
+
+    // The vault's key-management CLI walks its cards with SCAN as the vault user.
+    const vaultCli = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(ROOT, 'services/vault/dist/cli/vault.js'), ...args], {
+        cwd: ROOT,
+        env: { ...env.stack.env, REDIS_URL: env.redis.users!.vault },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const status = vaultCli('status', '--json');
+    expect(status.stderr).toBe('');
+    const usage = JSON.parse(status.stdout) as { byKeyId: Record<string, { card: number }> };
+    expect(Object.values(usage.byKeyId).reduce((sum, n) => sum + n.card, 0)).toBe(1);
+    const rewrap = vaultCli('rewrap');
+    expect(rewrap.status).toBe(0);
+    expect(rewrap.stderr).toContain('scanned 1 tokens');
+    expect(rewrap.stderr).toContain('failed 0 (complete)');
 
     // The card went to Redis through the vault's user; the gateway's cannot read it.
     const vault = await connect(env.redis.users!.vault, env.redis.tlsCaFile);
@@ -143,6 +172,7 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     expect(await refusal(gateway.get(`tessera:card:{${token}}`))).toBe('NOPERM');
     vault.disconnect();
     gateway.disconnect();
+    expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
 
     // The vault verified the AOF through CONFIG GET (VAULT_WRITE_ACK=aof), not the INFO fallback.
     expect(env.stack.vault.output).not.toContain('CONFIG is not available');
