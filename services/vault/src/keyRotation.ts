@@ -60,8 +60,7 @@ function withSealed(kind: RecordKind, raw: string, mode: KeyMode, sealed: Envelo
 function nextSealed(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: string): { sealed: Envelope; outcome: Outcome } {
   const record = ctx.kind === 'card' ? parseCard(raw) : parseCvv(raw);
   if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
-  // A CVV record of another mode than its card opens for nobody: leave it as it is.
-  if (record.mode !== ctx.mode) return { sealed: record.sealed, outcome: 'failed' };
+  // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
   if (isCurrent(ring, record.sealed)) return { sealed: record.sealed, outcome: 'alreadyCurrent' };
   return { sealed: rewrapRecord(ring, ctx, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }

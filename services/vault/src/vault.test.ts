@@ -93,6 +93,38 @@ describe('Vault', () => {
     await store.close();
   });
 
+  it('answers token_not_found to the other mode of the same merchant on every use case, and keeps the token', async () => {
+    const { vault, store } = setup();
+    const live = { merchantId: 'merchant_a', mode: 'live' };
+    const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111', mode: 'live' }));
+    const { token: testToken } = await vault.tokenize(aCard({ number: '4242424242424242', mode: 'test' }));
+    for (const [owner, token] of [
+      [A, liveToken],
+      [live, testToken],
+    ] as const) {
+      expect(await codeOf(vault.getToken(owner, token))).toBe('token_not_found');
+      expect(await codeOf(vault.render(owner, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.preview(owner, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.deleteToken(owner, token))).toBe('token_not_found');
+    }
+    expect((await vault.getToken(live, liveToken)).cvvAvailable).toBe(true);
+    expect((await vault.render(live, liveToken, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4111111111111111/123');
+    expect((await vault.getToken(A, testToken)).cvvAvailable).toBe(true);
+    await store.close();
+  });
+
+  it.each(['', 'Test', 'sandbox'])('matches no token for the mode %p (an older caller sends "") and tokenizes nothing for it', async (mode) => {
+    const { vault, store } = setup();
+    const { token: testToken } = await vault.tokenize(aCard());
+    const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111' }));
+    for (const token of [testToken, liveToken]) {
+      expect(await codeOf(vault.getToken({ merchantId: 'merchant_a', mode }, token))).toBe('token_not_found');
+      expect(await codeOf(vault.render({ merchantId: 'merchant_a', mode }, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+    }
+    expect(await codeOf(vault.tokenize(aCard({ mode })))).toBe('parameter_invalid');
+    await store.close();
+  });
+
   it.each(['', 'tok.', 'tok.short', 'not-a-token-at-all-but-long-enough', `tok.${'A'.repeat(200)}`, 'tok.AAAAAAAAAAAAAAAAAAAA}'])(
     'answers token_not_found for the malformed token %p',
     async (token) => {

@@ -175,8 +175,9 @@ export class Vault {
   }
 
   /**
-   * The CVV record carries its own mode marker (rewrap migrates the card and its CVV one after
-   * the other); when it has one it must be the card's, which the AAD enforces.
+   * A CVV record's mode field only says whether it was sealed with a mode (rewrap migrates a card
+   * and its CVV one after the other); it is always opened under the token's verified mode, so
+   * editing that field gains nothing.
    */
   private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv): string {
     return this.open({ merchantId: card.merchantId, token, kind: 'cvv', mode: record.mode === undefined ? null : mode }, record.sealed);
