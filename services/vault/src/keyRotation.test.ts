@@ -106,13 +106,9 @@ describe('key rotation against a real redis-server', () => {
     // The old key can now leave VAULT_KEYS: a vault without it opens every card and CVV.
     const afterRetirement = vaultWith(store, retired);
     for (const t of tokens) {
-      expect((await afterRetirement.render(A, t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(
-        /^\d{16}\/\d{3}$/,
-      );
+      expect((await afterRetirement.render(A, t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(/^\d{16}\/\d{3}$/);
     }
-    expect((await afterRetirement.render(A, legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe(
-      '5555555555554444',
-    );
+    expect((await afterRetirement.render(A, legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('5555555555554444');
     await store.close();
   });
 

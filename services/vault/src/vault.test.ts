@@ -113,17 +113,22 @@ describe('Vault', () => {
     await store.close();
   });
 
-  it.each(['', 'Test', 'sandbox'])('matches no token for the mode %p (an older caller sends "") and tokenizes nothing for it', async (mode) => {
-    const { vault, store } = setup();
-    const { token: testToken } = await vault.tokenize(aCard());
-    const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111' }));
-    for (const token of [testToken, liveToken]) {
-      expect(await codeOf(vault.getToken({ merchantId: 'merchant_a', mode }, token))).toBe('token_not_found');
-      expect(await codeOf(vault.render({ merchantId: 'merchant_a', mode }, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
-    }
-    expect(await codeOf(vault.tokenize(aCard({ mode })))).toBe('parameter_invalid');
-    await store.close();
-  });
+  it.each(['', 'Test', 'sandbox'])(
+    'matches no token for the mode %p (an older caller sends "") and tokenizes nothing for it',
+    async (mode) => {
+      const { vault, store } = setup();
+      const { token: testToken } = await vault.tokenize(aCard());
+      const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111' }));
+      for (const token of [testToken, liveToken]) {
+        expect(await codeOf(vault.getToken({ merchantId: 'merchant_a', mode }, token))).toBe('token_not_found');
+        expect(await codeOf(vault.render({ merchantId: 'merchant_a', mode }, token, '[CARD_NUMBER]', 'text/plain'))).toBe(
+          'token_not_found',
+        );
+      }
+      expect(await codeOf(vault.tokenize(aCard({ mode })))).toBe('parameter_invalid');
+      await store.close();
+    },
+  );
 
   it.each(['', 'tok.', 'tok.short', 'not-a-token-at-all-but-long-enough', `tok.${'A'.repeat(200)}`, 'tok.AAAAAAAAAAAAAAAAAAAA}'])(
     'answers token_not_found for the malformed token %p',

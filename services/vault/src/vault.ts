@@ -85,7 +85,10 @@ export class Vault {
       card: stored,
       cardTtlMs: retention.cardTtlMs,
       cvv: hasCvv
-        ? { record: { mode, sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv', mode }, card.cvv) }, ttlMs: retention.cvvTtlMs }
+        ? {
+            record: { mode, sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv', mode }, card.cvv) },
+            ttlMs: retention.cvvTtlMs,
+          }
         : undefined,
     };
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };

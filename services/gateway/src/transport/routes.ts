@@ -87,7 +87,10 @@ export function tokenRoutes(vault: VaultApi) {
 
     async remove(req: Request, res: Response): Promise<void> {
       const key = apiKeyOf(res);
-      await vault.deleteToken({ merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) }, { requestId: contextOf(res).requestId });
+      await vault.deleteToken(
+        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
+        { requestId: contextOf(res).requestId },
+      );
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('cache-control', 'no-store');
       res.status(204).end();

@@ -132,7 +132,15 @@ describe('vault client adapter', () => {
   });
 
   describe('tokenize batching', () => {
-    const card = (number: string) => ({ merchantId: 'm', number, holderName: '', expiryMonth: 12, expiryYear: 2035, cvv: '', mode: 'test' });
+    const card = (number: string) => ({
+      merchantId: 'm',
+      number,
+      holderName: '',
+      expiryMonth: 12,
+      expiryYear: 2035,
+      cvv: '',
+      mode: 'test',
+    });
 
     it('sends concurrent tokenize requests as one TokenizeBatch call and gives each its own answer or refusal', async () => {
       const batchSizes: number[] = [];

@@ -206,7 +206,13 @@ describe('Forward', () => {
     expect(res.pspMs).toBeGreaterThan(0);
     expect(renderCalls).toEqual([
       {
-        request: { merchantId: 'mer_1', mode: 'test', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
+        request: {
+          merchantId: 'mer_1',
+          mode: 'test',
+          token: 'tok.abc',
+          template: '{"card":"[CARD_NUMBER]"}',
+          contentType: 'application/json',
+        },
         requestId: 'req_test_1',
       },
     ]);

@@ -88,7 +88,13 @@ describe('retentionFor', () => {
 describe('describeCard', () => {
   it('keeps only non-sensitive metadata in clear', () => {
     const sealed = { keyId: 'k', iv: 'i', ciphertext: 'c', tag: 't' };
-    const stored = describeCard(aCard({ number: '5555555555554444', holderName: 'Grace Hopper' }), 'test', sealed, new Date(0), new Date(1000));
+    const stored = describeCard(
+      aCard({ number: '5555555555554444', holderName: 'Grace Hopper' }),
+      'test',
+      sealed,
+      new Date(0),
+      new Date(1000),
+    );
     expect(stored).toMatchObject({
       mode: 'test',
       last4: '4444',

@@ -25,7 +25,8 @@ import { keyRingEntry, keyRingOf } from '../test/builders';
 const PAN = '5555555555554444';
 /** A card of merchant_a without CVV or holder name. */
 const CARD_WITHOUT_CVV: TokenizeRequest = {
-  merchantId: 'merchant_a', mode: 'test',
+  merchantId: 'merchant_a',
+  mode: 'test',
   number: PAN,
   holderName: '',
   expiryMonth: 1,
@@ -92,7 +93,8 @@ async function failure(promise: Promise<unknown>): Promise<TesseraError> {
 describe('the vault gRPC server (memory store)', () => {
   it('tokenizes, reads back, renders, deletes, and then no longer knows the token', async () => {
     const created = await rpc.tokenize({
-      merchantId: 'merchant_a', mode: 'test',
+      merchantId: 'merchant_a',
+      mode: 'test',
       number: PAN,
       holderName: 'Grace Hopper',
       expiryMonth: 9,
@@ -113,7 +115,8 @@ describe('the vault gRPC server (memory store)', () => {
     expect(read).toEqual(created);
 
     const rendered = await rpc.render({
-      merchantId: 'merchant_a', mode: 'test',
+      merchantId: 'merchant_a',
+      mode: 'test',
       token: created.token,
       template: 'card[number]=[CARD_NUMBER]&card[exp]=[CARD_EXPIRY_MONTH]%2F[CARD_EXPIRY_YEAR]&card[cvc]=[CARD_CVV]&name=[CARD_HOLDER]',
       contentType: 'application/x-www-form-urlencoded',
@@ -165,7 +168,15 @@ describe('the vault gRPC server (memory store)', () => {
 
   it('carries validation errors with their code and param', async () => {
     const err = await failure(
-      rpc.tokenize({ merchantId: 'merchant_a', mode: 'test', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }),
+      rpc.tokenize({
+        merchantId: 'merchant_a',
+        mode: 'test',
+        number: '4242424242424241',
+        holderName: '',
+        expiryMonth: 1,
+        expiryYear: 2033,
+        cvv: '',
+      }),
     );
     expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number', status: 400 });
   });
@@ -178,7 +189,9 @@ describe('the vault gRPC server (memory store)', () => {
     ]);
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ outcome: 'record', record: { last4: '4444' } });
-    expect(await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: results[0]!.record!.token })).toMatchObject({ last4: '4444' });
+    expect(await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: results[0]!.record!.token })).toMatchObject({
+      last4: '4444',
+    });
     expect(results[1]?.outcome).toBe('errorJson');
     expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'card_number_invalid', param: 'number' });
     const refusal = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'rpc refused');
