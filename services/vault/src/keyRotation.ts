@@ -57,7 +57,11 @@ function withSealed(kind: RecordKind, raw: string, mode: KeyMode, sealed: Envelo
 }
 
 /** The record re-wrapped, or bound to its token's mode if it was written before tokens had one. */
-function nextSealed(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: string): { sealed: Envelope; outcome: Outcome } {
+function nextSealed(
+  ring: KeyRing,
+  ctx: EnvelopeContext & { mode: KeyMode },
+  raw: string,
+): { sealed: Envelope; outcome: 'migrated' | 'rewrapped' | 'alreadyCurrent' } {
   const record = ctx.kind === 'card' ? parseCard(raw) : parseCvv(raw);
   if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
   // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
@@ -83,7 +87,7 @@ async function rewrapOne(
     let outcome: Outcome;
     try {
       const result = nextSealed(ring, { ...owner, token, kind }, raw);
-      if (result.outcome === 'alreadyCurrent' || result.outcome === 'failed') return result.outcome;
+      if (result.outcome === 'alreadyCurrent') return result.outcome;
       outcome = result.outcome;
       next = withSealed(kind, raw, owner.mode, result.sealed);
     } catch {
