@@ -74,6 +74,17 @@ export class ManagedProcess {
     }
   }
 
+  /** Sends a signal and returns at once (SIGSTOP/SIGCONT to pause a process, SIGTERM to watch a drain). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child?.kill(signal);
+  }
+
+  /** Resolves when the process has exited, with its exit code (null when a signal ended it). */
+  async exit(): Promise<number | null> {
+    await this.exited;
+    return this.child?.exitCode ?? null;
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     if (!this.running) return;
     this.child?.kill(signal);
@@ -406,6 +417,12 @@ export class Stack {
   async startVault(): Promise<void> {
     this.vault = this.service('vault').start();
     await this.vault.waitForOutput('vault listening');
+  }
+
+  /** Starts the proxy again, e.g. after `stack.proxy.stop('SIGKILL')`. */
+  async startProxy(): Promise<void> {
+    this.proxy = this.service('proxy').start();
+    await this.proxy.waitForOutput('proxy listening');
   }
 
   async start(): Promise<this> {

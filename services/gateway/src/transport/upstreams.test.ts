@@ -327,4 +327,85 @@ describe('proxy client adapter: forward batching', () => {
       await proxy.stop();
     }
   });
+
+  it('answers psp_outcome_unknown for the items of a batch stream that ended without them', async () => {
+    const proxy = await startProxy({
+      ForwardBatch: (call) => {
+        call.write({ index: 1, response: answer(200) });
+        call.end();
+      },
+    });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const answers = await Promise.allSettled([
+        api.forward(forwardRequest('https://a.example'), { requestId: 'a' }),
+        api.forward(forwardRequest('https://b.example'), { requestId: 'b' }),
+      ]);
+      expect(answers[0]).toMatchObject({ status: 'rejected', reason: { code: 'psp_outcome_unknown', status: 502 } });
+      expect(answers[1]).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+});
+
+describe('proxy client adapter: what a failed Forward says about the PSP', () => {
+  const forwardRequest: ForwardRequest__Output = {
+    merchantId: 'm',
+    mode: 'test',
+    token: 'tok.x',
+    method: 'POST',
+    url: 'https://psp.example/charges',
+    headers: [],
+    bodyTemplate: '',
+    hasBody: false,
+    allowedHosts: [],
+  };
+
+  it('a proxy that is not running: 503 service_unavailable, since no call was started', async () => {
+    const api = proxyApiFromClient(createProxyClient(`127.0.0.1:${await freePort()}`), 2000);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    } finally {
+      api.close();
+    }
+  });
+
+  it('a proxy that goes away while it holds the call: 502 psp_outcome_unknown', async () => {
+    let received = () => {};
+    const reached = new Promise<void>((resolve) => (received = resolve));
+    const proxy = await startProxy({ Forward: () => received() });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const forwarded = api.forward(forwardRequest, { requestId: 'r' });
+      await reached;
+      await proxy.stop();
+      await expect(forwarded).rejects.toMatchObject({ code: 'psp_outcome_unknown', status: 502 });
+    } finally {
+      api.close();
+    }
+  });
+
+  it('a proxy that does not answer within the deadline: 502 psp_outcome_unknown, not a retryable 503 or 504', async () => {
+    const proxy = await startProxy({ Forward: () => {} });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 300);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'psp_outcome_unknown', status: 502 });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+
+  it('keeps the proxy’s own typed refusal', async () => {
+    const proxy = await startProxy({ Forward: (_call, callback) => callback(toGrpcError(new TesseraError('psp_timeout'))) });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'psp_timeout', status: 504 });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
 });
