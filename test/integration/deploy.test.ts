@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
+import { drainDeadlineMs } from '../../services/gateway/src/transport/drain';
 import { ROOT } from './harness';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
@@ -62,6 +63,16 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
         }
       }
     }
+  });
+
+  it('give the gateway a preStop pause and a grace period longer than that pause plus its whole drain', () => {
+    const pod = find('Deployment', 'gateway').spec.template.spec;
+    const container = pod.containers[0];
+    const preStop = container.lifecycle.preStop.exec.command as string[];
+    expect(preStop[0]).toBe('sleep');
+    const proxyTimeoutMs = Number(container.env.find((e: any) => e.name === 'PROXY_TIMEOUT_MS')?.value ?? 40_000);
+    const neededSeconds = Number(preStop[1]) + drainDeadlineMs(proxyTimeoutMs) / 1000;
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(neededSeconds);
   });
 
   it('run the services in production with mTLS, and the vault with an acknowledged write level', () => {

@@ -19,6 +19,7 @@ import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { createApp } from './transport/app';
+import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
@@ -35,7 +36,8 @@ async function main(): Promise<void> {
   const { pepper } = resolveApiKeyPepper(config, logger);
   // After the pepper: a development pepper file is created once, here, before workers read it.
   if (config.GATEWAY_WORKERS > 1 && cluster.isPrimary) {
-    superviseWorkers({ workers: config.GATEWAY_WORKERS, stopGraceMs: config.PROXY_TIMEOUT_MS + 5_000 }, logger);
+    // Each worker drains for up to drainDeadlineMs; the primary waits a little longer before it kills them.
+    superviseWorkers({ workers: config.GATEWAY_WORKERS, stopGraceMs: drainDeadlineMs(config.PROXY_TIMEOUT_MS) + 4_000 }, logger);
     return;
   }
 
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
   });
 
   const server = app.listen(config.PORT, config.HOST);
+  const drain = installDrain(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -148,16 +151,17 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    // In-flight proxy calls may need up to PROXY_TIMEOUT_MS; after that, connections are cut.
+    logger.info({ signal }, 'shutting down: draining open connections');
+    // Every request that was read is answered (see drain.ts); only a connection still open
+    // after the longest legitimate request is cut.
     const force = setTimeout(() => {
       logger.warn('forcing open connections closed');
       server.closeAllConnections();
-    }, config.PROXY_TIMEOUT_MS + 1000);
+    }, drainDeadlineMs(config.PROXY_TIMEOUT_MS));
     force.unref();
     void admin.close();
     void metricsServer?.close();
-    server.close(() => {
+    drain.drain(() => {
       vault.close();
       proxy.close();
       void keyStore.close().finally(() => {
@@ -165,7 +169,6 @@ async function main(): Promise<void> {
         process.exit(0);
       });
     });
-    server.closeIdleConnections();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

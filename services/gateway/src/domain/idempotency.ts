@@ -55,8 +55,16 @@ export function isReplayable(status: number): boolean {
   return status !== 503 && status !== 429;
 }
 
-/** Headers that describe this delivery, not the answer: never replayed. */
-const PER_DELIVERY_HEADERS = new Set(['x-request-id', 'x-tessera-request-id', 'x-tessera-total-ms', 'date', 'retry-after']);
+/** Headers that describe this delivery, not the answer: never replayed (`connection: close` is a drain's). */
+const PER_DELIVERY_HEADERS = new Set([
+  'x-request-id',
+  'x-tessera-request-id',
+  'x-tessera-total-ms',
+  'date',
+  'retry-after',
+  'connection',
+  'keep-alive',
+]);
 
 export function replayableHeaders(headers: Record<string, number | string | string[] | undefined>): Array<[string, string | string[]]> {
   const kept: Array<[string, string | string[]]> = [];
