@@ -1,16 +1,8 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import {
-  createLogger,
-  createMetricsRegistry,
-  limitHeapGrowth,
-  loadConfigOrExit,
-  startMetricsServer,
-  tlsFilesOf,
-  type Logger,
-} from '@tessera/common';
+import { createLogger, createMetricsRegistry, limitHeapGrowth, loadConfigOrExit, startMetricsServer, tlsFilesOf } from '@tessera/common';
 import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
-import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
+import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
@@ -45,6 +37,7 @@ async function main(): Promise<void> {
   let keyStore: ApiKeyStore;
   let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
   let redisKeyStore: RedisApiKeyStore | undefined;
+  let devKeyRegistration: DevKeyRegistration | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
@@ -66,17 +59,19 @@ async function main(): Promise<void> {
     keyStore = redisStore;
     try {
       await redis.connect();
-      // Awaited here so the key works as soon as 'gateway listening' is logged.
-      if (devKey !== undefined) await registerDevKey(redisStore, devKey, pepper, logger);
     } catch (err) {
       // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
       logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
     }
+    // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
+    // retries with backoff until Redis takes the write.
+    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore: redisStore, apiKey: devKey, pepper, logger });
+    await devKeyRegistration?.firstAttempt;
     // Attached after the first attempt so start-up registers once. Registering again on every
-    // reconnect (it is idempotent) covers a Redis that was down at start or came back empty.
+    // reconnect (it is idempotent) covers a Redis that came back empty.
     redis.on('ready', () => {
       logger.info('redis connected');
-      if (devKey !== undefined) void registerDevKey(redisStore, devKey, pepper, logger);
+      devKeyRegistration?.again();
     });
   } else {
     logger.warn(
@@ -84,7 +79,8 @@ async function main(): Promise<void> {
         'instances, and the keys CLI cannot reach them. Use this for local development only.',
     );
     keyStore = new MemoryApiKeyStore();
-    if (devKey !== undefined) await registerDevKey(keyStore, devKey, pepper, logger);
+    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore, apiKey: devKey, pepper, logger });
+    await devKeyRegistration?.firstAttempt;
   }
 
   // mTLS to vault and proxy (npm run certs); plaintext only in development, which the config enforces.
@@ -129,6 +125,8 @@ async function main(): Promise<void> {
     metrics,
     detokenizations,
     merchantSettings,
+    // Until the quick-start key is registered, requests with it fail: not ready.
+    ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -161,6 +159,7 @@ async function main(): Promise<void> {
     force.unref();
     void admin.close();
     void metricsServer?.close();
+    devKeyRegistration?.stop();
     drain.drain(() => {
       vault.close();
       proxy.close();
@@ -172,22 +171,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-}
-
-/** The documented quick-start key: registered once, as a test key of merchant `dev`. */
-async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: string, logger: Logger): Promise<void> {
-  try {
-    const existing = await keyStore.findByDigest(hashApiKey(pepper, apiKey));
-    if (existing) {
-      if (existing.revokedAt !== undefined) logger.warn({ keyId: existing.id }, 'TESSERA_DEV_API_KEY was revoked; it stays revoked');
-      return;
-    }
-    const record = buildApiKeyRecord(apiKey, { merchantId: 'dev', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
-    const created = await keyStore.create(record);
-    if (created) logger.warn({ keyId: record.id, merchantId: 'dev' }, 'registered TESSERA_DEV_API_KEY as a test key (development only)');
-  } catch (err) {
-    logger.error({ err }, 'could not register TESSERA_DEV_API_KEY');
-  }
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).

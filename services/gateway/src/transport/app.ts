@@ -49,6 +49,8 @@ export interface GatewayDeps {
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (the PSP host allowlist passed to the proxy); absent: no allowlists. */
   merchantSettings?: MerchantSettingsStore;
+  /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
+  readyChecks?: Record<string, () => boolean>;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -182,7 +184,8 @@ export function createApp(deps: GatewayDeps): Express {
       withTimeout(keyStore.ping(), timeoutMs).then((): CheckResult => 'ok'),
     ]);
     const [vaultCheck, proxyCheck, storeCheck] = settled.map((s): CheckResult => (s.status === 'fulfilled' ? s.value : 'unavailable'));
-    const checks = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };
+    const checks: Record<string, CheckResult | undefined> = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };
+    for (const [name, isReady] of Object.entries(deps.readyChecks ?? {})) checks[name] = isReady() ? 'ok' : 'unavailable';
     const ready = Object.values(checks).every((c) => c === 'ok');
     if (!ready) logger.warn({ requestId, checks }, 'not ready');
     sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
