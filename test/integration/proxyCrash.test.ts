@@ -3,10 +3,11 @@
  * and the client retries with the same Idempotency-Key. The PSP may have acted on the first
  * request, so the gateway answers 502 psp_outcome_unknown, keeps that answer under the key and
  * replays it: the recording PSP counts exactly one request per key, for a lone call and for a
- * crowd of concurrent calls that travel to the proxy in one ForwardBatch.
+ * crowd of concurrent calls that travel to the proxy in one ForwardBatch. The same holds when the
+ * gateway itself dies mid-call: its claim on the key is never simply released.
  */
 import http from 'node:http';
-import { aCard, apiClient, PspRecorder, useStack } from './harness';
+import { aCard, apiClient, PspRecorder, useStack, type Stack } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -103,4 +104,28 @@ it('a proxy killed while the PSP holds a batch of concurrent charges: every key 
   }
   expect(env.psp.requests).toHaveLength(keys.length);
   expect(new Set(env.psp.requests.map((r) => r.body.toString('utf8').match(/"amount":(\d+)/)?.[1])).size).toBe(keys.length);
+});
+
+it('a gateway killed while the PSP holds the call: the same key is refused while the claim is fresh, then answered psp_outcome_unknown, never sent again', async () => {
+  // This gateway's claims last PROXY_TIMEOUT_MS + 10 s: 12 s.
+  const replica = await env.stack.startGatewayReplica({ PROXY_TIMEOUT_MS: '2000' });
+  const viaReplica = apiClient({ baseUrl: replica.baseUrl } as Stack, env.stack.createKey('acme').apiKey);
+  const body = { method: 'post', token, pspUrl: `${env.psp.url}/charges`, pspBody: '{"amount":7,"card":"[CARD_NUMBER]"}' };
+  holdEveryCall(env.psp);
+  const claimedAt = Date.now();
+  const first = viaReplica('POST', '/v1/proxy', body, { 'idempotency-key': 'order-gateway-crash' }).catch(() => undefined);
+  await waitUntil(() => env.psp.requests.length === 1, 'the PSP to receive the charge');
+  await replica.process.stop('SIGKILL');
+  await first;
+  env.psp.reply = PspRecorder.okReply;
+
+  const retry = () => call('POST', '/v1/proxy', body, { 'idempotency-key': 'order-gateway-crash' });
+  expect((await retry()).body?.error?.code).toBe('idempotency_in_progress');
+  await sleep(Math.max(0, claimedAt + 12_500 - Date.now()));
+  const afterClaim = await retry();
+  expect({ status: afterClaim.status, code: afterClaim.body?.error?.code }).toEqual({ status: 502, code: 'psp_outcome_unknown' });
+  const replayed = await retry();
+  expect({ status: replayed.status, code: replayed.body?.error?.code }).toEqual({ status: 502, code: 'psp_outcome_unknown' });
+  expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  expect(env.psp.requests).toHaveLength(1);
 });

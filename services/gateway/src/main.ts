@@ -103,7 +103,9 @@ async function main(): Promise<void> {
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations, merchantSettings });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
-  // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it.
+  // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it;
+  // a claim left by a gateway that died mid-request is then answered as outcome unknown for
+  // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
     store: sharedRedis ? new RedisIdempotencyStore(sharedRedis) : new MemoryIdempotencyStore(),
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
