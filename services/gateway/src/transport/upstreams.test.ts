@@ -372,6 +372,21 @@ describe('proxy client adapter: what a failed Forward says about the PSP', () =>
     }
   });
 
+  it('a proxy that accepts TCP but never completes the HTTP/2 handshake: 503 within the deadline, since no call was started', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const api = proxyApiFromClient(createProxyClient(`127.0.0.1:${(silent.address() as net.AddressInfo).port}`), 300);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      api.close();
+      sockets.forEach((s) => s.destroy());
+      silent.close();
+    }
+  });
+
   it('a proxy that goes away while it holds the call: 502 psp_outcome_unknown', async () => {
     let received = () => {};
     const reached = new Promise<void>((resolve) => (received = resolve));
