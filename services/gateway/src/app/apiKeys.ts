@@ -105,19 +105,13 @@ export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
 }
 
 /** Each list given, canonical and de-duplicated; lists not given stay undefined ("unchanged"). */
-export function parseRestrictionChanges(
-  raw: { allowedCidrs?: unknown; allowedDomains?: unknown; allowedOrigins?: unknown },
-  labels: FieldLabels = API_FIELD_LABELS,
-): RestrictionChanges {
+export function parseRestrictionChanges(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): RestrictionChanges {
   const parsed = parseInput(restrictionChangesSchema(labels), raw);
   return Object.fromEntries(Object.entries(parsed).filter(([, list]) => list !== undefined));
 }
 
 /** A whole create request checked, the rules of its kind included, before anything is written. */
-export function parseCreateKeyInput(
-  raw: { merchantId?: unknown; mode?: unknown; kind?: unknown; allowedCidrs?: unknown; allowedDomains?: unknown; allowedOrigins?: unknown },
-  labels: FieldLabels = API_FIELD_LABELS,
-): CreateKeyInput {
+export function parseCreateKeyInput(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): CreateKeyInput {
   const parsed = parseInput(createKeyRequestSchema(labels), raw);
   if (parsed.merchantId === undefined) {
     throw new TesseraError('parameter_missing', { param: 'merchantId', message: '"merchantId" is required.' });
@@ -158,7 +152,7 @@ export async function createApiKey(
   caller: KeyCaller,
   input: CreateKeyInput,
 ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
-  const checked = parseCreateKeyInput(input);
+  const checked = parseCreateKeyInput({ ...input });
   const { merchantId, mode, kind } = checked;
   if (!mayManage(caller, merchantId)) throw new TesseraError('merchant_forbidden', { param: 'merchantId' });
   const { apiKey, record } = issueApiKey({ ...checked, pepper: deps.pepper, now: deps.now() });
@@ -197,7 +191,7 @@ export async function restrictApiKey(
   id: string,
   changes: RestrictionChanges,
 ): Promise<{ before: ApiKeyRecord; record: ApiKeyRecord }> {
-  const checked = parseRestrictionChanges(changes);
+  const checked = parseRestrictionChanges({ ...changes });
   const before = await getApiKey(deps, caller, id);
   if (before.revokedAt !== undefined) {
     throw new TesseraError('invalid_request', { message: 'This key is revoked; its restrictions can no longer change.' });
