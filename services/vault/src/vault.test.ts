@@ -238,7 +238,13 @@ describe('Vault', () => {
 
   it('refuses a body that would render past RENDER_MAX_BYTES with rendered_body_too_large before taking the CVV', async () => {
     const { store } = setup();
-    const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30, renderMaxBytes: 1000 });
+    const vault = new Vault({
+      store,
+      keyRing: keyRingOf(keyRingEntry('k1')),
+      cvvTtlSeconds: 3600,
+      cardGraceDays: 30,
+      renderMaxBytes: 1000,
+    });
     const { token } = await vault.tokenize(aCard({ holderName: '\uffff'.repeat(200) }));
     const takeCvv = jest.spyOn(store, 'takeCvv');
     // 1800 bytes once form-encoded: over the cap only because of the holder name.

@@ -23,7 +23,11 @@ describe('previewPspBody', () => {
   });
 
   it('lists a CVV that is gone and a holder name never given as unfillable, with the error a render would raise', () => {
-    const preview = previewPspBody('[CARD_CVV]/[CARD_HOLDER]/[CARD_CVV]', { ...values, cvv: undefined, holderName: '' }, 'application/json');
+    const preview = previewPspBody(
+      '[CARD_CVV]/[CARD_HOLDER]/[CARD_CVV]',
+      { ...values, cvv: undefined, holderName: '' },
+      'application/json',
+    );
     expect(preview.unfillable).toEqual([
       { placeholder: '[CARD_CVV]', code: 'cvv_unavailable' },
       { placeholder: '[CARD_HOLDER]', code: 'holder_name_unavailable' },

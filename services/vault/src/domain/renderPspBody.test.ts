@@ -1,5 +1,12 @@
 import { TesseraError } from '@tessera/common';
-import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, encodingForContentType, renderPspBody, templateUses, type CardValues } from './renderPspBody';
+import {
+  checkRenderable,
+  DEFAULT_RENDER_MAX_BYTES,
+  encodingForContentType,
+  renderPspBody,
+  templateUses,
+  type CardValues,
+} from './renderPspBody';
 
 const values: CardValues = { number: '4242424242424242', expiryMonth: 3, expiryYear: 2031, cvv: '123', holderName: 'Ada Lovelace' };
 
@@ -30,12 +37,9 @@ describe('renderPspBody', () => {
     'text/json',
     'application/x-json',
     'TEXT/X-JSON; charset=utf-8',
-  ])(
-    'treats %p as JSON',
-    (contentType) => {
-      expect(renderPspBody('"[CARD_HOLDER]"', { ...values, holderName: 'a"b' }, contentType)).toBe('"a\\"b"');
-    },
-  );
+  ])('treats %p as JSON', (contentType) => {
+    expect(renderPspBody('"[CARD_HOLDER]"', { ...values, holderName: 'a"b' }, contentType)).toBe('"a\\"b"');
+  });
 
   it('form-encodes values for application/x-www-form-urlencoded, spaces as +', () => {
     const holderName = "O'Brien & Sons = 100% café+";

@@ -56,7 +56,10 @@ function wellFormed(value: string): string {
 }
 
 /** Characters XML 1.0 cannot carry at all, not even as references (section 2.2): shown as U+FFFD. */
-const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/* eslint-disable no-control-regex -- these control characters are exactly what must be matched */
+const NOT_XML_CHAR =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/* eslint-enable no-control-regex */
 const XML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
   '<': '&lt;',
@@ -113,13 +116,7 @@ function valueFor(placeholder: Placeholder, values: CardValues, encoding: BodyEn
  * and never built: 975 KB of `[CARD_HOLDER]` can otherwise expand a hundredfold. Each value is
  * encoded once however often it repeats. Returns the body's size in bytes.
  */
-function walkRender(
-  template: string,
-  values: CardValues,
-  contentType: string,
-  maxBytes: number,
-  emit: (piece: string) => void,
-): number {
+function walkRender(template: string, values: CardValues, contentType: string, maxBytes: number, emit: (piece: string) => void): number {
   const encoding = encodingForContentType(contentType);
   const encoded = new Map<string, { text: string; bytes: number }>();
   let bytes = 0;

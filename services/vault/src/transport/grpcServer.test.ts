@@ -262,7 +262,13 @@ describe('the vault gRPC server (memory store)', () => {
       'req-log-1',
     );
     await rpc.render(
-      { merchantId: 'merchant_a', mode: 'test', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'application/json' },
+      {
+        merchantId: 'merchant_a',
+        mode: 'test',
+        token,
+        template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]',
+        contentType: 'application/json',
+      },
       'req-log-2',
     );
     await failure(rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }, 'req-log-3'));
