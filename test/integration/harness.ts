@@ -54,6 +54,11 @@ export class ManagedProcess {
     return this;
   }
 
+  /** The OS process id, e.g. to read /proc/<pid>/status; undefined before start(). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }

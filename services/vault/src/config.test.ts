@@ -57,6 +57,13 @@ describe('vault config', () => {
     expect(problems({ REDIS_CLUSTER_NODES: 'redis-a' })).toEqual(['REDIS_CLUSTER_NODES: "redis-a" is not host:port']);
   });
 
+  it('caps rendered bodies at 2 MiB by default, and refuses a cap that a gRPC message could not carry', () => {
+    expect(parseConfig(configSchema, {}).RENDER_MAX_BYTES).toBe(2 * 1024 * 1024);
+    expect(parseConfig(configSchema, { RENDER_MAX_BYTES: '65536' }).RENDER_MAX_BYTES).toBe(65536);
+    expect(problems({ RENDER_MAX_BYTES: String(12 * 1024 * 1024) })[0]).toMatch(/^RENDER_MAX_BYTES: must be at most \d+/);
+    expect(problems({ RENDER_MAX_BYTES: '0' })[0]).toMatch(/^RENDER_MAX_BYTES: /);
+  });
+
   const tlsFiles = { TLS_CA_FILE: '/certs/ca.crt', TLS_CERT_FILE: '/certs/vault.crt', TLS_KEY_FILE: '/certs/vault.key' };
 
   it('requires VAULT_KEYS, REDIS_URL and TLS in production and lists them at once', () => {

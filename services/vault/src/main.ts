@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     keyRing,
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
+    renderMaxBytes: config.RENDER_MAX_BYTES,
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {

@@ -13,7 +13,7 @@ import {
 } from './domain/card';
 import { openRecord, sealRecord, type EnvelopeContext, type Envelope } from './domain/envelope';
 import type { KeyRing } from './domain/keyRing';
-import { renderPspBody, templateUses } from './domain/renderPspBody';
+import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from './domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
 import { generateToken, isTokenShaped } from './domain/token';
 import { keyModeOf, modeOfLegacyCard } from './domain/tokenMode';
@@ -24,8 +24,13 @@ export interface VaultOptions {
   keyRing: KeyRing;
   cvvTtlSeconds: number;
   cardGraceDays: number;
+  /** The most bytes a rendered body may have (RENDER_MAX_BYTES); DEFAULT_RENDER_MAX_BYTES when not given. */
+  renderMaxBytes?: number;
   now?: () => Date;
 }
+
+/** Stands in for the CVV when a body is checked before the CVV is taken: the longest CVV (Amex) bounds the size. */
+const LONGEST_CVV = '0000';
 
 /** The vault's use cases: domain rules and crypto around the card store. Transport-agnostic. */
 export class Vault {
@@ -107,21 +112,24 @@ export class Vault {
   /** Returns the rendered body as UTF-8 bytes. It holds card data: never log it. */
   async render(owner: TokenOwner, token: string, template: string, contentType: string): Promise<Buffer> {
     const { card, mode, secret } = await this.cardWithSecretOf(owner, token);
+    const maxBytes = this.opts.renderMaxBytes ?? DEFAULT_RENDER_MAX_BYTES;
+    const values: CardValues = {
+      number: secret.number,
+      holderName: secret.holderName,
+      expiryMonth: card.expiryMonth,
+      expiryYear: card.expiryYear,
+    };
     let cvv: string | undefined;
     // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible,
     // and it is consumed by that first use (GETDEL): PCI DSS 3.3.1.2 forbids keeping it after
-    // authorization. Failures that do not depend on the CVV are raised first so they cannot burn it.
+    // authorization. Every failure that does not depend on the CVV (a missing holder name, a body
+    // too large once filled in) is raised first, so a refused body cannot burn it.
     if (templateUses(template, 'CARD_CVV')) {
-      if (templateUses(template, 'CARD_HOLDER') && secret.holderName === '') throw new TesseraError('holder_name_unavailable');
+      checkRenderable(template, { ...values, cvv: LONGEST_CVV }, contentType, maxBytes);
       const record = await this.store.takeCvv(token);
       cvv = record === null ? undefined : this.openCvv(card, token, mode, record);
     }
-    const body = renderPspBody(
-      template,
-      { number: secret.number, holderName: secret.holderName, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv },
-      contentType,
-    );
-    return Buffer.from(body, 'utf8');
+    return Buffer.from(renderPspBody(template, { ...values, cvv }, contentType, maxBytes), 'utf8');
   }
 
   /**

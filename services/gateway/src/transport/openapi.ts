@@ -120,7 +120,7 @@ export function buildOpenApiDocument(): JsonObject {
     pspHeaders:
       'Headers sent to the PSP as they are (hop-by-hop headers removed). The Content-Type decides how placeholder values are encoded.',
     pspBody:
-      'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string, form, raw). get/delete may omit it.',
+      'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string for json types, form, XML text for xml types; other types take digits raw and refuse [CARD_HOLDER]). get/delete may omit it.',
   });
   const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), {
     number: 'Digits, spaces and hyphens; 12-19 digits, Luhn-valid. Test keys accept only the published test cards.',
