@@ -22,6 +22,7 @@ import { createApp } from './transport/app';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
+import { setUpFields } from './fieldsSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
 
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
   };
   const metrics = createMetricsRegistry('gateway');
+  const fields = setUpFields({ config, logger, keyStore, pepper });
   const app = createApp({
     config,
     logger,
@@ -126,6 +128,7 @@ async function main(): Promise<void> {
     metrics,
     detokenizations,
     merchantSettings,
+    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await admin.listen();
+  await fields.listen();
   // With GATEWAY_WORKERS > 1 the workers share this port too, and each scrape reads one worker.
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
@@ -155,6 +159,7 @@ async function main(): Promise<void> {
     }, config.PROXY_TIMEOUT_MS + 1000);
     force.unref();
     void admin.close();
+    void fields.close();
     void metricsServer?.close();
     server.close(() => {
       vault.close();
