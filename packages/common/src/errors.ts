@@ -37,6 +37,11 @@ export const ERROR_CATALOGUE = {
   admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
   login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
   csrf_token_invalid: { status: 403, type: 'permission_error', message: 'The CSRF token is missing or does not match the session.' },
+  publishable_key_forbidden: {
+    status: 403,
+    type: 'permission_error',
+    message: 'A publishable key can only create tokens through Tessera card fields or hosted page; use a secret key on this route.',
+  },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },

@@ -160,4 +160,8 @@ describe('Tessera client', () => {
   it('refuses to start without an API key', () => {
     expect(() => new Tessera('')).toThrow(TypeError);
   });
+
+  it('refuses a publishable key, which every route it calls would answer with 403', () => {
+    expect(() => new Tessera(`tpk_test_${'A'.repeat(38)}`)).toThrow(/secret key \(tsk_/);
+  });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KeyView } from './adminRouter';
+import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
@@ -13,9 +13,13 @@ const keyViewSchema = z.object({
   id: z.string(),
   merchantId: z.string(),
   mode: z.string().meta({ description: '`test` or `live`' }),
+  kind: z.enum(['secret', 'publishable']).meta({
+    description: '`secret` (`tsk_…`): every /v1 route. `publishable` (`tpk_…`): browser card collection only; 403 elsewhere.',
+  }),
   key: z.string().meta({ description: 'Prefix and last four characters: enough to recognise a key, never to use it.' }),
   allowedCidrs: z.array(z.string()),
   allowedDomains: z.array(z.string()),
+  allowedOrigins: z.array(z.string()).meta({ description: 'Publishable keys only: exact origins (scheme, host, port).' }),
   status: z.enum(['active', 'revoked', 'expired']).meta({ description: '`expired`: the scheduled expiry (`expiresAt`) has passed.' }),
   createdAt: z.string(),
   updatedAt: z.string().nullable(),
@@ -35,8 +39,18 @@ const sessionSchema = z.object({
 });
 
 const restrictions = {
-  allowedCidrs: z.array(z.string()).optional().meta({ description: 'IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
-  allowedDomains: z.array(z.string()).optional().meta({ description: 'Website origins (payment form integration).' }),
+  allowedCidrs: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'Secret keys only: IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
+  allowedDomains: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'Secret keys only: host names (`shop.example.com`, `*.example.com`) of browser pages (Origin), any port.' }),
+  allowedOrigins: z.array(z.string()).optional().meta({
+    description:
+      'Publishable keys only, at least one: exact origins (`https://shop.example`, `https://*.shop.example:8443`); live keys https only.',
+  }),
 };
 
 const schemas = {
@@ -52,6 +66,7 @@ const schemas = {
       .optional()
       .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
     mode: z.enum(['test', 'live']),
+    kind: z.enum(['secret', 'publishable']).optional().meta({ description: 'Default `secret`.' }),
     ...restrictions,
   }),
   AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
@@ -166,7 +181,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
       }),
     },
     [`${ADMIN_BASE}/keys/{id}`]: {
-      patch: op('adminUpdateKey', 'Change a key’s IP and domain restrictions', session, {
+      patch: op('adminUpdateKey', 'Change a key’s IP, domain or origin restrictions', session, {
         parameters: [id],
         requestBody: { required: true, content: ref('AdminKeyUpdate') },
         responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },
