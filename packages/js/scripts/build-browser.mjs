@@ -59,3 +59,10 @@ for (const { name, project, entry } of ENTRIES) {
 }
 fs.rmSync(path.join(out, 'amd'), { recursive: true, force: true });
 fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+
+// `npm run docs:browser` (root): writes the new hash into docs/browser.md after a change to tessera.js.
+if (process.argv.includes('--update-docs')) {
+  const docs = path.resolve(here, '../../docs/browser.md');
+  const text = fs.readFileSync(docs, 'utf8');
+  fs.writeFileSync(docs, text.replace(/integrity="sha384-[A-Za-z0-9+/=]+"/, `integrity="${manifest['tessera.js'].integrity}"`));
+}

@@ -19,11 +19,14 @@ export const MIN_PEPPER_LENGTH = 32;
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
 /** A public origin as browsers write it: scheme, host, optional port; no path, query or credentials. */
-const publicOrigin = z.string().refine((v) => {
-  if (!URL.canParse(v)) return false;
-  const url = new URL(v);
-  return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
-}, 'must be an origin: http(s)://host[:port], nothing after it').transform((v) => new URL(v).origin);
+const publicOrigin = z
+  .string()
+  .refine((v) => {
+    if (!URL.canParse(v)) return false;
+    const url = new URL(v);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
+  }, 'must be an origin: http(s)://host[:port], nothing after it')
+  .transform((v) => new URL(v).origin);
 
 export const gatewayConfigSchema = z
   .object({
@@ -127,10 +130,18 @@ export const gatewayConfigSchema = z
       });
     }
     if (cfg.FIELDS_PORT !== undefined && cfg.ADMIN_PORT !== undefined && cfg.FIELDS_PORT === cfg.ADMIN_PORT && cfg.FIELDS_PORT !== 0) {
-      ctx.addIssue({ code: 'custom', path: ['FIELDS_PORT'], message: 'must differ from ADMIN_PORT (the card fields get an origin of their own)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FIELDS_PORT'],
+        message: 'must differ from ADMIN_PORT (the card fields get an origin of their own)',
+      });
     }
     if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {
-      ctx.addIssue({ code: 'custom', path: ['FIELDS_ORIGIN'], message: 'must differ from API_ORIGIN (the card fields get an origin of their own)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FIELDS_ORIGIN'],
+        message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
+      });
     }
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
@@ -144,7 +155,8 @@ export const gatewayConfigSchema = z
       // Browsers must reach the fields and the API over https, at names the operator chose.
       for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
         const origin = cfg[name];
-        if (origin === undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
+        if (origin === undefined)
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
         else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
       }
     }

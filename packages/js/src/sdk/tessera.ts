@@ -234,7 +234,10 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
 export function Tessera(publishableKey: string, options: TesseraOptions = {}): TesseraInstance {
   if (typeof publishableKey === 'string' && publishableKey.startsWith('tsk_')) {
     // Refused before anything is sent: a secret key in a web page must be revoked, not used.
-    throw new TesseraError('secret_key_in_browser', 'Tessera: this is a secret key (tsk_…). Never put it in a web page: revoke it and use a publishable key (tpk_…).');
+    throw new TesseraError(
+      'secret_key_in_browser',
+      'Tessera: this is a secret key (tsk_…). Never put it in a web page: revoke it and use a publishable key (tpk_…).',
+    );
   }
   if (typeof publishableKey !== 'string' || !PUBLISHABLE_KEY.test(publishableKey)) {
     throw new TesseraError('invalid_publishable_key', 'Tessera: pass a publishable key (tpk_test_… or tpk_live_…).');

@@ -78,7 +78,8 @@ export type FieldsEvent =
 export type FieldsCommand = { type: 'tokenize'; id: number } | { type: 'focus' } | { type: 'clear' };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const oneOf = <T extends string>(list: readonly T[], v: unknown): v is T => typeof v === 'string' && (list as readonly string[]).includes(v);
+const oneOf = <T extends string>(list: readonly T[], v: unknown): v is T =>
+  typeof v === 'string' && (list as readonly string[]).includes(v);
 const hasOnly = (value: Record<string, unknown>, keys: readonly string[]): boolean => Object.keys(value).every((k) => keys.includes(k));
 const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
@@ -152,7 +153,9 @@ export function parseEvent(data: unknown): FieldsEvent | undefined {
       return { type: 'tokenize_failed', id: data.id, error: { code, message } };
     }
     case 'resize':
-      return hasOnly(data, ['type', 'height']) && isId(data.height) && data.height <= 2000 ? { type: 'resize', height: data.height } : undefined;
+      return hasOnly(data, ['type', 'height']) && isId(data.height) && data.height <= 2000
+        ? { type: 'resize', height: data.height }
+        : undefined;
     default:
       return undefined;
   }
@@ -163,5 +166,9 @@ export function parseEvent(data: unknown): FieldsEvent | undefined {
  * nothing else. Anything else (a path, `null`, credentials) is not an origin.
  */
 export function isOrigin(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 300 && /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(value);
+  return (
+    typeof value === 'string' &&
+    value.length <= 300 &&
+    /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(value)
+  );
 }

@@ -2,7 +2,10 @@ import { checkFieldsStyle, styleFor } from './style';
 
 describe('checkFieldsStyle', () => {
   it('accepts whitelisted properties per state', () => {
-    const style = { base: { color: '#32325d', fontSize: '16px', fontFamily: '"Inter", system-ui, sans-serif' }, invalid: { color: 'rgb(200, 0, 0)' } };
+    const style = {
+      base: { color: '#32325d', fontSize: '16px', fontFamily: '"Inter", system-ui, sans-serif' },
+      invalid: { color: 'rgb(200, 0, 0)' },
+    };
     expect(checkFieldsStyle(style)).toEqual({ ok: true, style });
   });
 

@@ -38,9 +38,15 @@ export function usablePublishableKey(
  * so the fields can only run, and only name a parent, inside an allowed page. (A client outside a
  * browser can claim any origin: that is why browser tokens are limited, see docs/browser.md.)
  */
-export function decideBrowserKey(key: PresentedKey, record: ApiKeyRecord | undefined, now: Date, parentOrigin: string | undefined): BrowserKeyCheck {
+export function decideBrowserKey(
+  key: PresentedKey,
+  record: ApiKeyRecord | undefined,
+  now: Date,
+  parentOrigin: string | undefined,
+): BrowserKeyCheck {
   const usable = usablePublishableKey(key, record, now);
   if (!usable.ok) return record ? { ...usable, record } : usable;
-  if (authorizePublishableKey(usable.record, parentOrigin) !== undefined) return { ok: false, code: 'origin_not_allowed', record: usable.record };
+  if (authorizePublishableKey(usable.record, parentOrigin) !== undefined)
+    return { ok: false, code: 'origin_not_allowed', record: usable.record };
   return usable;
 }

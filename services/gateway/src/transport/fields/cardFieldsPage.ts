@@ -24,6 +24,7 @@ input[aria-invalid="true"]{border-color:#b00020}
 .errors p:empty{display:none}
 .notice{margin:0;padding:8px;font-size:14px;color:#333}
 [hidden]{display:none!important}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `.trim();
 
 export interface CardFieldsAssets {
@@ -79,6 +80,7 @@ export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string
 </head>
 <body>
 <main>
+<h1 class="visually-hidden">Card details</h1>
 <form id="card-form" novalidate autocomplete="on" data-api-origin="${escapeHtml(apiOrigin)}">
 <div class="field">
 <label for="cc-number">Card number</label>
