@@ -383,7 +383,9 @@ async function revoke(deps: ApiKeyDeps, plan: RevokePlan, io: Io): Promise<void>
       io.out(`${id} already expires earlier, at ${record.expiresAt}; unchanged.`);
       return;
     }
-    io.out(`${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}) works until ${record.expiresAt}, then it is refused.`);
+    io.out(
+      `${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}) works until ${record.expiresAt}, then it is refused.`,
+    );
     io.out('Move every client to the new key before then; `revoke` without --after ends it at once.');
     return;
   }
@@ -430,7 +432,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       const id = args.positionals[1];
       if (id === undefined || args.positionals.length > 2) throw new UsageError('show needs exactly one key id (see `list`)');
       plan = { show: id };
-    }    else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
+    } else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
   } catch (err) {
     return reportUsageError(err, USAGE, io);
   }
