@@ -57,7 +57,7 @@ describe('a publishable key on the server routes', () => {
     ['DELETE', '/v1/token/{token}', () => `/v1/token/${token}`, undefined],
     ['POST', '/v1/token', () => '/v1/token', () => aCard()],
   ])('gets 403 publishable_key_forbidden on %s %s, with or without an allowed Origin', async (method, _route, route, body) => {
-    for (const headers of [{}, { origin: 'https://shop.example' }]) {
+    for (const headers of [{}, { origin: 'https://shop.example' }] as Array<Record<string, string>>) {
       const res = await apiClient(env.stack, publishable.apiKey)(method, route(), body?.(), headers);
       expect(res.status).toBe(403);
       expect(res.headers.get('x-tessera-error')).toBe('publishable_key_forbidden');
@@ -75,7 +75,7 @@ describe('a publishable key on the server routes', () => {
     }
   });
 
-  it('leaves the merchant's secret key working on the same routes', async () => {
+  it("leaves the merchant's secret key working on the same routes", async () => {
     const res = await apiClient(env.stack, secret.apiKey)('POST', '/v1/proxy/dry-run', proxyBody());
     expect(res.status).toBe(200);
   });
