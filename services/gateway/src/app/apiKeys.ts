@@ -100,9 +100,13 @@ export function parseCreateKeyInput(
     throw new TesseraError('parameter_missing', { param: 'merchantId', message: '"merchantId" is required.' });
   }
   if (typeof raw.merchantId !== 'string' || !isValidMerchantId(raw.merchantId)) {
-    throw new TesseraError('parameter_invalid', { param: 'merchantId', message: 'A merchant id is 1-64 letters, digits, "_", "." or "-".' });
+    throw new TesseraError('parameter_invalid', {
+      param: 'merchantId',
+      message: 'A merchant id is 1-64 letters, digits, "_", "." or "-".',
+    });
   }
-  if (raw.mode === undefined || raw.mode === '') throw new TesseraError('parameter_missing', { param: 'mode', message: '"mode" is required.' });
+  if (raw.mode === undefined || raw.mode === '')
+    throw new TesseraError('parameter_missing', { param: 'mode', message: '"mode" is required.' });
   if (raw.mode !== 'test' && raw.mode !== 'live') {
     throw new TesseraError('parameter_invalid', { param: 'mode', message: '"mode" must be "test" or "live".' });
   }

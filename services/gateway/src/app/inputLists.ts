@@ -20,7 +20,8 @@ export function canonicalList(
   label: string,
 ): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new TesseraError('parameter_invalid', { param: name, message: `"${name}" must be an array of strings.` });
+  if (!Array.isArray(value))
+    throw new TesseraError('parameter_invalid', { param: name, message: `"${name}" must be an array of strings.` });
   if (value.length > max) throw new TesseraError('parameter_invalid', { param: name, message: `At most ${max} entries in "${name}".` });
   const out: string[] = [];
   value.forEach((entry: unknown, i) => {
@@ -29,7 +30,8 @@ export function canonicalList(
       throw new TesseraError('parameter_invalid', { param, message: `Each entry of "${name}" must be a string.` });
     }
     const result = canonical(entry);
-    if (!result.ok) throw new TesseraError('parameter_invalid', { param, message: `${label} ${quoteInput(entry.trim())} ${result.message}.` });
+    if (!result.ok)
+      throw new TesseraError('parameter_invalid', { param, message: `${label} ${quoteInput(entry.trim())} ${result.message}.` });
     if (!out.includes(result.value)) out.push(result.value);
   });
   return out;

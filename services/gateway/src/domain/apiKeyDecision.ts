@@ -15,8 +15,7 @@ export type ApiKeyRefusal = 'api_key_missing' | 'api_key_invalid' | 'ip_not_allo
 export type ApiKeyCheck = { ok: true; record: ApiKeyRecord } | { ok: false; code: ApiKeyRefusal; record?: ApiKeyRecord };
 
 export type PresentedKey =
-  | { ok: true; kind: ApiKeyKind; mode: KeyMode; digest: string }
-  | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
+  { ok: true; kind: ApiKeyKind; mode: KeyMode; digest: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
 
 /** What can be told from the header alone: no key, a malformed key, or the kind, mode and digest to look up. */
 export function presentedKeyOf(pepper: string, presented: string | string[] | undefined): PresentedKey {

@@ -131,7 +131,7 @@ export function refusedRestrictions(kind: ApiKeyKind, mode: KeyMode, lists: KeyR
       return {
         field: 'allowedOrigins',
         code: 'parameter_invalid',
-        message: 'Allowed origins apply to publishable keys; restrict a secret key with allowedCidrs and allowedDomains.',
+        message: 'Allowed origins apply to publishable keys; restrict a secret key by IP address and domain instead.',
       };
     }
     return undefined;
@@ -140,14 +140,14 @@ export function refusedRestrictions(kind: ApiKeyKind, mode: KeyMode, lists: KeyR
     return {
       field: 'allowedCidrs',
       code: 'parameter_invalid',
-      message: "IP restrictions do not apply to publishable keys (a shopper's browser has no fixed address); use allowedOrigins.",
+      message: "IP restrictions do not apply to publishable keys (a shopper's browser has no fixed address); restrict it by origin.",
     };
   }
   if (lists.allowedDomains.length > 0) {
     return {
       field: 'allowedDomains',
       code: 'parameter_invalid',
-      message: 'A publishable key is restricted by allowedOrigins (scheme, host and port), not allowedDomains.',
+      message: 'A publishable key is restricted by exact origins (scheme, host and port), not by domain.',
     };
   }
   if (lists.allowedOrigins.length === 0) {
