@@ -8,7 +8,6 @@ import http from 'node:http';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
-import { loggedIn } from './adminClient';
 import { freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
@@ -20,7 +19,7 @@ declare const document: any;
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 const MANIFEST = path.join(ROOT, 'packages', 'js', 'dist', 'browser', 'manifest.json');
-const OPERATOR = { email: 'fields@shop.test', password: 'correct-horse-battery' };
+const LOADER = path.join(ROOT, 'packages', 'js', 'dist', 'index.js');
 const PAN = '4242424242424242';
 const CVC = '987';
 const EXPIRY_YEAR = new Date().getUTCFullYear() + 4;
@@ -88,12 +87,45 @@ document.getElementById('pay').addEventListener('click', function () {
 </body></html>`;
 }
 
-async function merchantServer(html: (origin: string) => string): Promise<{ origin: string; close(): Promise<void> }> {
+/** A page that loads tessera.js through the npm package's loadTessera (its CommonJS build, given an `exports`). */
+function loaderPage(integrity: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Loader</title></head><body><main><div id="card"></div></main>
+<script>var exports = {};</script>
+<script src="/loader.js"></script>
+<script>
+exports.loadTessera({ fieldsOrigin: ${JSON.stringify(fieldsOrigin)}, integrity: ${JSON.stringify(integrity)} }).then(
+  function (Tessera) { window.loaded = typeof Tessera; },
+  function (e) { window.loaded = 'failed: ' + e.message; },
+);
+</script></body></html>`;
+}
+
+function createPublishableKey(origins: string[]): { apiKey: string; id: string } {
+  const args = [
+    'create',
+    '--kind',
+    'publishable',
+    '--merchant',
+    'shop',
+    '--mode',
+    'test',
+    '--json',
+    ...origins.flatMap((o) => ['--origin', o]),
+  ];
+  return JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string; id: string };
+}
+
+async function merchantServer(html: (origin: string) => string, integrity: string): Promise<{ origin: string; close(): Promise<void> }> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const server = http.createServer((_req, res) => {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/loader.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      return void res.end(fs.readFileSync(LOADER));
+    }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(html(origin));
+    res.end(req.url === '/loader' ? loaderPage(integrity) : html(origin));
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return { origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
@@ -126,15 +158,11 @@ beforeAll(async () => {
   const fieldsPort = await freePort();
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   let key = '';
-  allowed = await merchantServer((origin) => checkoutPage(origin, key, integrity));
-  disallowed = await merchantServer((origin) => checkoutPage(origin, key, integrity));
+  allowed = await merchantServer((origin) => checkoutPage(origin, key, integrity), integrity);
+  disallowed = await merchantServer((origin) => checkoutPage(origin, key, integrity), integrity);
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
-  stack.createOperator(OPERATOR.email, OPERATOR.password, 'shop');
-  const admin = await loggedIn(stack.baseUrl, OPERATOR.email, OPERATOR.password);
-  const created = await admin.call('POST', '/keys', { mode: 'test', kind: 'publishable', allowedOrigins: [allowed.origin] });
-  expect(created.status).toBe(201);
-  publishableKey = created.body.apiKey;
+  publishableKey = createPublishableKey([allowed.origin]).apiKey;
   key = publishableKey;
   secretKey = stack.createKey('shop').apiKey;
   browser = await chromium.launch({
@@ -304,6 +332,33 @@ describe('card fields on an allowed merchant page', () => {
       return { contentDocument: iframe.contentDocument, threw };
     });
     expect(access).toEqual({ contentDocument: null, threw: true });
+  });
+});
+
+describe('the fields page for other keys', () => {
+  it('is refused, and never framed, for a secret key, an unknown key or a revoked one', async () => {
+    const revocable = createPublishableKey([allowed.origin]);
+    expect((await fetch(`${fieldsOrigin}/fields/v1/card?key=${revocable.apiKey}`)).status).toBe(200);
+    stack.revokeKey(revocable.id);
+    const unknownKey = publishableKey.slice(0, -7) + (publishableKey.at(-7) === 'A' ? 'B' : 'A') + publishableKey.slice(-6);
+    for (const [key, status] of [
+      [revocable.apiKey, 404],
+      [unknownKey, 404],
+      [secretKey, 400],
+    ] as const) {
+      const res = await fetch(`${fieldsOrigin}/fields/v1/card?key=${key}`);
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(await res.text()).not.toMatch(/<input|<script/);
+    }
+  });
+
+  it('@tessera/js loads tessera.js with its SRI hash', async () => {
+    const page = await context.newPage();
+    await page.goto(`${allowed.origin}/loader`);
+    await page.waitForFunction(() => window.loaded !== undefined);
+    expect(await page.evaluate(() => window.loaded)).toBe('function');
+    await page.close();
   });
 });
 

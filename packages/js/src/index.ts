@@ -11,7 +11,6 @@ import type { FieldsStyle } from './shared/style';
 
 export type { CardBrand, ChangeEventPayload, FieldErrorCode, FieldName, TokenizeResult } from './shared/protocol';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
-export { STYLE_PROPERTIES, STYLE_STATES, checkFieldsStyle } from './shared/style';
 
 export const TESSERA_JS_PATH = '/js/v1/tessera.js';
 
