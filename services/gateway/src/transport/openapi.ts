@@ -169,10 +169,12 @@ export function buildOpenApiDocument(): JsonObject {
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
           ],
+          security: [{ publishableKey: [] }],
           requestBody: { required: true, content: json(ref('CardInput')) },
           responses: {
             '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
-            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
+            // No 403: this is the one route a publishable key is for.
+            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
           },
         },
         options: {
@@ -264,7 +266,16 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, ...ADMIN_SECURITY_SCHEMES },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        publishableKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'A publishable key (tpk_…): POST /v1/browser/tokens only.',
+        },
+        ...ADMIN_SECURITY_SCHEMES,
+      },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
       },
