@@ -293,7 +293,7 @@ describe('card fields on an allowed merchant page', () => {
     await frame.getByLabel('Expiry date (MM / YY)').pressSequentially(EXPIRY_TYPED);
     await frame.getByLabel('Security code').pressSequentially(CVC);
     await page.waitForFunction(() => [...window.events].reverse().find((e: any) => e.type === 'change')?.complete === true);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'card-fields.png') });
+    await page.locator('main').screenshot({ path: path.join(SCREENSHOTS, 'card-fields.png') });
     await page.locator('#pay').click();
     await page.waitForFunction(() => window.result !== undefined, undefined, { timeout: 30_000 });
     const result = await page.evaluate(() => window.result);

@@ -84,6 +84,7 @@ describe('gateway config', () => {
       expect.stringMatching(/^FIELDS_ORIGIN: must be an origin/),
       expect.stringMatching(/^API_ORIGIN: must be an origin/),
     ]);
+    expect(problems({ FIELDS_PORT: '8080', PORT: '8080' })).toEqual([expect.stringMatching(/^FIELDS_PORT: must differ from PORT/)]);
     expect(problems({ FIELDS_ORIGIN: 'https://same.example', API_ORIGIN: 'https://same.example' })).toEqual([
       expect.stringMatching(/^FIELDS_ORIGIN: must differ from API_ORIGIN/),
     ]);

@@ -129,11 +129,11 @@ export const gatewayConfigSchema = z
         message: 'above 1 requires REDIS_URL (workers share keys only through Redis)',
       });
     }
-    if (cfg.FIELDS_PORT !== undefined && cfg.ADMIN_PORT !== undefined && cfg.FIELDS_PORT === cfg.ADMIN_PORT && cfg.FIELDS_PORT !== 0) {
+    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && (cfg.FIELDS_PORT === cfg.ADMIN_PORT || cfg.FIELDS_PORT === cfg.PORT)) {
       ctx.addIssue({
         code: 'custom',
         path: ['FIELDS_PORT'],
-        message: 'must differ from ADMIN_PORT (the card fields get an origin of their own)',
+        message: 'must differ from PORT and ADMIN_PORT (the card fields get an origin of their own)',
       });
     }
     if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {

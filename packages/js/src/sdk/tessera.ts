@@ -114,7 +114,6 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
   iframe.title = options.title ?? DEFAULT_TITLE;
   iframe.setAttribute('frameborder', '0');
   iframe.setAttribute('scrolling', 'no');
-  iframe.setAttribute('allow', 'payment');
   iframe.style.cssText = `border:0;width:100%;display:block;overflow:hidden;height:${options.holderName ? 230 : 160}px;`;
 
   function emit<E extends CardFieldsEventName>(event: E, payload: CardFieldsEventMap[E]): void {

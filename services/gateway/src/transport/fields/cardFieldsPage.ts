@@ -85,7 +85,7 @@ export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string
 <div class="field">
 <label for="cc-number">Card number</label>
 <div class="wrap">
-<input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-number-error">
+<input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-brand cc-number-error">
 <span class="brand" id="cc-brand"></span>
 </div>
 </div>
