@@ -49,6 +49,7 @@ async function main(): Promise<void> {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
       clusterNodes: config.REDIS_CLUSTER_NODES,
       profile: 'server',
+      tlsCaFile: config.REDIS_TLS_CA_FILE,
     });
     let lastErrorLog = 0;
     redis.on('error', (err: Error) => {

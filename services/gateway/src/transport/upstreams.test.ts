@@ -47,21 +47,24 @@ async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: 
 }
 
 describe('vault client adapter', () => {
-  it('sends the request id in metadata and returns the vault’s answer', async () => {
+  it('sends the request id in metadata and the key mode in the request, and returns the vault’s answer', async () => {
     let seenRequestId: string | undefined;
+    let seenMode: string | undefined;
     const vault = await startVault({
       GetToken: (call, callback) => {
         seenRequestId = requestIdFromMetadata(call.metadata);
+        seenMode = call.request.mode;
         callback(null, { ...record, token: call.request.token });
       },
     });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'live', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({
         token: 'tok.abc',
         last4: '4242',
       });
       expect(seenRequestId).toBe('req_123');
+      expect(seenMode).toBe('live');
     } finally {
       api.close();
       await vault.stop();
@@ -72,7 +75,7 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))) });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'token_not_found',
         status: 404,
       });
@@ -86,7 +89,7 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: () => {} });
     const api = vaultApiFromClient(createVaultClient(vault.address), 200);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'upstream_timeout',
         status: 504,
       });
@@ -99,7 +102,7 @@ describe('vault client adapter', () => {
   it('turns a vault that is not running into 503 service_unavailable', async () => {
     const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${await freePort()}`), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'service_unavailable',
         status: 503,
       });
@@ -115,7 +118,7 @@ describe('vault client adapter', () => {
     const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${(silent.address() as net.AddressInfo).port}`), 300);
     const started = Date.now();
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'service_unavailable',
         status: 503,
       });
@@ -129,7 +132,15 @@ describe('vault client adapter', () => {
   });
 
   describe('tokenize batching', () => {
-    const card = (number: string) => ({ merchantId: 'm', number, holderName: '', expiryMonth: 12, expiryYear: 2035, cvv: '' });
+    const card = (number: string) => ({
+      merchantId: 'm',
+      number,
+      holderName: '',
+      expiryMonth: 12,
+      expiryYear: 2035,
+      cvv: '',
+      mode: 'test',
+    });
 
     it('sends concurrent tokenize requests as one TokenizeBatch call and gives each its own answer or refusal', async () => {
       const batchSizes: number[] = [];
