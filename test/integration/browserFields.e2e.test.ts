@@ -320,6 +320,24 @@ describe('card fields on an allowed merchant page', () => {
     expect(console.filter((c) => /pageerror|Refused/.test(c))).toEqual([]);
   });
 
+  it('ignores look-alike messages once the private channel is set up, both ways', async () => {
+    const before = await page.evaluate(() => window.events.length);
+    await page.evaluate(() => {
+      // A script on the page forges a field event to itself, and a second handshake to the iframe.
+      window.postMessage({ type: 'change', empty: true, complete: true, valid: true, brand: 'amex' }, '*');
+      const iframe = document.querySelector('#card iframe');
+      const nonce = new URLSearchParams(new URL(iframe.src).hash.slice(1)).get('nonce');
+      const channel: any = new MessageChannel();
+      window.hijacked = [];
+      channel.port1.onmessage = (e: any) => window.hijacked.push(e.data);
+      iframe.contentWindow.postMessage({ type: 'tessera:connect', v: 1, nonce, style: {}, holderName: false }, '*', [channel.port2]);
+      channel.port1.postMessage({ type: 'tokenize', id: 1 });
+    });
+    await page.waitForTimeout(500);
+    expect(await page.evaluate(() => window.events.length)).toBe(before);
+    expect(await page.evaluate(() => window.hijacked)).toEqual([]);
+  });
+
   it('cannot read the iframe’s document', async () => {
     const access = await page.evaluate(() => {
       const iframe = document.querySelector('#card iframe');
@@ -351,6 +369,14 @@ describe('the fields page for other keys', () => {
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       expect(await res.text()).not.toMatch(/<input|<script/);
     }
+  });
+
+  it('shows no form when opened on its own, outside a checkout page', async () => {
+    const page = await context.newPage();
+    await page.goto(`${fieldsOrigin}/fields/v1/card?key=${publishableKey}`);
+    await page.getByText('These card fields work only inside a merchant').waitFor();
+    expect(await page.locator('#card-form').isHidden()).toBe(true);
+    await page.close();
   });
 
   it('@tessera/js loads tessera.js with its SRI hash', async () => {
