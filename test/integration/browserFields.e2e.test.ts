@@ -338,6 +338,23 @@ describe('card fields on an allowed merchant page', () => {
     expect(await page.evaluate(() => window.hijacked)).toEqual([]);
   });
 
+  it('stays inert when the parent origin claimed in its URL is not the real parent', async () => {
+    await page.evaluate(
+      ({ fields, key, claimed }) => {
+        const iframe = document.createElement('iframe');
+        iframe.title = 'spoofed';
+        iframe.src = `${fields}/fields/v1/card?key=${key}#nonce=abcdefghijklmnopqrstuvwx&origin=${encodeURIComponent(claimed)}`;
+        document.body.appendChild(iframe);
+      },
+      { fields: fieldsOrigin, key: publishableKey, claimed: disallowed.origin },
+    );
+    await page.waitForFunction(() => document.querySelector('iframe[title="spoofed"]') !== null);
+    const spoofed = await (await page.locator('iframe[title="spoofed"]').elementHandle())!.contentFrame();
+    await spoofed!.getByText('These card fields work only inside a merchant').waitFor();
+    expect(await spoofed!.locator('#card-form').isHidden()).toBe(true);
+    await page.evaluate(() => document.querySelector('iframe[title="spoofed"]').remove());
+  });
+
   it('cannot read the iframe’s document', async () => {
     const access = await page.evaluate(() => {
       const iframe = document.querySelector('#card iframe');
