@@ -101,10 +101,23 @@ describe('createApiKey', () => {
       'allowedOrigins[0]',
     ],
     ['an unknown mode', { mode: 'prod' }, 'parameter_invalid', 'mode'],
+    ['no mode', { mode: undefined }, 'parameter_missing', 'mode'],
+    ['an unknown field', { allowedIps: ['203.0.113.0/24'] }, 'parameter_unknown', 'allowedIps'],
+    ['a bad second IP range', { allowedCidrs: ['10.0.0.0/8', '10.0.0.0/33'] }, 'parameter_invalid', 'allowedCidrs[1]'],
+    ['a list that is not an array', { allowedDomains: 'shop.example' }, 'parameter_invalid', 'allowedDomains'],
     ['a bad merchant id', { merchantId: 'a b' }, 'parameter_invalid', 'merchantId'],
   ])('refuses %s with 400 naming the field', async (_label, extra, code, param) => {
     const err = await refusal(() => parseCreateKeyInput({ merchantId: 'acme', mode: 'test', ...extra }));
     expect(err).toMatchObject({ status: 400, code, param });
+  });
+
+  it('names the bad entry in the message, as the admin API and the dashboard show it', async () => {
+    const err = await refusal(() => parseCreateKeyInput({ merchantId: 'acme', mode: 'test', allowedCidrs: ['10.0.0.0/33'] }));
+    expect(err.message).toBe(
+      'IP range "10.0.0.0/33" is not an IPv4/IPv6 address or CIDR (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32).',
+    );
+    const unknown = await refusal(() => parseCreateKeyInput({ merchantId: 'acme', mode: 'test', allowedIps: [] }));
+    expect(unknown.message).toBe('Unknown parameter "allowedIps".');
   });
 
   it('checks the input again itself, so a caller that skipped parsing writes nothing', async () => {

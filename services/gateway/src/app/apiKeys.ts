@@ -1,8 +1,9 @@
+import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canManageMerchant } from '../domain/admin/operators';
 import { decideApiKey, presentedKeyOf, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
-import { API_KEY_KINDS, isValidMerchantId, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
+import { API_KEY_KINDS, issueApiKey, keyKindOf, MERCHANT_ID_PATTERN, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
   canonicalCidrEntry,
   canonicalDomainPattern,
@@ -15,7 +16,7 @@ import {
 } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import { canonicalList } from './inputLists';
+import { canonicalListSchema, parseInput } from './inputLists';
 
 /**
  * What a user can do with API keys, for every entry point: the admin API (and so the dashboard)
@@ -64,64 +65,64 @@ export interface CreateKeyInput extends KeyRestrictionLists {
   allowedOrigins: string[];
 }
 
-/** Each list given, canonical and de-duplicated; lists not given stay undefined ("unchanged"). */
-export function parseRestrictionChanges(
-  raw: { allowedCidrs?: unknown; allowedDomains?: unknown; allowedOrigins?: unknown },
-  labels: FieldLabels = API_FIELD_LABELS,
-): RestrictionChanges {
-  const allowedCidrs = canonicalList(raw.allowedCidrs, 'allowedCidrs', MAX_ALLOWED_CIDRS, canonicalCidrEntry, labels.allowedCidrs);
-  const allowedDomains = canonicalList(
-    raw.allowedDomains,
-    'allowedDomains',
-    MAX_ALLOWED_DOMAINS,
-    canonicalDomainPattern,
-    labels.allowedDomains,
-  );
-  const allowedOrigins = canonicalList(
-    raw.allowedOrigins,
-    'allowedOrigins',
-    MAX_ALLOWED_ORIGINS,
-    canonicalOriginPattern,
-    labels.allowedOrigins,
-  );
+function restrictionListSchemas(labels: FieldLabels) {
   return {
-    ...(allowedCidrs !== undefined ? { allowedCidrs } : {}),
-    ...(allowedDomains !== undefined ? { allowedDomains } : {}),
-    ...(allowedOrigins !== undefined ? { allowedOrigins } : {}),
+    allowedCidrs: canonicalListSchema('allowedCidrs', MAX_ALLOWED_CIDRS, canonicalCidrEntry, labels.allowedCidrs)
+      .optional()
+      .meta({ description: 'Secret keys only: IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
+    allowedDomains: canonicalListSchema('allowedDomains', MAX_ALLOWED_DOMAINS, canonicalDomainPattern, labels.allowedDomains)
+      .optional()
+      .meta({ description: 'Secret keys only: host names (`shop.example.com`, `*.example.com`) of browser pages (Origin), any port.' }),
+    allowedOrigins: canonicalListSchema('allowedOrigins', MAX_ALLOWED_ORIGINS, canonicalOriginPattern, labels.allowedOrigins)
+      .optional()
+      .meta({
+        description:
+          'Publishable keys only, at least one: exact origins (`https://shop.example`, `https://*.shop.example:8443`); live keys https only.',
+      }),
   };
 }
 
+/** A change of restrictions: each list given replaces the key's, canonical and de-duplicated. */
+export function restrictionChangesSchema(labels: FieldLabels = API_FIELD_LABELS) {
+  return z.strictObject(restrictionListSchemas(labels));
+}
+
+/** A create request, as the admin API takes it (`merchantId` defaults to a merchant operator's own). */
+export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
+  return z.strictObject({
+    merchantId: z
+      .string({ error: '"merchantId" must be a string.' })
+      .regex(MERCHANT_ID_PATTERN, { error: 'A merchant id is 1-64 letters, digits, "_", "." or "-".' })
+      .optional()
+      .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
+    kind: z
+      .enum(API_KEY_KINDS, { error: '"kind" must be "secret" or "publishable".' })
+      .optional()
+      .meta({ description: '`secret` (default): server routes. `publishable`: browser card collection only; needs allowedOrigins.' }),
+    mode: z.enum(['test', 'live'], { error: '"mode" must be "test" or "live".' }),
+    ...restrictionListSchemas(labels),
+  });
+}
+
+/** Each list given, canonical and de-duplicated; lists not given stay undefined ("unchanged"). */
+export function parseRestrictionChanges(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): RestrictionChanges {
+  const parsed = parseInput(restrictionChangesSchema(labels), raw);
+  return Object.fromEntries(Object.entries(parsed).filter(([, list]) => list !== undefined));
+}
+
 /** A whole create request checked, the rules of its kind included, before anything is written. */
-export function parseCreateKeyInput(
-  raw: { merchantId?: unknown; mode?: unknown; kind?: unknown; allowedCidrs?: unknown; allowedDomains?: unknown; allowedOrigins?: unknown },
-  labels: FieldLabels = API_FIELD_LABELS,
-): CreateKeyInput {
-  if (raw.merchantId === undefined || raw.merchantId === '') {
+export function parseCreateKeyInput(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): CreateKeyInput {
+  const parsed = parseInput(createKeyRequestSchema(labels), raw);
+  if (parsed.merchantId === undefined) {
     throw new TesseraError('parameter_missing', { param: 'merchantId', message: '"merchantId" is required.' });
   }
-  if (typeof raw.merchantId !== 'string' || !isValidMerchantId(raw.merchantId)) {
-    throw new TesseraError('parameter_invalid', {
-      param: 'merchantId',
-      message: 'A merchant id is 1-64 letters, digits, "_", "." or "-".',
-    });
-  }
-  if (raw.mode === undefined || raw.mode === '')
-    throw new TesseraError('parameter_missing', { param: 'mode', message: '"mode" is required.' });
-  if (raw.mode !== 'test' && raw.mode !== 'live') {
-    throw new TesseraError('parameter_invalid', { param: 'mode', message: '"mode" must be "test" or "live".' });
-  }
-  const kind = raw.kind ?? 'secret';
-  if (!API_KEY_KINDS.includes(kind as ApiKeyKind)) {
-    throw new TesseraError('parameter_invalid', { param: 'kind', message: '"kind" must be "secret" or "publishable".' });
-  }
-  const lists = parseRestrictionChanges(raw, labels);
   const input: CreateKeyInput = {
-    merchantId: raw.merchantId,
-    mode: raw.mode,
-    kind: kind as ApiKeyKind,
-    allowedCidrs: lists.allowedCidrs ?? [],
-    allowedDomains: lists.allowedDomains ?? [],
-    allowedOrigins: lists.allowedOrigins ?? [],
+    merchantId: parsed.merchantId,
+    mode: parsed.mode,
+    kind: parsed.kind ?? 'secret',
+    allowedCidrs: parsed.allowedCidrs ?? [],
+    allowedDomains: parsed.allowedDomains ?? [],
+    allowedOrigins: parsed.allowedOrigins ?? [],
   };
   refuseForKind(input.kind, input.mode, input);
   return input;
@@ -151,7 +152,7 @@ export async function createApiKey(
   caller: KeyCaller,
   input: CreateKeyInput,
 ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
-  const checked = parseCreateKeyInput(input);
+  const checked = parseCreateKeyInput({ ...input });
   const { merchantId, mode, kind } = checked;
   if (!mayManage(caller, merchantId)) throw new TesseraError('merchant_forbidden', { param: 'merchantId' });
   const { apiKey, record } = issueApiKey({ ...checked, pepper: deps.pepper, now: deps.now() });
@@ -190,7 +191,7 @@ export async function restrictApiKey(
   id: string,
   changes: RestrictionChanges,
 ): Promise<{ before: ApiKeyRecord; record: ApiKeyRecord }> {
-  const checked = parseRestrictionChanges(changes);
+  const checked = parseRestrictionChanges({ ...changes });
   const before = await getApiKey(deps, caller, id);
   if (before.revokedAt !== undefined) {
     throw new TesseraError('invalid_request', { message: 'This key is revoked; its restrictions can no longer change.' });

@@ -15,7 +15,7 @@ export const API_KEY_CHECKSUM_LENGTH = 6;
  * from the origins set on it.
  */
 export type ApiKeyKind = 'secret' | 'publishable';
-export const API_KEY_KINDS: readonly ApiKeyKind[] = ['secret', 'publishable'];
+export const API_KEY_KINDS = ['secret', 'publishable'] as const satisfies readonly ApiKeyKind[];
 const KIND_PREFIX: Record<ApiKeyKind, string> = { secret: 'tsk', publishable: 'tpk' };
 
 /**
@@ -206,7 +206,7 @@ export function issueApiKey(params: NewKeyParams): { apiKey: string; record: Api
   return { apiKey, record: buildApiKeyRecord(apiKey, params) };
 }
 
-const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export function isValidMerchantId(value: string): boolean {
   return MERCHANT_ID_PATTERN.test(value);

@@ -83,7 +83,6 @@ export function registerKeyRoutes(api: Router, { deps, body, operatorOf, merchan
 
   api.post('/keys', ...body, async (req: Request, res: Response) => {
     const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['merchantId', 'kind', 'mode', 'allowedCidrs', 'allowedDomains', 'allowedOrigins']);
     const merchantId = merchantFor(operatorOf(res), optionalString(input, 'merchantId', 64), 'merchantId');
     const { apiKey, record } = await createApiKey(deps, callerOf(res), parseCreateKeyInput({ ...input, merchantId }));
     // The only time the key exists outside the merchant's hands: shown once, never stored.
@@ -92,7 +91,6 @@ export function registerKeyRoutes(api: Router, { deps, body, operatorOf, merchan
 
   api.patch('/keys/:id', ...body, async (req: Request, res: Response) => {
     const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['allowedCidrs', 'allowedDomains', 'allowedOrigins']);
     const { record } = await restrictApiKey(deps, callerOf(res), String(req.params.id), parseRestrictionChanges(input));
     sendJson(res, 200, { key: keyView(record, deps.now()) });
   });

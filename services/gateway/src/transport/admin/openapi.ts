@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { createKeyRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
 import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
- * The admin API (`/admin/v1`) for the OpenAPI document. Its handlers validate with hand-written
- * helpers (validation.ts), not zod, so the request shapes below are descriptions, kept honest by
- * a test that compares paths with the router. Response shapes are tied to the handlers' types
+ * The admin API (`/admin/v1`) for the OpenAPI document. The key create and update bodies are the
+ * zod schemas their use cases validate with; the other handlers validate with hand-written
+ * helpers (validation.ts), so their request shapes below are descriptions, kept honest by a test
+ * that compares paths with the router. Response shapes are tied to the handlers' types
  * with `satisfies`, so a changed field is a compile error here.
  */
 
@@ -38,39 +40,16 @@ const sessionSchema = z.object({
   expiresAt: z.string(),
 });
 
-const restrictions = {
-  allowedCidrs: z
-    .array(z.string())
-    .optional()
-    .meta({ description: 'Secret keys only: IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
-  allowedDomains: z
-    .array(z.string())
-    .optional()
-    .meta({ description: 'Secret keys only: host names (`shop.example.com`, `*.example.com`) of browser pages (Origin), any port.' }),
-  allowedOrigins: z.array(z.string()).optional().meta({
-    description:
-      'Publishable keys only, at least one: exact origins (`https://shop.example`, `https://*.shop.example:8443`); live keys https only.',
-  }),
-};
-
 const schemas = {
   AdminLogin: z.strictObject({ email: z.string().max(320), password: z.string() }),
   AdminSession: sessionSchema,
   AdminMerchants: z.object({ merchants: z.array(z.string()) }),
   AdminKey: keyViewSchema,
   AdminKeyList: z.object({ keys: z.array(keyViewSchema) }),
-  AdminKeyCreate: z.strictObject({
-    merchantId: z
-      .string()
-      .max(64)
-      .optional()
-      .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
-    mode: z.enum(['test', 'live']),
-    kind: z.enum(['secret', 'publishable']).optional().meta({ description: 'Default `secret`.' }),
-    ...restrictions,
-  }),
+  // The validating schemas of the use cases themselves (app/apiKeys.ts).
+  AdminKeyCreate: createKeyRequestSchema(),
   AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
-  AdminKeyUpdate: z.strictObject(restrictions),
+  AdminKeyUpdate: restrictionChangesSchema(),
   AdminKeyResult: z.object({ key: keyViewSchema }),
   AdminKeyTest: z.strictObject({
     apiKey: z.string().max(100),
