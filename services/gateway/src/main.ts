@@ -15,6 +15,7 @@ import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
+import { setUpFields } from './fieldsSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
 
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
   };
   const metrics = createMetricsRegistry('gateway');
+  const fields = setUpFields({ config, logger, keyStore, pepper });
   const app = createApp({
     config,
     logger,
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
+    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -142,6 +145,7 @@ async function main(): Promise<void> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await admin.listen();
+  await fields.listen();
   // With GATEWAY_WORKERS > 1 the workers share this port too, and each scrape reads one worker.
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
@@ -160,6 +164,7 @@ async function main(): Promise<void> {
     }, drainDeadlineMs(config.PROXY_TIMEOUT_MS));
     force.unref();
     void admin.close();
+    void fields.close();
     void metricsServer?.close();
     devKeyRegistration?.stop();
     drain.drain(() => {

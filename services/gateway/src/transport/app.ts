@@ -16,6 +16,7 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+import { BROWSER_TOKENS_PATH, browserAuth, browserCors } from './browserTokens';
 
 export interface GatewayDeps {
   config: {
@@ -51,6 +52,8 @@ export interface GatewayDeps {
   merchantSettings?: MerchantSettingsStore;
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
+  /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
+  browser?: { fieldsOrigin: string };
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -168,6 +171,22 @@ export function createApp(deps: GatewayDeps): Express {
   app.delete('/v1/token/:token', auth, tokens.remove);
   app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
+  if (deps.browser) {
+    const cors = browserCors(deps.browser.fieldsOrigin);
+    const publishableAuth = browserAuth({
+      keyStore,
+      pepper: deps.pepper,
+      fieldsOrigin: deps.browser.fieldsOrigin,
+      trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
+      logger,
+      now,
+      ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+    });
+    app.options(BROWSER_TOKENS_PATH, cors);
+    // The very handler of POST /v1/token (same schema, same vault call, same test/live card rules);
+    // this route is the one place that will mark browser tokens provisional (docs/browser.md).
+    app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.create);
+  }
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 

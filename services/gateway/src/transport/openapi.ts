@@ -156,6 +156,34 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/browser/tokens': {
+        post: {
+          operationId: 'createBrowserToken',
+          summary: "Tokenize a card typed into Tessera's hosted card fields",
+          description:
+            'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
+            "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
+            '(else 401 origin_not_allowed). Same body, rules and answer as POST /v1/token. CORS: the fields origin only. ' +
+            'See docs/browser.md.',
+          parameters: [
+            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          security: [{ publishableKey: [] }],
+          requestBody: { required: true, content: json(ref('CardInput')) },
+          responses: {
+            '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
+            // No 403: this is the one route a publishable key is for.
+            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
+          },
+        },
+        options: {
+          operationId: 'preflightBrowserToken',
+          summary: 'CORS preflight: allowed for the fields origin only',
+          security: [],
+          responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
+        },
+      },
       '/v1/token/{token}': {
         get: {
           operationId: 'getToken',
@@ -238,7 +266,16 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, ...ADMIN_SECURITY_SCHEMES },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        publishableKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'A publishable key (tpk_…): POST /v1/browser/tokens only.',
+        },
+        ...ADMIN_SECURITY_SCHEMES,
+      },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
       },
