@@ -44,6 +44,8 @@ export const configSchema = z
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
+    // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
+    BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(2000),
     TESSERA_STATE_DIR: z
       .string()

@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     keyRing,
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
+    browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {
