@@ -7,7 +7,12 @@ import type { VaultClient, VaultHandlers } from './generated/tessera/vault/v1/Va
 import type { ProxyClient, ProxyHandlers } from './generated/tessera/proxy/v1/Proxy';
 
 export type { VaultClient, VaultHandlers, ProxyClient, ProxyHandlers };
-export type { TokenizeRequest__Output as TokenizeRequest } from './generated/tessera/vault/v1/TokenizeRequest';
+import type { TokenizeRequest__Output } from './generated/tessera/vault/v1/TokenizeRequest';
+/**
+ * As received (every field set), except `provisional`, which callers that tokenize on a merchant
+ * server's behalf simply leave out (false): only the browser tokenization route sets it.
+ */
+export type TokenizeRequest = Omit<TokenizeRequest__Output, 'provisional'> & { provisional?: boolean };
 export type { TokenRecord, TokenRecord__Output } from './generated/tessera/vault/v1/TokenRecord';
 export type { TokenizeBatchItem } from './generated/tessera/vault/v1/TokenizeBatchItem';
 export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './generated/tessera/vault/v1/TokenizeBatchResponse';

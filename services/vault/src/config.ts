@@ -49,6 +49,8 @@ export const configSchema = z
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
+    // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
+    BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(2000),
     // The most bytes one rendered PSP body may have; a larger one is refused (422 rendered_body_too_large).
     RENDER_MAX_BYTES: env.positiveInt(DEFAULT_RENDER_MAX_BYTES).refine((n) => n <= MAX_RENDER_MAX_BYTES, {

@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
     renderMaxBytes: config.RENDER_MAX_BYTES,
+    browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {

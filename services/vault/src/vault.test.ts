@@ -355,6 +355,7 @@ describe('Vault', () => {
       scanTokens: () => Promise.reject(new TesseraError('service_unavailable')),
       readRaw: () => Promise.reject(new TesseraError('service_unavailable')),
       replaceRaw: () => Promise.reject(new TesseraError('service_unavailable')),
+      retainCard: () => Promise.reject(new TesseraError('service_unavailable')),
       getCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       setCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       hasCvv: () => Promise.reject(new TesseraError('service_unavailable')),
@@ -366,6 +367,7 @@ describe('Vault', () => {
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
     expect(await codeOf(vault.tokenizeBatch([aCard(), aCard()]))).toBe('service_unavailable');
     expect(await codeOf(vault.getToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
+    expect(await codeOf(vault.retainToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });
   });
 });

@@ -69,6 +69,9 @@ export const proxyRequestSchema = z.strictObject({
 
 export type ProxyRequestInput = z.output<typeof proxyRequestSchema>;
 
+/** POST /v1/token/{token}/retain takes no parameters: no body, or `{}` (any field is parameter_unknown). */
+export const retainRequestSchema = z.strictObject({});
+
 /**
  * Turns zod's issues into the one TesseraError the caller sees. Unknown fields are reported first:
  * a misspelt field (`cardNumber`) is better explained as unknown than as `number` missing.
@@ -104,6 +107,11 @@ export function parseCardInput(body: Record<string, unknown>): CardInput {
   const result = cardInputSchema.safeParse(body);
   if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
   return result.data;
+}
+
+export function parseRetainRequest(body: Record<string, unknown>): void {
+  const result = retainRequestSchema.safeParse(body);
+  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
 }
 
 export function parseProxyRequest(body: Record<string, unknown>): ProxyRequestInput {

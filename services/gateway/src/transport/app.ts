@@ -10,7 +10,7 @@ import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempote
 import { installSecurityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
-import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
+import { errorFromBodyParser, jsonObjectBody, optionalJsonObjectBody } from './jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from './requestContext';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
@@ -153,6 +153,7 @@ export function createApp(deps: GatewayDeps): Express {
     ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
+  const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotencyOptions = {
@@ -169,6 +170,8 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token', auth, ...body, idempotent, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
+  // Idempotent by nature (a retained token stays retained), so no Idempotency-Key handling.
+  app.post('/v1/token/:token/retain', auth, ...optionalBody, tokens.retain);
   app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
   if (deps.browser) {

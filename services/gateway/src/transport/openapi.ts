@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
-import { cardInputSchema, PROXY_METHODS, proxyRequestSchema } from '../domain/requestSchemas';
+import { cardInputSchema, PROXY_METHODS, proxyRequestSchema, retainRequestSchema } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import type { DryRunJson, TokenRecordJson } from './routes';
 
@@ -20,9 +20,16 @@ const tokenRecordSchema = z.object({
   expiryMonth: z.int(),
   expiryYear: z.int(),
   createdAt: z.string().meta({ format: 'date-time' }),
-  expiresAt: z.string().nullable().meta({ description: 'When the card data is deleted (expiry month end plus grace).' }),
+  expiresAt: z.string().nullable().meta({
+    description:
+      'When the card data is deleted: the expiry month end plus grace, or for a provisional token its deadline (BROWSER_TOKEN_TTL_SECONDS after creation).',
+  }),
   cvvAvailable: z.boolean().meta({ description: 'False once the CVV has expired (CVV_TTL_SECONDS) or when none was given.' }),
   holderNameAvailable: z.boolean(),
+  provisional: z.boolean().meta({
+    description:
+      'True for a token made in a browser (card fields, hosted page) that the merchant has not retained yet: it expires at expiresAt unless POST /v1/token/{token}/retain is called with a secret key.',
+  }),
 }) satisfies z.ZodType<TokenRecordJson>;
 
 const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
@@ -201,6 +208,22 @@ export function buildOpenApiDocument(): JsonObject {
           responses: { '204': { description: 'Deleted.' }, ...errorResponses([404, ...AUTH_ERRORS]) },
         },
       },
+      '/v1/token/{token}/retain': {
+        post: {
+          operationId: 'retainToken',
+          summary: 'Keep a provisional (browser-made) token: it becomes an ordinary token',
+          description:
+            'A token made in a browser expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant retains it with a secret key; ' +
+            'it then lives until the card expires (plus grace), like a token from POST /v1/token. Idempotent: retaining an ' +
+            'ordinary or already retained token answers the same record. No body, or `{}`.',
+          parameters: [tokenParam],
+          requestBody: { required: false, content: json(ref('RetainRequest')) },
+          responses: {
+            '200': { description: 'The token record, provisional false.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
+        },
+      },
       '/v1/proxy': {
         post: {
           operationId: 'forwardToPsp',
@@ -282,6 +305,7 @@ export function buildOpenApiDocument(): JsonObject {
       schemas: {
         CardInput: cardInput,
         ProxyRequest: proxyRequest,
+        RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),
         Error: jsonSchema(errorEnvelopeSchema, 'output'),

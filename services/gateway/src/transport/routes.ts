@@ -12,7 +12,7 @@ import {
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import { redactCardNumbers } from '../domain/redact';
-import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
+import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
@@ -31,6 +31,8 @@ export interface TokenRecordJson {
   expiresAt: string | null;
   cvvAvailable: boolean;
   holderNameAvailable: boolean;
+  /** Made in a browser and not yet retained: expiresAt is then the provisional deadline. */
+  provisional: boolean;
 }
 
 export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
@@ -44,6 +46,7 @@ export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
     expiresAt: record.expiresAt === '' ? null : record.expiresAt,
     cvvAvailable: record.cvvAvailable,
     holderNameAvailable: record.holderNameAvailable,
+    provisional: record.provisional,
   };
 }
 
@@ -79,6 +82,21 @@ export function tokenRoutes(vault: VaultApi) {
       const key = apiKeyOf(res);
       // The key's mode too: a token answers only to keys of the mode that created it (test and live never meet).
       const record = await vault.getToken(
+        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
+        { requestId: contextOf(res).requestId },
+      );
+      sendJson(res, 200, tokenRecordJson(record));
+    },
+
+    /**
+     * Makes a provisional (browser-made) token an ordinary one; retaining an ordinary or already
+     * retained token answers the same record. A normal secret-key route: publishable keys are
+     * refused by authentication before this runs.
+     */
+    async retain(req: Request, res: Response): Promise<void> {
+      const key = apiKeyOf(res);
+      parseRetainRequest(req.body as Record<string, unknown>);
+      const record = await vault.retainToken(
         { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
         { requestId: contextOf(res).requestId },
       );

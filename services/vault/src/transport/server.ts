@@ -29,7 +29,8 @@ export interface VaultServerTls {
 
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
- * can have card data rendered, both may ask for readiness.
+ * can have card data rendered, both may ask for readiness. Retaining a browser-made token is token
+ * management: the gateway's, on a secret key's request.
  */
 export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
   return {
@@ -37,6 +38,7 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     TokenizeBatch: [tls.gatewayName],
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
+    RetainToken: [tls.gatewayName],
     Render: [tls.proxyName],
     RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
