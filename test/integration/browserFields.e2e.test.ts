@@ -301,10 +301,17 @@ describe('card fields on an allowed merchant page', () => {
       token: expect.stringMatching(/^tok\./),
       card: { brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: EXPIRY_YEAR },
     });
-    // A real token of the key's merchant: its secret key reads it back.
+    // A real token of the key's merchant: its secret key reads it back. Made in a browser, it is
+    // provisional until the merchant's server retains it.
     const read = await fetch(`${stack.baseUrl}/v1/token/${result.token}`, { headers: { 'x-api-key': secretKey } });
     expect(read.status).toBe(200);
-    expect(await read.json()).toMatchObject({ last4: '4242', brand: 'visa' });
+    expect(await read.json()).toMatchObject({ last4: '4242', brand: 'visa', provisional: true });
+    const retained = await fetch(`${stack.baseUrl}/v1/token/${result.token}/retain`, {
+      method: 'POST',
+      headers: { 'x-api-key': secretKey },
+    });
+    expect(retained.status).toBe(200);
+    expect(await retained.json()).toMatchObject({ token: result.token, provisional: false });
   });
 
   it('never lets the merchant page see the card number or CVC: not in messages, fetch or XHR', async () => {

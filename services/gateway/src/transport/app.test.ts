@@ -350,6 +350,7 @@ describe('gateway HTTP app', () => {
         expiryMonth: 12,
         expiryYear: validCard.expiryYear,
         cvv: '123',
+        provisional: false,
       });
     });
 

@@ -186,9 +186,9 @@ export function createApp(deps: GatewayDeps): Express {
       ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
     });
     app.options(BROWSER_TOKENS_PATH, cors);
-    // The very handler of POST /v1/token (same schema, same vault call, same test/live card rules);
-    // this route is the one place that will mark browser tokens provisional (docs/browser.md).
-    app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.create);
+    // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
+    // token is provisional until the merchant's server retains it (docs/browser.md).
+    app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
   }
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));

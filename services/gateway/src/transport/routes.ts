@@ -58,25 +58,36 @@ function tokenParam(req: Request): string {
 }
 
 export function tokenRoutes(vault: VaultApi) {
+  /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
+  const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
+    const key = apiKeyOf(res);
+    const input = parseCardInput(req.body as Record<string, unknown>);
+    const card = validateCard(input, key.mode);
+    const record = await vault.tokenize(
+      {
+        merchantId: key.merchantId,
+        number: card.number,
+        holderName: card.holderName ?? '',
+        expiryMonth: card.expiryMonth,
+        expiryYear: card.expiryYear,
+        cvv: card.cvv ?? '',
+        mode: key.mode,
+        provisional,
+      },
+      { requestId: contextOf(res).requestId },
+    );
+    sendJson(res, 201, tokenRecordJson(record));
+  };
   return {
-    async create(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      const input = parseCardInput(req.body as Record<string, unknown>);
-      const card = validateCard(input, key.mode);
-      const record = await vault.tokenize(
-        {
-          merchantId: key.merchantId,
-          number: card.number,
-          holderName: card.holderName ?? '',
-          expiryMonth: card.expiryMonth,
-          expiryYear: card.expiryYear,
-          cvv: card.cvv ?? '',
-          mode: key.mode,
-        },
-        { requestId: contextOf(res).requestId },
-      );
-      sendJson(res, 201, tokenRecordJson(record));
-    },
+    /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once. */
+    create: (req: Request, res: Response): Promise<void> => tokenize(req, res, false),
+
+    /**
+     * POST /v1/browser/tokens: Tessera's card fields with a publishable key. The token is
+     * provisional (it expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant's server
+     * retains it), so a stolen publishable key fills nothing lasting.
+     */
+    createInBrowser: (req: Request, res: Response): Promise<void> => tokenize(req, res, true),
 
     async get(req: Request, res: Response): Promise<void> {
       const key = apiKeyOf(res);
