@@ -12,3 +12,4 @@ export * from './cli';
 export * from './net/httpHeaders';
 export * from './randomPool';
 export * from './heapGrowth';
+export * from './grpcConfig';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { checkTlsEnv, env, metricsEnvShape, tlsEnvShape } from '@tessera/common';
+import { checkTlsEnv, env, grpcServerEnvShape, metricsEnvShape, tlsEnvShape } from '@tessera/common';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
 import { parseWriteAck, type WriteAck } from './domain/writeAck';
 import type { RedisTarget } from './store/redisCardStore';
@@ -52,6 +52,7 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcServerEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine(

@@ -1,0 +1,135 @@
+import * as grpc from '@grpc/grpc-js';
+import { checkHealth, createHealthClient, createHealthService, healthService, type HealthClient, type HealthService } from './health';
+import { balancedChannelOptions } from './loadBalancing';
+
+jest.setTimeout(30_000);
+
+const SERVICE = 'tessera.test.v1.Thing';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One replica: grpc.health.v1 whose Watch follows `ready`, and whose Check calls are counted as "the service's calls". */
+interface Replica {
+  server: grpc.Server;
+  port: number;
+  health: HealthService;
+  ready: boolean;
+  calls: number;
+}
+
+async function startReplica(options: { watch?: boolean } = {}): Promise<Replica> {
+  const replica = { ready: true, calls: 0 } as Replica;
+  replica.health = createHealthService([SERVICE], async () => replica.ready, { pollIntervalMs: 100, checkTimeoutMs: 200 });
+  replica.server = new grpc.Server();
+  const handlers = {
+    ...replica.health.handlers,
+    Check: (call: Parameters<HealthService['handlers']['Check']>[0], callback: grpc.sendUnaryData<{ status: string }>) => {
+      replica.calls++;
+      callback(null, { status: 'SERVING' });
+    },
+  };
+  // Without Watch: an older server, which grpc-js answers UNIMPLEMENTED.
+  if (options.watch === false) delete (handlers as Partial<typeof handlers>).Watch;
+  replica.server.addService(healthService, handlers as grpc.UntypedServiceImplementation);
+  replica.port = await new Promise<number>((resolve, reject) =>
+    replica.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return replica;
+}
+
+const replicas: Replica[] = [];
+const clients: HealthClient[] = [];
+
+afterEach(() => {
+  for (const c of clients.splice(0)) c.close();
+  for (const r of replicas.splice(0)) {
+    r.health.shutdown();
+    r.server.forceShutdown();
+  }
+});
+
+async function twoReplicas(options: { watch?: boolean } = {}): Promise<[Replica, Replica, HealthClient]> {
+  const a = await startReplica(options);
+  const b = await startReplica(options);
+  replicas.push(a, b);
+  const client = createHealthClient(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, grpc.credentials.createInsecure(), {
+    ...balancedChannelOptions(SERVICE),
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 500,
+  });
+  clients.push(client);
+  return [a, b, client];
+}
+
+/** `n` calls one after another (each a separate pick), after both connections are up. */
+async function send(client: HealthClient, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await checkHealth(client, SERVICE, 2000);
+}
+
+async function bothConnected(client: HealthClient, a: Replica, b: Replica): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (a.calls === 0 || b.calls === 0) {
+    if (Date.now() > deadline) throw new Error('never reached both replicas');
+    await send(client, 1);
+    await sleep(20);
+  }
+}
+
+describe('health-checked round_robin (balancedChannelOptions)', () => {
+  it('spreads calls over every address of a static ipv4: list', async () => {
+    const [a, b, client] = await twoReplicas();
+    await bothConnected(client, a, b);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 100);
+    expect(a.calls + b.calls).toBe(100);
+    expect(a.calls).toBeGreaterThanOrEqual(40);
+    expect(b.calls).toBeGreaterThanOrEqual(40);
+  });
+
+  it('takes a replica that reports NOT_SERVING out of rotation, and back when it serves again', async () => {
+    const [a, b, client] = await twoReplicas();
+    await bothConnected(client, a, b);
+    b.ready = false;
+    // Polled every 100 ms, with a 200 ms timeout: well under a second to hear of it.
+    await sleep(1000);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 40);
+    expect(b.calls).toBe(0);
+    expect(a.calls).toBe(40);
+    b.ready = true;
+    await sleep(1000);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 40);
+    expect(b.calls).toBeGreaterThanOrEqual(10);
+    expect(a.calls).toBeGreaterThanOrEqual(10);
+  });
+
+  it('still sends calls when no replica is serving, so callers get the replicas’ own errors', async () => {
+    const [a, b, client] = await twoReplicas();
+    await bothConnected(client, a, b);
+    a.ready = false;
+    b.ready = false;
+    await sleep(1000);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 20);
+    expect(a.calls + b.calls).toBe(20);
+  });
+
+  it('moves calls away from a replica whose health service shuts down, before its server stops', async () => {
+    const [a, b, client] = await twoReplicas();
+    await bothConnected(client, a, b);
+    b.health.shutdown();
+    await sleep(500);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 20);
+    expect(b.calls).toBe(0);
+  });
+
+  it('balances over servers without Watch (an older version mid-upgrade) as if they were serving', async () => {
+    const [a, b, client] = await twoReplicas({ watch: false });
+    await bothConnected(client, a, b);
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 40);
+    expect(a.calls).toBeGreaterThanOrEqual(10);
+    expect(b.calls).toBeGreaterThanOrEqual(10);
+  });
+});
