@@ -59,17 +59,26 @@ async function servedBy(procs: ManagedProcess[], rpc: string): Promise<number[]>
 const delta = (after: number[], before: number[]) => after.map((n, i) => n - (before[i] ?? 0));
 const shares = (counts: number[]) => counts.map((n) => n / counts.reduce((a, b) => a + b, 0));
 
-/** `total` tokenizations in waves of `wave` concurrent requests (each wave is one batch to one replica); the statuses. */
-async function tokenizeInWaves(total: number, wave: number): Promise<number[]> {
+/**
+ * `total` requests from `workers` concurrent clients, each pausing a random 0–10 ms before its next
+ * request, as independent merchants would: requests meet in batches of varying size, and no fixed
+ * rhythm lines big batches up with one replica.
+ */
+async function send(total: number, workers: number, request: () => Promise<{ status: number }>): Promise<number[]> {
   const statuses: number[] = [];
-  for (let sent = 0; sent < total; sent += wave) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(wave, total - sent) }, () => call('POST', '/v1/token', aCard({ cvv: undefined }))),
-    );
-    statuses.push(...batch.map((r) => r.status));
-  }
+  let started = 0;
+  const worker = async (): Promise<void> => {
+    while (started < total) {
+      started++;
+      await sleep(Math.random() * 10);
+      statuses.push((await request()).status);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
   return statuses;
 }
+
+const tokenizeOne = () => call('POST', '/v1/token', aCard({ cvv: undefined }));
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -84,33 +93,33 @@ async function untilVaultServes(index: number): Promise<void> {
   const vault = stack.vaults[index] as ManagedProcess;
   const before = await served(vault, 'Tokenize');
   await waitUntil(`vault ${index} to get traffic again`, async () => {
-    await tokenizeInWaves(4, 2);
+    await send(4, 2, tokenizeOne);
     return (await served(vault, 'Tokenize')) > before;
   });
 }
 
 it('spreads 200 tokenizations over both vaults and 100 proxy calls over both proxies (and their renders over both vaults), each 30–70 %', async () => {
   const tokenizeBefore = await servedBy(stack.vaults, 'Tokenize');
-  const statuses = await tokenizeInWaves(200, 10);
+  const batchesBefore = await servedBy(stack.vaults, 'TokenizeBatch');
+  const statuses = await send(200, 10, tokenizeOne);
   expect(statuses.filter((s) => s === 201)).toHaveLength(200);
   const tokenize = delta(await servedBy(stack.vaults, 'Tokenize'), tokenizeBefore);
+  const batches = delta(await servedBy(stack.vaults, 'TokenizeBatch'), batchesBefore);
 
   const token = (await call('POST', '/v1/token', aCard({ cvv: undefined }))).body.token as string;
   const forwardBefore = await servedBy(stack.proxies, 'Forward');
   const renderBefore = await servedBy(stack.vaults, 'Render');
-  for (let sent = 0; sent < 100; sent += 5) {
-    const wave = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/pay`, pspBody: 'pan=[CARD_NUMBER]' }),
-      ),
-    );
-    expect(wave.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-  }
+  const proxied = await send(100, 5, () =>
+    call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/pay`, pspBody: 'pan=[CARD_NUMBER]' }),
+  );
+  expect(proxied.filter((s) => s === 200)).toHaveLength(100);
   const forward = delta(await servedBy(stack.proxies, 'Forward'), forwardBefore);
   const render = delta(await servedBy(stack.vaults, 'Render'), renderBefore);
 
   // For docs/scaling.md: how the calls fell.
-  process.stdout.write(`scale-out split: Tokenize ${tokenize.join('/')}, Forward ${forward.join('/')}, Render ${render.join('/')}\n`);
+  process.stdout.write(
+    `scale-out split: Tokenize ${tokenize.join('/')} (in ${batches.join('/')} batches), Forward ${forward.join('/')}, Render ${render.join('/')}\n`,
+  );
   expect(tokenize.reduce((a, b) => a + b)).toBe(200);
   expect(forward.reduce((a, b) => a + b)).toBe(100);
   expect(render.reduce((a, b) => a + b)).toBe(100);
@@ -129,7 +138,7 @@ it('survives kill -9 of one vault under load: only calls in flight on it fail, a
   const worker = async (): Promise<void> => {
     while (!stop) {
       const startedAt = Date.now();
-      const res = await call('POST', '/v1/token', aCard({ cvv: undefined }));
+      const res = await tokenizeOne();
       results.push({ startedAt, status: res.status, code: res.body?.error?.code });
     }
   };
@@ -157,7 +166,7 @@ it('survives kill -9 of one vault under load: only calls in flight on it fail, a
   await stack.startVault(1);
   await untilVaultServes(1);
   const before = await servedBy(stack.vaults, 'Tokenize');
-  expect((await tokenizeInWaves(100, 10)).every((s) => s === 201)).toBe(true);
+  expect((await send(100, 10, tokenizeOne)).every((s) => s === 201)).toBe(true);
   const split = delta(await servedBy(stack.vaults, 'Tokenize'), before);
   process.stdout.write(`after restart: Tokenize ${split.join('/')}\n`);
   for (const share of shares(split)) expect(share).toBeGreaterThanOrEqual(0.3);
@@ -177,7 +186,7 @@ it('takes a vault whose Redis is unreachable out of rotation: it receives no new
     await ownRedis.process.stop('SIGKILL');
     await sleep(2000);
     const before = await servedBy(stack.vaults, 'Tokenize');
-    const statuses = await tokenizeInWaves(100, 10);
+    const statuses = await send(100, 10, tokenizeOne);
     const split = delta(await servedBy(stack.vaults, 'Tokenize'), before);
     process.stdout.write(`own Redis killed: Tokenize ${split.join('/')}\n`);
     expect(split).toEqual([100, 0]);
