@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { checkHealth, createHealthClient, createHealthService, healthService, type HealthClient, type HealthService } from './health';
 import { balancedChannelOptions } from './loadBalancing';
+import { serverOptions } from './index';
 
 jest.setTimeout(30_000);
 
@@ -16,10 +17,10 @@ interface Replica {
   calls: number;
 }
 
-async function startReplica(options: { watch?: boolean } = {}): Promise<Replica> {
+async function startReplica(options: { watch?: boolean; server?: grpc.ServerOptions } = {}): Promise<Replica> {
   const replica = { ready: true, calls: 0 } as Replica;
   replica.health = createHealthService([SERVICE], async () => replica.ready, { pollIntervalMs: 100, checkTimeoutMs: 200 });
-  replica.server = new grpc.Server();
+  replica.server = new grpc.Server(options.server);
   const handlers = {
     ...replica.health.handlers,
     Check: (call: Parameters<HealthService['handlers']['Check']>[0], callback: grpc.sendUnaryData<{ status: string }>) => {
@@ -47,7 +48,7 @@ afterEach(() => {
   }
 });
 
-async function twoReplicas(options: { watch?: boolean } = {}): Promise<[Replica, Replica, HealthClient]> {
+async function twoReplicas(options: { watch?: boolean; server?: grpc.ServerOptions } = {}): Promise<[Replica, Replica, HealthClient]> {
   const a = await startReplica(options);
   const b = await startReplica(options);
   replicas.push(a, b);
@@ -131,5 +132,55 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     await send(client, 40);
     expect(a.calls).toBeGreaterThanOrEqual(10);
     expect(b.calls).toBeGreaterThanOrEqual(10);
+  });
+
+  it('keeps every call working while servers close connections at their maximum age and clients reconnect', async () => {
+    const [a, b, client] = await twoReplicas({
+      server: serverOptions({ minPingIntervalMs: 10_000, maxConnectionAgeMs: 300, maxConnectionAgeGraceMs: 1000 }),
+    });
+    await bothConnected(client, a, b);
+    [a.calls, b.calls] = [0, 0];
+    const until = Date.now() + 2000;
+    let sent = 0;
+    // Several connection lifetimes: each call must succeed (checkHealth rejects otherwise).
+    while (Date.now() < until) {
+      await send(client, 1);
+      sent++;
+    }
+    expect(a.calls + b.calls).toBe(sent);
+    expect(a.calls).toBeGreaterThan(sent / 4);
+    expect(b.calls).toBeGreaterThan(sent / 4);
+  });
+
+  it('works with a dns:/// target', async () => {
+    const a = await startReplica();
+    replicas.push(a);
+    const client = createHealthClient(`dns:///localhost:${a.port}`, grpc.credentials.createInsecure(), balancedChannelOptions(SERVICE));
+    clients.push(client);
+    await send(client, 5);
+    expect(a.calls).toBe(5);
+  });
+});
+
+describe('health service shutdown', () => {
+  it('ends open Watch streams (a probe or any other watcher), so a graceful server shutdown does not wait for them', async () => {
+    const a = await startReplica();
+    replicas.push(a);
+    const watcher = createHealthClient(`127.0.0.1:${a.port}`);
+    clients.push(watcher);
+    const statuses: string[] = [];
+    const ended = new Promise<void>((resolve) => {
+      const stream = watcher.Watch({ service: SERVICE });
+      stream.on('data', (res: { status: string }) => statuses.push(res.status));
+      stream.on('error', () => resolve());
+      stream.on('end', () => resolve());
+    });
+    while (statuses.length === 0) await sleep(20);
+    a.health.shutdown();
+    const started = Date.now();
+    await new Promise<void>((resolve) => a.server.tryShutdown(() => resolve()));
+    await ended;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
   });
 });
