@@ -1,3 +1,4 @@
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { checkHealth, createHealthClient, createHealthService, healthService, type HealthClient, type HealthService } from './health';
 import { balancedChannelOptions } from './loadBalancing';
@@ -17,9 +18,15 @@ interface Replica {
   calls: number;
 }
 
-async function startReplica(options: { watch?: boolean; server?: grpc.ServerOptions } = {}): Promise<Replica> {
+async function startReplica(
+  options: { watch?: boolean; server?: grpc.ServerOptions; port?: number; readyDelayMs?: number } = {},
+): Promise<Replica> {
   const replica = { ready: true, calls: 0 } as Replica;
-  replica.health = createHealthService([SERVICE], async () => replica.ready, { pollIntervalMs: 100, checkTimeoutMs: 200 });
+  const isReady = async () => {
+    if (options.readyDelayMs !== undefined) await sleep(options.readyDelayMs);
+    return replica.ready;
+  };
+  replica.health = createHealthService([SERVICE], isReady, { pollIntervalMs: 100, checkTimeoutMs: 200 });
   replica.server = new grpc.Server(options.server);
   const handlers = {
     ...replica.health.handlers,
@@ -32,7 +39,9 @@ async function startReplica(options: { watch?: boolean; server?: grpc.ServerOpti
   if (options.watch === false) delete (handlers as Partial<typeof handlers>).Watch;
   replica.server.addService(healthService, handlers as grpc.UntypedServiceImplementation);
   replica.port = await new Promise<number>((resolve, reject) =>
-    replica.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    replica.server.bindAsync(`127.0.0.1:${options.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   return replica;
 }
@@ -102,6 +111,31 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     await send(client, 40);
     expect(b.calls).toBeGreaterThanOrEqual(10);
     expect(a.calls).toBeGreaterThanOrEqual(10);
+  });
+
+  it('sends nothing to a replica that joins NOT_SERVING, not even before its first health answer', async () => {
+    const a = await startReplica();
+    replicas.push(a);
+    const portOfB = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const client = createHealthClient(`ipv4:127.0.0.1:${a.port},127.0.0.1:${portOfB}`, grpc.credentials.createInsecure(), {
+      ...balancedChannelOptions(SERVICE),
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 200,
+    });
+    clients.push(client);
+    await send(client, 2);
+    // B comes up later, and its readiness check takes 150 ms to say no.
+    const b = await startReplica({ port: portOfB, readyDelayMs: 150 });
+    b.ready = false;
+    replicas.push(b);
+    const until = Date.now() + 1500;
+    while (Date.now() < until) await send(client, 1);
+    expect(b.calls).toBe(0);
   });
 
   it('still sends calls when no replica is serving, so callers get the replicas’ own errors', async () => {

@@ -46,7 +46,7 @@ class HealthCheckedRoundRobinConfig implements experimental.TypedLoadBalancingCo
  * server said; whether calls may go here (isHealthy) is decided by the policy's panic rule.
  */
 class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
-  serving = true;
+  serving = false;
   private call: grpc.ClientReadableStream<HealthCheckResponse__Output> | undefined;
   private client: ReturnType<typeof createHealthClient> | undefined;
   private retry: NodeJS.Timeout | undefined;
@@ -90,9 +90,16 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
   }
 
   private startWatch(): void {
-    if (this.unsupported || this.call !== undefined) return;
+    if (this.call !== undefined) return;
+    if (this.unsupported) {
+      this.setServing(true);
+      return;
+    }
     clearTimeout(this.retry);
     this.retry = undefined;
+    // Until its server answers, a new connection is not trusted with calls, unless no replica is
+    // serving (the panic rule): a replacement pod whose Redis is unreachable never gets one.
+    this.setServing(false);
     // A call on this one connection (not on the balanced channel), as the ORCA watcher in grpc-js does.
     this.client ??= createHealthClient('unused', grpc.credentials.createInsecure(), { channelOverride: this.child.getChannel() });
     const call = this.client.Watch({ service: this.serviceName });
@@ -132,8 +139,8 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
     const call = this.call;
     this.call = undefined;
     call?.cancel();
-    // A new connection starts from "serving" again until its server says otherwise.
-    this.serving = true;
+    // Not connected: no calls go here whatever this says; the next connection asks again.
+    this.serving = false;
   }
 
   protected override destroy(): void {
