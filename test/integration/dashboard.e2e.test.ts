@@ -1,6 +1,6 @@
 /**
- * The dashboard in a real browser: Debian's chromium driven by playwright-core (`.ci/run`
- * installs it when missing). One operator rotates a key through the four steps of the spec.
+ * The dashboard in a real browser: Debian's chromium driven by playwright-core (`npm test`
+ * installs it when missing: scripts/test-tools.mjs). One operator rotates a key through the four steps of the spec.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -58,7 +58,7 @@ function keyRow(apiKey: string) {
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/test-tools.mjs (npm test does)`);
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   redis = await startRedis();
   stack = await startStack(redis, { env: { TRUSTED_PROXIES: '127.0.0.1/32' } });

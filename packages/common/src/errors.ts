@@ -59,6 +59,11 @@ export const ERROR_CATALOGUE = {
   internal_error: { status: 500, type: 'api_error', message: 'An internal error occurred.' },
   psp_unreachable: { status: 502, type: 'psp_error', message: 'The PSP could not be reached.' },
   psp_response_too_large: { status: 502, type: 'psp_error', message: 'The PSP response exceeds the size limit.' },
+  psp_outcome_unknown: {
+    status: 502,
+    type: 'psp_error',
+    message: 'The request may have reached the PSP, but its answer was lost. Check with the PSP before paying again.',
+  },
   service_unavailable: { status: 503, type: 'api_error', message: 'The service is temporarily unavailable.' },
   upstream_timeout: { status: 504, type: 'api_error', message: 'An internal service did not answer in time.' },
   psp_timeout: { status: 504, type: 'psp_error', message: 'The PSP did not answer in time.' },
