@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@tessera/common';
+import { GRPC_DEFAULTS } from '@tessera/protos';
 import { browserOriginsOf, parseGatewayConfig, resolveApiKeyPepper } from './config';
 
 function problems(env: NodeJS.ProcessEnv): string[] {
@@ -30,6 +31,31 @@ describe('gateway config', () => {
       TRUSTED_PROXIES: [],
       NODE_ENV: 'development',
     });
+  });
+
+  it('takes VAULT_ADDR and PROXY_ADDR as gRPC targets: host:port, dns:/// (every replica) or a fixed ipv4:/ipv6: list', () => {
+    for (const target of [
+      'vault:50051',
+      'dns:///vault-headless.tessera.svc.cluster.local:50051',
+      'ipv4:127.0.0.1:50051,127.0.0.1:50061',
+      'ipv6:[::1]:50051,[::1]:50061',
+      '[::1]:50051',
+    ]) {
+      expect(parseGatewayConfig({ VAULT_ADDR: target, PROXY_ADDR: target })).toMatchObject({ VAULT_ADDR: target, PROXY_ADDR: target });
+    }
+    expect(problems({ VAULT_ADDR: 'ipv4:127.0.0.1:50051,vault:50061' })).toEqual(['VAULT_ADDR: "vault:50061" is not an IPv4 address:port']);
+    expect(problems({ PROXY_ADDR: 'dns://8.8.8.8/proxy:50052' })).toEqual([
+      expect.stringMatching(/^PROXY_ADDR: a DNS target is dns:\/\/\/host:port/),
+    ]);
+    expect(problems({ VAULT_ADDR: 'dns:///vault' })).toEqual(['VAULT_ADDR: dns:/// must be followed by host:port']);
+    expect(problems({ VAULT_ADDR: 'vault:99999' })).toHaveLength(1);
+  });
+
+  it('keeps gRPC keepalive at or above the servers’ minimum ping interval by default', () => {
+    const config = parseGatewayConfig({});
+    expect(config.GRPC_KEEPALIVE_TIME_MS).toBe(GRPC_DEFAULTS.keepaliveTimeMs);
+    expect(config.GRPC_KEEPALIVE_TIME_MS).toBeGreaterThanOrEqual(GRPC_DEFAULTS.minPingIntervalMs);
+    expect(problems({ GRPC_KEEPALIVE_TIME_MS: '10' })).toHaveLength(1);
   });
 
   it('takes REDIS_CLUSTER_NODES as host:port seeds, together with REDIS_URL for credentials', () => {

@@ -5,6 +5,8 @@ import {
   checkRedisTlsEnv,
   checkTlsEnv,
   env,
+  grpcClientEnvShape,
+  grpcTarget,
   loadOrCreateDevSecret,
   metricsEnvShape,
   parseConfig,
@@ -34,8 +36,9 @@ export const gatewayConfigSchema = z
   .object({
     PORT: env.port(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
-    PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
+    // gRPC targets: host:port, dns:///host:port (every replica DNS returns) or ipv4:a:p,b:q; see docs/scaling.md.
+    VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
+    PROXY_ADDR: grpcTarget('127.0.0.1:50052'),
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     // Must outlast the proxy's own budget (PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS +
     // PSP_TIMEOUT_MS, 37 s by default) so that a slow PSP surfaces as psp_timeout from the proxy
@@ -114,6 +117,7 @@ export const gatewayConfigSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcClientEnvShape,
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);

@@ -1,7 +1,22 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, limitHeapGrowth, loadConfigOrExit, startMetricsServer, tlsFilesOf } from '@tessera/common';
-import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
+import {
+  createLogger,
+  createMetricsRegistry,
+  grpcClientTuning,
+  limitHeapGrowth,
+  loadConfigOrExit,
+  startMetricsServer,
+  tlsFilesOf,
+} from '@tessera/common';
+import {
+  clientChannelOptions,
+  clientCredentials,
+  createProxyClient,
+  createVaultClient,
+  readTlsMaterial,
+  tlsChannelOptions,
+} from '@tessera/protos';
 import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
@@ -88,12 +103,14 @@ async function main(): Promise<void> {
   const tlsFiles = tlsFilesOf(config);
   const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
   if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
+  // Each balances round_robin over every replica its target resolves to that reports SERVING.
+  const keepalive = clientChannelOptions(grpcClientTuning(config));
   const vault = vaultApiFromClient(
-    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_VAULT) }),
     config.VAULT_TIMEOUT_MS,
   );
   const proxy = proxyApiFromClient(
-    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_PROXY)),
+    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_PROXY) }),
     config.PROXY_TIMEOUT_MS,
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.

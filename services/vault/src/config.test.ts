@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, parseConfig } from '@tessera/common';
+import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig } from '@tessera/common';
+import { GRPC_DEFAULTS } from '@tessera/protos';
 import { configSchema, redisTargetOf } from './config';
 
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
@@ -30,6 +31,19 @@ describe('vault config', () => {
     });
     expect(config.REDIS_URL).toBeUndefined();
     expect(config.VAULT_KEYS).toBeUndefined();
+  });
+
+  it('bounds gRPC connection age (clients re-resolve and find new replicas) with the shared defaults, and takes overrides', () => {
+    const config = parseConfig(configSchema, {});
+    expect(grpcServerTuning(config)).toEqual({
+      minPingIntervalMs: GRPC_DEFAULTS.minPingIntervalMs,
+      maxConnectionAgeMs: GRPC_DEFAULTS.maxConnectionAgeMs,
+      maxConnectionAgeGraceMs: GRPC_DEFAULTS.maxConnectionAgeGraceMs,
+    });
+    expect(healthServiceOptions(config)).toEqual({ pollIntervalMs: 500, checkTimeoutMs: 500 });
+    const tuned = parseConfig(configSchema, { GRPC_MAX_CONNECTION_AGE_MS: '60000', HEALTH_POLL_INTERVAL_MS: '250' });
+    expect(tuned).toMatchObject({ GRPC_MAX_CONNECTION_AGE_MS: 60000, HEALTH_POLL_INTERVAL_MS: 250 });
+    expect(problems({ GRPC_MAX_CONNECTION_AGE_MS: '0' })).toEqual([expect.stringMatching(/^GRPC_MAX_CONNECTION_AGE_MS: /)]);
   });
 
   it('parses VAULT_KEYS into a ring whose last key is current', () => {

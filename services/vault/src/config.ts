@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { checkRedisTlsEnv, checkTlsEnv, env, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
+import { checkRedisTlsEnv, checkTlsEnv, env, grpcServerEnvShape, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
 import { MAX_MESSAGE_BYTES } from '@tessera/protos';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
 import { DEFAULT_RENDER_MAX_BYTES } from './domain/renderPspBody';
@@ -64,6 +64,7 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcServerEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine(
