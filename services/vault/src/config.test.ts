@@ -22,7 +22,7 @@ describe('vault config', () => {
       VAULT_ADDR: '127.0.0.1:50051',
       CVV_TTL_SECONDS: 3600,
       CARD_GRACE_DAYS: 30,
-      REDIS_COMMAND_TIMEOUT_MS: 2000,
+      REDIS_COMMAND_TIMEOUT_MS: 1000,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
       TESSERA_STATE_DIR: path.resolve('.tessera'),

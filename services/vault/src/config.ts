@@ -43,7 +43,9 @@ export const configSchema = z
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(2000),
+    // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'
+    // VAULT_TIMEOUT_MS (gateway, proxy; 2000) so a stalled store answers 503, not the caller's 504.
+    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     TESSERA_STATE_DIR: z
       .string()
       .default('.tessera')

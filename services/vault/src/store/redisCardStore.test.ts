@@ -100,6 +100,59 @@ describe('RedisCardStore against a real redis-server', () => {
   });
 });
 
+describe('RedisCardStore under a stalled Redis', () => {
+  it('fails every operation within its timeout, also one that queued behind a stalled one', async () => {
+    const own = await startRedisServer(['--enable-debug-command', 'yes']);
+    const sleeper = new Redis(own.url);
+    try {
+      const store = await openStore(own.url, 500);
+      const stalled = sleeper.call('DEBUG', 'SLEEP', '2');
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      const timed = (op: Promise<unknown>) =>
+        op.then(
+          () => ({ code: 'ok', ms: Date.now() - started }),
+          (err: TesseraError) => ({ code: err.code, ms: Date.now() - started }),
+        );
+      const first = timed(store.getCard(generateToken()));
+      // Issued once the first has been written: with auto-pipelining it waits for that one's answer.
+      await new Promise((r) => setTimeout(r, 200));
+      const queued = [
+        timed(store.save({ token: generateToken(), card: aStoredCard(), cardTtlMs: 60_000 })),
+        timed(store.getCard(generateToken())),
+      ];
+      const results = await Promise.all([first, ...queued]);
+      expect(results.map((r) => r.code)).toEqual(['service_unavailable', 'service_unavailable', 'service_unavailable']);
+      // Each within its own 500 ms (plus scheduling), counted from when it was issued.
+      expect(results[0]!.ms).toBeLessThan(500 + 250);
+      for (const r of results.slice(1)) expect(r.ms).toBeLessThan(200 + 500 + 250);
+      await stalled;
+      await store.close();
+    } finally {
+      sleeper.disconnect();
+      await own.stop();
+    }
+  });
+});
+
+describe('RedisCardStore batch outcomes', () => {
+  it('reports each entry of a batch on its own: one refused write fails only its entry', async () => {
+    const store = await openStore();
+    const [a, bad, c] = [generateToken(), generateToken(), generateToken()];
+    const outcomes = await store.saveMany([
+      { token: a, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
+      // Redis refuses a zero expiry inside the transaction: this entry alone fails.
+      { token: bad, card: aStoredCard(), cardTtlMs: 0 },
+      { token: c, card: aStoredCard(), cardTtlMs: 60_000 },
+    ]);
+    expect(outcomes.map((o) => (o.saved ? 'saved' : o.error.code))).toEqual(['saved', 'service_unavailable', 'saved']);
+    expect(await store.getCard(a)).toEqual(aStoredCard());
+    expect(await store.getCard(c)).toEqual(aStoredCard());
+    expect(await store.getCard(bad)).toBeNull();
+    await store.close();
+  });
+});
+
 describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
   const entry = (t: string) => ({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
 

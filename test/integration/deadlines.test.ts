@@ -1,0 +1,80 @@
+/**
+ * Deadlines nest: the vault's card-store timeout (REDIS_COMMAND_TIMEOUT_MS, 1000 by default) is
+ * inside the gateway's VAULT_TIMEOUT_MS (2000), so a stalled card store answers the documented
+ * `503 service_unavailable` within REDIS_COMMAND_TIMEOUT_MS, never the gateway's
+ * `504 upstream_timeout`, and a 503 frees the Idempotency-Key. The stack runs on its default
+ * timeouts; the vault has a Redis of its own, so only the card store stalls (DEBUG SLEEP).
+ */
+import { Redis } from 'ioredis';
+import { aCard, apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { startRedisServer, type RedisServerHandle } from '../support/redisServer';
+
+jest.setTimeout(60_000);
+
+/** The documented default of the vault's REDIS_COMMAND_TIMEOUT_MS (README configuration table). */
+const REDIS_COMMAND_TIMEOUT_MS = 1000;
+/** Scheduling and HTTP on a loaded test machine; far below the 1000 ms the old timeouts were off by. */
+const MARGIN_MS = 400;
+
+let redis: RedisServer;
+let cardStore: RedisServerHandle;
+let stack: Stack;
+let call: ReturnType<typeof apiClient>;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  cardStore = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--enable-debug-command', 'yes']);
+  stack = await startStack(redis, { serviceEnv: { vault: { REDIS_URL: cardStore.url } } });
+  call = apiClient(stack, stack.createKey('acme').apiKey);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await cardStore?.stop();
+  await redis?.stop();
+});
+
+/** Blocks the card store's Redis for `seconds`; resolves once it answers again. */
+async function stallCardStore(seconds: number): Promise<{ over: Promise<unknown> }> {
+  const client = new Redis(cardStore.url, { lazyConnect: true });
+  await client.connect();
+  const over = client.call('DEBUG', 'SLEEP', String(seconds)).finally(() => client.disconnect());
+  await new Promise((r) => setTimeout(r, 50)); // let Redis start sleeping
+  return { over };
+}
+
+async function timed<T>(request: Promise<T>): Promise<T & { ms: number }> {
+  const started = Date.now();
+  const res = await request;
+  return { ...res, ms: Date.now() - started };
+}
+
+it('a stalled card store: tokenize and read answer 503 service_unavailable within REDIS_COMMAND_TIMEOUT_MS, also when requests queue', async () => {
+  const { token } = (await call('POST', '/v1/token', aCard())).body as { token: string };
+  const { over } = await stallCardStore(4);
+  // Concurrent requests share the vault's Redis connection: later ones queue behind the first.
+  const first = Array.from({ length: 6 }, () => timed(call('POST', '/v1/token', aCard())));
+  await new Promise((r) => setTimeout(r, 300));
+  const later = [timed(call('POST', '/v1/token', aCard())), timed(call('GET', `/v1/token/${token}`))];
+  const answers = await Promise.all([...first, ...later]);
+  for (const res of answers) {
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    expect(res.ms).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + MARGIN_MS);
+  }
+  await over;
+  expect((await call('POST', '/v1/token', aCard())).status).toBe(201);
+});
+
+it('a 503 from a stalled card store frees the Idempotency-Key: the retry after the stall creates the token', async () => {
+  const headers = { 'idempotency-key': `stall-${Date.now()}` };
+  const { over } = await stallCardStore(2);
+  const refused = await call('POST', '/v1/token', aCard(), headers);
+  expect({ status: refused.status, code: refused.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+  await over;
+  const retried = await call('POST', '/v1/token', aCard(), headers);
+  expect(retried.status).toBe(201);
+  // ... and that answer is the one stored and replayed from now on.
+  const replayed = await call('POST', '/v1/token', aCard(), headers);
+  expect(replayed.status).toBe(201);
+  expect(replayed.body.token).toBe(retried.body.token);
+});
