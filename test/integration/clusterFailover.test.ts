@@ -120,6 +120,19 @@ async function replicasInSync(): Promise<boolean> {
   return true;
 }
 
+/** Every live node serves queries (a node between two cluster states answers CLUSTERDOWN). */
+async function clusterStateOk(): Promise<boolean> {
+  const nodes = (await clusterNodes(observer)).filter((n) => !n.failed);
+  const states = await Promise.all(
+    nodes.map(async (node) => {
+      const client = connect(node.address);
+      await client.connect();
+      return ((await client.call('CLUSTER', 'INFO').finally(() => client.disconnect())) as string).includes('cluster_state:ok');
+    }),
+  );
+  return states.every(Boolean);
+}
+
 const numbers = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.visaDeclined];
 
 /** `count` tokenizations, `concurrency` at a time (concurrent ones reach the vault as TokenizeBatch calls). */
@@ -180,6 +193,7 @@ it('follows a slot that moved to another master: every write in replica:1 mode i
     'every node to see the slot move',
   );
   await waitUntil(replicasInSync, 'every replica in sync');
+  await waitUntil(clusterStateOk, 'every node to report cluster_state:ok');
   // Known gateway issue, outside this test: the first rate-limit script call that lands on a
   // master through a moved slot answers 503 NOSCRIPT. Warm the gateway up so only card writes are judged.
   await waitUntil(

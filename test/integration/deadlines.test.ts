@@ -67,7 +67,7 @@ it('a stalled card store: tokenize and read answer 503 service_unavailable withi
 
 it('a 503 from a stalled card store frees the Idempotency-Key: the retry after the stall creates the token', async () => {
   const headers = { 'idempotency-key': `stall-${Date.now()}` };
-  const { over } = await stallCardStore(2);
+  const { over } = await stallCardStore(4);
   const refused = await call('POST', '/v1/token', aCard(), headers);
   expect({ status: refused.status, code: refused.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
   await over;

@@ -178,7 +178,12 @@ export class RedisCardStore implements CardStore {
         }
         const results = await this.writeGroup(this.redis, entries, false);
         results.forEach((result, i) =>
-          settle(i, result.kind === 'saved' ? SAVED : failedWith(result.kind === 'failed' ? result.error : result)),
+          settle(
+            i,
+            result.kind === 'saved'
+              ? SAVED
+              : failedWith(result.kind === 'failed' ? result.error : new Error(`a cluster reply (${result.kind}) from a single Redis`)),
+          ),
         );
       });
     } catch (err) {
@@ -192,8 +197,10 @@ export class RedisCardStore implements CardStore {
   /**
    * Cluster writes go to the node the slot map names, on that node's connection (so WAIT counts
    * them). A MOVED or ASK answer (a slot moved, a replica was promoted) is followed to the node it
-   * names, up to MAX_REDIRECTIONS times, and makes the slot map refresh in the background so later
-   * writes go straight there; a node that cannot be reached fails its entries only.
+   * names, and makes the slot map refresh in the background so later writes go straight there;
+   * CLUSTERDOWN / TRYAGAIN (a node between two cluster states) is retried after RETRY_DELAY_MS, as
+   * ioredis does for single commands. At most MAX_ATTEMPTS rounds, within the operation's deadline;
+   * a node that cannot be reached fails its entries only.
    */
   private async saveOnCluster(
     cluster: Cluster,
@@ -211,6 +218,7 @@ export class RedisCardStore implements CardStore {
       }
       const redirected: Pending[] = [];
       let refresh = false;
+      let pause = false;
       await Promise.all(
         [...groups.values()].map(async (group) => {
           const first = group[0] as Pending;
@@ -234,6 +242,10 @@ export class RedisCardStore implements CardStore {
               // A master that went away: its replica may be promoted by the next refresh.
               refresh = true;
               settle(item.index, failedWith(result.error));
+            } else if (result.kind === 'retry') {
+              pause = true;
+              refresh = true;
+              redirected.push({ ...item, target: undefined, asking: false });
             } else {
               if (result.kind === 'moved') refresh = true;
               redirected.push({ ...item, target: result.to, asking: result.kind === 'ask' });
@@ -241,10 +253,11 @@ export class RedisCardStore implements CardStore {
           });
         }),
       );
-      if (redirected.length > 0 && round + 1 >= MAX_REDIRECTIONS) {
-        for (const item of redirected) settle(item.index, failedWith(new Error('too many cluster redirections')));
+      if (redirected.length > 0 && round + 1 >= MAX_ATTEMPTS) {
+        for (const item of redirected) settle(item.index, failedWith(new Error('too many cluster redirections or retries')));
         return;
       }
+      if (pause) await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
       if (refresh) {
         // A write that names no node waits for the new map; the others follow their redirection at once.
         const refreshed = refreshSlots(cluster);
@@ -288,6 +301,7 @@ export class RedisCardStore implements CardStore {
         if (!err) continue;
         const [kind, , to] = err.message.split(' ');
         if ((kind === 'MOVED' || kind === 'ASK') && to !== undefined) return { kind: kind === 'MOVED' ? 'moved' : 'ask', to };
+        if (kind === 'CLUSTERDOWN' || kind === 'TRYAGAIN') return { kind: 'retry' };
         return { kind: 'failed', error: err };
       }
       const [execErr, execReply] = replies?.[exec] ?? [new Error('no reply to EXEC')];
@@ -485,11 +499,13 @@ export class RedisCardStore implements CardStore {
   }
 }
 
-/** Redirections (MOVED/ASK) one card write follows before it gives up. */
-const MAX_REDIRECTIONS = 3;
+/** Rounds of redirections (MOVED/ASK) and retries (CLUSTERDOWN/TRYAGAIN) one card write gets. */
+const MAX_ATTEMPTS = 5;
+/** Pause before retrying after CLUSTERDOWN/TRYAGAIN (ioredis's retryDelayOnClusterDown default). */
+const RETRY_DELAY_MS = 100;
 
 /** How one entry's transaction fared on the node it was sent to. */
-type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { kind: 'moved' | 'ask'; to: string };
+type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { kind: 'moved' | 'ask'; to: string } | { kind: 'retry' };
 
 const SAVED: SaveOutcome = { saved: true };
 
