@@ -2,8 +2,9 @@
  * Deadlines nest: the vault's card-store timeout (REDIS_COMMAND_TIMEOUT_MS, 1000 by default) is
  * inside the gateway's VAULT_TIMEOUT_MS (2000), so a stalled card store answers the documented
  * `503 service_unavailable` within REDIS_COMMAND_TIMEOUT_MS, never the gateway's
- * `504 upstream_timeout`, and a 503 frees the Idempotency-Key. The stack runs on its default
- * timeouts; the vault has a Redis of its own, so only the card store stalls (DEBUG SLEEP).
+ * `504 upstream_timeout`, and a 503 frees the Idempotency-Key. The gateway's own Redis
+ * (API keys) is bounded by its REDIS_COMMAND_TIMEOUT_MS (1000) the same way. The stack runs on its
+ * default timeouts; the vault has a Redis of its own, so each store can stall alone (DEBUG SLEEP).
  */
 import { Redis } from 'ioredis';
 import { aCard, apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
@@ -22,7 +23,7 @@ let stack: Stack;
 let call: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  redis = await startRedis();
+  redis = await startRedis(['--enable-debug-command', 'yes']);
   cardStore = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--enable-debug-command', 'yes']);
   stack = await startStack(redis, { serviceEnv: { vault: { REDIS_URL: cardStore.url } } });
   call = apiClient(stack, stack.createKey('acme').apiKey);
@@ -34,9 +35,9 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** Blocks the card store's Redis for `seconds`; resolves once it answers again. */
-async function stallCardStore(seconds: number): Promise<{ over: Promise<unknown> }> {
-  const client = new Redis(cardStore.url, { lazyConnect: true });
+/** Blocks a Redis for `seconds` (the card store's unless told); `over` resolves once it answers again. */
+async function stallCardStore(seconds: number, url = cardStore.url): Promise<{ over: Promise<unknown> }> {
+  const client = new Redis(url, { lazyConnect: true });
   await client.connect();
   const over = client.call('DEBUG', 'SLEEP', String(seconds)).finally(() => client.disconnect());
   await new Promise((r) => setTimeout(r, 50)); // let Redis start sleeping
@@ -77,4 +78,18 @@ it('a 503 from a stalled card store frees the Idempotency-Key: the retry after t
   const replayed = await call('POST', '/v1/token', aCard(), headers);
   expect(replayed.status).toBe(201);
   expect(replayed.body.token).toBe(retried.body.token);
+});
+
+it("a stalled gateway Redis: requests answer 503 service_unavailable within the gateway's REDIS_COMMAND_TIMEOUT_MS, also when they queue", async () => {
+  const GATEWAY_REDIS_COMMAND_TIMEOUT_MS = 1000; // its documented default
+  const { over } = await stallCardStore(4, redis.url);
+  const first = Array.from({ length: 6 }, () => timed(call('POST', '/v1/token', aCard())));
+  await new Promise((r) => setTimeout(r, 300));
+  const later = Array.from({ length: 3 }, () => timed(call('POST', '/v1/token', aCard())));
+  for (const res of await Promise.all([...first, ...later])) {
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    expect(res.ms).toBeLessThan(GATEWAY_REDIS_COMMAND_TIMEOUT_MS + MARGIN_MS);
+  }
+  await over;
+  expect((await call('POST', '/v1/token', aCard())).status).toBe(201);
 });

@@ -91,14 +91,14 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** A private redis-server on a free loopback port; never the machine's own Redis. */
-export async function startRedis(): Promise<RedisServer> {
+/** A private redis-server on a free loopback port; never the machine's own Redis. `args` are added to its command line. */
+export async function startRedis(args: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
   const proc = new ManagedProcess(
     'redis',
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...args],
     process.env,
   ).start();
   await proc.waitForOutput('Ready to accept connections');
