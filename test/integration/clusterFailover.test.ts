@@ -24,11 +24,14 @@ let observer = '';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  // A short node timeout fails a dead master over in about two seconds; without full coverage the
-  // live masters keep serving while a dead one's slots have no owner.
-  cluster = await startRedisCluster({ replicas: 1, nodeTimeoutMs: 1000, args: ['--cluster-require-full-coverage', 'no'] });
+  // A short node timeout fails a dead master over in a few seconds (shorter ones fail healthy
+  // nodes over on a loaded test machine); without full coverage the live masters keep serving
+  // while a dead one's slots have no owner.
+  cluster = await startRedisCluster({ replicas: 1, nodeTimeoutMs: 2500, args: ['--cluster-require-full-coverage', 'no'] });
   stack = await startStack(cluster, {
-    env: { REDIS_CLUSTER_NODES: cluster.nodes.join(','), VAULT_WRITE_ACK: 'replica:1:500' },
+    env: { REDIS_CLUSTER_NODES: cluster.nodes.join(','), VAULT_WRITE_ACK: 'replica:1:800' },
+    // Room for a loaded machine, still inside the gateway's VAULT_TIMEOUT_MS (2000).
+    serviceEnv: { vault: { REDIS_COMMAND_TIMEOUT_MS: '1500' } },
   });
   call = apiClient(stack, stack.createKey('acme').apiKey);
 });
@@ -153,10 +156,30 @@ async function tokenize(count: number, concurrency: number): Promise<Array<{ sta
 
 const statuses = (answers: Array<{ status: number }>) => answers.map((a) => a.status);
 
-it('follows a slot that moved to another master: every write in replica:1 mode is acknowledged', async () => {
+/**
+ * Known gateway issue, outside these tests: the first rate-limit script call that reaches a master
+ * through a moved or migrating slot answers 503 NOSCRIPT. Warm the gateway up so only card writes are judged.
+ */
+async function warmUpGateway(): Promise<void> {
+  await waitUntil(
+    async () => (await Promise.all(Array.from({ length: 10 }, () => call('GET', '/v1/token/tok.unknown')))).every((r) => r.status === 404),
+    'the gateway to authenticate through the moved slots',
+  );
+}
+
+let moving: number[] = [];
+
+it('follows slots that moved to another master (MOVED): every write in replica:1 mode is acknowledged', async () => {
   const before = await clusterNodes(cluster.nodes[0]!);
   const masters = before.filter((n) => n.master && n.slots.length > 0);
-  const [from, to] = masters as [ClusterNode, ClusterNode];
+  // The gateway keeps all its keys in the {tessera-gateway} slot: its master is `from` (whose
+  // non-empty slots stay), so the third master, which the next tests kill, never holds it.
+  const probe = connect(cluster.nodes[0]!);
+  await probe.connect();
+  const gatewaySlot = (await probe.call('CLUSTER', 'KEYSLOT', '{tessera-gateway}')) as number;
+  probe.disconnect();
+  const from = masters.find((m) => m.slots.includes(gatewaySlot))!;
+  const to = masters.find((m) => m !== from)!;
   touched.push(from.id, to.id);
   observer = to.address;
   // The empty slots of one master (all but its last, so it stays a master), moved to another the
@@ -165,28 +188,41 @@ it('follows a slot that moved to another master: every write in replica:1 mode i
   await source.connect();
   const counts = await Promise.all(from.slots.map((slot) => source.call('CLUSTER', 'COUNTKEYSINSLOT', slot) as Promise<number>));
   source.disconnect();
-  const moving = from.slots.filter((slot, i) => counts[i] === 0 && slot !== from.slots[from.slots.length - 1]);
+  moving = from.slots.filter((slot, i) => counts[i] === 0 && slot !== from.slots[from.slots.length - 1]);
   expect(moving.length).toBeGreaterThan(1000);
-  // As redis-cli --cluster reshard does (without keys to migrate): importing on the target,
-  // migrating on the source, then the new owner on the target (which bumps its config epoch so
-  // the move wins), the source and the other masters. Replicas refuse SETSLOT and learn by gossip.
-  const others = masters.filter((m) => m !== from && m !== to).map((m) => m.address);
-  const steps: Array<[string, string[]]> = [
+  // As redis-cli --cluster reshard does: importing on the target, migrating on the source. While a
+  // slot migrates Redis refuses a transaction over keys the target does not have yet (ASK, then
+  // TRYAGAIN), which a new token's card and CVV always are: those cards get 503, the others 201.
+  // Then the new owner on the target (which bumps its config epoch so the move wins), the source
+  // and the other masters. Replicas refuse SETSLOT and learn by gossip.
+  const setSlots = async (steps: Array<[string, string[]]>): Promise<void> => {
+    for (const [address, args] of steps) {
+      const node = connect(address);
+      await node.connect();
+      const pipeline = node.pipeline();
+      for (const slot of moving) pipeline.call('CLUSTER', 'SETSLOT', slot, ...args);
+      const results = (await pipeline.exec()) ?? [];
+      node.disconnect();
+      expect(results.filter(([err]) => err !== null)).toEqual([]);
+    }
+  };
+  await setSlots([
     [to.address, ['IMPORTING', from.id]],
     [from.address, ['MIGRATING', to.id]],
+  ]);
+  await warmUpGateway();
+  const duringMigration = await tokenize(30, 3);
+  for (const answer of duringMigration) {
+    if (answer.status !== 201) expect(answer).toEqual({ status: 503, code: 'service_unavailable' });
+  }
+  expect(duringMigration.filter((a) => a.status === 201).length).toBeGreaterThan(5);
+
+  const others = masters.filter((m) => m !== from && m !== to).map((m) => m.address);
+  await setSlots([
     [to.address, ['NODE', to.id]],
     [from.address, ['NODE', to.id]],
     ...others.map((address): [string, string[]] => [address, ['NODE', to.id]]),
-  ];
-  for (const [address, args] of steps) {
-    const node = connect(address);
-    await node.connect();
-    const pipeline = node.pipeline();
-    for (const slot of moving) pipeline.call('CLUSTER', 'SETSLOT', slot, ...args);
-    const results = (await pipeline.exec()) ?? [];
-    node.disconnect();
-    expect(results.filter(([err]) => err !== null)).toEqual([]);
-  }
+  ]);
   const ownerSeenBy = async (address: string) => (await clusterNodes(address)).find((n) => n.slots.includes(moving[0]!))?.id;
   await waitUntil(
     async () => (await Promise.all(cluster.nodes.map(ownerSeenBy))).every((id) => id === to.id),
@@ -194,12 +230,7 @@ it('follows a slot that moved to another master: every write in replica:1 mode i
   );
   await waitUntil(replicasInSync, 'every replica in sync');
   await waitUntil(clusterStateOk, 'every node to report cluster_state:ok');
-  // Known gateway issue, outside this test: the first rate-limit script call that lands on a
-  // master through a moved slot answers 503 NOSCRIPT. Warm the gateway up so only card writes are judged.
-  await waitUntil(
-    async () => (await Promise.all(Array.from({ length: 10 }, () => call('GET', '/v1/token/tok.unknown')))).every((r) => r.status === 404),
-    'the gateway to authenticate through the moved slots',
-  );
+  await warmUpGateway();
 
   // A third of all tokens now hash to a moved slot: each must be written on its new master.
   const answers = await tokenize(45, 3);
@@ -229,6 +260,9 @@ it('heals after a master dies: its replica takes over, and once that has a repli
     return seen !== undefined && !seen.master && !seen.failed && seen.masterId === replica.id;
   }, 'the old master to rejoin as a replica');
   await waitUntil(replicasInSync, 'every replica in sync');
+  // Until every node and the vault's slot map agree (a few hundred ms), a write may still meet the
+  // old master's stale view; such writes are refused (503), never acknowledged.
+  await waitUntil(async () => statuses(await tokenize(9, 3)).every((s) => s === 201), 'writes to be acknowledged again');
 
   const after = await tokenize(45, 3);
   expect(statuses(after)).toEqual(after.map(() => 201));
@@ -246,21 +280,12 @@ it('with a master down and no replica to take over, only the cards whose slots i
   // The replica promoted in the previous test, with the old master now its replica.
   const master = nodes.find((n) => n.master && n.slots.length > 0 && !touched.includes(n.id))!;
   const replica = nodes.find((n) => !n.master && n.masterId === master.id)!;
-  // The API key must live on a master that stays up, or every request would fail to authenticate.
-  const keys = Array.from({ length: 6 }, () => stack.createKey('acme').apiKey);
   await processOf(replica.address).stop('SIGKILL');
   await processOf(master.address).stop('SIGKILL');
   await waitUntil(
     async () => (await clusterNodes(observer)).find((n) => n.id === master.id)?.failed === true,
     'the master to be marked failed',
   );
-  let usable: string | undefined;
-  for (const key of keys) {
-    if ((await apiClient(stack, key)('GET', '/v1/token/tok.unknown')).status === 404) usable = key;
-  }
-  expect(usable).toBeDefined();
-  call = apiClient(stack, usable);
-
   const vaultLogFrom = stack.vault.output.length;
   const answers = await tokenize(60, 12);
   // Concurrent requests reached the vault as batches, mixing slots of live and dead masters ...

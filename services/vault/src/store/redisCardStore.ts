@@ -176,7 +176,7 @@ export class RedisCardStore implements CardStore {
           await this.saveOnCluster(this.redis, entries, settle);
           return;
         }
-        const results = await this.writeGroup(this.redis, entries, false);
+        const results = await this.writeGroup(this.redis, entries);
         results.forEach((result, i) =>
           settle(
             i,
@@ -196,25 +196,24 @@ export class RedisCardStore implements CardStore {
 
   /**
    * Cluster writes go to the node the slot map names, on that node's connection (so WAIT counts
-   * them). A MOVED or ASK answer (a slot moved, a replica was promoted) is followed to the node it
-   * names, and makes the slot map refresh in the background so later writes go straight there;
-   * CLUSTERDOWN / TRYAGAIN (a node between two cluster states) is retried after RETRY_DELAY_MS, as
-   * ioredis does for single commands. At most MAX_ATTEMPTS rounds, within the operation's deadline;
-   * a node that cannot be reached fails its entries only.
+   * them). A MOVED answer (a slot moved, a replica was promoted) is followed to the node it names
+   * and makes the slot map refresh in the background so later writes go straight there; ASK,
+   * CLUSTERDOWN and TRYAGAIN (a slot migrating, a node between two cluster states) are retried
+   * after RETRY_DELAY_MS, as ioredis does for single commands. At most MAX_ATTEMPTS rounds, within
+   * the operation's deadline; a node that cannot be reached fails its entries only.
    */
   private async saveOnCluster(
     cluster: Cluster,
     entries: readonly CardEntryToSave[],
     settle: (index: number, outcome: SaveOutcome) => void,
   ): Promise<void> {
-    type Pending = { entry: CardEntryToSave; index: number; target: string | undefined; asking: boolean };
-    let pending: Pending[] = entries.map((entry, index) => ({ entry, index, target: undefined, asking: false }));
+    type Pending = { entry: CardEntryToSave; index: number; target: string | undefined };
+    let pending: Pending[] = entries.map((entry, index) => ({ entry, index, target: undefined }));
     for (let round = 0; pending.length > 0; round++) {
       const groups = new Map<string, Pending[]>();
       for (const item of pending) {
         const node = item.target ?? cluster.slots[slotOf(cardKey(item.entry.token))]?.[0] ?? 'unknown';
-        const groupKey = `${item.asking ? 'ask ' : ''}${node}`;
-        groups.set(groupKey, [...(groups.get(groupKey) ?? []), { ...item, target: node }]);
+        groups.set(node, [...(groups.get(node) ?? []), { ...item, target: node }]);
       }
       const redirected: Pending[] = [];
       let refresh = false;
@@ -233,7 +232,6 @@ export class RedisCardStore implements CardStore {
           const results = await this.writeGroup(
             node,
             group.map((item) => item.entry),
-            first.asking,
           );
           results.forEach((result, i) => {
             const item = group[i] as Pending;
@@ -245,10 +243,10 @@ export class RedisCardStore implements CardStore {
             } else if (result.kind === 'retry') {
               pause = true;
               refresh = true;
-              redirected.push({ ...item, target: undefined, asking: false });
+              redirected.push({ ...item, target: undefined });
             } else {
-              if (result.kind === 'moved') refresh = true;
-              redirected.push({ ...item, target: result.to, asking: result.kind === 'ask' });
+              refresh = true;
+              redirected.push({ ...item, target: result.to });
             }
           });
         }),
@@ -268,15 +266,14 @@ export class RedisCardStore implements CardStore {
   }
 
   /**
-   * One pipeline on one connection: MULTI/SET/SET/EXEC per entry (ASKING first when following an
-   * ASK), then one WAIT for all of them. Each entry's result is its own: a queue-time MOVED/ASK
-   * (this node does not serve its slot) or an error inside its transaction fails only that entry.
+   * One pipeline on one connection: MULTI/SET/SET/EXEC per entry, then one WAIT for all of them.
+   * Each entry's result is its own: a queue-time redirection (this node does not serve its slot)
+   * or an error inside its transaction concerns only that entry.
    */
-  private async writeGroup(node: Redis, entries: readonly CardEntryToSave[], asking: boolean): Promise<WriteResult[]> {
+  private async writeGroup(node: Redis, entries: readonly CardEntryToSave[]): Promise<WriteResult[]> {
     const commands: Array<Array<string | number>> = [];
     const spans: Array<{ first: number; exec: number }> = [];
     for (const entry of entries) {
-      if (asking) commands.push(['asking']);
       const first = commands.length;
       commands.push(['multi'], ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)]);
       if (entry.cvv !== undefined) {
@@ -300,8 +297,11 @@ export class RedisCardStore implements CardStore {
         const err = replies?.[i]?.[0];
         if (!err) continue;
         const [kind, , to] = err.message.split(' ');
-        if ((kind === 'MOVED' || kind === 'ASK') && to !== undefined) return { kind: kind === 'MOVED' ? 'moved' : 'ask', to };
-        if (kind === 'CLUSTERDOWN' || kind === 'TRYAGAIN') return { kind: 'retry' };
+        if (kind === 'MOVED' && to !== undefined) return { kind: 'moved', to };
+        // ASK: the slot is migrating, and the importing node refuses a transaction over keys it
+        // does not have yet (TRYAGAIN), which a new token's card and CVV always are; so is the
+        // source while it has some of them. Both end when the slot has moved: try again shortly.
+        if (kind === 'ASK' || kind === 'CLUSTERDOWN' || kind === 'TRYAGAIN') return { kind: 'retry' };
         return { kind: 'failed', error: err };
       }
       const [execErr, execReply] = replies?.[exec] ?? [new Error('no reply to EXEC')];
@@ -316,11 +316,20 @@ export class RedisCardStore implements CardStore {
     const written = entries.filter((_, i) => results[i]?.kind === 'saved');
     if (written.length === 0 || (!waitErr && acked >= this.writeAck.replicas)) return results;
     this.logger.error(
-      { wanted: this.writeAck.replicas, acked, writeAck: describeWriteAck(this.writeAck), cards: written.length, node: nodeName(node) },
+      {
+        wanted: this.writeAck.replicas,
+        acked: waitErr ? undefined : acked,
+        waitError: waitErr?.message,
+        writeAck: describeWriteAck(this.writeAck),
+        cards: written.length,
+        node: nodeName(node),
+      },
       'card write not acknowledged by enough replicas: refusing the token',
     );
-    const keys = written.flatMap((entry) => [cardKey(entry.token), cvvKey(entry.token)]);
-    await node.del(...keys).catch(() => undefined);
+    // One DEL per token: in a Cluster, keys of different slots cannot share a command.
+    const cleanup = node.pipeline();
+    for (const entry of written) cleanup.del(cardKey(entry.token), cvvKey(entry.token));
+    await cleanup.exec().catch(() => undefined);
     const error = waitErr ?? new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
     return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error } : result));
   }
@@ -499,13 +508,13 @@ export class RedisCardStore implements CardStore {
   }
 }
 
-/** Rounds of redirections (MOVED/ASK) and retries (CLUSTERDOWN/TRYAGAIN) one card write gets. */
+/** Rounds of redirections (MOVED) and retries (ASK, CLUSTERDOWN, TRYAGAIN) one card write gets. */
 const MAX_ATTEMPTS = 5;
 /** Pause before retrying after CLUSTERDOWN/TRYAGAIN (ioredis's retryDelayOnClusterDown default). */
 const RETRY_DELAY_MS = 100;
 
 /** How one entry's transaction fared on the node it was sent to. */
-type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { kind: 'moved' | 'ask'; to: string } | { kind: 'retry' };
+type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { kind: 'moved'; to: string } | { kind: 'retry' };
 
 const SAVED: SaveOutcome = { saved: true };
 
