@@ -5,6 +5,7 @@ import { cardKey, cvvKey } from './records';
 import { generateToken } from '../domain/token';
 import { freePort, startRedisServer, useRedisServer } from '../../../../test/support/redisServer';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
+import { commandsSentDuring } from '../../../../test/support/redisCommands';
 
 jest.setTimeout(20_000);
 
@@ -136,6 +137,26 @@ describe('RedisCardStore under a stalled Redis', () => {
 });
 
 describe('RedisCardStore batch outcomes', () => {
+  it('writes a batch on one Redis with one transaction per card and a single WAIT for all of them', async () => {
+    const store = RedisCardStore.connect(db.server.url, {
+      commandTimeoutMs: 1000,
+      logger,
+      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 50 },
+    });
+    await store.waitUntilReady(3000);
+    const tokens = [generateToken(), generateToken(), generateToken()];
+    let outcomes: Array<{ saved: boolean }> = [];
+    const sent = await commandsSentDuring(db.server.url, async () => {
+      outcomes = await store.saveMany(tokens.map((t) => ({ token: t, card: aStoredCard(), cardTtlMs: 60_000 })));
+    });
+    // No replica here: the one WAIT counts 0, so every card is refused and removed again.
+    expect(outcomes.map((o) => o.saved)).toEqual([false, false, false]);
+    expect(sent.filter((c) => c === 'wait')).toHaveLength(1);
+    expect(sent.filter((c) => c === 'multi')).toHaveLength(3);
+    expect(await db.client.exists(...tokens.map(cardKey))).toBe(0);
+    await store.close();
+  });
+
   it('reports each entry of a batch on its own: one refused write fails only its entry', async () => {
     const store = await openStore();
     const [a, bad, c] = [generateToken(), generateToken(), generateToken()];
