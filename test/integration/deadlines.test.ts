@@ -93,3 +93,21 @@ it("a stalled gateway Redis: requests answer 503 service_unavailable within the 
   await over;
   expect((await call('POST', '/v1/token', aCard())).status).toBe(201);
 });
+
+it("the proxy says when the gateway's PROXY_TIMEOUT_MS is shorter than its own connect + vault + PSP budget", async () => {
+  const { token } = (await call('POST', '/v1/token', aCard())).body as { token: string };
+  const forward = (baseUrl: string) =>
+    fetch(`${baseUrl}/v1/proxy`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'post', token, pspUrl: 'http://127.0.0.1:1/charge', pspBody: '[CARD_NUMBER]' }),
+    });
+  const key = stack.createKey('acme').apiKey;
+  const warning = 'shorter than PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS + PSP_TIMEOUT_MS';
+  await forward(stack.baseUrl); // the defaults nest: 40 s around 5 + 2 + 30 s
+  expect(stack.proxy.output).not.toContain(warning);
+  const replica = await stack.startGatewayReplica({ PROXY_TIMEOUT_MS: '5000' });
+  await forward(replica.baseUrl);
+  expect(stack.proxy.output).toContain(warning);
+  await replica.process.stop();
+});
