@@ -4,8 +4,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,12 +27,9 @@ function devApiKey() {
   if (process.env.TESSERA_DEV_API_KEY) return process.env.TESSERA_DEV_API_KEY;
   const file = path.join(stateDir, 'dev-api-key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const body = 'tsk_test_' + Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('');
-  // The 6-character base62 CRC32 suffix the gateway checks (services/gateway/src/domain/apiKeys.ts).
-  let crc = zlib.crc32(body);
-  let checksum = '';
-  for (let i = 0; i < 6; i++, crc = Math.floor(crc / 62)) checksum = BASE62[crc % 62] + checksum;
-  const key = body + checksum;
+  // The gateway's own key generator (format and checksum), from the build that has just run.
+  const { generateApiKey } = createRequire(import.meta.url)(path.join(root, 'services/gateway/dist/domain/apiKeys.js'));
+  const key = generateApiKey('test');
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   return key;

@@ -23,7 +23,7 @@ let stack: Stack;
 let call: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  redis = await startRedis(['--enable-debug-command', 'yes']);
+  redis = await startRedis({ args: ['--enable-debug-command', 'yes'] });
   cardStore = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--enable-debug-command', 'yes']);
   stack = await startStack(redis, { serviceEnv: { vault: { REDIS_URL: cardStore.url } } });
   call = apiClient(stack, stack.createKey('acme').apiKey);

@@ -5,8 +5,11 @@
  * deploy/k8s/README.md).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
+import { drainDeadlineMs } from '../../services/gateway/src/transport/drain';
 import { ROOT } from './harness';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
@@ -62,11 +65,21 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     }
   });
 
+  it('give the gateway a preStop pause and a grace period longer than that pause plus its whole drain', () => {
+    const pod = find('Deployment', 'gateway').spec.template.spec;
+    const container = pod.containers[0];
+    const preStop = container.lifecycle.preStop.exec.command as string[];
+    expect(preStop[0]).toBe('sleep');
+    const proxyTimeoutMs = Number(container.env.find((e: any) => e.name === 'PROXY_TIMEOUT_MS')?.value ?? 40_000);
+    const neededSeconds = Number(preStop[1]) + drainDeadlineMs(proxyTimeoutMs) / 1000;
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(neededSeconds);
+  });
+
   it('run the services in production with mTLS, and the vault with an acknowledged write level', () => {
     for (const name of ['vault', 'proxy', 'gateway']) {
       const env = Object.fromEntries(find('Deployment', name).spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
       expect(env.NODE_ENV).toBe('production');
-      expect(env.TLS_CERT_FILE).toBe(`/certs/${name}.crt`);
+      expect(env.TLS_CERT_FILE).toBe('/certs/tls.crt');
     }
     const vaultEnv = find('Deployment', 'vault').spec.template.spec.containers[0].env;
     expect(vaultEnv).toContainEqual({ name: 'VAULT_WRITE_ACK', value: 'aof' });
@@ -103,8 +116,6 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
 });
 
 describe('docker-compose.yml', () => {
-  const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, any> };
-
   it('health-checks every service and starts each only after what it needs is healthy', () => {
     for (const [name, service] of Object.entries(compose.services)) {
       expect({ name, test: service.healthcheck?.test?.[0] }).toEqual({ name, test: 'CMD' });
@@ -118,5 +129,213 @@ describe('docker-compose.yml', () => {
   it('runs Redis with an fsync-always AOF and the vault with VAULT_WRITE_ACK=aof', () => {
     expect(compose.services.redis.command.join(' ')).toMatch(/--appendonly yes --appendfsync always/);
     expect(compose.services.vault.environment.VAULT_WRITE_ACK).toBe('aof');
+  });
+});
+
+/*
+ * What each workload can read (docs/SECURITY.md, "compromised gateway"): its own certificate,
+ * key and ca.crt, its own secrets, and in Redis only its own keys.
+ */
+const SERVICES = ['vault', 'proxy', 'gateway'] as const;
+const README = fs.readFileSync(path.join(K8S_DIR, 'README.md'), 'utf8');
+// merge: the services share their TLS variables through a `<<: *tls-own-certs` merge key.
+const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
+const podOf = (name: string): any => (name === 'redis' ? find('StatefulSet', 'redis') : find('Deployment', name)).spec.template.spec;
+
+/** The files `npm run certs` puts in each directory a workload mounts. */
+function certificateDirectories(): Record<string, string[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-certs-layout-'));
+  try {
+    generateDevCertificates(dir, [...SERVICES, 'redis']);
+    const listing: Record<string, string[]> = { '.': fs.readdirSync(dir).sort() };
+    for (const name of [...SERVICES, 'redis']) {
+      listing[name] = fs.existsSync(path.join(dir, name)) ? fs.readdirSync(path.join(dir, name)).sort() : [];
+    }
+    return listing;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Redis ACL glob (`*`, `?`; the braces of a hash tag are literal) as a RegExp. */
+const globRegExp = (glob: string): RegExp =>
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
+
+interface AclUser {
+  name: string;
+  on: boolean;
+  patterns: string[];
+  rules: string[];
+}
+const ACL_FILE = path.join(ROOT, 'deploy', 'redis', 'users.acl');
+const ACL_USERS: AclUser[] = (fs.existsSync(ACL_FILE) ? fs.readFileSync(ACL_FILE, 'utf8') : '')
+  .split('\n')
+  .filter((line) => line.startsWith('user '))
+  .map((line) => {
+    const [, name, ...rest] = line.trim().split(/\s+/);
+    return {
+      name: name!,
+      on: rest.includes('on') && !rest.includes('off'),
+      patterns: rest.filter((r) => r.startsWith('~')).map((r) => r.slice(1)),
+      rules: rest.filter((r) => /^[+-]/.test(r)),
+    };
+  });
+const aclUser = (name: string): AclUser => {
+  const user = ACL_USERS.find((u) => u.name === name);
+  if (!user) throw new Error(`no ACL user ${name}`);
+  return user;
+};
+const canTouch = (user: AclUser, key: string): boolean => user.patterns.some((p) => globRegExp(p).test(key));
+/** Last rule naming the command wins; categories are checked by the real Redis in redisAcl.test.ts. */
+const explicitly = (user: AclUser, command: string): '+' | '-' | undefined => {
+  const rule = user.rules.filter((r) => r.slice(1) === command).pop();
+  return rule?.[0] as '+' | '-' | undefined;
+};
+
+/** The Redis key prefixes a service's store code writes ('tessera:…' string literals). */
+function keyLiterals(dir: string): string[] {
+  const found = new Set<string>();
+  for (const file of fs.readdirSync(dir)) {
+    if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+    const text = fs.readFileSync(path.join(dir, file), 'utf8').replace(/^\s*(\/\/|\*|\/\*).*$/gm, '');
+    for (const m of text.matchAll(/['`](tessera:[^'`$]*)(\$\{)?/g)) found.add(m[1]! + (m[2] ? 'x' : ''));
+  }
+  return [...found].sort();
+}
+
+describe('what each workload can read', () => {
+  const layout = certificateDirectories();
+
+  it('npm run certs gives each service a directory with only its own key, its certificate and ca.crt; ca.key stays outside', () => {
+    expect(layout['.']).toContain('ca.key');
+    for (const name of [...SERVICES, 'redis'])
+      expect({ name, files: layout[name] }).toEqual({ name, files: ['ca.crt', 'tls.crt', 'tls.key'] });
+  });
+
+  it('Kubernetes: each pod mounts only its own TLS Secret, made from its own directory; no pod can read ca.key', () => {
+    for (const name of [...SERVICES, 'redis']) {
+      const pod = podOf(name);
+      const secrets = (pod.volumes ?? []).filter((v: any) => v.secret || v.projected);
+      expect({ name, secrets: secrets.map((v: any) => v.secret?.secretName) }).toEqual({ name, secrets: [`tessera-${name}-tls`] });
+      expect(secrets[0].secret.items).toBeUndefined();
+      const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === secrets[0].name);
+      expect(mount).toMatchObject({ mountPath: '/certs', readOnly: true });
+      for (const c of pod.containers) expect(c.envFrom).toBeUndefined();
+      // The README creates each Secret from that service's own directory only.
+      expect(README).toContain(`create secret generic tessera-${name}-tls --from-file=.tessera/certs/${name}\n`);
+    }
+    for (const name of SERVICES) {
+      const env = Object.fromEntries(podOf(name).containers[0].env.map((e: any) => [e.name, e.value]));
+      expect({ name, files: [env.TLS_CA_FILE, env.TLS_CERT_FILE, env.TLS_KEY_FILE] }).toEqual({
+        name,
+        files: ['/certs/ca.crt', '/certs/tls.crt', '/certs/tls.key'],
+      });
+    }
+    expect(README).not.toMatch(/--from-file=\.tessera\/certs(\/)?[\s`]/);
+    expect(JSON.stringify(docs)).not.toContain('ca.key');
+  });
+
+  it('Kubernetes: each pod gets only its own secret values, and only the vault and the gateway a Redis user', () => {
+    const refs = (name: string): string[] =>
+      podOf(name)
+        .containers.flatMap((c: any) => c.env ?? [])
+        .filter((e: any) => e.valueFrom?.secretKeyRef)
+        .map((e: any) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`)
+        .sort();
+    expect(refs('vault')).toEqual(['tessera-secrets/REDIS_VAULT_PASSWORD', 'tessera-secrets/VAULT_KEYS']);
+    expect(refs('gateway')).toEqual(['tessera-secrets/API_KEY_PEPPER', 'tessera-secrets/REDIS_GATEWAY_PASSWORD']);
+    expect(refs('proxy')).toEqual([]);
+    expect(refs('redis')).toEqual(['tessera-secrets/REDIS_GATEWAY_PASSWORD', 'tessera-secrets/REDIS_VAULT_PASSWORD']);
+    const envOf = (name: string) => Object.fromEntries(podOf(name).containers[0].env.map((e: any) => [e.name, e.value]));
+    expect(envOf('vault')).toMatchObject({
+      REDIS_URL: 'rediss://tessera-vault:$(REDIS_PASSWORD)@redis:6379',
+      REDIS_TLS_CA_FILE: '/certs/ca.crt',
+    });
+    expect(envOf('gateway')).toMatchObject({
+      REDIS_URL: 'rediss://tessera-gateway:$(REDIS_PASSWORD)@redis:6379',
+      REDIS_TLS_CA_FILE: '/certs/ca.crt',
+    });
+    expect(envOf('proxy').REDIS_URL).toBeUndefined();
+    // Kubernetes expands $(REDIS_PASSWORD) only from variables defined before it.
+    for (const name of ['vault', 'gateway']) {
+      const names = podOf(name).containers[0].env.map((e: any) => e.name);
+      expect(names.indexOf('REDIS_PASSWORD')).toBeLessThan(names.indexOf('REDIS_URL'));
+    }
+  });
+
+  it('Kubernetes: Redis runs deploy/redis/start.sh with the shipped ACL, TLS only', () => {
+    const pod = podOf('redis');
+    const redis = pod.containers[0];
+    expect(redis.command).toEqual(['sh', '/etc/tessera-redis/start.sh']);
+    expect(pod.volumes).toContainEqual({ name: 'config', configMap: { name: 'tessera-redis' } });
+    expect(README).toContain('create configmap tessera-redis --from-file=deploy/redis/');
+    expect(redis.env).toContainEqual({ name: 'TESSERA_REDIS_TLS_DIR', value: '/certs' });
+  });
+
+  it('docker compose: each container mounts only its own certificate directory; Redis runs start.sh with the ACL and TLS', () => {
+    const mounts = (name: string): string[] => compose.services[name].volumes ?? [];
+    for (const name of [...SERVICES, 'redis']) {
+      const certMounts = mounts(name).filter((v) => v.includes('.tessera'));
+      expect({ name, certMounts }).toEqual({ name, certMounts: [`./.tessera/certs/${name}:/certs:ro`] });
+    }
+    for (const name of SERVICES) {
+      expect(compose.services[name].environment).toMatchObject({
+        TLS_CA_FILE: '/certs/ca.crt',
+        TLS_CERT_FILE: '/certs/tls.crt',
+        TLS_KEY_FILE: '/certs/tls.key',
+      });
+    }
+    expect(compose.services.vault.environment.REDIS_URL).toMatch(/^rediss:\/\/tessera-vault:\$\{REDIS_VAULT_PASSWORD[^}]*\}@redis:6379$/);
+    expect(compose.services.gateway.environment.REDIS_URL).toMatch(
+      /^rediss:\/\/tessera-gateway:\$\{REDIS_GATEWAY_PASSWORD[^}]*\}@redis:6379$/,
+    );
+    expect(compose.services.proxy.environment.REDIS_URL).toBeUndefined();
+    expect(compose.services.redis.entrypoint).toEqual(['sh', '/etc/tessera-redis/start.sh']);
+    expect(mounts('redis')).toContain('./deploy/redis:/etc/tessera-redis:ro');
+    expect(compose.services.redis.environment.TESSERA_REDIS_TLS_DIR).toBe('/certs');
+  });
+});
+
+describe('Redis users (deploy/redis/users.acl)', () => {
+  const gatewayKeys = keyLiterals(path.join(ROOT, 'services', 'gateway', 'src', 'store'));
+  const vaultKeys = keyLiterals(path.join(ROOT, 'services', 'vault', 'src', 'store'));
+
+  it('turn the default user off and define one user per Redis-using service', () => {
+    expect(ACL_USERS.map((u) => [u.name, u.on])).toEqual([
+      ['default', false],
+      ['tessera-vault', true],
+      ['tessera-gateway', true],
+    ]);
+    expect(aclUser('default').patterns).toEqual([]);
+  });
+
+  it('give the gateway user every key its store writes and none of the card store', () => {
+    const gateway = aclUser('tessera-gateway');
+    expect(gatewayKeys.length).toBeGreaterThan(10);
+    for (const key of gatewayKeys) expect({ key, allowed: canTouch(gateway, key) }).toEqual({ key, allowed: true });
+    for (const key of vaultKeys) expect({ key, allowed: canTouch(gateway, key) }).toEqual({ key, allowed: false });
+    for (const key of ['tessera:card:{tok_1}', 'tessera:cvv:{tok_1}', 'tessera:checkpoint:rewrap', 'tessera:card*', '*']) {
+      expect({ key, allowed: canTouch(gateway, key) }).toEqual({ key, allowed: false });
+    }
+    // Cluster mode prefixes every gateway key with the {tessera-gateway} hash tag.
+    expect(canTouch(gateway, '{tessera-gateway}:tessera:apikey:key_1')).toBe(true);
+    for (const command of ['scan', 'randomkey', 'dbsize'])
+      expect({ command, rule: explicitly(gateway, command) }).toEqual({ command, rule: '-' });
+    expect(gateway.rules).toContain('-@dangerous');
+  });
+
+  it('give the vault user its card, CVV and checkpoint keys only', () => {
+    const vault = aclUser('tessera-vault');
+    expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
+    for (const key of vaultKeys) expect({ key, allowed: canTouch(vault, key) }).toEqual({ key, allowed: true });
+    for (const key of gatewayKeys) expect({ key, allowed: canTouch(vault, key) }).toEqual({ key, allowed: false });
+    expect(vault.rules).toContain('-@dangerous');
+    expect(explicitly(vault, 'config|get')).toBe('+');
+    expect(explicitly(vault, 'config|set')).toBeUndefined();
   });
 });

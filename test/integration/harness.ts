@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateDevCertificates } from '@tessera/protos';
+import { devTlsFiles, generateDevCertificates } from '@tessera/protos';
 import { freePort } from '../support/redisServer';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -37,7 +37,7 @@ export class ManagedProcess {
 
   constructor(
     readonly name: string,
-    private readonly command: string,
+    readonly command: string,
     readonly args: string[],
     readonly env: NodeJS.ProcessEnv,
   ) {}
@@ -74,6 +74,17 @@ export class ManagedProcess {
     }
   }
 
+  /** Sends a signal and returns at once (SIGSTOP/SIGCONT to pause a process, SIGTERM to watch a drain). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) this.child?.kill(signal);
+  }
+
+  /** Resolves when the process has exited, with its exit code (null when a signal ended it). */
+  async exit(): Promise<number | null> {
+    await this.exited;
+    return this.child?.exitCode ?? null;
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     if (!this.running) return;
     this.child?.kill(signal);
@@ -84,29 +95,72 @@ export class ManagedProcess {
 }
 
 export interface RedisServer {
+  /** Without `acl`: no credentials. With `acl`: the gateway's URL (as the keys CLI uses it). */
   url: string;
   port: number;
   dir: string;
   process: ManagedProcess;
+  /** With `acl`: one URL per service user of deploy/redis/users.acl, with its password. */
+  users?: { vault: string; gateway: string };
+  /** With `tls`: the CA file a service gives as REDIS_TLS_CA_FILE. */
+  tlsCaFile?: string;
   stop(): Promise<void>;
 }
 
-/** A private redis-server on a free loopback port; never the machine's own Redis. `args` are added to its command line. */
-export async function startRedis(args: string[] = []): Promise<RedisServer> {
+export interface RedisStartOptions {
+  /** Run deploy/redis/start.sh as the recipes do: the shipped ACL file, random passwords, default user off. */
+  acl?: boolean;
+  /** With `acl`: TLS only (rediss://), server certificate for DNS:localhost from a test CA. */
+  tls?: boolean;
+  /** More redis-server arguments (e.g. `--enable-debug-command yes`). */
+  args?: string[];
+}
+
+/** A private redis-server on a free loopback port; never the machine's own Redis. */
+export async function startRedis(options: RedisStartOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
-  const proc = new ManagedProcess(
-    'redis',
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...args],
-    process.env,
-  ).start();
+  const serverArgs = ['--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...(options.args ?? [])];
+  let proc: ManagedProcess;
+  let users: RedisServer['users'];
+  let tlsCaFile: string | undefined;
+  let url = `redis://127.0.0.1:${port}`;
+  if (options.acl) {
+    const passwords = { vault: randomBytes(24).toString('hex'), gateway: randomBytes(24).toString('hex') };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      REDIS_VAULT_PASSWORD: passwords.vault,
+      REDIS_GATEWAY_PASSWORD: passwords.gateway,
+      TESSERA_REDIS_RUN_DIR: path.join(dir, 'run'),
+    };
+    // localhost may resolve to ::1 first: listen on both loopbacks ("-": if the host has IPv6).
+    const bind = ['--bind', '127.0.0.1 -::1'];
+    if (options.tls) {
+      const certDir = path.join(dir, 'certs');
+      generateDevCertificates(certDir, ['localhost']);
+      env.TESSERA_REDIS_TLS_DIR = path.join(certDir, 'localhost');
+      env.TESSERA_REDIS_PORT = String(port);
+      tlsCaFile = path.join(certDir, 'ca.crt');
+    }
+    const args = [path.join(ROOT, 'deploy', 'redis', 'start.sh'), ...(options.tls ? [] : ['--port', String(port)]), ...bind, ...serverArgs];
+    proc = new ManagedProcess('redis', 'sh', args, env).start();
+    const base = options.tls ? `rediss://%s@localhost:${port}` : `redis://%s@127.0.0.1:${port}`;
+    users = {
+      vault: base.replace('%s', `tessera-vault:${passwords.vault}`),
+      gateway: base.replace('%s', `tessera-gateway:${passwords.gateway}`),
+    };
+    url = users.gateway;
+  } else {
+    proc = new ManagedProcess('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...serverArgs], process.env).start();
+  }
   await proc.waitForOutput('Ready to accept connections');
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url,
     port,
     dir,
     process: proc,
+    ...(users ? { users } : {}),
+    ...(tlsCaFile ? { tlsCaFile } : {}),
     async stop(this: RedisServer) {
       // this.process: restartRedis may have replaced the process.
       await this.process.stop();
@@ -122,7 +176,7 @@ export async function startRedis(args: string[] = []): Promise<RedisServer> {
 export async function restartRedis(redis: RedisServer): Promise<void> {
   if (redis.process.running) throw new Error('restartRedis: stop the redis process first');
   const old = redis.process;
-  const proc = new ManagedProcess('redis', 'redis-server', old.args, old.env).start();
+  const proc = new ManagedProcess('redis', old.command, old.args, old.env).start();
   redis.process = proc;
   await proc.waitForOutput('Ready to accept connections');
 }
@@ -322,6 +376,7 @@ export class Stack {
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
       REDIS_URL: redis.url,
+      ...(redis.tlsCaFile ? { REDIS_TLS_CA_FILE: redis.tlsCaFile } : {}),
       VAULT_ADDR: `127.0.0.1:${ports.vault}`,
       PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
       PORT: String(ports.gateway),
@@ -347,7 +402,7 @@ export class Stack {
     }
   }
 
-  /** Set when the stack runs with mTLS: ca.crt and <service>.crt/.key live here. */
+  /** Set when the stack runs with mTLS: each service's own files live in <certDir>/<service>/ (devTlsFiles). */
   readonly certDir: string | undefined;
 
   private service(name: 'vault' | 'proxy' | 'gateway'): ManagedProcess {
@@ -355,15 +410,24 @@ export class Stack {
     const tlsEnv: NodeJS.ProcessEnv =
       this.certDir === undefined
         ? {}
-        : {
-            TLS_CA_FILE: path.join(this.certDir, 'ca.crt'),
-            TLS_CERT_FILE: path.join(this.certDir, `${name}.crt`),
-            TLS_KEY_FILE: path.join(this.certDir, `${name}.key`),
-          };
+        : (({ caFile, certFile, keyFile }) => ({ TLS_CA_FILE: caFile, TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile }))(
+            devTlsFiles(this.certDir, name),
+          );
+    // With Redis ACL users the vault logs in as its own user; the gateway (and its CLIs) use the
+    // shared env's URL, which is the gateway user's; the proxy gets no Redis at all.
+    const redisEnv: NodeJS.ProcessEnv =
+      this.redis.users === undefined
+        ? {}
+        : name === 'vault'
+          ? { REDIS_URL: this.redis.users.vault }
+          : name === 'proxy'
+            ? { REDIS_URL: undefined }
+            : {};
     const proc = new ManagedProcess(name, process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], {
       ...this.env,
-      ...this.serviceEnv[name],
       ...tlsEnv,
+      ...redisEnv,
+      ...this.serviceEnv[name],
     });
     this.processes.push(proc);
     return proc;
@@ -372,6 +436,12 @@ export class Stack {
   async startVault(): Promise<void> {
     this.vault = this.service('vault').start();
     await this.vault.waitForOutput('vault listening');
+  }
+
+  /** Starts the proxy again, e.g. after `stack.proxy.stop('SIGKILL')`. */
+  async startProxy(): Promise<void> {
+    this.proxy = this.service('proxy').start();
+    await this.proxy.waitForOutput('proxy listening');
   }
 
   async start(): Promise<this> {
@@ -466,11 +536,11 @@ export interface StackFixture {
  * and stopped after them. The fields are set once this beforeAll has run, so hooks and tests
  * declared after the call can use them.
  */
-export function useStack(options: StackOptions & { psp?: boolean } = {}): StackFixture {
-  const { psp, ...stackOptions } = options;
+export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisStartOptions } = {}): StackFixture {
+  const { psp, redis, ...stackOptions } = options;
   const fixture = {} as StackFixture;
   beforeAll(async () => {
-    fixture.redis = await startRedis();
+    fixture.redis = await startRedis(redis);
     fixture.stack = await startStack(fixture.redis, stackOptions);
     if (psp) fixture.psp = await new PspRecorder().start();
   });

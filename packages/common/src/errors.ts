@@ -37,6 +37,11 @@ export const ERROR_CATALOGUE = {
   admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
   login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
   csrf_token_invalid: { status: 403, type: 'permission_error', message: 'The CSRF token is missing or does not match the session.' },
+  publishable_key_forbidden: {
+    status: 403,
+    type: 'permission_error',
+    message: 'A publishable key can only create tokens through Tessera card fields or hosted page; use a secret key on this route.',
+  },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
@@ -59,6 +64,11 @@ export const ERROR_CATALOGUE = {
   internal_error: { status: 500, type: 'api_error', message: 'An internal error occurred.' },
   psp_unreachable: { status: 502, type: 'psp_error', message: 'The PSP could not be reached.' },
   psp_response_too_large: { status: 502, type: 'psp_error', message: 'The PSP response exceeds the size limit.' },
+  psp_outcome_unknown: {
+    status: 502,
+    type: 'psp_error',
+    message: 'The request may have reached the PSP, but its answer was lost. Check with the PSP before paying again.',
+  },
   service_unavailable: { status: 503, type: 'api_error', message: 'The service is temporarily unavailable.' },
   upstream_timeout: { status: 504, type: 'api_error', message: 'An internal service did not answer in time.' },
   psp_timeout: { status: 504, type: 'psp_error', message: 'The PSP did not answer in time.' },

@@ -9,7 +9,7 @@ const TYPE_ADVICE: Record<string, string> = {
   card_data_error: 'The token exists but lacks data a placeholder needs (e.g. the CVV has expired): collect it again.',
   rate_limit_error: 'Wait for `Retry-After` seconds, then retry.',
   psp_error:
-    'Tessera could not complete the exchange with the PSP. With `psp_timeout` the PSP may have acted: check with it before retrying.',
+    'Tessera could not complete the exchange with the PSP. With `psp_timeout` and `psp_outcome_unknown` the PSP may have acted: check with it before paying again; a retry with the same Idempotency-Key replays this answer and never calls the PSP again.',
   api_error: 'A Tessera-side problem. Safe to retry with backoff (use an idempotency key for charges).',
 };
 

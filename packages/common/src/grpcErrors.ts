@@ -63,14 +63,24 @@ function isServiceError(err: unknown): err is grpc.ServiceError {
 }
 
 /**
+ * The TesseraError a peer service raised itself (its typed answer, carried in metadata); undefined
+ * for a failure of the transport (peer gone, connection broken, deadline), about which the peer
+ * said nothing.
+ */
+export function errorRaisedByPeer(err: unknown): TesseraError | undefined {
+  if (!isServiceError(err)) return undefined;
+  const raw = err.metadata?.get(ERROR_METADATA_KEY)[0];
+  return raw === undefined ? undefined : tesseraErrorFromJson(Buffer.isBuffer(raw) ? raw.toString('utf8') : raw);
+}
+
+/**
  * Rebuilds the TesseraError a peer service raised; transport failures (peer down, deadline)
  * become 503/504 so a client never waits on a hanging request.
  */
 export function errorFromGrpc(err: unknown): TesseraError {
   if (err instanceof TesseraError) return err;
   if (!isServiceError(err)) return new TesseraError('internal_error', { cause: err });
-  const raw = err.metadata?.get(ERROR_METADATA_KEY)[0];
-  const raised = raw === undefined ? undefined : tesseraErrorFromJson(Buffer.isBuffer(raw) ? raw.toString('utf8') : raw);
+  const raised = errorRaisedByPeer(err);
   if (raised !== undefined) return raised;
   switch (err.code) {
     case grpc.status.DEADLINE_EXCEEDED:

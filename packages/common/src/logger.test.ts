@@ -26,6 +26,14 @@ describe('logger redaction', () => {
     expect(text).toContain('[REDACTED]');
   });
 
+  it('removes Redis passwords and URLs that may carry one', () => {
+    const { lines, stream } = capture();
+    const log = pino(LOG_REDACTION, stream);
+    const url = 'rediss://tessera-vault:s3cret-redis-pw@redis:6379';
+    log.info({ REDIS_URL: url, redisUrl: url, redis: { password: 's3cret-redis-pw' } }, 'config');
+    expect(lines.join('')).not.toContain('s3cret-redis-pw');
+  });
+
   it('redacts request header maps and child bindings, and leaves the caller’s objects as they were', () => {
     const { lines, stream } = capture();
     const log = pino(LOG_REDACTION, stream).child({ apiKey: 'tsk_test_bound', merchantId: 'm1' });

@@ -26,6 +26,10 @@ const SENSITIVE_FIELDS = [
   'authorization',
   'x-api-key',
   'cookie',
+  // A Redis URL may carry its user's password (redis://user:pass@host).
+  'password',
+  'redisUrl',
+  'REDIS_URL',
 ];
 
 const CENSOR = '[REDACTED]';

@@ -111,7 +111,10 @@ function openssl(args: string[], cwd: string): void {
 /**
  * Development certificates (`npm run certs`): a CA in `dir` (created once, reused) and one
  * EC P-256 certificate per name, SAN DNS:<name>, usable as server and client certificate.
- * Files: ca.crt, ca.key, <name>.crt, <name>.key (keys mode 0600).
+ * Each name gets its own directory `<name>/` holding only what that service may see: `tls.crt`,
+ * `tls.key` (mode 0600) and a copy of `ca.crt` (the names cert-manager gives a Secret's keys), so
+ * a deployment mounts exactly that directory and never `ca.key` or another service's key.
+ * `<name>.crt` / `<name>.key` beside the CA stay as links into it for the older flat layout.
  */
 export function generateDevCertificates(dir: string, names: readonly string[]): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -140,6 +143,8 @@ export function generateDevCertificates(dir: string, names: readonly string[]): 
   }
   for (const name of names) {
     if (!/^[a-z0-9-]{1,63}$/.test(name)) throw new Error(`certificate name must be a DNS label: ${name}`);
+    const own = path.join(dir, name);
+    fs.mkdirSync(own, { recursive: true, mode: 0o700 });
     const ext = path.join(dir, `${name}.ext`);
     fs.writeFileSync(
       ext,
@@ -150,7 +155,9 @@ export function generateDevCertificates(dir: string, names: readonly string[]): 
         'extendedKeyUsage=serverAuth,clientAuth',
       ].join('\n') + '\n',
     );
-    openssl(['req', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`], dir);
+    const keyFile = path.join(name, 'tls.key');
+    const certFile = path.join(name, 'tls.crt');
+    openssl(['req', ...NEW_P256_KEY, '-keyout', keyFile, '-out', `${name}.csr`, '-subj', `/CN=${name}`], dir);
     openssl(
       [
         'x509',
@@ -169,16 +176,26 @@ export function generateDevCertificates(dir: string, names: readonly string[]): 
         '-extfile',
         ext,
         '-out',
-        `${name}.crt`,
+        certFile,
       ],
       dir,
     );
-    fs.chmodSync(path.join(dir, `${name}.key`), 0o600);
+    fs.chmodSync(path.join(dir, keyFile), 0o600);
+    fs.copyFileSync(path.join(dir, 'ca.crt'), path.join(own, 'ca.crt'));
+    for (const [flat, target] of [
+      [`${name}.crt`, certFile],
+      [`${name}.key`, keyFile],
+    ] as const) {
+      fs.rmSync(path.join(dir, flat), { force: true });
+      fs.symlinkSync(target, path.join(dir, flat));
+    }
     fs.rmSync(path.join(dir, `${name}.csr`));
     fs.rmSync(ext);
   }
 }
 
+/** One service's files as `generateDevCertificates` lays them out: its own directory only. */
 export function devTlsFiles(dir: string, name: string): TlsFiles {
-  return { caFile: path.join(dir, 'ca.crt'), certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+  const own = path.join(dir, name);
+  return { caFile: path.join(own, 'ca.crt'), certFile: path.join(own, 'tls.crt'), keyFile: path.join(own, 'tls.key') };
 }

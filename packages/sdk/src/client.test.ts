@@ -5,6 +5,7 @@ import {
   TesseraAuthenticationError,
   TesseraCardDataError,
   TesseraConnectionError,
+  TesseraPspError,
   TesseraRateLimitError,
   TesseraServerError,
   TesseraTimeoutError,
@@ -135,6 +136,16 @@ describe('Tessera client', () => {
     expect(err).toMatchObject({ status: 504, code: 'psp_timeout' });
   });
 
+  it('throws psp_outcome_unknown as a PSP error after one request: the SDK never retries a call that may have charged', async () => {
+    reply = envelope(502, 'psp_error', 'psp_outcome_unknown');
+    const err = await new Tessera('k', { baseUrl }).proxy
+      .forward({ method: 'post', token: 'tok.x', pspUrl: 'https://psp.example/' }, { idempotencyKey: 'order-1' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TesseraPspError);
+    expect(err).toMatchObject({ status: 502, code: 'psp_outcome_unknown' });
+    expect(seen).toHaveLength(1);
+  });
+
   it('describes a non-envelope error answer as unexpected_response', async () => {
     reply = (_req, res) => {
       res.writeHead(502, { 'content-type': 'text/html' });
@@ -159,5 +170,9 @@ describe('Tessera client', () => {
 
   it('refuses to start without an API key', () => {
     expect(() => new Tessera('')).toThrow(TypeError);
+  });
+
+  it('refuses a publishable key, which every route it calls would answer with 403', () => {
+    expect(() => new Tessera(`tpk_test_${'A'.repeat(38)}`)).toThrow(/secret key \(tsk_/);
   });
 });

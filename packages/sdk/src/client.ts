@@ -84,6 +84,10 @@ export class Tessera {
     if (typeof apiKey !== 'string' || apiKey.trim() === '') {
       throw new TypeError('Tessera needs an API key: new Tessera(apiKey, { baseUrl }).');
     }
+    // Every route this SDK calls answers 403 publishable_key_forbidden to a publishable key: say so now.
+    if (apiKey.startsWith('tpk_')) {
+      throw new TypeError('This SDK is for servers and needs a secret key (tsk_…); a publishable key (tpk_…) belongs in the browser.');
+    }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be a positive integer.');
     this.#apiKey = apiKey;

@@ -51,7 +51,7 @@ export class TesseraApiError extends TesseraSdkError {
 export class TesseraInvalidRequestError extends TesseraApiError {}
 /** 401: missing, unknown or revoked API key, or a caller address the key does not allow. */
 export class TesseraAuthenticationError extends TesseraApiError {}
-/** 403. */
+/** 403: a publishable key (`tpk_…`) on a route that needs a secret key (`publishable_key_forbidden`). */
 export class TesseraPermissionError extends TesseraApiError {}
 /** 404: unknown token (or one of another merchant), unknown route. */
 export class TesseraNotFoundError extends TesseraApiError {}
@@ -59,7 +59,12 @@ export class TesseraNotFoundError extends TesseraApiError {}
 export class TesseraCardDataError extends TesseraApiError {}
 /** 429: retry after `retryAfterSeconds`. */
 export class TesseraRateLimitError extends TesseraApiError {}
-/** 502, 504 made by Tessera: the PSP was unreachable, too slow, or answered too much. */
+/**
+ * 502, 504 made by Tessera: the PSP was unreachable, too slow, or answered too much, or
+ * (`psp_outcome_unknown`) the request may have reached the PSP but its answer was lost. The SDK
+ * never retries; with `psp_timeout` or `psp_outcome_unknown` check with the PSP before paying
+ * again under a new idempotency key (the same key replays this answer).
+ */
 export class TesseraPspError extends TesseraApiError {}
 /** 500, 503, 504 and anything unrecognised: a Tessera-side problem; safe to retry with an idempotency key. */
 export class TesseraServerError extends TesseraApiError {}

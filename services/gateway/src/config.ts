@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import {
+  checkRedisTlsEnv,
   checkTlsEnv,
   env,
   loadOrCreateDevSecret,
@@ -10,6 +11,7 @@ import {
   tlsEnvShape,
   type Logger,
   parseCidr,
+  redisTlsCaFileEnv,
 } from '@tessera/common';
 import { isApiKeyFormat } from './domain/apiKeys';
 
@@ -38,6 +40,7 @@ export const gatewayConfigSchema = z
         if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
       }
     }),
+    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
@@ -95,6 +98,7 @@ export const gatewayConfigSchema = z
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);
+    checkRedisTlsEnv(cfg, ctx);
     if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
       ctx.addIssue({
         code: 'custom',

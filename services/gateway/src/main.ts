@@ -1,16 +1,8 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import {
-  createLogger,
-  createMetricsRegistry,
-  limitHeapGrowth,
-  loadConfigOrExit,
-  startMetricsServer,
-  tlsFilesOf,
-  type Logger,
-} from '@tessera/common';
+import { createLogger, createMetricsRegistry, limitHeapGrowth, loadConfigOrExit, startMetricsServer, tlsFilesOf } from '@tessera/common';
 import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
-import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
+import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { ApiKeyStore } from './store/apiKeyStore';
@@ -19,6 +11,7 @@ import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { createApp } from './transport/app';
+import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
@@ -35,7 +28,8 @@ async function main(): Promise<void> {
   const { pepper } = resolveApiKeyPepper(config, logger);
   // After the pepper: a development pepper file is created once, here, before workers read it.
   if (config.GATEWAY_WORKERS > 1 && cluster.isPrimary) {
-    superviseWorkers({ workers: config.GATEWAY_WORKERS, stopGraceMs: config.PROXY_TIMEOUT_MS + 5_000 }, logger);
+    // Each worker drains for up to drainDeadlineMs; the primary waits a little longer before it kills them.
+    superviseWorkers({ workers: config.GATEWAY_WORKERS, stopGraceMs: drainDeadlineMs(config.PROXY_TIMEOUT_MS) + 4_000 }, logger);
     return;
   }
 
@@ -43,11 +37,13 @@ async function main(): Promise<void> {
   let keyStore: ApiKeyStore;
   let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
   let redisKeyStore: RedisApiKeyStore | undefined;
+  let devKeyRegistration: DevKeyRegistration | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
       clusterNodes: config.REDIS_CLUSTER_NODES,
       profile: 'server',
+      tlsCaFile: config.REDIS_TLS_CA_FILE,
     });
     let lastErrorLog = 0;
     redis.on('error', (err: Error) => {
@@ -63,17 +59,19 @@ async function main(): Promise<void> {
     keyStore = redisStore;
     try {
       await redis.connect();
-      // Awaited here so the key works as soon as 'gateway listening' is logged.
-      if (devKey !== undefined) await registerDevKey(redisStore, devKey, pepper, logger);
     } catch (err) {
       // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
       logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
     }
+    // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
+    // retries with backoff until Redis takes the write.
+    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore: redisStore, apiKey: devKey, pepper, logger });
+    await devKeyRegistration?.firstAttempt;
     // Attached after the first attempt so start-up registers once. Registering again on every
-    // reconnect (it is idempotent) covers a Redis that was down at start or came back empty.
+    // reconnect (it is idempotent) covers a Redis that came back empty.
     redis.on('ready', () => {
       logger.info('redis connected');
-      if (devKey !== undefined) void registerDevKey(redisStore, devKey, pepper, logger);
+      devKeyRegistration?.again();
     });
   } else {
     logger.warn(
@@ -81,7 +79,8 @@ async function main(): Promise<void> {
         'instances, and the keys CLI cannot reach them. Use this for local development only.',
     );
     keyStore = new MemoryApiKeyStore();
-    if (devKey !== undefined) await registerDevKey(keyStore, devKey, pepper, logger);
+    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore, apiKey: devKey, pepper, logger });
+    await devKeyRegistration?.firstAttempt;
   }
 
   // mTLS to vault and proxy (npm run certs); plaintext only in development, which the config enforces.
@@ -104,7 +103,9 @@ async function main(): Promise<void> {
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations, merchantSettings });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
-  // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it.
+  // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it;
+  // a claim left by a gateway that died mid-request is then answered as outcome unknown for
+  // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
     store: sharedRedis ? new RedisIdempotencyStore(sharedRedis) : new MemoryIdempotencyStore(),
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
@@ -126,9 +127,12 @@ async function main(): Promise<void> {
     metrics,
     detokenizations,
     merchantSettings,
+    // Until the quick-start key is registered, requests with it fail: not ready.
+    ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
+  const drain = installDrain(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -147,16 +151,18 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    // In-flight proxy calls may need up to PROXY_TIMEOUT_MS; after that, connections are cut.
+    logger.info({ signal }, 'shutting down: draining open connections');
+    // Every request that was read is answered (see drain.ts); only a connection still open
+    // after the longest legitimate request is cut.
     const force = setTimeout(() => {
       logger.warn('forcing open connections closed');
       server.closeAllConnections();
-    }, config.PROXY_TIMEOUT_MS + 1000);
+    }, drainDeadlineMs(config.PROXY_TIMEOUT_MS));
     force.unref();
     void admin.close();
     void metricsServer?.close();
-    server.close(() => {
+    devKeyRegistration?.stop();
+    drain.drain(() => {
       vault.close();
       proxy.close();
       void keyStore.close().finally(() => {
@@ -164,26 +170,9 @@ async function main(): Promise<void> {
         process.exit(0);
       });
     });
-    server.closeIdleConnections();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-}
-
-/** The documented quick-start key: registered once, as a test key of merchant `dev`. */
-async function registerDevKey(keyStore: ApiKeyStore, apiKey: string, pepper: string, logger: Logger): Promise<void> {
-  try {
-    const existing = await keyStore.findByDigest(hashApiKey(pepper, apiKey));
-    if (existing) {
-      if (existing.revokedAt !== undefined) logger.warn({ keyId: existing.id }, 'TESSERA_DEV_API_KEY was revoked; it stays revoked');
-      return;
-    }
-    const record = buildApiKeyRecord(apiKey, { merchantId: 'dev', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
-    const created = await keyStore.create(record);
-    if (created) logger.warn({ keyId: record.id, merchantId: 'dev' }, 'registered TESSERA_DEV_API_KEY as a test key (development only)');
-  } catch (err) {
-    logger.error({ err }, 'could not register TESSERA_DEV_API_KEY');
-  }
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { checkTlsEnv, env, metricsEnvShape, tlsEnvShape } from '@tessera/common';
+import { checkRedisTlsEnv, checkTlsEnv, env, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
 import { parseWriteAck, type WriteAck } from './domain/writeAck';
 import type { RedisTarget } from './store/redisCardStore';
@@ -39,6 +39,7 @@ export const configSchema = z
     REDIS_URL: env.redisUrl(),
     // Set: the card store is a Redis Cluster (keys carry the {token} hash tag); REDIS_URL, if set, then only lends its credentials/TLS.
     REDIS_CLUSTER_NODES: clusterNodes,
+    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
     VAULT_WRITE_ACK: writeAck,
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
@@ -59,6 +60,7 @@ export const configSchema = z
   .superRefine(
     (config, ctx) => {
       checkTlsEnv(config, ctx);
+      checkRedisTlsEnv(config, ctx);
       // Fields that failed their own check may hold raw input here: look only at parsed shapes.
       const hasRedis =
         config.REDIS_URL !== undefined || (Array.isArray(config.REDIS_CLUSTER_NODES) && config.REDIS_CLUSTER_NODES.length > 0);
@@ -91,7 +93,11 @@ export const configSchema = z
 export type VaultConfig = z.infer<typeof configSchema>;
 
 /** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL; undefined: in memory. */
-export function redisTargetOf(config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget | undefined {
-  if (config.REDIS_CLUSTER_NODES.length > 0) return { clusterNodes: config.REDIS_CLUSTER_NODES, credentialsUrl: config.REDIS_URL };
-  return config.REDIS_URL === undefined ? undefined : { url: config.REDIS_URL };
+export function redisTargetOf(
+  config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'> & Partial<Pick<VaultConfig, 'REDIS_TLS_CA_FILE'>>,
+): RedisTarget | undefined {
+  const tlsCaFile = config.REDIS_TLS_CA_FILE;
+  if (config.REDIS_CLUSTER_NODES.length > 0)
+    return { clusterNodes: config.REDIS_CLUSTER_NODES, credentialsUrl: config.REDIS_URL, tlsCaFile };
+  return config.REDIS_URL === undefined ? undefined : { url: config.REDIS_URL, tlsCaFile };
 }

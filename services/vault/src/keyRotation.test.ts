@@ -15,6 +15,8 @@ import { Vault } from './vault';
 jest.setTimeout(30_000);
 
 const logger = createLogger('vault-test', 'silent');
+/** merchant_a's test key: aCard's default number is a published test card. */
+const A = { merchantId: 'merchant_a', mode: 'test' };
 /** A private redis-server and a plain client to inspect what the vault wrote. */
 const db = useRedisServer((url) => new Redis(url));
 
@@ -33,13 +35,13 @@ function vaultWith(store: RedisCardStore, ring: ReturnType<typeof keyRingOf>): V
   return new Vault({ store, keyRing: ring, cvvTtlSeconds: 3600, cardGraceDays: 30 });
 }
 
-/** Writes a token exactly as the vault did before envelope encryption (format 1, `v: 1`). */
+/** Writes a token exactly as the vault did before envelope encryption (format 1, `v: 1`, no mode). */
 async function saveFormat1Token(store: RedisCardStore, ring: ReturnType<typeof keyRingOf>, number: string, cvv: string): Promise<string> {
   const card = aCard({ number, cvv });
   const token = generateToken();
-  const ctx = { merchantId: card.merchantId, token };
+  const ctx = { merchantId: card.merchantId, token, mode: null };
   const sealed = sealFormat1(ring, { ...ctx, kind: 'card' }, Buffer.from(JSON.stringify({ number, holderName: card.holderName })));
-  const stored = describeCard(card, sealed, new Date(Date.now() + 86_400_000), new Date());
+  const { mode: _mode, ...stored } = describeCard(card, 'test', sealed, new Date(Date.now() + 86_400_000), new Date());
   await store.save({
     token,
     card: stored,
@@ -49,6 +51,7 @@ async function saveFormat1Token(store: RedisCardStore, ring: ReturnType<typeof k
   for (const key of [cardKey(token), `tessera:cvv:{${token}}`]) {
     const raw = (await db.client.get(key)) as string;
     await db.client.set(key, raw.replace('{"v":2,', '{"v":1,'), 'KEEPTTL');
+    expect(await db.client.get(key)).toMatch(/^\{"v":1,/);
   }
   return token;
 }
@@ -83,7 +86,7 @@ describe('key rotation against a real redis-server', () => {
     const partial = await rewrapAll(store, rotated, { batchSize: 2, maxBatches: 1 });
     expect(partial.done).toBe(false);
     expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).not.toBeNull();
-    for (const t of tokens) expect((await liveVault.render('merchant_a', t, '[CARD_NUMBER]', 'text/plain')).toString()).toMatch(/^\d{16}$/);
+    for (const t of tokens) expect((await liveVault.render(A, t, '[CARD_NUMBER]', 'text/plain')).toString()).toMatch(/^\d{16}$/);
     const midway = (await liveVault.tokenize(aCard())).token;
     tokens.push(midway);
 
@@ -103,13 +106,9 @@ describe('key rotation against a real redis-server', () => {
     // The old key can now leave VAULT_KEYS: a vault without it opens every card and CVV.
     const afterRetirement = vaultWith(store, retired);
     for (const t of tokens) {
-      expect((await afterRetirement.render('merchant_a', t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(
-        /^\d{16}\/\d{3}$/,
-      );
+      expect((await afterRetirement.render(A, t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(/^\d{16}\/\d{3}$/);
     }
-    expect((await afterRetirement.render('merchant_a', legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe(
-      '5555555555554444',
-    );
+    expect((await afterRetirement.render(A, legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('5555555555554444');
     await store.close();
   });
 
@@ -125,7 +124,7 @@ describe('key rotation against a real redis-server', () => {
     const result = await rewrapAll(store, rotated, { batchSize: 10 });
     expect(result.checkpoint.stats).toMatchObject({ failed: 1, rewrapped: 3 });
     expect(await db.client.get(cardKey(bad))).toBe(tampered);
-    expect((await vaultWith(store, retired).getToken('merchant_a', good)).token).toBe(good);
+    expect((await vaultWith(store, retired).getToken(A, good)).token).toBe(good);
     await store.close();
   });
 

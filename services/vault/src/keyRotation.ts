@@ -1,6 +1,17 @@
-import { TesseraError } from '@tessera/common';
-import { isCurrent, isWrapped, rewrapRecord, type Envelope, type RecordKind } from './domain/envelope';
+import { TesseraError, type KeyMode } from '@tessera/common';
+import type { StoredCard } from './domain/card';
+import {
+  isCurrent,
+  isWrapped,
+  openRecord,
+  rebindRecord,
+  rewrapRecord,
+  type Envelope,
+  type EnvelopeContext,
+  type RecordKind,
+} from './domain/envelope';
 import type { KeyRing } from './domain/keyRing';
+import { modeOfLegacyCard } from './domain/tokenMode';
 import type { CardStore } from './store/cardStore';
 import { parseCard, parseCvv, serializeCard, serializeCvv } from './store/records';
 
@@ -8,7 +19,10 @@ import { parseCard, parseCvv, serializeCard, serializeCvv } from './store/record
 export interface RewrapStats {
   scanned: number;
   rewrapped: number;
-  /** Format-1 records (sealed directly under a KEK) moved to envelope encryption. */
+  /**
+   * Records moved to the current format: format 1 (sealed directly under a KEK) to envelope
+   * encryption, and records written before tokens had a mode given theirs (bound into the AAD).
+   */
   migrated: number;
   alreadyCurrent: number;
   /** Deleted, expired or consumed (CVV) while the tool ran: nothing left to re-wrap. */
@@ -38,25 +52,44 @@ function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId
   return { sealed: parseCvv(raw).sealed };
 }
 
-function withSealed(kind: RecordKind, raw: string, sealed: Envelope): string {
-  return kind === 'card' ? serializeCard({ ...parseCard(raw), sealed }) : serializeCvv({ ...parseCvv(raw), sealed });
+function withSealed(kind: RecordKind, raw: string, mode: KeyMode, sealed: Envelope): string {
+  return kind === 'card' ? serializeCard({ ...parseCard(raw), mode, sealed }) : serializeCvv({ ...parseCvv(raw), mode, sealed });
+}
+
+/** The record re-wrapped, or bound to its token's mode if it was written before tokens had one. */
+function nextSealed(
+  ring: KeyRing,
+  ctx: EnvelopeContext & { mode: KeyMode },
+  raw: string,
+): { sealed: Envelope; outcome: 'migrated' | 'rewrapped' | 'alreadyCurrent' } {
+  const record = ctx.kind === 'card' ? parseCard(raw) : parseCvv(raw);
+  if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
+  // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
+  if (isCurrent(ring, record.sealed)) return { sealed: record.sealed, outcome: 'alreadyCurrent' };
+  return { sealed: rewrapRecord(ring, ctx, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }
 
 /**
  * Compare-and-set loop: the vault keeps serving (and may delete the record or consume the CVV)
  * while this runs, so a write only lands on the exact value that was re-wrapped.
  */
-async function rewrapOne(store: CardStore, ring: KeyRing, kind: RecordKind, token: string, merchantId: string): Promise<Outcome> {
+async function rewrapOne(
+  store: CardStore,
+  ring: KeyRing,
+  kind: RecordKind,
+  token: string,
+  owner: { merchantId: string; mode: KeyMode },
+): Promise<Outcome> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const raw = await store.readRaw(kind, token);
     if (raw === null) return 'gone';
     let next: string;
     let outcome: Outcome;
     try {
-      const { sealed } = sealedOf(kind, raw);
-      if (isCurrent(ring, sealed)) return 'alreadyCurrent';
-      outcome = isWrapped(sealed) ? 'rewrapped' : 'migrated';
-      next = withSealed(kind, raw, rewrapRecord(ring, { merchantId, token, kind }, sealed));
+      const result = nextSealed(ring, { ...owner, token, kind }, raw);
+      if (result.outcome === 'alreadyCurrent') return result.outcome;
+      outcome = result.outcome;
+      next = withSealed(kind, raw, owner.mode, result.sealed);
     } catch {
       // Unreadable, unknown key or tampered: counted, never printed (the error could only name a token).
       return 'failed';
@@ -73,18 +106,32 @@ async function rewrapToken(store: CardStore, ring: KeyRing, token: string, stats
     stats.gone++;
     return;
   }
-  let merchantId: string;
+  let owner: { merchantId: string; mode: KeyMode };
   try {
-    merchantId = parseCard(raw).merchantId;
+    const card = parseCard(raw);
+    owner = { merchantId: card.merchantId, mode: card.mode ?? legacyModeOf(ring, token, card) };
   } catch {
     stats.failed++;
     return;
   }
+  // The card first: once it carries its mode, the vault reads the CVV by its own marker either way.
   for (const kind of ['card', 'cvv'] as const) {
-    const outcome = await rewrapOne(store, ring, kind, token, merchantId);
+    const outcome = await rewrapOne(store, ring, kind, token, owner);
     // A token without a CVV is not "gone": count the card's outcome, and the CVV's only when it exists.
     if (kind === 'cvv' && outcome === 'gone') continue;
     stats[outcome]++;
+  }
+}
+
+/** The mode of a card written before tokens had one, from the card itself (see tokenMode.ts). */
+function legacyModeOf(ring: KeyRing, token: string, card: StoredCard): KeyMode {
+  const plaintext = openRecord(ring, { merchantId: card.merchantId, token, kind: 'card', mode: null }, card.sealed);
+  try {
+    const { number } = JSON.parse(plaintext.toString('utf8')) as { number?: unknown };
+    if (typeof number !== 'string') throw new Error('a card record without a number');
+    return modeOfLegacyCard(number);
+  } finally {
+    plaintext.fill(0);
   }
 }
 

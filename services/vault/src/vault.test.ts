@@ -5,6 +5,9 @@ import type { CardEntryToSave, CardStore } from './store/cardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 
 const JSON_TYPE = 'application/json';
+/** The merchants' test keys (aCard's default number is a published test card). */
+const A = { merchantId: 'merchant_a', mode: 'test' };
+const B = { merchantId: 'merchant_b', mode: 'test' };
 
 function setup(opts: { now?: () => number; ring?: ReturnType<typeof keyRingOf>; store?: MemoryCardStore } = {}) {
   const store = opts.store ?? new MemoryCardStore(opts.now ? { now: opts.now } : {});
@@ -63,7 +66,7 @@ describe('Vault', () => {
   it('reads a token back with the same details', async () => {
     const { vault, store } = setup();
     const created = await vault.tokenize(aCard());
-    expect(await vault.getToken('merchant_a', created.token)).toEqual(created);
+    expect(await vault.getToken(A, created.token)).toEqual(created);
     await store.close();
   });
 
@@ -71,7 +74,7 @@ describe('Vault', () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard({ holderName: 'Zoë "Z" O\'Neil', expiryMonth: 4, expiryYear: 2031 }));
     const body = await vault.render(
-      'merchant_a',
+      A,
       token,
       '{"n":"[CARD_NUMBER]","m":"[CARD_EXPIRY_MONTH]","y":"[CARD_EXPIRY_YEAR]","c":"[CARD_CVV]","h":"[CARD_HOLDER]"}',
       JSON_TYPE,
@@ -83,18 +86,55 @@ describe('Vault', () => {
   it('answers token_not_found to another merchant for read, render and delete, and keeps the token', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
-    expect(await codeOf(vault.getToken('merchant_b', token))).toBe('token_not_found');
-    expect(await codeOf(vault.render('merchant_b', token, '[CARD_NUMBER]', JSON_TYPE))).toBe('token_not_found');
-    expect(await codeOf(vault.deleteToken('merchant_b', token))).toBe('token_not_found');
-    expect((await vault.getToken('merchant_a', token)).token).toBe(token);
+    expect(await codeOf(vault.getToken(B, token))).toBe('token_not_found');
+    expect(await codeOf(vault.render(B, token, '[CARD_NUMBER]', JSON_TYPE))).toBe('token_not_found');
+    expect(await codeOf(vault.deleteToken(B, token))).toBe('token_not_found');
+    expect((await vault.getToken(A, token)).token).toBe(token);
     await store.close();
   });
+
+  it('answers token_not_found to the other mode of the same merchant on every use case, and keeps the token', async () => {
+    const { vault, store } = setup();
+    const live = { merchantId: 'merchant_a', mode: 'live' };
+    const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111', mode: 'live' }));
+    const { token: testToken } = await vault.tokenize(aCard({ number: '4242424242424242', mode: 'test' }));
+    for (const [owner, token] of [
+      [A, liveToken],
+      [live, testToken],
+    ] as const) {
+      expect(await codeOf(vault.getToken(owner, token))).toBe('token_not_found');
+      expect(await codeOf(vault.render(owner, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.preview(owner, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.deleteToken(owner, token))).toBe('token_not_found');
+    }
+    expect((await vault.getToken(live, liveToken)).cvvAvailable).toBe(true);
+    expect((await vault.render(live, liveToken, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4111111111111111/123');
+    expect((await vault.getToken(A, testToken)).cvvAvailable).toBe(true);
+    await store.close();
+  });
+
+  it.each(['', 'Test', 'sandbox'])(
+    'matches no token for the mode %p (an older caller sends "") and tokenizes nothing for it',
+    async (mode) => {
+      const { vault, store } = setup();
+      const { token: testToken } = await vault.tokenize(aCard());
+      const { token: liveToken } = await vault.tokenize(aCard({ number: '4111111111111111' }));
+      for (const token of [testToken, liveToken]) {
+        expect(await codeOf(vault.getToken({ merchantId: 'merchant_a', mode }, token))).toBe('token_not_found');
+        expect(await codeOf(vault.render({ merchantId: 'merchant_a', mode }, token, '[CARD_NUMBER]', 'text/plain'))).toBe(
+          'token_not_found',
+        );
+      }
+      expect(await codeOf(vault.tokenize(aCard({ mode })))).toBe('parameter_invalid');
+      await store.close();
+    },
+  );
 
   it.each(['', 'tok.', 'tok.short', 'not-a-token-at-all-but-long-enough', `tok.${'A'.repeat(200)}`, 'tok.AAAAAAAAAAAAAAAAAAAA}'])(
     'answers token_not_found for the malformed token %p',
     async (token) => {
       const { vault, store } = setup();
-      expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
+      expect(await codeOf(vault.getToken(A, token))).toBe('token_not_found');
       await store.close();
     },
   );
@@ -102,9 +142,9 @@ describe('Vault', () => {
   it('deletes the card and CVV; the token is then unknown', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
-    await vault.deleteToken('merchant_a', token);
-    expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
-    expect(await codeOf(vault.deleteToken('merchant_a', token))).toBe('token_not_found');
+    await vault.deleteToken(A, token);
+    expect(await codeOf(vault.getToken(A, token))).toBe('token_not_found');
+    expect(await codeOf(vault.deleteToken(A, token))).toBe('token_not_found');
     expect(store.size()).toBe(0);
     await store.close();
   });
@@ -114,9 +154,9 @@ describe('Vault', () => {
     const { vault, store } = setup({ now: () => now });
     const { token } = await vault.tokenize(aCard());
     now += 3600 * 1000;
-    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(false);
-    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
-    expect((await vault.render('merchant_a', token, '[CARD_NUMBER]', JSON_TYPE)).toString()).toBe('4242424242424242');
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(false);
+    expect(await codeOf(vault.render(A, token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
+    expect((await vault.render(A, token, '[CARD_NUMBER]', JSON_TYPE)).toString()).toBe('4242424242424242');
     await store.close();
   });
 
@@ -125,13 +165,13 @@ describe('Vault', () => {
     const { vault, store } = setup({ now: () => now });
     const { token } = await vault.tokenize(aCard());
     const template = '{"n":"[CARD_NUMBER]","c":"[CARD_CVV]","h":"[CARD_HOLDER]","x":"[CARD_NUMBR]"}';
-    const before = await vault.preview('merchant_a', token, template, JSON_TYPE);
+    const before = await vault.preview(A, token, template, JSON_TYPE);
     expect(JSON.parse(before.body)).toEqual({ n: '424242******4242', c: '***', h: 'A*** L***', x: '[CARD_NUMBR]' });
     expect(before.unknown).toEqual(['[CARD_NUMBR]']);
     now += 3600 * 1000;
-    const after = await vault.preview('merchant_a', token, template, JSON_TYPE);
+    const after = await vault.preview(A, token, template, JSON_TYPE);
     expect(after.unfillable).toEqual([{ placeholder: '[CARD_CVV]', code: 'cvv_unavailable' }]);
-    expect(await codeOf(vault.preview('merchant_b', token, template, JSON_TYPE))).toBe('token_not_found');
+    expect(await codeOf(vault.preview(B, token, template, JSON_TYPE))).toBe('token_not_found');
     await store.close();
   });
 
@@ -142,9 +182,9 @@ describe('Vault', () => {
     // April 1st 00:00 in UTC-12 is 12:00 UTC; plus 30 days.
     expect(expiresAt).toBe('2025-05-01T12:00:00.000Z');
     now = Date.parse(expiresAt) - 1;
-    expect((await vault.getToken('merchant_a', token)).token).toBe(token);
+    expect((await vault.getToken(A, token)).token).toBe(token);
     now = Date.parse(expiresAt);
-    expect(await codeOf(vault.getToken('merchant_a', token))).toBe('token_not_found');
+    expect(await codeOf(vault.getToken(A, token))).toBe('token_not_found');
     await store.close();
   });
 
@@ -152,8 +192,8 @@ describe('Vault', () => {
     const { vault, store } = setup();
     const created = await vault.tokenize(aCard({ cvv: '', holderName: '' }));
     expect(created).toMatchObject({ cvvAvailable: false, holderNameAvailable: false });
-    expect(await codeOf(vault.render('merchant_a', created.token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
-    expect(await codeOf(vault.render('merchant_a', created.token, '[CARD_HOLDER]', JSON_TYPE))).toBe('holder_name_unavailable');
+    expect(await codeOf(vault.render(A, created.token, '[CARD_CVV]', JSON_TYPE))).toBe('cvv_unavailable');
+    expect(await codeOf(vault.render(A, created.token, '[CARD_HOLDER]', JSON_TYPE))).toBe('holder_name_unavailable');
     await store.close();
   });
 
@@ -161,10 +201,10 @@ describe('Vault', () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
     const takeCvv = jest.spyOn(store, 'takeCvv');
-    await vault.render('merchant_a', token, '{"n":"[CARD_NUMBER]"}', JSON_TYPE);
+    await vault.render(A, token, '{"n":"[CARD_NUMBER]"}', JSON_TYPE);
     expect(takeCvv).not.toHaveBeenCalled();
-    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(true);
-    await vault.render('merchant_a', token, '{"c":"[CARD_CVV]"}', JSON_TYPE);
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
+    await vault.render(A, token, '{"c":"[CARD_CVV]"}', JSON_TYPE);
     expect(takeCvv).toHaveBeenCalledTimes(1);
     await store.close();
   });
@@ -172,10 +212,10 @@ describe('Vault', () => {
   it('deletes the CVV on its first use: a second render that needs it answers cvv_unavailable', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
-    expect((await vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
-    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(false);
-    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
-    expect((await vault.render('merchant_a', token, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
+    expect((await vault.render(A, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(false);
+    expect(await codeOf(vault.render(A, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+    expect((await vault.render(A, token, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
     expect(store.size()).toBe(1);
     await store.close();
   });
@@ -183,7 +223,7 @@ describe('Vault', () => {
   it('gives the CVV to exactly one of two concurrent renders', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard());
-    const results = await Promise.allSettled([1, 2].map(() => vault.render('merchant_a', token, '[CARD_CVV]', 'text/plain')));
+    const results = await Promise.allSettled([1, 2].map(() => vault.render(A, token, '[CARD_CVV]', 'text/plain')));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     await store.close();
   });
@@ -191,8 +231,8 @@ describe('Vault', () => {
   it('does not burn the CVV on a render that fails for want of a holder name', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard({ holderName: '' }));
-    expect(await codeOf(vault.render('merchant_a', token, '[CARD_CVV]/[CARD_HOLDER]', 'text/plain'))).toBe('holder_name_unavailable');
-    expect((await vault.getToken('merchant_a', token)).cvvAvailable).toBe(true);
+    expect(await codeOf(vault.render(A, token, '[CARD_CVV]/[CARD_HOLDER]', 'text/plain'))).toBe('holder_name_unavailable');
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
     await store.close();
   });
 
@@ -212,7 +252,7 @@ describe('Vault', () => {
       [third, '4242', false],
     ] as const) {
       if (outcome instanceof TesseraError || outcome === undefined) throw new Error('expected a token');
-      expect(await vault.getToken('merchant_a', outcome.token)).toMatchObject({ last4, cvvAvailable });
+      expect(await vault.getToken(A, outcome.token)).toMatchObject({ last4, cvvAvailable });
     }
   });
 
@@ -230,7 +270,7 @@ describe('Vault', () => {
     const before = setup({ store, ring: keyRingOf(oldEntry) }).vault;
     const { token } = await before.tokenize(aCard());
     const after = setup({ store, ring: keyRingOf(oldEntry, keyRingEntry('2025')) }).vault;
-    expect((await after.render('merchant_a', token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4242424242424242/123');
+    expect((await after.render(A, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4242424242424242/123');
     const { token: newer } = await after.tokenize(aCard());
     expect((await store.getCard(newer))?.sealed.keyId).toBe('2025');
     await store.close();
@@ -240,7 +280,7 @@ describe('Vault', () => {
     const store = new MemoryCardStore();
     const { token } = await setup({ store }).vault.tokenize(aCard());
     const otherKeys = setup({ store, ring: keyRingOf(keyRingEntry('k1')) }).vault;
-    const err = await otherKeys.render('merchant_a', token, '[CARD_NUMBER]', 'text/plain').catch((e: unknown) => e);
+    const err = await otherKeys.render(A, token, '[CARD_NUMBER]', 'text/plain').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TesseraError);
     expect((err as TesseraError).code).toBe('internal_error');
     expect(JSON.stringify((err as TesseraError).toJSON())).not.toContain('4242');
@@ -253,7 +293,7 @@ describe('Vault', () => {
     const { token } = await vault.tokenize(aCard());
     const card = await store.getCard(token);
     await store.save({ token, card: { ...card!, merchantId: 'merchant_evil' }, cardTtlMs: 60_000 });
-    expect(await codeOf(vault.render('merchant_evil', token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render({ ...A, merchantId: 'merchant_evil' }, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
     await store.close();
   });
 
@@ -277,7 +317,7 @@ describe('Vault', () => {
       'token',
     ]);
     for (const item of [outcomes[0], outcomes[3]]) {
-      expect(await vault.getToken('merchant_a', (item as { token: string }).token)).toMatchObject({ last4: '4242' });
+      expect(await vault.getToken(A, (item as { token: string }).token)).toMatchObject({ last4: '4242' });
     }
     await store.close();
   });
@@ -306,7 +346,7 @@ describe('Vault', () => {
       'service_unavailable',
       'service_unavailable',
     ]);
-    expect(await codeOf(vault.getToken('merchant_a', 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
+    expect(await codeOf(vault.getToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });
   });
 });

@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/common';
+import { TesseraError, type KeyMode } from '@tessera/common';
 import {
   checkCardToTokenize,
   describeCard,
@@ -7,6 +7,8 @@ import {
   type CardSecret,
   type CardToTokenize,
   type StoredCard,
+  type StoredCvv,
+  type TokenOwner,
   type TokenRecordView,
 } from './domain/card';
 import { openRecord, sealRecord, type EnvelopeContext, type Envelope } from './domain/envelope';
@@ -14,6 +16,7 @@ import type { KeyRing } from './domain/keyRing';
 import { renderPspBody, templateUses } from './domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
 import { generateToken, isTokenShaped } from './domain/token';
+import { keyModeOf, modeOfLegacyCard } from './domain/tokenMode';
 import type { CardEntryToSave, CardStore, StoreHealth } from './store/cardStore';
 
 export interface VaultOptions {
@@ -75,7 +78,7 @@ export class Vault {
 
   /** The new token's sealed records and the view the caller gets once they are saved. */
   private prepareToken(card: CardToTokenize): { entry: CardEntryToSave; view: TokenRecordView } {
-    checkCardToTokenize(card);
+    const mode = checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
     const retention = retentionFor(card.expiryMonth, card.expiryYear, {
@@ -84,34 +87,36 @@ export class Vault {
       now,
     });
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
-    const sealedCard = this.seal({ merchantId: card.merchantId, token, kind: 'card' }, JSON.stringify(secret));
-    const stored = describeCard(card, sealedCard, retention.expiresAt, now);
+    const sealedCard = this.seal({ merchantId: card.merchantId, token, kind: 'card', mode }, JSON.stringify(secret));
+    const stored = describeCard(card, mode, sealedCard, retention.expiresAt, now);
     const hasCvv = card.cvv !== '';
     const entry: CardEntryToSave = {
       token,
       card: stored,
       cardTtlMs: retention.cardTtlMs,
       cvv: hasCvv
-        ? { record: { sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv' }, card.cvv) }, ttlMs: retention.cvvTtlMs }
+        ? {
+            record: { mode, sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv', mode }, card.cvv) },
+            ttlMs: retention.cvvTtlMs,
+          }
         : undefined,
     };
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };
   }
 
-  async getToken(merchantId: string, token: string): Promise<TokenRecordView> {
-    const card = await this.cardOf(merchantId, token);
+  async getToken(owner: TokenOwner, token: string): Promise<TokenRecordView> {
+    const { card } = await this.cardOf(owner, token);
     return toTokenRecordView(token, card, await this.store.hasCvv(token));
   }
 
-  async deleteToken(merchantId: string, token: string): Promise<void> {
-    await this.cardOf(merchantId, token);
+  async deleteToken(owner: TokenOwner, token: string): Promise<void> {
+    await this.cardOf(owner, token);
     await this.store.delete(token);
   }
 
   /** Returns the rendered body as UTF-8 bytes. It holds card data: never log it. */
-  async render(merchantId: string, token: string, template: string, contentType: string): Promise<Buffer> {
-    const card = await this.cardOf(merchantId, token);
-    const secret = this.openCardSecret(merchantId, token, card.sealed);
+  async render(owner: TokenOwner, token: string, template: string, contentType: string): Promise<Buffer> {
+    const { card, mode, secret } = await this.cardWithSecretOf(owner, token);
     let cvv: string | undefined;
     // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible,
     // and it is consumed by that first use (GETDEL): PCI DSS 3.3.1.2 forbids keeping it after
@@ -119,7 +124,7 @@ export class Vault {
     if (templateUses(template, 'CARD_CVV')) {
       if (templateUses(template, 'CARD_HOLDER') && secret.holderName === '') throw new TesseraError('holder_name_unavailable');
       const record = await this.store.takeCvv(token);
-      cvv = record === null ? undefined : this.open({ merchantId, token, kind: 'cvv' }, record.sealed);
+      cvv = record === null ? undefined : this.openCvv(card, token, mode, record);
     }
     const body = renderPspBody(
       template,
@@ -133,9 +138,8 @@ export class Vault {
    * The masked counterpart of render, for dry runs: nothing in the result is card data beyond
    * first 6 / last 4. The CVV is never decrypted; only its presence matters.
    */
-  async preview(merchantId: string, token: string, template: string, contentType: string): Promise<PspBodyPreview> {
-    const card = await this.cardOf(merchantId, token);
-    const secret = this.openCardSecret(merchantId, token, card.sealed);
+  async preview(owner: TokenOwner, token: string, template: string, contentType: string): Promise<PspBodyPreview> {
+    const { card, secret } = await this.cardWithSecretOf(owner, token);
     const cvvPresent = templateUses(template, 'CARD_CVV') && (await this.store.hasCvv(token));
     return previewPspBody(
       template,
@@ -154,12 +158,42 @@ export class Vault {
     return this.store.ping();
   }
 
-  /** Malformed tokens and other merchants' tokens are answered exactly like missing ones. */
-  private async cardOf(merchantId: string, token: string): Promise<StoredCard> {
-    if (merchantId === '' || !isTokenShaped(token)) throw new TesseraError('token_not_found');
+  /**
+   * Malformed tokens, other merchants' tokens and tokens of the other mode are answered exactly
+   * like missing ones, so a test key learns nothing about live tokens (and the reverse). A record
+   * written before tokens had a mode is decrypted to derive its mode from the card; its secret is
+   * returned so a render does not decrypt it twice.
+   */
+  private async cardOf(owner: TokenOwner, token: string): Promise<{ card: StoredCard; mode: KeyMode; secret?: CardSecret }> {
+    const mode = keyModeOf(owner.mode);
+    if (owner.merchantId === '' || mode === undefined || !isTokenShaped(token)) throw new TesseraError('token_not_found');
     const card = await this.store.getCard(token);
-    if (card === null || card.merchantId !== merchantId) throw new TesseraError('token_not_found');
-    return card;
+    if (card === null || card.merchantId !== owner.merchantId) throw new TesseraError('token_not_found');
+    if (card.mode !== undefined) {
+      if (card.mode !== mode) throw new TesseraError('token_not_found');
+      return { card, mode };
+    }
+    const secret = this.openCardSecret(card, token);
+    if (modeOfLegacyCard(secret.number) !== mode) throw new TesseraError('token_not_found');
+    return { card, mode, secret };
+  }
+
+  /**
+   * For renders: the stored mode is bound into the envelope, so a record whose mode was edited
+   * fails to decrypt here (internal_error) instead of rendering for the other mode.
+   */
+  private async cardWithSecretOf(owner: TokenOwner, token: string): Promise<{ card: StoredCard; mode: KeyMode; secret: CardSecret }> {
+    const { card, mode, secret } = await this.cardOf(owner, token);
+    return { card, mode, secret: secret ?? this.openCardSecret(card, token) };
+  }
+
+  /**
+   * A CVV record's mode field only says whether it was sealed with a mode (rewrap migrates a card
+   * and its CVV one after the other); it is always opened under the token's verified mode, so
+   * editing that field gains nothing.
+   */
+  private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv): string {
+    return this.open({ merchantId: card.merchantId, token, kind: 'cvv', mode: record.mode === undefined ? null : mode }, record.sealed);
   }
 
   private seal(ctx: EnvelopeContext, plaintext: string): Envelope {
@@ -185,8 +219,8 @@ export class Vault {
     }
   }
 
-  private openCardSecret(merchantId: string, token: string, envelope: Envelope): CardSecret {
-    const text = this.open({ merchantId, token, kind: 'card' }, envelope);
+  private openCardSecret(card: StoredCard, token: string): CardSecret {
+    const text = this.open({ merchantId: card.merchantId, token, kind: 'card', mode: card.mode ?? null }, card.sealed);
     try {
       const parsed = JSON.parse(text) as Partial<CardSecret>;
       if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') {

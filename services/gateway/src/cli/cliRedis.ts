@@ -28,6 +28,7 @@ export function openCliRedis(
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     clusterNodes: config.REDIS_CLUSTER_NODES,
     profile: 'cli',
+    tlsCaFile: config.REDIS_TLS_CA_FILE,
   });
   redis.on('error', () => {
     // Reported once, by the caller, through the failing command.

@@ -46,16 +46,25 @@ export interface StoredResponse {
 
 /**
  * Which answers are kept and replayed. Everything that says what happened is: successes, PSP
- * answers of any status, client errors, and PSP or internal timeouts (the PSP may have received
- * the request, so a retry must not send it again). Only answers that say "nothing was done, try
- * again" release the key: 503 (a service was unavailable before anything was sent) and 429.
+ * answers of any status, client errors, PSP or internal timeouts and 502 psp_outcome_unknown
+ * (the PSP may have received the request, so a retry must not send it again). Only answers that
+ * say "nothing was done, try again" release the key: 503 and 429. The gateway answers 503 to a
+ * proxy call only when it is provable that nothing left for the PSP (see upstreams.ts).
  */
 export function isReplayable(status: number): boolean {
   return status !== 503 && status !== 429;
 }
 
-/** Headers that describe this delivery, not the answer: never replayed. */
-const PER_DELIVERY_HEADERS = new Set(['x-request-id', 'x-tessera-request-id', 'x-tessera-total-ms', 'date', 'retry-after']);
+/** Headers that describe this delivery, not the answer: never replayed (`connection: close` is a drain's). */
+const PER_DELIVERY_HEADERS = new Set([
+  'x-request-id',
+  'x-tessera-request-id',
+  'x-tessera-total-ms',
+  'date',
+  'retry-after',
+  'connection',
+  'keep-alive',
+]);
 
 export function replayableHeaders(headers: Record<string, number | string | string[] | undefined>): Array<[string, string | string[]]> {
   const kept: Array<[string, string | string[]]> = [];

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { redisConnectionOptions, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
 import { defineScripts } from './redisScripts';
@@ -63,6 +63,8 @@ export interface RedisClientOptions {
   profile: 'server' | 'cli';
   /** REDIS_CLUSTER_NODES: when non-empty, a Redis Cluster seeded by these host:port nodes. */
   clusterNodes?: readonly string[];
+  /** REDIS_TLS_CA_FILE: the CA of Redis's certificate for a rediss:// URL (unset: system CAs). */
+  tlsCaFile?: string | undefined;
 }
 
 /**
@@ -117,14 +119,9 @@ export function createRedisClient(url: string, opts: RedisClientOptions): Redis 
 
 function connectClient(url: string, opts: RedisClientOptions): Redis {
   const options = profileOptions(opts);
-  if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, options);
-  const parsed = new URL(url);
-  const nodeOptions: RedisOptions = {
-    ...options,
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
+  const connection = redisConnectionOptions(url, opts.tlsCaFile);
+  if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, { ...options, ...connection });
+  const nodeOptions: RedisOptions = { ...options, ...connection };
   const cluster = new Cluster(
     opts.clusterNodes.map((entry) => {
       const at = entry.lastIndexOf(':');
@@ -268,6 +265,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     return this.modify(id, (record) => {
       record.allowedCidrs = [...restrictions.allowedCidrs];
       record.allowedDomains = [...restrictions.allowedDomains];
+      if (restrictions.allowedOrigins !== undefined) record.allowedOrigins = [...restrictions.allowedOrigins];
       record.updatedAt = at.toISOString();
       return true;
     });

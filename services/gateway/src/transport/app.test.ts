@@ -338,6 +338,7 @@ describe('gateway HTTP app', () => {
       });
       expect(h.vault.calls[0]?.request).toEqual({
         merchantId: 'm_test',
+        mode: 'test',
         number: TEST_PAN,
         holderName: 'Ada',
         expiryMonth: 12,
@@ -382,11 +383,11 @@ describe('gateway HTTP app', () => {
   });
 
   describe('GET and DELETE /v1/token/:token', () => {
-    it('reads a token record back for the key’s merchant', async () => {
+    it('reads a token record back for the key’s merchant and mode', async () => {
       const res = await h.app.request('GET', '/v1/token/tok.abc', { headers: { 'x-api-key': h.liveKey } });
       expect(res.status).toBe(200);
       expect(res.json()).toMatchObject({ token: 'tok.abc', expiresAt: null });
-      expect(h.vault.calls[0]).toMatchObject({ method: 'getToken', request: { merchantId: 'm_live', token: 'tok.abc' } });
+      expect(h.vault.calls[0]).toMatchObject({ method: 'getToken', request: { merchantId: 'm_live', mode: 'live', token: 'tok.abc' } });
     });
 
     it('passes the vault’s 404 through', async () => {
@@ -394,11 +395,11 @@ describe('gateway HTTP app', () => {
       expectEnvelope(await h.app.request('GET', '/v1/token/tok.abc', { headers: { 'x-api-key': h.testKey } }), 404, 'token_not_found');
     });
 
-    it('deletes a token with 204 and no body', async () => {
+    it('deletes a token of the key’s merchant and mode with 204 and no body', async () => {
       const res = await h.app.request('DELETE', '/v1/token/tok.abc', { headers: { 'x-api-key': h.testKey } });
       expect(res.status).toBe(204);
       expect(res.body.length).toBe(0);
-      expect(h.vault.calls[0]).toMatchObject({ method: 'deleteToken', request: { merchantId: 'm_test', token: 'tok.abc' } });
+      expect(h.vault.calls[0]).toMatchObject({ method: 'deleteToken', request: { merchantId: 'm_test', mode: 'test', token: 'tok.abc' } });
     });
   });
 

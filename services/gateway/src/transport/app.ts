@@ -49,6 +49,8 @@ export interface GatewayDeps {
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (the PSP host allowlist passed to the proxy); absent: no allowlists. */
   merchantSettings?: MerchantSettingsStore;
+  /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
+  readyChecks?: Record<string, () => boolean>;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -150,18 +152,21 @@ export function createApp(deps: GatewayDeps): Express {
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
-  const idempotent = idempotency({
+  const idempotencyOptions = {
     ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
     pepper: deps.pepper,
     logger,
-  });
+  };
+  // A tokenization interrupted by a gateway crash may simply run again; a PSP call may not.
+  const idempotent = idempotency({ ...idempotencyOptions, whenAbandoned: 'run_again' });
+  const idempotentPspCall = idempotency({ ...idempotencyOptions, whenAbandoned: 'outcome_unknown' });
 
   // The API routes come first: the router tests a request against every layer before its own,
   // and no path below overlaps theirs.
   app.post('/v1/token', auth, ...body, idempotent, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
-  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotent, proxying.forward);
+  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
@@ -182,7 +187,8 @@ export function createApp(deps: GatewayDeps): Express {
       withTimeout(keyStore.ping(), timeoutMs).then((): CheckResult => 'ok'),
     ]);
     const [vaultCheck, proxyCheck, storeCheck] = settled.map((s): CheckResult => (s.status === 'fulfilled' ? s.value : 'unavailable'));
-    const checks = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };
+    const checks: Record<string, CheckResult | undefined> = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };
+    for (const [name, isReady] of Object.entries(deps.readyChecks ?? {})) checks[name] = isReady() ? 'ok' : 'unavailable';
     const ready = Object.values(checks).every((c) => c === 'ok');
     if (!ready) logger.warn({ requestId, checks }, 'not ready');
     sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });

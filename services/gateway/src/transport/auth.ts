@@ -1,8 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
-import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey, type KeyMode } from '../domain/apiKeys';
+import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
 import { resolveClientIp } from '../domain/clientIp';
-import { checkKeyRestrictions } from '../domain/keyRestrictions';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { RateLimiter, RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
@@ -20,58 +19,6 @@ export interface AuthDeps {
    * request. Only where the key store also holds the rate limiter's counters; absent: two reads.
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
-}
-
-export type ApiKeyCheck =
-  | { ok: true; record: ApiKeyRecord }
-  | { ok: false; code: 'api_key_missing' | 'api_key_invalid' | 'ip_not_allowed' | 'origin_not_allowed'; record?: ApiKeyRecord };
-
-type PresentedKey = { ok: true; mode: KeyMode; digest: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
-
-/** What can be told from the header alone: no key, a malformed key, or the mode and digest to look up. */
-function presentedKeyOf(pepper: string, presented: string | string[] | undefined): PresentedKey {
-  if (presented === undefined || presented === '') return { ok: false, code: 'api_key_missing' };
-  // A repeated header arrives joined with ", " and so fails the format check, like any typo.
-  const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
-  if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
-  return { ok: true, mode, digest: hashApiKey(pepper, presented) };
-}
-
-/** The decision on the record found for a well-formed key (or on none), made fresh for each request. */
-function decideApiKey(
-  key: Extract<PresentedKey, { ok: true }>,
-  record: ApiKeyRecord | undefined,
-  now: Date,
-  request: { clientIp: string | undefined; origin: string | undefined },
-): ApiKeyCheck {
-  if (
-    !record ||
-    !digestsEqual(record.digest, key.digest) ||
-    record.revokedAt !== undefined ||
-    isApiKeyExpired(record, now) ||
-    record.mode !== key.mode
-  ) {
-    return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
-  }
-  const refused = checkKeyRestrictions(record, request);
-  if (refused !== undefined) return { ok: false, code: refused, record };
-  return { ok: true, record };
-}
-
-/**
- * The whole API-key decision, shared by the middleware and the dashboard's "test this key": the
- * same lookup (no cache, so a revocation counts from the next request on every replica), the
- * same constant-time digest comparison, the same restrictions.
- */
-export async function checkApiKey(
-  deps: Pick<AuthDeps, 'keyStore' | 'pepper'> & { now?: () => Date },
-  presented: string | string[] | undefined,
-  request: { clientIp: string | undefined; origin: string | undefined },
-): Promise<ApiKeyCheck> {
-  const key = presentedKeyOf(deps.pepper, presented);
-  if (!key.ok) return { ok: false, code: key.code };
-  const record = await deps.keyStore.findByDigest(key.digest);
-  return decideApiKey(key, record, deps.now?.() ?? new Date(), request);
 }
 
 /**
@@ -111,6 +58,12 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
       throw blocked.error;
     }
     const result = key.ok ? decideApiKey(key, found, deps.now(), { clientIp: ctx.clientIp, origin }) : key;
+    if (!result.ok && result.code === 'publishable_key_forbidden') {
+      // A valid key on the wrong route: not a failed authentication, so it does not count toward
+      // the address's failed-auth block; attributed in the access log like any known key.
+      if (result.record) ctx.apiKey = result.record;
+      throw new TesseraError('publishable_key_forbidden');
+    }
     if (!result.ok) {
       const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
       if (refused) {

@@ -10,7 +10,7 @@ import {
   requestFingerprint,
   sealResponse,
 } from '../domain/idempotency';
-import type { IdempotencyStore } from '../store/idempotencyStore';
+import { isStaleClaim, type IdempotencyStore } from '../store/idempotencyStore';
 import { apiKeyOf, contextOf, routeOf } from './requestContext';
 
 export interface IdempotencyOptions {
@@ -20,6 +20,12 @@ export interface IdempotencyOptions {
   ttlMs: number;
   /** How long a claim blocks duplicates if its request never finishes (the process died). */
   lockTtlMs: number;
+  /**
+   * What a retry gets once a claim is past lockTtlMs without an answer (its gateway stopped
+   * mid-request): 'run_again' runs the request again; 'outcome_unknown' answers 502
+   * psp_outcome_unknown and keeps that answer, for routes whose request may have reached a PSP.
+   */
+  whenAbandoned: 'run_again' | 'outcome_unknown';
   logger: Logger;
 }
 
@@ -48,9 +54,19 @@ export function idempotency(opts: IdempotencyOptions) {
     }
     const scope = idempotencyScope(apiKeyOf(res).merchantId, header);
     const fingerprint = requestFingerprint(keys.fingerprint, `${req.method} ${routeOf(req) ?? req.path}`, req.body);
-    const found = await opts.store.claim(scope, fingerprint, opts.lockTtlMs);
+    const now = Date.now();
+    const found = await opts.store.claim(scope, fingerprint, {
+      lockTtlMs: opts.lockTtlMs,
+      keepMs: opts.ttlMs,
+      takeOverStale: opts.whenAbandoned === 'run_again',
+      now,
+    });
+    let abandoned = false;
     if (found !== 'claimed') {
       if (found.fingerprint !== fingerprint) throw new TesseraError('idempotency_key_reused', { param: 'Idempotency-Key' });
+      abandoned = isStaleClaim(found, now);
+    }
+    if (found !== 'claimed' && !abandoned) {
       if (found.state === 'in_progress') {
         res.setHeader('retry-after', '1');
         throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key' });
@@ -92,6 +108,17 @@ export function idempotency(opts: IdempotencyOptions) {
         .finally(() => (end as (...a: unknown[]) => Response).apply(this, [chunk, ...rest]));
       return this;
     } as Response['end'];
+    if (abandoned) {
+      // The first request may have reached the PSP before its gateway stopped: never send it again.
+      opts.logger.warn({ requestId: contextOf(res).requestId }, 'an earlier request with this Idempotency-Key was interrupted');
+      next(
+        new TesseraError('psp_outcome_unknown', {
+          message:
+            'An earlier request with this Idempotency-Key was interrupted after it may have reached the PSP. Check with the PSP before paying again.',
+        }),
+      );
+      return;
+    }
     next();
   };
   // Most requests carry no key: they pass without the promise an async handler would cost.

@@ -87,10 +87,13 @@ function withPropertyDocs(schema: JsonObject, docs: Record<string, string>): Jso
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonObject) => ({ 'application/json': { schema } });
 
+/** The /v1 routes' 403 is only ever this one; the catalogue's other 403s belong to the admin API. */
+const V1_CODES_BY_STATUS: Partial<Record<number, ErrorCode[]>> = { 403: ['publishable_key_forbidden'] };
+
 function errorResponses(statuses: number[]): Record<string, JsonObject> {
   const out: Record<string, JsonObject> = {};
   for (const status of statuses) {
-    const codes = errorCodes.filter((code) => ERROR_CATALOGUE[code].status === status);
+    const codes = V1_CODES_BY_STATUS[status] ?? errorCodes.filter((code) => ERROR_CATALOGUE[code].status === status);
     out[String(status)] = {
       description: `Error made by Tessera (${codes.map((c) => `\`${c}\``).join(', ') || 'see docs/errors.md'}).`,
       headers: { 'x-tessera-error': { $ref: '#/components/headers/TesseraError' } },
@@ -100,7 +103,8 @@ function errorResponses(statuses: number[]): Record<string, JsonObject> {
   return out;
 }
 
-const AUTH_ERRORS = [401, 429, 500, 503, 504];
+/** 403: a publishable key, which no /v1 route today accepts. */
+const AUTH_ERRORS = [401, 403, 429, 500, 503, 504];
 const BODY_ERRORS = [400, 413, 415];
 
 const timingHeaders = {
@@ -132,7 +136,8 @@ export function buildOpenApiDocument(): JsonObject {
       title: 'Tessera API',
       version: '1.0.0',
       description:
-        'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header. ' +
+        'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header ' +
+        'with a secret key (tsk_…); a publishable key (tpk_…, for browser card collection) gets 403 publishable_key_forbidden. ' +
         'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do. ' +
         'The admin API (tag admin, /admin/v1) uses a dashboard session cookie and a CSRF header instead of an API key; ' +
         'with ADMIN_PORT set it is served on that port only.',

@@ -68,6 +68,7 @@ export function tokenRoutes(vault: VaultApi) {
           expiryMonth: card.expiryMonth,
           expiryYear: card.expiryYear,
           cvv: card.cvv ?? '',
+          mode: key.mode,
         },
         { requestId: contextOf(res).requestId },
       );
@@ -76,13 +77,20 @@ export function tokenRoutes(vault: VaultApi) {
 
     async get(req: Request, res: Response): Promise<void> {
       const key = apiKeyOf(res);
-      const record = await vault.getToken({ merchantId: key.merchantId, token: tokenParam(req) }, { requestId: contextOf(res).requestId });
+      // The key's mode too: a token answers only to keys of the mode that created it (test and live never meet).
+      const record = await vault.getToken(
+        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
+        { requestId: contextOf(res).requestId },
+      );
       sendJson(res, 200, tokenRecordJson(record));
     },
 
     async remove(req: Request, res: Response): Promise<void> {
       const key = apiKeyOf(res);
-      await vault.deleteToken({ merchantId: key.merchantId, token: tokenParam(req) }, { requestId: contextOf(res).requestId });
+      await vault.deleteToken(
+        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
+        { requestId: contextOf(res).requestId },
+      );
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('cache-control', 'no-store');
       res.status(204).end();

@@ -47,21 +47,24 @@ async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: 
 }
 
 describe('vault client adapter', () => {
-  it('sends the request id in metadata and returns the vault’s answer', async () => {
+  it('sends the request id in metadata and the key mode in the request, and returns the vault’s answer', async () => {
     let seenRequestId: string | undefined;
+    let seenMode: string | undefined;
     const vault = await startVault({
       GetToken: (call, callback) => {
         seenRequestId = requestIdFromMetadata(call.metadata);
+        seenMode = call.request.mode;
         callback(null, { ...record, token: call.request.token });
       },
     });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'live', token: 'tok.abc' }, { requestId: 'req_123' })).resolves.toMatchObject({
         token: 'tok.abc',
         last4: '4242',
       });
       expect(seenRequestId).toBe('req_123');
+      expect(seenMode).toBe('live');
     } finally {
       api.close();
       await vault.stop();
@@ -72,7 +75,7 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))) });
     const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'token_not_found',
         status: 404,
       });
@@ -86,7 +89,7 @@ describe('vault client adapter', () => {
     const vault = await startVault({ GetToken: () => {} });
     const api = vaultApiFromClient(createVaultClient(vault.address), 200);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'upstream_timeout',
         status: 504,
       });
@@ -99,7 +102,7 @@ describe('vault client adapter', () => {
   it('turns a vault that is not running into 503 service_unavailable', async () => {
     const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${await freePort()}`), 2000);
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'service_unavailable',
         status: 503,
       });
@@ -115,7 +118,7 @@ describe('vault client adapter', () => {
     const api = vaultApiFromClient(createVaultClient(`127.0.0.1:${(silent.address() as net.AddressInfo).port}`), 300);
     const started = Date.now();
     try {
-      await expect(api.getToken({ merchantId: 'm', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'service_unavailable',
         status: 503,
       });
@@ -129,7 +132,15 @@ describe('vault client adapter', () => {
   });
 
   describe('tokenize batching', () => {
-    const card = (number: string) => ({ merchantId: 'm', number, holderName: '', expiryMonth: 12, expiryYear: 2035, cvv: '' });
+    const card = (number: string) => ({
+      merchantId: 'm',
+      number,
+      holderName: '',
+      expiryMonth: 12,
+      expiryYear: 2035,
+      cvv: '',
+      mode: 'test',
+    });
 
     it('sends concurrent tokenize requests as one TokenizeBatch call and gives each its own answer or refusal', async () => {
       const batchSizes: number[] = [];
@@ -311,6 +322,102 @@ describe('proxy client adapter: forward batching', () => {
       ]);
       expect(answers[0]).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
       expect(answers[1]).toMatchObject({ status: 'rejected', reason: { code: 'service_unavailable', status: 503 } });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+
+  it('answers psp_outcome_unknown for the items of a batch stream that ended without them', async () => {
+    const proxy = await startProxy({
+      ForwardBatch: (call) => {
+        call.write({ index: 1, response: answer(200) });
+        call.end();
+      },
+    });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const answers = await Promise.allSettled([
+        api.forward(forwardRequest('https://a.example'), { requestId: 'a' }),
+        api.forward(forwardRequest('https://b.example'), { requestId: 'b' }),
+      ]);
+      expect(answers[0]).toMatchObject({ status: 'rejected', reason: { code: 'psp_outcome_unknown', status: 502 } });
+      expect(answers[1]).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+});
+
+describe('proxy client adapter: what a failed Forward says about the PSP', () => {
+  const forwardRequest: ForwardRequest__Output = {
+    merchantId: 'm',
+    mode: 'test',
+    token: 'tok.x',
+    method: 'POST',
+    url: 'https://psp.example/charges',
+    headers: [],
+    bodyTemplate: '',
+    hasBody: false,
+    allowedHosts: [],
+  };
+
+  it('a proxy that is not running: 503 service_unavailable, since no call was started', async () => {
+    const api = proxyApiFromClient(createProxyClient(`127.0.0.1:${await freePort()}`), 2000);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    } finally {
+      api.close();
+    }
+  });
+
+  it('a proxy that accepts TCP but never completes the HTTP/2 handshake: 503 within the deadline, since no call was started', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const api = proxyApiFromClient(createProxyClient(`127.0.0.1:${(silent.address() as net.AddressInfo).port}`), 300);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      api.close();
+      sockets.forEach((s) => s.destroy());
+      silent.close();
+    }
+  });
+
+  it('a proxy that goes away while it holds the call: 502 psp_outcome_unknown', async () => {
+    let received = () => {};
+    const reached = new Promise<void>((resolve) => (received = resolve));
+    const proxy = await startProxy({ Forward: () => received() });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      const forwarded = api.forward(forwardRequest, { requestId: 'r' });
+      await reached;
+      await proxy.stop();
+      await expect(forwarded).rejects.toMatchObject({ code: 'psp_outcome_unknown', status: 502 });
+    } finally {
+      api.close();
+    }
+  });
+
+  it('a proxy that does not answer within the deadline: 502 psp_outcome_unknown, not a retryable 503 or 504', async () => {
+    const proxy = await startProxy({ Forward: () => {} });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 300);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'psp_outcome_unknown', status: 502 });
+    } finally {
+      api.close();
+      await proxy.stop();
+    }
+  });
+
+  it('keeps the proxy’s own typed refusal', async () => {
+    const proxy = await startProxy({ Forward: (_call, callback) => callback(toGrpcError(new TesseraError('psp_timeout'))) });
+    const api = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'psp_timeout', status: 504 });
     } finally {
       api.close();
       await proxy.stop();

@@ -15,8 +15,8 @@ import {
   type TokenizeBatchResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { connectivityState } from '@grpc/grpc-js';
-import { batchItemError, errorFromGrpc, TesseraError } from '@tessera/common';
+import { connectivityState, type Client } from '@grpc/grpc-js';
+import { batchItemError, errorFromGrpc, errorRaisedByPeer, TesseraError } from '@tessera/common';
 
 export interface CallContext {
   requestId: string;
@@ -106,6 +106,46 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
   };
 }
 
+/**
+ * Forward may reach the PSP, so its failures are sorted by what the gateway can prove. Nothing
+ * was sent when the proxy answered with its own typed error (it refused before, or reported
+ * what the PSP did), or when the call was never started because no connection to the proxy was
+ * ready (see proxyConnected). Once a call has started and no typed answer came back (the proxy
+ * died, the connection broke, the deadline passed), the PSP may have received the request:
+ * 502 psp_outcome_unknown, an answer the Idempotency-Key keeps so that a retry never charges twice.
+ */
+function forwardFailure(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  return errorRaisedByPeer(err) ?? new TesseraError('psp_outcome_unknown', { cause: err });
+}
+
+const UNAVAILABLE_STATES = new Set<number>([connectivityState.TRANSIENT_FAILURE, connectivityState.SHUTDOWN]);
+
+/**
+ * Resolves once the channel to the proxy has a ready connection, so a Forward is only started
+ * when it can be written. A channel that is failing, or does not connect before the deadline,
+ * means nothing was started: 503, safe to retry (grpc-js cannot say whether a call it had started
+ * was ever written, so that question is settled before starting it).
+ */
+function proxyConnected(client: Client, deadline: number): Promise<void> | undefined {
+  const channel = client.getChannel();
+  const unavailable = (cause?: unknown) =>
+    new TesseraError('service_unavailable', { message: 'The proxy is not reachable; nothing was sent.', cause });
+  const first = channel.getConnectivityState(true);
+  if (first === connectivityState.READY) return undefined;
+  return new Promise<void>((resolve, reject) => {
+    const check = (state: number): void => {
+      if (state === connectivityState.READY) return resolve();
+      if (UNAVAILABLE_STATES.has(state)) return reject(unavailable());
+      channel.watchConnectivityState(state, deadline, (err) => {
+        if (err) reject(unavailable(err));
+        else check(channel.getConnectivityState(true));
+      });
+    };
+    check(first);
+  });
+}
+
 /** The most requests in one ForwardBatch call. */
 export const MAX_FORWARD_BATCH = 64;
 
@@ -121,18 +161,38 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
       Buffer.byteLength(request.bodyTemplate) +
       Buffer.byteLength(request.url) +
       request.headers.reduce((sum, header) => sum + Buffer.byteLength(header.name ?? '') + Buffer.byteLength(header.value ?? ''), 0),
-    sendOne: ({ request, requestId }) =>
-      mapped(callUnary<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, { timeoutMs, requestId }), client),
-    sendBatch: (items, deliver) =>
-      new Promise<void>((resolve, reject) => {
-        const call = client.ForwardBatch({ items }, { deadline: new Date(Date.now() + timeoutMs) });
+    sendOne: async ({ request, requestId }) => {
+      const deadline = Date.now() + timeoutMs;
+      await proxyConnected(client, deadline);
+      try {
+        return await callUnary<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, {
+          timeoutMs: Math.max(1, deadline - Date.now()),
+          requestId,
+        });
+      } catch (err) {
+        throw forwardFailure(err);
+      }
+    },
+    sendBatch: async (items, deliver) => {
+      const deadline = Date.now() + timeoutMs;
+      await proxyConnected(client, deadline);
+      const answered = new Set<number>();
+      await new Promise<void>((resolve, reject) => {
+        const call = client.ForwardBatch({ items }, { deadline: new Date(deadline) });
         call.on('data', (result: ForwardBatchResult__Output) => {
+          answered.add(result.index);
           deliver(result.index, result.response ?? batchItemError(result.errorJson));
         });
         call.on('error', reject);
         call.on('end', resolve);
-      }),
-    failed: (err) => mapped(Promise.reject(err), client),
+      });
+      // A stream that ended without an item's answer says nothing about what its PSP received.
+      items.forEach((_, i) => {
+        if (!answered.has(i)) deliver(i, new TesseraError('psp_outcome_unknown'));
+      });
+    },
+    // The batch call's own failure leaves every item not yet answered in the same state as a lone call.
+    failed: (err) => Promise.reject(forwardFailure(err)),
   });
   return (request, ctx) => forward({ request, requestId: ctx.requestId });
 }

@@ -44,7 +44,13 @@ export async function dryRunForward(
   }
   const preview = input.hasBody
     ? await deps.vault.preview(
-        { merchantId: input.merchantId, token: input.token, template: input.bodyTemplate, contentType: findContentType(headers) },
+        {
+          merchantId: input.merchantId,
+          mode: input.mode,
+          token: input.token,
+          template: input.bodyTemplate,
+          contentType: findContentType(headers),
+        },
         ctx.requestId,
       )
     : null;

@@ -47,7 +47,14 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
 
     const body = input.hasBody
       ? await deps.vault.render(
-          { merchantId: input.merchantId, token: input.token, template: input.bodyTemplate, contentType: findContentType(headers) },
+          {
+            merchantId: input.merchantId,
+            // As sent, not parseMode's reading: an unknown mode must find no token, not become live.
+            mode: input.mode,
+            token: input.token,
+            template: input.bodyTemplate,
+            contentType: findContentType(headers),
+          },
           ctx.requestId,
         )
       : undefined;

@@ -3,8 +3,8 @@ import type { Logger } from '@tessera/common';
 /**
  * Deadlines nest: a Forward may need the proxy's whole budget (PSP_CONNECT_TIMEOUT_MS +
  * VAULT_TIMEOUT_MS + PSP_TIMEOUT_MS), so the caller's deadline (the gateway's PROXY_TIMEOUT_MS)
- * must leave at least that much, or a slow PSP reaches the merchant as the gateway's 504
- * upstream_timeout instead of the proxy's psp_timeout. No one service knows both settings, so
+ * must leave at least that much, or a slow PSP ends at the gateway's deadline (502
+ * psp_outcome_unknown) instead of as the proxy's psp_timeout. No one service knows both settings, so
  * the proxy checks the deadline each call arrives with and says so once per process.
  */
 export function callerDeadlineCheck(budgetMs: number, logger: Pick<Logger, 'warn'>): (deadline: Date | number) => void {
@@ -16,7 +16,7 @@ export function callerDeadlineCheck(budgetMs: number, logger: Pick<Logger, 'warn
     warned = true;
     logger.warn(
       { callerDeadlineMs: Math.round(at - Date.now()), budgetMs },
-      "a caller's deadline (the gateway's PROXY_TIMEOUT_MS) is shorter than PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS + PSP_TIMEOUT_MS: slow PSPs will show as upstream_timeout",
+      "a caller's deadline (the gateway's PROXY_TIMEOUT_MS) is shorter than PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS + PSP_TIMEOUT_MS: a slow PSP ends at the gateway's deadline instead of as psp_timeout",
     );
   };
 }

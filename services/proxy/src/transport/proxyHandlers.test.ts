@@ -206,7 +206,13 @@ describe('Forward', () => {
     expect(res.pspMs).toBeGreaterThan(0);
     expect(renderCalls).toEqual([
       {
-        request: { merchantId: 'mer_1', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
+        request: {
+          merchantId: 'mer_1',
+          mode: 'test',
+          token: 'tok.abc',
+          template: '{"card":"[CARD_NUMBER]"}',
+          contentType: 'application/json',
+        },
         requestId: 'req_test_1',
       },
     ]);
@@ -379,7 +385,7 @@ describe('DryRun', () => {
       unknown: [],
     });
     expect(previewCalls).toEqual([
-      { merchantId: 'mer_1', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
+      { merchantId: 'mer_1', mode: 'test', token: 'tok.abc', template: '{"card":"[CARD_NUMBER]"}', contentType: 'application/json' },
     ]);
     expect(renderCalls).toHaveLength(0);
     expect(pspSeen).toHaveLength(0);

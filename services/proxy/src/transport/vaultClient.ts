@@ -14,6 +14,8 @@ import { batchItemError, errorFromGrpc } from '@tessera/common';
 
 export interface RenderInput {
   merchantId: string;
+  /** The calling key's mode as the gateway sent it; the vault renders only tokens of that mode. */
+  mode: string;
   token: string;
   template: string;
   contentType: string;

@@ -45,6 +45,26 @@ describe('checkCardToTokenize (defense in depth)', () => {
   it('refuses an empty merchant id', () => {
     expect(rejection(() => checkCardToTokenize(aCard({ merchantId: '' })))).toMatchObject({ code: 'parameter_invalid' });
   });
+
+  it('returns the key mode the token will belong to', () => {
+    expect(checkCardToTokenize(aCard({ number: '4242424242424242', mode: 'test' }))).toBe('test');
+    expect(checkCardToTokenize(aCard({ number: '4111111111111111', mode: 'live' }))).toBe('live');
+  });
+
+  it.each(['', 'LIVE', 'prod'])('refuses the mode %p rather than guessing one (an older gateway sends "")', (mode) => {
+    expect(rejection(() => checkCardToTokenize(aCard({ mode })))).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
+  });
+
+  it('holds cards to the mode as the gateway does: test cards only in test, never in live', () => {
+    expect(rejection(() => checkCardToTokenize(aCard({ number: '4242424242424242', mode: 'live' })))).toMatchObject({
+      code: 'test_card_in_live_mode',
+      param: 'number',
+    });
+    expect(rejection(() => checkCardToTokenize(aCard({ number: '4111111111111111', mode: 'test' })))).toMatchObject({
+      code: 'live_card_in_test_mode',
+      param: 'number',
+    });
+  });
 });
 
 describe('retentionFor', () => {
@@ -68,8 +88,20 @@ describe('retentionFor', () => {
 describe('describeCard', () => {
   it('keeps only non-sensitive metadata in clear', () => {
     const sealed = { keyId: 'k', iv: 'i', ciphertext: 'c', tag: 't' };
-    const stored = describeCard(aCard({ number: '5555555555554444', holderName: 'Grace Hopper' }), sealed, new Date(0), new Date(1000));
-    expect(stored).toMatchObject({ last4: '4444', brand: 'mastercard', holderNameAvailable: true, createdAt: '1970-01-01T00:00:01.000Z' });
+    const stored = describeCard(
+      aCard({ number: '5555555555554444', holderName: 'Grace Hopper' }),
+      'test',
+      sealed,
+      new Date(0),
+      new Date(1000),
+    );
+    expect(stored).toMatchObject({
+      mode: 'test',
+      last4: '4444',
+      brand: 'mastercard',
+      holderNameAvailable: true,
+      createdAt: '1970-01-01T00:00:01.000Z',
+    });
     const text = JSON.stringify(stored);
     expect(text).not.toContain('555555555555');
     expect(text).not.toContain('Grace');

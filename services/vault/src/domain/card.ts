@@ -1,6 +1,7 @@
-import { detectBrand, expiryMonthEnd, isLuhnValid, TesseraError, type Brand } from '@tessera/common';
+import { detectBrand, expiryMonthEnd, isLuhnValid, isTestCard, TesseraError, type Brand, type KeyMode } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { Envelope } from './envelope';
+import { keyModeOf } from './tokenMode';
 
 /** A card as the gateway hands it over (already validated there; checked again here). */
 export interface CardToTokenize {
@@ -10,11 +11,25 @@ export interface CardToTokenize {
   expiryMonth: number;
   expiryYear: number;
   cvv: string;
+  /** The creating key's mode as sent on the wire; checked (see checkCardToTokenize). */
+  mode: string;
+}
+
+/** The merchant and key mode a call acts for; a token answers only to the pair that created it. */
+export interface TokenOwner {
+  merchantId: string;
+  /** As sent on the wire: anything but "test" or "live" owns nothing. */
+  mode: string;
 }
 
 /** What is kept for a token. Only `sealed` holds the PAN and holder name; the rest is not sensitive. */
 export interface StoredCard {
   merchantId: string;
+  /**
+   * The mode of the key that created the token, also bound into `sealed`. Absent only on records
+   * written before tokens had a mode; the vault derives theirs from the card (tokenMode.ts).
+   */
+  mode?: KeyMode;
   last4: string;
   brand: Brand;
   expiryMonth: number;
@@ -27,6 +42,8 @@ export interface StoredCard {
 
 /** The CVV lives in its own record with its own short TTL (PCI DSS 3.3.2: no CVV after authorization). */
 export interface StoredCvv {
+  /** As StoredCard.mode: absent only on records written before tokens had a mode. */
+  mode?: KeyMode;
   sealed: Envelope;
 }
 
@@ -45,9 +62,12 @@ const HOLDER_NAME_MAX = 256;
 /**
  * Defense in depth: the gateway validates cards fully (brand lengths, expiry, test/live mode);
  * the vault refuses anything that could not be a card even if a caller skips that. Messages
- * never echo the submitted values.
+ * never echo the submitted values. Returns the token's mode.
  */
-export function checkCardToTokenize(card: CardToTokenize): void {
+export function checkCardToTokenize(card: CardToTokenize): KeyMode {
+  const mode = keyModeOf(card.mode);
+  // An older gateway sends no mode: refuse rather than guess, a token's mode is for life.
+  if (mode === undefined) throw new TesseraError('parameter_invalid', { param: 'mode', message: 'mode must be "test" or "live".' });
   if (card.merchantId.length === 0 || card.merchantId.length > MERCHANT_ID_MAX) {
     throw new TesseraError('parameter_invalid', { param: 'merchantId', message: 'merchantId must be 1-128 characters.' });
   }
@@ -69,6 +89,11 @@ export function checkCardToTokenize(card: CardToTokenize): void {
   if (card.holderName.length > HOLDER_NAME_MAX) {
     throw new TesseraError('parameter_invalid', { param: 'holderName', message: 'holderName must be at most 256 characters.' });
   }
+  // The same rule as the gateway's validateCard, and what lets the mode of a token written
+  // before modes were recorded be derived from its card.
+  if (mode === 'live' && isTestCard(card.number)) throw new TesseraError('test_card_in_live_mode', { param: 'number' });
+  if (mode === 'test' && !isTestCard(card.number)) throw new TesseraError('live_card_in_test_mode', { param: 'number' });
+  return mode;
 }
 
 const MIN_TTL_MS = 1000;
@@ -95,9 +120,10 @@ export function retentionFor(
   return { expiresAt, cardTtlMs, cvvTtlMs };
 }
 
-export function describeCard(card: CardToTokenize, sealed: Envelope, expiresAt: Date, now: Date): StoredCard {
+export function describeCard(card: CardToTokenize, mode: KeyMode, sealed: Envelope, expiresAt: Date, now: Date): StoredCard {
   return {
     merchantId: card.merchantId,
+    mode,
     last4: card.number.slice(-4),
     brand: detectBrand(card.number),
     expiryMonth: card.expiryMonth,

@@ -4,6 +4,7 @@ import {
   isCurrent,
   isWrapped,
   openRecord,
+  rebindRecord,
   rewrapRecord,
   sealRecord,
   type Envelope,
@@ -12,7 +13,9 @@ import {
 import { sealFormat1 } from '../test/legacyEnvelope';
 import { keyRingEntry, keyRingOf } from '../test/builders';
 
-const ctx: EnvelopeContext = { merchantId: 'merchant_a', token: 'tok.AAAAAAAAAAAAAAAAAAAAAAAA', kind: 'card' };
+const ctx: EnvelopeContext = { merchantId: 'merchant_a', token: 'tok.AAAAAAAAAAAAAAAAAAAAAAAA', kind: 'card', mode: 'live' };
+/** A record written before tokens had a mode (format 1 always is one). */
+const legacyCtx: EnvelopeContext = { ...ctx, mode: null };
 const secret = Buffer.from('{"number":"4242424242424242","holderName":"Ada"}');
 
 function flipByte(b64: string, index: number): string {
@@ -75,6 +78,16 @@ describe('AES-256-GCM envelope', () => {
     expectOpenFails(ring, { ...ctx, kind: 'cvv' }, envelope);
   });
 
+  it('fails when the record is presented for the other mode, or as a record written without a mode', () => {
+    const envelope = sealRecord(ring, ctx, secret);
+    expectOpenFails(ring, { ...ctx, mode: 'test' }, envelope);
+    expectOpenFails(ring, legacyCtx, envelope);
+    const withoutMode = sealRecord(ring, legacyCtx, secret);
+    expect(openRecord(ring, legacyCtx, withoutMode).equals(secret)).toBe(true);
+    expectOpenFails(ring, ctx, withoutMode);
+    expectOpenFails(ring, { ...ctx, mode: 'test' }, withoutMode);
+  });
+
   it('fails when the stored key id is changed to another key of the ring', () => {
     const twoKeys = keyRingOf(keyRingEntry('k1'), keyRingEntry('k2'));
     const envelope = sealRecord(twoKeys, ctx, secret);
@@ -117,16 +130,22 @@ describe('format-1 records (sealed directly under a KEK, before envelope encrypt
   const ring = keyRingOf(entry);
 
   it('still open with the same key ring', () => {
-    const old = sealFormat1(ring, ctx, secret);
+    const old = sealFormat1(ring, legacyCtx, secret);
     expect(isWrapped(old)).toBe(false);
-    expect(openRecord(ring, ctx, old).equals(secret)).toBe(true);
+    expect(openRecord(ring, legacyCtx, old).equals(secret)).toBe(true);
   });
 
   it.each(['iv', 'ciphertext', 'tag'] as const)('fail when any byte of the %s is changed', (field) => {
-    const old = sealFormat1(ring, ctx, secret);
+    const old = sealFormat1(ring, legacyCtx, secret);
     const length = Buffer.from(old[field], 'base64').length;
-    for (let i = 0; i < length; i++) expectOpenFails(ring, ctx, { ...old, [field]: flipByte(old[field], i) });
-    expectOpenFails(ring, { ...ctx, merchantId: 'merchant_b' }, old);
+    for (let i = 0; i < length; i++) expectOpenFails(ring, legacyCtx, { ...old, [field]: flipByte(old[field], i) });
+    expectOpenFails(ring, { ...legacyCtx, merchantId: 'merchant_b' }, old);
+  });
+
+  it('never open as a record of either mode (they predate modes)', () => {
+    const old = sealFormat1(ring, legacyCtx, secret);
+    expectOpenFails(ring, { ...ctx, mode: 'live' }, old);
+    expectOpenFails(ring, { ...ctx, mode: 'test' }, old);
   });
 });
 
@@ -150,10 +169,21 @@ describe('re-wrapping under a new key-encryption key', () => {
   });
 
   it('migrates a format-1 record to envelope encryption under the new KEK', () => {
-    const old = sealFormat1(before, ctx, secret);
-    const moved = rewrapRecord(rotated, ctx, old);
+    const old = sealFormat1(before, legacyCtx, secret);
+    const moved = rewrapRecord(rotated, legacyCtx, old);
     expect(isCurrent(rotated, moved)).toBe(true);
-    expect(openRecord(retired, ctx, moved).equals(secret)).toBe(true);
+    expect(openRecord(retired, legacyCtx, moved).equals(secret)).toBe(true);
+  });
+
+  it('binds a mode into a record written without one, under the new KEK, and only if it authenticates', () => {
+    for (const old of [sealFormat1(before, legacyCtx, secret), sealRecord(before, legacyCtx, secret)]) {
+      const bound = rebindRecord(rotated, legacyCtx, ctx, old);
+      expect(isCurrent(rotated, bound)).toBe(true);
+      expect(openRecord(retired, ctx, bound).equals(secret)).toBe(true);
+      expectOpenFails(retired, legacyCtx, bound);
+      expectOpenFails(retired, { ...ctx, mode: 'test' }, bound);
+      expect(() => rebindRecord(rotated, { ...legacyCtx, merchantId: 'merchant_b' }, ctx, old)).toThrow(EnvelopeOpenError);
+    }
   });
 
   it('returns a record already on the current KEK unchanged', () => {

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { TesseraError, secureRandomBytes } from '@tessera/common';
+import { TesseraError, secureRandomBytes, type KeyMode } from '@tessera/common';
 import type { KeyRing } from './keyRing';
 
 export type RecordKind = 'card' | 'cvv';
@@ -29,11 +29,19 @@ export interface WrappedEnvelope extends DirectEnvelope {
 
 export type Envelope = DirectEnvelope | WrappedEnvelope;
 
-/** What a ciphertext belongs to. Bound in as AAD so a record cannot be moved to another token or merchant. */
+/**
+ * What a ciphertext belongs to. Bound in as AAD so a record cannot be moved to another token,
+ * merchant or mode: a test key must never get a live card rendered, even by editing a record.
+ */
 export interface EnvelopeContext {
   merchantId: string;
   token: string;
   kind: RecordKind;
+  /**
+   * The mode of the key that created the token. null only for records written before tokens had
+   * a mode: they were sealed without one, and the vault derives their mode from the card.
+   */
+  mode: KeyMode | null;
 }
 
 const IV_BYTES = 12;
@@ -45,25 +53,31 @@ export function isWrapped(envelope: Envelope): envelope is WrappedEnvelope {
 }
 
 /**
- * Only merchantId is free text; token, keyId and kind never contain '|', so reading the fields
- * from the right makes the encodings unambiguous. Each layer has its own label so a value of one
- * layer can never be presented as the other.
+ * Only merchantId is free text; token, keyId, kind and mode never contain '|', so reading the
+ * fields from the right makes the encodings unambiguous. Each layer has its own label so a value
+ * of one layer can never be presented as the other, and a record with a mode has other labels
+ * (v3) than one without, so neither can be presented as the other.
  */
 function directAad(ctx: EnvelopeContext, keyId: string): Buffer {
+  // Format 1 predates modes: such a record can only be opened as a record without one.
+  if (ctx.mode !== null) throw new EnvelopeOpenError('malformed');
   return Buffer.from(`tessera.v1|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
 }
 
 /** The wrapped data key is bound to its record and to the KEK that wrapped it. */
 function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
-  return Buffer.from(`tessera.v2.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
+  if (ctx.mode === null) return Buffer.from(`tessera.v2.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
+  return Buffer.from(`tessera.v3.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}|${ctx.mode}`, 'utf8');
 }
 
 /**
  * The data layer does not name the KEK (re-wrapping must not touch the data), but a data key is
- * unique to one record and only reachable through the wrap layer, which binds the KEK id.
+ * unique to one record and only reachable through the wrap layer, which binds the KEK id. The
+ * mode is bound in both layers, so neither a data key nor a ciphertext crosses between modes.
  */
 function dataAad(ctx: EnvelopeContext): Buffer {
-  return Buffer.from(`tessera.v2.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}`, 'utf8');
+  if (ctx.mode === null) return Buffer.from(`tessera.v2.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}`, 'utf8');
+  return Buffer.from(`tessera.v3.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}|${ctx.mode}`, 'utf8');
 }
 
 interface Sealed {
@@ -193,5 +207,19 @@ export function rewrapRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Enve
     return { ...envelope, ...wrapDataKey(ring, ctx, dataKey) };
   } finally {
     dataKey.fill(0);
+  }
+}
+
+/**
+ * Opens a record under one context and seals it afresh under another: the one-time migration
+ * that binds a mode into a record written before tokens had one. Authenticates first, like
+ * rewrapRecord, so a tampered record is never laundered into a valid one.
+ */
+export function rebindRecord(ring: KeyRing, from: EnvelopeContext, to: EnvelopeContext, envelope: Envelope): WrappedEnvelope {
+  const plaintext = openRecord(ring, from, envelope);
+  try {
+    return sealRecord(ring, to, plaintext);
+  } finally {
+    plaintext.fill(0);
   }
 }

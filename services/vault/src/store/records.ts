@@ -6,9 +6,14 @@ import type { StoredCard, StoredCvv } from '../domain/card';
  * Stored form of the records. A version field lets a later format coexist with records written
  * before it; a record that does not parse is an internal error, never a crash.
  */
-const RECORD_VERSION = 2;
-/** Version 1 records (sealed directly under a KEK) are still read; `npm run vault -- rewrap` migrates them. */
-const readableVersion = z.union([z.literal(1), z.literal(RECORD_VERSION)]);
+const RECORD_VERSION = 3;
+/**
+ * Version 1 records (sealed directly under a KEK) and version 2 records (no mode) are still read;
+ * `npm run vault -- rewrap` migrates them. Version 3 adds the token's mode; a mode field on an
+ * older record is dropped (the record was not sealed with one, so it could only be a forgery).
+ */
+const olderVersion = z.union([z.literal(1), z.literal(2)]);
+const mode = z.enum(['test', 'live']);
 
 const directEnvelopeSchema = z.object({
   keyId: z.string(),
@@ -23,8 +28,7 @@ const envelopeSchema = z.union([
   directEnvelopeSchema,
 ]);
 
-const storedCardSchema = z.object({
-  v: readableVersion,
+const cardFields = {
   merchantId: z.string(),
   last4: z.string(),
   brand: z.enum(BRANDS),
@@ -34,16 +38,25 @@ const storedCardSchema = z.object({
   expiresAt: z.string(),
   holderNameAvailable: z.boolean(),
   sealed: envelopeSchema,
-});
+};
 
-const storedCvvSchema = z.object({ v: readableVersion, sealed: envelopeSchema });
+const storedCardSchema = z.union([
+  z.object({ v: z.literal(RECORD_VERSION), mode, ...cardFields }),
+  z.object({ v: olderVersion, ...cardFields }),
+]);
 
+const storedCvvSchema = z.union([
+  z.object({ v: z.literal(RECORD_VERSION), mode, sealed: envelopeSchema }),
+  z.object({ v: olderVersion, sealed: envelopeSchema }),
+]);
+
+/** A record without a mode is written as version 2, so it still reads as one without. */
 export function serializeCard(card: StoredCard): string {
-  return JSON.stringify({ v: RECORD_VERSION, ...card });
+  return JSON.stringify({ v: card.mode === undefined ? 2 : RECORD_VERSION, ...card });
 }
 
 export function serializeCvv(cvv: StoredCvv): string {
-  return JSON.stringify({ v: RECORD_VERSION, ...cvv });
+  return JSON.stringify({ v: cvv.mode === undefined ? 2 : RECORD_VERSION, ...cvv });
 }
 
 function parseWith<T>(schema: z.ZodType<T>, raw: string): T {

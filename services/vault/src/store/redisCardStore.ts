@@ -1,5 +1,5 @@
 import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
-import { TesseraError, type Logger } from '@tessera/common';
+import { redisConnectionOptions, TesseraError, type Logger } from '@tessera/common';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -26,8 +26,13 @@ export interface RedisCardStoreOptions {
   writeAck?: WriteAck;
 }
 
-/** Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes). */
-export type RedisTarget = { url: string } | { clusterNodes: readonly string[]; credentialsUrl?: string | undefined };
+/**
+ * Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes); `tlsCaFile`
+ * (REDIS_TLS_CA_FILE) is the CA of Redis's certificate when the URL is rediss://.
+ */
+export type RedisTarget = ({ url: string } | { clusterNodes: readonly string[]; credentialsUrl?: string | undefined }) & {
+  tlsCaFile?: string | undefined;
+};
 
 /**
  * Options chosen so a Redis outage fails requests fast (503) instead of queueing them: no offline
@@ -57,16 +62,12 @@ function hostPortOf(entry: string): { host: string; port: number } {
 
 /** A Redis or Redis Cluster client with the fail-fast options above. */
 export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
-  if ('url' in target) return new Redis(target.url, redisOptions(commandTimeoutMs));
+  if ('url' in target) {
+    return new Redis(target.url, { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.url, target.tlsCaFile) });
+  }
   // REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
-  const credentials = target.credentialsUrl === undefined ? undefined : new URL(target.credentialsUrl);
   return new Cluster(target.clusterNodes.map(hostPortOf), {
-    redisOptions: {
-      ...redisOptions(commandTimeoutMs),
-      ...(credentials?.username ? { username: decodeURIComponent(credentials.username) } : {}),
-      ...(credentials?.password ? { password: decodeURIComponent(credentials.password) } : {}),
-      ...(credentials?.protocol === 'rediss:' ? { tls: {} } : {}),
-    },
+    redisOptions: { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.credentialsUrl, target.tlsCaFile) },
     enableOfflineQueue: false,
     enableAutoPipelining: true,
     // Reads go to masters too: a replica may not have a token that was just acknowledged.

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isTestCard } from '@tessera/common';
 import { parseKeyRing, type KeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
 
@@ -13,14 +14,17 @@ export function keyRingOf(...entries: string[]): KeyRing {
   return parsed.ring;
 }
 
+/** A card as the gateway sends it; the mode is the one a key must have to tokenize that number. */
 export function aCard(overrides: Partial<CardToTokenize> = {}): CardToTokenize {
+  const number = overrides.number ?? '4242424242424242';
   return {
     merchantId: 'merchant_a',
-    number: '4242424242424242',
+    number,
     holderName: 'Ada Lovelace',
     expiryMonth: 4,
     expiryYear: new Date().getUTCFullYear() + 3,
     cvv: '123',
+    mode: isTestCard(number) ? 'test' : 'live',
     ...overrides,
   };
 }

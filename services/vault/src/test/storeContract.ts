@@ -103,6 +103,21 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.saveMany([])).toEqual([]);
     });
 
+    it('keeps the mode of a card and its CVV, and reads records written before tokens had one without a mode', async () => {
+      const [moded, legacy] = [token(), token()];
+      const liveCard = aStoredCard({ mode: 'live' });
+      const liveCvv: StoredCvv = { ...aStoredCvv(), mode: 'live' };
+      await store.save({ token: moded, card: liveCard, cardTtlMs: 60_000, cvv: { record: liveCvv, ttlMs: 60_000 } });
+      await store.save({ token: legacy, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
+      expect(await store.getCard(moded)).toEqual(liveCard);
+      expect(await store.getCvv(moded)).toEqual(liveCvv);
+      expect((await store.getCard(legacy))?.mode).toBeUndefined();
+      expect((await store.takeCvv(legacy))?.mode).toBeUndefined();
+      // The stored form says which: a version-3 record names its mode, an older one has none.
+      expect(JSON.parse((await store.readRaw('card', moded)) as string)).toMatchObject({ v: 3, mode: 'live' });
+      expect(JSON.parse((await store.readRaw('card', legacy)) as string)).toMatchObject({ v: 2 });
+    });
+
     it('answers null for unknown tokens', async () => {
       expect(await store.getCard(token())).toBeNull();
       expect(await store.delete(token())).toBe(false);

@@ -8,7 +8,7 @@ import {
   type VaultHandlers,
 } from '@tessera/protos';
 import type { Vault } from '../vault';
-import type { CardToTokenize } from '../domain/card';
+import type { CardToTokenize, TokenOwner } from '../domain/card';
 
 type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
 
@@ -71,15 +71,21 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
 
 /** A batch item without a request is refused by the card checks, like any empty card. */
 function cardOf(req: TokenizeRequest | null): CardToTokenize {
-  if (req === null) return { merchantId: '', number: '', holderName: '', expiryMonth: 0, expiryYear: 0, cvv: '' };
+  if (req === null) return { merchantId: '', number: '', holderName: '', expiryMonth: 0, expiryYear: 0, cvv: '', mode: '' };
   return {
     merchantId: req.merchantId,
+    mode: req.mode,
     number: req.number,
     holderName: req.holderName,
     expiryMonth: req.expiryMonth,
     expiryYear: req.expiryYear,
     cvv: req.cvv,
   };
+}
+
+/** Merchant and mode as the caller sent them; the vault refuses a mode it does not know (an older caller's ""). */
+function ownerOf(req: { merchantId: string; mode: string }): TokenOwner {
+  return { merchantId: req.merchantId, mode: req.mode };
 }
 
 /** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */
@@ -117,13 +123,13 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         ),
       };
     }),
-    GetToken: unaryRpc('GetToken', logger, (req) => vault.getToken(req.merchantId, req.token)),
+    GetToken: unaryRpc('GetToken', logger, (req) => vault.getToken(ownerOf(req), req.token)),
     DeleteToken: unaryRpc('DeleteToken', logger, async (req) => {
-      await vault.deleteToken(req.merchantId, req.token);
+      await vault.deleteToken(ownerOf(req), req.token);
       return {};
     }),
     Render: unaryRpc('Render', logger, async (req) => ({
-      body: await vault.render(req.merchantId, req.token, req.template, req.contentType),
+      body: await vault.render(ownerOf(req), req.token, req.template, req.contentType),
     })),
     RenderBatch: unaryRpc('RenderBatch', logger, async (req) => {
       const started = process.hrtime.bigint();
@@ -132,7 +138,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
           request === null
             ? new TesseraError('token_not_found')
             : vault
-                .render(request.merchantId, request.token, request.template, request.contentType)
+                .render(ownerOf(request), request.token, request.template, request.contentType)
                 .catch((err: unknown) => (err instanceof Error ? err : new TesseraError('internal_error'))),
         ),
       );
@@ -140,7 +146,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         results: outcomes.map((outcome, i) => report('Render', req.items[i]?.requestId, started, outcome, (body: Buffer) => ({ body }))),
       };
     }),
-    Preview: unaryRpc('Preview', logger, (req) => vault.preview(req.merchantId, req.token, req.template, req.contentType)),
+    Preview: unaryRpc('Preview', logger, (req) => vault.preview(ownerOf(req), req.token, req.template, req.contentType)),
     Ready: unaryRpc('Ready', logger, async () => {
       const health = await vault.ready();
       return { ready: health.ok, detail: health.detail };

@@ -26,6 +26,7 @@ const PAN = '5555555555554444';
 /** A card of merchant_a without CVV or holder name. */
 const CARD_WITHOUT_CVV: TokenizeRequest = {
   merchantId: 'merchant_a',
+  mode: 'test',
   number: PAN,
   holderName: '',
   expiryMonth: 1,
@@ -93,6 +94,7 @@ describe('the vault gRPC server (memory store)', () => {
   it('tokenizes, reads back, renders, deletes, and then no longer knows the token', async () => {
     const created = await rpc.tokenize({
       merchantId: 'merchant_a',
+      mode: 'test',
       number: PAN,
       holderName: 'Grace Hopper',
       expiryMonth: 9,
@@ -109,11 +111,12 @@ describe('the vault gRPC server (memory store)', () => {
     });
     expect(created.token).toMatch(/^tok\./);
 
-    const read = await rpc.getToken({ merchantId: 'merchant_a', token: created.token });
+    const read = await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: created.token });
     expect(read).toEqual(created);
 
     const rendered = await rpc.render({
       merchantId: 'merchant_a',
+      mode: 'test',
       token: created.token,
       template: 'card[number]=[CARD_NUMBER]&card[exp]=[CARD_EXPIRY_MONTH]%2F[CARD_EXPIRY_YEAR]&card[cvc]=[CARD_CVV]&name=[CARD_HOLDER]',
       contentType: 'application/x-www-form-urlencoded',
@@ -122,26 +125,58 @@ describe('the vault gRPC server (memory store)', () => {
       `card[number]=${PAN}&card[exp]=09%2F2032&card[cvc]=321&name=Grace+Hopper`,
     );
 
-    await rpc.deleteToken({ merchantId: 'merchant_a', token: created.token });
-    const gone = await failure(rpc.getToken({ merchantId: 'merchant_a', token: created.token }));
+    await rpc.deleteToken({ merchantId: 'merchant_a', mode: 'test', token: created.token });
+    const gone = await failure(rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: created.token }));
     expect(gone).toMatchObject({ code: 'token_not_found', status: 404 });
   });
 
   it('answers 404 token_not_found to another merchant', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     for (const attempt of [
-      rpc.getToken({ merchantId: 'merchant_b', token }),
-      rpc.render({ merchantId: 'merchant_b', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
-      rpc.deleteToken({ merchantId: 'merchant_b', token }),
+      rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }),
+      rpc.render({ merchantId: 'merchant_b', mode: 'test', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
+      rpc.deleteToken({ merchantId: 'merchant_b', mode: 'test', token }),
     ]) {
       expect(await failure(attempt)).toMatchObject({ code: 'token_not_found', status: 404 });
     }
-    expect((await rpc.getToken({ merchantId: 'merchant_a', token })).token).toBe(token);
+    expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token })).token).toBe(token);
+  });
+
+  it('answers 404 token_not_found to the other mode and to a caller that sends no mode, in batches too', async () => {
+    const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
+    for (const mode of ['live', '']) {
+      for (const attempt of [
+        rpc.getToken({ merchantId: 'merchant_a', mode, token }),
+        rpc.render({ merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
+        rpc.deleteToken({ merchantId: 'merchant_a', mode, token }),
+      ]) {
+        expect(await failure(attempt)).toMatchObject({ code: 'token_not_found', status: 404 });
+      }
+      const { results } = await rpc.renderBatch([
+        { requestId: 'req-m1', request: { merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' } },
+      ]);
+      expect(JSON.parse(results[0]!.errorJson!)).toMatchObject({ code: 'token_not_found' });
+    }
+    expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token })).token).toBe(token);
+  });
+
+  it('refuses to tokenize for a caller that sends no mode, alone or in a batch', async () => {
+    expect(await failure(rpc.tokenize({ ...CARD_WITHOUT_CVV, mode: '' }))).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
+    const { results } = await rpc.tokenizeBatch([{ requestId: 'req-nomode', request: { ...CARD_WITHOUT_CVV, mode: '' } }]);
+    expect(JSON.parse(results[0]!.errorJson!)).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
   });
 
   it('carries validation errors with their code and param', async () => {
     const err = await failure(
-      rpc.tokenize({ merchantId: 'merchant_a', number: '4242424242424241', holderName: '', expiryMonth: 1, expiryYear: 2033, cvv: '' }),
+      rpc.tokenize({
+        merchantId: 'merchant_a',
+        mode: 'test',
+        number: '4242424242424241',
+        holderName: '',
+        expiryMonth: 1,
+        expiryYear: 2033,
+        cvv: '',
+      }),
     );
     expect(err).toMatchObject({ code: 'card_number_invalid', param: 'number', status: 400 });
   });
@@ -154,7 +189,9 @@ describe('the vault gRPC server (memory store)', () => {
     ]);
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ outcome: 'record', record: { last4: '4444' } });
-    expect(await rpc.getToken({ merchantId: 'merchant_a', token: results[0]!.record!.token })).toMatchObject({ last4: '4444' });
+    expect(await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: results[0]!.record!.token })).toMatchObject({
+      last4: '4444',
+    });
     expect(results[1]?.outcome).toBe('errorJson');
     expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'card_number_invalid', param: 'number' });
     const refusal = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'rpc refused');
@@ -164,7 +201,7 @@ describe('the vault gRPC server (memory store)', () => {
 
   it('renders a batch item by item: one body per token, refusals with their code', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
-    const render = (merchantId: string, template: string) => ({ merchantId, token, template, contentType: 'text/plain' });
+    const render = (merchantId: string, template: string) => ({ merchantId, mode: 'test', token, template, contentType: 'text/plain' });
     const { results } = await rpc.renderBatch([
       { requestId: 'req-r1', request: render('merchant_a', 'n=[CARD_NUMBER]') },
       { requestId: 'req-r2', request: render('merchant_b', 'n=[CARD_NUMBER]') },
@@ -179,7 +216,7 @@ describe('the vault gRPC server (memory store)', () => {
   it('carries 422 errors for placeholders whose data is missing', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     const err = await failure(
-      rpc.render({ merchantId: 'merchant_a', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }),
+      rpc.render({ merchantId: 'merchant_a', mode: 'test', token, template: '{"c":"[CARD_CVV]"}', contentType: 'application/json' }),
     );
     expect(err).toMatchObject({ code: 'cvv_unavailable', status: 422 });
   });
@@ -191,14 +228,14 @@ describe('the vault gRPC server (memory store)', () => {
   it('logs the request id on every line and never the card number, CVV, holder name or rendered body', async () => {
     logLines.length = 0;
     const { token } = await rpc.tokenize(
-      { merchantId: 'merchant_a', number: PAN, holderName: 'Alan Turing', expiryMonth: 2, expiryYear: 2034, cvv: '987' },
+      { merchantId: 'merchant_a', mode: 'test', number: PAN, holderName: 'Alan Turing', expiryMonth: 2, expiryYear: 2034, cvv: '987' },
       'req-log-1',
     );
     await rpc.render(
-      { merchantId: 'merchant_a', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' },
+      { merchantId: 'merchant_a', mode: 'test', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' },
       'req-log-2',
     );
-    await failure(rpc.getToken({ merchantId: 'merchant_b', token }, 'req-log-3'));
+    await failure(rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }, 'req-log-3'));
     expect(logLines.length).toBeGreaterThanOrEqual(3);
     for (const line of logLines) {
       expect(JSON.parse(line).requestId).toMatch(/^req-log-\d$/);

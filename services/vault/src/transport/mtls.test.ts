@@ -79,6 +79,7 @@ const card: TokenizeRequest = {
   expiryMonth: 12,
   expiryYear: new Date().getUTCFullYear() + 2,
   cvv: '',
+  mode: 'test',
 };
 
 async function statusOf(promise: Promise<unknown>): Promise<grpc.status | 'ok'> {
@@ -92,12 +93,12 @@ async function statusOf(promise: Promise<unknown>): Promise<grpc.status | 'ok'> 
 
 const tokenize = (c: VaultClient) => callUnary<TokenizeRequest, TokenRecord__Output>(c, c.tokenize, card, { timeoutMs: 3000 });
 const getToken = (c: VaultClient, token: string) =>
-  callUnary<TokenRef, TokenRecord__Output>(c, c.getToken, { merchantId: 'merchant_a', token }, { timeoutMs: 3000 });
+  callUnary<TokenRef, TokenRecord__Output>(c, c.getToken, { merchantId: 'merchant_a', mode: 'test', token }, { timeoutMs: 3000 });
 const render = (c: VaultClient, token: string) =>
   callUnary<RenderRequest, { body: Buffer }>(
     c,
     c.render,
-    { merchantId: 'merchant_a', token, template: '[CARD_NUMBER]', contentType: 'text/plain' },
+    { merchantId: 'merchant_a', mode: 'test', token, template: '[CARD_NUMBER]', contentType: 'text/plain' },
     { timeoutMs: 3000 },
   );
 

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Starts Redis as Tessera's recipes run it (docker-compose.yml, deploy/k8s/redis.yaml; the
+# integration tests run this same script): the users of users.acl, each with the SHA-256 of its
+# password, the default user off; with TESSERA_REDIS_TLS_DIR, TLS only.
+#   REDIS_VAULT_PASSWORD, REDIS_GATEWAY_PASSWORD  required, at least 32 characters
+#   TESSERA_REDIS_RUN_DIR   a private, writable directory for the generated ACL (default /run/tessera-redis)
+#   TESSERA_REDIS_TLS_DIR   tls.crt, tls.key and ca.crt of the server (npm run certs: .tessera/certs/redis);
+#                           set: plaintext is off and TLS listens on TESSERA_REDIS_PORT (default 6379)
+# Other arguments are passed to redis-server. Passwords never appear in a command line or log.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+run_dir=${TESSERA_REDIS_RUN_DIR:-/run/tessera-redis}
+
+for name in REDIS_VAULT_PASSWORD REDIS_GATEWAY_PASSWORD; do
+  eval "value=\${$name:-}"
+  if [ "${#value}" -lt 32 ]; then
+    echo "start.sh: $name must be set to at least 32 characters" >&2
+    exit 78
+  fi
+done
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+umask 077
+mkdir -p "$run_dir"
+# An emptyDir (Kubernetes) belongs to root: its mode cannot be changed, and need not be.
+chmod 700 "$run_dir" 2>/dev/null || true
+# Redis's ACL files have no comments: they are dropped. Only hex digests go into sed, so a
+# password may contain any character.
+sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
+  -e "s/^user tessera-vault on /user tessera-vault on #$(sha "$REDIS_VAULT_PASSWORD") /" \
+  -e "s/^user tessera-gateway on /user tessera-gateway on #$(sha "$REDIS_GATEWAY_PASSWORD") /" \
+  "$here/users.acl" >"$run_dir/users.acl"
+
+set -- --aclfile "$run_dir/users.acl" "$@"
+if [ -n "${TESSERA_REDIS_TLS_DIR:-}" ]; then
+  tls=$TESSERA_REDIS_TLS_DIR
+  if [ "$(id -u)" = 0 ]; then
+    # Docker: the bind-mounted key belongs to the host's user; Redis (uid 999) gets its own copy.
+    mkdir -p "$run_dir/tls"
+    cp "$tls/tls.crt" "$tls/tls.key" "$tls/ca.crt" "$run_dir/tls/"
+    tls=$run_dir/tls
+  fi
+  # Clients authenticate with their ACL password; TLS protects it and the records in transit.
+  set -- --port 0 --tls-port "${TESSERA_REDIS_PORT:-6379}" --tls-cert-file "$tls/tls.crt" --tls-key-file "$tls/tls.key" \
+    --tls-ca-cert-file "$tls/ca.crt" --tls-auth-clients no "$@"
+fi
+
+if [ "$(id -u)" = 0 ] && command -v docker-entrypoint.sh >/dev/null 2>&1; then
+  # The redis image started as root: its entrypoint fixes /data's owner and drops to the redis user.
+  chown -R redis:redis "$run_dir"
+  exec docker-entrypoint.sh redis-server "$@"
+fi
+exec redis-server "$@"

@@ -1,0 +1,196 @@
+/**
+ * A compromised gateway must not read cards from Redis (docs/SECURITY.md, threat model). Redis
+ * runs here exactly as the recipes run it: deploy/redis/start.sh with the shipped
+ * deploy/redis/users.acl, with test passwords; then every service logs in as its own user.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { aCard, apiClient, type RedisServer, ROOT, startRedis, TEST_CVV, useStack } from './harness';
+
+jest.setTimeout(90_000);
+
+const connect = async (url: string, tlsCaFile?: string): Promise<Redis> => {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    ...(tlsCaFile ? { tls: { ca: fs.readFileSync(tlsCaFile) } } : {}),
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+};
+
+const refusal = (promise: Promise<unknown>): Promise<string> =>
+  promise.then(
+    (value) => `allowed: ${JSON.stringify(value)}`,
+    (err: Error) => err.message.split(' ')[0] ?? err.message,
+  );
+
+describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis/start.sh)', () => {
+  let redis: RedisServer;
+  let vault: Redis;
+  let gateway: Redis;
+  const card = 'tessera:card:{tok_acl_test}';
+  const cvv = 'tessera:cvv:{tok_acl_test}';
+
+  beforeAll(async () => {
+    redis = await startRedis({ acl: true });
+    vault = await connect(redis.users!.vault);
+    gateway = await connect(redis.users!.gateway);
+    await vault.set(card, '{"sealed":"card"}');
+    await vault.set(cvv, '{"sealed":"cvv"}');
+    await gateway.set('tessera:apikey:key_1', '{"id":"key_1"}');
+  });
+  afterAll(async () => {
+    vault?.disconnect();
+    gateway?.disconnect();
+    await redis?.stop();
+  });
+
+  it('lets no connection without credentials run anything (the default user is off)', async () => {
+    const anonymous = new Redis(`redis://127.0.0.1:${redis.port}`, {
+      lazyConnect: true,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    anonymous.on('error', () => undefined);
+    await anonymous.connect();
+    expect(await refusal(anonymous.get(card))).toBe('NOAUTH');
+    expect(await refusal(anonymous.auth('default', ''))).toMatch(/WRONGPASS/);
+    anonymous.disconnect();
+  });
+
+  it('refuses the gateway user every read, write and listing of card and CVV records', async () => {
+    expect(await refusal(gateway.get(card))).toBe('NOPERM');
+    expect(await refusal(gateway.get(cvv))).toBe('NOPERM');
+    expect(await refusal(gateway.getdel(cvv))).toBe('NOPERM');
+    expect(await refusal(gateway.set(cvv, 'replayed'))).toBe('NOPERM');
+    expect(await refusal(gateway.dump(card))).toBe('NOPERM');
+    expect(await refusal(gateway.scan('0', 'MATCH', 'tessera:card:*'))).toBe('NOPERM');
+    expect(await refusal(gateway.scan('0'))).toBe('NOPERM');
+    expect(await refusal(gateway.keys('tessera:card:*'))).toBe('NOPERM');
+    expect(await refusal(gateway.keys('*'))).toBe('NOPERM');
+    expect(await refusal(gateway.randomkey())).toBe('NOPERM');
+    expect(await refusal(gateway.call('OBJECT', 'ENCODING', card))).toBe('NOPERM');
+    // A script runs with its caller's rights, whatever keys it declares.
+    expect(await refusal(gateway.eval("return redis.call('GET', KEYS[1])", 1, card))).toMatch(/NOPERM|ERR/);
+    expect(await refusal(gateway.eval("return redis.call('GET', ARGV[1])", 0, cvv))).toMatch(/NOPERM|ERR/);
+    expect(await refusal(gateway.call('CONFIG', 'GET', '*'))).toBe('NOPERM');
+    expect(await refusal(gateway.call('CONFIG', 'SET', 'appendfsync', 'no'))).toBe('NOPERM');
+    expect(await refusal(gateway.flushall())).toBe('NOPERM');
+    expect(await refusal(gateway.call('ACL', 'SETUSER', 'tessera-gateway', '~*'))).toBe('NOPERM');
+    expect(await refusal(gateway.call('MONITOR'))).toBe('NOPERM');
+    // The records are untouched.
+    expect(await vault.get(cvv)).toBe('{"sealed":"cvv"}');
+  });
+
+  it('lets the gateway user use its own keys, with scripts and transactions', async () => {
+    expect(await gateway.get('tessera:apikey:key_1')).toBe('{"id":"key_1"}');
+    expect(await gateway.eval("return redis.call('INCR', KEYS[1])", 1, 'tessera:ratelimit:k:1')).toBe(1);
+    expect(await gateway.multi().set('tessera:idempotency:m:k', '{}', 'PX', 1000).lpush('tessera:audit', 'x').exec()).toEqual([
+      [null, 'OK'],
+      [null, 1],
+    ]);
+    expect(await gateway.xadd('tessera:detokenizations', '*', 'token', 'tok_1')).toMatch(/^\d+-\d+$/);
+  });
+
+  it('gives the vault user what the card store needs, and nothing of the gateway', async () => {
+    expect(await vault.multi().set('tessera:card:{t2}', 'c', 'PX', 60_000).set('tessera:cvv:{t2}', 'v', 'PX', 60_000).exec()).toEqual([
+      [null, 'OK'],
+      [null, 'OK'],
+    ]);
+    expect(await vault.call('WAIT', '0', '0')).toBe(0);
+    expect(await vault.getdel('tessera:cvv:{t2}')).toBe('v');
+    expect(await vault.exists(cvv)).toBe(1);
+    expect(await vault.call('CONFIG', 'GET', 'appendfsync')).toEqual(['appendfsync', 'always']);
+    expect(await vault.info('persistence')).toMatch(/aof_enabled:1/);
+    const [, keys] = await vault.scan('0', 'MATCH', 'tessera:card:*', 'COUNT', 1000);
+    expect(keys.sort()).toEqual([card, 'tessera:card:{t2}'].sort());
+    expect(await vault.eval("return redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')", 1, 'tessera:card:{t2}', 'c2')).toBe('OK');
+    await vault.set('tessera:checkpoint:rewrap', '0');
+    expect(await refusal(vault.get('tessera:apikey:key_1'))).toBe('NOPERM');
+    expect(await refusal(vault.call('CONFIG', 'SET', 'appendfsync', 'no'))).toBe('NOPERM');
+    expect(await refusal(vault.flushall())).toBe('NOPERM');
+    expect(await refusal(vault.keys('*'))).toBe('NOPERM');
+  });
+});
+
+describe('the stack with per-service Redis users over TLS (rediss://)', () => {
+  const env = useStack({ redis: { acl: true, tls: true }, psp: true });
+
+  it('tokenizes and proxies end to end, each service logged in as its own user over TLS', async () => {
+    // The keys CLI logs in as the gateway user too: API keys, operators and the admin audit list.
+    const key = env.stack.createKey('acme', 'test');
+    env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
+    const call = apiClient(env.stack, key.apiKey);
+    const created = await call('POST', '/v1/token', aCard());
+    expect(created.status).toBe(201);
+    const token = created.body.token as string;
+    const charge = {
+      method: 'post',
+      token,
+      pspUrl: `${env.psp.url}/v1/charges`,
+      pspHeaders: { 'Content-Type': 'application/json' },
+      pspBody: '{"cvc":"[CARD_CVV]"}',
+    };
+    const res = await call('POST', '/v1/proxy', charge, { 'Idempotency-Key': 'acl-charge-1' });
+    expect(res.status).toBe(200);
+    expect(env.psp.requests).toHaveLength(1);
+    expect(env.psp.requests[0]?.body.toString()).toBe(`{"cvc":"${TEST_CVV}"}`);
+    // The replay comes from the gateway's idempotency record: its user can write and read it.
+    const replay = await call('POST', '/v1/proxy', charge, { 'Idempotency-Key': 'acl-charge-1' });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(env.psp.requests).toHaveLength(1);
+    expect((await call('GET', `/v1/token/${token}`)).status).toBe(200);
+
+    // The vault's key-management CLI walks its cards with SCAN as the vault user.
+    const vaultCli = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(ROOT, 'services/vault/dist/cli/vault.js'), ...args], {
+        cwd: ROOT,
+        env: { ...env.stack.env, REDIS_URL: env.redis.users!.vault },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const status = vaultCli('status', '--json');
+    expect(status.stderr).toBe('');
+    const usage = JSON.parse(status.stdout) as { byKeyId: Record<string, { card: number }> };
+    expect(Object.values(usage.byKeyId).reduce((sum, n) => sum + n.card, 0)).toBe(1);
+    const rewrap = vaultCli('rewrap');
+    expect(rewrap.status).toBe(0);
+    expect(rewrap.stderr).toContain('scanned 1 tokens');
+    expect(rewrap.stderr).toContain('failed 0 (complete)');
+
+    // The card went to Redis through the vault's user; the gateway's cannot read it.
+    const vault = await connect(env.redis.users!.vault, env.redis.tlsCaFile);
+    const gateway = await connect(env.redis.users!.gateway, env.redis.tlsCaFile);
+    expect(await vault.exists(`tessera:card:{${token}}`)).toBe(1);
+    expect(await refusal(gateway.get(`tessera:card:{${token}}`))).toBe('NOPERM');
+    vault.disconnect();
+    gateway.disconnect();
+    expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
+
+    // The vault verified the AOF through CONFIG GET (VAULT_WRITE_ACK=aof), not the INFO fallback.
+    expect(env.stack.vault.output).not.toContain('CONFIG is not available');
+    // No password of either user in any service's output.
+    for (const url of Object.values(env.redis.users!)) {
+      expect(env.stack.logs()).not.toContain(new URL(url).password);
+    }
+  });
+
+  it('refuses a plaintext connection to the TLS-only Redis', async () => {
+    const plain = new Redis(env.redis.users!.vault.replace('rediss://', 'redis://'), {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 2000,
+    });
+    plain.on('error', () => undefined);
+    await expect(plain.connect().then(() => plain.get('x'))).rejects.toThrow();
+    plain.disconnect();
+  });
+});
