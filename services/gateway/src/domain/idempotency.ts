@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { mayHoldCardNumber } from '@tessera/common';
 
 /**
  * Idempotency-Key on POST /v1/token and POST /v1/proxy: the first complete answer for a merchant's
@@ -107,4 +108,15 @@ export function openResponse(key: Buffer, scope: string, sealed: string): Stored
 export function idempotencyKeys(pepper: string): { fingerprint: Buffer; seal: Buffer } {
   const derive = (info: string) => Buffer.from(crypto.hkdfSync('sha256', pepper, 'tessera.idempotency', info, 32));
   return { fingerprint: derive('fingerprint'), seal: derive('seal') };
+}
+
+/**
+ * The Idempotency-Key as idempotencyScope should see it. A key that could be a card number is
+ * replaced by a keyed hash of it first: the scope's plain SHA-256 of a PAN, in a Redis key name,
+ * would be cardholder data (PCI DSS 3.5.1.1 accepts only keyed hashes) and easy to reverse. Other
+ * keys stay as they are, so their stored answers keep their Redis keys across this change.
+ */
+export function storableIdempotencyKey(secret: Buffer, idempotencyKey: string): string {
+  if (!mayHoldCardNumber(idempotencyKey)) return idempotencyKey;
+  return `hmac:${crypto.createHmac('sha256', secret).update('idempotency-key\n').update(idempotencyKey).digest('base64url')}`;
 }

@@ -9,6 +9,7 @@ import {
   replayableHeaders,
   requestFingerprint,
   sealResponse,
+  storableIdempotencyKey,
 } from '../domain/idempotency';
 import { isStaleClaim, type IdempotencyStore } from '../store/idempotencyStore';
 import { apiKeyOf, contextOf, routeOf } from './requestContext';
@@ -52,7 +53,7 @@ export function idempotency(opts: IdempotencyOptions) {
         message: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
       });
     }
-    const scope = idempotencyScope(apiKeyOf(res).merchantId, header);
+    const scope = idempotencyScope(apiKeyOf(res).merchantId, storableIdempotencyKey(keys.fingerprint, header));
     const fingerprint = requestFingerprint(keys.fingerprint, `${req.method} ${routeOf(req) ?? req.path}`, req.body);
     const now = Date.now();
     const found = await opts.store.claim(scope, fingerprint, {

@@ -6,12 +6,12 @@ import {
   isHopByHopHeader,
   isHttpFieldValue,
   isHttpToken,
+  maskCardNumbers,
   TesseraError,
   validateCard,
   type Logger,
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
-import { redactCardNumbers } from '../domain/redact';
 import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
@@ -193,9 +193,10 @@ export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
       method: result.method,
       // The vault masks what it filled in; a card number the merchant typed into the template
       // itself is masked here, so a preview never shows one.
-      url: redactCardNumbers(result.url),
-      headers: Object.fromEntries(result.headers.map(({ name, value }) => [name, redactCardNumbers(value)])),
-      body: result.hasBody ? redactCardNumbers(preview?.body ?? '') : null,
+      url: maskCardNumbers(result.url),
+      // Names too: a header name is as much the caller's text as its value.
+      headers: Object.fromEntries(result.headers.map(({ name, value }) => [maskCardNumbers(name), maskCardNumbers(value)])),
+      body: result.hasBody ? maskCardNumbers(preview?.body ?? '') : null,
     },
     placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
     destination: result.destinationAllowed
