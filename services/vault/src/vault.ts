@@ -200,6 +200,8 @@ export class Vault {
     try {
       buf = openRecord(this.keyRing, ctx, envelope);
     } catch (err) {
+      // An HSM that cannot be reached is service_unavailable; anything else is a record that does not open.
+      if (err instanceof TesseraError) throw err;
       throw new TesseraError('internal_error', { cause: err });
     }
     try {
