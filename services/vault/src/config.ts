@@ -175,7 +175,8 @@ interface Pkcs11Env {
 
 /** The HSM is used when it is the current provider, or when PKCS11_KEYS lists read-only keys in it. */
 function checkPkcs11Env(config: Pkcs11Env, ctx: z.RefinementCtx): void {
-  const usesHsm = config.VAULT_KEK_PROVIDER === 'pkcs11' || Array.isArray(config.PKCS11_KEYS);
+  // PKCS11_KEYS may hold raw input here when it failed its own check: it still says an HSM is meant.
+  const usesHsm = config.VAULT_KEK_PROVIDER === 'pkcs11' || config.PKCS11_KEYS !== undefined;
   const issue = (variable: string, message: string) => ctx.addIssue({ code: 'custom', path: [variable], message });
   if (!usesHsm) {
     for (const variable of PKCS11_VARIABLES) {

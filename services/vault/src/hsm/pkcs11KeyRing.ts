@@ -82,18 +82,29 @@ function openLibrary(settings: Pkcs11Settings): { lib: pkcs11js.PKCS11; slot: Bu
     throw new HsmError(`cannot load the PKCS#11 module ${settings.modulePath}: ${(err as Error).message}`);
   }
   try {
+    initialize(lib);
+    return { lib, slot: findSlot(lib, settings) };
+  } catch (err) {
+    finalize(lib);
+    throw err;
+  }
+}
+
+function initialize(lib: pkcs11js.PKCS11): void {
+  try {
     lib.C_Initialize();
   } catch (err) {
     if (codeOf(err) !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw new HsmError('C_Initialize failed', ckrOf(err));
   }
-  const slots = lib.C_GetSlotList(true);
+}
+
+function findSlot(lib: pkcs11js.PKCS11, settings: Pkcs11Settings): Buffer {
   const token = settings.token;
-  const slot = slots.find((s) => ('label' in token ? lib.C_GetTokenInfo(s).label.trim() === token.label : slotIdOf(s) === token.slotId));
-  if (slot === undefined) {
-    finalize(lib);
-    throw new HsmError(`no ${describeToken(token)} with a token present in ${settings.modulePath}`);
-  }
-  return { lib, slot };
+  const slot = lib
+    .C_GetSlotList(true)
+    .find((s) => ('label' in token ? lib.C_GetTokenInfo(s).label.trim() === token.label : slotIdOf(s) === token.slotId));
+  if (slot === undefined) throw new HsmError(`no ${describeToken(token)} with a token present in ${settings.modulePath}`);
+  return slot;
 }
 
 function finalize(lib: pkcs11js.PKCS11): void {
@@ -172,10 +183,11 @@ export class Pkcs11KeyRing implements KeyRing {
   private session: Buffer | undefined;
   private handles = new Map<string, Buffer>();
   private reopenFailedAt = 0;
+  private closed = false;
 
   private constructor(
     private readonly lib: pkcs11js.PKCS11,
-    private readonly slot: Buffer,
+    private slot: Buffer,
     private readonly settings: Pkcs11Settings,
     private readonly logger: Logger | undefined,
   ) {
@@ -237,6 +249,7 @@ export class Pkcs11KeyRing implements KeyRing {
 
   /** Logs out and releases the module; safe to call twice. */
   close(): void {
+    this.closed = true;
     if (this.session !== undefined) {
       try {
         this.lib.C_Logout(this.session);
@@ -262,7 +275,13 @@ export class Pkcs11KeyRing implements KeyRing {
     this.handles = handles;
   }
 
+  /**
+   * A new session and login, and the key handles found again (an HSM may renumber them). The
+   * module is initialised again too: a network HSM client, or another user of the module in this
+   * process, may have finalised it.
+   */
   private reconnect(): void {
+    if (this.closed) throw new HsmError('the HSM key ring is closed');
     if (Date.now() - this.reopenFailedAt < REOPEN_BACKOFF_MS) throw new HsmError('the HSM session was lost; waiting before reopening it');
     if (this.session !== undefined) {
       try {
@@ -273,6 +292,8 @@ export class Pkcs11KeyRing implements KeyRing {
       this.session = undefined;
     }
     try {
+      initialize(this.lib);
+      this.slot = findSlot(this.lib, this.settings);
       this.connect();
       this.reopenFailedAt = 0;
       this.logger?.warn('HSM session reopened');
