@@ -204,6 +204,7 @@ export class Pkcs11KeyRing implements KeyRing {
     const ring = new Pkcs11KeyRing(lib, slot, settings, logger);
     try {
       ring.connect();
+      ring.selfTest();
     } catch (err) {
       ring.close();
       if (err instanceof HsmError) throw err;
@@ -264,6 +265,29 @@ export class Pkcs11KeyRing implements KeyRing {
       this.session = undefined;
     }
     finalize(this.lib);
+  }
+
+  /**
+   * A wrap and unwrap with every key before the vault serves: an HSM that ignores the caller's
+   * GCM IV and makes its own (AWS CloudHSM does, and writes it where pkcs11js cannot read it back)
+   * would otherwise produce records that never open again.
+   */
+  private selfTest(): void {
+    const probe = secureRandomBytes(32);
+    const aad = Buffer.from('tessera.kek-self-test', 'utf8');
+    for (const keyId of this.keyIds) {
+      let roundTrip: Buffer | undefined;
+      try {
+        roundTrip = this.unwrap(keyId, this.wrap(keyId, probe, aad), aad);
+      } catch (err) {
+        if (!(err instanceof EnvelopeOpenError)) throw err;
+      }
+      if (roundTrip === undefined || !roundTrip.equals(probe)) {
+        throw new HsmError(
+          `key id "${keyId}": a CKM_AES_GCM wrap under it does not unwrap again; the HSM may generate its own GCM IVs, which Tessera does not support (docs/adr/0008)`,
+        );
+      }
+    }
   }
 
   private connect(): void {
