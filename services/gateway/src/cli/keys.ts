@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import os from 'node:os';
 import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, isValidMerchantId, issueApiKey, type ApiKeyRecord, type KeyMode } from '../domain/apiKeys';
+import { apiKeyStatus, isValidMerchantId, issueApiKey, pepperIdOf, type ApiKeyRecord, type KeyMode, type Pepper } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
@@ -42,10 +42,14 @@ Commands:
   psp-hosts clear --merchant <id>
       Empties the list: any public host is allowed again.
 
+  rehash-status [--json]
+      Counts usable keys per API-key pepper (API_KEY_PEPPERS): keys on an older pepper move to the
+      newest on their next use; drop an old pepper once it counts zero (and "unrecorded" is zero).
+
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
 
-Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
+Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), TESSERA_STATE_DIR.`;
 
 type Io = CliIo;
 
@@ -389,7 +393,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'revoke', 'restrict', 'psp-hosts'].includes(command)) {
+  if (!['create', 'list', 'revoke', 'restrict', 'psp-hosts', 'rehash-status'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
@@ -400,7 +404,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else if (command === 'revoke') plan = { revoke: planRevoke(args) };
     else if (command === 'restrict') plan = { restrict: planRestrict(args) };
     else if (command === 'psp-hosts') plan = { pspHosts: planPspHosts(args) };
-    else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
+    else if (args.positionals.length > 1) throw new UsageError(`${command} takes no positional arguments`);
   } catch (err) {
     return reportUsageError(err, USAGE, io);
   }
@@ -413,7 +417,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   );
   if (!opened.ok) return opened.exitCode;
   const { config, redis } = opened;
-  const { pepper, source } = resolveApiKeyPepper(config);
+  const { pepper, peppers, source } = resolveApiKeyPepper(config);
   if (source === 'dev-file') {
     io.err(
       `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
@@ -428,6 +432,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else if (plan.revoke) await revoke(store, audit, plan.revoke, io);
     else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
     else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
+    else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
     else await list(store, args, io);
     return 0;
   } catch (err) {
@@ -435,6 +440,36 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Usable keys (not revoked or expired) per configured pepper, by the pepper id each record
+ * carries. "unrecorded": keys made before records named their pepper and not used since; they
+ * are on whichever pepper was configured when they were made.
+ */
+async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: boolean, io: Io): Promise<void> {
+  const now = new Date();
+  const versionById = new Map(peppers.map((p) => [pepperIdOf(p.pepper), p.version]));
+  const counts: Record<string, number> = Object.fromEntries(peppers.map((p) => [p.version, 0]));
+  let unrecorded = 0;
+  let unknown = 0;
+  for (const record of await store.list()) {
+    if (apiKeyStatus(record, now) !== 'active') continue;
+    if (record.pepperId === undefined) unrecorded++;
+    else {
+      const version = versionById.get(record.pepperId);
+      if (version === undefined) unknown++;
+      else counts[version] = (counts[version] ?? 0) + 1;
+    }
+  }
+  const current = peppers[peppers.length - 1]?.version;
+  if (json) {
+    io.out(JSON.stringify({ current, byVersion: counts, unrecorded, unknownPepper: unknown }));
+    return;
+  }
+  for (const { version } of peppers) io.out(`${version}${version === current ? ' (current)' : ''}: ${counts[version] ?? 0} keys`);
+  if (unrecorded > 0) io.out(`unrecorded (made before keys named their pepper, unused since): ${unrecorded} keys`);
+  if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
 if (require.main === module) {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
-import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey, type KeyMode } from '../domain/apiKeys';
+import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey, pepperIdOf, type KeyMode } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import { checkKeyRestrictions } from '../domain/keyRestrictions';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
@@ -10,6 +10,11 @@ import { contextOf } from './requestContext';
 export interface AuthDeps {
   keyStore: ApiKeyStore;
   pepper: string;
+  /**
+   * Older peppers of API_KEY_PEPPERS, newest first: a key not found under `pepper` is looked up
+   * under each, and when it passes it is moved to `pepper` (so a pepper rotation invalidates no key).
+   */
+  previousPeppers?: readonly string[];
   trustedProxies: readonly Cidr[];
   logger: Logger;
   now: () => Date;
@@ -26,7 +31,8 @@ export type ApiKeyCheck =
   | { ok: true; record: ApiKeyRecord }
   | { ok: false; code: 'api_key_missing' | 'api_key_invalid' | 'ip_not_allowed' | 'origin_not_allowed'; record?: ApiKeyRecord };
 
-type PresentedKey = { ok: true; mode: KeyMode; digest: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
+type PresentedKey =
+  { ok: true; mode: KeyMode; digest: string; apiKey: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
 
 /** What can be told from the header alone: no key, a malformed key, or the mode and digest to look up. */
 function presentedKeyOf(pepper: string, presented: string | string[] | undefined): PresentedKey {
@@ -34,7 +40,45 @@ function presentedKeyOf(pepper: string, presented: string | string[] | undefined
   // A repeated header arrives joined with ", " and so fails the format check, like any typo.
   const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
   if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
-  return { ok: true, mode, digest: hashApiKey(pepper, presented) };
+  return { ok: true, mode, digest: hashApiKey(pepper, presented), apiKey: presented };
+}
+
+type FoundKey = { key: Extract<PresentedKey, { ok: true }>; record: ApiKeyRecord | undefined };
+
+/**
+ * A key that is not under the newest pepper, looked up under the older ones (a few HMACs and
+ * lookups, and only for keys not found at once). The digest it was found by replaces the one
+ * the decision compares.
+ */
+async function underPreviousPeppers(
+  deps: Pick<AuthDeps, 'keyStore' | 'previousPeppers'>,
+  key: Extract<PresentedKey, { ok: true }>,
+): Promise<FoundKey> {
+  for (const pepper of deps.previousPeppers ?? []) {
+    const digest = hashApiKey(pepper, key.apiKey);
+    const record = await deps.keyStore.findByDigest(digest);
+    if (record !== undefined) return { key: { ...key, digest }, record };
+  }
+  return { key, record: undefined };
+}
+
+/**
+ * Migration on use: a key that passed under an older pepper gets its digest under the newest, so
+ * the old pepper can be dropped once `npm run keys -- rehash-status` counts no key on it.
+ * Best effort: a failure only means the next use tries again.
+ */
+function moveToCurrentPepper(
+  deps: Pick<AuthDeps, 'keyStore' | 'pepper'> & { logger?: Logger },
+  record: ApiKeyRecord,
+  fromDigest: string,
+  toDigest: string,
+): void {
+  deps.keyStore.rehashDigest(record.id, fromDigest, toDigest, pepperIdOf(deps.pepper)).then(
+    (moved) => {
+      if (moved) deps.logger?.info({ keyId: record.id }, 'API key moved to the current pepper');
+    },
+    (err: unknown) => deps.logger?.warn({ err, keyId: record.id }, 'could not move an API key to the current pepper'),
+  );
 }
 
 /** The decision on the record found for a well-formed key (or on none), made fresh for each request. */
@@ -64,14 +108,15 @@ function decideApiKey(
  * same constant-time digest comparison, the same restrictions.
  */
 export async function checkApiKey(
-  deps: Pick<AuthDeps, 'keyStore' | 'pepper'> & { now?: () => Date },
+  deps: Pick<AuthDeps, 'keyStore' | 'pepper' | 'previousPeppers'> & { now?: () => Date },
   presented: string | string[] | undefined,
   request: { clientIp: string | undefined; origin: string | undefined },
 ): Promise<ApiKeyCheck> {
-  const key = presentedKeyOf(deps.pepper, presented);
-  if (!key.ok) return { ok: false, code: key.code };
-  const record = await deps.keyStore.findByDigest(key.digest);
-  return decideApiKey(key, record, deps.now?.() ?? new Date(), request);
+  const current = presentedKeyOf(deps.pepper, presented);
+  if (!current.ok) return { ok: false, code: current.code };
+  let found: FoundKey = { key: current, record: await deps.keyStore.findByDigest(current.digest) };
+  if (found.record === undefined) found = await underPreviousPeppers(deps, current);
+  return decideApiKey(found.key, found.record, deps.now?.() ?? new Date(), request);
 }
 
 /**
@@ -105,12 +150,19 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const limiter = deps.rateLimiter;
     const key = presentedKeyOf(deps.pepper, req.headers['x-api-key']);
-    const [blocked, found] = await readBlockAndRecord(deps, key, ctx.clientIp, ctx.requestId);
+    const [blocked, underCurrent] = await readBlockAndRecord(deps, key, ctx.clientIp, ctx.requestId);
     if (blocked) {
       res.setHeader('retry-after', String(blocked.retryAfterSeconds));
       throw blocked.error;
     }
-    const result = key.ok ? decideApiKey(key, found, deps.now(), { clientIp: ctx.clientIp, origin }) : key;
+    const found = key.ok && underCurrent === undefined ? await underPreviousPeppers(deps, key) : undefined;
+    const result = key.ok
+      ? decideApiKey(found?.key ?? key, found?.record ?? underCurrent, deps.now(), { clientIp: ctx.clientIp, origin })
+      : key;
+    // Found under an older pepper, or made before records named their pepper: record the current one.
+    if (result.ok && key.ok && (found !== undefined || result.record.pepperId === undefined)) {
+      moveToCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
+    }
     if (!result.ok) {
       const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
       if (refused) {
