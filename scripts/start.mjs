@@ -4,8 +4,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,12 +27,9 @@ function devApiKey() {
   if (process.env.TESSERA_DEV_API_KEY) return process.env.TESSERA_DEV_API_KEY;
   const file = path.join(stateDir, 'dev-api-key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const body = 'tsk_test_' + Array.from({ length: 32 }, () => BASE62[randomInt(62)]).join('');
-  // The 6-character base62 CRC32 suffix the gateway checks (services/gateway/src/domain/apiKeys.ts).
-  let crc = zlib.crc32(body);
-  let checksum = '';
-  for (let i = 0; i < 6; i++, crc = Math.floor(crc / 62)) checksum = BASE62[crc % 62] + checksum;
-  const key = body + checksum;
+  // The gateway's own key generator (format and checksum), from the build that has just run.
+  const { generateApiKey } = createRequire(import.meta.url)(path.join(root, 'services/gateway/dist/domain/apiKeys.js'));
+  const key = generateApiKey('test');
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   return key;
@@ -50,6 +47,8 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
+// The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
+const fieldsPort = process.env.FIELDS_PORT ?? '8082';
 const apiKey = devApiKey();
 const adminEmail = process.env.TESSERA_DEV_ADMIN_EMAIL ?? 'admin@tessera.local';
 const adminPassword = devAdminPassword();
@@ -77,7 +76,13 @@ const services = [
   {
     name: 'gateway',
     entry: 'services/gateway/dist/main.js',
-    env: { PORT: port, TESSERA_DEV_API_KEY: apiKey, TESSERA_DEV_ADMIN_EMAIL: adminEmail, TESSERA_DEV_ADMIN_PASSWORD: adminPassword },
+    env: {
+      PORT: port,
+      FIELDS_PORT: fieldsPort,
+      TESSERA_DEV_API_KEY: apiKey,
+      TESSERA_DEV_ADMIN_EMAIL: adminEmail,
+      TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
+    },
   },
 ];
 
@@ -141,6 +146,7 @@ if (await waitUntilReady()) {
     `  API base URL:  ${base}/v1`,
     `  Test API key:  ${apiKey}`,
     `  Dashboard:     ${process.env.ADMIN_PORT ? `http://127.0.0.1:${process.env.ADMIN_PORT}` : base}/dashboard/  (${adminEmail} / ${adminPassword})`,
+    `  Card fields:   ${process.env.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
     `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
     '',
     'Try it:',

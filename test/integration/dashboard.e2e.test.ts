@@ -202,6 +202,30 @@ describe('dashboard in a real browser', () => {
     expect((await tokenizeFrom(newKey, INSIDE)).status).toBe(201);
   });
 
+  it('creates a publishable key that needs an allowed origin, shows its origins, and the API refuses it with 403', async () => {
+    await page.getByLabel('Publishable').check();
+    expect(await page.locator('#create-cidrs').isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expectText('#create-origins-error', /at least one allowed origin/);
+    expect(await page.locator('#create-origins').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Allowed origins').and(page.locator('#create-origins')).fill('https://Shop.Example');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.locator('#new-key').waitFor({ state: 'visible' });
+    const publishableKey = ((await page.locator('#new-key-value').textContent()) ?? '').trim();
+    expect(publishableKey).toMatch(/^tpk_test_[A-Za-z0-9]{38}$/);
+    await screenshot('05b-publishable-key-shown-once');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const row = keyRow(publishableKey);
+    await row.getByText('https://shop.example', { exact: true }).waitFor();
+    await row.getByText('Publishable', { exact: true }).waitFor();
+    // The form is back to a secret key for the next one.
+    expect(await page.locator('#create-cidrs').isVisible()).toBe(true);
+
+    const refused = await tokenizeFrom(publishableKey, INSIDE);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('publishable_key_forbidden');
+  });
+
   it('shows the audit log of the sign-in and every key change, without key material', async () => {
     await page.getByRole('button', { name: 'Refresh audit log' }).click();
     const audit = page.locator('#audit-body');

@@ -66,6 +66,11 @@ export class Tessera {
     get(token: string, options?: RequestOptions): Promise<TokenRecord>;
     /** DELETE /v1/token/{token}: removes the card data. */
     delete(token: string, options?: RequestOptions): Promise<void>;
+    /**
+     * POST /v1/token/{token}/retain: keeps a token made in a browser (provisional) for as long as
+     * its card, like a token from create. Idempotent: a retained token answers the same record.
+     */
+    retain(token: string, options?: RequestOptions): Promise<TokenRecord>;
   };
   readonly proxy: {
     /**
@@ -84,6 +89,10 @@ export class Tessera {
     if (typeof apiKey !== 'string' || apiKey.trim() === '') {
       throw new TypeError('Tessera needs an API key: new Tessera(apiKey, { baseUrl }).');
     }
+    // Every route this SDK calls answers 403 publishable_key_forbidden to a publishable key: say so now.
+    if (apiKey.startsWith('tpk_')) {
+      throw new TypeError('This SDK is for servers and needs a secret key (tsk_…); a publishable key (tpk_…) belongs in the browser.');
+    }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be a positive integer.');
     this.#apiKey = apiKey;
@@ -101,6 +110,8 @@ export class Tessera {
       delete: async (token, opts) => {
         await this.#send({ method: 'DELETE', path: tokenPath(token), options: opts });
       },
+      retain: async (token, opts) =>
+        (await this.#json<TokenRecord>({ method: 'POST', path: `${tokenPath(token)}/retain`, options: opts })).body,
     };
     this.proxy = {
       forward: async (request, opts) => {

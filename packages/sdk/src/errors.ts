@@ -51,7 +51,7 @@ export class TesseraApiError extends TesseraSdkError {
 export class TesseraInvalidRequestError extends TesseraApiError {}
 /** 401: missing, unknown or revoked API key, or a caller address the key does not allow. */
 export class TesseraAuthenticationError extends TesseraApiError {}
-/** 403. */
+/** 403: a publishable key (`tpk_…`) on a route that needs a secret key (`publishable_key_forbidden`). */
 export class TesseraPermissionError extends TesseraApiError {}
 /** 404: unknown token (or one of another merchant), unknown route. */
 export class TesseraNotFoundError extends TesseraApiError {}

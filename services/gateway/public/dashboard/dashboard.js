@@ -122,7 +122,7 @@ function showError(id, message) {
 
 /** Shows an API validation error next to the field it is about (`allowedCidrs[1]` -> the IP textarea). */
 function showFormError(prefix, err) {
-  const fields = { allowedCidrs: 'cidrs', allowedDomains: 'domains' };
+  const fields = { allowedCidrs: 'cidrs', allowedDomains: 'domains', allowedOrigins: 'origins' };
   const field = err.param ? fields[err.param.replace(/\[\d+\]$/, '')] : undefined;
   if (field && $(`${prefix}-${field}-error`)) {
     showError(`${prefix}-${field}-error`, err.message);
@@ -135,7 +135,7 @@ function showFormError(prefix, err) {
 }
 
 function clearFormErrors(prefix) {
-  for (const field of ['cidrs', 'domains']) {
+  for (const field of ['cidrs', 'domains', 'origins']) {
     const error = $(`${prefix}-${field}-error`);
     if (error) showError(`${prefix}-${field}-error`, '');
     $(`${prefix}-${field}`)?.removeAttribute('aria-invalid');
@@ -210,8 +210,31 @@ async function loadKeys() {
   renderKeys();
 }
 
+/** A publishable key has origins only; a secret key has IP addresses and domains only. */
+function showFieldsFor(prefix, kind) {
+  const publishable = kind === 'publishable';
+  $(`${prefix}-origins-field`).hidden = !publishable;
+  $(`${prefix}-cidrs-field`).hidden = publishable;
+  $(`${prefix}-domains-field`).hidden = publishable;
+}
+
 function restrictionsCell(key) {
   const parts = [];
+  if (key.kind === 'publishable') {
+    parts.push(
+      el(
+        'div',
+        { className: 'restriction-line' },
+        el('span', { className: 'chip-label', text: 'Origins' }),
+        el(
+          'span',
+          { className: 'chips' },
+          key.allowedOrigins.map((o) => el('span', { className: 'chip', text: o })),
+        ),
+      ),
+    );
+    return el('td', {}, parts);
+  }
   if (key.allowedCidrs.length > 0) {
     parts.push(
       el(
@@ -264,7 +287,12 @@ function renderKeys() {
         'tr',
         { className: active ? '' : 'is-revoked', 'data-key-id': key.id },
         el('td', { className: 'key-cell' }, el('code', { text: key.key }), el('span', { className: 'sub', text: key.id })),
-        el('td', {}, el('span', { className: `badge badge-${key.mode}`, text: key.mode === 'live' ? 'Live' : 'Test' })),
+        el(
+          'td',
+          {},
+          el('span', { className: `badge badge-${key.mode}`, text: key.mode === 'live' ? 'Live' : 'Test' }),
+          key.kind === 'publishable' ? el('span', { className: 'sub', text: 'Publishable' }) : null,
+        ),
         el(
           'td',
           {},
@@ -328,8 +356,10 @@ function auditDetails(entry) {
   const list = (values) => (values && values.length > 0 ? values.join(', ') : 'any');
   switch (entry.action) {
     case 'key.created':
+      if (d.kind === 'publishable') return `${d.mode} publishable · origins: ${list(d.allowedOrigins)}`;
       return `${d.mode} · IPs: ${list(d.allowedCidrs)} · domains: ${list(d.allowedDomains)}`;
     case 'key.updated':
+      if (d.allowedOrigins) return `origins: ${list(d.allowedOrigins)}`;
       return `IPs: ${list(d.allowedCidrs)} · domains: ${list(d.allowedDomains)}`;
     case 'key.expiry_scheduled':
       return d.expiresAt ? `expires ${dateFormat.format(new Date(d.expiresAt))}` : '';
@@ -370,8 +400,11 @@ async function loadAudit() {
 function startRotation(key) {
   const form = $('create-form');
   form.elements.mode.value = key.mode;
+  form.elements.kind.value = key.kind;
+  showFieldsFor('create', key.kind);
   $('create-cidrs').value = key.allowedCidrs.join('\n');
   $('create-domains').value = key.allowedDomains.join('\n');
+  $('create-origins').value = key.allowedOrigins.join('\n');
   $('create-card').scrollIntoView({ behavior: 'smooth', block: 'start' });
   $('create-submit').focus();
   toast(`Step 1: create the replacement for ${key.key}. Mode and restrictions are copied.`);
@@ -384,8 +417,10 @@ function openEdit(key, opener) {
   $('edit-key-label').textContent = key.key;
   $('edit-cidrs').value = key.allowedCidrs.join('\n');
   $('edit-domains').value = key.allowedDomains.join('\n');
+  $('edit-origins').value = key.allowedOrigins.join('\n');
+  showFieldsFor('edit', key.kind);
   $('edit-dialog').showModal();
-  $('edit-cidrs').focus();
+  $(key.kind === 'publishable' ? 'edit-origins' : 'edit-cidrs').focus();
 }
 
 function openRevoke(key, opener) {
@@ -418,10 +453,13 @@ $('edit-form').addEventListener('submit', async (event) => {
   clearFormErrors('edit');
   await busy($('edit-save'), async () => {
     try {
-      await api('PATCH', `/keys/${encodeURIComponent(key.id)}`, {
-        allowedCidrs: lines($('edit-cidrs').value),
-        allowedDomains: lines($('edit-domains').value),
-      });
+      await api(
+        'PATCH',
+        `/keys/${encodeURIComponent(key.id)}`,
+        key.kind === 'publishable'
+          ? { allowedOrigins: lines($('edit-origins').value) }
+          : { allowedCidrs: lines($('edit-cidrs').value), allowedDomains: lines($('edit-domains').value) },
+      );
       closeDialog('edit-dialog');
       toast(`Restrictions of ${key.key} saved. They apply from the next request.`);
       await Promise.all([loadKeys(), loadAudit()]);
@@ -457,13 +495,19 @@ $('create-form').addEventListener('submit', async (event) => {
   const form = event.currentTarget;
   await busy($('create-submit'), async () => {
     try {
+      const kind = form.elements.kind.value;
+      const restrictions =
+        kind === 'publishable'
+          ? { allowedOrigins: lines($('create-origins').value) }
+          : { allowedCidrs: lines($('create-cidrs').value), allowedDomains: lines($('create-domains').value) };
       const { apiKey, key } = await api('POST', '/keys', {
         merchantId: state.merchant,
+        kind,
         mode: form.elements.mode.value,
-        allowedCidrs: lines($('create-cidrs').value),
-        allowedDomains: lines($('create-domains').value),
+        ...restrictions,
       });
       form.reset();
+      showFieldsFor('create', 'secret');
       if (!state.merchants.includes(state.merchant)) await loadMerchants();
       await Promise.all([loadKeys(), loadAudit()]).catch(() => undefined);
       // Shown once the list already holds the new key, so the page never contradicts itself.
@@ -477,6 +521,13 @@ $('create-form').addEventListener('submit', async (event) => {
     }
   });
 });
+
+for (const radio of $('create-form').elements.kind) {
+  radio.addEventListener('change', () => {
+    clearFormErrors('create');
+    showFieldsFor('create', $('create-form').elements.kind.value);
+  });
+}
 
 $('copy-key').addEventListener('click', async () => {
   const value = $('new-key-value').textContent;

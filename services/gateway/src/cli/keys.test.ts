@@ -202,6 +202,60 @@ describe('keys CLI', () => {
     });
   });
 
+  describe('publishable keys', () => {
+    it('creates a tpk_ key with --kind publishable and its canonical origins, shown by list and show', async () => {
+      const res = await run(
+        ['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'test', '--origin', 'https://Shop.Example/', '--json'],
+        env,
+      );
+      expect(res.code).toBe(0);
+      const created = JSON.parse(res.out[0] ?? '');
+      expect(created).toMatchObject({
+        apiKey: expect.stringMatching(/^tpk_test_[0-9A-Za-z]{38}$/),
+        kind: 'publishable',
+        allowedOrigins: ['https://shop.example'],
+      });
+      expect(await store.get(created.id)).toMatchObject({ kind: 'publishable', allowedOrigins: ['https://shop.example'] });
+      const [listed] = JSON.parse((await run(['list', '--json'], env)).out[0] ?? '[]');
+      expect(listed).toMatchObject({ id: created.id, kind: 'publishable', allowedOrigins: ['https://shop.example'] });
+      const shown = await run(['show', created.id], env);
+      expect(shown.code).toBe(0);
+      expect(shown.out.join('\n')).toContain('Allowed origins: https://shop.example');
+      expect(shown.out.join('\n')).not.toContain(created.apiKey);
+    });
+
+    it.each<[string, string[], RegExp]>([
+      ['no origin', [], /at least one allowed origin/],
+      ['an IP allowlist', ['--origin', 'https://shop.example', '--allow-ip', '203.0.113.7'], /IP restrictions do not apply/],
+      ['a path in an origin', ['--origin', 'https://shop.example/pay'], /--origin "https:\/\/shop\.example\/pay"/],
+    ])('refuses a publishable key with %s (exit 2, nothing written)', async (_label, extra, reason) => {
+      const res = await run(['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'test', ...extra], env);
+      expect(res.code).toBe(2);
+      expect(res.err.join('\n')).toMatch(reason);
+      expect(await store.list()).toEqual([]);
+    });
+
+    it("replaces a publishable key's origins with restrict --origin, and refuses --origin on a secret key", async () => {
+      const pk = JSON.parse(
+        (
+          await run(
+            ['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'live', '--origin', 'https://a.example', '--json'],
+            env,
+          )
+        ).out[0] ?? '',
+      );
+      expect((await run(['restrict', pk.id, '--origin', 'https://b.example'], env)).code).toBe(0);
+      expect((await store.get(pk.id))?.allowedOrigins).toEqual(['https://b.example']);
+      const plain = await run(['restrict', pk.id, '--origin', 'http://b.example'], env);
+      expect(plain.code).toBe(1);
+      expect(plain.err.join('\n')).toMatch(/https origins only/);
+      const sk = JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json'], env)).out[0] ?? '');
+      const res = await run(['restrict', sk.id, '--origin', 'https://b.example'], env);
+      expect(res.code).toBe(1);
+      expect(res.err.join('\n')).toMatch(/Allowed origins apply to publishable keys/);
+    });
+  });
+
   describe('revoke --after (overlapping rotation)', () => {
     const createKey = async () =>
       JSON.parse((await run(['create', '--merchant', 'shop_1', '--mode', 'test', '--json'], env)).out[0] ?? '') as {

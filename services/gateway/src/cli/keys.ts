@@ -1,17 +1,33 @@
 #!/usr/bin/env node
 /**
- * Manages API keys in the shared Redis store: `create`, `list`, `restrict`, `revoke` (each change is
- * written to the dashboard's audit log), and dashboard operators (`admin ...`, see admin.ts).
+ * Manages API keys in the shared Redis store: `create`, `list`, `show`, `restrict`, `revoke` (the use
+ * cases of app/apiKeys.ts, which the admin API calls too; each change is written to the dashboard's
+ * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
 import os from 'node:os';
-import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
+import { reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
+import {
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  parseCreateKeyInput,
+  parseRestrictionChanges,
+  parseRotationDelay,
+  restrictApiKey,
+  revokeApiKey,
+  scheduleApiKeyRevocation,
+  type ApiKeyDeps,
+  type CreateKeyInput,
+  type FieldLabels,
+  type KeyCaller,
+  type RestrictionChanges,
+} from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, isValidMerchantId, issueApiKey, pepperIdOf, type ApiKeyRecord, type KeyMode, type Pepper } from '../domain/apiKeys';
+import { apiKeyStatus, isValidMerchantId, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
-import { canonicalCidrEntry, canonicalDomainPattern } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import { RedisAuditLog } from '../store/redisAdminStores';
 import { RedisMerchantSettingsStore, type MerchantSettingsStore } from '../store/merchantSettingsStore';
@@ -19,17 +35,26 @@ import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
 import { readAllStdin, runAdminCli } from './admin';
 import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
+export { parseRotationDelay };
+
 const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
   create --merchant <id> --mode test|live [--allow-ip <cidr>]... [--allow-domain <host>]... [--json]
-      Creates a key and prints it ONCE. Store it now: only a keyed hash is kept.
+      Creates a secret key (tsk_...) and prints it ONCE. Store it now: only a keyed hash is kept.
       --allow-ip may be repeated (IPv4 or IPv6 address or CIDR); without it the key works from any IP.
       --allow-domain may be repeated (shop.example.com, *.example.com): browser pages (Origin) the key may be used from.
-  restrict <key id> [--allow-ip <cidr>]... [--any-ip] [--allow-domain <host>]... [--any-domain]
-      Replaces a key's IP and/or domain allowlist (a list not named keeps its entries); applies from the next request.
+  create --kind publishable --merchant <id> --mode test|live --origin <origin>... [--json]
+      Creates a publishable key (tpk_...) for browser card collection: refused (403) on every server route.
+      --origin is required and may be repeated: exact origins (https://shop.example, https://*.shop.example:8443;
+      live keys https only). IP and domain restrictions do not apply to publishable keys.
+  restrict <key id> [--allow-ip <cidr>]... [--any-ip] [--allow-domain <host>]... [--any-domain] [--origin <origin>]...
+      Replaces a key's IP, domain or (publishable keys) origin list (a list not named keeps its entries);
+      applies from the next request.
   list [--merchant <id>] [--json]
       Lists keys (prefix and last 4 characters only, never the key).
+  show <key id> [--json]
+      One key, as list shows it.
   revoke <key id> [--after <duration>]
       Revokes a key; requests with it fail from the next request on.
       --after 24h (s, m, h or d) schedules it instead, for an overlapping rotation: old and new key
@@ -61,6 +86,8 @@ function parse(argv: string[]) {
     options: {
       merchant: { type: 'string' },
       mode: { type: 'string' },
+      kind: { type: 'string' },
+      origin: { type: 'string', multiple: true },
       'allow-ip': { type: 'string', multiple: true },
       'allow-domain': { type: 'string', multiple: true },
       'any-ip': { type: 'boolean', default: false },
@@ -79,9 +106,11 @@ function publicView(record: ApiKeyRecord) {
     id: record.id,
     merchantId: record.merchantId,
     mode: record.mode,
+    kind: keyKindOf(record),
     key: `${record.prefix}...${record.last4}`,
     allowedCidrs: record.allowedCidrs,
     allowedDomains: record.allowedDomains ?? [],
+    allowedOrigins: record.allowedOrigins ?? [],
     createdAt: record.createdAt,
     revokedAt: record.revokedAt ?? null,
     expiresAt: record.expiresAt ?? null,
@@ -90,49 +119,37 @@ function publicView(record: ApiKeyRecord) {
   };
 }
 
-interface CreatePlan {
-  merchantId: string;
-  mode: KeyMode;
-  allowedCidrs: string[];
-  allowedDomains: string[];
-  json: boolean;
+/** A bad list entry is named by the flag that carried it: `--allow-ip "10.0.0.0/33" is not …`. */
+const FLAG_LABELS: FieldLabels = { allowedCidrs: '--allow-ip', allowedDomains: '--allow-domain', allowedOrigins: '--origin' };
+
+/** The use cases' input checks, before anything touches Redis: a refusal is a usage error (exit 2). */
+function asUsage<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof TesseraError && err.status === 400) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function listFlags(args: Parsed) {
+  return {
+    allowedCidrs: args.values['allow-ip'],
+    allowedDomains: args.values['allow-domain'],
+    allowedOrigins: args.values.origin,
+  };
 }
 
 /** Checks every argument before anything touches Redis. */
-function planCreate(args: Parsed): CreatePlan {
-  const { merchant, mode, json } = args.values;
+function planCreate(args: Parsed): CreateKeyInput & { json: boolean } {
+  const { merchant, mode, kind, json } = args.values;
   if (args.positionals.length > 1) throw new UsageError('create takes no positional arguments');
   if (merchant === undefined) throw new UsageError('create needs --merchant <id>');
   if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
   if (mode !== 'test' && mode !== 'live') throw new UsageError('create needs --mode test or --mode live');
-  const allowedCidrs = cidrsFrom(args) ?? [];
-  const allowedDomains = domainsFrom(args) ?? [];
-  return { merchantId: merchant, mode, allowedCidrs, allowedDomains, json: json ?? false };
-}
-
-/** --allow-ip values, canonical and de-duplicated; undefined when none was given. */
-function cidrsFrom(args: Parsed): string[] | undefined {
-  const raws = args.values['allow-ip'];
-  if (raws === undefined) return undefined;
-  const out: string[] = [];
-  for (const raw of raws) {
-    const result = canonicalCidrEntry(raw);
-    if (!result.ok) throw new UsageError(`--allow-ip "${raw}" ${result.message}`);
-    if (!out.includes(result.value)) out.push(result.value);
-  }
-  return out;
-}
-
-function domainsFrom(args: Parsed): string[] | undefined {
-  const raws = args.values['allow-domain'];
-  if (raws === undefined) return undefined;
-  const out: string[] = [];
-  for (const raw of raws) {
-    const result = canonicalDomainPattern(raw);
-    if (!result.ok) throw new UsageError(`--allow-domain "${raw}" ${result.message}`);
-    if (!out.includes(result.value)) out.push(result.value);
-  }
-  return out;
+  if (kind !== undefined && kind !== 'secret' && kind !== 'publishable') throw new UsageError('--kind must be secret or publishable');
+  const input = asUsage(() => parseCreateKeyInput({ merchantId: merchant, mode, kind, ...listFlags(args) }, FLAG_LABELS));
+  return { ...input, json: json ?? false };
 }
 
 interface PspHostsPlan {
@@ -184,24 +201,22 @@ async function pspHosts(store: MerchantSettingsStore, audit: AuditLog, plan: Psp
 
 interface RestrictPlan {
   id: string;
-  allowedCidrs?: string[];
-  allowedDomains?: string[];
+  changes: RestrictionChanges;
 }
 
 function planRestrict(args: Parsed): RestrictPlan {
   const id = args.positionals[1];
   if (id === undefined || args.positionals.length > 2) throw new UsageError('restrict needs exactly one key id (see `list`)');
-  const cidrs = cidrsFrom(args);
-  const domains = domainsFrom(args);
-  if (cidrs !== undefined && args.values['any-ip']) throw new UsageError('use either --allow-ip or --any-ip');
-  if (domains !== undefined && args.values['any-domain']) throw new UsageError('use either --allow-domain or --any-domain');
-  const plan: RestrictPlan = { id };
-  if (cidrs !== undefined || args.values['any-ip']) plan.allowedCidrs = cidrs ?? [];
-  if (domains !== undefined || args.values['any-domain']) plan.allowedDomains = domains ?? [];
-  if (plan.allowedCidrs === undefined && plan.allowedDomains === undefined) {
-    throw new UsageError('restrict needs --allow-ip, --any-ip, --allow-domain or --any-domain');
+  const parsed = asUsage(() => parseRestrictionChanges(listFlags(args), FLAG_LABELS));
+  if (parsed.allowedCidrs !== undefined && args.values['any-ip']) throw new UsageError('use either --allow-ip or --any-ip');
+  if (parsed.allowedDomains !== undefined && args.values['any-domain']) throw new UsageError('use either --allow-domain or --any-domain');
+  const changes: RestrictionChanges = { ...parsed };
+  if (args.values['any-ip']) changes.allowedCidrs = [];
+  if (args.values['any-domain']) changes.allowedDomains = [];
+  if (Object.keys(changes).length === 0) {
+    throw new UsageError('restrict needs --allow-ip, --any-ip, --allow-domain, --any-domain or --origin');
   }
-  return plan;
+  return { id, changes };
 }
 
 /** CLI changes go to the dashboard's audit log too, attributed to the OS user who ran the command. */
@@ -215,39 +230,45 @@ function cliActor(): { id: string; email: string } {
   return { id: 'cli', email: `cli:${user}` };
 }
 
+/** The CLI runs with the Redis credentials of the deployment: it may manage every merchant. */
+function cliCaller(): KeyCaller {
+  return { actor: cliActor(), ip: undefined, merchantId: null };
+}
+
 async function auditCli(audit: AuditLog, input: Omit<AuditInput, 'now' | 'ip' | 'actor'>): Promise<void> {
   await audit.append(buildAuditRecord({ ...input, actor: cliActor(), ip: undefined, now: new Date() }));
 }
 
-async function restrict(store: RedisApiKeyStore, audit: AuditLog, plan: RestrictPlan, io: Io): Promise<void> {
-  const before = await store.get(plan.id);
-  if (!before) throw new CommandError(`no API key with id ${plan.id}`);
-  if (before.revokedAt !== undefined) throw new CommandError(`${plan.id} is revoked; its restrictions can no longer change`);
-  const allowedCidrs = plan.allowedCidrs ?? before.allowedCidrs;
-  const allowedDomains = plan.allowedDomains ?? before.allowedDomains ?? [];
-  const record = await store.updateRestrictions(plan.id, { allowedCidrs, allowedDomains }, new Date());
-  if (!record) throw new CommandError(`no API key with id ${plan.id}`);
-  await auditCli(audit, {
-    action: 'key.updated',
-    merchantId: record.merchantId,
-    keyId: record.id,
-    details: {
-      allowedCidrs,
-      allowedDomains,
-      previousAllowedCidrs: before.allowedCidrs,
-      previousAllowedDomains: before.allowedDomains ?? [],
-    },
-  });
-  io.out(`Updated ${record.id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}); applies from the next request.`);
-  io.out(`Allowed IPs: ${allowedCidrs.length > 0 ? allowedCidrs.join(', ') : 'any'}`);
-  io.out(`Allowed domains: ${allowedDomains.length > 0 ? allowedDomains.join(', ') : 'any'}`);
+/** A use case's refusal as the CLI says it: exit 1 with its reason, an unknown id by name. */
+async function commandFor<T>(id: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof TesseraError && err.code === 'api_key_not_found') throw new CommandError(`no API key with id ${id}`);
+    if (err instanceof TesseraError && err.status < 500) throw new CommandError(`${id}: ${err.message}`);
+    throw err;
+  }
 }
 
-async function create(store: RedisApiKeyStore, audit: AuditLog, pepper: string, plan: CreatePlan, io: Io): Promise<void> {
-  const { merchantId, mode, allowedCidrs, allowedDomains, json } = plan;
-  const { apiKey, record } = issueApiKey({ merchantId, mode, allowedCidrs, allowedDomains, pepper, now: new Date() });
-  if (!(await store.create(record))) throw new CommandError('a key with the same digest already exists; run the command again');
-  await auditCli(audit, { action: 'key.created', merchantId, keyId: record.id, details: { mode, allowedCidrs, allowedDomains } });
+function listLine(label: string, entries: readonly string[]): string {
+  return `${label}: ${entries.length > 0 ? entries.join(', ') : 'any'}`;
+}
+
+async function restrict(deps: ApiKeyDeps, plan: RestrictPlan, io: Io): Promise<void> {
+  const { record } = await commandFor(plan.id, () => restrictApiKey(deps, cliCaller(), plan.id, plan.changes));
+  io.out(`Updated ${record.id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}); applies from the next request.`);
+  if (keyKindOf(record) === 'publishable') {
+    io.out(`Allowed origins: ${(record.allowedOrigins ?? []).join(', ')}`);
+    return;
+  }
+  io.out(listLine('Allowed IPs', record.allowedCidrs));
+  io.out(listLine('Allowed domains', record.allowedDomains ?? []));
+}
+
+async function create(deps: ApiKeyDeps, plan: CreateKeyInput & { json: boolean }, io: Io): Promise<void> {
+  const { json, ...input } = plan;
+  const { apiKey, record } = await createApiKey(deps, cliCaller(), input);
+  const publishable = keyKindOf(record) === 'publishable';
 
   if (json) {
     io.out(
@@ -256,6 +277,8 @@ async function create(store: RedisApiKeyStore, audit: AuditLog, pepper: string, 
         id: record.id,
         merchantId: record.merchantId,
         mode: record.mode,
+        // Secret keys print the fields they always had, so scripts reading them keep working.
+        ...(publishable ? { kind: 'publishable', allowedOrigins: record.allowedOrigins ?? [] } : {}),
         allowedCidrs: record.allowedCidrs,
         allowedDomains: record.allowedDomains,
         createdAt: record.createdAt,
@@ -263,18 +286,24 @@ async function create(store: RedisApiKeyStore, audit: AuditLog, pepper: string, 
     );
     return;
   }
-  io.out(`Created ${record.mode} key ${record.id} for merchant ${record.merchantId}.`);
-  io.out(`Allowed IPs: ${allowedCidrs.length > 0 ? allowedCidrs.join(', ') : 'any'}`);
-  if (allowedDomains.length > 0) io.out(`Allowed domains: ${allowedDomains.join(', ')}`);
+  if (publishable) {
+    io.out(`Created ${record.mode} publishable key ${record.id} for merchant ${record.merchantId}.`);
+    io.out(`Allowed origins: ${(record.allowedOrigins ?? []).join(', ')}`);
+    io.out('It works only for browser card collection from those origins; server routes answer it with 403.');
+  } else {
+    io.out(`Created ${record.mode} key ${record.id} for merchant ${record.merchantId}.`);
+    io.out(listLine('Allowed IPs', record.allowedCidrs));
+    if ((record.allowedDomains ?? []).length > 0) io.out(`Allowed domains: ${record.allowedDomains.join(', ')}`);
+  }
   io.out('');
   io.out(`  ${apiKey}`);
   io.out('');
   io.out('This is the only time the key is shown. Store it in your secret manager now.');
 }
 
-async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void> {
+async function list(deps: ApiKeyDeps, args: Parsed, io: Io): Promise<void> {
   const { merchant, json } = args.values;
-  const records = (await store.list()).filter((r) => merchant === undefined || r.merchantId === merchant);
+  const records = await listApiKeys(deps, cliCaller(), merchant === undefined ? {} : { merchantId: merchant });
   if (json) {
     io.out(JSON.stringify(records.map(publicView)));
     return;
@@ -289,15 +318,16 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
       view.id,
       view.merchantId,
       view.mode,
+      view.kind,
       view.key,
       statusCell(r, new Date()),
-      view.allowedCidrs.length > 0 ? view.allowedCidrs.join(',') : 'any',
-      view.allowedDomains.length > 0 ? view.allowedDomains.join(',') : 'any',
+      view.kind === 'publishable' ? 'n/a' : view.allowedCidrs.length > 0 ? view.allowedCidrs.join(',') : 'any',
+      view.kind === 'publishable' ? view.allowedOrigins.join(',') : view.allowedDomains.length > 0 ? view.allowedDomains.join(',') : 'any',
       view.createdAt,
       r.lastUsedAt ? `${r.lastUsedAt} from ${r.lastUsedIp ?? '?'}` : 'never',
     ];
   });
-  const header = ['ID', 'MERCHANT', 'MODE', 'KEY', 'STATUS', 'ALLOWED IPS', 'ALLOWED DOMAINS', 'CREATED', 'LAST USED'];
+  const header = ['ID', 'MERCHANT', 'MODE', 'KIND', 'KEY', 'STATUS', 'ALLOWED IPS', 'ALLOWED DOMAINS/ORIGINS', 'CREATED', 'LAST USED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, ...rows])
     io.out(
@@ -308,23 +338,29 @@ async function list(store: RedisApiKeyStore, args: Parsed, io: Io): Promise<void
     );
 }
 
+async function show(deps: ApiKeyDeps, id: string, json: boolean, io: Io): Promise<void> {
+  const record = await commandFor(id, () => getApiKey(deps, cliCaller(), id));
+  const view = publicView(record);
+  if (json) {
+    io.out(JSON.stringify(view));
+    return;
+  }
+  io.out(`${view.id}  ${view.key}  ${view.kind} ${view.mode} key of merchant ${view.merchantId}`);
+  io.out(`Status: ${statusCell(record, new Date())}`);
+  if (view.kind === 'publishable') io.out(`Allowed origins: ${view.allowedOrigins.join(', ')}`);
+  else {
+    io.out(listLine('Allowed IPs', view.allowedCidrs));
+    io.out(listLine('Allowed domains', view.allowedDomains));
+  }
+  io.out(`Created: ${view.createdAt}`);
+  io.out(`Last used: ${record.lastUsedAt ? `${record.lastUsedAt} from ${record.lastUsedIp ?? '?'}` : 'never'}`);
+}
+
 function statusCell(r: ApiKeyRecord, now: Date): string {
   const status = apiKeyStatus(r, now);
   if (status === 'revoked') return `revoked ${r.revokedAt}`;
   if (status === 'expired') return `expired ${r.expiresAt}`;
   return r.expiresAt === undefined ? 'active' : `active, expires ${r.expiresAt}`;
-}
-
-const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-/** A rotation longer than this is not a rotation: the old key should simply stay until revoked. */
-const MAX_ROTATION_MS = 366 * 86_400_000;
-
-/** `90s`, `30m`, `24h`, `7d` in milliseconds; undefined for anything else, zero, or more than a year. */
-export function parseRotationDelay(text: string): number | undefined {
-  const match = /^(\d{1,6})([smhd])$/.exec(text.trim());
-  if (!match) return undefined;
-  const ms = Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
-  return ms > 0 && ms <= MAX_ROTATION_MS ? ms : undefined;
 }
 
 interface RevokePlan {
@@ -343,39 +379,25 @@ function planRevoke(args: Parsed): RevokePlan {
   return { id, afterMs };
 }
 
-async function scheduleExpiry(store: RedisApiKeyStore, audit: AuditLog, id: string, afterMs: number, io: Io): Promise<void> {
-  const before = await store.get(id);
-  if (!before) throw new CommandError(`no API key with id ${id}`);
-  if (before.revokedAt !== undefined) throw new CommandError(`${id} is already revoked (at ${before.revokedAt})`);
-  const wanted = new Date(Date.now() + afterMs);
-  const record = await store.scheduleExpiry(id, wanted);
-  if (!record) throw new CommandError(`no API key with id ${id}`);
-  if (record.expiresAt !== wanted.toISOString()) {
-    io.out(`${id} already expires earlier, at ${record.expiresAt}; unchanged.`);
+async function revoke(deps: ApiKeyDeps, plan: RevokePlan, io: Io): Promise<void> {
+  const { id, afterMs } = plan;
+  if (afterMs !== undefined) {
+    const { record, scheduled } = await commandFor(id, () => scheduleApiKeyRevocation(deps, cliCaller(), id, afterMs));
+    if (!scheduled) {
+      io.out(`${id} already expires earlier, at ${record.expiresAt}; unchanged.`);
+      return;
+    }
+    io.out(
+      `${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}) works until ${record.expiresAt}, then it is refused.`,
+    );
+    io.out('Move every client to the new key before then; `revoke` without --after ends it at once.');
     return;
   }
-  await auditCli(audit, {
-    action: 'key.expiry_scheduled',
-    merchantId: record.merchantId,
-    keyId: record.id,
-    details: { expiresAt: record.expiresAt },
-  });
-  io.out(`${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}) works until ${record.expiresAt}, then it is refused.`);
-  io.out('Move every client to the new key before then; `revoke` without --after ends it at once.');
-}
-
-async function revoke(store: RedisApiKeyStore, audit: AuditLog, plan: RevokePlan, io: Io): Promise<void> {
-  const id = plan.id;
-  if (plan.afterMs !== undefined) return scheduleExpiry(store, audit, id, plan.afterMs, io);
-  const before = await store.get(id);
-  if (!before) throw new CommandError(`no API key with id ${id}`);
-  const record = await store.revoke(id, new Date());
-  if (!record) throw new CommandError(`no API key with id ${id}`);
-  if (before.revokedAt !== undefined) {
-    io.out(`${id} was already revoked at ${before.revokedAt}.`);
+  const { record, alreadyRevoked } = await commandFor(id, () => revokeApiKey(deps, cliCaller(), id));
+  if (alreadyRevoked) {
+    io.out(`${id} was already revoked at ${record.revokedAt}.`);
     return;
   }
-  await auditCli(audit, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
   io.out(`Revoked ${id} (${record.prefix}...${record.last4}, merchant ${record.merchantId}). It is refused from the next request on.`);
 }
 
@@ -393,18 +415,28 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'revoke', 'restrict', 'psp-hosts', 'rehash-status'].includes(command)) {
+  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
 
-  let plan: { create?: CreatePlan; revoke?: RevokePlan; restrict?: RestrictPlan; pspHosts?: PspHostsPlan } = {};
+  let plan: {
+    create?: CreateKeyInput & { json: boolean };
+    revoke?: RevokePlan;
+    restrict?: RestrictPlan;
+    show?: string;
+    pspHosts?: PspHostsPlan;
+  } = {};
   try {
     if (command === 'create') plan = { create: planCreate(args) };
     else if (command === 'revoke') plan = { revoke: planRevoke(args) };
     else if (command === 'restrict') plan = { restrict: planRestrict(args) };
     else if (command === 'psp-hosts') plan = { pspHosts: planPspHosts(args) };
-    else if (args.positionals.length > 1) throw new UsageError(`${command} takes no positional arguments`);
+    else if (command === 'show') {
+      const id = args.positionals[1];
+      if (id === undefined || args.positionals.length > 2) throw new UsageError('show needs exactly one key id (see `list`)');
+      plan = { show: id };
+    } else if (args.positionals.length > 1) throw new UsageError(`${command} takes no positional arguments`);
   } catch (err) {
     return reportUsageError(err, USAGE, io);
   }
@@ -428,12 +460,14 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
   try {
     await connectCliRedis(redis);
-    if (plan.create) await create(store, audit, pepper, plan.create, io);
-    else if (plan.revoke) await revoke(store, audit, plan.revoke, io);
-    else if (plan.restrict) await restrict(store, audit, plan.restrict, io);
+    const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now: () => new Date() };
+    if (plan.create) await create(deps, plan.create, io);
+    else if (plan.revoke) await revoke(deps, plan.revoke, io);
+    else if (plan.restrict) await restrict(deps, plan.restrict, io);
+    else if (plan.show !== undefined) await show(deps, plan.show, args.values.json ?? false, io);
     else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
     else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
-    else await list(store, args, io);
+    else await list(deps, args, io);
     return 0;
   } catch (err) {
     return reportCommandFailure(err, io);

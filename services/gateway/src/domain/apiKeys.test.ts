@@ -8,6 +8,8 @@ import {
   isApiKeyFormat,
   isLegacyApiKey,
   issueApiKey,
+  keyKindOf,
+  kindAndModeOfApiKey,
   modeOfApiKey,
   parseApiKeyPeppers,
   pepperIdOf,
@@ -171,5 +173,57 @@ describe('API-key peppers (API_KEY_PEPPERS)', () => {
     expect(pepperIdOf(a)).toMatch(/^[0-9a-f]{12}$/);
     expect(pepperIdOf(a)).toBe(pepperIdOf(a));
     expect(pepperIdOf(a)).not.toBe(pepperIdOf(b));
+  });
+});
+
+describe('publishable keys (tpk_)', () => {
+  it('are tpk_test_ / tpk_live_ with the same CRC32 checksum scheme as secret keys', () => {
+    const key = generateApiKey('live', 'publishable');
+    expect(key).toMatch(/^tpk_live_[0-9A-Za-z]{38}$/);
+    expect(generateApiKey('test', 'publishable')).toMatch(/^tpk_test_[0-9A-Za-z]{38}$/);
+    expect(key.slice(-6)).toBe(apiKeyChecksum(key.slice(0, -6)));
+    expect(kindAndModeOfApiKey(key)).toEqual({ kind: 'publishable', mode: 'live' });
+    expect(kindAndModeOfApiKey(generateApiKey('test'))).toEqual({ kind: 'secret', mode: 'test' });
+  });
+
+  it('refuse a changed character, a swapped kind prefix, and the legacy form without a checksum', () => {
+    const key = generateApiKey('test', 'publishable');
+    for (let i = 'tpk_test_'.length; i < key.length; i++) {
+      const typo = key.slice(0, i) + (key[i] === 'a' ? 'b' : 'a') + key.slice(i + 1);
+      expect(isApiKeyFormat(typo)).toBe(false);
+    }
+    // The checksum covers the kind: a publishable key relabelled as secret is not a key.
+    expect(isApiKeyFormat(key.replace('tpk_', 'tsk_'))).toBe(false);
+    // Only secret keys predate the checksum.
+    expect(isApiKeyFormat(`tpk_test_${'A'.repeat(32)}`)).toBe(false);
+    expect(isLegacyApiKey(`tsk_test_${'A'.repeat(32)}`)).toBe(true);
+  });
+
+  it('build a record of kind publishable with its origins, recognisable by a tpk_ prefix', () => {
+    const { apiKey, record } = issueApiKey({
+      merchantId: 'm1',
+      mode: 'test',
+      kind: 'publishable',
+      allowedCidrs: [],
+      allowedOrigins: ['https://shop.example'],
+      pepper: PEPPER,
+      now: new Date('2030-01-01T00:00:00Z'),
+    });
+    expect(record).toMatchObject({ kind: 'publishable', allowedOrigins: ['https://shop.example'], prefix: apiKey.slice(0, 13) });
+    expect(record.prefix).toMatch(/^tpk_test_/);
+    expect(keyKindOf(record)).toBe('publishable');
+  });
+
+  it('leave a secret record without a kind field, read as secret, as records written before kinds existed', () => {
+    const { record } = issueApiKey({ merchantId: 'm1', mode: 'test', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+    expect(record).not.toHaveProperty('kind');
+    expect(record).not.toHaveProperty('allowedOrigins');
+    expect(keyKindOf(record)).toBe('secret');
+  });
+
+  it('refuse to build a record whose key is of the other kind', () => {
+    const params = { merchantId: 'm1', mode: 'test' as const, allowedCidrs: [], pepper: PEPPER, now: new Date() };
+    expect(() => buildApiKeyRecord(generateApiKey('test', 'publishable'), params)).toThrow(/kind/);
+    expect(() => buildApiKeyRecord(generateApiKey('test'), { ...params, kind: 'publishable' })).toThrow(/kind/);
   });
 });

@@ -9,17 +9,30 @@ export const API_KEY_RANDOM_LENGTH = 32;
 /** CRC32 < 62^6, so six base62 characters always hold it. */
 export const API_KEY_CHECKSUM_LENGTH = 6;
 /**
- * `tsk_<mode>_` + 32 random base62 + 6 base62 of CRC32 over everything before it. The checksum
- * lets the gateway reject a mistyped or truncated key without a store lookup, and lets secret
- * scanners recognise a real key. Keys issued before the checksum existed (32 characters, no
- * suffix) are still accepted; they simply skip that early check.
+ * A key's kind. `secret` keys (`tsk_…`) belong on merchant servers and work on every /v1 route.
+ * `publishable` keys (`tpk_…`) are meant to be seen: a browser gets one at initialization of
+ * Tessera's card fields, so it can only create tokens through Tessera's own pages, and only
+ * from the origins set on it.
  */
-const API_KEY_PATTERN = /^tsk_(test|live)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})?$/;
+export type ApiKeyKind = 'secret' | 'publishable';
+export const API_KEY_KINDS = ['secret', 'publishable'] as const satisfies readonly ApiKeyKind[];
+const KIND_PREFIX: Record<ApiKeyKind, string> = { secret: 'tsk', publishable: 'tpk' };
+
+/**
+ * `<tsk|tpk>_<mode>_` + 32 random base62 + 6 base62 of CRC32 over everything before it. The
+ * checksum lets the gateway reject a mistyped or truncated key without a store lookup, and lets
+ * secret scanners recognise a real key. Secret keys issued before the checksum existed (32
+ * characters, no suffix) are still accepted; they simply skip that early check. Publishable keys
+ * came later and always carry it.
+ */
+const API_KEY_PATTERN = /^(tsk|tpk)_(test|live)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})?$/;
 
 export interface ApiKeyRecord {
   id: string;
   merchantId: string;
   mode: KeyMode;
+  /** Absent in records written before publishable keys existed: those are all secret keys (see keyKindOf). */
+  kind?: ApiKeyKind;
   /** HMAC-SHA256(pepper, key) in hex: the key itself is never stored. */
   digest: string;
   /**
@@ -27,12 +40,17 @@ export interface ApiKeyRecord {
    * still on an old one. Absent in records written before API_KEY_PEPPERS existed.
    */
   pepperId?: string;
-  /** Enough to recognise a key in a list (`tsk_test_AbCd`) without making it guessable. */
+  /** Enough to recognise a key in a list (`tsk_test_AbCd`, `tpk_live_AbCd`) without making it guessable. */
   prefix: string;
   last4: string;
   allowedCidrs: string[];
   /** Host names / `*.example.com` wildcards the key may be used from in a browser (Origin). Absent in records written before it existed. */
   allowedDomains: string[];
+  /**
+   * Publishable keys only: the exact origins (`https://shop.example`, `https://*.shop.example:8443`)
+   * whose pages may use the key. Absent on secret keys and on records written before it existed.
+   */
+  allowedOrigins?: string[];
   createdAt: string;
   /** Last change of the restrictions. */
   updatedAt?: string;
@@ -71,18 +89,27 @@ export function apiKeyChecksum(body: string): string {
   return out;
 }
 
-export function generateApiKey(mode: KeyMode): string {
-  const body = `tsk_${mode}_${randomBase62(API_KEY_RANDOM_LENGTH)}`;
+export function generateApiKey(mode: KeyMode, kind: ApiKeyKind = 'secret'): string {
+  const body = `${KIND_PREFIX[kind]}_${mode}_${randomBase62(API_KEY_RANDOM_LENGTH)}`;
   return body + apiKeyChecksum(body);
 }
 
-/** Shape and, for checksummed keys, the checksum; a legacy 32-character key passes on shape alone. */
-function matchApiKey(value: string): RegExpExecArray | undefined {
+interface ApiKeyParts {
+  kind: ApiKeyKind;
+  mode: KeyMode;
+  random: string;
+  checksum: string | undefined;
+}
+
+/** Shape and, for checksummed keys, the checksum; a legacy 32-character secret key passes on shape alone. */
+function matchApiKey(value: string): ApiKeyParts | undefined {
   const match = API_KEY_PATTERN.exec(value);
   if (!match) return undefined;
-  const checksum = match[3];
+  const kind: ApiKeyKind = match[1] === 'tpk' ? 'publishable' : 'secret';
+  const checksum = match[4];
+  if (checksum === undefined && kind === 'publishable') return undefined;
   if (checksum !== undefined && apiKeyChecksum(value.slice(0, -API_KEY_CHECKSUM_LENGTH)) !== checksum) return undefined;
-  return match;
+  return { kind, mode: match[2] as KeyMode, random: match[3] ?? '', checksum };
 }
 
 export function isApiKeyFormat(value: string): boolean {
@@ -91,13 +118,24 @@ export function isApiKeyFormat(value: string): boolean {
 
 /** True for keys issued before the checksum suffix existed (still accepted). */
 export function isLegacyApiKey(value: string): boolean {
-  return matchApiKey(value)?.[3] === undefined && isApiKeyFormat(value);
+  const parts = matchApiKey(value);
+  return parts !== undefined && parts.checksum === undefined;
 }
 
 /** The mode a well-formed key declares in its prefix, or undefined for anything malformed (bad checksum included). */
 export function modeOfApiKey(value: string): KeyMode | undefined {
-  const match = matchApiKey(value);
-  return match ? (match[1] as KeyMode) : undefined;
+  return matchApiKey(value)?.mode;
+}
+
+/** Kind and mode a well-formed key declares in its prefix, or undefined for anything malformed (bad checksum included). */
+export function kindAndModeOfApiKey(value: string): { kind: ApiKeyKind; mode: KeyMode } | undefined {
+  const parts = matchApiKey(value);
+  return parts ? { kind: parts.kind, mode: parts.mode } : undefined;
+}
+
+/** A record's kind; records written before publishable keys existed are secret keys. */
+export function keyKindOf(record: Pick<ApiKeyRecord, 'kind'>): ApiKeyKind {
+  return record.kind ?? 'secret';
 }
 
 /** A keyed hash, so a leaked key store cannot be brute-forced without the pepper as well. */
@@ -192,38 +230,47 @@ export function generateKeyId(): string {
 export interface NewKeyParams {
   merchantId: string;
   mode: KeyMode;
+  /** Default `secret`. */
+  kind?: ApiKeyKind;
   allowedCidrs: string[];
   allowedDomains?: string[];
+  /** Publishable keys only (see keyRestrictions.ts for the rules per kind). */
+  allowedOrigins?: string[];
   pepper: string;
   now: Date;
 }
 
 /** Builds the stored record for a key; `apiKey` must already be well-formed. */
 export function buildApiKeyRecord(apiKey: string, params: NewKeyParams): ApiKeyRecord {
-  const match = matchApiKey(apiKey);
-  if (!match || match[1] !== params.mode) throw new Error('API key does not match the requested mode');
-  const random = (match[2] ?? '') + (match[3] ?? '');
+  const kind = params.kind ?? 'secret';
+  const parts = matchApiKey(apiKey);
+  if (!parts || parts.mode !== params.mode) throw new Error('API key does not match the requested mode');
+  if (parts.kind !== kind) throw new Error('API key does not match the requested kind');
+  const random = parts.random + (parts.checksum ?? '');
   return {
     id: generateKeyId(),
     merchantId: params.merchantId,
     mode: params.mode,
+    // Secret records keep the shape they always had, so an older gateway replica still reads them.
+    ...(kind === 'publishable' ? { kind } : {}),
     digest: hashApiKey(params.pepper, apiKey),
     pepperId: pepperIdOf(params.pepper),
-    prefix: `tsk_${params.mode}_${random.slice(0, 4)}`,
+    prefix: `${KIND_PREFIX[kind]}_${params.mode}_${random.slice(0, 4)}`,
     last4: random.slice(-4),
     allowedCidrs: [...params.allowedCidrs],
     allowedDomains: [...(params.allowedDomains ?? [])],
+    ...(kind === 'publishable' ? { allowedOrigins: [...(params.allowedOrigins ?? [])] } : {}),
     createdAt: params.now.toISOString(),
   };
 }
 
 /** A new random key and its record; the key is returned once and never stored. */
 export function issueApiKey(params: NewKeyParams): { apiKey: string; record: ApiKeyRecord } {
-  const apiKey = generateApiKey(params.mode);
+  const apiKey = generateApiKey(params.mode, params.kind);
   return { apiKey, record: buildApiKeyRecord(apiKey, params) };
 }
 
-const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export function isValidMerchantId(value: string): boolean {
   return MERCHANT_ID_PATTERN.test(value);

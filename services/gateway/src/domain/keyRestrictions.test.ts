@@ -1,5 +1,15 @@
 import fc from 'fast-check';
-import { canonicalCidrEntry, canonicalDomainPattern, checkKeyRestrictions, hostMatchesDomains, originHost } from './keyRestrictions';
+import {
+  authorizePublishableKey,
+  canonicalCidrEntry,
+  canonicalDomainPattern,
+  canonicalOriginPattern,
+  checkKeyRestrictions,
+  hostMatchesDomains,
+  originHost,
+  originMatchesPatterns,
+  refusedRestrictions,
+} from './keyRestrictions';
 
 describe('domain restrictions', () => {
   it.each([
@@ -106,5 +116,109 @@ describe('canonicalCidrEntry', () => {
     const bad = canonicalCidrEntry('203.0.113.0/33');
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.message).toMatch(/examples: 203\.0\.113\.7, 203\.0\.113\.0\/24, 2001:db8::\/32/);
+  });
+});
+
+describe('allowed origins (publishable keys)', () => {
+  it.each([
+    ['https://Shop.Example', 'https://shop.example'],
+    ['https://shop.example/', 'https://shop.example'],
+    ['https://shop.example:443', 'https://shop.example'],
+    ['http://localhost:3000', 'http://localhost:3000'],
+    ['https://*.Shop.Example:8443', 'https://*.shop.example:8443'],
+    ['https://bücher.example', 'https://xn--bcher-kva.example'],
+    ['http://127.0.0.1:5173', 'http://127.0.0.1:5173'],
+    ['http://[::1]:8080', 'http://[::1]:8080'],
+  ])('stores %s as %s', (raw, canonical) => {
+    expect(canonicalOriginPattern(raw)).toEqual({ ok: true, value: canonical });
+  });
+
+  it.each([
+    ['shop.example', /must be an origin/],
+    ['https://shop.example/checkout', /without path/],
+    ['https://user@shop.example', /without path, query or credentials/],
+    ['ftp://shop.example', /http\(s\) origin/],
+    ['https://shop.*.example', /whole first label/],
+    ['https://*.com', /two labels/],
+    ['https://*.203.0.113.7', /origin|IP address/],
+  ])('refuses %s with the reason', (raw, reason) => {
+    const result = canonicalOriginPattern(raw);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toMatch(reason);
+  });
+
+  it('matches scheme, host and port exactly, and subdomains of a wildcard only', () => {
+    const allowed = ['https://shop.example', 'https://*.pay.example:8443', 'http://localhost:3000'];
+    for (const origin of ['https://shop.example', 'https://SHOP.example:443', 'https://a.pay.example:8443', 'http://localhost:3000']) {
+      expect(originMatchesPatterns(origin, allowed)).toBe(true);
+    }
+    for (const origin of [
+      'http://shop.example',
+      'https://shop.example:8443',
+      'https://evilshop.example',
+      'https://shop.example.evil.test',
+      'https://pay.example:8443',
+      'https://a.pay.example',
+      'http://localhost:3001',
+      'null',
+      'not a url',
+      undefined,
+    ]) {
+      expect(originMatchesPatterns(origin, allowed)).toBe(false);
+    }
+  });
+
+  it('authorizes a publishable key only from one of its origins; a missing Origin or a secret key is refused', () => {
+    const key = { kind: 'publishable' as const, allowedOrigins: ['https://*.shop.example'] };
+    expect(authorizePublishableKey(key, 'https://pay.shop.example')).toBeUndefined();
+    expect(authorizePublishableKey(key, 'https://shop.example')).toBe('origin_not_allowed');
+    expect(authorizePublishableKey(key, 'https://pay.shop.example.evil.test')).toBe('origin_not_allowed');
+    expect(authorizePublishableKey(key, undefined)).toBe('origin_not_allowed');
+    expect(authorizePublishableKey({ allowedOrigins: ['https://pay.shop.example'] }, 'https://pay.shop.example')).toBe(
+      'origin_not_allowed',
+    );
+  });
+
+  it('on a /v1 route, refuses a publishable key only for an Origin it does not allow; IP allowlists do not apply', () => {
+    const key = {
+      kind: 'publishable' as const,
+      mode: 'test' as const,
+      allowedCidrs: [],
+      allowedDomains: [],
+      allowedOrigins: ['https://shop.example'],
+    };
+    expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://evil.example' })).toBe('origin_not_allowed');
+    expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://shop.example' })).toBeUndefined();
+    expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: undefined })).toBeUndefined();
+  });
+});
+
+describe('restrictions each kind may carry', () => {
+  const none = { allowedCidrs: [], allowedDomains: [], allowedOrigins: [] };
+
+  it('requires at least one origin on a publishable key, and refuses IP and domain lists on it', () => {
+    expect(refusedRestrictions('publishable', 'test', none)).toMatchObject({ field: 'allowedOrigins', code: 'parameter_missing' });
+    expect(
+      refusedRestrictions('publishable', 'test', { ...none, allowedOrigins: ['https://a.example'], allowedCidrs: ['203.0.113.0/24'] }),
+    ).toMatchObject({ field: 'allowedCidrs', code: 'parameter_invalid', message: expect.stringMatching(/IP restrictions do not apply/) });
+    expect(
+      refusedRestrictions('publishable', 'test', { ...none, allowedOrigins: ['https://a.example'], allowedDomains: ['a.example'] }),
+    ).toMatchObject({ field: 'allowedDomains' });
+    expect(refusedRestrictions('publishable', 'test', { ...none, allowedOrigins: ['https://a.example'] })).toBeUndefined();
+  });
+
+  it('accepts plain http origins only on test publishable keys', () => {
+    const lists = { ...none, allowedOrigins: ['https://a.example', 'http://localhost:3000'] };
+    expect(refusedRestrictions('publishable', 'test', lists)).toBeUndefined();
+    expect(refusedRestrictions('publishable', 'live', lists)).toMatchObject({ field: 'allowedOrigins', message: /https/ });
+  });
+
+  it('refuses origins on a secret key and accepts its IP and domain lists', () => {
+    expect(refusedRestrictions('secret', 'live', { ...none, allowedOrigins: ['https://a.example'] })).toMatchObject({
+      field: 'allowedOrigins',
+    });
+    expect(
+      refusedRestrictions('secret', 'live', { ...none, allowedCidrs: ['203.0.113.0/24'], allowedDomains: ['a.example'] }),
+    ).toBeUndefined();
   });
 });

@@ -1,8 +1,9 @@
 import { canonicalCidr, canonicalHostPattern, hostMatchesPatterns, ipInCidrs, parseCidrList } from '@tessera/common';
-import type { ApiKeyRecord } from './apiKeys';
+import { keyKindOf, type ApiKeyKind, type ApiKeyRecord, type KeyMode } from './apiKeys';
 
 export const MAX_ALLOWED_CIDRS = 100;
 export const MAX_ALLOWED_DOMAINS = 100;
+export const MAX_ALLOWED_ORIGINS = 100;
 
 export type PatternResult = { ok: true; value: string } | { ok: false; message: string };
 
@@ -39,6 +40,145 @@ export function originHost(origin: string | undefined, mode: ApiKeyRecord['mode'
   return url.hostname.toLowerCase();
 }
 
+/** An origin split as the browser's `Origin` header states it; `port` is '' for the scheme's default. */
+interface OriginParts {
+  scheme: 'http' | 'https';
+  host: string;
+  port: string;
+}
+
+/** `https://shop.example:8443` (no path, query or credentials) as its parts, or undefined. */
+function originParts(text: string): OriginParts | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') return undefined;
+  return { scheme: url.protocol === 'https:' ? 'https' : 'http', host: url.hostname, port: url.port };
+}
+
+/** Stands in for `*` while the URL parser reads a wildcard origin (it would refuse `*`). */
+const WILDCARD_LABEL = 'tessera-wildcard-label';
+
+/**
+ * An allowed origin of a publishable key: scheme, host and port, exactly what a browser sends in
+ * `Origin` (`https://shop.example`, `http://localhost:3000`). The host may be `*.` + a domain for
+ * its subdomains, as domain restrictions allow; the scheme and port must still match exactly (a
+ * default port is dropped, as browsers do). Unlike the host-only `allowedDomains` of a secret
+ * key, an origin names the port too, so a page on another port of the same host is refused;
+ * that is also the form a Content-Security-Policy `frame-ancestors` needs.
+ */
+export function canonicalOriginPattern(raw: string): PatternResult {
+  const trimmed = raw.trim().replace(/\/$/, '');
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(trimmed);
+  if (!scheme) return { ok: false, message: 'must be an origin: scheme, host and optional port (e.g. https://shop.example)' };
+  const wildcard = trimmed.slice(scheme[0].length).startsWith('*.');
+  const parsed = originParts(wildcard ? trimmed.replace('://*.', `://${WILDCARD_LABEL}.`) : trimmed);
+  if (!parsed) {
+    return { ok: false, message: 'must be an http(s) origin without path, query or credentials (e.g. https://shop.example:8443)' };
+  }
+  const hostText = wildcard ? `*.${parsed.host.slice(WILDCARD_LABEL.length + 1)}` : parsed.host;
+  const host = canonicalHostPattern(hostText, { ipLiterals: !wildcard });
+  if (!host.ok) return host;
+  const hostPart = host.value.includes(':') ? `[${host.value}]` : host.value;
+  return { ok: true, value: `${parsed.scheme}://${hostPart}${parsed.port === '' ? '' : `:${parsed.port}`}` };
+}
+
+/** True when the `Origin` header names one of the (canonical) allowed origins. */
+export function originMatchesPatterns(origin: string | undefined, patterns: readonly string[]): boolean {
+  if (origin === undefined || origin === 'null') return false;
+  const actual = originParts(origin);
+  if (!actual) return false;
+  const host = actual.host.startsWith('[') ? actual.host.slice(1, -1) : actual.host;
+  return patterns.some((pattern) => {
+    const wildcard = pattern.includes('://*.');
+    const allowed = originParts(wildcard ? pattern.replace('://*.', `://${WILDCARD_LABEL}.`) : pattern);
+    if (!allowed || allowed.scheme !== actual.scheme || allowed.port !== actual.port) return false;
+    const allowedHost = wildcard
+      ? `*.${allowed.host.slice(WILDCARD_LABEL.length + 1)}`
+      : allowed.host.startsWith('[')
+        ? allowed.host.slice(1, -1)
+        : allowed.host;
+    return hostMatchesPatterns(host, [allowedHost]);
+  });
+}
+
+export interface KeyRestrictionLists {
+  allowedCidrs: readonly string[];
+  allowedDomains: readonly string[];
+  allowedOrigins: readonly string[];
+}
+
+export interface RestrictionRefusal {
+  field: keyof KeyRestrictionLists;
+  code: 'parameter_invalid' | 'parameter_missing';
+  message: string;
+}
+
+/**
+ * Which restrictions a key of this kind and mode may carry. A publishable key is public by
+ * design, so it must be tied to at least one origin, and an IP allowlist would name shoppers'
+ * addresses, which no merchant knows: it is refused rather than stored and ignored. A secret key
+ * is restricted by IP and host name; origins belong to publishable keys. A live publishable key
+ * serves real card data, so its pages must be https.
+ */
+export function refusedRestrictions(kind: ApiKeyKind, mode: KeyMode, lists: KeyRestrictionLists): RestrictionRefusal | undefined {
+  if (kind === 'secret') {
+    if (lists.allowedOrigins.length > 0) {
+      return {
+        field: 'allowedOrigins',
+        code: 'parameter_invalid',
+        message: 'Allowed origins apply to publishable keys; restrict a secret key by IP address and domain instead.',
+      };
+    }
+    return undefined;
+  }
+  if (lists.allowedCidrs.length > 0) {
+    return {
+      field: 'allowedCidrs',
+      code: 'parameter_invalid',
+      message: "IP restrictions do not apply to publishable keys (a shopper's browser has no fixed address); restrict it by origin.",
+    };
+  }
+  if (lists.allowedDomains.length > 0) {
+    return {
+      field: 'allowedDomains',
+      code: 'parameter_invalid',
+      message: 'A publishable key is restricted by exact origins (scheme, host and port), not by domain.',
+    };
+  }
+  if (lists.allowedOrigins.length === 0) {
+    return {
+      field: 'allowedOrigins',
+      code: 'parameter_missing',
+      message: 'A publishable key needs at least one allowed origin (e.g. https://shop.example).',
+    };
+  }
+  if (mode === 'live') {
+    const plain = lists.allowedOrigins.find((origin) => !origin.startsWith('https://'));
+    if (plain !== undefined) {
+      return { field: 'allowedOrigins', code: 'parameter_invalid', message: 'A live publishable key accepts https origins only.' };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The check the browser tokenization route (Tessera's card fields and hosted page) makes for a
+ * publishable key: the page's `Origin` must be one of the key's allowed origins. A missing
+ * Origin is refused too: browsers always send one on the cross-origin calls those pages make.
+ */
+export function authorizePublishableKey(
+  record: Pick<ApiKeyRecord, 'kind' | 'allowedOrigins'>,
+  origin: string | undefined,
+): 'origin_not_allowed' | undefined {
+  if (keyKindOf(record) !== 'publishable') return 'origin_not_allowed';
+  return originMatchesPatterns(origin, record.allowedOrigins ?? []) ? undefined : 'origin_not_allowed';
+}
+
 export function hostMatchesDomains(host: string, patterns: readonly string[]): boolean {
   return hostMatchesPatterns(host, patterns);
 }
@@ -54,9 +194,13 @@ export type RestrictionFailure = 'ip_not_allowed' | 'origin_not_allowed';
  * server keys.)
  */
 export function checkKeyRestrictions(
-  record: Pick<ApiKeyRecord, 'allowedCidrs' | 'allowedDomains' | 'mode'>,
+  record: Pick<ApiKeyRecord, 'allowedCidrs' | 'allowedDomains' | 'mode' | 'kind' | 'allowedOrigins'>,
   request: { clientIp: string | undefined; origin: string | undefined },
 ): RestrictionFailure | undefined {
+  // A publishable key has no IP or domain list: only its origins (and only a given Origin) count.
+  if (keyKindOf(record) === 'publishable') {
+    return request.origin !== undefined && authorizePublishableKey(record, request.origin) !== undefined ? 'origin_not_allowed' : undefined;
+  }
   if (record.allowedCidrs.length > 0 && !ipInCidrs(request.clientIp, parseCidrList(record.allowedCidrs))) return 'ip_not_allowed';
   const domains = record.allowedDomains ?? [];
   if (domains.length > 0) {

@@ -6,6 +6,8 @@ export type { ApiKeyRecord };
 export interface KeyRestrictions {
   allowedCidrs: string[];
   allowedDomains: string[];
+  /** Publishable keys only; absent: the record's own field is left out (secret keys have none). */
+  allowedOrigins?: string[];
 }
 
 /**

@@ -49,6 +49,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     if (!record) return undefined;
     record.allowedCidrs = [...restrictions.allowedCidrs];
     record.allowedDomains = [...restrictions.allowedDomains];
+    if (restrictions.allowedOrigins !== undefined) record.allowedOrigins = [...restrictions.allowedOrigins];
     record.updatedAt = at.toISOString();
     return structuredClone(record);
   }

@@ -270,6 +270,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     return this.modify(id, (record) => {
       record.allowedCidrs = [...restrictions.allowedCidrs];
       record.allowedDomains = [...restrictions.allowedDomains];
+      if (restrictions.allowedOrigins !== undefined) record.allowedOrigins = [...restrictions.allowedOrigins];
       record.updatedAt = at.toISOString();
       return true;
     });

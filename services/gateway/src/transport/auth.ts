@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
-import { digestsEqual, hashApiKey, isApiKeyExpired, modeOfApiKey, pepperIdOf, type KeyMode } from '../domain/apiKeys';
+import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
+import { hashApiKey, pepperIdOf } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
-import { checkKeyRestrictions } from '../domain/keyRestrictions';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { RateLimiter, RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
@@ -27,98 +27,6 @@ export interface AuthDeps {
   keyLookupWithPeek?: KeyLookupWithPeek;
 }
 
-export type ApiKeyCheck =
-  | { ok: true; record: ApiKeyRecord }
-  | { ok: false; code: 'api_key_missing' | 'api_key_invalid' | 'ip_not_allowed' | 'origin_not_allowed'; record?: ApiKeyRecord };
-
-type PresentedKey =
-  { ok: true; mode: KeyMode; digest: string; apiKey: string } | { ok: false; code: 'api_key_missing' | 'api_key_invalid' };
-
-/** What can be told from the header alone: no key, a malformed key, or the mode and digest to look up. */
-function presentedKeyOf(pepper: string, presented: string | string[] | undefined): PresentedKey {
-  if (presented === undefined || presented === '') return { ok: false, code: 'api_key_missing' };
-  // A repeated header arrives joined with ", " and so fails the format check, like any typo.
-  const mode = typeof presented === 'string' ? modeOfApiKey(presented) : undefined;
-  if (mode === undefined || typeof presented !== 'string') return { ok: false, code: 'api_key_invalid' };
-  return { ok: true, mode, digest: hashApiKey(pepper, presented), apiKey: presented };
-}
-
-type FoundKey = { key: Extract<PresentedKey, { ok: true }>; record: ApiKeyRecord | undefined };
-
-/**
- * A key that is not under the newest pepper, looked up under the older ones (a few HMACs and
- * lookups, and only for keys not found at once). The digest it was found by replaces the one
- * the decision compares.
- */
-async function underPreviousPeppers(
-  deps: Pick<AuthDeps, 'keyStore' | 'previousPeppers'>,
-  key: Extract<PresentedKey, { ok: true }>,
-): Promise<FoundKey> {
-  for (const pepper of deps.previousPeppers ?? []) {
-    const digest = hashApiKey(pepper, key.apiKey);
-    const record = await deps.keyStore.findByDigest(digest);
-    if (record !== undefined) return { key: { ...key, digest }, record };
-  }
-  return { key, record: undefined };
-}
-
-/**
- * Migration on use: a key that passed under an older pepper gets its digest under the newest, so
- * the old pepper can be dropped once `npm run keys -- rehash-status` counts no key on it.
- * Best effort: a failure only means the next use tries again.
- */
-function moveToCurrentPepper(
-  deps: Pick<AuthDeps, 'keyStore' | 'pepper'> & { logger?: Logger },
-  record: ApiKeyRecord,
-  fromDigest: string,
-  toDigest: string,
-): void {
-  deps.keyStore.rehashDigest(record.id, fromDigest, toDigest, pepperIdOf(deps.pepper)).then(
-    (moved) => {
-      if (moved) deps.logger?.info({ keyId: record.id }, 'API key moved to the current pepper');
-    },
-    (err: unknown) => deps.logger?.warn({ err, keyId: record.id }, 'could not move an API key to the current pepper'),
-  );
-}
-
-/** The decision on the record found for a well-formed key (or on none), made fresh for each request. */
-function decideApiKey(
-  key: Extract<PresentedKey, { ok: true }>,
-  record: ApiKeyRecord | undefined,
-  now: Date,
-  request: { clientIp: string | undefined; origin: string | undefined },
-): ApiKeyCheck {
-  if (
-    !record ||
-    !digestsEqual(record.digest, key.digest) ||
-    record.revokedAt !== undefined ||
-    isApiKeyExpired(record, now) ||
-    record.mode !== key.mode
-  ) {
-    return { ok: false, code: 'api_key_invalid', ...(record ? { record } : {}) };
-  }
-  const refused = checkKeyRestrictions(record, request);
-  if (refused !== undefined) return { ok: false, code: refused, record };
-  return { ok: true, record };
-}
-
-/**
- * The whole API-key decision, shared by the middleware and the dashboard's "test this key": the
- * same lookup (no cache, so a revocation counts from the next request on every replica), the
- * same constant-time digest comparison, the same restrictions.
- */
-export async function checkApiKey(
-  deps: Pick<AuthDeps, 'keyStore' | 'pepper' | 'previousPeppers'> & { now?: () => Date },
-  presented: string | string[] | undefined,
-  request: { clientIp: string | undefined; origin: string | undefined },
-): Promise<ApiKeyCheck> {
-  const current = presentedKeyOf(deps.pepper, presented);
-  if (!current.ok) return { ok: false, code: current.code };
-  let found: FoundKey = { key: current, record: await deps.keyStore.findByDigest(current.digest) };
-  if (found.record === undefined) found = await underPreviousPeppers(deps, current);
-  return decideApiKey(found.key, found.record, deps.now?.() ?? new Date(), request);
-}
-
 /**
  * "Last used" is shown to the second in the dashboard; writing it on every request would cost
  * a Redis write per call for no visible gain. Only this bookkeeping is throttled, never the
@@ -138,6 +46,41 @@ export function createLastUseThrottle(intervalMs = LAST_USE_WRITE_INTERVAL_MS, m
   };
 }
 
+type ValidKey = Extract<PresentedKey, { ok: true }>;
+
+/**
+ * A key that is not under the newest pepper, looked up under the older ones (a few HMACs and
+ * lookups, and only for keys not found at once). The digest it was found by replaces the one
+ * the decision compares.
+ */
+async function underPreviousPeppers(
+  deps: Pick<AuthDeps, 'keyStore' | 'previousPeppers'>,
+  key: ValidKey,
+  apiKey: string,
+): Promise<{ key: ValidKey; record: ApiKeyRecord | undefined }> {
+  for (const pepper of deps.previousPeppers ?? []) {
+    const digest = hashApiKey(pepper, apiKey);
+    const record = await deps.keyStore.findByDigest(digest);
+    if (record !== undefined) return { key: { ...key, digest }, record };
+  }
+  return { key, record: undefined };
+}
+
+/**
+ * Migration on use: a key that passed under an older pepper gets its digest under the newest, so
+ * the old pepper can be dropped once `npm run keys -- rehash-status` counts no key on it; a key
+ * made before records named their pepper gets it recorded. Best effort: a failure only means the
+ * next use tries again.
+ */
+function moveToCurrentPepper(deps: AuthDeps, record: ApiKeyRecord, fromDigest: string, toDigest: string): void {
+  deps.keyStore.rehashDigest(record.id, fromDigest, toDigest, pepperIdOf(deps.pepper)).then(
+    (moved) => {
+      if (moved && fromDigest !== toDigest) deps.logger.info({ keyId: record.id }, 'API key moved to the current pepper');
+    },
+    (err: unknown) => deps.logger.warn({ err, keyId: record.id }, 'could not move an API key to the current pepper'),
+  );
+}
+
 /**
  * Authenticates `x-api-key` on every request against the store, with no cache: a revocation
  * takes effect on the very next request, which is what the rotation procedure relies on.
@@ -155,13 +98,21 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
       res.setHeader('retry-after', String(blocked.retryAfterSeconds));
       throw blocked.error;
     }
-    const found = key.ok && underCurrent === undefined ? await underPreviousPeppers(deps, key) : undefined;
+    const presented = req.headers['x-api-key'];
+    const found =
+      key.ok && underCurrent === undefined && typeof presented === 'string' ? await underPreviousPeppers(deps, key, presented) : undefined;
     const result = key.ok
       ? decideApiKey(found?.key ?? key, found?.record ?? underCurrent, deps.now(), { clientIp: ctx.clientIp, origin })
       : key;
     // Found under an older pepper, or made before records named their pepper: record the current one.
     if (result.ok && key.ok && (found !== undefined || result.record.pepperId === undefined)) {
       moveToCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
+    }
+    if (!result.ok && result.code === 'publishable_key_forbidden') {
+      // A valid key on the wrong route: not a failed authentication, so it does not count toward
+      // the address's failed-auth block; attributed in the access log like any known key.
+      if (result.record) ctx.apiKey = result.record;
+      throw new TesseraError('publishable_key_forbidden');
     }
     if (!result.ok) {
       const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);

@@ -21,6 +21,7 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
+    browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
     admin: createAdminRouter({
       logger: pino({ level: 'silent' }),
@@ -125,6 +126,22 @@ describe('OpenAPI document', () => {
     const proxy = doc.components.schemas.ProxyRequest;
     expect(proxy.required).toEqual(['method', 'token', 'pspUrl']);
     expect(proxy.properties.token).toMatchObject({ maxLength: 256 });
+  });
+
+  it('lists 403 publishable_key_forbidden, and no admin-only 403, on every /v1 route that takes an API key', () => {
+    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { responses: Record<string, any>; security?: [] }>> };
+    const keyed = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ route: `${method} ${path}`, op })))
+      .filter(({ op }) => op.security === undefined);
+    expect(keyed.map((k) => k.route).sort()).toEqual([
+      'delete /v1/token/{token}',
+      'get /v1/token/{token}',
+      'post /v1/proxy',
+      'post /v1/proxy/dry-run',
+      'post /v1/token',
+    ]);
+    for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');
   });
 
   it('is served at GET /v1/openapi.json without an API key', async () => {

@@ -132,6 +132,27 @@ describe('API rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await s.get(s.keys[0])).status).toBe(200);
   });
 
+  it('answers a publishable key 403 on every request, not counted as a failed authentication (it is a valid key)', async () => {
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 0, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 2 });
+    const publishable = issueApiKey({
+      merchantId: 'm_a',
+      mode: 'test',
+      kind: 'publishable',
+      allowedCidrs: [],
+      allowedOrigins: ['https://shop.example'],
+      pepper: TEST_PEPPER,
+      now: new Date(),
+    });
+    await s.store.create(publishable.record);
+    for (let i = 0; i < 5; i++) {
+      const res = await s.get(publishable.apiKey, '203.0.113.20');
+      expect(res.status).toBe(403);
+      expect(res.headers['x-tessera-error']).toBe('publishable_key_forbidden');
+    }
+    expect((await s.get(s.keys[0], '203.0.113.20')).status).toBe(200);
+    expect(s.logs()).toContain(`"keyId":"${publishable.record.id}"`);
+  });
+
   it('enforces nothing when both limits are 0', async () => {
     s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 0, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 });
     for (let i = 0; i < 20; i++) expect((await s.get(s.keys[0])).status).toBe(200);

@@ -2,7 +2,6 @@ import type { DetokenizationLog } from '../../store/detokenizationLog';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
-import { apiKeyStatus, issueApiKey, type ApiKeyRecord } from '../../domain/apiKeys';
 import { buildAuditRecord, type AuditInput } from '../../domain/admin/audit';
 import { canManageMerchant, loginAccountBucket, normalizeEmail, operatorView, type OperatorRecord } from '../../domain/admin/operators';
 import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../domain/admin/passwords';
@@ -21,21 +20,12 @@ import {
 import { resolveClientIp } from '../../domain/clientIp';
 import type { ApiKeyStore } from '../../store/apiKeyStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from '../../store/adminStores';
-import { checkApiKey } from '../auth';
 import { sendError, sendJson, setServiceHeaders } from '../envelope';
 import { errorFromBodyParser, jsonObjectBody } from '../jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from '../requestContext';
 import { installSecurityHeaders } from '../securityHeaders';
-import {
-  allowedCidrsParam,
-  allowedDomainsParam,
-  pspHostsParam,
-  keyModeParam,
-  merchantIdParam,
-  optionalString,
-  refuseUnknown,
-  requiredString,
-} from './validation';
+import { merchantIdParam, pspHostsParam, refuseUnknown, requiredString } from './validation';
+import { registerKeyRoutes } from './keyRoutes';
 import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
 
 export const ADMIN_BASE = '/admin/v1';
@@ -95,43 +85,6 @@ const DASHBOARD_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-cache',
 };
-
-export interface KeyView {
-  id: string;
-  merchantId: string;
-  mode: string;
-  /** Prefix and last four characters: enough to recognise a key, never enough to use it. */
-  key: string;
-  allowedCidrs: string[];
-  allowedDomains: string[];
-  /** `expired`: its scheduled expiry (overlapping rotation) has passed. */
-  status: 'active' | 'revoked' | 'expired';
-  createdAt: string;
-  updatedAt: string | null;
-  revokedAt: string | null;
-  /** When a scheduled expiry refuses the key (`keys revoke <id> --after`); null: none. */
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  lastUsedIp: string | null;
-}
-
-export function keyView(r: ApiKeyRecord, now: Date = new Date()): KeyView {
-  return {
-    id: r.id,
-    merchantId: r.merchantId,
-    mode: r.mode,
-    key: `${r.prefix}…${r.last4}`,
-    allowedCidrs: r.allowedCidrs,
-    allowedDomains: r.allowedDomains ?? [],
-    status: apiKeyStatus(r, now),
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt ?? null,
-    revokedAt: r.revokedAt ?? null,
-    expiresAt: r.expiresAt ?? null,
-    lastUsedAt: r.lastUsedAt ?? null,
-    lastUsedIp: r.lastUsedIp ?? null,
-  };
-}
 
 function toTesseraError(err: unknown): TesseraError {
   if (err instanceof TesseraError) return err;
@@ -337,113 +290,12 @@ export function createAdminRouter(deps: AdminDeps): Router {
     return value;
   };
 
-  api.get('/keys', async (req, res) => {
-    const { operator } = adminOf(res);
-    const merchantId = merchantFor(operator, queryString(req, 'merchantId'), 'merchantId');
-    const keys = (await keyStore.list())
-      .filter((k) => merchantId === undefined || k.merchantId === merchantId)
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    sendJson(res, 200, { keys: keys.map((k) => keyView(k, now())) });
-  });
-
-  api.post('/keys', ...body, async (req: Request, res: Response) => {
-    const { operator } = adminOf(res);
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['merchantId', 'mode', 'allowedCidrs', 'allowedDomains']);
-    const merchantId = merchantFor(operator, optionalString(input, 'merchantId', 64), 'merchantId');
-    if (merchantId === undefined)
-      throw new TesseraError('parameter_missing', { param: 'merchantId', message: '"merchantId" is required.' });
-    const mode = keyModeParam(input);
-    const allowedCidrs = allowedCidrsParam(input) ?? [];
-    const allowedDomains = allowedDomainsParam(input) ?? [];
-    const { apiKey, record: key } = issueApiKey({ merchantId, mode, allowedCidrs, allowedDomains, pepper: deps.pepper, now: now() });
-    if (!(await keyStore.create(key))) throw new TesseraError('internal_error', { cause: new Error('API key digest collision') });
-    await record(res, {
-      action: 'key.created',
-      actor: operator,
-      merchantId,
-      keyId: key.id,
-      details: { mode, allowedCidrs, allowedDomains },
-    });
-    // The only time the key exists outside the merchant's hands: shown once, never stored.
-    sendJson(res, 201, { apiKey, key: keyView(key, now()) });
-  });
-
-  /** A key the operator may manage; otherwise 404, so other merchants' key ids are not confirmed. */
-  const manageableKey = async (operator: OperatorRecord, id: unknown): Promise<ApiKeyRecord> => {
-    const key = typeof id === 'string' && /^key_[A-Za-z0-9]{1,64}$/.test(id) ? await keyStore.get(id) : undefined;
-    if (!key || !canManageMerchant(operator, key.merchantId)) throw new TesseraError('api_key_not_found');
-    return key;
-  };
-
-  api.patch('/keys/:id', ...body, async (req: Request, res: Response) => {
-    const { operator } = adminOf(res);
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['allowedCidrs', 'allowedDomains']);
-    const key = await manageableKey(operator, req.params.id);
-    if (key.revokedAt !== undefined) {
-      throw new TesseraError('invalid_request', { message: 'This key is revoked; its restrictions can no longer change.' });
-    }
-    const allowedCidrs = allowedCidrsParam(input) ?? key.allowedCidrs;
-    const allowedDomains = allowedDomainsParam(input) ?? key.allowedDomains ?? [];
-    const updated = await keyStore.updateRestrictions(key.id, { allowedCidrs, allowedDomains }, now());
-    if (!updated) throw new TesseraError('api_key_not_found');
-    await record(res, {
-      action: 'key.updated',
-      actor: operator,
-      merchantId: key.merchantId,
-      keyId: key.id,
-      details: { allowedCidrs, allowedDomains, previousAllowedCidrs: key.allowedCidrs, previousAllowedDomains: key.allowedDomains ?? [] },
-    });
-    sendJson(res, 200, { key: keyView(updated, now()) });
-  });
-
-  api.post('/keys/:id/revoke', async (req: Request, res: Response) => {
-    const { operator } = adminOf(res);
-    const key = await manageableKey(operator, req.params.id);
-    const revoked = await keyStore.revoke(key.id, now());
-    if (!revoked) throw new TesseraError('api_key_not_found');
-    if (key.revokedAt === undefined) {
-      await record(res, { action: 'key.revoked', actor: operator, merchantId: key.merchantId, keyId: key.id });
-    }
-    sendJson(res, 200, { key: keyView(revoked, now()) });
-  });
-
-  // Step 3 of the rotation: the same decision the gateway makes for a /v1 request, for a key the
-  // operator pastes, as if sent from the given address (default: this browser's own address).
-  api.post('/keys/test', ...body, async (req: Request, res: Response) => {
-    const { operator } = adminOf(res);
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['apiKey', 'clientIp', 'origin']);
-    const apiKey = requiredString(input, 'apiKey', 100).trim();
-    const clientIpInput = optionalString(input, 'clientIp', 64)?.trim();
-    const allowedIp = clientIpInput === undefined ? undefined : allowedCidrsParam({ allowedCidrs: [clientIpInput] });
-    if (clientIpInput !== undefined && (allowedIp?.[0] === undefined || !/\/(32|128)$/.test(allowedIp[0]))) {
-      throw new TesseraError('parameter_invalid', { param: 'clientIp', message: '"clientIp" must be a single IPv4 or IPv6 address.' });
-    }
-    const clientIp = clientIpInput === undefined ? contextOf(res).clientIp : allowedIp?.[0]?.replace(/\/(32|128)$/, '');
-    const origin = optionalString(input, 'origin', 300);
-    const result = await checkApiKey(deps, apiKey, { clientIp, origin });
-    // A key of a merchant this operator cannot manage is reported exactly like an unknown key.
-    const visible = result.record !== undefined && canManageMerchant(operator, result.record.merchantId) ? result.record : undefined;
-    const accepted = result.ok && visible !== undefined;
-    const code = accepted ? null : visible === undefined ? 'api_key_invalid' : result.ok ? null : result.code;
-    await record(res, {
-      action: 'key.tested',
-      actor: operator,
-      merchantId: visible?.merchantId ?? operator.merchantId,
-      keyId: visible?.id ?? null,
-      details: { accepted, code, clientIp: clientIp ?? null, origin: origin ?? null },
-    });
-    sendJson(res, 200, {
-      accepted,
-      status: accepted ? 200 : 401,
-      code,
-      message: accepted ? 'The gateway accepts this key for such a request.' : new TesseraError(code ?? 'api_key_invalid').message,
-      clientIp: clientIp ?? null,
-      origin: origin ?? null,
-      key: visible ? keyView(visible, now()) : null,
-    });
+  registerKeyRoutes(api, {
+    deps: { keyStore, audit, pepper: deps.pepper, now },
+    body,
+    operatorOf: (res) => adminOf(res).operator,
+    merchantFor,
+    queryString,
   });
 
   api.get('/audit', async (req, res) => {

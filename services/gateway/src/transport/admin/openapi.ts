@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import type { KeyView } from './adminRouter';
+import { createKeyRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
+import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
- * The admin API (`/admin/v1`) for the OpenAPI document. Its handlers validate with hand-written
- * helpers (validation.ts), not zod, so the request shapes below are descriptions, kept honest by
- * a test that compares paths with the router. Response shapes are tied to the handlers' types
+ * The admin API (`/admin/v1`) for the OpenAPI document. The key create and update bodies are the
+ * zod schemas their use cases validate with; the other handlers validate with hand-written
+ * helpers (validation.ts), so their request shapes below are descriptions, kept honest by a test
+ * that compares paths with the router. Response shapes are tied to the handlers' types
  * with `satisfies`, so a changed field is a compile error here.
  */
 
@@ -13,9 +15,13 @@ const keyViewSchema = z.object({
   id: z.string(),
   merchantId: z.string(),
   mode: z.string().meta({ description: '`test` or `live`' }),
+  kind: z.enum(['secret', 'publishable']).meta({
+    description: '`secret` (`tsk_…`): every /v1 route. `publishable` (`tpk_…`): browser card collection only; 403 elsewhere.',
+  }),
   key: z.string().meta({ description: 'Prefix and last four characters: enough to recognise a key, never to use it.' }),
   allowedCidrs: z.array(z.string()),
   allowedDomains: z.array(z.string()),
+  allowedOrigins: z.array(z.string()).meta({ description: 'Publishable keys only: exact origins (scheme, host, port).' }),
   status: z.enum(['active', 'revoked', 'expired']).meta({ description: '`expired`: the scheduled expiry (`expiresAt`) has passed.' }),
   createdAt: z.string(),
   updatedAt: z.string().nullable(),
@@ -34,28 +40,16 @@ const sessionSchema = z.object({
   expiresAt: z.string(),
 });
 
-const restrictions = {
-  allowedCidrs: z.array(z.string()).optional().meta({ description: 'IPv4/IPv6 addresses or CIDRs the key may be used from.' }),
-  allowedDomains: z.array(z.string()).optional().meta({ description: 'Website origins (payment form integration).' }),
-};
-
 const schemas = {
   AdminLogin: z.strictObject({ email: z.string().max(320), password: z.string() }),
   AdminSession: sessionSchema,
   AdminMerchants: z.object({ merchants: z.array(z.string()) }),
   AdminKey: keyViewSchema,
   AdminKeyList: z.object({ keys: z.array(keyViewSchema) }),
-  AdminKeyCreate: z.strictObject({
-    merchantId: z
-      .string()
-      .max(64)
-      .optional()
-      .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
-    mode: z.enum(['test', 'live']),
-    ...restrictions,
-  }),
+  // The validating schemas of the use cases themselves (app/apiKeys.ts).
+  AdminKeyCreate: createKeyRequestSchema(),
   AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
-  AdminKeyUpdate: z.strictObject(restrictions),
+  AdminKeyUpdate: restrictionChangesSchema(),
   AdminKeyResult: z.object({ key: keyViewSchema }),
   AdminKeyTest: z.strictObject({
     apiKey: z.string().max(100),
@@ -166,7 +160,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
       }),
     },
     [`${ADMIN_BASE}/keys/{id}`]: {
-      patch: op('adminUpdateKey', 'Change a key’s IP and domain restrictions', session, {
+      patch: op('adminUpdateKey', 'Change a key’s IP, domain or origin restrictions', session, {
         parameters: [id],
         requestBody: { required: true, content: ref('AdminKeyUpdate') },
         responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },

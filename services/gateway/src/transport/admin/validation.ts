@@ -1,12 +1,6 @@
-import { TesseraError, type KeyMode } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 import { isValidMerchantId } from '../../domain/apiKeys';
-import {
-  canonicalCidrEntry,
-  canonicalDomainPattern,
-  MAX_ALLOWED_CIDRS,
-  MAX_ALLOWED_DOMAINS,
-  type PatternResult,
-} from '../../domain/keyRestrictions';
+import { canonicalList } from '../../app/inputLists';
 import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../../domain/pspHosts';
 
 type Body = Record<string, unknown>;
@@ -42,46 +36,6 @@ export function merchantIdParam(value: string, param: string): string {
   return value;
 }
 
-export function keyModeParam(body: Body): KeyMode {
-  const mode = requiredString(body, 'mode', 10);
-  if (mode !== 'test' && mode !== 'live')
-    throw new TesseraError('parameter_invalid', { param: 'mode', message: '"mode" must be "test" or "live".' });
-  return mode;
-}
-
-/** Shown back in a message: short, printable, so an error can never carry a blob of anything. */
-function quote(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, '?');
-  return `"${printable.length > 60 ? `${printable.slice(0, 60)}…` : printable}"`;
-}
-
-function list(body: Body, name: string, max: number, canonical: (raw: string) => PatternResult, what: string): string[] | undefined {
-  const value = body[name];
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value))
-    throw new TesseraError('parameter_invalid', { param: name, message: `"${name}" must be an array of strings.` });
-  if (value.length > max) throw new TesseraError('parameter_invalid', { param: name, message: `At most ${max} entries in "${name}".` });
-  const out: string[] = [];
-  value.forEach((entry: unknown, i) => {
-    const param = `${name}[${i}]`;
-    if (typeof entry !== 'string' || entry.length > 300) {
-      throw new TesseraError('parameter_invalid', { param, message: `Each entry of "${name}" must be a string.` });
-    }
-    const result = canonical(entry);
-    if (!result.ok) throw new TesseraError('parameter_invalid', { param, message: `${what} ${quote(entry.trim())} ${result.message}.` });
-    if (!out.includes(result.value)) out.push(result.value);
-  });
-  return out;
-}
-
-export function allowedCidrsParam(body: Body): string[] | undefined {
-  return list(body, 'allowedCidrs', MAX_ALLOWED_CIDRS, canonicalCidrEntry, 'IP range');
-}
-
-export function allowedDomainsParam(body: Body): string[] | undefined {
-  return list(body, 'allowedDomains', MAX_ALLOWED_DOMAINS, canonicalDomainPattern, 'Domain');
-}
-
 export function pspHostsParam(body: Body): string[] | undefined {
-  return list(body, 'pspHosts', MAX_PSP_HOSTS, canonicalPspHostEntry, 'PSP host');
+  return canonicalList(body.pspHosts, 'pspHosts', MAX_PSP_HOSTS, canonicalPspHostEntry, 'PSP host');
 }
