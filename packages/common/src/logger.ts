@@ -24,6 +24,9 @@ const SENSITIVE_FIELDS = [
   'secret',
   'pepper',
   'vaultKeys',
+  // An HSM's crypto user PIN (PKCS11_PIN); the config holds it as a Secret that prints redacted anyway.
+  'pin',
+  'PKCS11_PIN',
   'authorization',
   'x-api-key',
   'cookie',

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const rootLogger = createLogger(SERVICE, config.LOG_LEVEL);
   // Workers (GATEWAY_WORKERS > 1) share one output stream: each line says which worker wrote it.
   const logger = cluster.isWorker ? rootLogger.child({ worker: cluster.worker?.id }) : rootLogger;
-  const { pepper } = resolveApiKeyPepper(config, logger);
+  const { pepper, previousPeppers } = resolveApiKeyPepper(config, logger);
   // After the pepper: a development pepper file is created once, here, before workers read it.
   if (config.GATEWAY_WORKERS > 1 && cluster.isPrimary) {
     // Each worker drains for up to drainDeadlineMs; the primary waits a little longer before it kills them.
@@ -136,6 +136,7 @@ async function main(): Promise<void> {
     logger,
     keyStore,
     pepper,
+    previousPeppers,
     vault,
     proxy,
     admin: admin.router,

@@ -94,7 +94,9 @@ async function rewrapOne(
       if (result.outcome === 'alreadyCurrent') return result.outcome;
       outcome = result.outcome;
       next = withSealed(kind, raw, owner.mode, result.sealed);
-    } catch {
+    } catch (err) {
+      // An HSM that cannot be reached stops the run (the checkpoint lets it resume); it says nothing about the record.
+      if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
       // Unreadable, unknown key or tampered: counted, never printed (the error could only name a token).
       return 'failed';
     }

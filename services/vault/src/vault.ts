@@ -165,6 +165,7 @@ export class Vault {
           card.sealed,
         );
       } catch (err) {
+        if (err instanceof TesseraError) throw err; // the HSM is unavailable: 503, not a broken record
         throw new TesseraError('internal_error', { cause: err });
       }
       const { provisional: _provisional, ...ordinary } = card;
@@ -295,6 +296,8 @@ export class Vault {
     try {
       buf = openRecord(this.keyRing, ctx, envelope);
     } catch (err) {
+      // An HSM that cannot be reached is service_unavailable; anything else is a record that does not open.
+      if (err instanceof TesseraError) throw err;
       throw new TesseraError('internal_error', { cause: err });
     }
     try {
@@ -315,6 +318,7 @@ export class Vault {
     try {
       openRecord(this.keyRing, this.cardContext(card, token), card.sealed).fill(0);
     } catch (err) {
+      if (err instanceof TesseraError) throw err; // the HSM is unavailable: 503, not a broken record
       throw new TesseraError('internal_error', { cause: err });
     }
   }

@@ -32,6 +32,18 @@ return 0`;
 const CAS_ATTEMPTS = 5;
 
 /**
+ * A key moved to the newest pepper: its record, old digest and new digest change together, and
+ * only if the record is as read, the old digest still names it and the new one is free.
+ */
+const REHASH_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
+if not redis.call('SET', KEYS[3], ARGV[3], 'NX') then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1`;
+
+/**
  * The lookup of every API request in one round trip: digest -> id, then the record and its last
  * use, and optionally (KEYS[4]) the client's failed-auth counter. The record and last-use keys
  * depend on the id, so KEYS[2] and KEYS[3] are their prefixes: declared as keys so that ioredis
@@ -286,6 +298,31 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
       record.expiresAt = expiresAt.toISOString();
       return true;
     });
+  }
+
+  async rehashDigest(id: string, fromDigest: string, toDigest: string, pepperId: string): Promise<boolean> {
+    try {
+      const raw = await this.redis.get(KEY_PREFIX + id);
+      if (raw === null) return false;
+      const record = JSON.parse(raw) as ApiKeyRecord;
+      if (record.digest !== fromDigest) return false;
+      const next = JSON.stringify({ ...record, digest: toDigest, pepperId });
+      // Same digest: only the record learns which pepper it is under.
+      if (fromDigest === toDigest) return (await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, next)) === 1;
+      const done = await this.redis.eval(
+        REHASH_SCRIPT,
+        3,
+        KEY_PREFIX + id,
+        DIGEST_PREFIX + fromDigest,
+        DIGEST_PREFIX + toDigest,
+        raw,
+        next,
+        id,
+      );
+      return done === 1;
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {

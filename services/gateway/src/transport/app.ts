@@ -28,8 +28,10 @@ export interface GatewayDeps {
   };
   logger: Logger;
   keyStore: ApiKeyStore;
-  /** The resolved API_KEY_PEPPER (see resolveApiKeyPepper). */
+  /** The resolved API_KEY_PEPPER, or the newest of API_KEY_PEPPERS (see resolveApiKeyPepper). */
   pepper: string;
+  /** The older peppers of API_KEY_PEPPERS, newest first: keys hashed under them still authenticate. */
+  previousPeppers?: readonly string[];
   vault: VaultApi;
   proxy: ProxyApi;
   now?: () => Date;
@@ -146,6 +148,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = createAuthMiddleware({
     keyStore,
     pepper: deps.pepper,
+    previousPeppers: deps.previousPeppers ?? [],
     trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
     logger,
     now,
