@@ -105,7 +105,7 @@ export const configSchema = z
     REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
     VAULT_WRITE_ACK: writeAck,
     VAULT_KEYS: vaultKeys,
-    // Which provider's newest key wraps new data keys; the other one's keys, if configured, stay readable (docs/adr/0008).
+    // Which provider's newest key wraps new data keys; the other one's keys, if configured, stay readable (docs/adr/0009).
     VAULT_KEK_PROVIDER: z.enum(['env', 'pkcs11']).default('env'),
     PKCS11_MODULE: optionalText,
     PKCS11_TOKEN_LABEL: optionalText,

@@ -5,7 +5,7 @@ import type { KeyRing } from '../domain/keyRing';
 import type { HsmKey, Pkcs11Settings } from './pkcs11Settings';
 
 /**
- * Key-encryption keys inside an HSM, used over PKCS#11 (docs/adr/0008). A data key is wrapped
+ * Key-encryption keys inside an HSM, used over PKCS#11 (docs/adr/0009). A data key is wrapped
  * with C_Encrypt under CKM_AES_GCM: the KEK never leaves the HSM, and GCM binds the same
  * additional data (merchant, token, kind, mode, key id) as VAULT_KEYS keys do, which AES key wrap
  * (RFC 3394/5649) cannot. The stored shape is identical to a VAULT_KEYS wrap (12-byte IV,
@@ -284,7 +284,7 @@ export class Pkcs11KeyRing implements KeyRing {
       }
       if (roundTrip === undefined || !roundTrip.equals(probe)) {
         throw new HsmError(
-          `key id "${keyId}": a CKM_AES_GCM wrap under it does not unwrap again; the HSM may generate its own GCM IVs, which Tessera does not support (docs/adr/0008)`,
+          `key id "${keyId}": a CKM_AES_GCM wrap under it does not unwrap again; the HSM may generate its own GCM IVs, which Tessera does not support (docs/adr/0009)`,
         );
       }
     }
