@@ -413,6 +413,10 @@ export class Stack {
       // enough never to trip by accident, still enforced (rateLimits.test.ts sets low ones).
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000',
       RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: '100000',
+      // Likewise the card-testing limits on browser tokenization (browserCardTesting.test.ts sets low ones).
+      BROWSER_TOKENS_PER_KEY_PER_MINUTE: '100000',
+      BROWSER_TOKENS_PER_IP_PER_MINUTE: '100000',
+      BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: '100000',
       // startRedis runs appendfsync always: every integration test checks the durable write path.
       VAULT_WRITE_ACK: 'aof',
       TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-state-')),

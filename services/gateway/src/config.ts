@@ -111,6 +111,14 @@ export const gatewayConfigSchema = z
     FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
+    // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
+    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's limit is
+    // the whole site's checkouts per minute, so large merchants raise it.
+    BROWSER_TOKENS_PER_KEY_PER_MINUTE: env.nonNegativeInt(600),
+    BROWSER_TOKENS_PER_IP_PER_MINUTE: env.nonNegativeInt(10),
+    // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
+    // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.
+    BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: env.nonNegativeInt(8),
     // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
     ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
     ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),

@@ -25,6 +25,9 @@ import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
+import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
+import { cardFingerprintKey } from './domain/browserLimits';
+import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
@@ -131,6 +134,14 @@ async function main(): Promise<void> {
   };
   const metrics = createMetricsRegistry('gateway');
   const fields = setUpFields({ config, logger, keyStore, pepper });
+  const browserLimiter = new BrowserTokenLimiter({
+    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
+    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
+    config,
+    fingerprintKey: cardFingerprintKey(pepper),
+    logger,
+    onRefused: browserRefusalCounter(metrics),
+  });
   const app = createApp({
     config,
     logger,
@@ -149,7 +160,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
-    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
+    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);

@@ -16,7 +16,8 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
-import { BROWSER_TOKENS_PATH, browserAuth, browserCors } from './browserTokens';
+import { BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
+import type { BrowserTokenLimiter } from './browserLimits';
 
 export interface GatewayDeps {
   config: {
@@ -55,7 +56,7 @@ export interface GatewayDeps {
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
   /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
-  browser?: { fieldsOrigin: string };
+  browser?: { fieldsOrigin: string; limiter?: BrowserTokenLimiter };
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -157,7 +158,8 @@ export function createApp(deps: GatewayDeps): Express {
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const tokens = tokenRoutes(vault);
+  const browserLimiter = deps.browser?.limiter;
+  const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotencyOptions = {
     ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
@@ -187,6 +189,7 @@ export function createApp(deps: GatewayDeps): Express {
       logger,
       now,
       ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+      ...(browserLimiter ? { browserLimiter } : {}),
     });
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the

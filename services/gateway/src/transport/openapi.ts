@@ -171,6 +171,7 @@ export function buildOpenApiDocument(): JsonObject {
             'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
             "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
             '(else 401 origin_not_allowed). Same body, rules and answer as POST /v1/token. CORS: the fields origin only. ' +
+            'Card-testing limits (per publishable key, per shopper IP, distinct cards per IP per hour) answer 429 with Retry-After. ' +
             'See docs/browser.md.',
           parameters: [
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },

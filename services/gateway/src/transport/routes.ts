@@ -57,12 +57,16 @@ function tokenParam(req: Request): string {
   return token;
 }
 
-export function tokenRoutes(vault: VaultApi) {
+/** Called with each valid card a browser sends, before it is tokenized; throws to refuse it (card-testing limit). */
+export type BrowserCardGate = (res: Response, number: string) => Promise<void>;
+
+export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) {
   /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
   const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
     const key = apiKeyOf(res);
     const input = parseCardInput(req.body as Record<string, unknown>);
     const card = validateCard(input, key.mode);
+    if (provisional) await browserCardGate?.(res, card.number);
     const record = await vault.tokenize(
       {
         merchantId: key.merchantId,
