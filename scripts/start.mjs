@@ -47,6 +47,8 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
+// The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
+const fieldsPort = process.env.FIELDS_PORT ?? '8082';
 const apiKey = devApiKey();
 const adminEmail = process.env.TESSERA_DEV_ADMIN_EMAIL ?? 'admin@tessera.local';
 const adminPassword = devAdminPassword();
@@ -74,7 +76,13 @@ const services = [
   {
     name: 'gateway',
     entry: 'services/gateway/dist/main.js',
-    env: { PORT: port, TESSERA_DEV_API_KEY: apiKey, TESSERA_DEV_ADMIN_EMAIL: adminEmail, TESSERA_DEV_ADMIN_PASSWORD: adminPassword },
+    env: {
+      PORT: port,
+      FIELDS_PORT: fieldsPort,
+      TESSERA_DEV_API_KEY: apiKey,
+      TESSERA_DEV_ADMIN_EMAIL: adminEmail,
+      TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
+    },
   },
 ];
 
@@ -138,6 +146,7 @@ if (await waitUntilReady()) {
     `  API base URL:  ${base}/v1`,
     `  Test API key:  ${apiKey}`,
     `  Dashboard:     ${process.env.ADMIN_PORT ? `http://127.0.0.1:${process.env.ADMIN_PORT}` : base}/dashboard/  (${adminEmail} / ${adminPassword})`,
+    `  Card fields:   ${process.env.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
     `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
     '',
     'Try it:',

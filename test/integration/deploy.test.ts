@@ -36,7 +36,12 @@ const KNOWN: Record<string, string> = {
   Deployment: 'apps/v1',
   StatefulSet: 'apps/v1',
   NetworkPolicy: 'networking.k8s.io/v1',
+  HorizontalPodAutoscaler: 'autoscaling/v2',
+  PodDisruptionBudget: 'policy/v1',
 };
+
+const envOf = (deployment: string): Record<string, string> =>
+  Object.fromEntries(find('Deployment', deployment).spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
 
 describe('Kubernetes manifests (deploy/k8s)', () => {
   it('parse, use known kinds and API versions, and live in the tessera namespace', () => {
@@ -115,6 +120,48 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
   });
 });
 
+describe('Kubernetes manifests: scale-out (docs/scaling.md)', () => {
+  const SERVICES = { vault: 50051, proxy: 50052 } as const;
+
+  it('give the vault and the proxy headless Services, which the gateway and the proxy dial with dns:///', () => {
+    for (const [name, port] of Object.entries(SERVICES)) {
+      const headless = find('Service', `${name}-headless`).spec;
+      expect(headless.clusterIP).toBe('None');
+      expect(headless.selector).toEqual({ app: name });
+      expect(headless.ports.map((p: any) => p.port)).toEqual([port]);
+    }
+    const target = (name: keyof typeof SERVICES) => `dns:///${name}-headless.tessera.svc.cluster.local:${SERVICES[name]}`;
+    expect(envOf('gateway')).toMatchObject({ VAULT_ADDR: target('vault'), PROXY_ADDR: target('proxy') });
+    expect(envOf('proxy')).toMatchObject({ VAULT_ADDR: target('vault') });
+  });
+
+  it('scale every Deployment with a CPU HorizontalPodAutoscaler of at least two replicas, which alone sets the count', () => {
+    for (const name of ['vault', 'proxy', 'gateway']) {
+      const deployment = find('Deployment', name);
+      // A replicas field would be re-applied over the autoscaler's choice on every kubectl apply.
+      expect(deployment.spec.replicas).toBeUndefined();
+      const hpa = find('HorizontalPodAutoscaler', name).spec;
+      expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+      expect(hpa.minReplicas).toBeGreaterThanOrEqual(2);
+      expect(hpa.maxReplicas).toBeGreaterThan(hpa.minReplicas);
+      expect(hpa.metrics).toEqual([
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } },
+      ]);
+      // Utilization is of the request: without one the autoscaler has nothing to measure against.
+      expect(deployment.spec.template.spec.containers[0].resources.requests.cpu).toBeDefined();
+    }
+  });
+
+  it('let a node drain evict one replica of each service at a time, so it never takes the last vault', () => {
+    for (const name of ['vault', 'proxy', 'gateway']) {
+      const pdb = find('PodDisruptionBudget', name).spec;
+      expect(pdb.selector.matchLabels).toEqual(find('Deployment', name).spec.template.metadata.labels);
+      expect(pdb.maxUnavailable).toBe(1);
+      expect(find('HorizontalPodAutoscaler', name).spec.minReplicas).toBeGreaterThan(pdb.maxUnavailable);
+    }
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('health-checks every service and starts each only after what it needs is healthy', () => {
     for (const [name, service] of Object.entries(compose.services)) {
@@ -124,6 +171,15 @@ describe('docker-compose.yml', () => {
       vault: { condition: 'service_healthy' },
       proxy: { condition: 'service_healthy' },
     });
+  });
+
+  it('can run several vaults and proxies (--scale): no fixed names or host ports, and clients that dial every replica', () => {
+    for (const name of ['vault', 'proxy']) {
+      expect(compose.services[name].container_name).toBeUndefined();
+      expect(compose.services[name].ports).toBeUndefined();
+    }
+    expect(compose.services.gateway.environment).toMatchObject({ VAULT_ADDR: 'dns:///vault:50051', PROXY_ADDR: 'dns:///proxy:50052' });
+    expect(compose.services.proxy.environment.VAULT_ADDR).toBe('dns:///vault:50051');
   });
 
   it('runs Redis with an fsync-always AOF and the vault with VAULT_WRITE_ACK=aof', () => {

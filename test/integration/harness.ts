@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { devTlsFiles, generateDevCertificates } from '@tessera/protos';
+import { Agent } from 'undici';
 import { freePort } from '../support/redisServer';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -52,6 +53,11 @@ export class ManagedProcess {
     child.stderr?.on('data', append);
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     return this;
+  }
+
+  /** The OS process id, e.g. to read /proc/<pid>/status; undefined before start(). */
+  get pid(): number | undefined {
+    return this.child?.pid;
   }
 
   get running(): boolean {
@@ -335,12 +341,27 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Mutual TLS between the services with certificates made by generateDevCertificates (npm run certs). */
   tls?: boolean;
+  /**
+   * Vault and proxy processes, each on its own port (1 by default). With more than one, the
+   * gateway and the proxies dial them as one static target (`ipv4:127.0.0.1:a,127.0.0.1:b`).
+   */
+  vaultReplicas?: number;
+  proxyReplicas?: number;
+}
+
+/** One gRPC target naming every replica's port, as the services' VAULT_ADDR / PROXY_ADDR take it. */
+export function grpcTargetOf(ports: readonly number[]): string {
+  const addresses = ports.map((port) => `127.0.0.1:${port}`);
+  return addresses.length === 1 ? (addresses[0] as string) : `ipv4:${addresses.join(',')}`;
 }
 
 export class Stack {
   readonly processes: ManagedProcess[] = [];
+  /** The first vault and proxy replica; `vaults` / `proxies` hold all of them, in port order. */
   vault!: ManagedProcess;
   proxy!: ManagedProcess;
+  readonly vaults: ManagedProcess[] = [];
+  readonly proxies: ManagedProcess[] = [];
   gateway!: ManagedProcess;
   baseUrl = '';
   readonly env: NodeJS.ProcessEnv;
@@ -348,7 +369,7 @@ export class Stack {
 
   constructor(
     readonly redis: RedisServer,
-    ports: { vault: number; proxy: number; gateway: number },
+    readonly ports: { vault: number[]; proxy: number[]; gateway: number },
     options: StackOptions,
   ) {
     this.baseUrl = `http://127.0.0.1:${ports.gateway}`;
@@ -359,8 +380,9 @@ export class Stack {
       LOG_LEVEL: 'debug',
       REDIS_URL: redis.url,
       ...(redis.tlsCaFile ? { REDIS_TLS_CA_FILE: redis.tlsCaFile } : {}),
-      VAULT_ADDR: `127.0.0.1:${ports.vault}`,
-      PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+      // What clients dial; each vault and proxy process binds its own port (see replica()).
+      VAULT_ADDR: grpcTargetOf(ports.vault),
+      PROXY_ADDR: grpcTargetOf(ports.proxy),
       PORT: String(ports.gateway),
       HOST: '127.0.0.1',
       VAULT_KEYS: `test1:${randomBytes(32).toString('base64')}`,
@@ -387,7 +409,7 @@ export class Stack {
   /** Set when the stack runs with mTLS: each service's own files live in <certDir>/<service>/ (devTlsFiles). */
   readonly certDir: string | undefined;
 
-  private service(name: 'vault' | 'proxy' | 'gateway'): ManagedProcess {
+  private service(name: 'vault' | 'proxy' | 'gateway', env: NodeJS.ProcessEnv = {}): ManagedProcess {
     // Each service gets its own certificate; the shared env (used by the CLIs too) has none.
     const tlsEnv: NodeJS.ProcessEnv =
       this.certDir === undefined
@@ -409,14 +431,30 @@ export class Stack {
       ...this.env,
       ...tlsEnv,
       ...redisEnv,
+      ...env,
     });
     this.processes.push(proc);
     return proc;
   }
 
-  async startVault(): Promise<void> {
-    this.vault = this.service('vault').start();
-    await this.vault.waitForOutput('vault listening');
+  /** Vault or proxy replica `index`, bound to its own port (VAULT_ADDR / PROXY_ADDR is its listen address). */
+  private replica(name: 'vault' | 'proxy', index: number, env: Record<string, string>): ManagedProcess {
+    const port = this.ports[name][index];
+    if (port === undefined) throw new Error(`the stack has no ${name} replica ${index}`);
+    const proc = this.service(name, { [name === 'vault' ? 'VAULT_ADDR' : 'PROXY_ADDR']: `127.0.0.1:${port}`, ...env }).start();
+    (name === 'vault' ? this.vaults : this.proxies)[index] = proc;
+    if (index === 0) this[name] = proc;
+    return proc;
+  }
+
+  /**
+   * Starts vault replica `index` (again) on its port, e.g. after `stack.vaults[index].stop('SIGKILL')`;
+   * `env` adds to or overrides the stack's environment for this process only (e.g. its own REDIS_URL).
+   */
+  async startVault(index = 0, env: Record<string, string> = {}): Promise<ManagedProcess> {
+    const proc = this.replica('vault', index, env);
+    await proc.waitForOutput('vault listening');
+    return proc;
   }
 
   /** Starts the proxy again, e.g. after `stack.proxy.stop('SIGKILL')`. */
@@ -426,14 +464,12 @@ export class Stack {
   }
 
   async start(): Promise<this> {
-    this.vault = this.service('vault').start();
-    this.proxy = this.service('proxy').start();
+    const started = [
+      ...this.ports.vault.map((_, i) => this.replica('vault', i, {})),
+      ...this.ports.proxy.map((_, i) => this.replica('proxy', i, {})),
+    ];
     this.gateway = this.service('gateway').start();
-    await Promise.all([
-      this.vault.waitForOutput('vault listening'),
-      this.proxy.waitForOutput('proxy listening'),
-      this.gateway.waitForOutput('gateway listening'),
-    ]);
+    await Promise.all([...started.map((p) => p.waitForOutput(`${p.name} listening`)), this.gateway.waitForOutput('gateway listening')]);
     await waitFor(async () => (await fetch(`${this.baseUrl}/readyz`).catch(() => undefined))?.status === 200, 'gateway /readyz');
     return this;
   }
@@ -500,8 +536,14 @@ export class Stack {
 }
 
 export async function startStack(redis: RedisServer, options: StackOptions = {}): Promise<Stack> {
-  const [vault, proxy, gateway] = [await freePort(), await freePort(), await freePort()];
-  return new Stack(redis, { vault, proxy, gateway }, options).start();
+  const ports = async (n: number) => {
+    const list: number[] = [];
+    for (let i = 0; i < n; i++) list.push(await freePort());
+    return list;
+  };
+  const vault = await ports(options.vaultReplicas ?? 1);
+  const proxy = await ports(options.proxyReplicas ?? 1);
+  return new Stack(redis, { vault, proxy, gateway: await freePort() }, options).start();
 }
 
 /** A small HTTP client for the gateway that always returns status, headers and parsed body. */
@@ -533,6 +575,13 @@ export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisS
   return fixture;
 }
 
+/**
+ * The harness's CLI helpers (createKey, revokeKey, ...) block the event loop with spawnSync; a
+ * reused keep-alive connection can then be closed by the gateway's idle timeout just as the next
+ * request is written ("other side closed"). Each API call opens its own connection instead.
+ */
+const noKeepAlive = new Agent({ pipelining: 0 });
+
 export function apiClient(stack: Stack, apiKey?: string) {
   return async function call(
     method: string,
@@ -541,6 +590,8 @@ export function apiClient(stack: Stack, apiKey?: string) {
     headers: Record<string, string> = {},
   ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
     const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
+    // Node's fetch takes npm undici's Agent at run time; their type declarations differ only in version.
+    Object.assign(init, { dispatcher: noKeepAlive });
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

@@ -58,7 +58,7 @@ let workDir: string;
 let stack: ChildProcess | undefined;
 let stackOutput = '';
 let stackExited: Promise<void> = Promise.resolve();
-let ports: { gateway: number; sandbox: number; vault: number; proxy: number };
+let ports: { gateway: number; sandbox: number; vault: number; proxy: number; fields: number };
 
 function groupAlive(pgid: number): boolean {
   try {
@@ -88,12 +88,19 @@ beforeAll(async () => {
   expect(quickStart.setup).toEqual(['npm install', 'npm start']);
   // The commands read .tessera/dev-api-key relative to where they run, as in a fresh clone.
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-quickstart-'));
-  ports = { gateway: await freePort(), sandbox: await freePort(), vault: await freePort(), proxy: await freePort() };
+  ports = {
+    gateway: await freePort(),
+    sandbox: await freePort(),
+    vault: await freePort(),
+    proxy: await freePort(),
+    fields: await freePort(),
+  };
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     PORT: String(ports.gateway),
     SANDBOX_PSP_PORT: String(ports.sandbox),
+    FIELDS_PORT: String(ports.fields),
     VAULT_ADDR: `127.0.0.1:${ports.vault}`,
     PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
     TESSERA_STATE_DIR: path.join(workDir, '.tessera'),

@@ -131,6 +131,7 @@ describe('@tessera/sdk against the running services', () => {
       method: 'post',
       token,
       pspUrl: 'http://169.254.169.254/latest/meta-data',
+      pspHeaders: { 'content-type': 'application/x-www-form-urlencoded' },
       pspBody: 'name=[CARD_HOLDER]',
     });
     expect(result.wouldSend).toBe(false);

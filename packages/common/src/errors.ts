@@ -30,6 +30,11 @@ export const ERROR_CATALOGUE = {
   test_card_in_live_mode: { status: 400, type: 'invalid_request_error', message: 'Test cards cannot be used with a live API key.' },
   live_card_in_test_mode: { status: 400, type: 'invalid_request_error', message: 'Test API keys accept only the published test cards.' },
   psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
+  placeholder_not_encodable: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: '[CARD_HOLDER] can be filled in only for JSON, XML or form-urlencoded bodies: set such a Content-Type in pspHeaders.',
+  },
   api_key_missing: { status: 401, type: 'authentication_error', message: 'No API key was provided in the x-api-key header.' },
   api_key_invalid: { status: 401, type: 'authentication_error', message: 'The API key is invalid or has been revoked.' },
   ip_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this IP address.' },
@@ -65,6 +70,11 @@ export const ERROR_CATALOGUE = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },
   cvv_unavailable: { status: 422, type: 'card_data_error', message: 'The CVV for this token is no longer available.' },
   holder_name_unavailable: { status: 422, type: 'card_data_error', message: 'No card holder name was stored for this token.' },
+  rendered_body_too_large: {
+    status: 422,
+    type: 'invalid_request_error',
+    message: 'With card data filled in, pspBody would exceed the size limit.',
+  },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests.' },
   idempotency_quota_exceeded: {
     status: 429,

@@ -13,3 +13,4 @@ export * from './cli';
 export * from './net/httpHeaders';
 export * from './randomPool';
 export * from './heapGrowth';
+export * from './grpcConfig';

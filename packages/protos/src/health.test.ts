@@ -48,13 +48,47 @@ describe('grpc.health.v1 Check', () => {
     ready = async () => true;
     expect(await statusOf(checkHealth(client, 'tessera.other.v1.Nope', 2000))).toBe(grpc.status.NOT_FOUND);
   });
+});
 
-  it('leaves Watch unimplemented', async () => {
-    const code = await new Promise((resolve) => {
-      const stream = client.Watch({ service: '' }, { deadline: new Date(Date.now() + 2000) });
-      stream.on('error', (err: grpc.ServiceError) => resolve(err.code));
-      stream.on('data', () => resolve('data'));
+describe('grpc.health.v1 Watch', () => {
+  /** The statuses one Watch stream receives until `until` has been seen or the stream ends. */
+  function watch(service: string, until: (statuses: string[]) => boolean, onData?: (statuses: string[]) => void): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      const statuses: string[] = [];
+      const stream = client.Watch({ service });
+      stream.on('data', (res: { status: string }) => {
+        statuses.push(res.status);
+        onData?.(statuses);
+        if (until(statuses)) {
+          stream.cancel();
+          resolve(statuses);
+        }
+      });
+      stream.on('error', (err: grpc.ServiceError) => (err.code === grpc.status.CANCELLED ? undefined : reject(err)));
+      stream.on('end', () => resolve(statuses));
     });
-    expect(code).toBe(grpc.status.UNIMPLEMENTED);
+  }
+
+  it('sends the current status at once, then each change as readiness changes', async () => {
+    ready = async () => true;
+    const statuses = await watch(
+      'tessera.test.v1.Thing',
+      (s) => s.length === 3,
+      // Each change is pushed by the server's own polling; the client asks nothing again.
+      (s) => (ready = s.length === 1 ? async () => false : async () => true),
+    );
+    expect(statuses).toEqual(['SERVING', 'NOT_SERVING', 'SERVING']);
+  });
+
+  it('reports a readiness check that never answers as NOT_SERVING', async () => {
+    ready = () => new Promise(() => undefined);
+    // Another watcher may still be hearing the last status; the stalled check turns it within a poll.
+    const statuses = await watch('', (s) => s.includes('NOT_SERVING'));
+    expect(statuses[statuses.length - 1]).toBe('NOT_SERVING');
+    ready = async () => true;
+  });
+
+  it('answers SERVICE_UNKNOWN for a name the server does not serve, and keeps the stream open', async () => {
+    expect(await watch('tessera.other.v1.Nope', (s) => s.length === 1)).toEqual(['SERVICE_UNKNOWN']);
   });
 });

@@ -1,13 +1,19 @@
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { balancedChannelOptions } from './loadBalancing';
 import type { ProtoGrpcType as VaultProto } from './generated/vault';
 import type { ProtoGrpcType as ProxyProto } from './generated/proxy';
 import type { VaultClient, VaultHandlers } from './generated/tessera/vault/v1/Vault';
 import type { ProxyClient, ProxyHandlers } from './generated/tessera/proxy/v1/Proxy';
 
 export type { VaultClient, VaultHandlers, ProxyClient, ProxyHandlers };
-export type { TokenizeRequest__Output as TokenizeRequest } from './generated/tessera/vault/v1/TokenizeRequest';
+import type { TokenizeRequest__Output } from './generated/tessera/vault/v1/TokenizeRequest';
+/**
+ * As received (every field set), except `provisional`, which callers that tokenize on a merchant
+ * server's behalf simply leave out (false): only the browser tokenization route sets it.
+ */
+export type TokenizeRequest = Omit<TokenizeRequest__Output, 'provisional'> & { provisional?: boolean };
 export type { TokenRecord, TokenRecord__Output } from './generated/tessera/vault/v1/TokenRecord';
 export type { TokenizeBatchItem } from './generated/tessera/vault/v1/TokenizeBatchItem';
 export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './generated/tessera/vault/v1/TokenizeBatchResponse';
@@ -55,31 +61,85 @@ export const MAX_MESSAGE_BYTES = 12 * 1024 * 1024;
  */
 export const MAX_BATCH_BODY_BYTES = MAX_MESSAGE_BYTES / 4;
 
-export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
-  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  'grpc.keepalive_time_ms': 30_000,
-  'grpc.keepalive_timeout_ms': 10_000,
-  'grpc.keepalive_permit_without_calls': 1,
-  // A dead peer must surface as UNAVAILABLE quickly rather than after minutes of backoff.
-  'grpc.initial_reconnect_backoff_ms': 200,
-  'grpc.max_reconnect_backoff_ms': 2_000,
-};
+/** Full service names, as grpc.health.v1 knows them and client health checks ask for them. */
+export const VAULT_SERVICE_NAME = 'tessera.vault.v1.Vault';
+export const PROXY_SERVICE_NAME = 'tessera.proxy.v1.Proxy';
 
-export const SERVER_OPTIONS: grpc.ServerOptions = {
-  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  'grpc.keepalive_permit_without_calls': 1,
-  'grpc.http2.min_ping_interval_without_data_ms': 10_000,
-};
+/**
+ * Keepalive and connection age, named in each service's config (GRPC_* variables, see
+ * docs/scaling.md). The two sides must agree: a client that pings more often than the server
+ * permits is sent GOAWAY too_many_pings by servers and proxies that enforce the limit, so the
+ * client's keepalive time is never below the server's minimum ping interval.
+ */
+export const GRPC_DEFAULTS = {
+  /** Client: ping an idle connection this often, so a dead peer (a killed node) is noticed. */
+  keepaliveTimeMs: 30_000,
+  keepaliveTimeoutMs: 10_000,
+  /** Server: the most frequent pings it accepts; at most the clients' keepalive time. */
+  minPingIntervalMs: 10_000,
+  /**
+   * Server: connections are closed (GOAWAY, then a fresh connection) after this long, so clients
+   * re-resolve DNS and reach replicas added since; grpc-js adds ±10 % jitter.
+   */
+  maxConnectionAgeMs: 300_000,
+  /** Server: calls in flight on a closing connection get this long; above the longest call (a 40 s proxy call). */
+  maxConnectionAgeGraceMs: 60_000,
+} as const;
 
-/** `options` add to CHANNEL_OPTIONS, e.g. tlsChannelOptions() for the expected server name. */
+export interface ClientTuning {
+  keepaliveTimeMs: number;
+  keepaliveTimeoutMs: number;
+}
+
+export interface ServerTuning {
+  minPingIntervalMs: number;
+  maxConnectionAgeMs: number;
+  maxConnectionAgeGraceMs: number;
+}
+
+export function clientChannelOptions(tuning: ClientTuning = GRPC_DEFAULTS): grpc.ChannelOptions {
+  return {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc.keepalive_time_ms': tuning.keepaliveTimeMs,
+    'grpc.keepalive_timeout_ms': tuning.keepaliveTimeoutMs,
+    'grpc.keepalive_permit_without_calls': 1,
+    // A dead peer must surface as UNAVAILABLE quickly rather than after minutes of backoff.
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 2_000,
+  };
+}
+
+export function serverOptions(tuning: ServerTuning = GRPC_DEFAULTS): grpc.ServerOptions {
+  return {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.http2.min_ping_interval_without_data_ms': tuning.minPingIntervalMs,
+    'grpc.max_connection_age_ms': tuning.maxConnectionAgeMs,
+    'grpc.max_connection_age_grace_ms': tuning.maxConnectionAgeGraceMs,
+  };
+}
+
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = clientChannelOptions();
+export const SERVER_OPTIONS: grpc.ServerOptions = serverOptions();
+
+/**
+ * `address` is a gRPC target: `host:port` or `dns:///host:port` (every address DNS returns, e.g. a
+ * headless Service), or `ipv4:a:p,b:q` (a fixed list). Calls are balanced round_robin over the
+ * replicas that report SERVING (see loadBalancing.ts). `options` add to CHANNEL_OPTIONS, e.g.
+ * tlsChannelOptions() for the expected server name and clientChannelOptions() from config.
+ */
 export function createVaultClient(
   address: string,
   credentials = grpc.credentials.createInsecure(),
   options: grpc.ChannelOptions = {},
 ): VaultClient {
-  return new vaultProto.tessera.vault.v1.Vault(address, credentials, { ...CHANNEL_OPTIONS, ...options });
+  return new vaultProto.tessera.vault.v1.Vault(address, credentials, {
+    ...CHANNEL_OPTIONS,
+    ...balancedChannelOptions(VAULT_SERVICE_NAME),
+    ...options,
+  });
 }
 
 export function createProxyClient(
@@ -87,12 +147,17 @@ export function createProxyClient(
   credentials = grpc.credentials.createInsecure(),
   options: grpc.ChannelOptions = {},
 ): ProxyClient {
-  return new proxyProto.tessera.proxy.v1.Proxy(address, credentials, { ...CHANNEL_OPTIONS, ...options });
+  return new proxyProto.tessera.proxy.v1.Proxy(address, credentials, {
+    ...CHANNEL_OPTIONS,
+    ...balancedChannelOptions(PROXY_SERVICE_NAME),
+    ...options,
+  });
 }
 
 export * from './tls';
 export * from './health';
 export * from './batching';
+export * from './loadBalancing';
 
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

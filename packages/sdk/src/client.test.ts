@@ -87,6 +87,17 @@ describe('Tessera client', () => {
     expect(seen[0]?.url).toBe('/v1/token/tok.a%2Fb');
   });
 
+  it('retains a token with a POST and no body, and returns the record', async () => {
+    reply = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ token: 'tok.a/b', provisional: false }));
+    };
+    const record = await new Tessera('k', { baseUrl }).tokens.retain('tok.a/b');
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/token/tok.a%2Fb/retain', body: '' });
+    expect(seen[0]?.headers['content-type']).toBeUndefined();
+    expect(record).toEqual({ token: 'tok.a/b', provisional: false });
+  });
+
   it('never shows the API key when the client is printed or serialised', () => {
     const tessera = new Tessera('tsk_test_secret', { baseUrl });
     expect(JSON.stringify(tessera)).not.toContain('tsk_test_secret');

@@ -66,6 +66,11 @@ export class Tessera {
     get(token: string, options?: RequestOptions): Promise<TokenRecord>;
     /** DELETE /v1/token/{token}: removes the card data. */
     delete(token: string, options?: RequestOptions): Promise<void>;
+    /**
+     * POST /v1/token/{token}/retain: keeps a token made in a browser (provisional) for as long as
+     * its card, like a token from create. Idempotent: a retained token answers the same record.
+     */
+    retain(token: string, options?: RequestOptions): Promise<TokenRecord>;
   };
   readonly proxy: {
     /**
@@ -105,6 +110,8 @@ export class Tessera {
       delete: async (token, opts) => {
         await this.#send({ method: 'DELETE', path: tokenPath(token), options: opts });
       },
+      retain: async (token, opts) =>
+        (await this.#json<TokenRecord>({ method: 'POST', path: `${tokenPath(token)}/retain`, options: opts })).body,
     };
     this.proxy = {
       forward: async (request, opts) => {

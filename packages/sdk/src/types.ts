@@ -22,6 +22,12 @@ export interface TokenRecord {
   expiresAt: string | null;
   cvvAvailable: boolean;
   holderNameAvailable: boolean;
+  /**
+   * True for a token made in a browser (Tessera's card fields or hosted page) that you have not
+   * retained yet: it expires at `expiresAt` (BROWSER_TOKEN_TTL_SECONDS after creation) unless
+   * your server calls `tokens.retain(token)`.
+   */
+  provisional: boolean;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@tessera/common';
-import { parseGatewayConfig, resolveApiKeyPepper } from './config';
+import { GRPC_DEFAULTS } from '@tessera/protos';
+import { browserOriginsOf, parseGatewayConfig, resolveApiKeyPepper } from './config';
 
 function problems(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -30,6 +31,31 @@ describe('gateway config', () => {
       TRUSTED_PROXIES: [],
       NODE_ENV: 'development',
     });
+  });
+
+  it('takes VAULT_ADDR and PROXY_ADDR as gRPC targets: host:port, dns:/// (every replica) or a fixed ipv4:/ipv6: list', () => {
+    for (const target of [
+      'vault:50051',
+      'dns:///vault-headless.tessera.svc.cluster.local:50051',
+      'ipv4:127.0.0.1:50051,127.0.0.1:50061',
+      'ipv6:[::1]:50051,[::1]:50061',
+      '[::1]:50051',
+    ]) {
+      expect(parseGatewayConfig({ VAULT_ADDR: target, PROXY_ADDR: target })).toMatchObject({ VAULT_ADDR: target, PROXY_ADDR: target });
+    }
+    expect(problems({ VAULT_ADDR: 'ipv4:127.0.0.1:50051,vault:50061' })).toEqual(['VAULT_ADDR: "vault:50061" is not an IPv4 address:port']);
+    expect(problems({ PROXY_ADDR: 'dns://8.8.8.8/proxy:50052' })).toEqual([
+      expect.stringMatching(/^PROXY_ADDR: a DNS target is dns:\/\/\/host:port/),
+    ]);
+    expect(problems({ VAULT_ADDR: 'dns:///vault' })).toEqual(['VAULT_ADDR: dns:/// must be followed by host:port']);
+    expect(problems({ VAULT_ADDR: 'vault:99999' })).toHaveLength(1);
+  });
+
+  it('keeps gRPC keepalive at or above the servers’ minimum ping interval by default', () => {
+    const config = parseGatewayConfig({});
+    expect(config.GRPC_KEEPALIVE_TIME_MS).toBe(GRPC_DEFAULTS.keepaliveTimeMs);
+    expect(config.GRPC_KEEPALIVE_TIME_MS).toBeGreaterThanOrEqual(GRPC_DEFAULTS.minPingIntervalMs);
+    expect(problems({ GRPC_KEEPALIVE_TIME_MS: '10' })).toHaveLength(1);
   });
 
   it('takes REDIS_CLUSTER_NODES as host:port seeds, together with REDIS_URL for credentials', () => {
@@ -63,6 +89,35 @@ describe('gateway config', () => {
     const found = problems({ API_KEY_PEPPER: 'short', TESSERA_DEV_API_KEY: 'tsk_live_x', TRUSTED_PROXIES: '10.0.0.0/8, nope' });
     expect(found).toHaveLength(3);
     expect(found.join('\n')).not.toContain('tsk_live_x');
+  });
+
+  it('serves no card fields unless FIELDS_PORT or FIELDS_ORIGIN is set, and defaults their origins to loopback', () => {
+    expect(browserOriginsOf(parseGatewayConfig({}))).toBeUndefined();
+    expect(browserOriginsOf(parseGatewayConfig({ FIELDS_PORT: '8082', PORT: '8080' }))).toEqual({
+      fields: 'http://127.0.0.1:8082',
+      api: 'http://127.0.0.1:8080',
+    });
+    const config = parseGatewayConfig({
+      FIELDS_PORT: '8082',
+      FIELDS_ORIGIN: 'https://fields.tessera.example/',
+      API_ORIGIN: 'https://api.tessera.example',
+    });
+    expect(browserOriginsOf(config)).toEqual({ fields: 'https://fields.tessera.example', api: 'https://api.tessera.example' });
+  });
+
+  it('takes FIELDS_ORIGIN and API_ORIGIN only as bare origins, distinct, and https in production', () => {
+    expect(problems({ FIELDS_ORIGIN: 'https://fields.example/path', API_ORIGIN: 'ftp://api.example' })).toEqual([
+      expect.stringMatching(/^FIELDS_ORIGIN: must be an origin/),
+      expect.stringMatching(/^API_ORIGIN: must be an origin/),
+    ]);
+    expect(problems({ FIELDS_PORT: '8080', PORT: '8080' })).toEqual([expect.stringMatching(/^FIELDS_PORT: must differ from PORT/)]);
+    expect(problems({ FIELDS_ORIGIN: 'https://same.example', API_ORIGIN: 'https://same.example' })).toEqual([
+      expect.stringMatching(/^FIELDS_ORIGIN: must differ from API_ORIGIN/),
+    ]);
+    const production = problems({ NODE_ENV: 'production', FIELDS_PORT: '8082', FIELDS_ORIGIN: 'http://fields.example' });
+    expect(production).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^FIELDS_ORIGIN: must be https/), expect.stringMatching(/^API_ORIGIN: is required/)]),
+    );
   });
 
   it('treats an empty optional variable as unset', () => {

@@ -5,6 +5,8 @@ import {
   checkRedisTlsEnv,
   checkTlsEnv,
   env,
+  grpcClientEnvShape,
+  grpcTarget,
   loadOrCreateDevSecret,
   metricsEnvShape,
   parseConfig,
@@ -20,12 +22,23 @@ export const MIN_PEPPER_LENGTH = 32;
 /** `VAR=` in a compose file or shell means "not set" for an optional variable. */
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
+/** A public origin as browsers write it: scheme, host, optional port; no path, query or credentials. */
+const publicOrigin = z
+  .string()
+  .refine((v) => {
+    if (!URL.canParse(v)) return false;
+    const url = new URL(v);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
+  }, 'must be an origin: http(s)://host[:port], nothing after it')
+  .transform((v) => new URL(v).origin);
+
 export const gatewayConfigSchema = z
   .object({
     PORT: env.port(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
-    PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
+    // gRPC targets: host:port, dns:///host:port (every replica DNS returns) or ipv4:a:p,b:q; see docs/scaling.md.
+    VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
+    PROXY_ADDR: grpcTarget('127.0.0.1:50052'),
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     // Must outlast the proxy's own budget (PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS +
     // PSP_TIMEOUT_MS, 37 s by default) so that a slow PSP surfaces as psp_timeout from the proxy
@@ -85,6 +98,15 @@ export const gatewayConfigSchema = z
     // so operators can keep them on an internal address; unset, they share the public port.
     ADMIN_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     ADMIN_BIND: z.string().min(1).default('127.0.0.1'),
+    // Hosted card fields (docs/browser.md). FIELDS_PORT serves the card-fields iframe and tessera.js
+    // on a listener of their own; FIELDS_ORIGIN is the public origin browsers reach it at (its own
+    // host in production, never the API's or the dashboard's) and the only origin the browser
+    // tokenization route answers CORS for. API_ORIGIN is the API's public origin, the one place the
+    // fields may send card data (their connect-src). Outside production both default to loopback.
+    FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
+    FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
+    FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
+    API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
     ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
     ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
@@ -104,6 +126,7 @@ export const gatewayConfigSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcClientEnvShape,
   })
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);
@@ -123,6 +146,20 @@ export const gatewayConfigSchema = z
         message: 'above 1 requires REDIS_URL (workers share keys only through Redis)',
       });
     }
+    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && (cfg.FIELDS_PORT === cfg.ADMIN_PORT || cfg.FIELDS_PORT === cfg.PORT)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FIELDS_PORT'],
+        message: 'must differ from PORT and ADMIN_PORT (the card fields get an origin of their own)',
+      });
+    }
+    if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FIELDS_ORIGIN'],
+        message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
+      });
+    }
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.API_KEY_PEPPER === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });
@@ -130,6 +167,15 @@ export const gatewayConfigSchema = z
     if (cfg.REDIS_URL === undefined) {
       // The in-memory key store is per process: replicas would disagree and restarts lose keys.
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required in production' });
+    }
+    if (cfg.FIELDS_PORT !== undefined) {
+      // Browsers must reach the fields and the API over https, at names the operator chose.
+      for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
+        const origin = cfg[name];
+        if (origin === undefined)
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
+        else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
+      }
     }
     if (cfg.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
       ctx.addIssue({
@@ -148,6 +194,31 @@ export const gatewayConfigSchema = z
   });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+export interface BrowserOrigins {
+  /** Where the card fields and tessera.js are served (FIELDS_ORIGIN). */
+  fields: string;
+  /** Where the fields send the card (API_ORIGIN): their only connect-src. */
+  api: string;
+}
+
+/**
+ * The public origins of the browser integration, or undefined when it is off (neither FIELDS_PORT
+ * nor FIELDS_ORIGIN set). Outside production they default to the loopback listeners, so
+ * `npm start` works without naming them; production requires both (see the schema).
+ */
+export function browserOriginsOf(
+  config: Pick<GatewayConfig, 'FIELDS_PORT' | 'FIELDS_ORIGIN' | 'API_ORIGIN' | 'PORT'>,
+  listening?: { fieldsPort?: number; apiPort?: number },
+): BrowserOrigins | undefined {
+  if (config.FIELDS_PORT === undefined && config.FIELDS_ORIGIN === undefined) return undefined;
+  const fieldsPort = listening?.fieldsPort ?? config.FIELDS_PORT;
+  const apiPort = listening?.apiPort ?? config.PORT;
+  return {
+    fields: config.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`,
+    api: config.API_ORIGIN ?? `http://127.0.0.1:${apiPort}`,
+  };
+}
 
 /** Throws ConfigError listing every bad variable; main and the CLI decide how to exit. */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {

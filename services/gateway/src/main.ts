@@ -1,7 +1,22 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { createLogger, createMetricsRegistry, limitHeapGrowth, loadConfigOrExit, startMetricsServer, tlsFilesOf } from '@tessera/common';
-import { clientCredentials, createProxyClient, createVaultClient, readTlsMaterial, tlsChannelOptions } from '@tessera/protos';
+import {
+  createLogger,
+  createMetricsRegistry,
+  grpcClientTuning,
+  limitHeapGrowth,
+  loadConfigOrExit,
+  startMetricsServer,
+  tlsFilesOf,
+} from '@tessera/common';
+import {
+  clientChannelOptions,
+  clientCredentials,
+  createProxyClient,
+  createVaultClient,
+  readTlsMaterial,
+  tlsChannelOptions,
+} from '@tessera/protos';
 import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
 import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
@@ -15,6 +30,7 @@ import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
+import { setUpFields } from './fieldsSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
 
@@ -87,12 +103,14 @@ async function main(): Promise<void> {
   const tlsFiles = tlsFilesOf(config);
   const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
   if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
+  // Each balances round_robin over every replica its target resolves to that reports SERVING.
+  const keepalive = clientChannelOptions(grpcClientTuning(config));
   const vault = vaultApiFromClient(
-    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_VAULT) }),
     config.VAULT_TIMEOUT_MS,
   );
   const proxy = proxyApiFromClient(
-    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_PROXY)),
+    createProxyClient(config.PROXY_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_PROXY) }),
     config.PROXY_TIMEOUT_MS,
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
@@ -138,6 +156,7 @@ async function main(): Promise<void> {
     maxBytesPerMerchant: config.IDEMPOTENCY_MAX_BYTES_PER_MERCHANT,
   };
   const metrics = createMetricsRegistry('gateway');
+  const fields = setUpFields({ config, logger, keyStore, pepper });
   const app = createApp({
     config,
     logger,
@@ -155,6 +174,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
+    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -168,6 +188,7 @@ async function main(): Promise<void> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await admin.listen();
+  await fields.listen();
   // With GATEWAY_WORKERS > 1 the workers share this port too, and each scrape reads one worker.
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
@@ -186,6 +207,7 @@ async function main(): Promise<void> {
     }, drainDeadlineMs(config.PROXY_TIMEOUT_MS));
     force.unref();
     void admin.close();
+    void fields.close();
     void metricsServer?.close();
     devKeyRegistration?.stop();
     drain.drain(() => {

@@ -34,6 +34,15 @@ describe('proxy config', () => {
     expect(() => parseConfig(configSchema, { PSP_ALLOWED_PORTS: '8090,70000' })).toThrow(/PSP_ALLOWED_PORTS/);
   });
 
+  it('dials VAULT_ADDR as a gRPC target over every vault replica, but listens on PROXY_ADDR as host:port', () => {
+    const config = parseConfig(configSchema, { VAULT_ADDR: 'dns:///vault-headless.tessera.svc.cluster.local:50051' });
+    expect(config.VAULT_ADDR).toBe('dns:///vault-headless.tessera.svc.cluster.local:50051');
+    expect(parseConfig(configSchema, { VAULT_ADDR: 'ipv4:10.0.0.5:50051,10.0.0.6:50051' }).VAULT_ADDR).toContain(',');
+    expect(() => parseConfig(configSchema, { VAULT_ADDR: 'ipv4:vault:50051' })).toThrow(/VAULT_ADDR/);
+    expect(() => parseConfig(configSchema, { PROXY_ADDR: 'dns:///0.0.0.0:50052' })).toThrow(/PROXY_ADDR/);
+    expect(config).toMatchObject({ GRPC_KEEPALIVE_TIME_MS: 30000, GRPC_MAX_CONNECTION_AGE_MS: 300000, HEALTH_POLL_INTERVAL_MS: 500 });
+  });
+
   it('rejects non-numeric timeouts', () => {
     expect(() => parseConfig(configSchema, { PSP_TIMEOUT_MS: 'soon' })).toThrow(/PSP_TIMEOUT_MS/);
   });

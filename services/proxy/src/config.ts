@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkTlsEnv, env, metricsEnvShape, tlsEnvShape } from '@tessera/common';
+import { checkTlsEnv, env, grpcClientEnvShape, grpcServerEnvShape, grpcTarget, metricsEnvShape, tlsEnvShape } from '@tessera/common';
 import { parseCidrList, type Cidr } from './domain/addressPolicy';
 import { parsePortList, type PortRange } from './domain/portPolicy';
 
@@ -29,7 +29,8 @@ const portList = env.csv().transform((entries, ctx): PortRange[] => {
 export const configSchema = z
   .object({
     PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
-    VAULT_ADDR: env.hostPort('127.0.0.1:50051'),
+    /** A gRPC target: host:port, dns:///host:port (every vault replica DNS returns) or ipv4:a:p,b:q. */
+    VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
     /** Deadline of each vault call (Render, Ready). */
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     /** Total time for one PSP exchange, body included. */
@@ -42,6 +43,8 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcClientEnvShape,
+    ...grpcServerEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine((config, ctx) => checkTlsEnv(config, ctx), { when: () => true });

@@ -2,6 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import {
   createLogger,
   createMetricsRegistry,
+  grpcClientTuning,
+  grpcServerTuning,
+  healthServiceOptions,
   limitHeapGrowth,
   loadConfigOrExit,
   rpcObserver,
@@ -9,16 +12,18 @@ import {
   tlsFilesOf,
 } from '@tessera/common';
 import {
+  clientChannelOptions,
   clientCredentials,
-  createHealthHandlers,
+  createHealthService,
   createVaultClient,
   healthService,
   isLoopbackAddress,
+  PROXY_SERVICE_NAME,
   proxyService,
   readTlsMaterial,
   restrictCallers,
-  SERVER_OPTIONS,
   serverCredentials,
+  serverOptions,
   tlsChannelOptions,
   type ProxyHandlers,
   type TlsMaterial,
@@ -56,7 +61,10 @@ async function main(): Promise<void> {
   const vault = createVaultPort(
     config.VAULT_ADDR,
     config.VAULT_TIMEOUT_MS,
-    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), tlsChannelOptions(tls, config.TLS_PEER_VAULT)),
+    createVaultClient(config.VAULT_ADDR, clientCredentials(tls), {
+      ...clientChannelOptions(grpcClientTuning(config)),
+      ...tlsChannelOptions(tls, config.TLS_PEER_VAULT),
+    }),
   );
   const egress = createPspEgress({
     connectTimeoutMs: config.PSP_CONNECT_TIMEOUT_MS,
@@ -78,7 +86,7 @@ async function main(): Promise<void> {
     );
   }
 
-  const server = new grpc.Server(SERVER_OPTIONS);
+  const server = new grpc.Server(serverOptions(grpcServerTuning(config)));
   // Only the gateway calls the proxy (PCI DSS 7.2: least privilege between services).
   const gatewayOnly = [config.TLS_PEER_GATEWAY];
   const policy: Record<keyof ProxyHandlers & string, string[]> = {
@@ -92,9 +100,9 @@ async function main(): Promise<void> {
     proxyService,
     restrictCallers(createProxyHandlers({ egress, vault, logger, observe: rpcObserver(metrics) }), policy, tls !== undefined),
   );
-  // grpc.health.v1 Check, for standard probes: SERVING when the vault answers, like Ready.
-  const health = createHealthHandlers(['tessera.proxy.v1.Proxy'], async () => (await vault.ready()).ready);
-  server.addService(healthService, restrictCallers(health, { Check: gatewayOnly }, tls !== undefined));
+  // grpc.health.v1, for probes (Check) and the gateways' balancing (Watch): SERVING when the vault answers, like Ready.
+  const health = createHealthService([PROXY_SERVICE_NAME], async () => (await vault.ready()).ready, healthServiceOptions(config));
+  server.addService(healthService, restrictCallers(health.handlers, { Check: gatewayOnly, Watch: gatewayOnly }, tls !== undefined));
   const port = await bindAsync(server, config.PROXY_ADDR, tls);
   // With PROXY_ADDR port 0 the OS picks the port; report the real one for harnesses.
   const address = config.PROXY_ADDR.replace(/:\d+$/, `:${port}`);
@@ -107,6 +115,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'proxy shutting down');
+    // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
+    health.shutdown();
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
     force.unref();
     server.tryShutdown(() => {

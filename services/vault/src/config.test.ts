@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, parseConfig } from '@tessera/common';
+import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig } from '@tessera/common';
+import { GRPC_DEFAULTS } from '@tessera/protos';
 import { configSchema, redisTargetOf } from './config';
 
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
@@ -22,6 +23,7 @@ describe('vault config', () => {
       VAULT_ADDR: '127.0.0.1:50051',
       CVV_TTL_SECONDS: 3600,
       CARD_GRACE_DAYS: 30,
+      BROWSER_TOKEN_TTL_SECONDS: 3600,
       REDIS_COMMAND_TIMEOUT_MS: 2000,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
@@ -29,6 +31,19 @@ describe('vault config', () => {
     });
     expect(config.REDIS_URL).toBeUndefined();
     expect(config.VAULT_KEYS).toBeUndefined();
+  });
+
+  it('bounds gRPC connection age (clients re-resolve and find new replicas) with the shared defaults, and takes overrides', () => {
+    const config = parseConfig(configSchema, {});
+    expect(grpcServerTuning(config)).toEqual({
+      minPingIntervalMs: GRPC_DEFAULTS.minPingIntervalMs,
+      maxConnectionAgeMs: GRPC_DEFAULTS.maxConnectionAgeMs,
+      maxConnectionAgeGraceMs: GRPC_DEFAULTS.maxConnectionAgeGraceMs,
+    });
+    expect(healthServiceOptions(config)).toEqual({ pollIntervalMs: 500, checkTimeoutMs: 500 });
+    const tuned = parseConfig(configSchema, { GRPC_MAX_CONNECTION_AGE_MS: '60000', HEALTH_POLL_INTERVAL_MS: '250' });
+    expect(tuned).toMatchObject({ GRPC_MAX_CONNECTION_AGE_MS: 60000, HEALTH_POLL_INTERVAL_MS: 250 });
+    expect(problems({ GRPC_MAX_CONNECTION_AGE_MS: '0' })).toEqual([expect.stringMatching(/^GRPC_MAX_CONNECTION_AGE_MS: /)]);
   });
 
   it('parses VAULT_KEYS into a ring whose last key is current', () => {
@@ -55,6 +70,13 @@ describe('vault config', () => {
     ]);
     expect(problems({ REDIS_URL: 'redis://127.0.0.1:6380', VAULT_WRITE_ACK: 'fsync' })[0]).toMatch(/^VAULT_WRITE_ACK: must be none, aof/);
     expect(problems({ REDIS_CLUSTER_NODES: 'redis-a' })).toEqual(['REDIS_CLUSTER_NODES: "redis-a" is not host:port']);
+  });
+
+  it('caps rendered bodies at 2 MiB by default, and refuses a cap that a gRPC message could not carry', () => {
+    expect(parseConfig(configSchema, {}).RENDER_MAX_BYTES).toBe(2 * 1024 * 1024);
+    expect(parseConfig(configSchema, { RENDER_MAX_BYTES: '65536' }).RENDER_MAX_BYTES).toBe(65536);
+    expect(problems({ RENDER_MAX_BYTES: String(12 * 1024 * 1024) })[0]).toMatch(/^RENDER_MAX_BYTES: must be at most \d+/);
+    expect(problems({ RENDER_MAX_BYTES: '0' })[0]).toMatch(/^RENDER_MAX_BYTES: /);
   });
 
   const tlsFiles = { TLS_CA_FILE: '/certs/ca.crt', TLS_CERT_FILE: '/certs/vault.crt', TLS_KEY_FILE: '/certs/vault.key' };

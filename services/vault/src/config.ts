@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { checkRedisTlsEnv, checkTlsEnv, env, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
+import { checkRedisTlsEnv, checkTlsEnv, env, grpcServerEnvShape, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
+import { MAX_MESSAGE_BYTES } from '@tessera/protos';
 import { parseKeyRing, type KeyRing } from './domain/keyRing';
+import { DEFAULT_RENDER_MAX_BYTES } from './domain/renderPspBody';
 import { parseWriteAck, type WriteAck } from './domain/writeAck';
 import type { RedisTarget } from './store/redisCardStore';
 
@@ -14,6 +16,9 @@ const writeAck = z
     ctx.addIssue({ code: 'custom', message: parsed.problem });
     return z.NEVER;
   });
+
+/** A rendered body travels in one Render reply: it must fit a gRPC message with room to spare. */
+const MAX_RENDER_MAX_BYTES = MAX_MESSAGE_BYTES - 1024 * 1024;
 
 /** `host:port,host:port` seed nodes of a Redis Cluster; the client discovers the rest. */
 export const clusterNodes = env.csv().superRefine((list, ctx) => {
@@ -44,7 +49,13 @@ export const configSchema = z
     VAULT_KEYS: vaultKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
+    // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
+    BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(2000),
+    // The most bytes one rendered PSP body may have; a larger one is refused (422 rendered_body_too_large).
+    RENDER_MAX_BYTES: env.positiveInt(DEFAULT_RENDER_MAX_BYTES).refine((n) => n <= MAX_RENDER_MAX_BYTES, {
+      error: `must be at most ${MAX_RENDER_MAX_BYTES} (the gRPC message limit less room for framing)`,
+    }),
     TESSERA_STATE_DIR: z
       .string()
       .default('.tessera')
@@ -53,6 +64,7 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
     ...metricsEnvShape,
+    ...grpcServerEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
   .superRefine(

@@ -62,11 +62,15 @@ function nextSealed(
   ctx: EnvelopeContext & { mode: KeyMode },
   raw: string,
 ): { sealed: Envelope; outcome: 'migrated' | 'rewrapped' | 'alreadyCurrent' } {
-  const record = ctx.kind === 'card' ? parseCard(raw) : parseCvv(raw);
+  const card = ctx.kind === 'card' ? parseCard(raw) : undefined;
+  const record = card ?? parseCvv(raw);
   if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
   // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
   if (isCurrent(ring, record.sealed)) return { sealed: record.sealed, outcome: 'alreadyCurrent' };
-  return { sealed: rewrapRecord(ring, ctx, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
+  // A provisional card is sealed with its deadline, read from this very version of the record (a
+  // retain may have re-sealed it without one since the token was scanned).
+  const sealedWith = card?.provisional === true ? { ...ctx, provisionalUntil: card.expiresAt } : ctx;
+  return { sealed: rewrapRecord(ring, sealedWith, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }
 
 /**

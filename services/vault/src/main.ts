@@ -1,6 +1,8 @@
 import {
   createLogger,
   createMetricsRegistry,
+  grpcServerTuning,
+  healthServiceOptions,
   limitHeapGrowth,
   loadConfigOrExit,
   loadOrCreateDevSecret,
@@ -74,6 +76,8 @@ async function main(): Promise<void> {
     keyRing,
     cvvTtlSeconds: config.CVV_TTL_SECONDS,
     cardGraceDays: config.CARD_GRACE_DAYS,
+    renderMaxBytes: config.RENDER_MAX_BYTES,
+    browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {
@@ -92,11 +96,12 @@ async function main(): Promise<void> {
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
   const metrics = createMetricsRegistry('vault');
-  const { server, port } = await startVaultServer(
+  const { server, port, health } = await startVaultServer(
     config.VAULT_ADDR,
     createVaultHandlers(vault, logger, rpcObserver(metrics)),
     tls,
     async () => (await vault.ready()).ok,
+    { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
   );
   // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
   logger.info({ address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined }, 'vault listening');
@@ -109,6 +114,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'vault shutting down');
+    // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
+    health.shutdown();
     void shutdownServer(server, SHUTDOWN_GRACE_MS)
       .then(() => store.close())
       .then(() => metricsServer?.close())

@@ -231,7 +231,55 @@ describe('Vault', () => {
   it('does not burn the CVV on a render that fails for want of a holder name', async () => {
     const { vault, store } = setup();
     const { token } = await vault.tokenize(aCard({ holderName: '' }));
-    expect(await codeOf(vault.render(A, token, '[CARD_CVV]/[CARD_HOLDER]', 'text/plain'))).toBe('holder_name_unavailable');
+    expect(await codeOf(vault.render(A, token, '[CARD_CVV]/[CARD_HOLDER]', JSON_TYPE))).toBe('holder_name_unavailable');
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
+    await store.close();
+  });
+
+  it('refuses a body that would render past RENDER_MAX_BYTES with rendered_body_too_large before taking the CVV', async () => {
+    const { store } = setup();
+    const vault = new Vault({
+      store,
+      keyRing: keyRingOf(keyRingEntry('k1')),
+      cvvTtlSeconds: 3600,
+      cardGraceDays: 30,
+      renderMaxBytes: 1000,
+    });
+    const { token } = await vault.tokenize(aCard({ holderName: '\uffff'.repeat(200) }));
+    const takeCvv = jest.spyOn(store, 'takeCvv');
+    // 1800 bytes once form-encoded: over the cap only because of the holder name.
+    expect(await codeOf(vault.render(A, token, 'cvc=[CARD_CVV]&name=[CARD_HOLDER]', 'application/x-www-form-urlencoded'))).toBe(
+      'rendered_body_too_large',
+    );
+    expect(takeCvv).not.toHaveBeenCalled();
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
+    expect((await vault.render(A, token, 'cvc=[CARD_CVV]', 'application/x-www-form-urlencoded')).toString()).toBe('cvc=123');
+    await store.close();
+  });
+
+  it('refuses the red team body (975 KB of [CARD_HOLDER]) under the default cap, CVV kept', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard({ holderName: '\uffff'.repeat(200) }));
+    const attack = `cvc=[CARD_CVV]&name=${'[CARD_HOLDER]'.repeat(75_000)}`;
+    expect(await codeOf(vault.render(A, token, attack, 'application/x-www-form-urlencoded'))).toBe('rendered_body_too_large');
+    expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
+    await store.close();
+  });
+
+  it('a body whose 4-digit CVV fits the cap exactly renders: the pre-check bounds the CVV by its longest length', async () => {
+    const { store } = setup();
+    const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30, renderMaxBytes: 8 });
+    const { token } = await vault.tokenize(aCard({ number: '378282246310005', cvv: '1234' }));
+    expect((await vault.render(A, token, 'cvc=[CARD_CVV]', 'text/plain')).toString()).toBe('cvc=1234');
+    await store.close();
+  });
+
+  it('refuses [CARD_HOLDER] in a multipart body with placeholder_not_encodable before taking the CVV', async () => {
+    const { vault, store } = setup();
+    const { token } = await vault.tokenize(aCard());
+    expect(await codeOf(vault.render(A, token, '[CARD_CVV] [CARD_HOLDER]', 'multipart/form-data; boundary=x'))).toBe(
+      'placeholder_not_encodable',
+    );
     expect((await vault.getToken(A, token)).cvvAvailable).toBe(true);
     await store.close();
   });
@@ -307,6 +355,7 @@ describe('Vault', () => {
       scanTokens: () => Promise.reject(new TesseraError('service_unavailable')),
       readRaw: () => Promise.reject(new TesseraError('service_unavailable')),
       replaceRaw: () => Promise.reject(new TesseraError('service_unavailable')),
+      retainCard: () => Promise.reject(new TesseraError('service_unavailable')),
       getCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       setCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       hasCvv: () => Promise.reject(new TesseraError('service_unavailable')),
@@ -318,6 +367,7 @@ describe('Vault', () => {
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
     expect(await codeOf(vault.tokenizeBatch([aCard(), aCard()]))).toBe('service_unavailable');
     expect(await codeOf(vault.getToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
+    expect(await codeOf(vault.retainToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });
   });
 });

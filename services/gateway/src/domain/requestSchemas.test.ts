@@ -136,6 +136,8 @@ describe('proxy request validation', () => {
     ['pspHeaders', { 'bad header': 'v' }],
     ['pspHeaders', { 'x-ok': 'line\r\nx-injected: 1' }],
     ['pspHeaders', { 'x-ok': 'nul\u0000' }],
+    ['pspHeaders', { 'content-type': 'text/plain', 'Content-Type': 'application/json' }],
+    ['pspHeaders', { Authorization: 'Bearer a', AUTHORIZATION: 'Bearer b' }],
     ['pspBody', { n: 1 }],
   ])('reports %s = %j as parameter_invalid with that param', (field, value) => {
     expect(errorOf(() => parseProxyRequest(proxyBody({ [field]: value })))).toMatchObject({ code: 'parameter_invalid', param: field });

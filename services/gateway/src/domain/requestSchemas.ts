@@ -44,6 +44,7 @@ export const proxyRequestSchema = z.strictObject({
       error: 'pspHeaders must be an object of header names to string values.',
     })
     .superRefine((headers, ctx) => {
+      const seen = new Set<string>();
       for (const [name, value] of Object.entries(headers)) {
         if (!isHttpToken(name)) {
           ctx.addIssue({ code: 'custom', message: 'pspHeaders contains a header name that is not a valid HTTP token.' });
@@ -53,6 +54,13 @@ export const proxyRequestSchema = z.strictObject({
           ctx.addIssue({ code: 'custom', message: 'pspHeaders values must not contain CR, LF or NUL characters.' });
           return;
         }
+        // `content-type` and `Content-Type` are one header: which of them would the PSP read (and
+        // the vault encode for)? The message does not name it: names are caller text.
+        if (seen.has(name.toLowerCase())) {
+          ctx.addIssue({ code: 'custom', message: 'pspHeaders names the same header twice (header names are case-insensitive).' });
+          return;
+        }
+        seen.add(name.toLowerCase());
       }
     })
     .default({}),
@@ -60,6 +68,9 @@ export const proxyRequestSchema = z.strictObject({
 });
 
 export type ProxyRequestInput = z.output<typeof proxyRequestSchema>;
+
+/** POST /v1/token/{token}/retain takes no parameters: no body, or `{}` (any field is parameter_unknown). */
+export const retainRequestSchema = z.strictObject({});
 
 /**
  * Turns zod's issues into the one TesseraError the caller sees. Unknown fields are reported first:
@@ -96,6 +107,11 @@ export function parseCardInput(body: Record<string, unknown>): CardInput {
   const result = cardInputSchema.safeParse(body);
   if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
   return result.data;
+}
+
+export function parseRetainRequest(body: Record<string, unknown>): void {
+  const result = retainRequestSchema.safeParse(body);
+  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
 }
 
 export function parseProxyRequest(body: Record<string, unknown>): ProxyRequestInput {

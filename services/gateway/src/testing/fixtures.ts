@@ -17,6 +17,7 @@ export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): Toke
     expiresAt: '2036-01-01T00:00:00.000Z',
     cvvAvailable: false,
     holderNameAvailable: false,
+    provisional: false,
     ...overrides,
   };
 }

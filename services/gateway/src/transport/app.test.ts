@@ -42,6 +42,10 @@ class FakeVault implements VaultApi {
   async deleteToken(ref: TokenRef, ctx: { requestId: string }) {
     this.record('deleteToken', ref, ctx.requestId);
   }
+  async retainToken(ref: TokenRef, ctx: { requestId: string }) {
+    this.record('retainToken', ref, ctx.requestId);
+    return tokenRecord({ token: ref.token, provisional: false });
+  }
   async ready() {
     if (this.readyResult === 'hang') return new Promise<ReadyResult>(() => {});
     return this.readyResult;
@@ -335,7 +339,9 @@ describe('gateway HTTP app', () => {
         expiresAt: '2036-01-01T00:00:00.000Z',
         cvvAvailable: true,
         holderNameAvailable: false,
+        provisional: false,
       });
+      // Not provisional: only the browser tokenization route asks for that.
       expect(h.vault.calls[0]?.request).toEqual({
         merchantId: 'm_test',
         mode: 'test',
@@ -344,6 +350,7 @@ describe('gateway HTTP app', () => {
         expiryMonth: 12,
         expiryYear: validCard.expiryYear,
         cvv: '123',
+        provisional: false,
       });
     });
 
@@ -400,6 +407,43 @@ describe('gateway HTTP app', () => {
       expect(res.status).toBe(204);
       expect(res.body.length).toBe(0);
       expect(h.vault.calls[0]).toMatchObject({ method: 'deleteToken', request: { merchantId: 'm_test', mode: 'test', token: 'tok.abc' } });
+    });
+  });
+
+  describe('POST /v1/token/:token/retain', () => {
+    const retain = (opts: { headers?: Record<string, string>; body?: string } = {}, key = h.liveKey) =>
+      h.app.request('POST', '/v1/token/tok.abc/retain', { ...opts, headers: { 'x-api-key': key, ...opts.headers } });
+
+    it('retains a token of the key’s merchant and mode: 200 with the token record, provisional false', async () => {
+      const res = await retain();
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.json()).toMatchObject({ token: 'tok.abc', last4: '4242', provisional: false });
+      expect(h.vault.calls).toEqual([
+        { method: 'retainToken', request: { merchantId: 'm_live', mode: 'live', token: 'tok.abc' }, requestId: expect.any(String) },
+      ]);
+    });
+
+    it('takes an empty JSON object as well as no body', async () => {
+      const res = await retain({ headers: JSON_HEADERS, body: '{}' });
+      expect(res.status).toBe(200);
+      expect(h.vault.calls).toHaveLength(1);
+    });
+
+    it.each([
+      ['a field', 400, 'parameter_unknown', 'ttl', JSON_HEADERS, '{"ttl":1}'],
+      ['malformed JSON', 400, 'invalid_json', undefined, JSON_HEADERS, '{'],
+      ['a JSON array', 400, 'invalid_request', undefined, JSON_HEADERS, '[]'],
+      ['a form body', 415, 'unsupported_media_type', undefined, { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1'],
+    ])('refuses a body with %s (%i %s) and never calls the vault', async (_what, status, code, param, headers, body) => {
+      expectEnvelope(await retain({ headers, body }), status, code, param);
+      expect(h.vault.calls).toHaveLength(0);
+    });
+
+    it('needs an API key and passes the vault’s 404 through', async () => {
+      expectEnvelope(await h.app.request('POST', '/v1/token/tok.abc/retain'), 401, 'api_key_missing');
+      h.vault.failWith = new TesseraError('token_not_found');
+      expectEnvelope(await retain(), 404, 'token_not_found');
     });
   });
 

@@ -10,12 +10,13 @@ import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempote
 import { installSecurityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendError, sendJson } from './envelope';
-import { errorFromBodyParser, jsonObjectBody } from './jsonBody';
+import { errorFromBodyParser, jsonObjectBody, optionalJsonObjectBody } from './jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from './requestContext';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+import { BROWSER_TOKENS_PATH, browserAuth, browserCors } from './browserTokens';
 
 export interface GatewayDeps {
   config: {
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   merchantSettings?: MerchantSettingsStore;
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
+  /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
+  browser?: { fieldsOrigin: string };
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -153,6 +156,7 @@ export function createApp(deps: GatewayDeps): Express {
     ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
+  const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const tokens = tokenRoutes(vault);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotencyOptions = {
@@ -175,8 +179,26 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token', auth, ...body, idempotent, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
+  // Idempotent by nature (a retained token stays retained), so no Idempotency-Key handling.
+  app.post('/v1/token/:token/retain', auth, ...optionalBody, tokens.retain);
   app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
+  if (deps.browser) {
+    const cors = browserCors(deps.browser.fieldsOrigin);
+    const publishableAuth = browserAuth({
+      keyStore,
+      pepper: deps.pepper,
+      fieldsOrigin: deps.browser.fieldsOrigin,
+      trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
+      logger,
+      now,
+      ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+    });
+    app.options(BROWSER_TOKENS_PATH, cors);
+    // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
+    // token is provisional until the merchant's server retains it (docs/browser.md).
+    app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
+  }
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
 

@@ -21,6 +21,7 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
+    browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
     admin: createAdminRouter({
       logger: pino({ level: 'silent' }),

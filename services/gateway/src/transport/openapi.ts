@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
-import { cardInputSchema, PROXY_METHODS, proxyRequestSchema } from '../domain/requestSchemas';
+import { cardInputSchema, PROXY_METHODS, proxyRequestSchema, retainRequestSchema } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import type { DryRunJson, TokenRecordJson } from './routes';
 
@@ -20,9 +20,16 @@ const tokenRecordSchema = z.object({
   expiryMonth: z.int(),
   expiryYear: z.int(),
   createdAt: z.string().meta({ format: 'date-time' }),
-  expiresAt: z.string().nullable().meta({ description: 'When the card data is deleted (expiry month end plus grace).' }),
+  expiresAt: z.string().nullable().meta({
+    description:
+      'When the card data is deleted: the expiry month end plus grace, or for a provisional token its deadline (BROWSER_TOKEN_TTL_SECONDS after creation).',
+  }),
   cvvAvailable: z.boolean().meta({ description: 'False once the CVV has expired (CVV_TTL_SECONDS) or when none was given.' }),
   holderNameAvailable: z.boolean(),
+  provisional: z.boolean().meta({
+    description:
+      'True for a token made in a browser (card fields, hosted page) that the merchant has not retained yet: it expires at expiresAt unless POST /v1/token/{token}/retain is called with a secret key.',
+  }),
 }) satisfies z.ZodType<TokenRecordJson>;
 
 const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
@@ -120,7 +127,7 @@ export function buildOpenApiDocument(): JsonObject {
     pspHeaders:
       'Headers sent to the PSP as they are (hop-by-hop headers removed). The Content-Type decides how placeholder values are encoded.',
     pspBody:
-      'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string, form, raw). get/delete may omit it.',
+      'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string for json types, form, XML text for xml types; other types take digits raw and refuse [CARD_HOLDER]). get/delete may omit it.',
   });
   const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), {
     number: 'Digits, spaces and hyphens; 12-19 digits, Luhn-valid. Test keys accept only the published test cards.',
@@ -156,6 +163,34 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/browser/tokens': {
+        post: {
+          operationId: 'createBrowserToken',
+          summary: "Tokenize a card typed into Tessera's hosted card fields",
+          description:
+            'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
+            "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
+            '(else 401 origin_not_allowed). Same body, rules and answer as POST /v1/token. CORS: the fields origin only. ' +
+            'See docs/browser.md.',
+          parameters: [
+            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          security: [{ publishableKey: [] }],
+          requestBody: { required: true, content: json(ref('CardInput')) },
+          responses: {
+            '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
+            // No 403: this is the one route a publishable key is for.
+            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
+          },
+        },
+        options: {
+          operationId: 'preflightBrowserToken',
+          summary: 'CORS preflight: allowed for the fields origin only',
+          security: [],
+          responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
+        },
+      },
       '/v1/token/{token}': {
         get: {
           operationId: 'getToken',
@@ -171,6 +206,22 @@ export function buildOpenApiDocument(): JsonObject {
           summary: 'Delete a token and its card data',
           parameters: [tokenParam],
           responses: { '204': { description: 'Deleted.' }, ...errorResponses([404, ...AUTH_ERRORS]) },
+        },
+      },
+      '/v1/token/{token}/retain': {
+        post: {
+          operationId: 'retainToken',
+          summary: 'Keep a provisional (browser-made) token: it becomes an ordinary token',
+          description:
+            'A token made in a browser expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant retains it with a secret key; ' +
+            'it then lives until the card expires (plus grace), like a token from POST /v1/token. Idempotent: retaining an ' +
+            'ordinary or already retained token answers the same record. No body, or `{}`.',
+          parameters: [tokenParam],
+          requestBody: { required: false, content: json(ref('RetainRequest')) },
+          responses: {
+            '200': { description: 'The token record, provisional false.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
         },
       },
       '/v1/proxy': {
@@ -241,13 +292,23 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }, ...ADMIN_SECURITY_SCHEMES },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        publishableKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'A publishable key (tpk_…): POST /v1/browser/tokens only.',
+        },
+        ...ADMIN_SECURITY_SCHEMES,
+      },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
       },
       schemas: {
         CardInput: cardInput,
         ProxyRequest: proxyRequest,
+        RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),
         Error: jsonSchema(errorEnvelopeSchema, 'output'),

@@ -12,7 +12,7 @@ import {
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import { redactCardNumbers } from '../domain/redact';
-import { parseCardInput, parseProxyRequest } from '../domain/requestSchemas';
+import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
@@ -32,6 +32,8 @@ export interface TokenRecordJson {
   expiresAt: string | null;
   cvvAvailable: boolean;
   holderNameAvailable: boolean;
+  /** Made in a browser and not yet retained: expiresAt is then the provisional deadline. */
+  provisional: boolean;
 }
 
 export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
@@ -45,6 +47,7 @@ export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
     expiresAt: record.expiresAt === '' ? null : record.expiresAt,
     cvvAvailable: record.cvvAvailable,
     holderNameAvailable: record.holderNameAvailable,
+    provisional: record.provisional,
   };
 }
 
@@ -56,30 +59,56 @@ function tokenParam(req: Request): string {
 }
 
 export function tokenRoutes(vault: VaultApi) {
+  /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
+  const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
+    const key = apiKeyOf(res);
+    const input = parseCardInput(req.body as Record<string, unknown>);
+    const card = validateCard(input, key.mode);
+    const record = await vault.tokenize(
+      {
+        merchantId: key.merchantId,
+        number: card.number,
+        holderName: card.holderName ?? '',
+        expiryMonth: card.expiryMonth,
+        expiryYear: card.expiryYear,
+        cvv: card.cvv ?? '',
+        mode: key.mode,
+        provisional,
+      },
+      { requestId: contextOf(res).requestId },
+    );
+    sendJson(res, 201, tokenRecordJson(record));
+  };
   return {
-    async create(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      const input = parseCardInput(req.body as Record<string, unknown>);
-      const card = validateCard(input, key.mode);
-      const record = await vault.tokenize(
-        {
-          merchantId: key.merchantId,
-          number: card.number,
-          holderName: card.holderName ?? '',
-          expiryMonth: card.expiryMonth,
-          expiryYear: card.expiryYear,
-          cvv: card.cvv ?? '',
-          mode: key.mode,
-        },
-        { requestId: contextOf(res).requestId },
-      );
-      sendJson(res, 201, tokenRecordJson(record));
-    },
+    /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once. */
+    create: (req: Request, res: Response): Promise<void> => tokenize(req, res, false),
+
+    /**
+     * POST /v1/browser/tokens: Tessera's card fields with a publishable key. The token is
+     * provisional (it expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant's server
+     * retains it), so a stolen publishable key fills nothing lasting.
+     */
+    createInBrowser: (req: Request, res: Response): Promise<void> => tokenize(req, res, true),
 
     async get(req: Request, res: Response): Promise<void> {
       const key = apiKeyOf(res);
       // The key's mode too: a token answers only to keys of the mode that created it (test and live never meet).
       const record = await vault.getToken(
+        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
+        { requestId: contextOf(res).requestId },
+      );
+      sendJson(res, 200, tokenRecordJson(record));
+    },
+
+    /**
+     * Makes a provisional (browser-made) token an ordinary one; retaining an ordinary or already
+     * retained token answers the same record. A normal secret-key route: publishable keys are
+     * refused by authentication before this runs.
+     */
+    async retain(req: Request, res: Response): Promise<void> {
+      const key = apiKeyOf(res);
+      parseRetainRequest(req.body as Record<string, unknown>);
+      const record = await vault.retainToken(
         { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
         { requestId: contextOf(res).requestId },
       );

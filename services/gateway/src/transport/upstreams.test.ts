@@ -36,6 +36,7 @@ async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: 
     TokenizeBatch: unimplemented,
     GetToken: unimplemented,
     DeleteToken: unimplemented,
+    RetainToken: unimplemented,
     Render: unimplemented,
     Ready: unimplemented,
     ...handlers,
@@ -47,6 +48,32 @@ async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: 
 }
 
 describe('vault client adapter', () => {
+  it('retains a token with RetainToken for the key’s merchant and mode, and maps its refusal', async () => {
+    const seen: unknown[] = [];
+    const vault = await startVault({
+      RetainToken: (call, callback) => {
+        seen.push(call.request);
+        if (call.request.token === 'tok.gone') callback(toGrpcError(new TesseraError('token_not_found')));
+        else callback(null, { ...record, token: call.request.token, provisional: false });
+      },
+    });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+    try {
+      await expect(api.retainToken({ merchantId: 'm', mode: 'live', token: 'tok.abc' }, { requestId: 'r' })).resolves.toMatchObject({
+        token: 'tok.abc',
+        provisional: false,
+      });
+      await expect(api.retainToken({ merchantId: 'm', mode: 'live', token: 'tok.gone' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'token_not_found',
+        status: 404,
+      });
+      expect(seen[0]).toEqual({ merchantId: 'm', mode: 'live', token: 'tok.abc' });
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
   it('sends the request id in metadata and the key mode in the request, and returns the vault’s answer', async () => {
     let seenRequestId: string | undefined;
     let seenMode: string | undefined;
@@ -170,6 +197,40 @@ describe('vault client adapter', () => {
         expect(answers[0]).toMatchObject({ status: 'fulfilled', value: { last4: '0001' } });
         expect(answers[1]).toMatchObject({ status: 'rejected', reason: { code: 'card_number_invalid', status: 400 } });
         expect(answers[2]).toMatchObject({ status: 'fulfilled', value: { last4: '0003' } });
+      } finally {
+        api.close();
+        await vault.stop();
+      }
+    });
+
+    it('sends provisional only when the caller asks for it, alone or in a batch', async () => {
+      const seen: Array<[string, boolean]> = [];
+      const vault = await startVault({
+        Tokenize: (call, callback) => {
+          seen.push([call.request.number, call.request.provisional]);
+          callback(null, { ...record, provisional: call.request.provisional });
+        },
+        TokenizeBatch: (call, callback) => {
+          call.request.items.forEach((item) => seen.push([item.request!.number, item.request!.provisional]));
+          callback(null, {
+            results: call.request.items.map((item) => ({ record: { ...record, provisional: item.request!.provisional } })),
+          });
+        },
+      });
+      const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+      try {
+        expect((await api.tokenize({ ...card('1'), provisional: true }, { requestId: 'a' })).provisional).toBe(true);
+        expect((await api.tokenize(card('2'), { requestId: 'b' })).provisional).toBe(false);
+        await Promise.all([
+          api.tokenize({ ...card('3'), provisional: true }, { requestId: 'c' }),
+          api.tokenize(card('4'), { requestId: 'd' }),
+        ]);
+        expect(seen).toEqual([
+          ['1', true],
+          ['2', false],
+          ['3', true],
+          ['4', false],
+        ]);
       } finally {
         api.close();
         await vault.stop();

@@ -28,12 +28,20 @@ export interface ReadyResult {
 }
 
 /**
+ * A card to tokenize. `provisional` (default false) is for browser tokenization only: the token
+ * then expires after the vault's BROWSER_TOKEN_TTL_SECONDS unless a secret key retains it.
+ */
+export type TokenizeInput = TokenizeRequest;
+
+/**
  * What the gateway needs from the vault. Failures reject with a TesseraError (a peer's own error,
  * or 503/504 when it is down or slow), so routes never see raw gRPC errors.
  */
 export interface VaultApi {
-  tokenize(request: TokenizeRequest, ctx: CallContext): Promise<TokenRecord__Output>;
+  tokenize(request: TokenizeInput, ctx: CallContext): Promise<TokenRecord__Output>;
   getToken(ref: TokenRef, ctx: CallContext): Promise<TokenRecord__Output>;
+  /** A provisional token becomes an ordinary one; idempotent. */
+  retainToken(ref: TokenRef, ctx: CallContext): Promise<TokenRecord__Output>;
   deleteToken(ref: TokenRef, ctx: CallContext): Promise<void>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
@@ -91,13 +99,14 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
     },
     failed: (err) => mapped(Promise.reject(err), client),
   });
-  return (request, ctx) => tokenize({ request, requestId: ctx.requestId });
+  return (request, ctx) => tokenize({ request: { ...request, provisional: request.provisional === true }, requestId: ctx.requestId });
 }
 
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
   return {
     tokenize: batchedTokenize(client, timeoutMs),
     getToken: (ref, ctx) => mapped(callUnary(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
+    retainToken: (ref, ctx) => mapped(callUnary(client, client.RetainToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
     deleteToken: async (ref, ctx) => {
       await mapped(callUnary(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId }), client);
     },

@@ -82,6 +82,16 @@ describe('findContentType', () => {
     );
     expect(findContentType([])).toBe('');
   });
+
+  it.each([[['content-type', 'Content-Type']], [['Content-Type', 'CONTENT-TYPE']], [['content-type', 'content-type']]])(
+    'refuses two Content-Type headers (%j) with parameter_invalid on pspHeaders: the vault would encode for one of them only',
+    (names) => {
+      const headers = [h(names[0]!, 'text/plain'), h('X', '1'), h(names[1]!, 'application/json')];
+      expect(() => findContentType(headers)).toThrow(
+        expect.objectContaining({ code: 'parameter_invalid', status: 400, param: 'pspHeaders' }),
+      );
+    },
+  );
 });
 
 describe('parsePspMethod', () => {

@@ -74,7 +74,18 @@ export function pairRawHeaders(raw: readonly (Buffer | string)[]): HeaderEntry[]
   return out;
 }
 
-/** The Content-Type among the caller's headers (names are case-insensitive), or "" if none. */
+/**
+ * The Content-Type among the caller's headers (names are case-insensitive), or "" if none. Two of
+ * them (`content-type` and `Content-Type`) are refused: the vault would encode the body for one
+ * while the PSP receives both and may read the other.
+ */
 export function findContentType(headers: readonly HeaderEntry[]): string {
-  return headers.find((h) => h.name.toLowerCase() === 'content-type')?.value ?? '';
+  const found = headers.filter((h) => h.name.toLowerCase() === 'content-type');
+  if (found.length > 1) {
+    throw new TesseraError('parameter_invalid', {
+      param: 'pspHeaders',
+      message: 'pspHeaders has more than one Content-Type header (header names are case-insensitive): send it once.',
+    });
+  }
+  return found[0]?.value ?? '';
 }

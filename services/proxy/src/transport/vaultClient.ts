@@ -33,12 +33,30 @@ export interface VaultPort {
 /** The most Render calls in one RenderBatch call. */
 export const MAX_RENDER_BATCH = 64;
 
+/**
+ * The vault takes holder names of up to 256 UTF-16 units, and escaping or percent-encoding makes
+ * one unit at most 9 bytes (U+FFFF as %EF%BF%BF); every other value is at most 19 digits.
+ */
+const MAX_FILLED_VALUE_BYTES = 256 * 9;
+
+/**
+ * The most bytes a template can render to, whatever card it is filled with. Batches are weighed
+ * by this, not by the template: a few small templates of `[CARD_HOLDER]` would otherwise render
+ * past the gRPC message limit together, and the whole batch (other merchants' renders, their
+ * CVVs already consumed) would fail. A template heavier than any batch renders in its own call.
+ */
+export function renderedSizeBound(template: string): number {
+  let placeholders = 0;
+  for (let at = template.indexOf('[CARD_'); at !== -1; at = template.indexOf('[CARD_', at + 1)) placeholders++;
+  return Buffer.byteLength(template) + placeholders * MAX_FILLED_VALUE_BYTES;
+}
+
 export function createVaultPort(address: string, timeoutMs: number, client: VaultClient = createVaultClient(address)): VaultPort {
   // Renders that arrive together go to the vault as one RenderBatch call (see createBatcher).
   const render = createBatcher<RenderBatchItem & { request: RenderInput }, Buffer>({
     maxBatch: MAX_RENDER_BATCH,
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
-    weigh: ({ request }) => Buffer.byteLength(request.template),
+    weigh: ({ request }) => renderedSizeBound(request.template),
     sendOne: async ({ request, requestId }) => {
       try {
         const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, request, {

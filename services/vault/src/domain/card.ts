@@ -13,6 +13,8 @@ export interface CardToTokenize {
   cvv: string;
   /** The creating key's mode as sent on the wire; checked (see checkCardToTokenize). */
   mode: string;
+  /** Made in a browser: kept for BROWSER_TOKEN_TTL_SECONDS only, unless retained. */
+  provisional?: boolean;
 }
 
 /** The merchant and key mode a call acts for; a token answers only to the pair that created it. */
@@ -30,6 +32,11 @@ export interface StoredCard {
    * written before tokens had a mode; the vault derives theirs from the card (tokenMode.ts).
    */
   mode?: KeyMode;
+  /**
+   * Present (true) only while a browser-made token has not been retained; `expiresAt` is then its
+   * provisional deadline. Both are bound into `sealed` (EnvelopeContext.provisionalUntil).
+   */
+  provisional?: true;
   last4: string;
   brand: Brand;
   expiryMonth: number;
@@ -120,10 +127,43 @@ export function retentionFor(
   return { expiresAt, cardTtlMs, cvvTtlMs };
 }
 
+/**
+ * A provisional (browser-made) token lives at most `browserTokenTtlSeconds`, card and CVV alike,
+ * unless the merchant's server retains it; never longer than an ordinary token of the same card.
+ */
+export function provisionalRetention(normal: Retention, browserTokenTtlSeconds: number, now: Date): Retention {
+  const cardTtlMs = Math.max(MIN_TTL_MS, Math.min(browserTokenTtlSeconds * 1000, normal.cardTtlMs));
+  return { expiresAt: new Date(now.getTime() + cardTtlMs), cardTtlMs, cvvTtlMs: Math.min(normal.cvvTtlMs, cardTtlMs) };
+}
+
+/**
+ * When a provisional token is retained, the card is kept as if it had been an ordinary token from
+ * the start (expiry + grace, counted from now), and the CVV for what is left of its own
+ * CVV_TTL_SECONDS since the token was made: retaining never gives a CVV a longer life. A cvvTtlMs
+ * of 0 means the CVV has already expired and is left alone.
+ */
+export function retentionOnRetain(
+  card: Pick<StoredCard, 'expiryMonth' | 'expiryYear' | 'createdAt'>,
+  opts: { cardGraceDays: number; cvvTtlSeconds: number; now: Date },
+): Retention {
+  const normal = retentionFor(card.expiryMonth, card.expiryYear, opts);
+  const cvvLeftMs = Date.parse(card.createdAt) + opts.cvvTtlSeconds * 1000 - opts.now.getTime();
+  const cvvTtlMs = Number.isFinite(cvvLeftMs) ? Math.max(0, Math.min(cvvLeftMs, normal.cardTtlMs)) : 0;
+  return { ...normal, cvvTtlMs };
+}
+
+/** A provisional token past its deadline is gone, even if its store record outlived it. */
+export function isPastProvisionalDeadline(card: Pick<StoredCard, 'provisional' | 'expiresAt'>, now: Date): boolean {
+  if (card.provisional !== true) return false;
+  const deadline = Date.parse(card.expiresAt);
+  return !Number.isFinite(deadline) || now.getTime() >= deadline;
+}
+
 export function describeCard(card: CardToTokenize, mode: KeyMode, sealed: Envelope, expiresAt: Date, now: Date): StoredCard {
   return {
     merchantId: card.merchantId,
     mode,
+    ...(card.provisional === true ? { provisional: true as const } : {}),
     last4: card.number.slice(-4),
     brand: detectBrand(card.number),
     expiryMonth: card.expiryMonth,
@@ -146,5 +186,6 @@ export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable:
     expiresAt: card.expiresAt,
     cvvAvailable,
     holderNameAvailable: card.holderNameAvailable,
+    provisional: card.provisional === true,
   };
 }

@@ -88,6 +88,23 @@ describe('AES-256-GCM envelope', () => {
     expectOpenFails(ring, { ...ctx, mode: 'test' }, withoutMode);
   });
 
+  it('binds a provisional record to its deadline: it opens neither as an ordinary record nor under another deadline', () => {
+    const provisional: EnvelopeContext = { ...ctx, provisionalUntil: '2030-01-01T01:00:00.000Z' };
+    const envelope = sealRecord(ring, provisional, secret);
+    expect(openRecord(ring, provisional, envelope).equals(secret)).toBe(true);
+    expectOpenFails(ring, ctx, envelope);
+    expectOpenFails(ring, { ...provisional, provisionalUntil: '2099-01-01T01:00:00.000Z' }, envelope);
+    expectOpenFails(ring, { ...provisional, mode: 'test' }, envelope);
+    // And an ordinary record cannot be passed off as a provisional one either.
+    expectOpenFails(ring, provisional, sealRecord(ring, ctx, secret));
+    // Retaining re-seals it as an ordinary record, after authenticating it.
+    const retained = rebindRecord(ring, provisional, ctx, envelope);
+    expect(openRecord(ring, ctx, retained).equals(secret)).toBe(true);
+    expect(() => rebindRecord(ring, { ...provisional, provisionalUntil: '2099-01-01T01:00:00.000Z' }, ctx, envelope)).toThrow(
+      EnvelopeOpenError,
+    );
+  });
+
   it('fails when the stored key id is changed to another key of the ring', () => {
     const twoKeys = keyRingOf(keyRingEntry('k1'), keyRingEntry('k2'));
     const envelope = sealRecord(twoKeys, ctx, secret);

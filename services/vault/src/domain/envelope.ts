@@ -42,6 +42,13 @@ export interface EnvelopeContext {
    * a mode: they were sealed without one, and the vault derives their mode from the card.
    */
   mode: KeyMode | null;
+  /**
+   * Set only on the card record of a provisional (browser-made) token: its deadline, RFC 3339.
+   * Bound in so that neither the flag nor the deadline can be edited in the store: a record
+   * stripped of them, or given a later deadline, no longer opens. Retaining the token re-seals
+   * the card without it (rebindRecord).
+   */
+  provisionalUntil?: string | undefined;
 }
 
 const IV_BYTES = 12;
@@ -60,12 +67,18 @@ export function isWrapped(envelope: Envelope): envelope is WrappedEnvelope {
  */
 function directAad(ctx: EnvelopeContext, keyId: string): Buffer {
   // Format 1 predates modes: such a record can only be opened as a record without one.
-  if (ctx.mode !== null) throw new EnvelopeOpenError('malformed');
+  if (ctx.mode !== null || ctx.provisionalUntil !== undefined) throw new EnvelopeOpenError('malformed');
   return Buffer.from(`tessera.v1|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
 }
 
 /** The wrapped data key is bound to its record and to the KEK that wrapped it. */
 function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
+  if (ctx.provisionalUntil !== undefined) {
+    return Buffer.from(
+      `tessera.v3p.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`,
+      'utf8',
+    );
+  }
   if (ctx.mode === null) return Buffer.from(`tessera.v2.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}`, 'utf8');
   return Buffer.from(`tessera.v3.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}|${ctx.mode}`, 'utf8');
 }
@@ -76,8 +89,20 @@ function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
  * mode is bound in both layers, so neither a data key nor a ciphertext crosses between modes.
  */
 function dataAad(ctx: EnvelopeContext): Buffer {
+  if (ctx.provisionalUntil !== undefined) {
+    return Buffer.from(`tessera.v3p.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`, 'utf8');
+  }
   if (ctx.mode === null) return Buffer.from(`tessera.v2.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}`, 'utf8');
   return Buffer.from(`tessera.v3.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}|${ctx.mode}`, 'utf8');
+}
+
+/**
+ * Provisional records exist only since tokens have a mode, and their deadline is a timestamp
+ * (no '|'), so the v3p encodings stay unambiguous read from the right like the others.
+ */
+function modeOf(ctx: EnvelopeContext): KeyMode {
+  if (ctx.mode === null || ctx.provisionalUntil?.includes('|')) throw new EnvelopeOpenError('malformed');
+  return ctx.mode;
 }
 
 interface Sealed {

@@ -6,7 +6,7 @@ const values: CardValues = { number: '4242424242424242', expiryMonth: 3, expiryY
 describe('previewPspBody', () => {
   it('fills every placeholder with a masked value and never with the PAN, CVV or holder name', () => {
     const template = 'n=[CARD_NUMBER] m=[CARD_EXPIRY_MONTH] y=[CARD_EXPIRY_YEAR] c=[CARD_CVV] h=[CARD_HOLDER]';
-    const preview = previewPspBody(template, values, 'text/plain');
+    const preview = previewPspBody(template, values, 'application/json');
     expect(preview.body).toBe('n=424242******4242 m=03 y=2031 c=*** h=A*** L***');
     expect(preview.body).not.toContain('4242424242424242');
     expect(preview.body).not.toContain('123');
@@ -23,7 +23,11 @@ describe('previewPspBody', () => {
   });
 
   it('lists a CVV that is gone and a holder name never given as unfillable, with the error a render would raise', () => {
-    const preview = previewPspBody('[CARD_CVV]/[CARD_HOLDER]/[CARD_CVV]', { ...values, cvv: undefined, holderName: '' }, 'text/plain');
+    const preview = previewPspBody(
+      '[CARD_CVV]/[CARD_HOLDER]/[CARD_CVV]',
+      { ...values, cvv: undefined, holderName: '' },
+      'application/json',
+    );
     expect(preview.unfillable).toEqual([
       { placeholder: '[CARD_CVV]', code: 'cvv_unavailable' },
       { placeholder: '[CARD_HOLDER]', code: 'holder_name_unavailable' },
@@ -37,6 +41,16 @@ describe('previewPspBody', () => {
     expect(JSON.parse(json.body)).toEqual({ name: '"*** S***' });
     const form = previewPspBody('name=[CARD_HOLDER]', values, 'application/x-www-form-urlencoded');
     expect(form.body).toBe('name=A***+L***');
+  });
+
+  it('lists [CARD_HOLDER] in a body of unknown type (multipart) as unfillable with placeholder_not_encodable, like a render', () => {
+    const preview = previewPspBody('--x\r\n\r\n[CARD_HOLDER] [CARD_NUMBER]', values, 'multipart/form-data; boundary=x');
+    expect(preview.unfillable).toEqual([{ placeholder: '[CARD_HOLDER]', code: 'placeholder_not_encodable' }]);
+    expect(preview.body).toBe('--x\r\n\r\n[CARD_HOLDER] 424242******4242');
+  });
+
+  it('XML-escapes masked values for an XML body', () => {
+    expect(previewPspBody('<n>[CARD_HOLDER]</n>', { ...values, holderName: '<Q> Smith' }, 'text/xml').body).toBe('<n>&lt;*** S***</n>');
   });
 });
 

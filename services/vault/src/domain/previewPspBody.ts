@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@tessera/common';
-import { encode, encodingForContentType, PLACEHOLDERS, type CardValues, type Placeholder } from './renderPspBody';
+import { encode, encodingForContentType, PLACEHOLDERS, type BodyEncoding, type CardValues, type Placeholder } from './renderPspBody';
 
 /**
  * Anything that looks like a placeholder: upper-case letters, digits and underscores in square
@@ -37,7 +37,7 @@ export function maskHolderName(name: string): string {
     .join(' ');
 }
 
-function maskedValue(placeholder: Placeholder, values: CardValues): string | { unavailable: ErrorCode } {
+function maskedValue(placeholder: Placeholder, values: CardValues, encoding: BodyEncoding): string | { unavailable: ErrorCode } {
   switch (placeholder) {
     case 'CARD_NUMBER':
       return maskPan(values.number);
@@ -49,6 +49,8 @@ function maskedValue(placeholder: Placeholder, values: CardValues): string | { u
       // Same rule as renderPspBody: a missing or expired CVV cannot be filled.
       return values.cvv === undefined || values.cvv === '' ? { unavailable: 'cvv_unavailable' } : '***';
     case 'CARD_HOLDER':
+      // Same rule and order as renderPspBody: free text only where it can be escaped.
+      if (encoding === 'raw') return { unavailable: 'placeholder_not_encodable' };
       return values.holderName === undefined || values.holderName === ''
         ? { unavailable: 'holder_name_unavailable' }
         : maskHolderName(values.holderName);
@@ -76,7 +78,7 @@ export function previewPspBody(template: string, values: CardValues, contentType
       unknown.add(match);
       return match;
     }
-    const value = maskedValue(name, values);
+    const value = maskedValue(name, values, encoding);
     if (typeof value !== 'string') {
       unfillable.set(match, value.unavailable);
       return match;

@@ -35,6 +35,13 @@ export interface CardStore {
    */
   takeCvv(token: string): Promise<StoredCvv | null>;
   hasCvv(token: string): Promise<boolean>;
+  /**
+   * Retains a provisional token, in one atomic step: replaces the card record with `next` and the
+   * TTL `cardTtlMs` only if it still equals `expected`, and gives its CVV, if still there, the TTL
+   * `cvvTtlMs` (0: leave the CVV alone). False when the card was changed, deleted or expired
+   * meanwhile; the caller reads it again.
+   */
+  retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean>;
   /** Removes the card and its CVV; true when the card existed. */
   delete(token: string): Promise<boolean>;
   ping(): Promise<StoreHealth>;

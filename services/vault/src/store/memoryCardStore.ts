@@ -61,6 +61,15 @@ export class MemoryCardStore implements CardStore {
     return this.read(cvvKey(token)) !== undefined;
   }
 
+  async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+    if (this.read(cardKey(token)) !== expected) return false;
+    const now = this.now();
+    this.items.set(cardKey(token), { value: serializeCard(next), expiresAtMs: now + ttl.cardTtlMs });
+    const cvv = this.read(cvvKey(token));
+    if (ttl.cvvTtlMs > 0 && cvv !== undefined) this.items.set(cvvKey(token), { value: cvv, expiresAtMs: now + ttl.cvvTtlMs });
+    return true;
+  }
+
   async delete(token: string): Promise<boolean> {
     const existed = this.read(cardKey(token)) !== undefined;
     this.items.delete(cardKey(token));

@@ -41,7 +41,10 @@ const cardFields = {
 };
 
 const storedCardSchema = z.union([
-  z.object({ v: z.literal(RECORD_VERSION), mode, ...cardFields }),
+  // `provisional` (browser-made, not yet retained) exists only on version 3: older records never
+  // had it, so one found on them is dropped like a mode. An older vault drops it too; the record
+  // then fails to open there (it is sealed with its deadline), never outliving it.
+  z.object({ v: z.literal(RECORD_VERSION), mode, provisional: z.literal(true).optional(), ...cardFields }),
   z.object({ v: olderVersion, ...cardFields }),
 ]);
 

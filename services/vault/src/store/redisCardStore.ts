@@ -85,6 +85,20 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+/**
+ * Retain: the card is replaced (with its new TTL) only if unchanged, and the CVV, if still there,
+ * gets its own TTL, in one step. Both keys share the {token} hash tag, so this is single-slot.
+ */
+const RETAIN_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if tonumber(ARGV[4]) > 0 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+return 1`;
+
 /** How long a successful check of the AOF settings is trusted before it is repeated. */
 const AOF_RECHECK_MS = 30_000;
 
@@ -263,6 +277,40 @@ export class RedisCardStore implements CardStore {
 
   async hasCvv(token: string): Promise<boolean> {
     return (await this.run(() => this.redis.exists(cvvKey(token)))) > 0;
+  }
+
+  /**
+   * The script, then (replica:N) WAIT in the same pipeline, as for save: a retained token must not
+   * fall back to a provisional one with a failover. When the acknowledgement falls short the call
+   * fails (the caller may retry: retaining is idempotent).
+   */
+  async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+    return this.run(async () => {
+      if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+      const commands: Array<Array<string | number>> = [
+        [
+          'eval',
+          RETAIN_IF_UNCHANGED,
+          2,
+          cardKey(token),
+          cvvKey(token),
+          expected,
+          serializeCard(next),
+          Math.ceil(ttl.cardTtlMs),
+          Math.ceil(ttl.cvvTtlMs),
+        ],
+      ];
+      if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
+      const results = await this.redis.pipeline(commands).exec();
+      if (results === null) throw new Error('redis pipeline was aborted');
+      for (const [err] of results) if (err) throw err;
+      const replaced = results[0]?.[1] === 1;
+      if (replaced && this.writeAck.kind === 'replicas') {
+        const acked = Number(results[1]?.[1]);
+        if (!(acked >= this.writeAck.replicas)) throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
+      }
+      return replaced;
+    });
   }
 
   async delete(token: string): Promise<boolean> {

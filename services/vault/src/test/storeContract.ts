@@ -116,6 +116,35 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(JSON.parse((await store.readRaw('card', legacy)) as string)).toMatchObject({ v: 2 });
     });
 
+    it('retains a card only while it is unchanged: the card and its CVV get their new TTLs in the same step', async () => {
+      const [withCvv, cvvLeftAlone, withoutCvv] = [token(), token(), token()];
+      const provisional = aStoredCard({ mode: 'test', provisional: true, expiresAt: '2025-01-01T00:00:01.000Z' });
+      const retained = aStoredCard({ mode: 'test' });
+      for (const t of [withCvv, cvvLeftAlone]) {
+        await store.save({ token: t, card: provisional, cardTtlMs: 400, cvv: { record: aStoredCvv(), ttlMs: 400 } });
+      }
+      await store.save({ token: withoutCvv, card: provisional, cardTtlMs: 400 });
+      expect(await store.getCard(withCvv)).toEqual(provisional);
+      const raws = await Promise.all([withCvv, cvvLeftAlone, withoutCvv].map(async (t) => (await store.readRaw('card', t)) as string));
+      const [rawWithCvv, rawCvvLeftAlone, rawWithoutCvv] = raws as [string, string, string];
+      const ttl = { cardTtlMs: 60_000, cvvTtlMs: 60_000 };
+
+      expect(await store.retainCard(withCvv, 'not what is stored', retained, ttl)).toBe(false);
+      expect(await store.getCard(withCvv)).toEqual(provisional);
+      expect(await store.retainCard(withCvv, rawWithCvv, retained, ttl)).toBe(true);
+      expect(await store.retainCard(withCvv, rawWithCvv, retained, ttl)).toBe(false);
+      expect(await store.retainCard(cvvLeftAlone, rawCvvLeftAlone, retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(true);
+      expect(await store.retainCard(withoutCvv, rawWithoutCvv, retained, ttl)).toBe(true);
+      expect(await store.retainCard(token(), rawWithCvv, retained, ttl)).toBe(false);
+
+      // Past the provisional TTLs: the retained cards stay, and only the CVV given a new TTL with them.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      for (const t of [withCvv, cvvLeftAlone, withoutCvv]) expect(await store.getCard(t)).toEqual(retained);
+      expect(await store.hasCvv(withCvv)).toBe(true);
+      expect(await store.hasCvv(cvvLeftAlone)).toBe(false);
+      expect(await store.hasCvv(withoutCvv)).toBe(false);
+    });
+
     it('answers null for unknown tokens', async () => {
       expect(await store.getCard(token())).toBeNull();
       expect(await store.delete(token())).toBe(false);

@@ -55,6 +55,7 @@ function cardOf(req: TokenizeRequest | null): CardToTokenize {
     expiryMonth: req.expiryMonth,
     expiryYear: req.expiryYear,
     cvv: req.cvv,
+    provisional: req.provisional,
   };
 }
 
@@ -103,6 +104,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
       await vault.deleteToken(ownerOf(req), req.token);
       return {};
     }),
+    RetainToken: unaryRpc('RetainToken', logger, (req) => vault.retainToken(ownerOf(req), req.token)),
     Render: unaryRpc('Render', logger, async (req) => ({
       body: await vault.render(ownerOf(req), req.token, req.template, req.contentType),
     })),

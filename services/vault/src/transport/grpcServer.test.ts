@@ -213,6 +213,36 @@ describe('the vault gRPC server (memory store)', () => {
     expect(JSON.parse(results[2]!.errorJson!)).toMatchObject({ code: 'cvv_unavailable' });
   });
 
+  it("fails an item that would render too large on its own: the batch's other items get their bodies and CVVs", async () => {
+    const wide = await rpc.tokenize({ ...CARD_WITHOUT_CVV, holderName: '\uffff'.repeat(200), cvv: '321' });
+    const others = await Promise.all([1, 2, 3].map(() => rpc.tokenize({ ...CARD_WITHOUT_CVV, cvv: '046' })));
+    const form = 'application/x-www-form-urlencoded';
+    const { results } = await rpc.renderBatch([
+      ...others.slice(0, 2).map(({ token }, i) => ({
+        requestId: `req-o${i}`,
+        request: { merchantId: 'merchant_a', mode: 'test', token, template: 'cvc=[CARD_CVV]', contentType: form },
+      })),
+      {
+        requestId: 'req-huge',
+        request: {
+          merchantId: 'merchant_a',
+          mode: 'test',
+          token: wide.token,
+          template: `cvc=[CARD_CVV]&name=${'[CARD_HOLDER]'.repeat(75_000)}`,
+          contentType: form,
+        },
+      },
+      {
+        requestId: 'req-o2',
+        request: { merchantId: 'merchant_a', mode: 'test', token: others[2]!.token, template: 'cvc=[CARD_CVV]', contentType: form },
+      },
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual(['body', 'body', 'errorJson', 'body']);
+    expect(JSON.parse(results[2]!.errorJson!)).toMatchObject({ code: 'rendered_body_too_large', param: 'pspBody' });
+    for (const i of [0, 1, 3]) expect(Buffer.from(results[i]!.body!).toString('utf8')).toBe('cvc=046');
+    expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: wide.token })).cvvAvailable).toBe(true);
+  });
+
   it('carries 422 errors for placeholders whose data is missing', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     const err = await failure(
@@ -232,7 +262,13 @@ describe('the vault gRPC server (memory store)', () => {
       'req-log-1',
     );
     await rpc.render(
-      { merchantId: 'merchant_a', mode: 'test', token, template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]', contentType: 'text/plain' },
+      {
+        merchantId: 'merchant_a',
+        mode: 'test',
+        token,
+        template: '[CARD_NUMBER] [CARD_CVV] [CARD_HOLDER]',
+        contentType: 'application/json',
+      },
       'req-log-2',
     );
     await failure(rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }, 'req-log-3'));

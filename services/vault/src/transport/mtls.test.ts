@@ -94,6 +94,8 @@ async function statusOf(promise: Promise<unknown>): Promise<grpc.status | 'ok'> 
 const tokenize = (c: VaultClient) => callUnary<TokenizeRequest, TokenRecord__Output>(c, c.tokenize, card, { timeoutMs: 3000 });
 const getToken = (c: VaultClient, token: string) =>
   callUnary<TokenRef, TokenRecord__Output>(c, c.getToken, { merchantId: 'merchant_a', mode: 'test', token }, { timeoutMs: 3000 });
+const retainToken = (c: VaultClient, token: string) =>
+  callUnary<TokenRef, TokenRecord__Output>(c, c.retainToken, { merchantId: 'merchant_a', mode: 'test', token }, { timeoutMs: 3000 });
 const render = (c: VaultClient, token: string) =>
   callUnary<RenderRequest, { body: Buffer }>(
     c,
@@ -108,6 +110,7 @@ describe('vault gRPC over mutual TLS', () => {
     const proxy = serviceClient(material(dir, 'proxy'));
     const created = await tokenize(gateway);
     expect((await getToken(gateway, created.token)).last4).toBe('4242');
+    expect((await retainToken(gateway, created.token)).provisional).toBe(false);
     expect(Buffer.from((await render(proxy, created.token)).body).toString()).toBe('4242424242424242');
   });
 
@@ -118,6 +121,7 @@ describe('vault gRPC over mutual TLS', () => {
     expect(await statusOf(render(gateway, token))).toBe(grpc.status.PERMISSION_DENIED);
     expect(await statusOf(tokenize(proxy))).toBe(grpc.status.PERMISSION_DENIED);
     expect(await statusOf(getToken(proxy, token))).toBe(grpc.status.PERMISSION_DENIED);
+    expect(await statusOf(retainToken(proxy, token))).toBe(grpc.status.PERMISSION_DENIED);
   });
 
   it('refuses a certificate from its own CA whose SAN names no allowed service', async () => {

@@ -1,23 +1,29 @@
 import * as grpc from '@grpc/grpc-js';
 import {
-  createHealthHandlers,
+  createHealthService,
   healthService,
   restrictCallers,
-  SERVER_OPTIONS,
   serverCredentials,
+  serverOptions,
   vaultService,
+  VAULT_SERVICE_NAME,
   type HealthCheckHandlers,
+  type HealthService,
+  type HealthServiceOptions,
+  type ServerTuning,
   type TlsMaterial,
   type VaultHandlers,
 } from '@tessera/protos';
 
-/** The name grpc.health.v1 Check knows besides "" (the whole server). */
-export const VAULT_SERVICE_NAME = 'tessera.vault.v1.Vault';
+/** The name grpc.health.v1 knows besides "" (the whole server), and the one the clients watch. */
+export { VAULT_SERVICE_NAME };
 
 export interface RunningServer {
   server: grpc.Server;
   /** The bound port (useful when listening on port 0). */
   port: number;
+  /** grpc.health.v1; shut it down before the server, so open Watch streams end and clients move away. */
+  health: HealthService;
 }
 
 export interface VaultServerTls {
@@ -29,7 +35,8 @@ export interface VaultServerTls {
 
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
- * can have card data rendered, both may ask for readiness.
+ * can have card data rendered, both may ask for readiness. Retaining a browser-made token is token
+ * management: the gateway's, on a secret key's request.
  */
 export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
   return {
@@ -37,6 +44,7 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     TokenizeBatch: [tls.gatewayName],
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
+    RetainToken: [tls.gatewayName],
     Render: [tls.proxyName],
     RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
@@ -44,31 +52,43 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
   };
 }
 
-/** grpc.health.v1: both callers may ask (it reveals only SERVING or NOT_SERVING). */
+/** grpc.health.v1: both callers may ask and watch (it reveals only SERVING or NOT_SERVING). */
 export function vaultHealthCallerPolicy(
   tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>,
 ): Record<keyof HealthCheckHandlers & string, string[]> {
-  return { Check: [tls.gatewayName, tls.proxyName] };
+  return { Check: [tls.gatewayName, tls.proxyName], Watch: [tls.gatewayName, tls.proxyName] };
+}
+
+export interface VaultServerOptions {
+  /** Keepalive and connection age (GRPC_* in config); the defaults otherwise. */
+  tuning?: ServerTuning;
+  health?: HealthServiceOptions;
 }
 
 /**
  * With `tls`: mTLS with client certificates required and every RPC authorized by caller SAN. Without: plaintext.
- * `isReady` backs grpc.health.v1 Check (the same answer as Ready); absent, Check says SERVING while the server runs.
+ * `isReady` backs grpc.health.v1 Check and Watch (the same answer as Ready); absent, they say SERVING while the
+ * server runs. Clients balance over the replicas whose Watch says SERVING, so a vault that cannot reach its store
+ * stops getting calls.
  */
 export function startVaultServer(
   address: string,
   handlers: VaultHandlers,
   tls?: VaultServerTls,
   isReady: () => Promise<boolean> = async () => true,
+  options: VaultServerOptions = {},
 ): Promise<RunningServer> {
-  const server = new grpc.Server(SERVER_OPTIONS);
+  const server = new grpc.Server(serverOptions(options.tuning));
   server.addService(vaultService, tls === undefined ? handlers : restrictCallers(handlers, vaultCallerPolicy(tls), true));
-  const health = createHealthHandlers([VAULT_SERVICE_NAME], isReady);
-  server.addService(healthService, tls === undefined ? health : restrictCallers(health, vaultHealthCallerPolicy(tls), true));
+  const health = createHealthService([VAULT_SERVICE_NAME], isReady, options.health);
+  server.addService(
+    healthService,
+    tls === undefined ? health.handlers : restrictCallers(health.handlers, vaultHealthCallerPolicy(tls), true),
+  );
   return new Promise((resolve, reject) => {
     server.bindAsync(address, serverCredentials(tls?.material), (err, port) => {
       if (err) reject(err);
-      else resolve({ server, port });
+      else resolve({ server, port, health });
     });
   });
 }

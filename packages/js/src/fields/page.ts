@@ -1,0 +1,285 @@
+/**
+ * The card fields: runs inside the iframe served from the fields origin, the only place card data
+ * is typed. The merchant's page cannot read this document (another origin); it talks to it through
+ * a MessageChannel set up by a checked handshake, and gets events and the token, never the digits.
+ */
+import {
+  isNonce,
+  isOrigin,
+  parseCommand,
+  parseConnect,
+  PROTOCOL_VERSION,
+  type ChangeEventPayload,
+  type FieldErrorCode,
+  type FieldName,
+  type FieldsEvent,
+  type HelloMessage,
+  type TokenizeError,
+} from '../shared/protocol';
+import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
+import {
+  changePayload,
+  checkAll,
+  digitsOf,
+  ERROR_MESSAGES,
+  formatCardNumber,
+  formatExpiry,
+  type FieldChecks,
+  type FieldValues,
+} from './cardState';
+
+const BRAND_LABELS: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  discover: 'Discover',
+  diners: 'Diners Club',
+  jcb: 'JCB',
+  unionpay: 'UnionPay',
+  maestro: 'Maestro',
+  unknown: '',
+};
+
+const CARD_FIELDS = ['number', 'expiry', 'cvc'] as const;
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`card fields: #${id} is missing`);
+  return el as T;
+}
+
+function hashParams(): URLSearchParams {
+  return new URLSearchParams(location.hash.slice(1));
+}
+
+/**
+ * The parent page's origin. Where the browser tells us (`location.ancestorOrigins`, Chromium and
+ * Safari) that is the answer, and what tessera.js claimed in the fragment must agree; elsewhere
+ * the claim is used, and the handshake then only succeeds if the parent really has that origin
+ * (event.origin is set by the browser). frame-ancestors has already limited who the parent can be.
+ */
+function parentOriginOf(): string | undefined {
+  const claimed = hashParams().get('origin') ?? undefined;
+  const ancestors = (location as Location & { ancestorOrigins?: DOMStringList }).ancestorOrigins;
+  const reported = ancestors && ancestors.length > 0 ? ancestors[0] : undefined;
+  if (reported !== undefined && claimed !== undefined && reported !== claimed) return undefined;
+  const origin = reported ?? claimed;
+  return isOrigin(origin) ? origin : undefined;
+}
+
+function start(): void {
+  const form = byId<HTMLFormElement>('card-form');
+  const apiOrigin = form.dataset.apiOrigin ?? '';
+  const key = new URLSearchParams(location.search).get('key') ?? '';
+  const nonce = hashParams().get('nonce');
+  const parentOrigin = parentOriginOf();
+  // Opened on its own, or with a parent we cannot name: there is nobody to hand a token to.
+  if (window.parent === window || parentOrigin === undefined || !isNonce(nonce)) {
+    form.hidden = true;
+    byId('standalone').hidden = false;
+    return;
+  }
+
+  const inputs: Record<FieldName, HTMLInputElement> = {
+    number: byId('cc-number'),
+    expiry: byId('cc-exp'),
+    cvc: byId('cc-csc'),
+    name: byId('cc-name'),
+  };
+  const errorOf: Record<FieldName, HTMLElement> = {
+    number: byId('cc-number-error'),
+    expiry: byId('cc-exp-error'),
+    cvc: byId('cc-csc-error'),
+    name: byId('cc-name-error'),
+  };
+  const brandLabel = byId('cc-brand');
+  let style: FieldsStyle = {};
+  let port: MessagePort | undefined;
+  let lastChange = '';
+  let tokenizing = false;
+  /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
+  const shown = new Set<FieldName>();
+
+  const values = (): FieldValues => ({
+    number: inputs.number.value,
+    expiry: inputs.expiry.value,
+    cvc: inputs.cvc.value,
+    name: inputs.name.value,
+  });
+  const send = (event: FieldsEvent): void => port?.postMessage(event);
+
+  function render(checks: FieldChecks): void {
+    brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
+    for (const field of CARD_FIELDS) {
+      const check = checks[field];
+      if (check.error === undefined) shown.delete(field);
+      const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
+      const input = inputs[field];
+      input.setAttribute('aria-invalid', error === undefined ? 'false' : 'true');
+      const message = error === undefined ? '' : ERROR_MESSAGES[error];
+      if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
+      applyStyle(input, { focus: document.activeElement === input, invalid: error !== undefined, complete: check.complete });
+    }
+    applyStyle(inputs.name, { focus: document.activeElement === inputs.name, invalid: false, complete: inputs.name.value.trim() !== '' });
+    inputs.cvc.maxLength = 4;
+  }
+
+  function applyStyle(input: HTMLInputElement, states: { focus: boolean; invalid: boolean; complete: boolean }): void {
+    const declarations = styleFor(style, states);
+    for (const property of STYLE_PROPERTIES) {
+      const value = declarations[property];
+      if (value === undefined) input.style.removeProperty(cssPropertyName(property));
+      else input.style.setProperty(cssPropertyName(property), value);
+    }
+  }
+
+  function update(): ChangeEventPayload {
+    const current = values();
+    const checks = checkAll(current);
+    render(checks);
+    const payload = changePayload(checks, current, shown);
+    const serialized = JSON.stringify(payload);
+    if (serialized !== lastChange) {
+      lastChange = serialized;
+      send({ type: 'change', ...payload });
+    }
+    return payload;
+  }
+
+  /** Reformats while keeping the caret after the same number of digits. */
+  function reformat(input: HTMLInputElement, format: (raw: string) => string): void {
+    const caret = input.selectionStart ?? input.value.length;
+    const digitsBefore = digitsOf(input.value.slice(0, caret)).length;
+    const formatted = format(input.value);
+    if (formatted === input.value) return;
+    input.value = formatted;
+    let position = 0;
+    for (let seen = 0; position < formatted.length && seen < digitsBefore; position++) if (/\d/.test(formatted[position] ?? '')) seen++;
+    input.setSelectionRange(position, position);
+  }
+
+  inputs.number.addEventListener('input', () => reformat(inputs.number, formatCardNumber));
+  inputs.expiry.addEventListener('input', () => reformat(inputs.expiry, formatExpiry));
+  inputs.cvc.addEventListener('input', () => {
+    const digits = digitsOf(inputs.cvc.value).slice(0, 4);
+    if (digits !== inputs.cvc.value) inputs.cvc.value = digits;
+  });
+  for (const field of Object.keys(inputs) as FieldName[]) {
+    const input = inputs[field];
+    input.addEventListener('input', () => update());
+    input.addEventListener('focus', () => {
+      send({ type: 'focus', field });
+      update();
+    });
+    input.addEventListener('blur', () => {
+      if (field !== 'name') {
+        if (input.value === '') shown.delete(field);
+        else shown.add(field);
+      }
+      send({ type: 'blur', field });
+      update();
+    });
+  }
+  // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
+  form.addEventListener('submit', (event) => event.preventDefault());
+
+  async function tokenize(id: number): Promise<void> {
+    const fail = (error: TokenizeError): void => send({ type: 'tokenize_failed', id, error });
+    if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
+    const current = values();
+    const checks = checkAll(current);
+    for (const field of CARD_FIELDS) shown.add(field);
+    update();
+    const firstError = CARD_FIELDS.map((f) => checks[f].error).find((e) => e !== undefined);
+    if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
+    const expiry = checks.expiry;
+    if (expiry.value === undefined) return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
+    const name = current.name.trim();
+    tokenizing = true;
+    try {
+      const response = await fetch(`${apiOrigin}/v1/browser/tokens`, {
+        method: 'POST',
+        mode: 'cors',
+        credentials: 'omit',
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': key,
+          // The server checks it against the key's allowed origins (see docs/browser.md).
+          'x-tessera-parent-origin': parentOrigin as string,
+        },
+        body: JSON.stringify({
+          number: digitsOf(current.number),
+          expiryMonth: expiry.value.month,
+          expiryYear: expiry.value.year,
+          cvv: digitsOf(current.cvc),
+          ...(name === '' ? {} : { holderName: name }),
+        }),
+      });
+      const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+      if (response.status === 201 && body !== undefined) {
+        send({
+          type: 'tokenized',
+          id,
+          result: {
+            token: String(body.token),
+            card: {
+              brand: checks.brand,
+              last4: String(body.last4),
+              expiryMonth: Number(body.expiryMonth),
+              expiryYear: Number(body.expiryYear),
+            },
+          },
+        });
+        return;
+      }
+      const error = (body?.error ?? {}) as { code?: unknown; message?: unknown };
+      fail({
+        code: typeof error.code === 'string' ? error.code : 'api_error',
+        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${response.status}).`,
+      });
+    } catch {
+      fail({ code: 'network_error', message: 'The card could not be sent. Check the connection and try again.' });
+    } finally {
+      tokenizing = false;
+    }
+  }
+
+  function onCommand(event: MessageEvent): void {
+    const command = parseCommand(event.data);
+    if (command === undefined) return;
+    if (command.type === 'tokenize') void tokenize(command.id);
+    else if (command.type === 'focus') inputs.number.focus();
+    else {
+      for (const input of Object.values(inputs)) input.value = '';
+      shown.clear();
+      update();
+    }
+  }
+
+  function onConnect(event: MessageEvent): void {
+    // Only the window that framed us, speaking from the origin we named, with our nonce.
+    if (event.source !== window.parent || event.origin !== parentOrigin) return;
+    const connect = parseConnect(event.data);
+    const channel = event.ports[0];
+    if (connect === undefined || connect.nonce !== nonce || channel === undefined || event.ports.length !== 1) return;
+    window.removeEventListener('message', onConnect);
+    style = connect.style;
+    byId('name-row').hidden = !connect.holderName;
+    port = channel;
+    port.onmessage = onCommand;
+    send({ type: 'ready' });
+    update();
+    const resized = (): void => send({ type: 'resize', height: Math.max(1, Math.ceil(form.getBoundingClientRect().height)) });
+    if (typeof ResizeObserver === 'function') new ResizeObserver(resized).observe(form);
+    resized();
+  }
+
+  window.addEventListener('message', onConnect);
+  const hello: HelloMessage = { type: 'tessera:hello', v: PROTOCOL_VERSION, nonce };
+  window.parent.postMessage(hello, parentOrigin);
+  update();
+}
+
+start();

@@ -1,0 +1,251 @@
+/**
+ * tessera.js: runs on the merchant's page. It frames the card fields (served from the fields
+ * origin), talks to them over a private MessageChannel, and gives the page events and a token.
+ * It never sees a card number or CVC: those stay inside the iframe, which the page cannot read.
+ */
+import {
+  isOrigin,
+  parseEvent,
+  parseHello,
+  PROTOCOL_VERSION,
+  type ChangeEventPayload,
+  type ConnectMessage,
+  type FieldName,
+  type FieldsCommand,
+  type TokenizeResult,
+} from '../shared/protocol';
+import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
+
+const PUBLISHABLE_KEY = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
+const TOKENIZE_TIMEOUT_MS = 60_000;
+const DEFAULT_TITLE = 'Secure card payment input frame';
+const FIELDS_PATH = '/fields/v1/card';
+
+export class TesseraError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TesseraError';
+  }
+}
+
+export interface CardFieldsOptions {
+  /** A CSS selector or the element the fields are placed in. */
+  container: string | Element;
+  style?: FieldsStyle;
+  /** Show a "Name on card" input (autocomplete cc-name). */
+  holderName?: boolean;
+  /** The iframe's accessible title. */
+  title?: string;
+}
+
+export type CardFieldsEventMap = {
+  ready: Record<string, never>;
+  focus: { field: FieldName };
+  blur: { field: FieldName };
+  change: ChangeEventPayload;
+};
+export type CardFieldsEventName = keyof CardFieldsEventMap;
+
+export interface CardFields {
+  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
+  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
+  tokenize(): Promise<TokenizeResult>;
+  focus(): void;
+  clear(): void;
+  destroy(): void;
+}
+
+export interface TesseraOptions {
+  /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
+  fieldsOrigin?: string;
+}
+
+export interface TesseraInstance {
+  cardFields(options: CardFieldsOptions): CardFields;
+}
+
+// Read while the script runs: afterwards document.currentScript is another script or null.
+const scriptOrigin = (() => {
+  const script = document.currentScript as HTMLScriptElement | null;
+  try {
+    return script?.src ? new URL(script.src).origin : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+function randomNonce(): string {
+  const bytes = new Uint8Array(18);
+  crypto.getRandomValues(bytes);
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_');
+}
+
+function containerOf(container: string | Element): Element {
+  const element = typeof container === 'string' ? document.querySelector(container) : container;
+  if (!(element instanceof Element)) throw new TesseraError('container_not_found', `Tessera: no element matches ${String(container)}`);
+  return element;
+}
+
+function mountCardFields(publishableKey: string, fieldsOrigin: string, options: CardFieldsOptions): CardFields {
+  const style = checkFieldsStyle(options.style);
+  if (!style.ok) throw new TesseraError('invalid_style', `Tessera: ${style.message}`);
+  const container = containerOf(options.container);
+  const nonce = randomNonce();
+  const handlers: { [E in CardFieldsEventName]: Set<(payload: CardFieldsEventMap[E]) => void> } = {
+    ready: new Set(),
+    focus: new Set(),
+    blur: new Set(),
+    change: new Set(),
+  };
+  const pending = new Map<number, { resolve: (r: TokenizeResult) => void; reject: (e: TesseraError) => void; timer: number }>();
+  let port: MessagePort | undefined;
+  let ready = false;
+  let nextId = 1;
+
+  const iframe = document.createElement('iframe');
+  // The key picks the frame-ancestors the server sends; the fragment never leaves the browser.
+  const fragment = new URLSearchParams({ nonce, origin: location.origin });
+  iframe.src = `${fieldsOrigin}${FIELDS_PATH}?${new URLSearchParams({ key: publishableKey })}#${fragment}`;
+  iframe.title = options.title ?? DEFAULT_TITLE;
+  iframe.setAttribute('frameborder', '0');
+  iframe.setAttribute('scrolling', 'no');
+  iframe.style.cssText = `border:0;width:100%;display:block;overflow:hidden;height:${options.holderName ? 230 : 160}px;`;
+
+  function emit<E extends CardFieldsEventName>(event: E, payload: CardFieldsEventMap[E]): void {
+    for (const handler of handlers[event]) {
+      try {
+        handler(payload);
+      } catch (err) {
+        setTimeout(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  function onEvent(event: MessageEvent): void {
+    const message = parseEvent(event.data);
+    if (message === undefined) return;
+    switch (message.type) {
+      case 'ready':
+        ready = true;
+        emit('ready', {});
+        return;
+      case 'focus':
+      case 'blur':
+        emit(message.type, { field: message.field });
+        return;
+      case 'change': {
+        const { type: _type, ...payload } = message;
+        emit('change', payload);
+        return;
+      }
+      case 'resize':
+        iframe.style.height = `${message.height}px`;
+        return;
+      case 'tokenized':
+      case 'tokenize_failed': {
+        const call = pending.get(message.id);
+        if (call === undefined) return;
+        pending.delete(message.id);
+        clearTimeout(call.timer);
+        if (message.type === 'tokenized') call.resolve(message.result);
+        else call.reject(new TesseraError(message.error.code, message.error.message));
+        return;
+      }
+    }
+  }
+
+  /** The iframe's hello: from our iframe's window, from the fields origin, with our nonce. */
+  function onHello(event: MessageEvent): void {
+    if (event.source !== iframe.contentWindow || event.origin !== fieldsOrigin) return;
+    const hello = parseHello(event.data);
+    if (hello === undefined || hello.nonce !== nonce || iframe.contentWindow === null) return;
+    window.removeEventListener('message', onHello);
+    const channel = new MessageChannel();
+    port = channel.port1;
+    port.onmessage = onEvent;
+    const connect: ConnectMessage = {
+      type: 'tessera:connect',
+      v: PROTOCOL_VERSION,
+      nonce,
+      style: style.ok ? style.style : {},
+      holderName: options.holderName === true,
+    };
+    iframe.contentWindow.postMessage(connect, fieldsOrigin, [channel.port2]);
+  }
+
+  const command = (message: FieldsCommand): void => port?.postMessage(message);
+
+  window.addEventListener('message', onHello);
+  container.appendChild(iframe);
+
+  const fields: CardFields = {
+    on(event, handler) {
+      handlers[event].add(handler);
+      return fields;
+    },
+    off(event, handler) {
+      handlers[event].delete(handler);
+      return fields;
+    },
+    tokenize() {
+      if (!ready || port === undefined) {
+        return Promise.reject(new TesseraError('fields_not_ready', 'Tessera: the card fields have not loaded yet (wait for "ready").'));
+      }
+      const id = nextId++;
+      return new Promise<TokenizeResult>((resolve, reject) => {
+        const timer = window.setTimeout(() => {
+          pending.delete(id);
+          reject(new TesseraError('timeout', 'Tessera: the card fields did not answer in time.'));
+        }, TOKENIZE_TIMEOUT_MS);
+        pending.set(id, { resolve, reject, timer });
+        command({ type: 'tokenize', id });
+      });
+    },
+    focus() {
+      command({ type: 'focus' });
+    },
+    clear() {
+      command({ type: 'clear' });
+    },
+    destroy() {
+      window.removeEventListener('message', onHello);
+      port?.close();
+      port = undefined;
+      ready = false;
+      for (const [id, call] of pending) {
+        clearTimeout(call.timer);
+        call.reject(new TesseraError('destroyed', 'Tessera: the card fields were removed.'));
+        pending.delete(id);
+      }
+      iframe.remove();
+    },
+  };
+  return fields;
+}
+
+export function Tessera(publishableKey: string, options: TesseraOptions = {}): TesseraInstance {
+  if (typeof publishableKey === 'string' && publishableKey.startsWith('tsk_')) {
+    // Refused before anything is sent: a secret key in a web page must be revoked, not used.
+    throw new TesseraError(
+      'secret_key_in_browser',
+      'Tessera: this is a secret key (tsk_…). Never put it in a web page: revoke it and use a publishable key (tpk_…).',
+    );
+  }
+  if (typeof publishableKey !== 'string' || !PUBLISHABLE_KEY.test(publishableKey)) {
+    throw new TesseraError('invalid_publishable_key', 'Tessera: pass a publishable key (tpk_test_… or tpk_live_…).');
+  }
+  const fieldsOrigin = options.fieldsOrigin ?? scriptOrigin;
+  if (!isOrigin(fieldsOrigin)) {
+    throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
+  }
+  return { cardFields: (fieldsOptions) => mountCardFields(publishableKey, fieldsOrigin, fieldsOptions) };
+}
+
+(window as unknown as { Tessera: typeof Tessera }).Tessera = Tessera;

@@ -1,0 +1,174 @@
+/**
+ * The messages between tessera.js (on the merchant's page) and the card-fields iframe (on the
+ * fields origin). Each side checks every message it receives against these shapes and drops
+ * anything else, so a script on either page that posts look-alike messages gets nowhere.
+ *
+ * No message from the iframe to the page ever carries a card number, expiry digits typed so far,
+ * or a CVC: only the events below and the tokenize result (token, brand, last 4, expiry).
+ */
+import { checkFieldsStyle, type FieldsStyle } from './style';
+
+export const PROTOCOL_VERSION = 1;
+
+export const FIELD_NAMES = ['number', 'expiry', 'cvc', 'name'] as const;
+export type FieldName = (typeof FIELD_NAMES)[number];
+
+/** Codes the fields report (change events, tokenize failures); messages are shown in the iframe. */
+export const FIELD_ERROR_CODES = [
+  'incomplete_number',
+  'invalid_number',
+  'incomplete_expiry',
+  'invalid_expiry',
+  'expired_card',
+  'incomplete_cvc',
+  'invalid_cvc',
+] as const;
+export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
+
+export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb', 'unionpay', 'maestro', 'unknown'] as const;
+export type CardBrand = (typeof CARD_BRANDS)[number];
+
+/** Sent by the iframe to its parent window once loaded; carries nothing but the instance nonce. */
+export interface HelloMessage {
+  type: 'tessera:hello';
+  v: typeof PROTOCOL_VERSION;
+  nonce: string;
+}
+
+/** Sent by tessera.js to the iframe with the MessageChannel port every later message uses. */
+export interface ConnectMessage {
+  type: 'tessera:connect';
+  v: typeof PROTOCOL_VERSION;
+  nonce: string;
+  style: FieldsStyle;
+  /** Show the optional card holder name input. */
+  holderName: boolean;
+}
+
+export interface ChangeEventPayload {
+  empty: boolean;
+  complete: boolean;
+  valid: boolean;
+  brand: CardBrand;
+  error?: { code: FieldErrorCode };
+}
+
+export interface TokenizeResult {
+  token: string;
+  card: { brand: CardBrand; last4: string; expiryMonth: number; expiryYear: number };
+}
+
+export interface TokenizeError {
+  code: string;
+  message: string;
+}
+
+/** Iframe -> page, over the port. */
+export type FieldsEvent =
+  | { type: 'ready' }
+  | { type: 'focus'; field: FieldName }
+  | { type: 'blur'; field: FieldName }
+  | ({ type: 'change' } & ChangeEventPayload)
+  | { type: 'tokenized'; id: number; result: TokenizeResult }
+  | { type: 'tokenize_failed'; id: number; error: TokenizeError }
+  /** The form's height in CSS pixels, so tessera.js sizes the iframe; not passed to the page's handlers. */
+  | { type: 'resize'; height: number };
+
+/** Page -> iframe, over the port. */
+export type FieldsCommand = { type: 'tokenize'; id: number } | { type: 'focus' } | { type: 'clear' };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const oneOf = <T extends string>(list: readonly T[], v: unknown): v is T =>
+  typeof v === 'string' && (list as readonly string[]).includes(v);
+const hasOnly = (value: Record<string, unknown>, keys: readonly string[]): boolean => Object.keys(value).every((k) => keys.includes(k));
+const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
+const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+const isShortString = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
+
+export function isNonce(value: unknown): value is string {
+  return typeof value === 'string' && NONCE.test(value);
+}
+
+export function parseHello(data: unknown): HelloMessage | undefined {
+  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce'])) return undefined;
+  if (data.type !== 'tessera:hello' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce)) return undefined;
+  return { type: data.type, v: PROTOCOL_VERSION, nonce: data.nonce };
+}
+
+export function parseConnect(data: unknown): ConnectMessage | undefined {
+  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName'])) return undefined;
+  if (data.type !== 'tessera:connect' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce) || !isBool(data.holderName)) return undefined;
+  const style = checkFieldsStyle(data.style);
+  if (!style.ok) return undefined;
+  return { type: data.type, v: PROTOCOL_VERSION, nonce: data.nonce, style: style.style, holderName: data.holderName };
+}
+
+export function parseCommand(data: unknown): FieldsCommand | undefined {
+  if (!isRecord(data)) return undefined;
+  if (data.type === 'tokenize' && hasOnly(data, ['type', 'id']) && isId(data.id)) return { type: 'tokenize', id: data.id };
+  if ((data.type === 'focus' || data.type === 'clear') && hasOnly(data, ['type'])) return { type: data.type };
+  return undefined;
+}
+
+const LAST4 = /^\d{4}$/;
+const TOKEN = /^tok\.[A-Za-z0-9_-]{16,200}$/;
+
+function parseTokenizeResult(v: unknown): TokenizeResult | undefined {
+  if (!isRecord(v) || !hasOnly(v, ['token', 'card']) || typeof v.token !== 'string' || !TOKEN.test(v.token)) return undefined;
+  const card = v.card;
+  if (!isRecord(card) || !hasOnly(card, ['brand', 'last4', 'expiryMonth', 'expiryYear'])) return undefined;
+  if (!oneOf(CARD_BRANDS, card.brand) || typeof card.last4 !== 'string' || !LAST4.test(card.last4)) return undefined;
+  if (!isId(card.expiryMonth) || card.expiryMonth > 12 || !isId(card.expiryYear)) return undefined;
+  return { token: v.token, card: { brand: card.brand, last4: card.last4, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear } };
+}
+
+/** What tessera.js accepts from the iframe; anything else (or any extra field) is dropped. */
+export function parseEvent(data: unknown): FieldsEvent | undefined {
+  if (!isRecord(data)) return undefined;
+  switch (data.type) {
+    case 'ready':
+      return hasOnly(data, ['type']) ? { type: 'ready' } : undefined;
+    case 'focus':
+    case 'blur':
+      return hasOnly(data, ['type', 'field']) && oneOf(FIELD_NAMES, data.field) ? { type: data.type, field: data.field } : undefined;
+    case 'change': {
+      if (!hasOnly(data, ['type', 'empty', 'complete', 'valid', 'brand', 'error'])) return undefined;
+      if (!isBool(data.empty) || !isBool(data.complete) || !isBool(data.valid) || !oneOf(CARD_BRANDS, data.brand)) return undefined;
+      const event: FieldsEvent = { type: 'change', empty: data.empty, complete: data.complete, valid: data.valid, brand: data.brand };
+      if (data.error === undefined) return event;
+      const error = data.error;
+      if (!isRecord(error) || !hasOnly(error, ['code']) || !oneOf(FIELD_ERROR_CODES, error.code)) return undefined;
+      return { ...event, error: { code: error.code } };
+    }
+    case 'tokenized': {
+      if (!hasOnly(data, ['type', 'id', 'result']) || !isId(data.id)) return undefined;
+      const result = parseTokenizeResult(data.result);
+      return result ? { type: 'tokenized', id: data.id, result } : undefined;
+    }
+    case 'tokenize_failed': {
+      if (!hasOnly(data, ['type', 'id', 'error']) || !isId(data.id) || !isRecord(data.error)) return undefined;
+      const { code, message } = data.error;
+      if (!isShortString(code, 64) || !/^[a-z_]+$/.test(code) || !isShortString(message, 300)) return undefined;
+      return { type: 'tokenize_failed', id: data.id, error: { code, message } };
+    }
+    case 'resize':
+      return hasOnly(data, ['type', 'height']) && isId(data.height) && data.height <= 2000
+        ? { type: 'resize', height: data.height }
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Origins as the browser reports them in `event.origin` / `Origin`: scheme, host, optional port,
+ * nothing else. Anything else (a path, `null`, credentials) is not an origin.
+ */
+export function isOrigin(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length <= 300 &&
+    /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(value)
+  );
+}

@@ -1,0 +1,246 @@
+/**
+ * Client-side load balancing between replicas: round_robin over every address the target resolves
+ * to, skipping replicas whose grpc.health.v1 Watch says NOT_SERVING.
+ *
+ * grpc-js (1.14) has round_robin but not the service config's `healthCheckConfig` (client-side
+ * health checking, gRFC A17): it parses no such field and opens no Watch. What it does have is the
+ * hook outlier detection uses: a policy may wrap each subchannel and mark it unhealthy, and the
+ * pick_first leaves under round_robin then leave it out of the rotation. This policy is that
+ * wrapper around the stock round_robin, with the Watch stream of A17 as the source of health.
+ *
+ * One rule differs from A17 on purpose: when no connected replica is SERVING, every connected one
+ * is used (the "panic" rule of Envoy and others). A shared Redis outage makes every vault
+ * NOT_SERVING at once; sending the call anyway gets the vault's own precise error back
+ * (service_unavailable with its detail) instead of an anonymous "no healthy upstream".
+ */
+import * as grpc from '@grpc/grpc-js';
+import { experimental } from '@grpc/grpc-js';
+import type { HealthCheckResponse__Output } from './health';
+import { createHealthClient } from './health';
+
+export const HEALTH_CHECKED_ROUND_ROBIN = 'tessera_health_checked_round_robin';
+
+/** After a Watch failed on a connection that is still up, wait this long before asking again. */
+const WATCH_RETRY_MS = 1_000;
+
+class HealthCheckedRoundRobinConfig implements experimental.TypedLoadBalancingConfig {
+  constructor(readonly serviceName: string) {}
+
+  getLoadBalancerName(): string {
+    return HEALTH_CHECKED_ROUND_ROBIN;
+  }
+
+  toJsonObject(): object {
+    return { [HEALTH_CHECKED_ROUND_ROBIN]: { serviceName: this.serviceName } };
+  }
+
+  static createFromJson(obj: unknown): HealthCheckedRoundRobinConfig {
+    const serviceName = (obj as { serviceName?: unknown } | null)?.serviceName ?? '';
+    if (typeof serviceName !== 'string') throw new Error(`${HEALTH_CHECKED_ROUND_ROBIN}: serviceName must be a string`);
+    return new HealthCheckedRoundRobinConfig(serviceName);
+  }
+}
+
+/**
+ * One replica's connection, with the health its server last reported. `serving` is what the
+ * server said; whether calls may go here (isHealthy) is decided by the policy's panic rule.
+ */
+class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
+  serving = false;
+  private call: grpc.ClientReadableStream<HealthCheckResponse__Output> | undefined;
+  private client: ReturnType<typeof createHealthClient> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** The server has no Watch (an older version mid-upgrade): treated as always serving, as A17 says. */
+  private unsupported = false;
+  private readonly onState: experimental.ConnectivityStateListener;
+
+  constructor(
+    child: experimental.SubchannelInterface,
+    private readonly serviceName: string,
+    private readonly changed: () => void,
+    private readonly released: (self: HealthWatchedSubchannel) => void,
+  ) {
+    super(child);
+    this.onState = (_subchannel, _previous, state) => {
+      if (state === grpc.connectivityState.READY) this.startWatch();
+      else this.stopWatch();
+      this.changed();
+    };
+    child.addConnectivityStateListener(this.onState);
+    if (child.getConnectivityState() === grpc.connectivityState.READY) this.startWatch();
+  }
+
+  get connected(): boolean {
+    return this.getConnectivityState() === grpc.connectivityState.READY;
+  }
+
+  getWrappedSubchannel(): experimental.SubchannelInterface {
+    return this.child;
+  }
+
+  /** The policy's verdict: may calls be sent here? */
+  allow(healthy: boolean): void {
+    this.setHealthy(healthy);
+  }
+
+  private setServing(serving: boolean): void {
+    if (serving === this.serving) return;
+    this.serving = serving;
+    this.changed();
+  }
+
+  private startWatch(): void {
+    if (this.call !== undefined) return;
+    if (this.unsupported) {
+      this.setServing(true);
+      return;
+    }
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    // Until its server answers, a new connection is not trusted with calls, unless no replica is
+    // serving (the panic rule): a replacement pod whose Redis is unreachable never gets one.
+    this.setServing(false);
+    // A call on this one connection (not on the balanced channel), as the ORCA watcher in grpc-js does.
+    this.client ??= createHealthClient('unused', grpc.credentials.createInsecure(), { channelOverride: this.child.getChannel() });
+    const call = this.client.Watch({ service: this.serviceName });
+    this.call = call;
+    call.on('data', (response: HealthCheckResponse__Output) => this.setServing(response.status === 'SERVING'));
+    call.on('error', (err: grpc.ServiceError) => {
+      if (this.call !== call) return;
+      this.call = undefined;
+      if (err.code === grpc.status.CANCELLED) return;
+      if (err.code === grpc.status.UNIMPLEMENTED) {
+        this.unsupported = true;
+        this.setServing(true);
+        return;
+      }
+      this.failed();
+    });
+    call.on('end', () => {
+      if (this.call !== call) return;
+      this.call = undefined;
+      this.failed();
+    });
+  }
+
+  /** The stream ended while the connection may still be up (the server is stopping): not serving, ask again later. */
+  private failed(): void {
+    this.setServing(false);
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.connected) this.startWatch();
+    }, WATCH_RETRY_MS);
+    this.retry.unref();
+  }
+
+  private stopWatch(): void {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    const call = this.call;
+    this.call = undefined;
+    call?.cancel();
+    // Not connected: no calls go here whatever this says; the next connection asks again.
+    this.serving = false;
+  }
+
+  protected override destroy(): void {
+    this.child.removeConnectivityStateListener(this.onState);
+    this.stopWatch();
+    // The client is not closed: its channel is the subchannel's own, which grpc-js caches and shares.
+    this.released(this);
+    super.destroy();
+  }
+}
+
+/** Hands the stock round_robin's picks back unwrapped, as every wrapping policy must. */
+class UnwrappingPicker implements experimental.Picker {
+  constructor(private readonly picker: experimental.Picker) {}
+
+  pick(args: experimental.PickArgs): experimental.PickResult {
+    const result = this.picker.pick(args);
+    if (result.subchannel instanceof HealthWatchedSubchannel) return { ...result, subchannel: result.subchannel.getWrappedSubchannel() };
+    return result;
+  }
+}
+
+const ROUND_ROBIN = experimental.parseLoadBalancingConfig({ round_robin: {} });
+
+class HealthCheckedRoundRobin implements experimental.LoadBalancer {
+  private readonly subchannels = new Set<HealthWatchedSubchannel>();
+  private readonly child: experimental.ChildLoadBalancerHandler;
+  private serviceName = '';
+
+  constructor(helper: experimental.ChannelControlHelper) {
+    this.child = new experimental.ChildLoadBalancerHandler(
+      experimental.createChildChannelControlHelper(helper, {
+        createSubchannel: (address, args) => {
+          const wrapped = new HealthWatchedSubchannel(
+            helper.createSubchannel(address, args),
+            this.serviceName,
+            () => this.applyPanicRule(),
+            (self) => {
+              this.subchannels.delete(self);
+              this.applyPanicRule();
+            },
+          );
+          this.subchannels.add(wrapped);
+          return wrapped;
+        },
+        updateState: (state, picker, errorMessage) => helper.updateState(state, new UnwrappingPicker(picker), errorMessage),
+      }),
+    );
+  }
+
+  /** Serving replicas only; all connected ones when none is serving (see the file comment). */
+  private applyPanicRule(): void {
+    const connected = [...this.subchannels].filter((s) => s.connected);
+    const anyServing = connected.some((s) => s.serving);
+    for (const s of this.subchannels) s.allow(s.serving || !anyServing);
+  }
+
+  updateAddressList(
+    endpoints: Parameters<experimental.LoadBalancer['updateAddressList']>[0],
+    config: experimental.TypedLoadBalancingConfig,
+    options: grpc.ChannelOptions,
+    resolutionNote: string,
+  ): boolean {
+    if (!(config instanceof HealthCheckedRoundRobinConfig)) return false;
+    this.serviceName = config.serviceName;
+    return this.child.updateAddressList(endpoints, ROUND_ROBIN, options, resolutionNote);
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.child.destroy();
+  }
+
+  getTypeName(): string {
+    return HEALTH_CHECKED_ROUND_ROBIN;
+  }
+}
+
+let registered = false;
+
+/**
+ * Channel options that balance a client over every replica its target resolves to (`dns:///host:port`
+ * or a bare `host:port`: every A/AAAA record; `ipv4:a:p,b:q`: the list), health-checked through
+ * grpc.health.v1 Watch for `serviceName`.
+ */
+export function balancedChannelOptions(serviceName: string): grpc.ChannelOptions {
+  if (!registered) {
+    experimental.registerLoadBalancerType(HEALTH_CHECKED_ROUND_ROBIN, HealthCheckedRoundRobin, HealthCheckedRoundRobinConfig);
+    registered = true;
+  }
+  return {
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ [HEALTH_CHECKED_ROUND_ROBIN]: { serviceName } }] }),
+    // Ours is the only service config: a DNS TXT record must not switch balancing off.
+    'grpc.service_config_disable_resolution': 1,
+  };
+}

@@ -1,0 +1,57 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@tessera/common';
+import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
+import type { ApiKeyStore } from './store/apiKeyStore';
+import { frameKeyLookup } from './transport/browserTokens';
+import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
+import { createFieldsApp } from './transport/fields/fieldsApp';
+
+export interface FieldsSetup {
+  /** The public origins, when the browser integration is on (FIELDS_PORT or FIELDS_ORIGIN set). */
+  origins: BrowserOrigins | undefined;
+  /** Starts the fields listener when FIELDS_PORT is set. */
+  listen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The hosted card fields get a listener of their own (FIELDS_BIND:FIELDS_PORT), like the dashboard
+ * with ADMIN_PORT: a separate origin is what keeps card data out of the merchant's page and the
+ * API's origin free of any page. Without FIELDS_PORT this gateway serves no fields (another
+ * replica or an ingress may, at FIELDS_ORIGIN) but still answers the browser route.
+ */
+export function setUpFields(params: { config: GatewayConfig; logger: Logger; keyStore: ApiKeyStore; pepper: string }): FieldsSetup {
+  const { config, logger } = params;
+  const origins = browserOriginsOf(config);
+  const port = config.FIELDS_PORT;
+  if (origins === undefined || port === undefined) return { origins, listen: async () => undefined, close: async () => undefined };
+  const app = createFieldsApp({
+    assets: loadCardFieldsAssets(),
+    apiOrigin: origins.api,
+    lookupKey: frameKeyLookup({ keyStore: params.keyStore, pepper: params.pepper, now: () => new Date() }),
+    logger,
+    hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
+  });
+  let server: http.Server | undefined;
+  return {
+    origins,
+    async listen() {
+      const started = http.createServer(app);
+      server = started;
+      await new Promise<void>((resolve, reject) => {
+        started.once('error', reject);
+        started.listen(port, config.FIELDS_BIND, () => resolve());
+      });
+      const address = started.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      logger.info({ url: `http://${host}:${address.port}`, fieldsOrigin: origins.fields, apiOrigin: origins.api }, 'fields listening');
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

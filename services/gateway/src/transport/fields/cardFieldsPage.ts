@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { cspHashSource, escapeHtml } from '../../domain/browserFields';
+
+/** Built by `npm run build` (packages/js/scripts/build-browser.mjs). */
+export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../../packages/js/dist/browser');
+
+/** Shared by the fields page and its refusal pages; inline, allowed by its hash. */
+const CSS = `
+*,*::before,*::after{box-sizing:border-box}
+html,body{margin:0;padding:0;background:transparent}
+body{font:16px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1a1a1a}
+form{display:grid;gap:10px;padding:3px}
+.field{display:flex;flex-direction:column;gap:4px;min-width:0}
+.split{display:grid;grid-template-columns:1fr 1fr;gap:10px}
+label{font-size:14px;font-weight:600;color:#333}
+.wrap{position:relative}
+input{width:100%;font:inherit;padding:10px 12px;border:1px solid #767676;border-radius:6px;background:#fff;color:#1a1a1a}
+input:focus{outline:2px solid #0b5fff;outline-offset:1px}
+input[aria-invalid="true"]{border-color:#b00020}
+#cc-number{padding-right:9em}
+.brand{position:absolute;right:12px;top:50%;transform:translateY(-50%);font-size:13px;color:#4d4d4d;pointer-events:none}
+.errors p{margin:0;color:#b00020;font-size:14px}
+.errors p:empty{display:none}
+.notice{margin:0;padding:8px;font-size:14px;color:#333}
+[hidden]{display:none!important}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+`.trim();
+
+export interface CardFieldsAssets {
+  /** tessera.js, served to merchant pages. */
+  tesseraJs: Buffer;
+  /** The SRI hash of tessera.js (`sha384-…`), as published in docs/browser.md. */
+  tesseraJsIntegrity: string;
+  /** The iframe's script, inlined into the page. */
+  fieldsJs: string;
+  scriptHash: string;
+  styleHash: string;
+}
+
+/**
+ * Reads the built browser scripts once, at start-up: a gateway without them cannot serve the card
+ * fields and says so, rather than failing on the first shopper.
+ */
+export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFieldsAssets {
+  const read = (name: string): Buffer => {
+    try {
+      return fs.readFileSync(path.join(dir, name));
+    } catch (err) {
+      throw new Error(`the card fields need ${path.join(dir, name)}: run npm run build (${(err as Error).message})`);
+    }
+  };
+  const fieldsJs = read('fields.js').toString('utf8');
+  // Inlined into HTML: these would end the script element early.
+  if (/<\/script|<!--/i.test(fieldsJs)) throw new Error('fields.js cannot be inlined: it contains </script or <!--');
+  const manifest = JSON.parse(read('manifest.json').toString('utf8')) as Record<string, { integrity?: string }>;
+  return {
+    tesseraJs: read('tessera.js'),
+    tesseraJsIntegrity: manifest['tessera.js']?.integrity ?? '',
+    fieldsJs,
+    scriptHash: cspHashSource(fieldsJs),
+    styleHash: cspHashSource(CSS),
+  };
+}
+
+/**
+ * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
+ * name together. Every input has a label and an error element tied to it by aria-describedby;
+ * the errors sit in an aria-live region, so they are read out when they appear (after blur).
+ */
+export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Card details</title>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+<h1 class="visually-hidden">Card details</h1>
+<form id="card-form" novalidate autocomplete="on" data-api-origin="${escapeHtml(apiOrigin)}">
+<div class="field">
+<label for="cc-number">Card number</label>
+<div class="wrap">
+<input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-brand cc-number-error">
+<span class="brand" id="cc-brand"></span>
+</div>
+</div>
+<div class="split">
+<div class="field">
+<label for="cc-exp">Expiry date (MM / YY)</label>
+<input id="cc-exp" name="exp-date" type="text" autocomplete="cc-exp" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="9" placeholder="MM / YY" aria-invalid="false" aria-describedby="cc-exp-error">
+</div>
+<div class="field">
+<label for="cc-csc">Security code</label>
+<input id="cc-csc" name="cvc" type="text" autocomplete="cc-csc" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="4" placeholder="CVC" aria-invalid="false" aria-describedby="cc-csc-error">
+</div>
+</div>
+<div class="field" id="name-row" hidden>
+<label for="cc-name">Name on card</label>
+<input id="cc-name" name="ccname" type="text" autocomplete="cc-name" autocapitalize="words" spellcheck="false" maxlength="200" aria-describedby="cc-name-error">
+</div>
+<div class="errors" id="card-errors" aria-live="polite">
+<p id="cc-number-error"></p>
+<p id="cc-exp-error"></p>
+<p id="cc-csc-error"></p>
+<p id="cc-name-error"></p>
+</div>
+</form>
+<p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>
+</main>
+<script>${assets.fieldsJs}</script>
+</body>
+</html>
+`;
+}
+
+/** Shown instead of the fields when the key in the URL cannot use them; never framed. */
+export function renderRefusalPage(message: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Card fields unavailable</title><style>${CSS}</style></head>
+<body><main><p class="notice">${escapeHtml(message)}</p></main></body>
+</html>
+`;
+}
