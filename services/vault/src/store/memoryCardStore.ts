@@ -1,4 +1,4 @@
-import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth } from './cardStore';
 import { CARD_KEY_PREFIX, cardKey, cvvKey, parseCard, parseCvv, recordKey, serializeCard, serializeCvv, tokenOfCardKey } from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
@@ -37,8 +37,9 @@ export class MemoryCardStore implements CardStore {
     }
   }
 
-  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     for (const entry of entries) await this.save(entry);
+    return entries.map(() => ({ saved: true }));
   }
 
   async getCard(token: string): Promise<StoredCard | null> {
