@@ -87,6 +87,15 @@ export const gatewayConfigSchema = z
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
     // How long an Idempotency-Key's first answer is replayed (24 h, as the SDKs' retry windows assume).
     IDEMPOTENCY_TTL_SECONDS: env.positiveInt(86_400),
+    // Largest answer (body and headers) kept for replay. Payment answers are a few KB of JSON; 64 KiB
+    // still keeps a 3-D Secure page, while a PSP answer of up to 10 MiB is no longer held for 24 h.
+    IDEMPOTENCY_MAX_STORED_BYTES: env.positiveInt(65_536),
+    // Bytes of idempotency records one merchant may hold per mode over the replay window (0: no
+    // limit). 128 MiB is about 100,000 typical answers a day; raise it for a bigger merchant.
+    IDEMPOTENCY_MAX_BYTES_PER_MERCHANT: env.nonNegativeInt(134_217_728),
+    // A Redis of their own for idempotency records (default: REDIS_URL's), so that they can never
+    // fill the memory the card store needs. Never part of a Cluster (REDIS_CLUSTER_NODES).
+    IDEMPOTENCY_REDIS_URL: unsetIfEmpty(env.redisUrl()),
     // 0 disables. Per key: generous for a merchant backend (a checkout rarely needs more than a
     // few calls per second), low enough that a leaked key cannot flood the vault and the PSP.
     RATE_LIMIT_PER_KEY_PER_SECOND: env.nonNegativeInt(100),

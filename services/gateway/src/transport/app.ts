@@ -45,8 +45,11 @@ export interface GatewayDeps {
    * reads the failed-auth counter in the same command (see auth.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
-  /** Idempotency-Key answers (Redis when the gateway has it); absent: in memory, 24 h, 60 s claims. */
-  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
+  /**
+   * Idempotency-Key answers (Redis when the gateway has it) and their limits; absent: in memory,
+   * 24 h, 60 s claims, the configuration's default limits.
+   */
+  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number; maxStoredBytes: number; maxBytesPerMerchant: number };
   /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
   metrics?: Registry;
   /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
@@ -162,7 +165,13 @@ export function createApp(deps: GatewayDeps): Express {
   const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotencyOptions = {
-    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
+    ...(deps.idempotency ?? {
+      store: new MemoryIdempotencyStore(),
+      ttlMs: 86_400_000,
+      lockTtlMs: 60_000,
+      maxStoredBytes: 65_536,
+      maxBytesPerMerchant: 134_217_728,
+    }),
     pepper: deps.pepper,
     logger,
   };

@@ -230,8 +230,11 @@ export function buildOpenApiDocument(): JsonObject {
           operationId: 'forwardToPsp',
           summary: 'Send a request to a PSP with placeholders filled from the vault',
           description:
-            "The PSP's status, headers (minus hop-by-hop headers) and body bytes come back unchanged. Tessera adds " +
-            'x-request-id, x-tessera-request-id, x-tessera-total-ms and, when the PSP answered, x-tessera-psp-ms.',
+            "The PSP's status, headers (minus hop-by-hop headers) and body bytes come back unchanged, except that the PSP's " +
+            'x-tessera-*, x-request-id and idempotent-replayed headers are renamed x-psp-<name>, and its Set-Cookie, ' +
+            'Access-Control-*, Strict-Transport-Security, Clear-Site-Data, Alt-Svc, NEL, Report-To and Reporting-Endpoints ' +
+            'headers are dropped. Tessera adds x-request-id, x-tessera-request-id, x-tessera-total-ms and, when the PSP ' +
+            'answered, x-tessera-psp-ms.',
           requestBody: { required: true, content: json(ref('ProxyRequest')) },
           responses: {
             default: {

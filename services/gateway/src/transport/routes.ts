@@ -20,6 +20,7 @@ import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
 import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { beforeHead, markPspPassThrough } from './securityHeaders';
+import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 
 export interface TokenRecordJson {
   token: string;
@@ -273,8 +274,10 @@ export function proxyRoutes(
 
 /**
  * Passes the PSP's answer through unchanged: its status, every header in order (repeated ones
- * kept) and the body bytes. Node's own header helpers are used rather than Express's `res.set`,
- * which would rewrite a Content-Type by adding a charset.
+ * kept) and the body bytes, except that headers named like Tessera's are renamed and headers
+ * acting on the gateway's origin are dropped (domain/pspResponseHeaders.ts). Node's own header
+ * helpers are used rather than Express's `res.set`, which would rewrite a Content-Type by adding
+ * a charset.
  */
 export function sendPspResponse(res: Response, result: ForwardResponse__Output, logger: Logger, requestId: string): void {
   if (!Number.isInteger(result.status) || result.status < 200 || result.status > 599) {
@@ -284,13 +287,14 @@ export function sendPspResponse(res: Response, result: ForwardResponse__Output, 
   markPspPassThrough(res);
   let skipped = 0;
   for (const { name, value } of result.headers) {
-    if (isFramingHeader(name.toLowerCase()) || !isHttpToken(name) || !isHttpFieldValue(value)) {
+    const passedOn = passedOnPspHeaderName(name);
+    if (passedOn === undefined || isFramingHeader(name.toLowerCase()) || !isHttpToken(name) || !isHttpFieldValue(value)) {
       skipped++;
       continue;
     }
-    res.appendHeader(name, value);
+    res.appendHeader(passedOn, value);
   }
-  if (skipped > 0) logger.debug({ requestId, skipped }, 'dropped PSP framing or malformed headers');
+  if (skipped > 0) logger.debug({ requestId, skipped }, 'dropped PSP framing, origin-wide or malformed headers');
   res.statusCode = result.status;
   const body = Buffer.isBuffer(result.body) ? result.body : Buffer.from(result.body ?? []);
   if (result.status !== 204 && result.status !== 304) res.setHeader('content-length', body.length);
