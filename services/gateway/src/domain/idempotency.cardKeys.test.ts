@@ -7,11 +7,13 @@ describe('an Idempotency-Key that could be a card number', () => {
   it.each(['4242424242424242', '4242_4242_4242_4242', '3782-822463-10005', '500000000009'])(
     'never reaches a store key, not even as a plain SHA-256: %s',
     (pan) => {
-      const scope = idempotencyScope('acme', storableIdempotencyKey(fingerprint, pan));
-      expect(scope).not.toContain(pan);
-      expect(scope).not.toContain(createHash('sha256').update(pan).digest('base64url'));
-      // Still one scope per key, so retries with it replay.
-      expect(idempotencyScope('acme', storableIdempotencyKey(fingerprint, pan))).toBe(scope);
+      for (const mode of ['test', 'live'] as const) {
+        const scope = idempotencyScope('acme', mode, storableIdempotencyKey(fingerprint, pan));
+        expect(scope).not.toContain(pan);
+        expect(scope).not.toContain(createHash('sha256').update(pan).digest('base64url'));
+        // Still one scope per key, so retries with it replay.
+        expect(idempotencyScope('acme', mode, storableIdempotencyKey(fingerprint, pan))).toBe(scope);
+      }
     },
   );
 
