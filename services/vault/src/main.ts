@@ -19,6 +19,7 @@ import type { CardStore } from './store/cardStore';
 import { MemoryCardStore } from './store/memoryCardStore';
 import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
+import { recordAlarmReporter } from './transport/recordAlarms';
 import { shutdownServer, startVaultServer } from './transport/server';
 import { Vault } from './vault';
 
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
   logger.info({ keyIds: keyRing.keyIds, currentKeyId: keyRing.currentKeyId }, 'key ring loaded');
 
   const store = await openStore(config, logger);
+  const metrics = createMetricsRegistry('vault');
   const vault = new Vault({
     store,
     keyRing,
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
     cardGraceDays: config.CARD_GRACE_DAYS,
     renderMaxBytes: config.RENDER_MAX_BYTES,
     browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
+    onAlarm: recordAlarmReporter(logger, metrics),
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {
@@ -95,7 +98,6 @@ async function main(): Promise<void> {
     tlsFiles === undefined
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
-  const metrics = createMetricsRegistry('vault');
   const { server, port, health } = await startVaultServer(
     config.VAULT_ADDR,
     createVaultHandlers(vault, logger, rpcObserver(metrics)),
