@@ -180,16 +180,19 @@ describe('provisional tokens (real redis-server)', () => {
   it.each([
     ['stripped of its flag', ({ provisional: _flag, ...record }: Record<string, unknown>) => record],
     ['given a later deadline', (record: Record<string, unknown>) => ({ ...record, expiresAt: '2099-01-01T00:00:00.000Z' })],
-  ])('refuses to render or retain a provisional card %s in the store (answered as missing), without burning its CVV', async (_what, edit) => {
-    const { token } = await vault.tokenize(aCard({ provisional: true }));
-    await editRecord(cardKey(token), edit);
-    await db.client.persist(cardKey(token));
-    now += BROWSER_TTL_S * 1000;
-    expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
-    expect(await codeOf(vault.preview(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
-    expect(await codeOf(vault.retainToken(OWNER, token))).toBe('token_not_found');
-    expect(await db.client.exists(cvvKey(token))).toBe(1);
-  });
+  ])(
+    'refuses to render or retain a provisional card %s in the store (answered as missing), without burning its CVV',
+    async (_what, edit) => {
+      const { token } = await vault.tokenize(aCard({ provisional: true }));
+      await editRecord(cardKey(token), edit);
+      await db.client.persist(cardKey(token));
+      now += BROWSER_TTL_S * 1000;
+      expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.preview(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.retainToken(OWNER, token))).toBe('token_not_found');
+      expect(await db.client.exists(cvvKey(token))).toBe(1);
+    },
+  );
 
   it('refuses to render a retained card whose flag was put back in the store', async () => {
     const { token } = await vault.tokenize(aCard({ provisional: true }));

@@ -141,7 +141,9 @@ export class Vault {
       token,
       card: stored,
       cardTtlMs: retention.cardTtlMs,
-      cvv: hasCvv ? { record: this.sealCvv(card.merchantId, token, mode, card.cvv, now, retention.cvvTtlMs), ttlMs: retention.cvvTtlMs } : undefined,
+      cvv: hasCvv
+        ? { record: this.sealCvv(card.merchantId, token, mode, card.cvv, now, retention.cvvTtlMs), ttlMs: retention.cvvTtlMs }
+        : undefined,
     };
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };
   }
@@ -345,7 +347,8 @@ export class Vault {
    * the upgrade.
    */
   private cvvDeadlineMs(card: StoredCard, record: StoredCvv): number {
-    const deadline = record.expiresAt !== undefined ? Date.parse(record.expiresAt) : Date.parse(card.createdAt) + this.opts.cvvTtlSeconds * 1000;
+    const deadline =
+      record.expiresAt !== undefined ? Date.parse(record.expiresAt) : Date.parse(card.createdAt) + this.opts.cvvTtlSeconds * 1000;
     return Number.isFinite(deadline) ? deadline : 0;
   }
 

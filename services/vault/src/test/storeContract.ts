@@ -19,7 +19,12 @@ export function aStoredCard(overrides: Partial<StoredCard> = {}): StoredCard {
 export const aStoredCvv = (): StoredCvv => ({ sealed: { keyId: 'k1', iv: 'aXY=', ciphertext: 'Y3Z2', tag: 'dGFn' } });
 
 /** A format-4 CVV record: nonce and deadline (the contract only stores them; the vault checks them). */
-export const aNoncedCvv = (nonce = 'bm9uY2U'): StoredCvv => ({ ...aStoredCvv(), mode: 'test', nonce, expiresAt: '2030-01-01T00:00:00.000Z' });
+export const aNoncedCvv = (nonce = 'bm9uY2U'): StoredCvv => ({
+  ...aStoredCvv(),
+  mode: 'test',
+  nonce,
+  expiresAt: '2030-01-01T00:00:00.000Z',
+});
 
 /** What takeCvv hands out, when anything: the record, or null (none, or refused as replayed). */
 async function take(store: CardStore, t: string): Promise<StoredCvv | null> {
