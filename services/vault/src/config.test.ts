@@ -24,7 +24,7 @@ describe('vault config', () => {
       CVV_TTL_SECONDS: 3600,
       CARD_GRACE_DAYS: 30,
       BROWSER_TOKEN_TTL_SECONDS: 3600,
-      REDIS_COMMAND_TIMEOUT_MS: 2000,
+      REDIS_COMMAND_TIMEOUT_MS: 1000,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
       TESSERA_STATE_DIR: path.resolve('.tessera'),

@@ -1,7 +1,7 @@
 import { TesseraError } from '@tessera/common';
 import { Vault } from './vault';
 import { MemoryCardStore } from './store/memoryCardStore';
-import type { CardStore } from './store/cardStore';
+import type { CardEntryToSave, CardStore } from './store/cardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 
 const JSON_TYPE = 'application/json';
@@ -357,6 +357,31 @@ describe('Vault', () => {
     await store.close();
   });
 
+  it("keeps a batch item's failed write to that item: the others get their tokens, it gets none", async () => {
+    const store = new MemoryCardStore();
+    const failing: CardStore = Object.assign(Object.create(store) as CardStore, {
+      // The store's own per-entry outcomes: the second card's write was not acknowledged.
+      saveMany: async (entries: readonly CardEntryToSave[]) => {
+        await store.saveMany(entries.filter((_, i) => i !== 1));
+        return entries.map((_, i) =>
+          i === 1 ? { saved: false as const, error: new TesseraError('service_unavailable') } : { saved: true as const },
+        );
+      },
+    });
+    const vault = new Vault({ store: failing, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+    const outcomes = await vault.tokenizeBatch([aCard(), aCard({ number: '5555555555554444' }), aCard({ number: '1234' }), aCard()]);
+    expect(outcomes.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
+      'token',
+      'service_unavailable',
+      'card_number_invalid',
+      'token',
+    ]);
+    for (const item of [outcomes[0], outcomes[3]]) {
+      expect(await vault.getToken(A, (item as { token: string }).token)).toMatchObject({ last4: '4242' });
+    }
+    await store.close();
+  });
+
   it('passes store outages through as service_unavailable', async () => {
     const down: CardStore = {
       save: () => Promise.reject(new TesseraError('service_unavailable')),
@@ -377,7 +402,11 @@ describe('Vault', () => {
     };
     const vault = new Vault({ store: down, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
-    expect(await codeOf(vault.tokenizeBatch([aCard(), aCard()]))).toBe('service_unavailable');
+    const batch = await vault.tokenizeBatch([aCard(), aCard()]);
+    expect(batch.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
+      'service_unavailable',
+      'service_unavailable',
+    ]);
     expect(await codeOf(vault.getToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await codeOf(vault.retainToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });

@@ -95,22 +95,32 @@ export class Vault {
 
   /**
    * TokenizeBatch: every card is checked on its own (an invalid one is refused, the others go
-   * on), and the valid ones are written together. When that write fails, the whole call fails:
-   * none of the new tokens has been handed out, so none is lost.
+   * on), and the valid ones are written together. Each item's outcome is its own: a card whose
+   * write failed (its Cluster master is down, say) answers that error, and its token, never
+   * acknowledged, is not handed out; the others still get theirs.
    */
   async tokenizeBatch(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>> {
     const outcomes: Array<TokenRecordView | TesseraError> = [];
-    const entries: CardEntryToSave[] = [];
+    const toSave: Array<{ entry: CardEntryToSave; item: number }> = [];
     for (const card of cards) {
       try {
         const { entry, view } = this.prepareToken(card);
-        entries.push(entry);
+        toSave.push({ entry, item: outcomes.length });
         outcomes.push(view);
       } catch (err) {
         outcomes.push(err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err }));
       }
     }
-    await this.store.saveMany(entries);
+    const saved = await this.store.saveMany(toSave.map(({ entry }) => entry)).catch((err: unknown) => {
+      const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      return toSave.map(() => ({ saved: false as const, error }));
+    });
+    toSave.forEach(({ item }, i) => {
+      const result = saved[i];
+      if (result === undefined)
+        outcomes[item] = new TesseraError('internal_error', { message: 'The card store gave no outcome for a card.' });
+      else if (!result.saved) outcomes[item] = result.error;
+    });
     return outcomes;
   }
 

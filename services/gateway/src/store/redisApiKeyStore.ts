@@ -3,6 +3,7 @@ import { redisConnectionOptions, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
 import { defineScripts } from './redisScripts';
+import { withCommandDeadline } from './commandDeadline';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -111,6 +112,12 @@ function profileOptions(opts: RedisClientOptions): RedisOptions {
  * status/connect/quit/disconnect/on, which Cluster has too, so no store needs to know.
  */
 export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
+  const client = connectClient(url, opts);
+  // The server auto-pipelines (see profileOptions): only a deadline of its own keeps REDIS_COMMAND_TIMEOUT_MS true.
+  return opts.profile === 'server' ? withCommandDeadline(client, opts.commandTimeoutMs) : client;
+}
+
+function connectClient(url: string, opts: RedisClientOptions): Redis {
   const options = profileOptions(opts);
   const connection = redisConnectionOptions(url, opts.tlsCaFile);
   if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, { ...options, ...connection });

@@ -1,4 +1,4 @@
-import type { CardEntryToSave, CardStore, StoreHealth, TakenCvv } from './cardStore';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
   cardKey,
@@ -48,8 +48,9 @@ export class MemoryCardStore implements CardStore {
     }
   }
 
-  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     for (const entry of entries) await this.save(entry);
+    return entries.map(() => ({ saved: true }));
   }
 
   async getCard(token: string): Promise<StoredCard | null> {

@@ -117,17 +117,19 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
     it('saves a batch of entries, each with or without its CVV', async () => {
       const [a, b, c] = [token(), token(), token()];
       const other = { ...aStoredCard(), last4: '0005' };
-      await store.saveMany([
+      const outcomes = await store.saveMany([
         { token: a, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
         { token: b, card: other, cardTtlMs: 60_000 },
         { token: c, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
       ]);
+      // One outcome per entry, in order: only a saved entry's token may be handed out.
+      expect(outcomes).toEqual([{ saved: true }, { saved: true }, { saved: true }]);
       expect(await store.getCard(a)).toEqual(aStoredCard());
       expect(await store.getCard(b)).toEqual(other);
       expect(await store.hasCvv(a)).toBe(true);
       expect(await store.hasCvv(b)).toBe(false);
       expect(await take(store, c)).toEqual(aStoredCvv());
-      await store.saveMany([]);
+      expect(await store.saveMany([])).toEqual([]);
     });
 
     it('keeps the mode of a card and its CVV, and reads records written before tokens had one without a mode', async () => {
