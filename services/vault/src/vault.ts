@@ -333,10 +333,11 @@ export class Vault {
   private async takeCvv(card: StoredCard, token: string, mode: KeyMode): Promise<string | undefined> {
     const now = this.now();
     const cvvTtlMs = this.opts.cvvTtlSeconds * 1000;
-    const taken = await this.store.takeCvv(token, (record) => ({
-      id: cvvReplayId(record),
-      rememberMs: Math.max(cvvTtlMs, Date.parse(record.expiresAt ?? '') - now.getTime() || 0) + CVV_MARK_MARGIN_MS,
-    }));
+    const taken = await this.store.takeCvv(token, (record) => {
+      // As long as any copy could pass the deadline check: the sealed deadline, and never less than CVV_TTL.
+      const left = record.expiresAt === undefined ? NaN : Date.parse(record.expiresAt) - now.getTime();
+      return { id: cvvReplayId(record), rememberMs: Math.max(cvvTtlMs, Number.isFinite(left) ? left : 0) + CVV_MARK_MARGIN_MS };
+    });
     if (taken === null) return undefined;
     if (taken.outcome === 'replayed') {
       this.alarm('cvv_replayed', 'cvv', token);
