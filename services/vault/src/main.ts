@@ -21,6 +21,7 @@ import type { CardStore } from './store/cardStore';
 import { MemoryCardStore } from './store/memoryCardStore';
 import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
+import { recordAlarmReporter } from './transport/recordAlarms';
 import { shutdownServer, startVaultServer } from './transport/server';
 import { Vault } from './vault';
 
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
   logger.info(keys.describe, 'key ring loaded');
 
   const store = await openStore(config, logger);
+  const metrics = createMetricsRegistry('vault');
   const vault = new Vault({
     store,
     keyRing,
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
     cardGraceDays: config.CARD_GRACE_DAYS,
     renderMaxBytes: config.RENDER_MAX_BYTES,
     browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
+    onAlarm: recordAlarmReporter(logger, metrics),
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {
@@ -109,7 +112,6 @@ async function main(): Promise<void> {
     tlsFiles === undefined
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
-  const metrics = createMetricsRegistry('vault');
   const { server, port, health } = await startVaultServer(
     config.VAULT_ADDR,
     createVaultHandlers(vault, logger, rpcObserver(metrics)),

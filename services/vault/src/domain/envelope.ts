@@ -51,6 +51,13 @@ export interface EnvelopeContext {
    * the card without it (rebindRecord).
    */
   provisionalUntil?: string | undefined;
+  /**
+   * Record format 4 (finding 5 of issue 11): the record's clear fields, canonically encoded
+   * (recordMetadata.ts), bound into both layers so that editing any of them (merchant, mode,
+   * last4, expiry, the CVV's nonce and deadline...) makes the record fail to open. Absent on
+   * older records, which keep their own labels: a v4 record can never be presented as one.
+   */
+  metadata?: string | undefined;
 }
 
 const DATA_KEY_BYTES = 32;
@@ -73,6 +80,7 @@ function directAad(ctx: EnvelopeContext, keyId: string): Buffer {
 
 /** The wrapped data key is bound to its record and to the KEK that wrapped it. */
 function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
+  if (ctx.metadata !== undefined) return v4Aad('dek', ctx, keyId);
   if (ctx.provisionalUntil !== undefined) {
     return Buffer.from(
       `tessera.v3p.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`,
@@ -89,6 +97,7 @@ function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
  * mode is bound in both layers, so neither a data key nor a ciphertext crosses between modes.
  */
 function dataAad(ctx: EnvelopeContext): Buffer {
+  if (ctx.metadata !== undefined) return v4Aad('data', ctx, null);
   if (ctx.provisionalUntil !== undefined) {
     return Buffer.from(`tessera.v3p.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`, 'utf8');
   }
@@ -103,6 +112,16 @@ function dataAad(ctx: EnvelopeContext): Buffer {
 function modeOf(ctx: EnvelopeContext): KeyMode {
   if (ctx.mode === null || ctx.provisionalUntil?.includes('|')) throw new EnvelopeOpenError('malformed');
   return ctx.mode;
+}
+
+/**
+ * Format 4 labels: a JSON array is unambiguous whatever the fields contain, so the metadata (free
+ * text included) needs no escaping rules. Only records with a mode have this format.
+ */
+function v4Aad(layer: 'dek' | 'data', ctx: EnvelopeContext, keyId: string | null): Buffer {
+  if (ctx.mode === null) throw new EnvelopeOpenError('malformed');
+  const fields = [ctx.merchantId, ctx.token, keyId, ctx.kind, ctx.mode, ctx.provisionalUntil ?? null, ctx.metadata];
+  return Buffer.from(`tessera.v4.${layer}|${JSON.stringify(fields)}`, 'utf8');
 }
 
 function wrapDataKey(
@@ -159,6 +178,20 @@ export function openRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelo
   } finally {
     dataKey.fill(0);
   }
+}
+
+/**
+ * Checks that the context (the record's clear fields) is what the record was sealed with, without
+ * decrypting its data: unwrapping the data key authenticates the wrap layer's AAD, which binds the
+ * same fields. GET and DELETE use it, so the PAN is not decrypted to read metadata. A format-1
+ * record has no wrap layer and is opened (and zeroed) instead, until rewrap migrates it.
+ */
+export function authenticateRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelope): void {
+  if (!isWrapped(envelope)) {
+    openRecord(ring, ctx, envelope).fill(0);
+    return;
+  }
+  unwrapDataKey(ring, ctx, envelope).fill(0);
 }
 
 /** True when the record is already in format 2 under the ring's current KEK. */

@@ -10,6 +10,8 @@ export interface CardEntryToSave {
   cvv?: { record: StoredCvv; ttlMs: number } | undefined;
 }
 
+export type TakenCvv = { outcome: 'taken'; record: StoredCvv } | { outcome: 'replayed' };
+
 /** What became of one entry of saveMany: only a saved entry's token may be handed out. */
 export type SaveOutcome = { saved: true } | { saved: false; error: TesseraError };
 
@@ -38,10 +40,13 @@ export interface CardStore {
   getCard(token: string): Promise<StoredCard | null>;
   getCvv(token: string): Promise<StoredCvv | null>;
   /**
-   * Reads and deletes the CVV in one step (Redis GETDEL): a CVV is usable for exactly one
-   * Render, so two concurrent Renders can never both get it (PCI DSS 3.3.1.2).
+   * Reads and deletes the CVV in one step: a CVV is usable for exactly one Render, so two
+   * concurrent Renders can never both get it (PCI DSS 3.3.1.2). In the same step the record's
+   * replay id (`identify`) joins the token's set of used CVVs, kept for `rememberMs`; a record whose
+   * id is already there (a copy restored after use) is deleted and answered `replayed`, never
+   * returned. null when there is no CVV.
    */
-  takeCvv(token: string): Promise<StoredCvv | null>;
+  takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null>;
   hasCvv(token: string): Promise<boolean>;
   /**
    * Retains a provisional token, in one atomic step: replaces the card record with `next` and the

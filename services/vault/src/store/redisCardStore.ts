@@ -1,6 +1,6 @@
 import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import { redisConnectionOptions, TesseraError, type Logger } from '@tessera/common';
-import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth } from './cardStore';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
   cardKey,
@@ -12,6 +12,7 @@ import {
   serializeCard,
   serializeCvv,
   tokenOfCardKey,
+  usedCvvKey,
 } from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
@@ -98,6 +99,26 @@ if tonumber(ARGV[4]) > 0 then
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 return 1`;
+
+/**
+ * Takes the CVV only if it is still the record that was identified (0 otherwise: read it again),
+ * and records its replay id in the token's used set, extending that set's TTL to `rememberMs` if
+ * shorter. 2: the id was used before (a restored copy): the record is deleted, not handed out.
+ */
+const TAKE_CVV_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
+  return 2
+end
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+return 1`;
+/** A CVV rewrapped or replaced between its read and its take is read again this often. */
+const TAKE_CVV_ATTEMPTS = 5;
 
 /** How long a successful check of the AOF settings is trusted before it is repeated. */
 const AOF_RECHECK_MS = 30_000;
@@ -402,9 +423,24 @@ export class RedisCardStore implements CardStore {
     return raw === null ? null : parseCvv(raw);
   }
 
-  async takeCvv(token: string): Promise<StoredCvv | null> {
-    const raw = await this.run(() => this.redis.getdel(cvvKey(token)));
-    return raw === null ? null : parseCvv(raw);
+  /**
+   * Read, identify, then take-if-unchanged in one script that also records the id as used: a
+   * crash between taking and recording can therefore never leave a consumed CVV without its mark.
+   * Two concurrent takers: the script runs for one of them; the other finds the record gone.
+   */
+  async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
+    for (let attempt = 0; attempt < TAKE_CVV_ATTEMPTS; attempt++) {
+      const raw = await this.run(() => this.redis.get(cvvKey(token)));
+      if (raw === null) return null;
+      const record = parseCvv(raw);
+      const { id, rememberMs } = identify(record);
+      const outcome = await this.run(() =>
+        this.redis.eval(TAKE_CVV_IF_UNCHANGED, 2, cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
+      );
+      if (outcome === 1) return { outcome: 'taken', record };
+      if (outcome === 2) return { outcome: 'replayed' };
+    }
+    throw new TesseraError('service_unavailable', { message: 'The CVV kept changing while it was being taken.' });
   }
 
   async hasCvv(token: string): Promise<boolean> {
