@@ -11,7 +11,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { devTlsFiles, generateDevCertificates } from '@tessera/protos';
-import { Agent } from 'undici';
 import { freePort } from '../support/redisServer';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -598,13 +597,6 @@ export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisS
   return fixture;
 }
 
-/**
- * The harness's CLI helpers (createKey, revokeKey, ...) block the event loop with spawnSync; a
- * reused keep-alive connection can then be closed by the gateway's idle timeout just as the next
- * request is written ("other side closed"). Each API call opens its own connection instead.
- */
-const noKeepAlive = new Agent({ pipelining: 0 });
-
 export function apiClient(stack: Stack, apiKey?: string) {
   return async function call(
     method: string,
@@ -613,8 +605,6 @@ export function apiClient(stack: Stack, apiKey?: string) {
     headers: Record<string, string> = {},
   ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
     const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
-    // Node's fetch takes npm undici's Agent at run time; their type declarations differ only in version.
-    Object.assign(init, { dispatcher: noKeepAlive });
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
