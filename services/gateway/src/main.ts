@@ -19,7 +19,9 @@ import {
 } from '@tessera/protos';
 import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
-import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import type { FormSessionDeps } from './app/formSessions';
+import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessionStore';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
@@ -130,7 +132,21 @@ async function main(): Promise<void> {
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
   };
   const metrics = createMetricsRegistry('gateway');
-  const fields = setUpFields({ config, logger, keyStore, pepper });
+  // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
+  const browserOrigins = browserOriginsOf(config);
+  const formSessions: FormSessionDeps | undefined =
+    browserOrigins === undefined
+      ? undefined
+      : {
+          sessions: sharedRedis ? new RedisFormSessionStore(sharedRedis) : new MemoryFormSessionStore(),
+          merchantSettings,
+          vault,
+          pepper,
+          fieldsOrigin: browserOrigins.fields,
+          ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
+          now: () => new Date(),
+        };
+  const fields = setUpFields({ config, logger, keyStore, pepper, ...(formSessions ? { formSessions } : {}) });
   const app = createApp({
     config,
     logger,
@@ -149,6 +165,7 @@ async function main(): Promise<void> {
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
     ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
+    ...(formSessions ? { formSessions } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);

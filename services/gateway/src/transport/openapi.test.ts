@@ -8,6 +8,7 @@ import { startApp } from '../testing/http';
 import { createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
+import type { FormSessionDeps } from '../app/formSessions';
 import type { ProxyApi, VaultApi } from './upstreams';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -22,6 +23,7 @@ function app(): Express {
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
     browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
+    formSessions: {} as FormSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
     admin: createAdminRouter({
       logger: pino({ level: 'silent' }),
