@@ -213,10 +213,16 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
     }
   });
 
-  /** A cross-site form post (CSRF) carries another Origin; a same-origin one carries ours or, in old browsers, none. */
+  /**
+   * A second line behind the CSRF token: a cross-site form post is marked so by the browser.
+   * Sec-Fetch-Site where sent (all current browsers); else Origin, which under this page's
+   * no-referrer policy is `null` even for its own posts, so only a foreign origin is refused.
+   */
   const fromThisOrigin = (req: Request): boolean => {
+    const site = req.headers['sec-fetch-site'];
+    if (typeof site === 'string') return site === 'same-origin';
     const origin = req.headers.origin;
-    return origin === undefined || origin === sessions.fieldsOrigin;
+    return origin === undefined || origin === 'null' || origin === sessions.fieldsOrigin;
   };
 
   app.post('/pay/:id', formBody, async (req: Request, res: Response) => {
