@@ -138,10 +138,13 @@ describe('OpenAPI document', () => {
       .filter(({ op }) => op.security === undefined);
     expect(keyed.map((k) => k.route).sort()).toEqual([
       'delete /v1/token/{token}',
+      'get /v1/form-sessions/{id}',
       'get /v1/token/{token}',
+      'post /v1/form-sessions',
       'post /v1/proxy',
       'post /v1/proxy/dry-run',
       'post /v1/token',
+      'post /v1/token/{token}/retain',
     ]);
     for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');
   });

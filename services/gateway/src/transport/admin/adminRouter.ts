@@ -358,14 +358,12 @@ export function createAdminRouter(deps: AdminDeps): Router {
   });
 
   // The hosted payment page's return URLs and signing secret (returnUrlRoutes.ts).
-  if (deps.merchantSettings !== undefined) {
-    registerReturnUrlRoutes(api, {
-      deps: { merchantSettings: deps.merchantSettings, audit, pepper: deps.pepper, now },
-      body,
-      operatorOf: (res) => adminOf(res).operator,
-      merchantFor,
-    });
-  }
+  registerReturnUrlRoutes(api, {
+    depsOf: () => ({ merchantSettings: pspHostsStore(), audit, pepper: deps.pepper, now }),
+    body,
+    operatorOf: (res) => adminOf(res).operator,
+    merchantFor,
+  });
 
   api.use((_req: Request, res: Response) => {
     sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);

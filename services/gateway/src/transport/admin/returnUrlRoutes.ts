@@ -8,7 +8,8 @@ import { contextOf } from '../requestContext';
 import { refuseUnknown } from './validation';
 
 export interface ReturnUrlRouteHelpers {
-  deps: ReturnUrlDeps;
+  /** Throws route_not_found when the gateway has no merchant settings store. */
+  depsOf: () => ReturnUrlDeps;
   body: RequestHandler[];
   operatorOf: (res: Response) => OperatorRecord;
   merchantFor: (operator: OperatorRecord, requested: string | undefined, param: string) => string | undefined;
@@ -18,7 +19,7 @@ export interface ReturnUrlRouteHelpers {
  * `/admin/v1/merchants/{merchantId}/return-urls` and `…/form-signing-secret`: the hosted payment
  * page's registered URLs and the secret its redirects are signed with. Use cases in app/returnUrls.ts.
  */
-export function registerReturnUrlRoutes(api: Router, { deps, body, operatorOf, merchantFor }: ReturnUrlRouteHelpers): void {
+export function registerReturnUrlRoutes(api: Router, { depsOf, body, operatorOf, merchantFor }: ReturnUrlRouteHelpers): void {
   const callerOf = (res: Response): KeyCaller => {
     const operator = operatorOf(res);
     return { actor: operator, ip: contextOf(res).clientIp, merchantId: operator.merchantId };
@@ -27,13 +28,13 @@ export function registerReturnUrlRoutes(api: Router, { deps, body, operatorOf, m
     merchantFor(operatorOf(res), String(req.params.merchantId), 'merchantId') as string;
 
   api.get('/merchants/:merchantId/return-urls', async (req: Request, res: Response) => {
-    sendJson(res, 200, await getReturnUrls(deps, callerOf(res), merchantOf(req, res)));
+    sendJson(res, 200, await getReturnUrls(depsOf(), callerOf(res), merchantOf(req, res)));
   });
 
   api.put('/merchants/:merchantId/return-urls', ...body, async (req: Request, res: Response) => {
     const merchantId = merchantOf(req, res);
     const returnUrls = parseReturnUrls(req.body as Record<string, unknown>);
-    sendJson(res, 200, await setReturnUrls(deps, callerOf(res), merchantId, returnUrls));
+    sendJson(res, 200, await setReturnUrls(depsOf(), callerOf(res), merchantId, returnUrls));
   });
 
   // POST, not GET: showing a secret is a deliberate, CSRF-protected and audited act.
@@ -48,6 +49,6 @@ export function registerReturnUrlRoutes(api: Router, { deps, body, operatorOf, m
       });
     }
     res.setHeader('cache-control', 'no-store');
-    sendJson(res, 200, await showFormSigningSecret(deps, callerOf(res), merchantId, input.mode));
+    sendJson(res, 200, await showFormSigningSecret(depsOf(), callerOf(res), merchantId, input.mode));
   });
 }
