@@ -14,6 +14,9 @@ import { apiClient, freePort, startRedis, startStack, type RedisServer, type Sta
 
 jest.setTimeout(180_000);
 
+/** The page's globals, for functions evaluated inside the browser (tests compile without the DOM lib). */
+declare const document: any;
+
 const PAN = '4242424242424242';
 const CVC = '987';
 const EXPIRY_YEAR = new Date().getUTCFullYear() + 4;
@@ -306,5 +309,36 @@ describe('an expired session', () => {
     expect(page.headers.get('x-tessera-error')).toBe('form_session_expired');
     expect(await page.text()).toMatch(/expired/);
     expect((await api('GET', `/v1/form-sessions/${res.body.id}`)).body.status).toBe('expired');
+  });
+});
+
+describe('return URLs in the dashboard', () => {
+  it('registers URLs for the operator’s merchant, refuses one with a query, and shows the signing secret of a mode', async () => {
+    stack.createOperator('ops@shop.test', 'correct horse battery staple', 'shop');
+    const page = await context.newPage();
+    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.getByLabel('Email').fill('ops@shop.test');
+    await page.getByLabel('Password').fill('correct horse battery staple');
+    await page.getByLabel('Password').press('Enter');
+    const field = page.getByLabel('Return and cancel URLs');
+    const valueIs = (expected: string) =>
+      page.waitForFunction((text) => document.getElementById('return-urls').value === text, expected, { timeout: 15_000 });
+    await valueIs(`${returnUrl()}\n${cancelUrl()}`);
+    await field.fill(`${returnUrl()}\n${merchant.origin}/elsewhere?x=1`);
+    await page.getByRole('button', { name: 'Save return URLs' }).click();
+    await page.locator('#return-urls-error').waitFor({ state: 'visible' });
+    expect(await page.locator('#return-urls-error').textContent()).toMatch(/must not contain a query/);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    await field.fill(`${returnUrl()}\n${cancelUrl()}\n${merchant.origin.replace('http:', 'HTTP:')}/elsewhere`);
+    await page.getByRole('button', { name: 'Save return URLs' }).click();
+    await valueIs(`${returnUrl()}\n${cancelUrl()}\n${merchant.origin}/elsewhere`);
+    expect((await api('POST', '/v1/form-sessions', { returnUrl: `${merchant.origin}/elsewhere` })).status).toBe(201);
+    await page.getByLabel('Signing secret for').selectOption('test');
+    await page.getByRole('button', { name: 'Show signing secret' }).click();
+    await page.locator('#signing-secret').waitFor({ state: 'visible' });
+    expect(await page.locator('#signing-secret-value').textContent()).toBe(signingSecret);
+    const results = await new AxeBuilder({ page }).include('#return-urls-card').analyze();
+    expect(results.violations.map((v) => v.id)).toEqual([]);
+    await page.close();
   });
 });
