@@ -238,6 +238,18 @@ describe('the hosted page refuses', () => {
       body: form(csrf),
     });
     expect(crossSite.status).toBe(403);
+    // A card the API's rules refuse: the page again, with the reason and the same session, nothing tokenized.
+    const badCard = await fetch(session.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers,
+      body: form(csrf).replace(PAN, '4242424242424241'),
+    });
+    expect(badCard.status).toBe(400);
+    expect(badCard.headers.get('location')).toBeNull();
+    const html = await badCard.text();
+    expect(html).toContain('role="alert" id="form-error">The card number fails the Luhn check.');
+    expect(html).not.toContain('4242424242424241');
     // The session is still usable by its own page.
     expect((await api('GET', `/v1/form-sessions/${session.id}`)).body.status).toBe('open');
     await page.close();
