@@ -4,7 +4,7 @@ import { MemoryMerchantSettingsStore } from '../store/merchantSettingsStore';
 import type { KeyCaller } from './apiKeys';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from './returnUrls';
 
-function deps(): ReturnUrlDeps & { entries: AuditRecord[] } {
+function deps(): ReturnUrlDeps & { entries: AuditRecord[]; merchantSettings: MemoryMerchantSettingsStore } {
   const entries: AuditRecord[] = [];
   return {
     entries,
