@@ -10,7 +10,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { verifyFormSessionReturn } from '../../packages/sdk/src/formSessions';
 import { launchChromium, SCREENSHOTS } from './browser';
-import { apiClient, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, findCardDataInLogs, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -18,7 +18,7 @@ jest.setTimeout(180_000);
 declare const document: any;
 
 const PAN = '4242424242424242';
-const CVC = '987';
+const CVC = '046';
 const EXPIRY_YEAR = new Date().getUTCFullYear() + 4;
 const EXPIRY_TYPED = `12${String(EXPIRY_YEAR).slice(2)}`;
 
@@ -321,6 +321,12 @@ describe('an expired session', () => {
     expect(page.headers.get('x-tessera-error')).toBe('form_session_expired');
     expect(await page.text()).toMatch(/expired/);
     expect((await api('GET', `/v1/form-sessions/${res.body.id}`)).body.status).toBe('expired');
+  });
+});
+
+describe('logs', () => {
+  it('hold no card number or CVC from any hosted-page submission', () => {
+    expect(findCardDataInLogs(stack.logs(), [PAN, '4242424242424241'], [CVC])).toEqual([]);
   });
 });
 
