@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { launchChromium, SCREENSHOTS } from './browser';
 import { freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
@@ -16,8 +17,6 @@ jest.setTimeout(180_000);
 declare const window: any;
 declare const document: any;
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 const MANIFEST = path.join(ROOT, 'packages', 'js', 'dist', 'browser', 'manifest.json');
 const LOADER = path.join(ROOT, 'packages', 'js', 'dist', 'index.js');
 const PAN = '4242424242424242';
@@ -152,8 +151,6 @@ const lastChange = (page: Page): Promise<any> => page.evaluate(() => [...window.
 let context: BrowserContext;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/test-tools.mjs (npm test does)`);
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const integrity = (JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, { integrity: string }>)['tessera.js']!.integrity;
   const fieldsPort = await freePort();
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
@@ -165,18 +162,7 @@ beforeAll(async () => {
   publishableKey = createPublishableKey([allowed.origin]).apiKey;
   key = publishableKey;
   secretKey = stack.createKey('shop').apiKey;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 720, height: 720 } });
 });
 

@@ -29,6 +29,11 @@ export const ERROR_CATALOGUE = {
   cvv_invalid: { status: 400, type: 'invalid_request_error', message: 'The card verification value is not valid.' },
   test_card_in_live_mode: { status: 400, type: 'invalid_request_error', message: 'Test cards cannot be used with a live API key.' },
   live_card_in_test_mode: { status: 400, type: 'invalid_request_error', message: 'Test API keys accept only the published test cards.' },
+  return_url_not_registered: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The return or cancel URL is not one of the merchant’s registered URLs (exact scheme, host, port and path).',
+  },
   psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
   placeholder_not_encodable: {
     status: 400,
@@ -49,6 +54,7 @@ export const ERROR_CATALOGUE = {
   },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
+  form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
   idempotency_key_reused: {
@@ -65,6 +71,16 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: 'invalid_request_error',
     message: 'The first answer to this Idempotency-Key was too large to keep, so it cannot be replayed; the request was not run again.',
+  },
+  form_session_expired: {
+    status: 410,
+    type: 'invalid_request_error',
+    message: 'This payment page has expired. Go back to the shop and start again.',
+  },
+  form_session_used: {
+    status: 410,
+    type: 'invalid_request_error',
+    message: 'This payment page has already been used. Go back to the shop to see the result.',
   },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },

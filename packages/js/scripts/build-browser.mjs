@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Builds the two scripts a browser runs: tessera.js (the merchant's page) and fields.js (inside
-// the card-fields iframe). tsc type-checks each entry and joins it with what it imports (the card
+// Builds the scripts a browser runs: tessera.js (the merchant's page), fields.js (inside the
+// card-fields iframe) and hosted.js (the hosted payment page, sharing the fields' input code). tsc type-checks each entry and joins it with what it imports (the card
 // rules of packages/common included) into one file of AMD modules; the few lines below turn that
 // into a self-contained script, so no bundler is needed. Also writes manifest.json with the
 // Subresource Integrity hash of tessera.js (published in docs/browser.md; a test keeps it current).
@@ -18,6 +18,7 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const ENTRIES = [
   { name: 'tessera.js', project: 'tsconfig.tessera.json', entry: 'packages/js/src/sdk/tessera' },
   { name: 'fields.js', project: 'tsconfig.fields.json', entry: 'packages/js/src/fields/page' },
+  { name: 'hosted.js', project: 'tsconfig.hosted.json', entry: 'packages/js/src/hosted/page' },
 ];
 
 /** A minimal AMD loader, private to the script: modules run once, in dependency order, on demand. */

@@ -1,3 +1,9 @@
 export { Tessera, SDK_VERSION, type TesseraOptions } from './client';
 export * from './errors';
 export type * from './types';
+export {
+  verifyFormSessionReturn,
+  FormSessionReturnError,
+  type FormSessionReturn,
+  type VerifyFormSessionReturnOptions,
+} from './formSessions';

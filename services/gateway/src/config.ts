@@ -116,6 +116,8 @@ export const gatewayConfigSchema = z
     // host in production, never the API's or the dashboard's) and the only origin the browser
     // tokenization route answers CORS for. API_ORIGIN is the API's public origin, the one place the
     // fields may send card data (their connect-src). Outside production both default to loopback.
+    // Hosted payment page (form sessions, docs/browser.md): how long a session's page can be used.
+    FORM_SESSION_TTL_SECONDS: env.positiveInt(1800),
     FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
+import type { FormSessionDeps } from './app/formSessions';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
@@ -21,7 +22,14 @@ export interface FieldsSetup {
  * API's origin free of any page. Without FIELDS_PORT this gateway serves no fields (another
  * replica or an ingress may, at FIELDS_ORIGIN) but still answers the browser route.
  */
-export function setUpFields(params: { config: GatewayConfig; logger: Logger; keyStore: ApiKeyStore; pepper: string }): FieldsSetup {
+export function setUpFields(params: {
+  config: GatewayConfig;
+  logger: Logger;
+  keyStore: ApiKeyStore;
+  pepper: string;
+  /** The hosted payment page's sessions (main builds them with the origins from browserOriginsOf). */
+  formSessions?: FormSessionDeps;
+}): FieldsSetup {
   const { config, logger } = params;
   const origins = browserOriginsOf(config);
   const port = config.FIELDS_PORT;
@@ -32,6 +40,7 @@ export function setUpFields(params: { config: GatewayConfig; logger: Logger; key
     lookupKey: frameKeyLookup({ keyStore: params.keyStore, pepper: params.pepper, now: () => new Date() }),
     logger,
     hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
+    ...(params.formSessions ? { formSessions: params.formSessions } : {}),
   });
   let server: http.Server | undefined;
   return {

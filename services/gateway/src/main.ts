@@ -19,7 +19,9 @@ import {
 } from '@tessera/protos';
 import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
-import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import type { FormSessionDeps } from './app/formSessions';
+import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessionStore';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
@@ -159,7 +161,21 @@ async function main(): Promise<void> {
     maxBytesPerMerchant: config.IDEMPOTENCY_MAX_BYTES_PER_MERCHANT,
   };
   const metrics = createMetricsRegistry('gateway');
-  const fields = setUpFields({ config, logger, keyStore, pepper });
+  // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
+  const browserOrigins = browserOriginsOf(config);
+  const formSessions: FormSessionDeps | undefined =
+    browserOrigins === undefined
+      ? undefined
+      : {
+          sessions: sharedRedis ? new RedisFormSessionStore(sharedRedis) : new MemoryFormSessionStore(),
+          merchantSettings,
+          vault,
+          pepper,
+          fieldsOrigin: browserOrigins.fields,
+          ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
+          now: () => new Date(),
+        };
+  const fields = setUpFields({ config, logger, keyStore, pepper, ...(formSessions ? { formSessions } : {}) });
   const browserLimiter = new BrowserTokenLimiter({
     counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
     cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
@@ -187,6 +203,7 @@ async function main(): Promise<void> {
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
     ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
+    ...(formSessions ? { formSessions } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);

@@ -9,44 +9,13 @@ import {
   parseCommand,
   parseConnect,
   PROTOCOL_VERSION,
-  type ChangeEventPayload,
-  type FieldErrorCode,
-  type FieldName,
   type FieldsEvent,
   type HelloMessage,
   type TokenizeError,
 } from '../shared/protocol';
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
-import {
-  changePayload,
-  checkAll,
-  digitsOf,
-  ERROR_MESSAGES,
-  formatCardNumber,
-  formatExpiry,
-  type FieldChecks,
-  type FieldValues,
-} from './cardState';
-
-const BRAND_LABELS: Record<string, string> = {
-  visa: 'Visa',
-  mastercard: 'Mastercard',
-  amex: 'American Express',
-  discover: 'Discover',
-  diners: 'Diners Club',
-  jcb: 'JCB',
-  unionpay: 'UnionPay',
-  maestro: 'Maestro',
-  unknown: '',
-};
-
-const CARD_FIELDS = ['number', 'expiry', 'cvc'] as const;
-
-function byId<T extends HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`card fields: #${id} is missing`);
-  return el as T;
-}
+import { digitsOf, ERROR_MESSAGES } from './cardState';
+import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
 function hashParams(): URLSearchParams {
   return new URLSearchParams(location.hash.slice(1));
@@ -80,51 +49,13 @@ function start(): void {
     return;
   }
 
-  const inputs: Record<FieldName, HTMLInputElement> = {
-    number: byId('cc-number'),
-    expiry: byId('cc-exp'),
-    cvc: byId('cc-csc'),
-    name: byId('cc-name'),
-  };
-  const errorOf: Record<FieldName, HTMLElement> = {
-    number: byId('cc-number-error'),
-    expiry: byId('cc-exp-error'),
-    cvc: byId('cc-csc-error'),
-    name: byId('cc-name-error'),
-  };
-  const brandLabel = byId('cc-brand');
   let style: FieldsStyle = {};
   let port: MessagePort | undefined;
   let lastChange = '';
   let tokenizing = false;
-  /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
-  const shown = new Set<FieldName>();
-
-  const values = (): FieldValues => ({
-    number: inputs.number.value,
-    expiry: inputs.expiry.value,
-    cvc: inputs.cvc.value,
-    name: inputs.name.value,
-  });
   const send = (event: FieldsEvent): void => port?.postMessage(event);
 
-  function render(checks: FieldChecks): void {
-    brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
-    for (const field of CARD_FIELDS) {
-      const check = checks[field];
-      if (check.error === undefined) shown.delete(field);
-      const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
-      const input = inputs[field];
-      input.setAttribute('aria-invalid', error === undefined ? 'false' : 'true');
-      const message = error === undefined ? '' : ERROR_MESSAGES[error];
-      if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
-      applyStyle(input, { focus: document.activeElement === input, invalid: error !== undefined, complete: check.complete });
-    }
-    applyStyle(inputs.name, { focus: document.activeElement === inputs.name, invalid: false, complete: inputs.name.value.trim() !== '' });
-    inputs.cvc.maxLength = 4;
-  }
-
-  function applyStyle(input: HTMLInputElement, states: { focus: boolean; invalid: boolean; complete: boolean }): void {
+  function applyStyle(input: HTMLInputElement, states: InputStates): void {
     const declarations = styleFor(style, states);
     for (const property of STYLE_PROPERTIES) {
       const value = declarations[property];
@@ -133,53 +64,20 @@ function start(): void {
     }
   }
 
-  function update(): ChangeEventPayload {
-    const current = values();
-    const checks = checkAll(current);
-    render(checks);
-    const payload = changePayload(checks, current, shown);
-    const serialized = JSON.stringify(payload);
-    if (serialized !== lastChange) {
-      lastChange = serialized;
-      send({ type: 'change', ...payload });
-    }
-    return payload;
-  }
-
-  /** Reformats while keeping the caret after the same number of digits. */
-  function reformat(input: HTMLInputElement, format: (raw: string) => string): void {
-    const caret = input.selectionStart ?? input.value.length;
-    const digitsBefore = digitsOf(input.value.slice(0, caret)).length;
-    const formatted = format(input.value);
-    if (formatted === input.value) return;
-    input.value = formatted;
-    let position = 0;
-    for (let seen = 0; position < formatted.length && seen < digitsBefore; position++) if (/\d/.test(formatted[position] ?? '')) seen++;
-    input.setSelectionRange(position, position);
-  }
-
-  inputs.number.addEventListener('input', () => reformat(inputs.number, formatCardNumber));
-  inputs.expiry.addEventListener('input', () => reformat(inputs.expiry, formatExpiry));
-  inputs.cvc.addEventListener('input', () => {
-    const digits = digitsOf(inputs.cvc.value).slice(0, 4);
-    if (digits !== inputs.cvc.value) inputs.cvc.value = digits;
-  });
-  for (const field of Object.keys(inputs) as FieldName[]) {
-    const input = inputs[field];
-    input.addEventListener('input', () => update());
-    input.addEventListener('focus', () => {
-      send({ type: 'focus', field });
-      update();
-    });
-    input.addEventListener('blur', () => {
-      if (field !== 'name') {
-        if (input.value === '') shown.delete(field);
-        else shown.add(field);
+  const card = wireCardInputs({
+    onFocus: (field) => send({ type: 'focus', field }),
+    onBlur: (field) => send({ type: 'blur', field }),
+    onChecked: (payload) => {
+      const serialized = JSON.stringify(payload);
+      if (serialized !== lastChange) {
+        lastChange = serialized;
+        send({ type: 'change', ...payload });
       }
-      send({ type: 'blur', field });
-      update();
-    });
-  }
+    },
+    styleInput: applyStyle,
+  });
+  const { inputs, values } = card;
+  const update = (): void => void card.update();
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
   form.addEventListener('submit', (event) => event.preventDefault());
 
@@ -187,10 +85,8 @@ function start(): void {
     const fail = (error: TokenizeError): void => send({ type: 'tokenize_failed', id, error });
     if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
     const current = values();
-    const checks = checkAll(current);
-    for (const field of CARD_FIELDS) shown.add(field);
-    update();
-    const firstError = CARD_FIELDS.map((f) => checks[f].error).find((e) => e !== undefined);
+    const firstError = card.showAll();
+    const { checks } = card.update();
     if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
     const expiry = checks.expiry;
     if (expiry.value === undefined) return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
@@ -251,11 +147,7 @@ function start(): void {
     if (command === undefined) return;
     if (command.type === 'tokenize') void tokenize(command.id);
     else if (command.type === 'focus') inputs.number.focus();
-    else {
-      for (const input of Object.values(inputs)) input.value = '';
-      shown.clear();
-      update();
-    }
+    else card.clear();
   }
 
   function onConnect(event: MessageEvent): void {

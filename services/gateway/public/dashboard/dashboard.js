@@ -3,6 +3,8 @@
 // origin; the session cookie is HttpOnly, and every change carries the session's CSRF token.
 // Data from the server is put into the page with textContent only, never as HTML.
 
+import { initReturnUrls, loadReturnUrls } from './returnUrls.js';
+
 const API = '/admin/v1';
 const $ = (id) => document.getElementById(id);
 
@@ -200,7 +202,7 @@ async function openMerchant(merchantId) {
   state.merchant = merchantId;
   $('new-merchant').hidden = true;
   $('merchant-title').textContent = merchantId;
-  await Promise.all([loadKeys(), loadAudit()]);
+  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls()]);
 }
 
 async function loadKeys() {
@@ -349,6 +351,8 @@ const ACTION_LABELS = {
   'key.revoked': 'Revoked key',
   'key.expiry_scheduled': 'Scheduled key expiry',
   'key.tested': 'Tested key',
+  'merchant.return_urls_updated': 'Changed return URLs',
+  'merchant.form_signing_secret_shown': 'Showed the return signing secret',
 };
 
 function auditDetails(entry) {
@@ -634,6 +638,8 @@ $('new-merchant-form').addEventListener('submit', async (event) => {
 
 $('refresh-keys').addEventListener('click', () => loadKeys().catch((err) => toast(err.message)));
 $('refresh-audit').addEventListener('click', () => loadAudit().catch((err) => toast(err.message)));
+
+initReturnUrls({ api, merchant: () => state.merchant, toast });
 
 async function boot() {
   try {

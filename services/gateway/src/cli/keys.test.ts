@@ -112,6 +112,51 @@ describe('keys CLI', () => {
     expect(res.err[0]).toContain('--allow-ip "300.1.1.1" is not an IPv4/IPv6 address or CIDR');
   });
 
+  describe('return-urls', () => {
+    it('registers canonical return URLs, shows them, prints the signing secret of a mode, and clears them', async () => {
+      const set = await run(
+        ['return-urls', 'set', '--merchant', 'acme', 'HTTPS://Shop.example:443/done', 'https://shop.example/cancel'],
+        env,
+      );
+      expect(set.code).toBe(0);
+      expect(JSON.parse((await redis.get('tessera:merchant-settings:acme')) ?? '{}').returnUrls).toEqual([
+        'https://shop.example/done',
+        'https://shop.example/cancel',
+      ]);
+      const shown = await run(['return-urls', 'show', '--merchant', 'acme', '--json'], env);
+      expect(JSON.parse(shown.out.join(''))).toEqual({
+        merchantId: 'acme',
+        returnUrls: ['https://shop.example/done', 'https://shop.example/cancel'],
+      });
+      const test = (await run(['return-urls', 'secret', '--merchant', 'acme', '--mode', 'test'], env)).out.join('');
+      const live = (await run(['return-urls', 'secret', '--merchant', 'acme', '--mode', 'live'], env)).out.join('');
+      expect(test).toMatch(/^fss_test_[A-Za-z0-9_-]{43}$/);
+      expect(live).toMatch(/^fss_live_/);
+      expect((await run(['return-urls', 'clear', '--merchant', 'acme'], env)).code).toBe(0);
+      expect((await run(['return-urls', 'show', '--merchant', 'acme'], env)).out.join('\n')).toMatch(/none/);
+      const audit = (await redis.lrange('tessera:audit:merchant:acme', 0, -1)).map((l) => JSON.parse(l) as { action: string });
+      expect(audit.map((e) => e.action).sort()).toEqual([
+        'merchant.form_signing_secret_shown',
+        'merchant.form_signing_secret_shown',
+        'merchant.return_urls_updated',
+        'merchant.return_urls_updated',
+      ]);
+    });
+
+    it.each([
+      [['return-urls', 'set', '--merchant', 'acme', 'https://shop.example/done?x=1'], /must not contain a query/],
+      [['return-urls', 'set', '--merchant', 'acme', 'https://user@shop.example/done'], /credentials/],
+      [['return-urls', 'set', '--merchant', 'acme', '//shop.example/done'], /absolute http/],
+      [['return-urls', 'set', '--merchant', 'acme'], /at least one URL/],
+      [['return-urls', 'secret', '--merchant', 'acme'], /--mode test or --mode live/],
+    ])('refuses %j with exit 2 and the reason, writing nothing', async (argv, reason) => {
+      const res = await run(argv, env);
+      expect(res.code).toBe(2);
+      expect(res.err.join('\n')).toMatch(reason);
+      expect(await redis.get('tessera:merchant-settings:acme')).toBeNull();
+    });
+  });
+
   describe('psp-hosts', () => {
     it('sets a canonical, de-duplicated list in Redis, shows it, and clears it', async () => {
       const set = await run(['psp-hosts', 'set', '--merchant', 'acme', 'API.stripe.com', '*.adyen.com', 'api.stripe.com', '[::1]'], env);

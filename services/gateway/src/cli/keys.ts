@@ -32,6 +32,7 @@ import type { AuditLog } from '../store/adminStores';
 import { RedisAuditLog } from '../store/redisAdminStores';
 import { RedisMerchantSettingsStore, type MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
+import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';
 import { readAllStdin, runAdminCli } from './admin';
 import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
@@ -70,6 +71,14 @@ Commands:
   rehash-status [--json]
       Counts usable keys per API-key pepper (API_KEY_PEPPERS): keys on an older pepper move to the
       newest on their next use; drop an old pepper once it counts zero (and "unrecorded" is zero).
+  return-urls set --merchant <id> <url>...
+      Registers the hosted payment page's return and cancel URLs (https://shop.example/checkout/done): a form
+      session's returnUrl / cancelUrl must match one exactly (scheme, host, port, path; it may add a query).
+      Replaces the list.
+  return-urls show --merchant <id> [--json]
+  return-urls clear --merchant <id>
+  return-urls secret --merchant <id> --mode test|live [--json]
+      Prints the secret that signs the hosted page's redirects, for the merchant's server to verify them.
 
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
@@ -196,6 +205,56 @@ async function pspHosts(store: MerchantSettingsStore, audit: AuditLog, plan: Psp
     settings.pspHosts.length > 0
       ? `PSP hosts for ${plan.merchantId}: ${settings.pspHosts.join(', ')}. Other hosts are refused from the next request on.`
       : `PSP host allowlist for ${plan.merchantId} cleared: any public host is allowed.`,
+  );
+}
+
+interface ReturnUrlsPlan {
+  action: 'set' | 'show' | 'clear' | 'secret';
+  merchantId: string;
+  /** Canonical, de-duplicated; only for set. */
+  urls: string[];
+  mode: 'test' | 'live';
+  json: boolean;
+}
+
+function planReturnUrls(args: Parsed): ReturnUrlsPlan {
+  const action = args.positionals[1];
+  if (action !== 'set' && action !== 'show' && action !== 'clear' && action !== 'secret') {
+    throw new UsageError('return-urls needs set, show, clear or secret');
+  }
+  const merchant = args.values.merchant;
+  if (merchant === undefined) throw new UsageError(`return-urls ${action} needs --merchant <id>`);
+  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  const raws = args.positionals.slice(2);
+  if (action !== 'set' && raws.length > 0) throw new UsageError(`return-urls ${action} takes no URLs`);
+  if (action === 'set' && raws.length === 0) throw new UsageError('return-urls set needs at least one URL (use clear to remove them all)');
+  const mode = args.values.mode;
+  if (action === 'secret' && mode !== 'test' && mode !== 'live')
+    throw new UsageError('return-urls secret needs --mode test or --mode live');
+  const urls = action === 'set' ? asUsage(() => parseReturnUrls({ returnUrls: raws }, 'Return URL')) : [];
+  return { action, merchantId: merchant, urls, mode: mode === 'live' ? 'live' : 'test', json: args.values.json ?? false };
+}
+
+async function returnUrls(deps: ReturnUrlDeps, plan: ReturnUrlsPlan, io: Io): Promise<void> {
+  if (plan.action === 'secret') {
+    const shown = await showFormSigningSecret(deps, cliCaller(), plan.merchantId, plan.mode);
+    io.out(plan.json ? JSON.stringify(shown) : shown.signingSecret);
+    return;
+  }
+  if (plan.action === 'show') {
+    const view = await getReturnUrls(deps, cliCaller(), plan.merchantId);
+    if (plan.json) io.out(JSON.stringify({ merchantId: view.merchantId, returnUrls: view.returnUrls }));
+    else
+      io.out(
+        `Return URLs for ${plan.merchantId}: ${view.returnUrls.length > 0 ? view.returnUrls.join(', ') : 'none (form sessions are refused)'}`,
+      );
+    return;
+  }
+  const view = await setReturnUrls(deps, cliCaller(), plan.merchantId, plan.urls);
+  io.out(
+    view.returnUrls.length > 0
+      ? `Return URLs for ${plan.merchantId}: ${view.returnUrls.join(', ')}. New form sessions must use one of them.`
+      : `Return URLs for ${plan.merchantId} cleared: new form sessions are refused.`,
   );
 }
 
@@ -415,7 +474,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status'].includes(command)) {
+  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status', 'return-urls'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
@@ -426,12 +485,14 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     restrict?: RestrictPlan;
     show?: string;
     pspHosts?: PspHostsPlan;
+    returnUrls?: ReturnUrlsPlan;
   } = {};
   try {
     if (command === 'create') plan = { create: planCreate(args) };
     else if (command === 'revoke') plan = { revoke: planRevoke(args) };
     else if (command === 'restrict') plan = { restrict: planRestrict(args) };
     else if (command === 'psp-hosts') plan = { pspHosts: planPspHosts(args) };
+    else if (command === 'return-urls') plan = { returnUrls: planReturnUrls(args) };
     else if (command === 'show') {
       const id = args.positionals[1];
       if (id === undefined || args.positionals.length > 2) throw new UsageError('show needs exactly one key id (see `list`)');
@@ -467,7 +528,10 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else if (plan.show !== undefined) await show(deps, plan.show, args.values.json ?? false, io);
     else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
     else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
-    else await list(deps, args, io);
+    else if (plan.returnUrls) {
+      const merchantSettings = new RedisMerchantSettingsStore(redis);
+      await returnUrls({ merchantSettings, audit, pepper, now: () => new Date() }, plan.returnUrls, io);
+    } else await list(deps, args, io);
     return 0;
   } catch (err) {
     return reportCommandFailure(err, io);

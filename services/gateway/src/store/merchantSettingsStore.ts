@@ -5,12 +5,15 @@ import { TesseraError } from '@tessera/common';
 export interface MerchantSettings {
   /** Canonical PSP host patterns (see domain/pspHosts.ts); empty: any public host. */
   pspHosts: string[];
+  /** Canonical return and cancel URLs of the hosted payment page (see domain/returnUrls.ts). */
+  returnUrls?: string[];
   updatedAt: string;
 }
 
 export interface MerchantSettingsStore {
   get(merchantId: string): Promise<MerchantSettings | undefined>;
   setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings>;
+  setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings>;
 }
 
 /** For a single local gateway without Redis: lost on restart, invisible to the CLI. */
@@ -24,6 +27,13 @@ export class MemoryMerchantSettingsStore implements MerchantSettingsStore {
 
   async setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings> {
     const s: MerchantSettings = { ...(this.byMerchant.get(merchantId) ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
+    this.byMerchant.set(merchantId, s);
+    return structuredClone(s);
+  }
+
+  async setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings> {
+    const before = this.byMerchant.get(merchantId);
+    const s: MerchantSettings = { pspHosts: [], ...(before ?? {}), returnUrls: [...returnUrls], updatedAt: now.toISOString() };
     this.byMerchant.set(merchantId, s);
     return structuredClone(s);
   }
@@ -44,7 +54,11 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       const raw = await this.redis.get(SETTINGS_PREFIX + merchantId);
       if (raw === null) return undefined;
       const parsed = JSON.parse(raw) as Partial<MerchantSettings>;
-      return { pspHosts: Array.isArray(parsed.pspHosts) ? parsed.pspHosts : [], updatedAt: parsed.updatedAt ?? '' };
+      return {
+        pspHosts: Array.isArray(parsed.pspHosts) ? parsed.pspHosts : [],
+        returnUrls: Array.isArray(parsed.returnUrls) ? parsed.returnUrls : [],
+        updatedAt: parsed.updatedAt ?? '',
+      };
     } catch (err) {
       throw new TesseraError('service_unavailable', { cause: err });
     }
@@ -55,6 +69,17 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       // One field today; a read-modify-write race between two admins only matters once there are more.
       const before = await this.get(merchantId);
       const s: MerchantSettings = { ...(before ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
+      await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      return s;
+    } catch (err) {
+      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+    }
+  }
+
+  async setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings> {
+    try {
+      const before = await this.get(merchantId);
+      const s: MerchantSettings = { pspHosts: [], ...(before ?? {}), returnUrls: [...returnUrls], updatedAt: now.toISOString() };
       await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
       return s;
     } catch (err) {

@@ -18,6 +18,8 @@ import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
 import { BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
 import type { BrowserTokenLimiter } from './browserLimits';
+import type { FormSessionDeps } from '../app/formSessions';
+import { formSessionRoutes } from './formSessions';
 
 export interface GatewayDeps {
   config: {
@@ -60,6 +62,8 @@ export interface GatewayDeps {
   readyChecks?: Record<string, () => boolean>;
   /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
   browser?: { fieldsOrigin: string; limiter?: BrowserTokenLimiter };
+  /** The hosted payment page's sessions (needs the browser integration); absent: no /v1/form-sessions. */
+  formSessions?: FormSessionDeps;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -204,6 +208,12 @@ export function createApp(deps: GatewayDeps): Express {
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
     // token is provisional until the merchant's server retains it (docs/browser.md).
     app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
+  }
+
+  if (deps.formSessions) {
+    const forms = formSessionRoutes(deps.formSessions);
+    app.post('/v1/form-sessions', auth, ...body, forms.create);
+    app.get('/v1/form-sessions/:id', auth, forms.get);
   }
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));

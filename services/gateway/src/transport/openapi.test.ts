@@ -8,6 +8,7 @@ import { startApp } from '../testing/http';
 import { createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
+import type { FormSessionDeps } from '../app/formSessions';
 import type { ProxyApi, VaultApi } from './upstreams';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -22,6 +23,7 @@ function app(): Express {
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
     browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
+    formSessions: {} as FormSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
     admin: createAdminRouter({
       logger: pino({ level: 'silent' }),
@@ -136,7 +138,9 @@ describe('OpenAPI document', () => {
       .filter(({ op }) => op.security === undefined);
     expect(keyed.map((k) => k.route).sort()).toEqual([
       'delete /v1/token/{token}',
+      'get /v1/form-sessions/{id}',
       'get /v1/token/{token}',
+      'post /v1/form-sessions',
       'post /v1/proxy',
       'post /v1/proxy/dry-run',
       'post /v1/token',

@@ -3,6 +3,7 @@ import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common
 import { cardInputSchema, PROXY_METHODS, proxyRequestSchema, retainRequestSchema } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import type { DryRunJson, TokenRecordJson } from './routes';
+import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
  * The OpenAPI 3.1 document of the public API and the admin API (admin/openapi.ts), generated from the same zod schemas that validate
@@ -66,6 +67,23 @@ const dryRunSchema = z.object({
   destination: z.object({ allowed: z.boolean(), code: z.string().optional(), message: z.string().optional() }),
   wouldSend: z.boolean().meta({ description: 'True when the destination is allowed and every placeholder can be filled.' }),
 }) satisfies z.ZodType<DryRunJson>;
+
+const formSessionSchema = z.object({
+  id: z.string().meta({ description: '`fs_` followed by 32 URL-safe characters.' }),
+  object: z.literal('form_session'),
+  status: z.enum(['open', 'completed', 'expired', 'canceled']),
+  url: z.string().meta({ description: 'The hosted payment page on the fields origin: send the shopper’s browser here.' }),
+  returnUrl: z.string(),
+  cancelUrl: z.string().nullable(),
+  createdAt: z.string().meta({ format: 'date-time' }),
+  expiresAt: z.string().meta({ format: 'date-time', description: 'FORM_SESSION_TTL_SECONDS (30 min) after creation.' }),
+  completedAt: z.string().nullable().meta({ format: 'date-time' }),
+  token: z.string().nullable().meta({
+    description:
+      'Once completed: a provisional token (retain it with POST /v1/token/{token}/retain, or it expires after BROWSER_TOKEN_TTL_SECONDS).',
+  }),
+  card: z.object({ brand: z.string(), last4: z.string(), expiryMonth: z.int(), expiryYear: z.int() }).nullable(),
+}) satisfies z.ZodType<FormSessionJson>;
 
 const healthSchema = z.object({ status: z.literal('ok') });
 const readySchema = z.object({
@@ -225,6 +243,33 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/form-sessions': {
+        post: {
+          operationId: 'createFormSession',
+          summary: 'Open a hosted payment page (form session) for one shopper',
+          description:
+            'Secret key only. returnUrl (and cancelUrl) must match a registered return URL of the merchant exactly (admin API ' +
+            '/admin/v1/merchants/{merchantId}/return-urls, dashboard or `npm run keys -- return-urls set`); otherwise ' +
+            '400 return_url_not_registered. Send the shopper to `url`; after the card is tokenized the page answers 303 to ' +
+            'returnUrl with ?session, status, timestamp and signature (HMAC-SHA256, docs/browser.md). Single use; expires after 30 min.',
+          requestBody: { required: true, content: json(ref('CreateFormSession')) },
+          responses: {
+            '201': { description: 'The open session.', content: json(ref('FormSession')) },
+            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
+          },
+        },
+      },
+      '/v1/form-sessions/{id}': {
+        get: {
+          operationId: 'getFormSession',
+          summary: 'Read a form session: its status and, once completed, the token and card',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The session.', content: json(ref('FormSession')) },
+            ...errorResponses([404, ...AUTH_ERRORS]),
+          },
+        },
+      },
       '/v1/proxy': {
         post: {
           operationId: 'forwardToPsp',
@@ -310,6 +355,8 @@ export function buildOpenApiDocument(): JsonObject {
         CardInput: cardInput,
         ProxyRequest: proxyRequest,
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
+        CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),
+        FormSession: jsonSchema(formSessionSchema, 'output'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),
         Error: jsonSchema(errorEnvelopeSchema, 'output'),

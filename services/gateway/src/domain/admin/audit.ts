@@ -10,7 +10,9 @@ export type AuditAction =
   | 'key.revoked'
   | 'key.expiry_scheduled'
   | 'key.tested'
-  | 'merchant.psp_hosts_updated';
+  | 'merchant.psp_hosts_updated'
+  | 'merchant.return_urls_updated'
+  | 'merchant.form_signing_secret_shown';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -26,6 +26,7 @@ import { chooseRequestId, contextOf, routeOf, setContext } from '../requestConte
 import { installSecurityHeaders } from '../securityHeaders';
 import { merchantIdParam, pspHostsParam, refuseUnknown, requiredString } from './validation';
 import { registerKeyRoutes } from './keyRoutes';
+import { registerReturnUrlRoutes } from './returnUrlRoutes';
 import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
 
 export const ADMIN_BASE = '/admin/v1';
@@ -354,6 +355,14 @@ export function createAdminRouter(deps: AdminDeps): Router {
       details: { pspHosts, previousPspHosts: before },
     });
     sendJson(res, 200, { merchantId, pspHosts: settings.pspHosts, updatedAt: settings.updatedAt });
+  });
+
+  // The hosted payment page's return URLs and signing secret (returnUrlRoutes.ts).
+  registerReturnUrlRoutes(api, {
+    depsOf: () => ({ merchantSettings: pspHostsStore(), audit, pepper: deps.pepper, now }),
+    body,
+    operatorOf: (res) => adminOf(res).operator,
+    merchantFor,
   });
 
   api.use((_req: Request, res: Response) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createKeyRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
+import { returnUrlsSchema } from '../../app/returnUrls';
 import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
@@ -90,6 +91,20 @@ const schemas = {
     merchantId: z.string(),
     pspHosts: z.array(z.string()).meta({ description: 'Canonical entries; empty: any public host.' }),
     updatedAt: z.string().nullable(),
+  }),
+  AdminReturnUrlsUpdate: returnUrlsSchema(),
+  AdminReturnUrls: z.object({
+    merchantId: z.string(),
+    returnUrls: z.array(z.string()).meta({ description: 'Canonical entries (scheme://host[:port]/path).' }),
+    updatedAt: z.string().nullable(),
+  }),
+  AdminFormSigningSecretRequest: z.strictObject({ mode: z.enum(['test', 'live']) }),
+  AdminFormSigningSecret: z.object({
+    merchantId: z.string(),
+    mode: z.enum(['test', 'live']),
+    signingSecret: z
+      .string()
+      .meta({ description: 'Verifies the signature on hosted-page returns (docs/browser.md); keep it on the server.' }),
   }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
@@ -196,6 +211,24 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         parameters: [merchantPath],
         requestBody: { required: true, content: ref('AdminPspHostsUpdate') },
         responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/return-urls`]: {
+      get: op('adminGetReturnUrls', 'The merchant’s registered hosted-page return and cancel URLs', readSession, {
+        parameters: [merchantPath],
+        responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
+      }),
+      put: op('adminSetReturnUrls', 'Replace the merchant’s registered return and cancel URLs', session, {
+        parameters: [merchantPath],
+        requestBody: { required: true, content: ref('AdminReturnUrlsUpdate') },
+        responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/form-signing-secret`]: {
+      post: op('adminShowFormSigningSecret', 'Show the secret that signs the merchant’s hosted-page returns (audited)', session, {
+        parameters: [merchantPath],
+        requestBody: { required: true, content: ref('AdminFormSigningSecretRequest') },
+        responses: { '200': { description: 'The signing secret for that mode.', content: ref('AdminFormSigningSecret') } },
       }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {

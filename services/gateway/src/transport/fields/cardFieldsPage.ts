@@ -27,6 +27,19 @@ input[aria-invalid="true"]{border-color:#b00020}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `.trim();
 
+/** The hosted payment page: the fields' CSS plus a full page's layout, a button and a notice. */
+export const HOSTED_PAGE_CSS = `${CSS}
+html,body{background:#f6f7f9}
+main{max-width:440px;margin:32px auto;padding:24px;background:#fff;border:1px solid #d6d9de;border-radius:10px}
+h1{font-size:20px;margin:0 0 4px}
+.sub{margin:0 0 16px;color:#4d4d4d;font-size:14px}
+.alert{margin:0 0 12px;padding:10px 12px;border:1px solid #b00020;border-radius:6px;color:#b00020;background:#fff5f6}
+.pay{width:100%;margin-top:6px;font:inherit;font-weight:600;padding:12px;border:0;border-radius:6px;background:#0b5fff;color:#fff;cursor:pointer}
+.pay:focus{outline:2px solid #1a1a1a;outline-offset:2px}
+.link{background:none;border:0;padding:0;font:inherit;font-size:14px;color:#0b4fd6;text-decoration:underline;cursor:pointer}
+.cancel{margin:12px 0 0;text-align:center}
+.secure{margin:16px 0 0;font-size:13px;color:#4d4d4d;text-align:center}`;
+
 export interface CardFieldsAssets {
   /** tessera.js, served to merchant pages. */
   tesseraJs: Buffer;
@@ -36,6 +49,10 @@ export interface CardFieldsAssets {
   fieldsJs: string;
   scriptHash: string;
   styleHash: string;
+  /** The hosted payment page's script (the same input code as the fields), inlined; and its hashes. */
+  hostedJs: string;
+  hostedScriptHash: string;
+  hostedStyleHash: string;
 }
 
 /**
@@ -51,8 +68,14 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
     }
   };
   const fieldsJs = read('fields.js').toString('utf8');
+  const hostedJs = read('hosted.js').toString('utf8');
   // Inlined into HTML: these would end the script element early.
-  if (/<\/script|<!--/i.test(fieldsJs)) throw new Error('fields.js cannot be inlined: it contains </script or <!--');
+  for (const [name, script] of [
+    ['fields.js', fieldsJs],
+    ['hosted.js', hostedJs],
+  ] as const) {
+    if (/<\/script|<!--/i.test(script)) throw new Error(`${name} cannot be inlined: it contains </script or <!--`);
+  }
   const manifest = JSON.parse(read('manifest.json').toString('utf8')) as Record<string, { integrity?: string }>;
   return {
     tesseraJs: read('tessera.js'),
@@ -60,6 +83,9 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
     fieldsJs,
     scriptHash: cspHashSource(fieldsJs),
     styleHash: cspHashSource(CSS),
+    hostedJs,
+    hostedScriptHash: cspHashSource(hostedJs),
+    hostedStyleHash: cspHashSource(HOSTED_PAGE_CSS),
   };
 }
 
@@ -82,7 +108,23 @@ export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string
 <main>
 <h1 class="visually-hidden">Card details</h1>
 <form id="card-form" novalidate autocomplete="on" data-api-origin="${escapeHtml(apiOrigin)}">
-<div class="field">
+${cardInputsMarkup({ showName: false })}
+</form>
+<p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>
+</main>
+<script>${assets.fieldsJs}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * The card inputs, their labels and their error elements: one markup for the card-fields iframe
+ * and the hosted payment page, driven by the same script code (packages/js fields/cardInputs.ts).
+ * The `name`s are what the hosted page's form posts.
+ */
+export function cardInputsMarkup(options: { showName: boolean }): string {
+  return `<div class="field">
 <label for="cc-number">Card number</label>
 <div class="wrap">
 <input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-brand cc-number-error">
@@ -99,7 +141,7 @@ export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string
 <input id="cc-csc" name="cvc" type="text" autocomplete="cc-csc" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="4" placeholder="CVC" aria-invalid="false" aria-describedby="cc-csc-error">
 </div>
 </div>
-<div class="field" id="name-row" hidden>
+<div class="field" id="name-row"${options.showName ? '' : ' hidden'}>
 <label for="cc-name">Name on card</label>
 <input id="cc-name" name="ccname" type="text" autocomplete="cc-name" autocapitalize="words" spellcheck="false" maxlength="200" aria-describedby="cc-name-error">
 </div>
@@ -108,14 +150,7 @@ export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string
 <p id="cc-exp-error"></p>
 <p id="cc-csc-error"></p>
 <p id="cc-name-error"></p>
-</div>
-</form>
-<p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>
-</main>
-<script>${assets.fieldsJs}</script>
-</body>
-</html>
-`;
+</div>`;
 }
 
 /** Shown instead of the fields when the key in the URL cannot use them; never framed. */

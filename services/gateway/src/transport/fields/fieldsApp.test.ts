@@ -12,6 +12,7 @@ const SHOP = 'https://shop.example';
 function assetsDir(fieldsJs = 'console.log("fields")'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-fields-'));
   fs.writeFileSync(path.join(dir, 'fields.js'), fieldsJs);
+  fs.writeFileSync(path.join(dir, 'hosted.js'), 'console.log("hosted")');
   fs.writeFileSync(path.join(dir, 'tessera.js'), 'window.Tessera = function () {};');
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ 'tessera.js': { integrity: 'sha384-x' } }));
   return dir;

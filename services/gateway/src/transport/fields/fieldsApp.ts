@@ -1,9 +1,12 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { TesseraError, type Logger } from '@tessera/common';
+import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps } from '../../app/formSessions';
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
+import { hostedPageCsp } from '../../domain/formSessions';
 import { sendError } from '../envelope';
 import { chooseRequestId } from '../requestContext';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
+import { renderHostedNotice, renderHostedPage } from './hostedPage';
 
 /**
  * What the fields origin needs to know about the publishable key in an iframe URL: the origins
@@ -19,6 +22,8 @@ export interface FieldsAppDeps {
   lookupKey: FrameKeyLookup;
   logger: Logger;
   hstsMaxAgeSeconds?: number;
+  /** The hosted payment page (/pay/{id}); absent: not served. */
+  formSessions?: FormSessionDeps;
 }
 
 /** Only something shaped like a publishable key is looked up; a secret key in a URL is refused unread. */
@@ -86,6 +91,8 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     res.end(page);
   });
 
+  if (deps.formSessions) registerHostedPage(app, deps, deps.formSessions);
+
   app.get('/js/v1/tessera.js', (_req: Request, res: Response) => {
     res.status(200);
     res.setHeader('content-type', 'text/javascript; charset=utf-8');
@@ -113,4 +120,146 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
   });
 
   return app;
+}
+
+/** The card form's body: small, flat, urlencoded; anything else arrives empty and fails the CSRF check. */
+const formBody = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+
+/** Codes the shopper can fix on the page itself: the form is shown again with the message. */
+const CORRECTABLE = new Set([
+  'parameter_missing',
+  'parameter_invalid',
+  'card_number_invalid',
+  'card_expired',
+  'cvv_invalid',
+  'test_card_in_live_mode',
+  'live_card_in_test_mode',
+]);
+
+const NOTICE_TITLES: Record<number, string> = {
+  403: 'Form not accepted',
+  404: 'Payment page not found',
+  410: 'Payment page no longer available',
+};
+
+/**
+ * The hosted payment page (docs/browser.md): GET shows the form, POST takes the card (body only,
+ * with the session's CSRF token, from this origin only) and answers 303 to the registered return
+ * URL; POST …/cancel answers 303 to the cancel URL. Never framed (frame-ancestors 'none' and
+ * X-Frame-Options), never cached, no referrer.
+ */
+function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSessionDeps): void {
+  const pageHeaders = (res: Response, redirectUrls: readonly (string | null)[]): void => {
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader(
+      'content-security-policy',
+      hostedPageCsp({
+        scriptHash: deps.assets.hostedScriptHash,
+        styleHash: deps.assets.hostedStyleHash,
+        redirectOrigins: redirectUrls.filter((u): u is string => u !== null).map((u) => new URL(u).origin),
+      }),
+    );
+    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('cross-origin-resource-policy', 'same-origin');
+    res.setHeader('cache-control', 'no-store');
+  };
+
+  const notice = (res: Response, error: TesseraError): void => {
+    const status = error.status >= 500 ? 503 : error.status;
+    pageHeaders(res, []);
+    res.setHeader('x-tessera-error', error.code);
+    res.status(status);
+    const message =
+      error.code === 'csrf_token_invalid'
+        ? 'This form was not sent from its payment page. Go back to the shop and start again.'
+        : error.status >= 500
+          ? 'Payments are temporarily unavailable. Try again in a moment.'
+          : error.message;
+    res.end(renderHostedNotice(NOTICE_TITLES[status] ?? 'Payment page unavailable', message));
+  };
+
+  const failed = (res: Response, err: unknown, route: string): TesseraError => {
+    const error = err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err });
+    if (error.status >= 500)
+      deps.logger.error(
+        { err: error.cause ?? err, code: error.code, route, requestId: res.getHeader('x-request-id') },
+        'hosted page request failed',
+      );
+    return error;
+  };
+
+  const sessionId = (req: Request): string => String(req.params.id ?? '');
+
+  const showForm = async (res: Response, id: string, status: number, errorMessage?: string): Promise<void> => {
+    const record = await openFormSessionPage(sessions, id);
+    pageHeaders(res, [record.returnUrl, record.cancelUrl]);
+    res.status(status);
+    res.end(
+      renderHostedPage(deps.assets, {
+        sessionId: record.id,
+        csrfToken: record.csrfToken,
+        cancelable: record.cancelUrl !== null,
+        mode: record.mode,
+        ...(errorMessage !== undefined ? { errorMessage } : {}),
+      }),
+    );
+  };
+
+  app.get('/pay/:id', async (req: Request, res: Response) => {
+    try {
+      await showForm(res, sessionId(req), 200);
+    } catch (err) {
+      notice(res, failed(res, err, '/pay/:id'));
+    }
+  });
+
+  /**
+   * A second line behind the CSRF token: a cross-site form post is marked so by the browser.
+   * Sec-Fetch-Site where sent (all current browsers); else Origin, which under this page's
+   * no-referrer policy is `null` even for its own posts, so only a foreign origin is refused.
+   */
+  const fromThisOrigin = (req: Request): boolean => {
+    const site = req.headers['sec-fetch-site'];
+    if (typeof site === 'string') return site === 'same-origin';
+    const origin = req.headers.origin;
+    return origin === undefined || origin === 'null' || origin === sessions.fieldsOrigin;
+  };
+
+  app.post('/pay/:id', formBody, async (req: Request, res: Response) => {
+    const id = sessionId(req);
+    const requestId = String(res.getHeader('x-request-id') ?? '');
+    try {
+      if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const { location } = await submitCardForm(sessions, id, body, { requestId });
+      res.status(303).setHeader('location', location);
+      res.setHeader('cache-control', 'no-store');
+      res.end();
+    } catch (err) {
+      const error = failed(res, err, '/pay/:id');
+      if (!CORRECTABLE.has(error.code) && error.status < 500) return notice(res, error);
+      try {
+        await showForm(
+          res,
+          id,
+          error.status >= 500 ? 503 : 400,
+          error.status >= 500 ? 'Your card could not be processed just now. Try again in a moment.' : error.message,
+        );
+      } catch (again) {
+        notice(res, failed(res, again, '/pay/:id'));
+      }
+    }
+  });
+
+  app.post('/pay/:id/cancel', formBody, async (req: Request, res: Response) => {
+    try {
+      if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
+      const { location } = await cancelFormSession(sessions, sessionId(req), (req.body ?? {}) as Record<string, unknown>);
+      res.status(303).setHeader('location', location);
+      res.setHeader('cache-control', 'no-store');
+      res.end();
+    } catch (err) {
+      notice(res, failed(res, err, '/pay/:id/cancel'));
+    }
+  });
 }

@@ -1,0 +1,166 @@
+/**
+ * The card inputs' behaviour as the shopper types, shared by the two pages that collect a card on
+ * the fields origin: the card-fields iframe (fields/page.ts) and the hosted payment page
+ * (hosted/page.ts). Both render the same markup (the gateway's cardInputsMarkup), so the same
+ * formatting, brand label, and errors-after-blur apply to both.
+ */
+import type { ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
+import {
+  changePayload,
+  checkAll,
+  digitsOf,
+  ERROR_MESSAGES,
+  formatCardNumber,
+  formatExpiry,
+  type FieldChecks,
+  type FieldValues,
+} from './cardState';
+
+const BRAND_LABELS: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  discover: 'Discover',
+  diners: 'Diners Club',
+  jcb: 'JCB',
+  unionpay: 'UnionPay',
+  maestro: 'Maestro',
+  unknown: '',
+};
+
+export const CARD_FIELDS = ['number', 'expiry', 'cvc'] as const;
+
+export function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`card fields: #${id} is missing`);
+  return el as T;
+}
+
+export interface InputStates {
+  focus: boolean;
+  invalid: boolean;
+  complete: boolean;
+}
+
+export interface CardInputHooks {
+  onFocus?(field: FieldName): void;
+  onBlur?(field: FieldName): void;
+  /** After every check: what the merchant's page would be told. */
+  onChecked?(payload: ChangeEventPayload, checks: FieldChecks): void;
+  /** Styles an input for its states (the iframe applies the merchant's whitelisted style). */
+  styleInput?(input: HTMLInputElement, states: InputStates): void;
+}
+
+export interface CardInputs {
+  inputs: Record<FieldName, HTMLInputElement>;
+  values(): FieldValues;
+  update(): { payload: ChangeEventPayload; checks: FieldChecks };
+  /** Shows every card field's error (a submit attempt); returns the first problem, if any. */
+  showAll(): FieldErrorCode | undefined;
+  clear(): void;
+}
+
+export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
+  const inputs: Record<FieldName, HTMLInputElement> = {
+    number: byId('cc-number'),
+    expiry: byId('cc-exp'),
+    cvc: byId('cc-csc'),
+    name: byId('cc-name'),
+  };
+  const errorOf: Record<FieldName, HTMLElement> = {
+    number: byId('cc-number-error'),
+    expiry: byId('cc-exp-error'),
+    cvc: byId('cc-csc-error'),
+    name: byId('cc-name-error'),
+  };
+  const brandLabel = byId('cc-brand');
+  /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
+  const shown = new Set<FieldName>();
+
+  const values = (): FieldValues => ({
+    number: inputs.number.value,
+    expiry: inputs.expiry.value,
+    cvc: inputs.cvc.value,
+    name: inputs.name.value,
+  });
+
+  function render(checks: FieldChecks): void {
+    brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
+    for (const field of CARD_FIELDS) {
+      const check = checks[field];
+      if (check.error === undefined) shown.delete(field);
+      const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
+      const input = inputs[field];
+      input.setAttribute('aria-invalid', error === undefined ? 'false' : 'true');
+      const message = error === undefined ? '' : ERROR_MESSAGES[error];
+      if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
+      hooks.styleInput?.(input, { focus: document.activeElement === input, invalid: error !== undefined, complete: check.complete });
+    }
+    hooks.styleInput?.(inputs.name, {
+      focus: document.activeElement === inputs.name,
+      invalid: false,
+      complete: inputs.name.value.trim() !== '',
+    });
+    inputs.cvc.maxLength = 4;
+  }
+
+  function update(): { payload: ChangeEventPayload; checks: FieldChecks } {
+    const current = values();
+    const checks = checkAll(current);
+    render(checks);
+    const payload = changePayload(checks, current, shown);
+    hooks.onChecked?.(payload, checks);
+    return { payload, checks };
+  }
+
+  /** Reformats while keeping the caret after the same number of digits. */
+  function reformat(input: HTMLInputElement, format: (raw: string) => string): void {
+    const caret = input.selectionStart ?? input.value.length;
+    const digitsBefore = digitsOf(input.value.slice(0, caret)).length;
+    const formatted = format(input.value);
+    if (formatted === input.value) return;
+    input.value = formatted;
+    let position = 0;
+    for (let seen = 0; position < formatted.length && seen < digitsBefore; position++) if (/\d/.test(formatted[position] ?? '')) seen++;
+    input.setSelectionRange(position, position);
+  }
+
+  inputs.number.addEventListener('input', () => reformat(inputs.number, formatCardNumber));
+  inputs.expiry.addEventListener('input', () => reformat(inputs.expiry, formatExpiry));
+  inputs.cvc.addEventListener('input', () => {
+    const digits = digitsOf(inputs.cvc.value).slice(0, 4);
+    if (digits !== inputs.cvc.value) inputs.cvc.value = digits;
+  });
+  for (const field of Object.keys(inputs) as FieldName[]) {
+    const input = inputs[field];
+    input.addEventListener('input', () => update());
+    input.addEventListener('focus', () => {
+      hooks.onFocus?.(field);
+      update();
+    });
+    input.addEventListener('blur', () => {
+      if (field !== 'name') {
+        if (input.value === '') shown.delete(field);
+        else shown.add(field);
+      }
+      hooks.onBlur?.(field);
+      update();
+    });
+  }
+
+  return {
+    inputs,
+    values,
+    update,
+    showAll() {
+      for (const field of CARD_FIELDS) shown.add(field);
+      const { checks } = update();
+      return CARD_FIELDS.map((f) => checks[f].error).find((e) => e !== undefined);
+    },
+    clear() {
+      for (const input of Object.values(inputs)) input.value = '';
+      shown.clear();
+      update();
+    },
+  };
+}

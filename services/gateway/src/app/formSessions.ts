@@ -1,0 +1,249 @@
+import { z } from 'zod';
+import { TesseraError, validateCard, type KeyMode } from '@tessera/common';
+import type { ApiKeyRecord } from '../domain/apiKeys';
+import {
+  csrfTokenMatches,
+  FORM_SESSION_ID_PATTERN,
+  formSessionStatus,
+  formSigningSecret,
+  newCsrfToken,
+  newFormSessionId,
+  returnParams,
+  type FormSessionRecord,
+  type FormSessionResult,
+  type FormSessionStatus,
+} from '../domain/formSessions';
+import { checkReturnUrl, MAX_RETURN_URL_LENGTH, returnLocation } from '../domain/returnUrls';
+import type { FormSessionStore } from '../store/formSessionStore';
+import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
+import type { VaultApi } from '../transport/upstreams';
+import { parseInput } from './inputLists';
+
+/**
+ * The hosted payment page's use cases: a merchant's server opens and reads a form session (secret
+ * key, /v1/form-sessions); the shopper's browser loads, submits or cancels it (the fields origin,
+ * /pay/{id}). Both ends call these; transport only parses and answers.
+ */
+export interface FormSessionDeps {
+  sessions: FormSessionStore;
+  merchantSettings: Pick<MerchantSettingsStore, 'get'>;
+  vault: Pick<VaultApi, 'tokenize'>;
+  pepper: string;
+  /** FIELDS_ORIGIN: the page's URL is `${fieldsOrigin}/pay/{id}`. */
+  fieldsOrigin: string;
+  ttlSeconds: number;
+  now: () => Date;
+}
+
+export const createFormSessionSchema = z.strictObject({
+  returnUrl: z
+    .string({ error: '"returnUrl" must be a string.' })
+    .max(MAX_RETURN_URL_LENGTH, { error: `"returnUrl" must be at most ${MAX_RETURN_URL_LENGTH} characters.` })
+    .meta({
+      description:
+        'Where the shopper is sent (303) after the card is tokenized. Must be written canonically and match a registered return URL ' +
+        'exactly (scheme, host, port, path); a query is allowed and kept. https for live keys.',
+    }),
+  cancelUrl: z
+    .string({ error: '"cancelUrl" must be a string.' })
+    .max(MAX_RETURN_URL_LENGTH, { error: `"cancelUrl" must be at most ${MAX_RETURN_URL_LENGTH} characters.` })
+    .optional()
+    .meta({ description: 'Where the page’s Cancel link sends the shopper; same rules as returnUrl. Without it there is no Cancel link.' }),
+});
+
+export interface FormSessionJson {
+  id: string;
+  object: 'form_session';
+  status: FormSessionStatus;
+  url: string;
+  returnUrl: string;
+  cancelUrl: string | null;
+  createdAt: string;
+  expiresAt: string;
+  completedAt: string | null;
+  /** Set once the session is completed: the (provisional) token and the card's public details. */
+  token: string | null;
+  card: FormSessionResult['card'] | null;
+}
+
+export function formSessionJson(record: FormSessionRecord, fieldsOrigin: string, now: Date): FormSessionJson {
+  const status = formSessionStatus(record, now);
+  return {
+    id: record.id,
+    object: 'form_session',
+    status,
+    url: pageUrlOf(fieldsOrigin, record.id),
+    returnUrl: record.returnUrl,
+    cancelUrl: record.cancelUrl,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    completedAt: record.status === 'completed' ? record.finishedAt : null,
+    token: record.result?.token ?? null,
+    card: record.result?.card ?? null,
+  };
+}
+
+export function pageUrlOf(fieldsOrigin: string, id: string): string {
+  return `${fieldsOrigin}/pay/${id}`;
+}
+
+function checkedUrl(raw: string, registered: readonly string[], mode: KeyMode, param: 'returnUrl' | 'cancelUrl'): string {
+  const check = checkReturnUrl(raw, registered, mode);
+  if (!check.ok) throw new TesseraError('return_url_not_registered', { param, message: `"${param}" ${check.message}.` });
+  return check.url;
+}
+
+/** POST /v1/form-sessions: a secret key opens a session for its merchant and mode. */
+export async function createFormSession(
+  deps: FormSessionDeps,
+  key: ApiKeyRecord,
+  raw: Record<string, unknown>,
+): Promise<FormSessionRecord> {
+  const input = parseInput(createFormSessionSchema, raw);
+  const registered = (await deps.merchantSettings.get(key.merchantId))?.returnUrls ?? [];
+  const returnUrl = checkedUrl(input.returnUrl, registered, key.mode, 'returnUrl');
+  const cancelUrl = input.cancelUrl === undefined ? null : checkedUrl(input.cancelUrl, registered, key.mode, 'cancelUrl');
+  const now = deps.now();
+  const record: FormSessionRecord = {
+    id: newFormSessionId(),
+    merchantId: key.merchantId,
+    mode: key.mode,
+    keyId: key.id,
+    returnUrl,
+    cancelUrl,
+    csrfToken: newCsrfToken(),
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + deps.ttlSeconds * 1000).toISOString(),
+    status: 'open',
+    finishedAt: null,
+    result: null,
+  };
+  await deps.sessions.create(record);
+  return record;
+}
+
+/** A session of another merchant or mode is answered like an unknown one (existence is not revealed). */
+export async function getFormSession(
+  deps: FormSessionDeps,
+  key: Pick<ApiKeyRecord, 'merchantId' | 'mode'>,
+  id: string,
+): Promise<FormSessionRecord> {
+  const record = FORM_SESSION_ID_PATTERN.test(id) ? await deps.sessions.get(id) : undefined;
+  if (record === undefined || record.merchantId !== key.merchantId || record.mode !== key.mode)
+    throw new TesseraError('form_session_not_found');
+  return record;
+}
+
+/** Why the page cannot be used, as the catalogue code the shopper's page shows. */
+function refusalOf(status: FormSessionStatus): TesseraError | undefined {
+  if (status === 'expired') return new TesseraError('form_session_expired');
+  if (status === 'completed' || status === 'canceled') return new TesseraError('form_session_used');
+  return undefined;
+}
+
+/** GET /pay/{id}: the open session behind the page, or the 404/410 the shopper sees. */
+export async function openFormSessionPage(deps: FormSessionDeps, id: string): Promise<FormSessionRecord> {
+  const record = FORM_SESSION_ID_PATTERN.test(id) ? await deps.sessions.get(id) : undefined;
+  if (record === undefined) throw new TesseraError('form_session_not_found');
+  const refusal = refusalOf(formSessionStatus(record, deps.now()));
+  if (refusal) throw refusal;
+  return record;
+}
+
+/** The page's form fields (application/x-www-form-urlencoded). */
+export interface CardFormInput {
+  csrf?: unknown;
+  cardnumber?: unknown;
+  'exp-date'?: unknown;
+  cvc?: unknown;
+  ccname?: unknown;
+}
+
+/** `MM / YY`, `MM/YY`, `MM/YYYY` as the shopper typed it (the page formats it; without script it may not be). */
+function parseExpiry(raw: string): { expiryMonth: number; expiryYear: number } {
+  const digits = raw.replace(/\D/g, '');
+  if (!/^\d{4}$|^\d{6}$/.test(digits)) {
+    throw new TesseraError('parameter_invalid', { param: 'exp-date', message: 'Enter the expiry date as MM / YY.' });
+  }
+  const yearDigits = digits.slice(2);
+  return { expiryMonth: Number(digits.slice(0, 2)), expiryYear: yearDigits.length === 2 ? 2000 + Number(yearDigits) : Number(yearDigits) };
+}
+
+const text = (value: unknown, max: number): string => (typeof value === 'string' ? value.slice(0, max) : '');
+
+function checkCsrf(record: FormSessionRecord, presented: unknown): void {
+  if (!csrfTokenMatches(presented, record.csrfToken)) throw new TesseraError('csrf_token_invalid');
+}
+
+export interface PageRedirect {
+  location: string;
+}
+
+function signingSecretOf(deps: FormSessionDeps, record: FormSessionRecord): string {
+  return formSigningSecret(deps.pepper, record.merchantId, record.mode);
+}
+
+function usedOrExpired(outcome: 'not_open' | 'expired' | 'missing'): TesseraError {
+  if (outcome === 'expired') return new TesseraError('form_session_expired');
+  if (outcome === 'missing') return new TesseraError('form_session_not_found');
+  return new TesseraError('form_session_used');
+}
+
+/**
+ * POST /pay/{id}: the card (in the body only) is checked with the API's own rules, tokenized
+ * (provisional, like every browser-made token: the merchant's server retains it), and the session
+ * is completed, once; the shopper is then sent to the return URL with a signed result. A card the
+ * rules refuse leaves the session open, so the shopper can correct it.
+ */
+export async function submitCardForm(
+  deps: FormSessionDeps,
+  id: string,
+  form: CardFormInput,
+  ctx: { requestId: string },
+): Promise<PageRedirect> {
+  const record = await openFormSessionPage(deps, id);
+  checkCsrf(record, form.csrf);
+  const number = text(form.cardnumber, 64);
+  if (number.trim() === '') throw new TesseraError('parameter_missing', { param: 'number', message: 'Enter the card number.' });
+  const cvv = text(form.cvc, 8).trim();
+  if (cvv === '') throw new TesseraError('parameter_missing', { param: 'cvv', message: 'Enter the security code.' });
+  const holderName = text(form.ccname, 200).trim();
+  const card = validateCard(
+    { number, ...parseExpiry(text(form['exp-date'], 16)), cvv, ...(holderName !== '' ? { holderName } : {}) },
+    record.mode,
+    deps.now(),
+  );
+  const token = await deps.vault.tokenize(
+    {
+      merchantId: record.merchantId,
+      number: card.number,
+      holderName: card.holderName ?? '',
+      expiryMonth: card.expiryMonth,
+      expiryYear: card.expiryYear,
+      cvv: card.cvv ?? '',
+      mode: record.mode,
+      provisional: true,
+    },
+    ctx,
+  );
+  const result: FormSessionResult = {
+    token: token.token,
+    card: { brand: token.brand, last4: token.last4, expiryMonth: token.expiryMonth, expiryYear: token.expiryYear },
+  };
+  // A concurrent or replayed submission that lost the race leaves only a provisional token, which expires.
+  const now = deps.now();
+  const outcome = await deps.sessions.finish(record.id, 'completed', result, now);
+  if (outcome !== 'finished') throw usedOrExpired(outcome);
+  return { location: returnLocation(record.returnUrl, returnParams(signingSecretOf(deps, record), record.id, 'completed', now)) };
+}
+
+/** POST /pay/{id}/cancel: the shopper gives up; the session is used and they go to the cancel URL. */
+export async function cancelFormSession(deps: FormSessionDeps, id: string, form: { csrf?: unknown }): Promise<PageRedirect> {
+  const record = await openFormSessionPage(deps, id);
+  checkCsrf(record, form.csrf);
+  if (record.cancelUrl === null) throw new TesseraError('route_not_found');
+  const now = deps.now();
+  const outcome = await deps.sessions.finish(record.id, 'canceled', null, now);
+  if (outcome !== 'finished') throw usedOrExpired(outcome);
+  return { location: returnLocation(record.cancelUrl, returnParams(signingSecretOf(deps, record), record.id, 'canceled', now)) };
+}
