@@ -68,7 +68,7 @@ Commands:
       Empties the list: any public host is allowed again.
 
   admin <command> ...
-      Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
+      Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
 Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
 

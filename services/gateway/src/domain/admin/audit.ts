@@ -5,6 +5,8 @@ export type AuditAction =
   | 'login.failed'
   | 'login.throttled'
   | 'logout'
+  | 'mfa.enabled'
+  | 'mfa.reset'
   | 'key.created'
   | 'key.updated'
   | 'key.revoked'
