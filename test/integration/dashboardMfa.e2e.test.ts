@@ -27,7 +27,7 @@ let page: Page;
 const pageProblems: string[] = [];
 
 /** The authenticator app: the secret read from the page, and the last step it gave a code for. */
-const app = { secret: Buffer.alloc(0), lastStep: -1 };
+const app: { secret: Buffer; lastStep: number } = { secret: Buffer.alloc(0), lastStep: -1 };
 
 /** A code the gateway accepts now: the next unused step within its ±1 step, else wait for one. */
 async function nextCode(): Promise<string> {

@@ -382,6 +382,7 @@ const ACTION_LABELS = {
   logout: 'Signed out',
   'mfa.enabled': 'Turned on two-factor',
   'mfa.reset': 'Reset two-factor (CLI)',
+  'login.unlocked': 'Lifted sign-in lock (CLI)',
   'key.created': 'Created key',
   'key.updated': 'Changed restrictions',
   'key.revoked': 'Revoked key',
@@ -416,6 +417,7 @@ function auditDetails(entry) {
           ? `with a recovery code (${d.recoveryCodesLeft} left)`
           : '';
     case 'mfa.reset':
+    case 'login.unlocked':
       return d.operator ? `for ${d.operator}` : '';
     default:
       return '';

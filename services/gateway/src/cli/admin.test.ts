@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { verifyPassword } from '../domain/admin/passwords';
-import { RedisOperatorStore } from '../store/redisAdminStores';
+import { loginAccountBucket } from '../domain/admin/operators';
+import { RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { runKeysCli } from './keys';
 import { runAdminCli } from './admin';
@@ -11,6 +12,9 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, stdin = '') {
   const code = await runAdminCli(argv, env, { out: (l) => out.push(l), err: (l) => err.push(l), readStdin: async () => stdin });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
+
+// scrypt at N = 2^17 takes a second or more on a loaded machine.
+jest.setTimeout(60_000);
 
 describe('admin CLI (operators)', () => {
   let server: RedisServer;
@@ -118,6 +122,18 @@ describe('admin CLI (operators)', () => {
     ]);
     expect((await run(['mfa', 'reset', '--email', 'nobody@b.test'], env)).code).toBe(1);
     expect((await run(['mfa', 'wipe', '--email', 'lost@b.test'], env)).code).toBe(2);
+  });
+
+  it('lifts the sign-in lock of an account and writes it to the audit log', async () => {
+    await run(['create', '--email', 'locked@b.test', '--merchant', 'acme', '--password-stdin'], env, 'first-password-1');
+    const throttle = new RedisLoginThrottle(redis);
+    const bucket = `acct:${loginAccountBucket('locked@b.test')}`;
+    await throttle.lock(bucket, 1_800_000);
+    const res = await run(['unlock', '--email', 'locked@b.test'], env);
+    expect(res).toMatchObject({ code: 0, out: expect.stringMatching(/^Unlocked locked@b\.test/) });
+    expect(await throttle.lockRemainingMs(bucket)).toBe(0);
+    const [entry] = (await redis.lrange('tessera:audit', 0, 0)).map((line) => JSON.parse(line));
+    expect(entry).toMatchObject({ action: 'login.unlocked', merchantId: 'acme', details: { operator: 'locked@b.test', wasLocked: true } });
   });
 
   it('exits 2 without REDIS_URL', async () => {

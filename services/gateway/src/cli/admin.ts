@@ -8,9 +8,16 @@ import { parseArgs } from 'node:util';
 import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import { isValidMerchantId } from '../domain/apiKeys';
 import { buildAuditRecord } from '../domain/admin/audit';
-import { isValidEmail, newOperatorRecord, normalizeEmail, operatorView, type OperatorRecord } from '../domain/admin/operators';
+import {
+  isValidEmail,
+  loginAccountBucket,
+  newOperatorRecord,
+  normalizeEmail,
+  operatorView,
+  type OperatorRecord,
+} from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
-import { RedisAuditLog, RedisOperatorStore } from '../store/redisAdminStores';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
 import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
 export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
@@ -21,6 +28,7 @@ Dashboard operators (they log in at /dashboard):
   set-password --email <email> --password-stdin
   disable --email <email>        Refuses the operator's logins and ends their sessions.
   enable --email <email>
+  unlock --email <email>         Lifts the sign-in lock of the account (not of blocked sources). Audited.
   mfa reset --email <email>      Removes the operator's second factor and recovery codes (a lost
       authenticator) and ends their sessions; they set it up again at their next sign-in. Audited.
   list [--json]
@@ -97,7 +105,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     return command === 'help' ? 0 : 2;
   }
   const mfaReset = command === 'mfa' && args.positionals[1] === 'reset' && args.positionals.length === 2;
-  if ((!['create', 'set-password', 'disable', 'enable', 'list'].includes(command) || args.positionals.length > 1) && !mfaReset) {
+  if ((!['create', 'set-password', 'disable', 'enable', 'unlock', 'list'].includes(command) || args.positionals.length > 1) && !mfaReset) {
     io.err(`Unknown or malformed command "${args.positionals.join(' ')}".\n\n${ADMIN_USAGE}`);
     return 2;
   }
@@ -155,6 +163,25 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     }
     const op = await store.findByEmail(email ?? '');
     if (!op) throw new CommandError(`no operator with email ${email}`);
+    if (command === 'unlock') {
+      const bucket = `acct:${loginAccountBucket(op.email)}`;
+      const throttle = new RedisLoginThrottle(redis);
+      const lockedMs = await throttle.lockRemainingMs(bucket);
+      await throttle.unlock(bucket);
+      await throttle.reset(bucket);
+      await new RedisAuditLog(redis, opened.config.ADMIN_AUDIT_MAX_ENTRIES).append(
+        buildAuditRecord({
+          action: 'login.unlocked',
+          actor: cliActor(),
+          ip: undefined,
+          merchantId: op.merchantId,
+          details: { operator: op.email, wasLocked: lockedMs > 0 },
+          now: new Date(),
+        }),
+      );
+      io.out(`${lockedMs > 0 ? 'Unlocked' : 'No lock on'} ${describe(op)}.`);
+      return 0;
+    }
     if (mfaReset) {
       const updated = await store.update(op.id, { mfa: null, mfaPending: null, credentialsChanged: true });
       const config = opened.config;

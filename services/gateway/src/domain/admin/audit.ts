@@ -4,6 +4,7 @@ export type AuditAction =
   | 'login.succeeded'
   | 'login.failed'
   | 'login.throttled'
+  | 'login.unlocked'
   | 'logout'
   | 'mfa.enabled'
   | 'mfa.reset'

@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
 import { dummyPasswordHash, hashPassword, needsRehash, passwordProblem, verifyPassword } from './passwords';
 
+// scrypt at N = 2^17 takes a second or more on a loaded machine.
+jest.setTimeout(60_000);
+
 describe('operator passwords', () => {
   it('verifies the password it hashed and nothing else', async () => {
     const hash = await hashPassword('correct horse battery');
