@@ -12,6 +12,12 @@ module.exports = {
   forceExit: true,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts'] },
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], slowTestThreshold: 30 },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/noKeepAlive.ts'],
+      slowTestThreshold: 30,
+    },
   ],
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The system programs the test suite drives for real (a Redis server, a browser). `npm test` runs this first so a
+// The system programs the test suite drives for real (a Redis server, a browser, an HSM). `npm test` runs this first so a
 // fresh machine needs no step beyond the README's two commands: as root it installs what is missing from Debian's
 // packages; otherwise it names what is missing and the one command that provides it, and the suite does not start
 // (no browser test is ever skipped silently).
@@ -9,6 +9,7 @@ import fs from 'node:fs';
 const TOOLS = [
   { program: 'redis-server', debianPackage: 'redis-server', usedBy: 'every test that needs a store' },
   { program: '/usr/bin/chromium', debianPackage: 'chromium', usedBy: 'the browser tests (playwright-core)' },
+  { program: 'softhsm2-util', debianPackage: 'softhsm2', usedBy: 'the HSM (PKCS#11) key provider tests' },
 ];
 
 function isInstalled(program) {

@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import {
   aCard,
   apiClient,
@@ -113,4 +113,24 @@ it('stores tokens across every master, reads, proxies (CVV once) and deletes the
   expect((await call('DELETE', `/v1/token/${first}`)).status).toBe(204);
   expect((await call('GET', `/v1/token/${first}`)).status).toBe(404);
   expect((await cardKeysPerMaster()).reduce((a, b) => a + b, 0)).toBe(29);
+});
+
+it('keeps and replays an Idempotency-Key answer, and counts it against the merchant’s quota, on the cluster', async () => {
+  const call = apiClient(stack, stack.createKey('idem-cluster').apiKey);
+  const first = await call('POST', '/v1/token', aCard(), { 'idempotency-key': 'cluster-1' });
+  expect(first.status).toBe(201);
+  const replay = await call('POST', '/v1/token', aCard(), { 'idempotency-key': 'cluster-1' });
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  expect(replay.body).toEqual(first.body);
+  // The claim script reads the record and the usage counters in one call: they share the gateway's hash tag.
+  const client = new Cluster(cluster.nodes.map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })));
+  try {
+    const hour = Math.floor(Date.now() / 3_600_000);
+    const counters = await Promise.all(
+      [hour, hour - 1].map((slice) => client.get(`{tessera-gateway}:tessera:idempotency-usage:idem-cluster:test:${slice}`)),
+    );
+    expect(counters.reduce((sum, c) => sum + Number(c ?? 0), 0)).toBeGreaterThan(0);
+  } finally {
+    client.disconnect();
+  }
 });

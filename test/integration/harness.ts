@@ -11,7 +11,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { devTlsFiles, generateDevCertificates } from '@tessera/protos';
-import { Agent } from 'undici';
 import { freePort } from '../support/redisServer';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -118,13 +117,15 @@ export interface RedisStartOptions {
   acl?: boolean;
   /** With `acl`: TLS only (rediss://), server certificate for DNS:localhost from a test CA. */
   tls?: boolean;
+  /** More redis-server arguments (e.g. `--enable-debug-command yes`). */
+  args?: string[];
 }
 
 /** A private redis-server on a free loopback port; never the machine's own Redis. */
 export async function startRedis(options: RedisStartOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
-  const serverArgs = ['--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'];
+  const serverArgs = ['--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...(options.args ?? [])];
   let proc: ManagedProcess;
   let users: RedisServer['users'];
   let tlsCaFile: string | undefined;
@@ -191,16 +192,26 @@ export interface RedisCluster extends RedisServer {
   processes: ManagedProcess[];
 }
 
+export interface RedisClusterOptions {
+  /** Replicas per master (default 0); with 1, `nodes` lists 3 masters and then their 3 replicas. */
+  replicas?: number;
+  /** cluster-node-timeout (default 2000): how long until a silent master is failed over. */
+  nodeTimeoutMs?: number;
+  /** More redis-server arguments for every node (e.g. `--cluster-require-full-coverage no`). */
+  args?: string[];
+}
+
 /**
- * A real Redis Cluster of three masters (no replicas) on free loopback ports, each with its own
- * directory, AOF with fsync always, and an explicit cluster-bus port. `url`/`port` name the first
- * node, so a Stack started on it gets REDIS_URL too (credentials source; any node works).
+ * A real Redis Cluster of three masters (by default no replicas) on free loopback ports, each with
+ * its own directory, AOF with fsync always, and an explicit cluster-bus port. `url`/`port` name
+ * the first node, so a Stack started on it gets REDIS_URL too (credentials source; any node works).
  */
-export async function startRedisCluster(): Promise<RedisCluster> {
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const processes: ManagedProcess[] = [];
   const dirs: string[] = [];
   const nodes: string[] = [];
-  for (let i = 0; i < 3; i++) {
+  const replicas = options.replicas ?? 0;
+  for (let i = 0; i < 3 * (1 + replicas); i++) {
     const [port, busPort] = [await freePort(), await freePort()];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-cluster-'));
     dirs.push(dir);
@@ -224,20 +235,21 @@ export async function startRedisCluster(): Promise<RedisCluster> {
           '--cluster-config-file',
           'nodes.conf',
           '--cluster-node-timeout',
-          '2000',
+          String(options.nodeTimeoutMs ?? 2000),
           '--save',
           '',
           '--appendonly',
           'yes',
           '--appendfsync',
           'always',
+          ...(options.args ?? []),
         ],
         process.env,
       ).start(),
     );
   }
   await Promise.all(processes.map((p) => p.waitForOutput('Ready to accept connections')));
-  const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+  const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', String(replicas), '--cluster-yes'], {
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -339,6 +351,8 @@ export interface ApiKey {
 export interface StackOptions {
   /** Extra environment for every service (e.g. CVV_TTL_SECONDS, PSP_TIMEOUT_MS). */
   env?: Record<string, string>;
+  /** Extra environment for one service only, over `env` (e.g. the vault on a Redis of its own). */
+  serviceEnv?: Partial<Record<'vault' | 'proxy' | 'gateway', Record<string, string>>>;
   /** Mutual TLS between the services with certificates made by generateDevCertificates (npm run certs). */
   tls?: boolean;
   /**
@@ -367,11 +381,14 @@ export class Stack {
   readonly env: NodeJS.ProcessEnv;
   private readonly name = `stack-${process.pid}-${randomBytes(3).toString('hex')}`;
 
+  private readonly serviceEnv: NonNullable<StackOptions['serviceEnv']>;
+
   constructor(
     readonly redis: RedisServer,
     readonly ports: { vault: number[]; proxy: number[]; gateway: number },
     options: StackOptions,
   ) {
+    this.serviceEnv = options.serviceEnv ?? {};
     this.baseUrl = `http://127.0.0.1:${ports.gateway}`;
     this.env = {
       PATH: process.env.PATH,
@@ -395,6 +412,10 @@ export class Stack {
       // enough never to trip by accident, still enforced (rateLimits.test.ts sets low ones).
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000',
       RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: '100000',
+      // Likewise the card-testing limits on browser tokenization (browserCardTesting.test.ts sets low ones).
+      BROWSER_TOKENS_PER_KEY_PER_MINUTE: '100000',
+      BROWSER_TOKENS_PER_IP_PER_MINUTE: '100000',
+      BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: '100000',
       // startRedis runs appendfsync always: every integration test checks the durable write path.
       VAULT_WRITE_ACK: 'aof',
       TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-state-')),
@@ -431,6 +452,7 @@ export class Stack {
       ...this.env,
       ...tlsEnv,
       ...redisEnv,
+      ...this.serviceEnv[name],
       ...env,
     });
     this.processes.push(proc);
@@ -575,13 +597,6 @@ export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisS
   return fixture;
 }
 
-/**
- * The harness's CLI helpers (createKey, revokeKey, ...) block the event loop with spawnSync; a
- * reused keep-alive connection can then be closed by the gateway's idle timeout just as the next
- * request is written ("other side closed"). Each API call opens its own connection instead.
- */
-const noKeepAlive = new Agent({ pipelining: 0 });
-
 export function apiClient(stack: Stack, apiKey?: string) {
   return async function call(
     method: string,
@@ -590,8 +605,6 @@ export function apiClient(stack: Stack, apiKey?: string) {
     headers: Record<string, string> = {},
   ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
     const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
-    // Node's fetch takes npm undici's Agent at run time; their type declarations differ only in version.
-    Object.assign(init, { dispatcher: noKeepAlive });
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

@@ -97,7 +97,7 @@ describe('POST /v1/proxy', () => {
       res.writeHead(402, {
         'content-type': 'text/plain; charset=utf-8',
         'x-psp-decline': 'insufficient_funds',
-        'set-cookie': ['a=1', 'b=2'],
+        link: ['</a>; rel=next', '</b>; rel=prev'],
       });
       res.end('DECLINED: insufficient funds\n');
     };
@@ -107,7 +107,7 @@ describe('POST /v1/proxy', () => {
     expect(res.text).toBe('DECLINED: insufficient funds\n');
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('x-psp-decline')).toBe('insufficient_funds');
-    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(res.headers.get('link')).toBe('</a>; rel=next, </b>; rel=prev');
     expect(res.headers.get('x-tessera-error')).toBeNull();
   });
 

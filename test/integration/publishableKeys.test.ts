@@ -56,6 +56,7 @@ describe('a publishable key on the server routes', () => {
     ['GET', '/v1/token/{token}', () => `/v1/token/${token}`, undefined],
     ['DELETE', '/v1/token/{token}', () => `/v1/token/${token}`, undefined],
     ['POST', '/v1/token', () => '/v1/token', () => aCard()],
+    ['POST', '/v1/token/{token}/retain', () => `/v1/token/${token}/retain`, undefined],
   ])('gets 403 publishable_key_forbidden on %s %s, with or without an allowed Origin', async (method, _route, route, body) => {
     for (const headers of [{}, { origin: 'https://shop.example' }] as Array<Record<string, string>>) {
       const res = await apiClient(env.stack, publishable.apiKey)(method, route(), body?.(), headers);

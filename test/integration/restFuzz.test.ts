@@ -2,12 +2,17 @@
  * Property-based fuzzing of the REST surface against the real services (fast-check): arbitrary
  * JSON, wrong types, huge strings, any Unicode, prototype-pollution keys. Whatever arrives, the
  * gateway never answers 500, every error it makes is the documented envelope with
- * x-tessera-error, and no response or log line carries a card number.
+ * x-tessera-error, and no response or log line carries a card number: not even one written with
+ * `_`, mixed separators, Amex's 4-6-5 grouping or as a 12-digit Maestro, put in any position the
+ * gateway echoes (token, header names and values, pspUrl host, path and query, unknown fields,
+ * x-request-id, Idempotency-Key, admin parameters). The one detector (mayHoldCardNumber) judges.
  *
  * Every pspUrl the properties produce is either a fixed loopback / IP-literal address or text
  * that does not parse as an http(s) URL, so no fuzz case triggers a DNS lookup or leaves loopback.
  */
 import fc from 'fast-check';
+import { mayHoldCardNumber } from '@tessera/common';
+import { loggedIn, type AdminClient } from './adminClient';
 import { apiClient, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(180_000);
@@ -18,9 +23,34 @@ const NUM_RUNS = 150;
 const PANS = Object.values(TEST_CARDS);
 const spaced = (pan: string) => pan.replace(/(\d{4})(?=\d)/g, '$1 ');
 
+/** Issue 11, finding 4: the shapes the first detector missed. */
+const CARD_SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009'];
+const SEPARATORS = ['_', '-', '.', ' ', '/', ':', ''];
+
+/** A test card (or the 12-digit Maestro) cut as 4-4-4-4(-3) or Amex 4-6-5, each cut joined by any separator. */
+const cardShape = fc.oneof(
+  fc.constantFrom(...CARD_SHAPES),
+  fc
+    .tuple(fc.constantFrom(...PANS, '500000000009'), fc.array(fc.constantFrom(...SEPARATORS), { minLength: 4, maxLength: 4 }), fc.boolean())
+    .map(([pan, separators, amexGrouping]) => {
+      const cuts = (amexGrouping && pan.length === 15 ? [4, 10] : [4, 8, 12, 16]).filter((cut) => cut < pan.length);
+      let out = '';
+      let from = 0;
+      cuts.forEach((cut, i) => {
+        out += pan.slice(from, cut) + (separators[i] ?? '');
+        from = cut;
+      });
+      return out + pan.slice(from);
+    }),
+);
+
 let acme: ApiKey;
 let token: string;
 let otherMerchantsToken: string;
+/** A merchant whose PSP host allowlist refuses every fuzzed host before any DNS lookup. */
+let fenced: ApiKey;
+let fencedToken: string;
+let operator: AdminClient;
 
 beforeAll(async () => {
   acme = env.stack.createKey('acme', 'test');
@@ -35,6 +65,11 @@ beforeAll(async () => {
   token = (await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', card)).body.token;
   otherMerchantsToken = (await apiClient(env.stack, globex.apiKey)('POST', '/v1/token', { ...card, number: TEST_CARDS.mastercard })).body
     .token;
+  fenced = env.stack.createKey('fenced', 'test');
+  env.stack.cli(['psp-hosts', 'set', '--merchant', 'fenced', 'psp.example']);
+  fencedToken = (await apiClient(env.stack, fenced.apiKey)('POST', '/v1/token', card)).body.token;
+  env.stack.createOperator('fuzz@tessera.test', 'correct horse battery staple', null);
+  operator = await loggedIn(env.stack.baseUrl, 'fuzz@tessera.test', 'correct horse battery staple');
 });
 
 interface Answer {
@@ -43,8 +78,14 @@ interface Answer {
   text: string;
 }
 
-async function send(path: string, body: string, contentType: string | undefined): Promise<Answer> {
-  const headers: Record<string, string> = { 'x-api-key': acme.apiKey };
+async function send(
+  path: string,
+  body: string,
+  contentType: string | undefined,
+  extraHeaders: Record<string, string> = {},
+  apiKey = acme.apiKey,
+): Promise<Answer> {
+  const headers: Record<string, string> = { 'x-api-key': apiKey, ...extraHeaders };
   if (contentType !== undefined) headers['content-type'] = contentType;
   const res = await fetch(`${env.stack.baseUrl}${path}`, { method: 'POST', headers, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
@@ -74,6 +115,16 @@ function expectWellFormedAnswer(res: Answer, path: string): void {
     expect(res.text).not.toContain(pan);
     expect(res.text).not.toContain(spaced(pan));
   }
+  expectNoCardNumberEcho(res);
+}
+
+/** Neither the body nor any header holds anything the detector calls card-number-like (the offending text is shown). */
+function expectNoCardNumberEcho(res: Answer): void {
+  const headers = [...res.headers].map(([name, value]) => `${name}: ${value}`);
+  for (const text of [res.text, ...headers]) {
+    for (const shape of CARD_SHAPES) expect(text).not.toContain(shape);
+    expect(mayHoldCardNumber(text) ? text : 'no card number').toBe('no card number');
+  }
 }
 
 // ---- arbitraries --------------------------------------------------------------------------
@@ -85,6 +136,7 @@ const anyString = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 50 }) },
   { weight: 2, arbitrary: fc.constantFrom(...PANS, ...PANS.map(spaced), TEST_CVV, '[CARD_NUMBER]', '', ' ', '\u0000', '\uD800') },
+  { weight: 2, arbitrary: cardShape },
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((n) => 'x'.repeat(n)) },
 );
 
@@ -101,7 +153,7 @@ function objectText(entries: ReadonlyArray<readonly [string, unknown]>): string 
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`;
 }
 
-const extraKey = fc.oneof(fc.constantFrom(...PROTO_KEYS, ...PANS), fc.string({ unit: 'binary', maxLength: 30 }));
+const extraKey = fc.oneof(fc.constantFrom(...PROTO_KEYS, ...PANS), cardShape, fc.string({ unit: 'binary', maxLength: 30 }));
 
 /** Fields the endpoint knows (each with a good or an arbitrary value), plus strays, in random order. */
 function requestObject(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<string> {
@@ -165,6 +217,9 @@ const pspUrl = () =>
       'ftp://127.0.0.1/',
       'file:///etc/passwd',
     ),
+    // In the path and query (an IP-literal host: no DNS), and as a host that is no URL at all.
+    cardShape.map((shape) => `http://127.0.0.1:${env.psp.port}/${shape}?card=${encodeURIComponent(shape)}#${shape}`),
+    cardShape.map((shape) => `http://${shape.replace(/\D/g, '')}/charge`),
     anyString.filter(notHttpUrl),
   );
 
@@ -174,6 +229,8 @@ const pspHeaders = () =>
     fc.constant({ 'content-type': 'application/x-www-form-urlencoded' }),
     fc.dictionary(fc.string({ unit: 'binary', maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 40 }), { maxKeys: 3 }),
     fc.dictionary(fc.constantFrom('Content-Type', 'X-Note', 'Authorization'), anyString, { maxKeys: 3 }),
+    // A card number as a header name (a valid HTTP token when its separators are - _ . or none).
+    fc.dictionary(cardShape, fc.oneof(anyString, cardShape), { minKeys: 1, maxKeys: 2 }),
   );
 const pspBody = () =>
   fc.oneof(
@@ -190,7 +247,7 @@ const pspBody = () =>
 const proxyRequest = () =>
   requestObject({
     method: fc.constantFrom('post', 'GET', 'put', 'patch', 'delete', 'Post'),
-    token: fc.constantFrom(token, otherMerchantsToken, 'tok.AAAAAAAAAAAAAAAAAAAAAA', 'tok.', ''),
+    token: fc.oneof(fc.constantFrom(token, otherMerchantsToken, 'tok.AAAAAAAAAAAAAAAAAAAAAA', 'tok.', ''), cardShape),
     pspUrl: pspUrl(),
     pspHeaders: pspHeaders(),
     pspBody: pspBody(),
@@ -274,7 +331,61 @@ describe('REST surface under arbitrary input (fast-check)', () => {
     expect(Object.keys(plain.body)).not.toContain('polluted');
   });
 
+  it.each([['/v1/token'], ['/v1/proxy'], ['/v1/proxy/dry-run']])(
+    'POST %s never echoes a card number sent as x-request-id or Idempotency-Key',
+    async (path) => {
+      const body = path === '/v1/token' ? requestObject(goodCard) : deliverableProxyRequest();
+      await fc.assert(
+        fc.asyncProperty(body, cardShape, fc.option(cardShape, { nil: undefined }), async (sent, requestId, idempotencyKey) => {
+          const headers: Record<string, string> = { 'x-request-id': requestId };
+          if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+          const res = await send(path, sent, 'application/json', headers);
+          expectWellFormedAnswer(res, path);
+          expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+        }),
+        { numRuns: NUM_RUNS / 3 },
+      );
+    },
+  );
+
+  it('never echoes a card number in the pspUrl host (refused by the allowlist, before any DNS lookup)', async () => {
+    const hostUrl = fc
+      .tuple(cardShape, fc.constantFrom('.example', '.psp.example', ''), fc.constantFrom('/charge', `/x?card=1`, ':8443/'))
+      .map(([shape, domain, rest]) => `http://${shape}${domain}${rest}`);
+    await fc.assert(
+      fc.asyncProperty(hostUrl, fc.constantFrom('/v1/proxy', '/v1/proxy/dry-run'), async (pspUrl, path) => {
+        const body = JSON.stringify({ method: 'post', token: fencedToken, pspUrl, pspBody: '[CARD_NUMBER]' });
+        expectWellFormedAnswer(await send(path, body, 'application/json', {}, fenced.apiKey), path);
+      }),
+      { numRuns: NUM_RUNS / 3 },
+    );
+  });
+
+  it('the admin API never echoes a card number given as an unknown parameter, a list entry or a request id', async () => {
+    const listEntry = cardShape.chain((shape) => fc.constantFrom(shape, `${shape}/24`, `${shape}.example`, `https://${shape}.example`));
+    const adminCall = fc.oneof(
+      fc.tuple(cardShape, anyValue).map(([name, value]) => ['POST', '/keys', { merchantId: 'acme', mode: 'test', [name]: value }] as const),
+      fc
+        .tuple(fc.constantFrom('allowedCidrs', 'allowedDomains', 'allowedOrigins'), fc.array(listEntry, { minLength: 1, maxLength: 3 }))
+        .map(([name, entries]) => ['POST', '/keys', { merchantId: 'acme', mode: 'test', [name]: entries }] as const),
+      fc.array(listEntry, { minLength: 1, maxLength: 3 }).map((pspHosts) => ['PUT', '/merchants/acme/psp-hosts', { pspHosts }] as const),
+      fc.tuple(cardShape, anyValue).map(([name, value]) => ['PUT', '/merchants/acme/psp-hosts', { pspHosts: [], [name]: value }] as const),
+      cardShape.map((merchantId) => ['GET', `/detokenizations?merchantId=${encodeURIComponent(merchantId)}`, undefined] as const),
+    );
+    await fc.assert(
+      fc.asyncProperty(adminCall, cardShape, async ([method, path, body], requestId) => {
+        const res = await operator.call(method, path, body, { 'x-request-id': requestId });
+        expect(res.status).toBeLessThan(500);
+        expectNoCardNumberEcho(res);
+      }),
+      { numRuns: NUM_RUNS / 3 },
+    );
+  });
+
   it('never wrote a card number or the CVV into any service log during the whole run', () => {
-    expect(findCardDataInLogs(env.stack.logs(), PANS, [TEST_CVV])).toEqual([]);
+    const logs = env.stack.logs();
+    expect(findCardDataInLogs(logs, PANS, [TEST_CVV])).toEqual([]);
+    expect(CARD_SHAPES.filter((shape) => logs.includes(shape))).toEqual([]);
+    expect(logs.split('\n').filter((line) => mayHoldCardNumber(line))).toEqual([]);
   });
 });

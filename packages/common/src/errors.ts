@@ -76,6 +76,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
+  idempotent_replay_unavailable: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The first answer to this Idempotency-Key was too large to keep, so it cannot be replayed; the request was not run again.',
+  },
   mfa_already_enabled: {
     status: 409,
     type: 'invalid_request_error',
@@ -96,6 +101,11 @@ export const ERROR_CATALOGUE = {
     message: 'With card data filled in, pspBody would exceed the size limit.',
   },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests.' },
+  idempotency_quota_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This merchant holds as many stored Idempotency-Key answers as it may; new keys are refused until older answers expire.',
+  },
   internal_error: { status: 500, type: 'api_error', message: 'An internal error occurred.' },
   psp_unreachable: { status: 502, type: 'psp_error', message: 'The PSP could not be reached.' },
   psp_response_too_large: { status: 502, type: 'psp_error', message: 'The PSP response exceeds the size limit.' },

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createLogger, LOG_REDACTION, maskDigitRuns } from './logger';
+import { createLogger, LOG_REDACTION } from './logger';
 
 function capture(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
@@ -56,17 +56,37 @@ describe('logger redaction', () => {
     const withBody = () => Object.assign(new Error('parse failed for 4242424242424242'), { body: '{"number":"4242424242424242"}' });
     log.error({ err: withBody(), failure: withBody() }, 'failed');
     expect(lines.join('')).not.toContain('4242424242424242');
-    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ err: { type: 'Error', message: 'parse failed for [REDACTED_NUMBER]' } });
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ err: { type: 'Error', message: 'parse failed for [redacted]' } });
   });
 });
 
-describe('maskDigitRuns', () => {
-  it('masks anything shaped like a card number in free text', () => {
-    expect(maskDigitRuns('bad card 4242 4242 4242 4242 here')).toBe('bad card [REDACTED_NUMBER] here');
-    expect(maskDigitRuns('pan=378282246310005')).toBe('pan=[REDACTED_NUMBER]');
+describe('card numbers in any logged string', () => {
+  it('are masked in every string field, top level and one level down, whatever its name', () => {
+    const { lines, stream } = capture();
+    const log = createLogger('test', 'info', stream);
+    log.warn(
+      {
+        requestId: '4242_4242_4242_4242',
+        pspHost: '4242424242424242.example:443',
+        item: { header: '3782-822463-10005', note: 'ok' },
+        port: 8080,
+        clientIp: '192.168.100.200',
+      },
+      'psp exchange failed',
+    );
+    const text = lines.join('');
+    expect(JSON.parse(text)).toMatchObject({
+      requestId: '[redacted]',
+      pspHost: '[redacted].example:443',
+      item: { header: '[redacted]', note: 'ok' },
+      port: 8080,
+      clientIp: '192.168.100.200',
+    });
   });
 
-  it('leaves short numbers such as ports and statuses alone', () => {
-    expect(maskDigitRuns('listening on 127.0.0.1:8080 status 402')).toBe('listening on 127.0.0.1:8080 status 402');
+  it('leaves ports, statuses and addresses alone', () => {
+    const { lines, stream } = capture();
+    createLogger('test', 'info', stream).info({ address: '127.0.0.1:8080', status: '402', at: '2026-11-23' }, 'listening');
+    expect(JSON.parse(lines.join(''))).toMatchObject({ address: '127.0.0.1:8080', status: '402', at: '2026-11-23' });
   });
 });

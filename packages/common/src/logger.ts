@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { maskCardNumbers } from './card/cardNumberLike';
 
 export type { Logger };
 
@@ -23,6 +24,9 @@ const SENSITIVE_FIELDS = [
   'secret',
   'pepper',
   'vaultKeys',
+  // An HSM's crypto user PIN (PKCS11_PIN); the config holds it as a Secret that prints redacted anyway.
+  'pin',
+  'PKCS11_PIN',
   'authorization',
   'x-api-key',
   'cookie',
@@ -50,6 +54,9 @@ function censorKeys(fields: Record<string, unknown>, depth: number): Record<stri
     const value = fields[key];
     let next: unknown = value;
     if (SENSITIVE.has(key)) next = CENSOR;
+    // The last line of defence: a card number in any string value (a request id, a host, a
+    // caller's header name) is masked even where the code that logged it did not expect one.
+    else if (typeof value === 'string') next = maskCardNumbers(value);
     // One level down, plus the header maps of a request or response (`req.headers.authorization`).
     else if (isDescendable(key, value) && (depth > 0 || key === 'headers')) next = censorKeys(value, depth - 1);
     if (next !== value) (out ??= { ...fields })[key] = next;
@@ -59,8 +66,10 @@ function censorKeys(fields: Record<string, unknown>, depth: number): Record<stri
 
 /**
  * Nested redaction for every log line: each field named in SENSITIVE_FIELDS one level down (and
- * in `headers` maps, e.g. `req.headers.authorization`) becomes "[REDACTED]", without changing the
- * caller's objects. pino's own `redact` handles the top level (of lines and of child bindings),
+ * in `headers` maps, e.g. `req.headers.authorization`) becomes "[REDACTED]", and a card-number-like
+ * run in any other string value at those levels becomes "[redacted]" (maskCardNumbers; strings with
+ * fewer than 12 digits, nearly all of them, cost one pass over their characters), without changing
+ * the caller's objects. pino's own `redact` handles the top level (of lines and of child bindings),
  * where it is cheap. Its wildcard paths (`*.pan`) could do this part too, but run every value of
  * every line through every path: ~11 µs per line and most of a service's garbage, against ~0.1 µs.
  */
@@ -74,22 +83,15 @@ export const LOG_REDACTION = {
   formatters: { log: redactLogFields },
 };
 
-const LONG_DIGIT_RUN = /\d(?:[ -]?\d){11,18}/g;
-
-/** Masks anything shaped like a card number, for free text such as error messages and stacks. */
-export function maskDigitRuns(text: string): string {
-  return text.replace(LONG_DIGIT_RUN, '[REDACTED_NUMBER]');
-}
-
 function serializeError(err: unknown): Record<string, unknown> {
-  if (!(err instanceof Error)) return { message: maskDigitRuns(String(err)) };
+  if (!(err instanceof Error)) return { message: maskCardNumbers(String(err)) };
   const out: Record<string, unknown> = {
     type: err.name,
-    message: maskDigitRuns(err.message),
+    message: maskCardNumbers(err.message),
   };
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' || typeof code === 'number') out.code = code;
-  if (err.stack) out.stack = maskDigitRuns(err.stack);
+  if (err.stack) out.stack = maskCardNumbers(err.stack);
   if (err.cause !== undefined) out.cause = serializeError(err.cause);
   return out;
 }

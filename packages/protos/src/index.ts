@@ -1,6 +1,7 @@
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { mayHoldCardNumber } from '@tessera/common';
 import { balancedChannelOptions } from './loadBalancing';
 import type { ProtoGrpcType as VaultProto } from './generated/vault';
 import type { ProtoGrpcType as ProxyProto } from './generated/proxy';
@@ -195,7 +196,11 @@ export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefin
   return wellFormedRequestId(metadata.get(REQUEST_ID_METADATA_KEY)[0]);
 }
 
-/** A caller's request id is logged as given only when it looks like one. */
+/**
+ * A caller's request id is echoed and logged as given only when it looks like one, and never when
+ * it could be a card number (`4242_4242_4242_4242` is as well-formed as any id): every service
+ * reads request ids through here, so none of them logs such an id.
+ */
 export function wellFormedRequestId(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[\w.-]{1,128}$/.test(value) ? value : undefined;
+  return typeof value === 'string' && /^[\w.-]{1,128}$/.test(value) && !mayHoldCardNumber(value) ? value : undefined;
 }

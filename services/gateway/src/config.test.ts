@@ -157,10 +157,34 @@ describe('gateway config', () => {
       expect(second.pepper).toBe(first.pepper);
       expect(resolveApiKeyPepper(parseGatewayConfig({ TESSERA_STATE_DIR: dir, API_KEY_PEPPER: 'e'.repeat(32) }))).toEqual({
         pepper: 'e'.repeat(32),
+        peppers: [{ version: 'default', pepper: 'e'.repeat(32) }],
+        previousPeppers: [],
         source: 'env',
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('takes several peppers in API_KEY_PEPPERS: the newest hashes, the older ones are tried newest first', () => {
+    const [v1, v2, v3] = ['1', '2', '3'].map((c) => c.repeat(32)) as [string, string, string];
+    const config = parseGatewayConfig({ API_KEY_PEPPERS: `v1:${v1},v2:${v2},v3:${v3}` });
+    expect(resolveApiKeyPepper(config)).toEqual({
+      pepper: v3,
+      peppers: [
+        { version: 'v1', pepper: v1 },
+        { version: 'v2', pepper: v2 },
+        { version: 'v3', pepper: v3 },
+      ],
+      previousPeppers: [v2, v1],
+      source: 'env',
+    });
+    expect(problems({ API_KEY_PEPPER: v1, API_KEY_PEPPERS: `v2:${v2}` })).toEqual([
+      'API_KEY_PEPPERS: set API_KEY_PEPPER or API_KEY_PEPPERS, not both (list the old pepper in API_KEY_PEPPERS)',
+    ]);
+    expect(problems({ API_KEY_PEPPERS: 'v1:tooshort' })).toEqual([
+      'API_KEY_PEPPERS: entry 1 (version "v1"): the pepper must be at least 32 characters',
+    ]);
+    expect(problems({ NODE_ENV: 'production', API_KEY_PEPPERS: `v1:${v1}` }).some((p) => p.startsWith('API_KEY_PEPPER'))).toBe(false);
   });
 });

@@ -15,9 +15,9 @@ import {
   parseCidr,
   redisTlsCaFileEnv,
 } from '@tessera/common';
-import { isApiKeyFormat } from './domain/apiKeys';
+import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from './domain/apiKeys';
 
-export const MIN_PEPPER_LENGTH = 32;
+export { MIN_PEPPER_LENGTH };
 
 /** `VAR=` in a compose file or shell means "not set" for an optional variable. */
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
@@ -57,6 +57,19 @@ export const gatewayConfigSchema = z
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
+    // Several peppers, `version:pepper` newest last: the newest hashes keys, older ones still find theirs (rotation).
+    API_KEY_PEPPERS: unsetIfEmpty(
+      z
+        .string()
+        .optional()
+        .transform((text, ctx): Pepper[] | undefined => {
+          if (text === undefined) return undefined;
+          const parsed = parseApiKeyPeppers(text);
+          if (parsed.ok) return parsed.peppers;
+          for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+          return z.NEVER;
+        }),
+    ),
     TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
       for (const entry of list) {
         if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
@@ -74,6 +87,15 @@ export const gatewayConfigSchema = z
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
     // How long an Idempotency-Key's first answer is replayed (24 h, as the SDKs' retry windows assume).
     IDEMPOTENCY_TTL_SECONDS: env.positiveInt(86_400),
+    // Largest answer (body and headers) kept for replay. Payment answers are a few KB of JSON; 64 KiB
+    // still keeps a 3-D Secure page, while a PSP answer of up to 10 MiB is no longer held for 24 h.
+    IDEMPOTENCY_MAX_STORED_BYTES: env.positiveInt(65_536),
+    // Bytes of idempotency records one merchant may hold per mode over the replay window (0: no
+    // limit). 128 MiB is about 100,000 typical answers a day; raise it for a bigger merchant.
+    IDEMPOTENCY_MAX_BYTES_PER_MERCHANT: env.nonNegativeInt(134_217_728),
+    // A Redis of their own for idempotency records (default: REDIS_URL's), so that they can never
+    // fill the memory the card store needs. Never part of a Cluster (REDIS_CLUSTER_NODES).
+    IDEMPOTENCY_REDIS_URL: unsetIfEmpty(env.redisUrl()),
     // 0 disables. Per key: generous for a merchant backend (a checkout rarely needs more than a
     // few calls per second), low enough that a leaked key cannot flood the vault and the PSP.
     RATE_LIMIT_PER_KEY_PER_SECOND: env.nonNegativeInt(100),
@@ -98,6 +120,14 @@ export const gatewayConfigSchema = z
     FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
+    // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
+    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's limit is
+    // the whole site's checkouts per minute, so large merchants raise it.
+    BROWSER_TOKENS_PER_KEY_PER_MINUTE: env.nonNegativeInt(600),
+    BROWSER_TOKENS_PER_IP_PER_MINUTE: env.nonNegativeInt(10),
+    // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
+    // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.
+    BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: env.nonNegativeInt(8),
     // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
     ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
     ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
@@ -167,9 +197,16 @@ export const gatewayConfigSchema = z
         message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
       });
     }
+    if (cfg.API_KEY_PEPPER !== undefined && cfg.API_KEY_PEPPERS !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_KEY_PEPPERS'],
+        message: 'set API_KEY_PEPPER or API_KEY_PEPPERS, not both (list the old pepper in API_KEY_PEPPERS)',
+      });
+    }
     if (cfg.NODE_ENV !== 'production') return;
-    if (cfg.API_KEY_PEPPER === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production' });
+    if (cfg.API_KEY_PEPPER === undefined && cfg.API_KEY_PEPPERS === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production (or API_KEY_PEPPERS)' });
     }
     if (cfg.REDIS_URL === undefined) {
       // The in-memory key store is per process: replicas would disagree and restarts lose keys.
@@ -243,8 +280,27 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {
 }
 
 export interface ResolvedPepper {
+  /** The newest pepper: every new key is hashed with it, and keys found under an older one are moved to it. */
   pepper: string;
+  /** The version names of every configured pepper, oldest first (API_KEY_PEPPER alone is `default`). */
+  peppers: Pepper[];
+  /** The older peppers, newest first: a key not found under `pepper` is looked up under each. */
+  previousPeppers: string[];
   source: 'env' | 'dev-file';
+}
+
+function resolved(peppers: Pepper[], source: ResolvedPepper['source']): ResolvedPepper {
+  const current = peppers[peppers.length - 1];
+  if (current === undefined) throw new Error('no API-key pepper is configured');
+  return {
+    pepper: current.pepper,
+    peppers,
+    previousPeppers: peppers
+      .slice(0, -1)
+      .reverse()
+      .map((p) => p.pepper),
+    source,
+  };
 }
 
 /**
@@ -252,7 +308,8 @@ export interface ResolvedPepper {
  * resolve it here. Outside production a missing pepper is generated once into the state dir.
  */
 export function resolveApiKeyPepper(config: GatewayConfig, logger?: Logger): ResolvedPepper {
-  if (config.API_KEY_PEPPER !== undefined) return { pepper: config.API_KEY_PEPPER, source: 'env' };
+  if (config.API_KEY_PEPPERS !== undefined) return resolved(config.API_KEY_PEPPERS, 'env');
+  if (config.API_KEY_PEPPER !== undefined) return resolved([{ version: 'default', pepper: config.API_KEY_PEPPER }], 'env');
   if (config.NODE_ENV === 'production') throw new Error('API_KEY_PEPPER is required in production');
   const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'api-key-pepper', () =>
     crypto.randomBytes(32).toString('base64url'),
@@ -261,5 +318,5 @@ export function resolveApiKeyPepper(config: GatewayConfig, logger?: Logger): Res
     { stateDir: config.TESSERA_STATE_DIR, created },
     'API_KEY_PEPPER is not set: using a development pepper from the state dir. Set API_KEY_PEPPER in any shared environment.',
   );
-  return { pepper: value, source: 'dev-file' };
+  return resolved([{ version: 'default', pepper: value }], 'dev-file');
 }

@@ -25,6 +25,9 @@ import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
+import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
+import { cardFingerprintKey } from './domain/browserLimits';
+import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
   const rootLogger = createLogger(SERVICE, config.LOG_LEVEL);
   // Workers (GATEWAY_WORKERS > 1) share one output stream: each line says which worker wrote it.
   const logger = cluster.isWorker ? rootLogger.child({ worker: cluster.worker?.id }) : rootLogger;
-  const { pepper } = resolveApiKeyPepper(config, logger);
+  const { pepper, previousPeppers } = resolveApiKeyPepper(config, logger);
   // After the pepper: a development pepper file is created once, here, before workers read it.
   if (config.GATEWAY_WORKERS > 1 && cluster.isPrimary) {
     // Each worker drains for up to drainDeadlineMs; the primary waits a little longer before it kills them.
@@ -121,21 +124,56 @@ async function main(): Promise<void> {
   const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations, merchantSettings });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
+  // Idempotency records may have a Redis of their own (IDEMPOTENCY_REDIS_URL): then no flood of
+  // them can fill the memory the card store and the keys need. While it is down, only requests
+  // with an Idempotency-Key fail (503).
+  const idempotencyRedis =
+    config.IDEMPOTENCY_REDIS_URL === undefined
+      ? undefined
+      : createRedisClient(config.IDEMPOTENCY_REDIS_URL, {
+          commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+          profile: 'server',
+          tlsCaFile: config.REDIS_TLS_CA_FILE,
+        });
+  if (idempotencyRedis !== undefined) {
+    let lastErrorLog = 0;
+    idempotencyRedis.on('error', (err: Error) => {
+      if (Date.now() - lastErrorLog > 10_000) {
+        lastErrorLog = Date.now();
+        logger.error({ err }, 'idempotency redis connection error (requests with an Idempotency-Key answer 503)');
+      }
+    });
+    await idempotencyRedis.connect().catch((err: unknown) => {
+      logger.error({ err }, 'the idempotency redis is not reachable at start-up; retrying in the background');
+    });
+  }
+  const idempotencyStoreRedis = idempotencyRedis ?? sharedRedis;
   // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it;
   // a claim left by a gateway that died mid-request is then answered as outcome unknown for
   // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
-    store: sharedRedis ? new RedisIdempotencyStore(sharedRedis) : new MemoryIdempotencyStore(),
+    store: idempotencyStoreRedis ? new RedisIdempotencyStore(idempotencyStoreRedis) : new MemoryIdempotencyStore(),
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
+    maxStoredBytes: config.IDEMPOTENCY_MAX_STORED_BYTES,
+    maxBytesPerMerchant: config.IDEMPOTENCY_MAX_BYTES_PER_MERCHANT,
   };
   const metrics = createMetricsRegistry('gateway');
   const fields = setUpFields({ config, logger, keyStore, pepper });
+  const browserLimiter = new BrowserTokenLimiter({
+    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
+    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
+    config,
+    fingerprintKey: cardFingerprintKey(pepper),
+    logger,
+    onRefused: browserRefusalCounter(metrics),
+  });
   const app = createApp({
     config,
     logger,
     keyStore,
     pepper,
+    previousPeppers,
     vault,
     proxy,
     admin: admin.router,
@@ -148,7 +186,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
-    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields } } : {}),
+    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
   });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -187,6 +225,7 @@ async function main(): Promise<void> {
     drain.drain(() => {
       vault.close();
       proxy.close();
+      idempotencyRedis?.disconnect();
       void keyStore.close().finally(() => {
         logger.info('stopped');
         process.exit(0);

@@ -31,6 +31,7 @@ import {
 import { configSchema } from './config';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
 import { createProxyHandlers } from './transport/proxyHandlers';
+import { callerDeadlineCheck } from './transport/callerDeadline';
 import { createVaultPort } from './transport/vaultClient';
 
 /** Longest wait for in-flight PSP calls on shutdown before connections are cut. */
@@ -98,7 +99,17 @@ async function main(): Promise<void> {
   const metrics = createMetricsRegistry('proxy');
   server.addService(
     proxyService,
-    restrictCallers(createProxyHandlers({ egress, vault, logger, observe: rpcObserver(metrics) }), policy, tls !== undefined),
+    restrictCallers(
+      createProxyHandlers({
+        egress,
+        vault,
+        logger,
+        observe: rpcObserver(metrics),
+        checkCallerDeadline: callerDeadlineCheck(config.PSP_CONNECT_TIMEOUT_MS + config.VAULT_TIMEOUT_MS + config.PSP_TIMEOUT_MS, logger),
+      }),
+      policy,
+      tls !== undefined,
+    ),
   );
   // grpc.health.v1, for probes (Check) and the gateways' balancing (Watch): SERVING when the vault answers, like Ready.
   const health = createHealthService([PROXY_SERVICE_NAME], async () => (await vault.ready()).ready, healthServiceOptions(config));

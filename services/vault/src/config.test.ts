@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig } from '@tessera/common';
@@ -24,7 +26,7 @@ describe('vault config', () => {
       CVV_TTL_SECONDS: 3600,
       CARD_GRACE_DAYS: 30,
       BROWSER_TOKEN_TTL_SECONDS: 3600,
-      REDIS_COMMAND_TIMEOUT_MS: 2000,
+      REDIS_COMMAND_TIMEOUT_MS: 1000,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
       TESSERA_STATE_DIR: path.resolve('.tessera'),
@@ -119,5 +121,95 @@ describe('vault config', () => {
 
   it('rejects duplicate key ids', () => {
     expect(problems({ VAULT_KEYS: `${key('k1')},${key('k1')}` })).toEqual(['VAULT_KEYS: entry 2: key id "k1" is listed more than once']);
+  });
+
+  describe('HSM (PKCS#11) settings', () => {
+    // Any existing file stands in for the vendor's library: the config checks only that it is there.
+    const moduleFile = __filename;
+    const hsm = { PKCS11_MODULE: moduleFile, PKCS11_TOKEN_LABEL: 'tessera', PKCS11_PIN: '1234-secret-pin' };
+
+    it('makes the HSM the current provider with its keys newest last, and keeps VAULT_KEYS as read-only keys', () => {
+      const config = parseConfig(configSchema, {
+        ...hsm,
+        VAULT_KEK_PROVIDER: 'pkcs11',
+        PKCS11_KEYS: 'h1:kek-2025, h2',
+        VAULT_KEYS: key('e1'),
+      });
+      expect(config.VAULT_KEK_PROVIDER).toBe('pkcs11');
+      expect(config.PKCS11).toMatchObject({
+        modulePath: moduleFile,
+        token: { label: 'tessera' },
+        keys: [
+          { keyId: 'h1', label: 'kek-2025' },
+          { keyId: 'h2', label: 'h2' },
+        ],
+      });
+      expect(config.PKCS11?.pin.reveal()).toBe('1234-secret-pin');
+      expect(JSON.stringify(config)).not.toContain('1234-secret-pin');
+      expect(String(config.PKCS11?.pin)).toBe('[REDACTED]');
+      expect(config.VAULT_KEYS?.keyIds).toEqual(['e1']);
+    });
+
+    it('reads the PIN from a file and the token by slot id, and needs no VAULT_KEYS in production', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vault-pin-'));
+      const pinFile = path.join(dir, 'pin');
+      fs.writeFileSync(pinFile, 'from-a-file\n');
+      try {
+        const config = parseConfig(configSchema, {
+          NODE_ENV: 'production',
+          REDIS_URL: 'redis://127.0.0.1:6380',
+          ...tlsFiles,
+          VAULT_KEK_PROVIDER: 'pkcs11',
+          PKCS11_MODULE: moduleFile,
+          PKCS11_SLOT: '1928374650',
+          PKCS11_PIN_FILE: pinFile,
+          PKCS11_KEYS: 'h1:kek',
+        });
+        expect(config.PKCS11?.token).toEqual({ slotId: 1928374650n });
+        expect(config.PKCS11?.pin.reveal()).toBe('from-a-file');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('names every missing or contradictory HSM setting at once, never the PIN', () => {
+      expect(problems({ VAULT_KEK_PROVIDER: 'pkcs11' })).toEqual([
+        'PKCS11_KEYS: is required with VAULT_KEK_PROVIDER=pkcs11: list keyId:label of the HSM keys, newest last',
+        "PKCS11_MODULE: is required to use an HSM: the path of its vendor's PKCS#11 library",
+        'PKCS11_TOKEN_LABEL: set exactly one of PKCS11_TOKEN_LABEL and PKCS11_SLOT to choose the token',
+        'PKCS11_PIN: set exactly one of PKCS11_PIN and PKCS11_PIN_FILE (the crypto user PIN of the token)',
+      ]);
+      const found = problems({
+        ...hsm,
+        PKCS11_MODULE: '/nonexistent/libvendor.so',
+        PKCS11_TOKEN_LABEL: undefined,
+        PKCS11_SLOT: 'first',
+        PKCS11_PIN: undefined,
+        PKCS11_PIN_FILE: '/nonexistent/pin',
+        PKCS11_KEYS: 'e1:kek,bad id:x,h2:kek',
+        VAULT_KEYS: key('e1'),
+      });
+      expect(found).toEqual([
+        'PKCS11_SLOT: must be a slot id (a decimal number, as pkcs11-tool -L prints it)',
+        'PKCS11_PIN_FILE: cannot be read (ENOENT)',
+        'PKCS11_KEYS: entry 2: key id must be 1-32 characters of A-Z a-z 0-9 _ -',
+        'PKCS11_KEYS: entry 3: HSM key label "kek" is listed more than once',
+        'PKCS11_MODULE: no such file: /nonexistent/libvendor.so',
+      ]);
+      expect(found.join('\n')).not.toContain('1234-secret-pin');
+      expect(problems({ ...hsm, PKCS11_MODULE: '/nonexistent/libvendor.so', PKCS11_KEYS: 'e1:kek', VAULT_KEYS: key('e1') })).toEqual([
+        'PKCS11_MODULE: no such file: /nonexistent/libvendor.so',
+        'PKCS11_KEYS: key id "e1" is also in VAULT_KEYS: key ids must be unique across providers',
+      ]);
+    });
+
+    it('refuses PKCS11_* settings that no HSM key uses, and keeps VAULT_KEYS current with HSM keys read-only', () => {
+      expect(problems({ PKCS11_PIN: '1234-secret-pin' })).toEqual([
+        'PKCS11_PIN: is set but no HSM key is: set PKCS11_KEYS (and VAULT_KEK_PROVIDER=pkcs11)',
+      ]);
+      const config = parseConfig(configSchema, { ...hsm, PKCS11_KEYS: 'h1:kek', VAULT_KEYS: key('e1') });
+      expect(config.VAULT_KEK_PROVIDER).toBe('env');
+      expect(config.PKCS11?.keys).toEqual([{ keyId: 'h1', label: 'kek' }]);
+    });
   });
 });

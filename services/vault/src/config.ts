@@ -1,9 +1,11 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { checkRedisTlsEnv, checkTlsEnv, env, grpcServerEnvShape, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
 import { MAX_MESSAGE_BYTES } from '@tessera/protos';
-import { parseKeyRing, type KeyRing } from './domain/keyRing';
+import { parseKeyRing, type EnvKeyRing } from './domain/keyRing';
 import { DEFAULT_RENDER_MAX_BYTES } from './domain/renderPspBody';
+import { parseHsmKeys, Secret, type HsmKey, type Pkcs11Settings } from './hsm/pkcs11Settings';
 import { parseWriteAck, type WriteAck } from './domain/writeAck';
 import type { RedisTarget } from './store/redisCardStore';
 
@@ -30,13 +32,69 @@ export const clusterNodes = env.csv().superRefine((list, ctx) => {
 const vaultKeys = z
   .string()
   .optional()
-  .transform((text, ctx): KeyRing | undefined => {
+  .transform((text, ctx): EnvKeyRing | undefined => {
     if (text === undefined || text.trim() === '') return undefined;
     const parsed = parseKeyRing(text);
     if (parsed.ok) return parsed.ring;
     for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
     return z.NEVER;
   });
+
+const hsmKeys = z
+  .string()
+  .optional()
+  .transform((text, ctx): HsmKey[] | undefined => {
+    if (text === undefined || text.trim() === '') return undefined;
+    const parsed = parseHsmKeys(text);
+    if (parsed.ok) return parsed.keys;
+    for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  });
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((text) => (text === undefined || text.trim() === '' ? undefined : text.trim()));
+
+/** The PIN never appears in an issue message, not even in part. */
+const pin = z
+  .string()
+  .optional()
+  .transform((text) => (text === undefined || text === '' ? undefined : new Secret(text)));
+
+/** A file holding the PIN (a mounted secret), read once at start-up; one trailing newline is ignored. */
+const pinFile = z
+  .string()
+  .optional()
+  .transform((file, ctx): Secret | undefined => {
+    if (file === undefined || file.trim() === '') return undefined;
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
+      return z.NEVER;
+    }
+    if (text === '') {
+      ctx.addIssue({ code: 'custom', message: 'is empty' });
+      return z.NEVER;
+    }
+    return new Secret(text);
+  });
+
+const slotId = z
+  .string()
+  .optional()
+  .transform((text, ctx): bigint | undefined => {
+    if (text === undefined || text.trim() === '') return undefined;
+    if (!/^\d{1,20}$/.test(text.trim())) {
+      ctx.addIssue({ code: 'custom', message: 'must be a slot id (a decimal number, as pkcs11-tool -L prints it)' });
+      return z.NEVER;
+    }
+    return BigInt(text.trim());
+  });
+
+const PKCS11_VARIABLES = ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_SLOT', 'PKCS11_PIN', 'PKCS11_PIN_FILE'] as const;
 
 export const configSchema = z
   .object({
@@ -47,11 +105,21 @@ export const configSchema = z
     REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
     VAULT_WRITE_ACK: writeAck,
     VAULT_KEYS: vaultKeys,
+    // Which provider's newest key wraps new data keys; the other one's keys, if configured, stay readable (docs/adr/0009).
+    VAULT_KEK_PROVIDER: z.enum(['env', 'pkcs11']).default('env'),
+    PKCS11_MODULE: optionalText,
+    PKCS11_TOKEN_LABEL: optionalText,
+    PKCS11_SLOT: slotId,
+    PKCS11_PIN: pin,
+    PKCS11_PIN_FILE: pinFile,
+    PKCS11_KEYS: hsmKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
     // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
     BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(2000),
+    // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'
+    // VAULT_TIMEOUT_MS (gateway, proxy; 2000) so a stalled store answers 503, not the caller's 504.
+    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     // The most bytes one rendered PSP body may have; a larger one is refused (422 rendered_body_too_large).
     RENDER_MAX_BYTES: env.positiveInt(DEFAULT_RENDER_MAX_BYTES).refine((n) => n <= MAX_RENDER_MAX_BYTES, {
       error: `must be at most ${MAX_RENDER_MAX_BYTES} (the gRPC message limit less room for framing)`,
@@ -85,9 +153,14 @@ export const configSchema = z
           message: 'the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
         });
       }
+      checkPkcs11Env(config, ctx);
       if (config.NODE_ENV !== 'production') return;
-      if (config.VAULT_KEYS === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['VAULT_KEYS'], message: 'is required when NODE_ENV=production' });
+      if (config.VAULT_KEYS === undefined && config.VAULT_KEK_PROVIDER !== 'pkcs11') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['VAULT_KEYS'],
+          message: 'is required when NODE_ENV=production',
+        });
       }
       if (!hasRedis) {
         ctx.addIssue({
@@ -98,9 +171,61 @@ export const configSchema = z
       }
     },
     { when: () => true },
-  );
+  )
+  .transform((config) => ({ ...config, PKCS11: pkcs11SettingsOf(config) }));
 
 export type VaultConfig = z.infer<typeof configSchema>;
+
+interface Pkcs11Env {
+  VAULT_KEK_PROVIDER?: 'env' | 'pkcs11';
+  VAULT_KEYS?: EnvKeyRing;
+  PKCS11_MODULE?: string;
+  PKCS11_TOKEN_LABEL?: string;
+  PKCS11_SLOT?: bigint;
+  PKCS11_PIN?: Secret;
+  PKCS11_PIN_FILE?: Secret;
+  PKCS11_KEYS?: HsmKey[];
+}
+
+/** The HSM is used when it is the current provider, or when PKCS11_KEYS lists read-only keys in it. */
+function checkPkcs11Env(config: Pkcs11Env, ctx: z.RefinementCtx): void {
+  // PKCS11_KEYS may hold raw input here when it failed its own check: it still says an HSM is meant.
+  const usesHsm = config.VAULT_KEK_PROVIDER === 'pkcs11' || config.PKCS11_KEYS !== undefined;
+  const issue = (variable: string, message: string) => ctx.addIssue({ code: 'custom', path: [variable], message });
+  if (!usesHsm) {
+    for (const variable of PKCS11_VARIABLES) {
+      if (config[variable] !== undefined) issue(variable, 'is set but no HSM key is: set PKCS11_KEYS (and VAULT_KEK_PROVIDER=pkcs11)');
+    }
+    return;
+  }
+  if (config.VAULT_KEK_PROVIDER === 'pkcs11' && config.PKCS11_KEYS === undefined) {
+    issue('PKCS11_KEYS', 'is required with VAULT_KEK_PROVIDER=pkcs11: list keyId:label of the HSM keys, newest last');
+  }
+  if (config.PKCS11_MODULE === undefined) {
+    issue('PKCS11_MODULE', "is required to use an HSM: the path of its vendor's PKCS#11 library");
+  } else if (typeof config.PKCS11_MODULE === 'string' && !fs.existsSync(config.PKCS11_MODULE)) {
+    issue('PKCS11_MODULE', `no such file: ${config.PKCS11_MODULE}`);
+  }
+  if ((config.PKCS11_TOKEN_LABEL === undefined) === (config.PKCS11_SLOT === undefined)) {
+    issue('PKCS11_TOKEN_LABEL', 'set exactly one of PKCS11_TOKEN_LABEL and PKCS11_SLOT to choose the token');
+  }
+  if ((config.PKCS11_PIN === undefined) === (config.PKCS11_PIN_FILE === undefined)) {
+    issue('PKCS11_PIN', 'set exactly one of PKCS11_PIN and PKCS11_PIN_FILE (the crypto user PIN of the token)');
+  }
+  if (Array.isArray(config.PKCS11_KEYS) && config.VAULT_KEYS !== undefined && typeof config.VAULT_KEYS === 'object') {
+    const envIds = config.VAULT_KEYS.keyIds;
+    for (const { keyId } of config.PKCS11_KEYS) {
+      if (envIds.includes(keyId)) issue('PKCS11_KEYS', `key id "${keyId}" is also in VAULT_KEYS: key ids must be unique across providers`);
+    }
+  }
+}
+
+function pkcs11SettingsOf(config: Pkcs11Env): Pkcs11Settings | undefined {
+  const pinSecret = config.PKCS11_PIN ?? config.PKCS11_PIN_FILE;
+  if (config.PKCS11_KEYS === undefined || config.PKCS11_MODULE === undefined || pinSecret === undefined) return undefined;
+  const token = config.PKCS11_TOKEN_LABEL !== undefined ? { label: config.PKCS11_TOKEN_LABEL } : { slotId: config.PKCS11_SLOT ?? 0n };
+  return { modulePath: config.PKCS11_MODULE, token, pin: pinSecret, keys: config.PKCS11_KEYS };
+}
 
 /** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL; undefined: in memory. */
 export function redisTargetOf(

@@ -11,6 +11,7 @@ import {
   type RecordKind,
 } from './domain/envelope';
 import type { KeyRing } from './domain/keyRing';
+import { cardMetadata, metadataOfCard, metadataOfCvv } from './domain/recordMetadata';
 import { modeOfLegacyCard } from './domain/tokenMode';
 import type { CardStore } from './store/cardStore';
 import { parseCard, parseCvv, serializeCard, serializeCvv } from './store/records';
@@ -52,24 +53,47 @@ function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId
   return { sealed: parseCvv(raw).sealed };
 }
 
+/** A card leaves rewrap in format 4 (every clear field bound); a CVV keeps its format. */
 function withSealed(kind: RecordKind, raw: string, mode: KeyMode, sealed: Envelope): string {
-  return kind === 'card' ? serializeCard({ ...parseCard(raw), mode, sealed }) : serializeCvv({ ...parseCvv(raw), mode, sealed });
+  return kind === 'card'
+    ? serializeCard({ ...parseCard(raw), mode, metadataBound: true, sealed })
+    : serializeCvv({ ...parseCvv(raw), mode, sealed });
 }
 
-/** The record re-wrapped, or bound to its token's mode if it was written before tokens had one. */
+/**
+ * The record re-wrapped; a card older than format 4 is bound to its token's mode and to all its
+ * clear fields (sealed afresh). Older CVVs are only re-wrapped: they expire within CVV_TTL_SECONDS.
+ */
 function nextSealed(
   ring: KeyRing,
   ctx: EnvelopeContext & { mode: KeyMode },
   raw: string,
 ): { sealed: Envelope; outcome: 'migrated' | 'rewrapped' | 'alreadyCurrent' } {
-  const card = ctx.kind === 'card' ? parseCard(raw) : undefined;
-  const record = card ?? parseCvv(raw);
+  if (ctx.kind === 'card') {
+    const card = parseCard(raw);
+    // What this very version of the record was sealed with: a provisional card with its deadline
+    // (a retain may have re-sealed it without one since the token was scanned).
+    const sealedWith: EnvelopeContext = {
+      ...ctx,
+      mode: card.mode ?? null,
+      provisionalUntil: card.provisional === true ? card.expiresAt : undefined,
+      metadata: metadataOfCard(card),
+    };
+    if (card.metadataBound !== true) {
+      // Binding clear fields that were not authenticated until now: tampering before this run is
+      // not detected (docs/adr/0010). Run rewrap soon after upgrading.
+      const metadata = cardMetadata({ ...card, mode: ctx.mode });
+      return { sealed: rebindRecord(ring, sealedWith, { ...sealedWith, mode: ctx.mode, metadata }, card.sealed), outcome: 'migrated' };
+    }
+    // rewrapRecord authenticates the record before re-wrapping it.
+    if (isCurrent(ring, card.sealed)) return { sealed: card.sealed, outcome: 'alreadyCurrent' };
+    return { sealed: rewrapRecord(ring, sealedWith, card.sealed), outcome: 'rewrapped' };
+  }
+  const record = parseCvv(raw);
   if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
   // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
   if (isCurrent(ring, record.sealed)) return { sealed: record.sealed, outcome: 'alreadyCurrent' };
-  // A provisional card is sealed with its deadline, read from this very version of the record (a
-  // retain may have re-sealed it without one since the token was scanned).
-  const sealedWith = card?.provisional === true ? { ...ctx, provisionalUntil: card.expiresAt } : ctx;
+  const sealedWith = { ...ctx, metadata: metadataOfCvv(record) };
   return { sealed: rewrapRecord(ring, sealedWith, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }
 
@@ -94,7 +118,9 @@ async function rewrapOne(
       if (result.outcome === 'alreadyCurrent') return result.outcome;
       outcome = result.outcome;
       next = withSealed(kind, raw, owner.mode, result.sealed);
-    } catch {
+    } catch (err) {
+      // An HSM that cannot be reached stops the run (the checkpoint lets it resume); it says nothing about the record.
+      if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
       // Unreadable, unknown key or tampered: counted, never printed (the error could only name a token).
       return 'failed';
     }

@@ -14,11 +14,14 @@ import {
 import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
 import { configSchema, redisTargetOf, type VaultConfig } from './config';
 import { describeWriteAck } from './domain/writeAck';
-import { generateKeyRingEntry, parseKeyRing, type KeyRing } from './domain/keyRing';
+import { generateKeyRingEntry, parseKeyRing, type EnvKeyRing } from './domain/keyRing';
+import { HsmError } from './hsm/pkcs11KeyRing';
+import { openKeyRing, type OpenedKeyRing } from './openKeyRing';
 import type { CardStore } from './store/cardStore';
 import { MemoryCardStore } from './store/memoryCardStore';
 import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
+import { recordAlarmReporter } from './transport/recordAlarms';
 import { shutdownServer, startVaultServer } from './transport/server';
 import { Vault } from './vault';
 
@@ -26,7 +29,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const REDIS_STARTUP_WAIT_MS = 5_000;
 
 /** Outside production only (the config schema enforces that): one generated key kept on disk. */
-function developmentKeyRing(config: VaultConfig, logger: Logger): KeyRing {
+function developmentKeyRing(config: VaultConfig, logger: Logger): EnvKeyRing {
   const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'vault-keys', () => generateKeyRingEntry('dev1'));
   const parsed = parseKeyRing(value);
   if (!parsed.ok) {
@@ -64,13 +67,26 @@ async function openStore(config: VaultConfig, logger: Logger): Promise<CardStore
   return store;
 }
 
+/** An HSM that cannot be used at start-up stops the vault with the reason (a CKR_* code, never the PIN). */
+function loadKeyRing(config: VaultConfig, logger: Logger): OpenedKeyRing {
+  try {
+    return openKeyRing(config, () => developmentKeyRing(config, logger), logger);
+  } catch (err) {
+    if (!(err instanceof HsmError)) throw err;
+    process.stderr.write(`[vault] the HSM cannot be used: ${err.message}\n`);
+    process.exit(78);
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit(configSchema, process.env, 'vault');
   const logger = createLogger('vault', config.LOG_LEVEL);
-  const keyRing = config.VAULT_KEYS ?? developmentKeyRing(config, logger);
-  logger.info({ keyIds: keyRing.keyIds, currentKeyId: keyRing.currentKeyId }, 'key ring loaded');
+  const keys = loadKeyRing(config, logger);
+  const keyRing = keys.ring;
+  logger.info(keys.describe, 'key ring loaded');
 
   const store = await openStore(config, logger);
+  const metrics = createMetricsRegistry('vault');
   const vault = new Vault({
     store,
     keyRing,
@@ -78,6 +94,7 @@ async function main(): Promise<void> {
     cardGraceDays: config.CARD_GRACE_DAYS,
     renderMaxBytes: config.RENDER_MAX_BYTES,
     browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
+    onAlarm: recordAlarmReporter(logger, metrics),
   });
   const tlsFiles = tlsFilesOf(config);
   if (tlsFiles === undefined) {
@@ -95,7 +112,6 @@ async function main(): Promise<void> {
     tlsFiles === undefined
       ? undefined
       : { material: readTlsMaterial(tlsFiles), gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
-  const metrics = createMetricsRegistry('vault');
   const { server, port, health } = await startVaultServer(
     config.VAULT_ADDR,
     createVaultHandlers(vault, logger, rpcObserver(metrics)),
@@ -118,6 +134,7 @@ async function main(): Promise<void> {
     health.shutdown();
     void shutdownServer(server, SHUTDOWN_GRACE_MS)
       .then(() => store.close())
+      .then(() => keys.close())
       .then(() => metricsServer?.close())
       .then(
         () => process.exit(0),

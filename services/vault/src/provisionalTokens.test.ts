@@ -86,7 +86,7 @@ describe('provisional tokens (real redis-server)', () => {
       expect(await pttl(key)).toBeGreaterThan((BROWSER_TTL_S - 10) * 1000);
       expect(await pttl(key)).toBeLessThanOrEqual(BROWSER_TTL_S * 1000);
     }
-    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).toMatchObject({ v: 3, mode: 'test', provisional: true });
+    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).toMatchObject({ v: 4, mode: 'test', provisional: true });
     expect(await vault.getToken(OWNER, record.token)).toEqual(record);
   });
 
@@ -122,9 +122,11 @@ describe('provisional tokens (real redis-server)', () => {
     expect(await pttl(cvvKey(created.token))).toBeGreaterThan((CVV_TTL_S - 60 - 10) * 1000);
     expect(await pttl(cvvKey(created.token))).toBeLessThanOrEqual((CVV_TTL_S - 60) * 1000);
     expect(JSON.parse((await db.client.get(cardKey(created.token))) as string)).not.toHaveProperty('provisional');
-    // Re-sealed without the deadline: it still renders, also long after the provisional deadline.
+    // Re-sealed without the deadline: it still renders, also long after the provisional deadline
+    // (and the CVV's own sealed deadline: that one retaining never moves).
     now += 10 * BROWSER_TTL_S * 1000;
-    expect((await vault.render(OWNER, created.token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe('4242424242424242/123');
+    expect((await vault.render(OWNER, created.token, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
+    expect(await codeOf(vault.render(OWNER, created.token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
   });
 
   it('answers a second retain, and retains of ordinary tokens, with the same record and writes nothing', async () => {
@@ -178,22 +180,25 @@ describe('provisional tokens (real redis-server)', () => {
   it.each([
     ['stripped of its flag', ({ provisional: _flag, ...record }: Record<string, unknown>) => record],
     ['given a later deadline', (record: Record<string, unknown>) => ({ ...record, expiresAt: '2099-01-01T00:00:00.000Z' })],
-  ])('refuses to render or retain a provisional card %s in the store (internal_error), without burning its CVV', async (_what, edit) => {
-    const { token } = await vault.tokenize(aCard({ provisional: true }));
-    await editRecord(cardKey(token), edit);
-    await db.client.persist(cardKey(token));
-    now += BROWSER_TTL_S * 1000;
-    expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('internal_error');
-    expect(await codeOf(vault.preview(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
-    expect(await codeOf(vault.retainToken(OWNER, token))).toBe('internal_error');
-    expect(await db.client.exists(cvvKey(token))).toBe(1);
-  });
+  ])(
+    'refuses to render or retain a provisional card %s in the store (answered as missing), without burning its CVV',
+    async (_what, edit) => {
+      const { token } = await vault.tokenize(aCard({ provisional: true }));
+      await editRecord(cardKey(token), edit);
+      await db.client.persist(cardKey(token));
+      now += BROWSER_TTL_S * 1000;
+      expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.preview(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+      expect(await codeOf(vault.retainToken(OWNER, token))).toBe('token_not_found');
+      expect(await db.client.exists(cvvKey(token))).toBe(1);
+    },
+  );
 
   it('refuses to render a retained card whose flag was put back in the store', async () => {
     const { token } = await vault.tokenize(aCard({ provisional: true }));
     await vault.retainToken(OWNER, token);
     await editRecord(cardKey(token), (record) => ({ ...record, provisional: true, expiresAt: '2099-01-01T00:00:00.000Z' }));
-    expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
   });
 
   it('key rotation re-wraps a provisional card under its deadline, and the token can still be retained', async () => {

@@ -76,18 +76,19 @@ async function saveTokenWithoutMode(number: string, format: 1 | 2): Promise<stri
 describe('test and live tokens at rest (real redis-server)', () => {
   it('stores the mode with the card and the CVV', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 3, mode: 'live' });
-    expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 3, mode: 'live' });
+    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
+    expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
   });
 
-  it('fails to decrypt, rather than render for the test key, a live card whose stored mode was edited to test', async () => {
+  it('fails to authenticate, rather than render for the test key, a live card whose stored mode was edited to test (answered as missing)', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
     await editRecord(cardKey(token), (record) => ({ ...record, mode: 'test' }));
     await editRecord(cvvKey(token), (record) => ({ ...record, mode: 'test' }));
-    expect(await codeOf(vault.render(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
-    expect(await codeOf(vault.preview(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+    expect(await codeOf(vault.preview(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+    expect(await codeOf(vault.getToken(TEST, token))).toBe('token_not_found');
     // The card fails before the CVV is taken: the edit does not burn it either.
-    expect(await codeOf(vault.render(TEST, token, '[CARD_CVV]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render(TEST, token, '[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
     expect(await db.client.exists(cvvKey(token))).toBe(1);
     expect(await codeOf(vault.render(LIVE, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
   });
@@ -96,8 +97,8 @@ describe('test and live tokens at rest (real redis-server)', () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
     await editRecord(cardKey(token), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
     for (const owner of [TEST, LIVE]) {
-      expect(await codeOf(vault.getToken(owner, token))).toBe('internal_error');
-      expect(await codeOf(vault.render(owner, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+      expect(await codeOf(vault.getToken(owner, token))).toBe('token_not_found');
+      expect(await codeOf(vault.render(owner, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     }
   });
 
@@ -108,7 +109,8 @@ describe('test and live tokens at rest (real redis-server)', () => {
     expect((await vault.render(LIVE, edited, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
     const stripped = (await vault.tokenize(aCard({ number: LIVE_CARD }))).token;
     await editRecord(cvvKey(stripped), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
-    expect(await codeOf(vault.render(LIVE, stripped, '[CARD_CVV]', 'text/plain'))).toBe('internal_error');
+    // A CVV that does not authenticate is never rendered; the card is intact, so: no CVV.
+    expect(await codeOf(vault.render(LIVE, stripped, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
   });
 
   it.each([1, 2] as const)(
@@ -141,7 +143,7 @@ describe('test and live tokens at rest (real redis-server)', () => {
       [live, 'live'],
       [test, 'test'],
     ] as const) {
-      expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 3, mode });
+      expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4, mode });
       expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 3, mode });
     }
     expect(await codeOf(vault.getToken(TEST, live))).toBe('token_not_found');
@@ -150,7 +152,7 @@ describe('test and live tokens at rest (real redis-server)', () => {
     expect((await vault.render(TEST, test, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
     // Now bound in: flipping the migrated record's mode no longer renders it for the other mode.
     await editRecord(cardKey(live), (record) => ({ ...record, mode: 'test' }));
-    expect(await codeOf(vault.render(TEST, live, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render(TEST, live, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     expect(current).toMatch(/^tok\./);
   });
 });

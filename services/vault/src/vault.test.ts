@@ -1,7 +1,7 @@
 import { TesseraError } from '@tessera/common';
 import { Vault } from './vault';
 import { MemoryCardStore } from './store/memoryCardStore';
-import type { CardStore } from './store/cardStore';
+import type { CardEntryToSave, CardStore } from './store/cardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 
 const JSON_TYPE = 'application/json';
@@ -216,7 +216,9 @@ describe('Vault', () => {
     expect((await vault.getToken(A, token)).cvvAvailable).toBe(false);
     expect(await codeOf(vault.render(A, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
     expect((await vault.render(A, token, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
-    expect(store.size()).toBe(1);
+    // The card, and the mark that this CVV was used (not the CVV).
+    expect(store.size()).toBe(2);
+    expect(await store.hasCvv(token)).toBe(false);
     await store.close();
   });
 
@@ -324,10 +326,10 @@ describe('Vault', () => {
     await store.close();
   });
 
-  it('answers internal_error, not a crash or card data, when a record cannot be decrypted', async () => {
+  it('answers internal_error, not a crash or card data, when a record is under a key the ring does not have', async () => {
     const store = new MemoryCardStore();
     const { token } = await setup({ store }).vault.tokenize(aCard());
-    const otherKeys = setup({ store, ring: keyRingOf(keyRingEntry('k1')) }).vault;
+    const otherKeys = setup({ store, ring: keyRingOf(keyRingEntry('k2')) }).vault;
     const err = await otherKeys.render(A, token, '[CARD_NUMBER]', 'text/plain').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TesseraError);
     expect((err as TesseraError).code).toBe('internal_error');
@@ -335,13 +337,48 @@ describe('Vault', () => {
     await store.close();
   });
 
-  it('answers internal_error when the clear merchant id of a record was tampered with', async () => {
+  it('answers a record that does not open under the same key id (another key, or an edited ciphertext) as missing', async () => {
+    const store = new MemoryCardStore();
+    const { token } = await setup({ store }).vault.tokenize(aCard());
+    const sameIdOtherKey = setup({ store, ring: keyRingOf(keyRingEntry('k1')) }).vault;
+    const err = await sameIdOtherKey.render(A, token, '[CARD_NUMBER]', 'text/plain').catch((e: unknown) => e);
+    expect((err as TesseraError).code).toBe('token_not_found');
+    expect(JSON.stringify((err as TesseraError).toJSON())).not.toContain('4242');
+    await store.close();
+  });
+
+  it('answers token_not_found when the clear merchant id of a record was tampered with', async () => {
     const store = new MemoryCardStore();
     const { vault } = setup({ store });
     const { token } = await vault.tokenize(aCard());
     const card = await store.getCard(token);
     await store.save({ token, card: { ...card!, merchantId: 'merchant_evil' }, cardTtlMs: 60_000 });
-    expect(await codeOf(vault.render({ ...A, merchantId: 'merchant_evil' }, token, '[CARD_NUMBER]', 'text/plain'))).toBe('internal_error');
+    expect(await codeOf(vault.render({ ...A, merchantId: 'merchant_evil' }, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+    await store.close();
+  });
+
+  it("keeps a batch item's failed write to that item: the others get their tokens, it gets none", async () => {
+    const store = new MemoryCardStore();
+    const failing: CardStore = Object.assign(Object.create(store) as CardStore, {
+      // The store's own per-entry outcomes: the second card's write was not acknowledged.
+      saveMany: async (entries: readonly CardEntryToSave[]) => {
+        await store.saveMany(entries.filter((_, i) => i !== 1));
+        return entries.map((_, i) =>
+          i === 1 ? { saved: false as const, error: new TesseraError('service_unavailable') } : { saved: true as const },
+        );
+      },
+    });
+    const vault = new Vault({ store: failing, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+    const outcomes = await vault.tokenizeBatch([aCard(), aCard({ number: '5555555555554444' }), aCard({ number: '1234' }), aCard()]);
+    expect(outcomes.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
+      'token',
+      'service_unavailable',
+      'card_number_invalid',
+      'token',
+    ]);
+    for (const item of [outcomes[0], outcomes[3]]) {
+      expect(await vault.getToken(A, (item as { token: string }).token)).toMatchObject({ last4: '4242' });
+    }
     await store.close();
   });
 
@@ -365,7 +402,11 @@ describe('Vault', () => {
     };
     const vault = new Vault({ store: down, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
-    expect(await codeOf(vault.tokenizeBatch([aCard(), aCard()]))).toBe('service_unavailable');
+    const batch = await vault.tokenizeBatch([aCard(), aCard()]);
+    expect(batch.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
+      'service_unavailable',
+      'service_unavailable',
+    ]);
     expect(await codeOf(vault.getToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await codeOf(vault.retainToken(A, 'tok.AAAAAAAAAAAAAAAAAAAAAAAA'))).toBe('service_unavailable');
     expect(await vault.ready()).toEqual({ ok: false, detail: 'down' });

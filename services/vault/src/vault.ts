@@ -1,7 +1,7 @@
-import { TesseraError, type KeyMode } from '@tessera/common';
+import { secureRandomBytes, TesseraError, type KeyMode } from '@tessera/common';
 import {
   checkCardToTokenize,
-  describeCard,
+  describeCardFields,
   isPastProvisionalDeadline,
   provisionalRetention,
   retentionFor,
@@ -14,7 +14,17 @@ import {
   type TokenOwner,
   type TokenRecordView,
 } from './domain/card';
-import { openRecord, rebindRecord, sealRecord, type EnvelopeContext, type Envelope } from './domain/envelope';
+import {
+  authenticateRecord,
+  EnvelopeOpenError,
+  openRecord,
+  rebindRecord,
+  sealRecord,
+  type EnvelopeContext,
+  type Envelope,
+  type RecordKind,
+} from './domain/envelope';
+import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from './domain/recordMetadata';
 import type { KeyRing } from './domain/keyRing';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from './domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
@@ -33,7 +43,30 @@ export interface VaultOptions {
   /** BROWSER_TOKEN_TTL_SECONDS: how long a provisional token lives unless retained; default 3600. */
   browserTokenTtlSeconds?: number;
   now?: () => Date;
+  /** Told of every record that looks tampered with or restored (logged and counted in main.ts). */
+  onAlarm?: (alarm: RecordAlarm) => void;
 }
+
+/**
+ * Signs of an insider at the store (finding 5 of issue 11), never of a caller's mistake:
+ * - authentication_failed: a record's clear fields or ciphertext are not what it was sealed with;
+ * - cvv_replayed: a CVV that was already consumed is back (a copy restored after use);
+ * - cvv_expired: a CVV past its sealed deadline is back (a copy restored after it expired).
+ * Carries the token (not card data) so an operator can find the record.
+ */
+export interface RecordAlarm {
+  alarm: 'authentication_failed' | 'cvv_replayed' | 'cvv_expired';
+  record: RecordKind;
+  token: string;
+}
+
+/** 128 random bits: a CVV's nonce only has to be unique among that token's CVVs. */
+const CVV_NONCE_BYTES = 16;
+/**
+ * How much longer than a CVV's own life its used mark is kept: vault replicas judge the sealed
+ * deadline by their own clocks, so a mark must outlive the deadline by more than they can drift.
+ */
+const CVV_MARK_MARGIN_MS = 10 * 60 * 1000;
 
 /** Stands in for the CVV when a body is checked before the CVV is taken: the longest CVV (Amex) bounds the size. */
 const LONGEST_CVV = '0000';
@@ -62,22 +95,32 @@ export class Vault {
 
   /**
    * TokenizeBatch: every card is checked on its own (an invalid one is refused, the others go
-   * on), and the valid ones are written together. When that write fails, the whole call fails:
-   * none of the new tokens has been handed out, so none is lost.
+   * on), and the valid ones are written together. Each item's outcome is its own: a card whose
+   * write failed (its Cluster master is down, say) answers that error, and its token, never
+   * acknowledged, is not handed out; the others still get theirs.
    */
   async tokenizeBatch(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>> {
     const outcomes: Array<TokenRecordView | TesseraError> = [];
-    const entries: CardEntryToSave[] = [];
+    const toSave: Array<{ entry: CardEntryToSave; item: number }> = [];
     for (const card of cards) {
       try {
         const { entry, view } = this.prepareToken(card);
-        entries.push(entry);
+        toSave.push({ entry, item: outcomes.length });
         outcomes.push(view);
       } catch (err) {
         outcomes.push(err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err }));
       }
     }
-    await this.store.saveMany(entries);
+    const saved = await this.store.saveMany(toSave.map(({ entry }) => entry)).catch((err: unknown) => {
+      const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      return toSave.map(() => ({ saved: false as const, error }));
+    });
+    toSave.forEach(({ item }, i) => {
+      const result = saved[i];
+      if (result === undefined)
+        outcomes[item] = new TesseraError('internal_error', { message: 'The card store gave no outcome for a card.' });
+      else if (!result.saved) outcomes[item] = result.error;
+    });
     return outcomes;
   }
 
@@ -97,18 +140,19 @@ export class Vault {
         : normal;
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;
-    const sealedCard = this.seal({ merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil }, JSON.stringify(secret));
-    const stored = describeCard(card, mode, sealedCard, retention.expiresAt, now);
+    const fields = describeCardFields(card, mode, retention.expiresAt, now);
+    const sealedCard = this.seal(
+      { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
+      JSON.stringify(secret),
+    );
+    const stored: StoredCard = { ...fields, metadataBound: true, sealed: sealedCard };
     const hasCvv = card.cvv !== '';
     const entry: CardEntryToSave = {
       token,
       card: stored,
       cardTtlMs: retention.cardTtlMs,
       cvv: hasCvv
-        ? {
-            record: { mode, sealed: this.seal({ merchantId: card.merchantId, token, kind: 'cvv', mode }, card.cvv) },
-            ttlMs: retention.cvvTtlMs,
-          }
+        ? { record: this.sealCvv(card.merchantId, token, mode, card.cvv, now, retention.cvvTtlMs), ttlMs: retention.cvvTtlMs }
         : undefined,
     };
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };
@@ -117,6 +161,19 @@ export class Vault {
   async getToken(owner: TokenOwner, token: string): Promise<TokenRecordView> {
     const { card } = await this.cardOf(owner, token);
     return toTokenRecordView(token, card, await this.store.hasCvv(token));
+  }
+
+  /**
+   * The CVV's deadline (its Redis TTL as a timestamp) and a fresh nonce are bound into its
+   * envelope: a copy restored after the deadline, or after the CVV was used, is refused.
+   */
+  private sealCvv(merchantId: string, token: string, mode: KeyMode, cvv: string, now: Date, ttlMs: number): StoredCvv {
+    const fields = {
+      mode,
+      nonce: secureRandomBytes(CVV_NONCE_BYTES).toString('base64url'),
+      expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
+    };
+    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv) };
   }
 
   async deleteToken(owner: TokenOwner, token: string): Promise<void> {
@@ -137,28 +194,26 @@ export class Vault {
       const raw = await this.store.readRaw('card', token);
       if (raw === null) throw new TesseraError('token_not_found');
       const { card } = this.owned(owner, mode, token, parseCard(raw));
-      if (card.provisional !== true) {
-        this.authenticateCard(card, token);
-        return toTokenRecordView(token, card, await this.store.hasCvv(token));
-      }
+      if (card.provisional !== true) return toTokenRecordView(token, card, await this.store.hasCvv(token));
       const retention = retentionOnRetain(card, {
         cardGraceDays: this.opts.cardGraceDays,
         cvvTtlSeconds: this.opts.cvvTtlSeconds,
         now: this.now(),
       });
+      const { provisional: _provisional, metadataBound: _bound, sealed: _sealed, ...ordinary } = card;
+      const fields: Omit<StoredCard, 'sealed'> = { ...ordinary, mode, expiresAt: retention.expiresAt.toISOString() };
       let sealed: Envelope;
       try {
         sealed = rebindRecord(
           this.keyRing,
           this.cardContext(card, token),
-          { merchantId: card.merchantId, token, kind: 'card', mode },
+          { merchantId: card.merchantId, token, kind: 'card', mode, metadata: cardMetadata(fields) },
           card.sealed,
         );
       } catch (err) {
-        throw new TesseraError('internal_error', { cause: err });
+        throw this.openFailure(err, 'card', token);
       }
-      const { provisional: _provisional, ...ordinary } = card;
-      const next: StoredCard = { ...ordinary, mode, expiresAt: retention.expiresAt.toISOString(), sealed };
+      const next: StoredCard = { ...fields, metadataBound: true, sealed };
       if (await this.store.retainCard(token, raw, next, { cardTtlMs: retention.cardTtlMs, cvvTtlMs: retention.cvvTtlMs })) {
         return toTokenRecordView(token, next, await this.store.hasCvv(token));
       }
@@ -183,8 +238,7 @@ export class Vault {
     // too large once filled in) is raised first, so a refused body cannot burn it.
     if (templateUses(template, 'CARD_CVV')) {
       checkRenderable(template, { ...values, cvv: LONGEST_CVV }, contentType, maxBytes);
-      const record = await this.store.takeCvv(token);
-      cvv = record === null ? undefined : this.openCvv(card, token, mode, record);
+      cvv = await this.takeCvv(card, token, mode);
     }
     return Buffer.from(renderPspBody(template, { ...values, cvv }, contentType, maxBytes), 'utf8');
   }
@@ -219,9 +273,13 @@ export class Vault {
    * written before tokens had a mode is decrypted to derive its mode from the card; its secret is
    * returned so a render does not decrypt it twice.
    */
-  private async cardOf(owner: TokenOwner, token: string): Promise<{ card: StoredCard; mode: KeyMode; secret?: CardSecret }> {
+  private async cardOf(
+    owner: TokenOwner,
+    token: string,
+    verify: 'authenticate' | 'open' = 'authenticate',
+  ): Promise<{ card: StoredCard; mode: KeyMode; secret?: CardSecret }> {
     const mode = this.modeOfOwner(owner, token);
-    return this.owned(owner, mode, token, await this.store.getCard(token));
+    return this.owned(owner, mode, token, await this.store.getCard(token), verify);
   }
 
   private modeOfOwner(owner: TokenOwner, token: string): KeyMode {
@@ -240,12 +298,17 @@ export class Vault {
     mode: KeyMode,
     token: string,
     card: StoredCard | null,
+    verify: 'authenticate' | 'open' = 'authenticate',
   ): { card: StoredCard; mode: KeyMode; secret?: CardSecret } {
     if (card === null || card.merchantId !== owner.merchantId || isPastProvisionalDeadline(card, this.now())) {
       throw new TesseraError('token_not_found');
     }
     if (card.mode !== undefined) {
       if (card.mode !== mode) throw new TesseraError('token_not_found');
+      // The clear fields just read decided who may use the token: prove them before acting on them
+      // (a render opens the card anyway, which proves them as well).
+      if (verify === 'open') return { card, mode, secret: this.openCardSecret(card, token) };
+      this.authenticateCard(card, token);
       return { card, mode };
     }
     const secret = this.openCardSecret(card, token);
@@ -258,8 +321,46 @@ export class Vault {
    * fails to decrypt here (internal_error) instead of rendering for the other mode.
    */
   private async cardWithSecretOf(owner: TokenOwner, token: string): Promise<{ card: StoredCard; mode: KeyMode; secret: CardSecret }> {
-    const { card, mode, secret } = await this.cardOf(owner, token);
+    const { card, mode, secret } = await this.cardOf(owner, token, 'open');
     return { card, mode, secret: secret ?? this.openCardSecret(card, token) };
+  }
+
+  /**
+   * The CVV for its one use, or undefined (422 cvv_unavailable) when there is none or the one in
+   * the store must not be used: already consumed once (its replay id is marked), past its sealed
+   * deadline, or not authentic. Those three raise an alarm; the record is deleted either way.
+   */
+  private async takeCvv(card: StoredCard, token: string, mode: KeyMode): Promise<string | undefined> {
+    const now = this.now();
+    const cvvTtlMs = this.opts.cvvTtlSeconds * 1000;
+    const taken = await this.store.takeCvv(token, (record) => {
+      // As long as any copy could pass the deadline check: the sealed deadline, and never less than CVV_TTL.
+      const left = record.expiresAt === undefined ? NaN : Date.parse(record.expiresAt) - now.getTime();
+      return { id: cvvReplayId(record), rememberMs: Math.max(cvvTtlMs, Number.isFinite(left) ? left : 0) + CVV_MARK_MARGIN_MS };
+    });
+    if (taken === null) return undefined;
+    if (taken.outcome === 'replayed') {
+      this.alarm('cvv_replayed', 'cvv', token);
+      return undefined;
+    }
+    const cvv = this.openCvv(card, token, mode, taken.record);
+    if (cvv === undefined) return undefined;
+    if (now.getTime() >= this.cvvDeadlineMs(card, taken.record)) {
+      this.alarm('cvv_expired', 'cvv', token);
+      return undefined;
+    }
+    return cvv;
+  }
+
+  /**
+   * A format-4 CVV carries its own (authenticated) deadline. An older one is trusted no longer
+   * than CVV_TTL_SECONDS after its card was made: such records are gone within one CVV_TTL of
+   * the upgrade.
+   */
+  private cvvDeadlineMs(card: StoredCard, record: StoredCvv): number {
+    const deadline =
+      record.expiresAt !== undefined ? Date.parse(record.expiresAt) : Date.parse(card.createdAt) + this.opts.cvvTtlSeconds * 1000;
+    return Number.isFinite(deadline) ? deadline : 0;
   }
 
   /**
@@ -267,8 +368,21 @@ export class Vault {
    * and its CVV one after the other); it is always opened under the token's verified mode, so
    * editing that field gains nothing.
    */
-  private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv): string {
-    return this.open({ merchantId: card.merchantId, token, kind: 'cvv', mode: record.mode === undefined ? null : mode }, record.sealed);
+  private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv): string | undefined {
+    const ctx: EnvelopeContext = {
+      merchantId: card.merchantId,
+      token,
+      kind: 'cvv',
+      mode: record.mode === undefined ? null : mode,
+      metadata: metadataOfCvv(record),
+    };
+    try {
+      return this.open(ctx, record.sealed, 'cvv', token);
+    } catch (err) {
+      // A forged CVV record is gone now (taken); the card is fine, so the caller gets cvv_unavailable.
+      if (err instanceof TesseraError && err.code === 'token_not_found') return undefined;
+      throw err;
+    }
   }
 
   private seal(ctx: EnvelopeContext, plaintext: string): Envelope {
@@ -280,12 +394,12 @@ export class Vault {
     }
   }
 
-  private open(ctx: EnvelopeContext, envelope: Envelope): string {
+  private open(ctx: EnvelopeContext, envelope: Envelope, kind: RecordKind, token: string): string {
     let buf: Buffer;
     try {
       buf = openRecord(this.keyRing, ctx, envelope);
     } catch (err) {
-      throw new TesseraError('internal_error', { cause: err });
+      throw this.openFailure(err, kind, token);
     }
     try {
       return buf.toString('utf8');
@@ -294,23 +408,43 @@ export class Vault {
     }
   }
 
+  /**
+   * A record that does not authenticate is answered like a missing token (404): whoever its forged
+   * fields name learns nothing, and it is never served. It raises an alarm. A KEK missing from the
+   * ring is the operator's mistake, not tampering: internal_error, as before.
+   */
+  private openFailure(err: unknown, kind: RecordKind, token: string): TesseraError {
+    if (err instanceof EnvelopeOpenError && err.reason !== 'unknown_key') {
+      this.alarm('authentication_failed', kind, token);
+      return new TesseraError('token_not_found');
+    }
+    return err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err });
+  }
+
+  private alarm(alarm: RecordAlarm['alarm'], record: RecordKind, token: string): void {
+    this.opts.onAlarm?.({ alarm, record, token });
+  }
+
   /** What a card record was sealed with, as its stored fields claim: opening it checks the claim. */
   private cardContext(card: StoredCard, token: string): EnvelopeContext {
     const provisionalUntil = card.provisional === true ? card.expiresAt : undefined;
-    return { merchantId: card.merchantId, token, kind: 'card', mode: card.mode ?? null, provisionalUntil };
+    return { merchantId: card.merchantId, token, kind: 'card', mode: card.mode ?? null, provisionalUntil, metadata: metadataOfCard(card) };
   }
 
-  /** Opens the card only to check that its stored fields are what it was sealed with. */
+  /**
+   * Checks that the card's clear fields are what it was sealed with, by unwrapping its data key
+   * only: the PAN is not decrypted to answer GET or DELETE.
+   */
   private authenticateCard(card: StoredCard, token: string): void {
     try {
-      openRecord(this.keyRing, this.cardContext(card, token), card.sealed).fill(0);
+      authenticateRecord(this.keyRing, this.cardContext(card, token), card.sealed);
     } catch (err) {
-      throw new TesseraError('internal_error', { cause: err });
+      throw this.openFailure(err, 'card', token);
     }
   }
 
   private openCardSecret(card: StoredCard, token: string): CardSecret {
-    const text = this.open(this.cardContext(card, token), card.sealed);
+    const text = this.open(this.cardContext(card, token), card.sealed, 'card', token);
     try {
       const parsed = JSON.parse(text) as Partial<CardSecret>;
       if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') {

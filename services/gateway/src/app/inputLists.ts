@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { TesseraError } from '@tessera/common';
+import { maskCardNumbers, mayHoldCardNumber, TesseraError } from '@tessera/common';
 import type { PatternResult } from '../domain/keyRestrictions';
-import { redactCardNumbers } from '../domain/redact';
 
-/** Shown back in a message: short, printable, so an error can never carry a blob of anything. */
+/**
+ * Shown back in a message: short, printable, card numbers masked (an IP range or a parameter name
+ * is the caller's text), so an error can never carry a blob of anything or a PAN.
+ */
 export function quoteInput(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  const printable = maskCardNumbers(value).replace(/[^\x20-\x7e]/g, '?');
   return `"${printable.length > 60 ? `${printable.slice(0, 60)}…` : printable}"`;
 }
 
@@ -25,6 +27,12 @@ export function canonicalListSchema(name: string, max: number, canonical: (raw: 
     .max(max, { error: `At most ${max} entries in "${name}".` })
     .superRefine((entries, ctx) => {
       entries.forEach((entry, i) => {
+        // A list is stored and shown back: an entry that could be a card number (a host name
+        // such as 4242424242424242.example is valid) is refused rather than kept.
+        if (mayHoldCardNumber(entry)) {
+          ctx.addIssue({ code: 'custom', path: [i], message: `${label} ${quoteInput(entry.trim())} looks like a card number.` });
+          return;
+        }
         const result = canonical(entry);
         if (!result.ok) ctx.addIssue({ code: 'custom', path: [i], message: `${label} ${quoteInput(entry.trim())} ${result.message}.` });
       });
@@ -56,7 +64,7 @@ export function errorFromIssues(issues: readonly z.core.$ZodIssue[], input: Reco
   const unknown = issues.find((issue) => issue.code === 'unrecognized_keys');
   if (unknown && unknown.code === 'unrecognized_keys') {
     // Caller-chosen text: masked and bounded before it is echoed.
-    const name = redactCardNumbers(unknown.keys[0] ?? '').slice(0, 128);
+    const name = maskCardNumbers(unknown.keys[0] ?? '').slice(0, 128);
     return new TesseraError('parameter_unknown', { param: name, message: `Unknown parameter ${quoteInput(name)}.` });
   }
   const issue = issues[0];

@@ -25,7 +25,7 @@ import {
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, isValidMerchantId, keyKindOf, type ApiKeyRecord } from '../domain/apiKeys';
+import { apiKeyStatus, isValidMerchantId, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import type { AuditLog } from '../store/adminStores';
@@ -67,10 +67,14 @@ Commands:
   psp-hosts clear --merchant <id>
       Empties the list: any public host is allowed again.
 
+  rehash-status [--json]
+      Counts usable keys per API-key pepper (API_KEY_PEPPERS): keys on an older pepper move to the
+      newest on their next use; drop an old pepper once it counts zero (and "unrecorded" is zero).
+
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
-Environment: REDIS_URL (required), API_KEY_PEPPER (same value as the gateway), TESSERA_STATE_DIR.`;
+Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), TESSERA_STATE_DIR.`;
 
 type Io = CliIo;
 
@@ -411,7 +415,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts'].includes(command)) {
+  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
   }
@@ -432,7 +436,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       const id = args.positionals[1];
       if (id === undefined || args.positionals.length > 2) throw new UsageError('show needs exactly one key id (see `list`)');
       plan = { show: id };
-    } else if (args.positionals.length > 1) throw new UsageError('list takes no positional arguments');
+    } else if (args.positionals.length > 1) throw new UsageError(`${command} takes no positional arguments`);
   } catch (err) {
     return reportUsageError(err, USAGE, io);
   }
@@ -445,7 +449,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   );
   if (!opened.ok) return opened.exitCode;
   const { config, redis } = opened;
-  const { pepper, source } = resolveApiKeyPepper(config);
+  const { pepper, peppers, source } = resolveApiKeyPepper(config);
   if (source === 'dev-file') {
     io.err(
       `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
@@ -462,6 +466,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     else if (plan.restrict) await restrict(deps, plan.restrict, io);
     else if (plan.show !== undefined) await show(deps, plan.show, args.values.json ?? false, io);
     else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
+    else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
     else await list(deps, args, io);
     return 0;
   } catch (err) {
@@ -469,6 +474,36 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Usable keys (not revoked or expired) per configured pepper, by the pepper id each record
+ * carries. "unrecorded": keys made before records named their pepper and not used since; they
+ * are on whichever pepper was configured when they were made.
+ */
+async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: boolean, io: Io): Promise<void> {
+  const now = new Date();
+  const versionById = new Map(peppers.map((p) => [pepperIdOf(p.pepper), p.version]));
+  const counts: Record<string, number> = Object.fromEntries(peppers.map((p) => [p.version, 0]));
+  let unrecorded = 0;
+  let unknown = 0;
+  for (const record of await store.list()) {
+    if (apiKeyStatus(record, now) !== 'active') continue;
+    if (record.pepperId === undefined) unrecorded++;
+    else {
+      const version = versionById.get(record.pepperId);
+      if (version === undefined) unknown++;
+      else counts[version] = (counts[version] ?? 0) + 1;
+    }
+  }
+  const current = peppers[peppers.length - 1]?.version;
+  if (json) {
+    io.out(JSON.stringify({ current, byVersion: counts, unrecorded, unknownPepper: unknown }));
+    return;
+  }
+  for (const { version } of peppers) io.out(`${version}${version === current ? ' (current)' : ''}: ${counts[version] ?? 0} keys`);
+  if (unrecorded > 0) io.out(`unrecorded (made before keys named their pepper, unused since): ${unrecorded} keys`);
+  if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
 if (require.main === module) {

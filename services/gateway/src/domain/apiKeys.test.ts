@@ -11,6 +11,8 @@ import {
   keyKindOf,
   kindAndModeOfApiKey,
   modeOfApiKey,
+  parseApiKeyPeppers,
+  pepperIdOf,
   randomBase62,
 } from './apiKeys';
 
@@ -120,6 +122,7 @@ describe('API key records', () => {
       merchantId: 'm1',
       mode: 'test',
       digest: hashApiKey(PEPPER, apiKey),
+      pepperId: pepperIdOf(PEPPER),
       prefix: `tsk_test_${random.slice(0, 4)}`,
       last4: random.slice(-4),
       allowedCidrs: ['10.0.0.0/8'],
@@ -133,6 +136,43 @@ describe('API key records', () => {
     expect(() =>
       buildApiKeyRecord(generateApiKey('test'), { merchantId: 'm', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() }),
     ).toThrow();
+  });
+});
+
+describe('API-key peppers (API_KEY_PEPPERS)', () => {
+  const a = 'a'.repeat(32);
+  const b = 'b'.repeat(40);
+
+  it('lists versions newest last', () => {
+    expect(parseApiKeyPeppers(`v1:${a}, v2:${b}`)).toEqual({
+      ok: true,
+      peppers: [
+        { version: 'v1', pepper: a },
+        { version: 'v2', pepper: b },
+      ],
+    });
+  });
+
+  it('names every bad entry by position and version, never echoing a pepper', () => {
+    const short = 'short-pepper-value';
+    const parsed = parseApiKeyPeppers(`${a},v1:${short},v2:${a},v2:${b},v3:${a}`);
+    expect(parsed).toEqual({
+      ok: false,
+      problems: [
+        'entry 1 must be version:pepper, the version 1-16 characters of A-Z a-z 0-9 _ -',
+        'entry 2 (version "v1"): the pepper must be at least 32 characters',
+        'entry 4: version "v2" is listed more than once',
+        'entry 5 (version "v3"): the same pepper is listed twice',
+      ],
+    });
+    expect(JSON.stringify(parsed)).not.toContain(short);
+    expect(JSON.stringify(parsed)).not.toContain(a);
+  });
+
+  it('fingerprints a pepper without revealing it, the same way every time', () => {
+    expect(pepperIdOf(a)).toMatch(/^[0-9a-f]{12}$/);
+    expect(pepperIdOf(a)).toBe(pepperIdOf(a));
+    expect(pepperIdOf(a)).not.toBe(pepperIdOf(b));
   });
 });
 

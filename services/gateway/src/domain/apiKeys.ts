@@ -35,6 +35,11 @@ export interface ApiKeyRecord {
   kind?: ApiKeyKind;
   /** HMAC-SHA256(pepper, key) in hex: the key itself is never stored. */
   digest: string;
+  /**
+   * Which pepper `digest` was made with (pepperIdOf), so an operator can see how many keys are
+   * still on an old one. Absent in records written before API_KEY_PEPPERS existed.
+   */
+  pepperId?: string;
   /** Enough to recognise a key in a list (`tsk_test_AbCd`, `tpk_live_AbCd`) without making it guessable. */
   prefix: string;
   last4: string;
@@ -138,6 +143,64 @@ export function hashApiKey(pepper: string, apiKey: string): string {
   return crypto.createHmac('sha256', pepper).update(apiKey, 'utf8').digest('hex');
 }
 
+/**
+ * A short fingerprint of a pepper, stored with each digest instead of the pepper's version name,
+ * so every code path that hashes a key records it without knowing the configured names. Says
+ * nothing useful about a pepper of 32+ random characters.
+ */
+export function pepperIdOf(pepper: string): string {
+  return crypto.createHmac('sha256', pepper).update('tessera.api-key-pepper-id', 'utf8').digest('hex').slice(0, 12);
+}
+
+/** One pepper of API_KEY_PEPPERS: a version name operators use, and its value. */
+export interface Pepper {
+  version: string;
+  pepper: string;
+}
+
+export const MIN_PEPPER_LENGTH = 32;
+const PEPPER_VERSION_PATTERN = /^[A-Za-z0-9_-]{1,16}$/;
+
+export type PeppersParseResult = { ok: true; peppers: Pepper[] } | { ok: false; problems: string[] };
+
+/**
+ * Parses `v1:pepper,v2:pepper`, newest last (the newest hashes new keys; the others still find
+ * keys hashed under them). Problems name entries by position and version, never a pepper.
+ */
+export function parseApiKeyPeppers(text: string): PeppersParseResult {
+  const problems: string[] = [];
+  const peppers: Pepper[] = [];
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0);
+  if (entries.length === 0) return { ok: false, problems: ['must list at least one pepper as version:pepper'] };
+  entries.forEach((entry, index) => {
+    const where = `entry ${index + 1}`;
+    const colon = entry.indexOf(':');
+    const version = colon < 0 ? '' : entry.slice(0, colon);
+    const pepper = entry.slice(colon + 1);
+    if (!PEPPER_VERSION_PATTERN.test(version)) {
+      problems.push(`${where} must be version:pepper, the version 1-16 characters of A-Z a-z 0-9 _ -`);
+      return;
+    }
+    if (pepper.length < MIN_PEPPER_LENGTH) {
+      problems.push(`${where} (version "${version}"): the pepper must be at least ${MIN_PEPPER_LENGTH} characters`);
+      return;
+    }
+    if (peppers.some((p) => p.version === version)) {
+      problems.push(`${where}: version "${version}" is listed more than once`);
+      return;
+    }
+    if (peppers.some((p) => p.pepper === pepper)) {
+      problems.push(`${where} (version "${version}"): the same pepper is listed twice`);
+      return;
+    }
+    peppers.push({ version, pepper });
+  });
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, peppers };
+}
+
 /** Constant-time comparison of two hex digests, so response timing reveals nothing about a key. */
 export function digestsEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');
@@ -191,6 +254,7 @@ export function buildApiKeyRecord(apiKey: string, params: NewKeyParams): ApiKeyR
     // Secret records keep the shape they always had, so an older gateway replica still reads them.
     ...(kind === 'publishable' ? { kind } : {}),
     digest: hashApiKey(params.pepper, apiKey),
+    pepperId: pepperIdOf(params.pepper),
     prefix: `${KIND_PREFIX[kind]}_${params.mode}_${random.slice(0, 4)}`,
     last4: random.slice(-4),
     allowedCidrs: [...params.allowedCidrs],

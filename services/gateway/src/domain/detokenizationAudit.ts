@@ -1,3 +1,4 @@
+import { mayHoldCardNumber } from '@tessera/common';
 import { randomId } from './randomIds';
 
 /**
@@ -5,7 +6,9 @@ import { randomId } from './randomIds';
  * Every POST /v1/proxy with a body asks the vault to Render card data into it, and the vault lets
  * only the proxy render, which serves only the gateway (mTLS); so the gateway, the one process
  * that knows all of merchant, API key, token, PSP host and outcome, writes this entry. Only
- * identifiers: never card data, the PSP path or query, headers or bodies.
+ * identifiers: never card data, the PSP path or query, headers or bodies. The token and host are
+ * the caller's text (a PAN sent as `token` reaches here before any vault lookup): one that is
+ * card-number-like is stored as CARD_NUMBER_LIKE, not masked in place, so no part of it is kept.
  */
 export interface DetokenizationRecord {
   id: string;
@@ -23,9 +26,16 @@ export interface DetokenizationRecord {
   code: string | null;
 }
 
+/** What an audit entry holds instead of a caller's token or host that could be a card number. */
+export const CARD_NUMBER_LIKE = '[card number]';
+
+function storable(text: string): string {
+  return mayHoldCardNumber(text) ? CARD_NUMBER_LIKE : text;
+}
+
 export function pspHostOf(url: string): string {
   try {
-    return new URL(url).host;
+    return storable(new URL(url).host);
   } catch {
     return 'invalid';
   }
@@ -40,7 +50,7 @@ export function buildDetokenizationRecord(
     requestId: input.requestId,
     merchantId: input.merchantId,
     keyId: input.keyId,
-    token: input.token,
+    token: storable(input.token),
     pspHost: pspHostOf(input.pspUrl),
     method: input.method,
     status: input.status,

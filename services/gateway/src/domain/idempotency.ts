@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { mayHoldCardNumber } from '@tessera/common';
 
 /**
  * Idempotency-Key on POST /v1/token and POST /v1/proxy: the first complete answer for a merchant's
@@ -15,13 +16,67 @@ export function isValidIdempotencyKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }
 
+export type KeyMode = 'test' | 'live';
+
 /**
- * Where a merchant's key lives: the key is hashed so whatever a merchant puts in it (order ids,
- * emails) never becomes part of a store key.
+ * Where a merchant's key lives, per mode: a live key never sees what a test key stored under the
+ * same Idempotency-Key (test and live never meet). The key is hashed so whatever a merchant puts
+ * in it (order ids, emails) never becomes part of a store key. Live scopes keep the layout they
+ * had before modes were part of it, so an upgrade loses no live answer (a retry across the deploy
+ * still replays instead of charging again); merchant ids hold no ':' so the two cannot collide.
  */
-export function idempotencyScope(merchantId: string, idempotencyKey: string): string {
+export function idempotencyScope(merchantId: string, mode: KeyMode, idempotencyKey: string): string {
   const digest = crypto.createHash('sha256').update(idempotencyKey).digest('base64url');
-  return `${merchantId}:${digest}`;
+  return mode === 'live' ? `${merchantId}:${digest}` : `${merchantId}:${mode}:${digest}`;
+}
+
+/** Whose share of the store a record counts against: each merchant's test and live keys apart. */
+export function quotaOwner(merchantId: string, mode: KeyMode): string {
+  return `${merchantId}:${mode}`;
+}
+
+/** Slices of the replay window in which bytes stored per merchant are counted. */
+export const USAGE_SLICES = 24;
+
+/**
+ * Bytes a merchant holds are counted per slice of the replay window (an hour of the default 24 h)
+ * rather than per record, so a quota check is one read of USAGE_SLICES + 1 counters: a record
+ * written in slice `b` is gone by the end of slice `b` plus the TTL, so the counters of the
+ * current slice and the USAGE_SLICES before it cover every record still held (an upper bound:
+ * a record dropped early still counts until its slice expires).
+ */
+export interface UsageWindow {
+  sliceMs: number;
+  /** The slice a record written now is counted in. */
+  current: number;
+  /** The slices whose counters may still count live records, newest first. */
+  counted: number[];
+  /** When the current slice's counter may be dropped (all its records have expired). */
+  currentExpiresAt: number;
+  /** When the current slice ends: the soonest an over-quota merchant's usage can shrink. */
+  currentEndsAt: number;
+}
+
+export function usageWindow(now: number, ttlMs: number): UsageWindow {
+  const sliceMs = Math.max(1_000, Math.ceil(ttlMs / USAGE_SLICES));
+  const current = Math.floor(now / sliceMs);
+  return {
+    sliceMs,
+    current,
+    counted: Array.from({ length: USAGE_SLICES + 1 }, (_, i) => current - i),
+    currentExpiresAt: (current + 1) * sliceMs + ttlMs,
+    currentEndsAt: (current + 1) * sliceMs,
+  };
+}
+
+/** What a kept answer weighs against IDEMPOTENCY_MAX_STORED_BYTES: its body and header bytes. */
+export function answerBytes(headers: ReadonlyArray<[string, string | string[]]>, bodyBytes: number): number {
+  let total = bodyBytes;
+  for (const [name, value] of headers) {
+    total += name.length;
+    for (const v of Array.isArray(value) ? value : [value]) total += Buffer.byteLength(v);
+  }
+  return total;
 }
 
 /**
@@ -107,4 +162,15 @@ export function openResponse(key: Buffer, scope: string, sealed: string): Stored
 export function idempotencyKeys(pepper: string): { fingerprint: Buffer; seal: Buffer } {
   const derive = (info: string) => Buffer.from(crypto.hkdfSync('sha256', pepper, 'tessera.idempotency', info, 32));
   return { fingerprint: derive('fingerprint'), seal: derive('seal') };
+}
+
+/**
+ * The Idempotency-Key as idempotencyScope should see it. A key that could be a card number is
+ * replaced by a keyed hash of it first: the scope's plain SHA-256 of a PAN, in a Redis key name,
+ * would be cardholder data (PCI DSS 3.5.1.1 accepts only keyed hashes) and easy to reverse. Other
+ * keys stay as they are, so their stored answers keep their Redis keys across this change.
+ */
+export function storableIdempotencyKey(secret: Buffer, idempotencyKey: string): string {
+  if (!mayHoldCardNumber(idempotencyKey)) return idempotencyKey;
+  return `hmac:${crypto.createHmac('sha256', secret).update('idempotency-key\n').update(idempotencyKey).digest('base64url')}`;
 }

@@ -16,11 +16,16 @@ export function apiKeyBucket(keyId: string): string {
  * the unit. Requests whose address is unknown share one bucket.
  */
 export function failedAuthBucket(clientIp: string | undefined): string {
-  if (clientIp === undefined || !ipaddr.isValid(clientIp)) return 'authfail:unknown';
+  return `authfail:${clientNetworkOf(clientIp)}`;
+}
+
+/** The unit a client address is counted by: the IPv4 address, the IPv6 /64, or `unknown`. */
+export function clientNetworkOf(clientIp: string | undefined): string {
+  if (clientIp === undefined || !ipaddr.isValid(clientIp)) return 'unknown';
   const addr = ipaddr.process(clientIp);
-  if (addr.kind() === 'ipv4') return `authfail:${addr.toString()}`;
+  if (addr.kind() === 'ipv4') return addr.toString();
   const prefix = (addr as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
-  return `authfail:${prefix.join(':')}::/64`;
+  return `${prefix.join(':')}::/64`;
 }
 
 /** A fixed-window limit is exceeded once the window has counted more than `limit` hits. */

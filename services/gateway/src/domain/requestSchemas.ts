@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { isHttpToken, TesseraError, type CardInput } from '@tessera/common';
-import { redactCardNumbers } from './redact';
+import { isHttpToken, maskCardNumbers, TesseraError, type CardInput } from '@tessera/common';
 
 /**
  * Shapes of the JSON bodies. Every message is written here so that none ever echoes a submitted
@@ -99,7 +98,7 @@ const MAX_PARAM_LENGTH = 128;
  * a key that is itself a card number (found by the REST fuzz test) must not come back.
  */
 function truncateParam(key: string): string {
-  const masked = redactCardNumbers(key);
+  const masked = maskCardNumbers(key);
   return masked.length > MAX_PARAM_LENGTH ? masked.slice(0, MAX_PARAM_LENGTH) : masked;
 }
 

@@ -33,6 +33,13 @@ export interface ApiKeyStore {
    */
   scheduleExpiry(id: string, expiresAt: Date): Promise<ApiKeyRecord | undefined>;
   touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void>;
+  /**
+   * Moves a key found under an older pepper to its digest under the newest one (API_KEY_PEPPERS
+   * rotation): only if the record still has `fromDigest` and nothing else holds `toDigest`.
+   * With equal digests it only records `pepperId` (a key made before records named their pepper).
+   * Resolves false when it did not apply (another replica moved it first, or it changed).
+   */
+  rehashDigest(id: string, fromDigest: string, toDigest: string, pepperId: string): Promise<boolean>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,8 +1,16 @@
+import { usageWindow } from '../domain/idempotency';
 import { useGatewayRedis } from '../testing/redis';
 import { isStaleClaim, MemoryIdempotencyStore, RedisIdempotencyStore, type ClaimOptions, type IdempotencyStore } from './idempotencyStore';
 
 const T0 = 1_800_000_000_000;
 const opts = (now: number, takeOverStale: boolean): ClaimOptions => ({ lockTtlMs: 1_000, keepMs: 60_000, takeOverStale, now });
+const TTL = 60_000;
+/** Claim options with a quota of maxBytes for owner, at the real clock (the stores expire counters by it). */
+const withQuota = (owner: string, maxBytes: number): ClaimOptions => ({
+  ...opts(Date.now(), true),
+  quota: { owner, maxBytes, window: usageWindow(Date.now(), TTL) },
+});
+const counted = (owner: string) => ({ ttlMs: TTL, quota: { owner, window: usageWindow(Date.now(), TTL) } });
 
 function contract(name: string, make: () => Promise<IdempotencyStore>) {
   describe(`${name} idempotency store`, () => {
@@ -36,10 +44,30 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
       ]);
     });
 
-    it('never takes over an answer', async () => {
+    it('never takes over an answer, nor what is kept of one too large to keep', async () => {
       await store.claim('m:d', 'fp', opts(T0, true));
-      await store.complete('m:d', 'fp', 'sealed', 60_000);
+      await store.complete('m:d', { state: 'done', fingerprint: 'fp', sealed: 'sealed' }, { ttlMs: 60_000 });
       expect(await store.claim('m:d', 'fp', opts(T0 + 10_000, true))).toEqual({ state: 'done', fingerprint: 'fp', sealed: 'sealed' });
+      await store.claim('m:g', 'fp', opts(T0, true));
+      await store.complete('m:g', { state: 'too_large', fingerprint: 'fp', sealedStatus: 's' }, { ttlMs: 60_000 });
+      expect(await store.claim('m:g', 'fp', opts(T0 + 10_000, true))).toEqual({ state: 'too_large', fingerprint: 'fp', sealedStatus: 's' });
+    });
+
+    it('refuses new claims of an owner once its stored records reach the quota, and only those', async () => {
+      const record = { state: 'done' as const, fingerprint: 'fp', sealed: 'x'.repeat(400) };
+      let claims = 0;
+      while ((await store.claim(`q:${claims}`, 'fp', withQuota('acme:test', 1_000))) === 'claimed') {
+        await store.complete(`q:${claims}`, record, counted('acme:test'));
+        claims++;
+        if (claims > 10) break;
+      }
+      // Each record is the 400-byte answer plus its JSON and key: the third one reaches 1,000 bytes.
+      expect(claims).toBe(3);
+      expect(await store.claim(`q:${claims}`, 'fp', withQuota('acme:test', 1_000))).toBe('over_quota');
+      // What is already there is still returned; other owners and an unlimited quota are not held back.
+      expect(await store.claim('q:0', 'fp', withQuota('acme:test', 1_000))).toEqual(record);
+      expect(await store.claim('q:other', 'fp', withQuota('acme:live', 1_000))).toBe('claimed');
+      expect(await store.claim('q:unlimited', 'fp', withQuota('acme:test', 0))).toBe('claimed');
     });
   });
 }
@@ -59,6 +87,20 @@ describe('Redis', () => {
     const ttl = await db.redis.pttl('tessera:idempotency:m:e');
     expect(ttl).toBeGreaterThan(59_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('counts stored bytes per owner in one counter per slice of the window, expiring with the slice’s last record', async () => {
+    await db.redis.flushall();
+    const store = new RedisIdempotencyStore(db.redis);
+    const record = { state: 'done' as const, fingerprint: 'fp', sealed: 'x'.repeat(400) };
+    const completion = counted('acme:test');
+    await store.complete('acme:test:k', record, completion);
+    const counter = `tessera:idempotency-usage:acme:test:${completion.quota.window.current}`;
+    expect(Number(await db.redis.get(counter))).toBe(
+      (await db.redis.strlen('tessera:idempotency:acme:test:k')) + 'tessera:idempotency:acme:test:k'.length,
+    );
+    const expiresAt = await db.redis.pexpiretime(counter);
+    expect(expiresAt).toBe(completion.quota.window.currentExpiresAt);
   });
 
   it('lets a claim written without lockedUntil (an older gateway) expire on its own, never taken over', async () => {

@@ -1,14 +1,31 @@
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
+import type { UsageWindow } from '../domain/idempotency';
 import { defineScripts } from './redisScripts';
 
 /**
- * What the store holds per scope: a claim while the first request runs, then its sealed answer.
- * A claim says until when its request may still be running (`lockedUntil`, ms since the epoch);
- * one written by an older gateway has none and simply expires.
+ * What the store holds per scope: a claim while the first request runs, then its sealed answer,
+ * or, for an answer above IDEMPOTENCY_MAX_STORED_BYTES, only its sealed status ('too_large': a
+ * retry is refused, never run again). A claim says until when its request may still be running
+ * (`lockedUntil`, ms since the epoch); one written by an older gateway has none and simply expires.
+ * 'too_large' names its field `sealedStatus`, not `sealed`, so an older gateway that meets it fails
+ * (500) instead of replaying an empty answer.
  */
 export type IdempotencyRecord =
-  { state: 'in_progress'; fingerprint: string; lockedUntil?: number } | { state: 'done'; fingerprint: string; sealed: string };
+  | { state: 'in_progress'; fingerprint: string; lockedUntil?: number }
+  | { state: 'done'; fingerprint: string; sealed: string }
+  | { state: 'too_large'; fingerprint: string; sealedStatus: string };
+
+/** A record that ends a request: its answer, or what is kept of it. */
+export type FinalRecord = Exclude<IdempotencyRecord, { state: 'in_progress' }>;
+
+/** A merchant's (per mode) share of the store: bytes of records held over the replay window. */
+export interface QuotaOptions {
+  owner: string;
+  /** New claims are refused once this many bytes are counted; 0: no limit. */
+  maxBytes: number;
+  window: UsageWindow;
+}
 
 export interface ClaimOptions {
   /** How long the claim blocks duplicates while its request runs. */
@@ -21,16 +38,24 @@ export interface ClaimOptions {
   /** Replace a stale claim with a new one (the request may run again) instead of returning it. */
   takeOverStale: boolean;
   now: number;
+  /** Refuse a new claim (not a replay, not a take-over) when the owner holds maxBytes already. */
+  quota?: QuotaOptions;
+}
+
+export interface CompleteOptions {
+  ttlMs: number;
+  /** Counts the stored record against its owner in the window's current slice. */
+  quota?: { owner: string; window: UsageWindow };
 }
 
 export interface IdempotencyStore {
   /**
    * Claims the scope atomically, or returns what is already there. Exactly one of several
-   * concurrent callers gets 'claimed'.
+   * concurrent callers gets 'claimed'; 'over_quota' when the scope is free but its owner is full.
    */
-  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | IdempotencyRecord>;
-  /** Replaces the claim with the answer, kept for ttlMs. */
-  complete(scope: string, fingerprint: string, sealed: string, ttlMs: number): Promise<void>;
+  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord>;
+  /** Replaces the claim with the answer (or what is kept of it), kept for opts.ttlMs. */
+  complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void>;
   /** Drops the claim (the request did nothing; a retry may run it). */
   release(scope: string): Promise<void>;
   close?(): Promise<void>;
@@ -45,10 +70,29 @@ function claimRecord(fingerprint: string, opts: ClaimOptions): IdempotencyRecord
   return { state: 'in_progress', fingerprint, lockedUntil: opts.now + opts.lockTtlMs };
 }
 
+/** Bytes a record takes in the store, as counted against its owner's quota. */
+function storedBytes(key: string, value: string): number {
+  return Buffer.byteLength(key) + Buffer.byteLength(value);
+}
+
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly records = new Map<string, { record: IdempotencyRecord; expiresAt: number }>();
+  /** `<owner>:<slice>` -> bytes counted, as the Redis store's counters. */
+  private readonly usage = new Map<string, { bytes: number; expiresAt: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  private used(quota: QuotaOptions): number {
+    let bytes = 0;
+    for (const slice of quota.window.counted) {
+      const key = `${quota.owner}:${slice}`;
+      const entry = this.usage.get(key);
+      if (entry === undefined) continue;
+      if (entry.expiresAt <= this.now()) this.usage.delete(key);
+      else bytes += entry.bytes;
+    }
+    return bytes;
+  }
 
   private live(scope: string): IdempotencyRecord | undefined {
     const entry = this.records.get(scope);
@@ -60,17 +104,27 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return entry.record;
   }
 
-  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | IdempotencyRecord> {
+  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
     const existing = this.live(scope);
     if (existing && !(opts.takeOverStale && isStaleClaim(existing, opts.now))) return Promise.resolve(existing);
+    if (!existing && opts.quota && opts.quota.maxBytes > 0 && this.used(opts.quota) >= opts.quota.maxBytes) {
+      return Promise.resolve('over_quota');
+    }
     // Expired entries would otherwise pile up in a long-running development process.
     if (this.records.size > 10_000) for (const key of [...this.records.keys()]) this.live(key);
+    if (this.usage.size > 10_000) for (const [key, entry] of this.usage) if (entry.expiresAt <= this.now()) this.usage.delete(key);
     this.records.set(scope, { record: claimRecord(fingerprint, opts), expiresAt: this.now() + opts.keepMs });
     return Promise.resolve('claimed');
   }
 
-  complete(scope: string, fingerprint: string, sealed: string, ttlMs: number): Promise<void> {
-    this.records.set(scope, { record: { state: 'done', fingerprint, sealed }, expiresAt: this.now() + ttlMs });
+  complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
+    this.records.set(scope, { record, expiresAt: this.now() + opts.ttlMs });
+    if (opts.quota) {
+      const key = `${opts.quota.owner}:${opts.quota.window.current}`;
+      const entry = this.usage.get(key) ?? { bytes: 0, expiresAt: opts.quota.window.currentExpiresAt };
+      entry.bytes += storedBytes(PREFIX + scope, JSON.stringify(record));
+      this.usage.set(key, entry);
+    }
     return Promise.resolve();
   }
 
@@ -81,10 +135,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 }
 
 const PREFIX = 'tessera:idempotency:';
+const USAGE_PREFIX = 'tessera:idempotency-usage:';
+const OVER_QUOTA = 'over_quota';
+
+const usageKey = (owner: string, slice: number): string => `${USAGE_PREFIX}${owner}:${slice}`;
 
 /**
  * One atomic step: claim an empty scope, or take over a stale claim when asked (ARGV[4] = '1'),
- * or return what is there. ARGV: claim JSON, keepMs, now, takeOverStale.
+ * or return what is there. A scope that is empty is claimed only while the usage counters
+ * (KEYS[2..]) add up to less than ARGV[5] bytes (0: no limit); otherwise 'over_quota'.
+ * ARGV: claim JSON, keepMs, now, takeOverStale, maxBytes.
  */
 const CLAIM_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
@@ -95,42 +155,78 @@ if current then
       and record.lockedUntil <= tonumber(ARGV[3])) then
     return current
   end
+else
+  local maxBytes = tonumber(ARGV[5])
+  if maxBytes > 0 and #KEYS > 1 then
+    local used = 0
+    for _, count in ipairs(redis.call('MGET', unpack(KEYS, 2))) do
+      if count then used = used + tonumber(count) end
+    end
+    if used >= maxBytes then return '${OVER_QUOTA}' end
+  end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 `;
 
 interface IdempotencyScripts {
-  tesseraIdempotencyClaim(key: string, claim: string, keepMs: number, now: number, takeOverStale: string): Promise<string | null>;
+  tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
 }
 
-/** `tessera:idempotency:<merchant>:<sha256 of the key>` -> JSON record, with a PX expiry. */
+/**
+ * `tessera:idempotency:<scope>` -> JSON record, with a PX expiry; `tessera:idempotency-usage:
+ * <owner>:<slice>` -> bytes of records its owner stored in that slice of the replay window,
+ * expiring with the last of them (domain/idempotency.ts, usageWindow).
+ */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly scripts: IdempotencyScripts;
 
   constructor(private readonly redis: Redis) {
-    this.scripts = defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { numberOfKeys: 1, lua: CLAIM_SCRIPT } });
+    // The number of keys varies (with or without usage counters): given with each call.
+    this.scripts = defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT } });
   }
 
-  async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | IdempotencyRecord> {
+  async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
+    const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
+    const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
     try {
       const found = await this.scripts.tesseraIdempotencyClaim(
+        1 + counters.length,
         PREFIX + scope,
+        ...counters,
         JSON.stringify(claimRecord(fingerprint, opts)),
         opts.keepMs,
         opts.now,
         opts.takeOverStale ? '1' : '0',
+        quota?.maxBytes ?? 0,
       );
-      return found === null ? 'claimed' : (JSON.parse(found) as IdempotencyRecord);
+      if (found === null) return 'claimed';
+      return found === OVER_QUOTA ? OVER_QUOTA : (JSON.parse(found) as IdempotencyRecord);
     } catch (err) {
       if (err instanceof TesseraError) throw err;
       throw new TesseraError('service_unavailable', { cause: err });
     }
   }
 
-  async complete(scope: string, fingerprint: string, sealed: string, ttlMs: number): Promise<void> {
-    const record: IdempotencyRecord = { state: 'done', fingerprint, sealed };
-    await this.redis.set(PREFIX + scope, JSON.stringify(record), 'PX', ttlMs);
+  async complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
+    const key = PREFIX + scope;
+    const value = JSON.stringify(record);
+    if (opts.quota === undefined) {
+      await this.redis.set(key, value, 'PX', opts.ttlMs);
+      return;
+    }
+    // One round trip, but not a transaction: the answer must be kept even if counting it fails.
+    const counter = usageKey(opts.quota.owner, opts.quota.window.current);
+    const replies = await this.redis
+      .pipeline()
+      .set(key, value, 'PX', opts.ttlMs)
+      .incrby(counter, storedBytes(key, value))
+      .pexpireat(counter, opts.quota.window.currentExpiresAt)
+      .exec();
+    const [stored, ...counted] = replies ?? [];
+    if (stored === undefined || stored[0]) throw stored?.[0] ?? new Error('the idempotency record was not written');
+    const countFailed = counted.find(([err]) => err !== null)?.[0];
+    if (countFailed) throw new Error('the answer is kept, but its bytes were not counted against the quota', { cause: countFailed });
   }
 
   async release(scope: string): Promise<void> {

@@ -20,6 +20,21 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return id === undefined ? undefined : this.get(id);
   }
 
+  async rehashDigest(id: string, fromDigest: string, toDigest: string, pepperId: string): Promise<boolean> {
+    const record = this.byId.get(id);
+    if (!record || record.digest !== fromDigest) return false;
+    if (fromDigest === toDigest) {
+      record.pepperId = pepperId;
+      return true;
+    }
+    if (this.idByDigest.has(toDigest)) return false;
+    this.idByDigest.delete(fromDigest);
+    this.idByDigest.set(toDigest, id);
+    record.digest = toDigest;
+    record.pepperId = pepperId;
+    return true;
+  }
+
   async get(id: string): Promise<ApiKeyRecord | undefined> {
     const record = this.byId.get(id);
     return record ? structuredClone(record) : undefined;

@@ -3,6 +3,7 @@ import { redisConnectionOptions, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
 import { defineScripts } from './redisScripts';
+import { withCommandDeadline } from './commandDeadline';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -29,6 +30,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 const CAS_ATTEMPTS = 5;
+
+/**
+ * A key moved to the newest pepper: its record, old digest and new digest change together, and
+ * only if the record is as read, the old digest still names it and the new one is free.
+ */
+const REHASH_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
+if not redis.call('SET', KEYS[3], ARGV[3], 'NX') then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1`;
 
 /**
  * The lookup of every API request in one round trip: digest -> id, then the record and its last
@@ -111,6 +124,12 @@ function profileOptions(opts: RedisClientOptions): RedisOptions {
  * status/connect/quit/disconnect/on, which Cluster has too, so no store needs to know.
  */
 export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
+  const client = connectClient(url, opts);
+  // The server auto-pipelines (see profileOptions): only a deadline of its own keeps REDIS_COMMAND_TIMEOUT_MS true.
+  return opts.profile === 'server' ? withCommandDeadline(client, opts.commandTimeoutMs) : client;
+}
+
+function connectClient(url: string, opts: RedisClientOptions): Redis {
   const options = profileOptions(opts);
   const connection = redisConnectionOptions(url, opts.tlsCaFile);
   if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, { ...options, ...connection });
@@ -279,6 +298,31 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
       record.expiresAt = expiresAt.toISOString();
       return true;
     });
+  }
+
+  async rehashDigest(id: string, fromDigest: string, toDigest: string, pepperId: string): Promise<boolean> {
+    try {
+      const raw = await this.redis.get(KEY_PREFIX + id);
+      if (raw === null) return false;
+      const record = JSON.parse(raw) as ApiKeyRecord;
+      if (record.digest !== fromDigest) return false;
+      const next = JSON.stringify({ ...record, digest: toDigest, pepperId });
+      // Same digest: only the record learns which pepper it is under.
+      if (fromDigest === toDigest) return (await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, next)) === 1;
+      const done = await this.redis.eval(
+        REHASH_SCRIPT,
+        3,
+        KEY_PREFIX + id,
+        DIGEST_PREFIX + fromDigest,
+        DIGEST_PREFIX + toDigest,
+        raw,
+        next,
+        id,
+      );
+      return done === 1;
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {

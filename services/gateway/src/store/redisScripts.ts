@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 
 export interface ScriptDefinition {
-  numberOfKeys: number;
+  /** Absent: each call passes the number of keys as its first argument (ioredis still prefixes them). */
+  numberOfKeys?: number;
   lua: string;
 }
 

@@ -500,8 +500,8 @@ describe('gateway HTTP app', () => {
         status: 402,
         headers: [
           { name: 'Content-Type', value: 'application/vnd.psp+json' },
-          { name: 'Set-Cookie', value: 'a=1' },
-          { name: 'Set-Cookie', value: 'b=2' },
+          { name: 'Link', value: '</a>; rel=next' },
+          { name: 'Link', value: '</b>; rel=prev' },
           { name: 'Date', value: 'Tue, 01 Jan 2030 00:00:00 GMT' },
           { name: 'Content-Length', value: '999' },
         ],
@@ -519,8 +519,8 @@ describe('gateway HTTP app', () => {
           'content-type',
           'date',
           'keep-alive',
-          'set-cookie',
-          'set-cookie',
+          'link',
+          'link',
           'x-content-type-options',
           'x-request-id',
           'x-tessera-request-id',
@@ -532,7 +532,10 @@ describe('gateway HTTP app', () => {
       expect(res.headers['x-tessera-psp-ms']).toBe('12.0');
       expect(Number(res.headers['x-tessera-total-ms'])).toBeGreaterThanOrEqual(0);
       expect(res.headers['content-type']).toBe('application/vnd.psp+json');
-      expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+      expect(res.rawHeaders.filter((_, i) => i % 2 === 1 && res.rawHeaders[i - 1] === 'Link')).toEqual([
+        '</a>; rel=next',
+        '</b>; rel=prev',
+      ]);
       expect(res.headers['date']).toBe('Tue, 01 Jan 2030 00:00:00 GMT');
       expect(res.headers['content-length']).toBe(String(body.length));
       expect(res.headers['x-tessera-error']).toBeUndefined();

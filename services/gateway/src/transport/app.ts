@@ -16,7 +16,8 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
-import { BROWSER_TOKENS_PATH, browserAuth, browserCors } from './browserTokens';
+import { BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
+import type { BrowserTokenLimiter } from './browserLimits';
 
 export interface GatewayDeps {
   config: {
@@ -28,8 +29,10 @@ export interface GatewayDeps {
   };
   logger: Logger;
   keyStore: ApiKeyStore;
-  /** The resolved API_KEY_PEPPER (see resolveApiKeyPepper). */
+  /** The resolved API_KEY_PEPPER, or the newest of API_KEY_PEPPERS (see resolveApiKeyPepper). */
   pepper: string;
+  /** The older peppers of API_KEY_PEPPERS, newest first: keys hashed under them still authenticate. */
+  previousPeppers?: readonly string[];
   vault: VaultApi;
   proxy: ProxyApi;
   now?: () => Date;
@@ -42,8 +45,11 @@ export interface GatewayDeps {
    * reads the failed-auth counter in the same command (see auth.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
-  /** Idempotency-Key answers (Redis when the gateway has it); absent: in memory, 24 h, 60 s claims. */
-  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number };
+  /**
+   * Idempotency-Key answers (Redis when the gateway has it) and their limits; absent: in memory,
+   * 24 h, 60 s claims, the configuration's default limits.
+   */
+  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number; maxStoredBytes: number; maxBytesPerMerchant: number };
   /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
   metrics?: Registry;
   /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
@@ -53,7 +59,7 @@ export interface GatewayDeps {
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
   /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
-  browser?: { fieldsOrigin: string };
+  browser?: { fieldsOrigin: string; limiter?: BrowserTokenLimiter };
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -146,6 +152,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = createAuthMiddleware({
     keyStore,
     pepper: deps.pepper,
+    previousPeppers: deps.previousPeppers ?? [],
     trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
     logger,
     now,
@@ -154,10 +161,17 @@ export function createApp(deps: GatewayDeps): Express {
   });
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const tokens = tokenRoutes(vault);
+  const browserLimiter = deps.browser?.limiter;
+  const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
   const idempotencyOptions = {
-    ...(deps.idempotency ?? { store: new MemoryIdempotencyStore(), ttlMs: 86_400_000, lockTtlMs: 60_000 }),
+    ...(deps.idempotency ?? {
+      store: new MemoryIdempotencyStore(),
+      ttlMs: 86_400_000,
+      lockTtlMs: 60_000,
+      maxStoredBytes: 65_536,
+      maxBytesPerMerchant: 134_217_728,
+    }),
     pepper: deps.pepper,
     logger,
   };
@@ -184,6 +198,7 @@ export function createApp(deps: GatewayDeps): Express {
       logger,
       now,
       ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
+      ...(browserLimiter ? { browserLimiter } : {}),
     });
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the

@@ -5,7 +5,8 @@ import { corsAllowedOrigin } from '../domain/browserFields';
 import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import type { RateLimiter } from './rateLimit';
+import type { BrowserTokenLimiter } from './browserLimits';
+import type { RateLimiter, RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
@@ -46,6 +47,13 @@ export interface BrowserAuthDeps {
   logger: Logger;
   now: () => Date;
   rateLimiter?: RateLimiter;
+  /** The card-testing limits (per key, per shopper IP, distinct cards); absent: none. */
+  browserLimiter?: BrowserTokenLimiter;
+}
+
+function refuseWith(res: Response, refusal: RateLimitRefusal): never {
+  res.setHeader('retry-after', String(refusal.retryAfterSeconds));
+  throw refusal.error;
 }
 
 const header = (req: Request, name: string): string | undefined => {
@@ -84,11 +92,23 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     }
     const overLimit = await limiter?.recordKeyRequest(result.record.id, ctx.requestId);
     ctx.apiKey = result.record;
-    if (overLimit) {
-      res.setHeader('retry-after', String(overLimit.retryAfterSeconds));
-      throw overLimit.error;
-    }
+    if (overLimit) refuseWith(res, overLimit);
+    // Card testing: counted once the key is known good, before the body is even read.
+    const testing = await deps.browserLimiter?.recordAttempt(result.record.id, ctx.clientIp, ctx.requestId);
+    if (testing) refuseWith(res, testing);
     next();
+  };
+}
+
+/**
+ * The distinct-cards limit, for the token route to call with a card that passed validation (only
+ * cards that would be tokenized count; a refused card is not tokenized).
+ */
+export function browserCardGate(limiter: BrowserTokenLimiter) {
+  return async (res: Response, number: string): Promise<void> => {
+    const ctx = contextOf(res);
+    const refusal = await limiter.admitCard(number, ctx.clientIp, ctx.requestId);
+    if (refusal) refuseWith(res, refusal);
   };
 }
 

@@ -26,6 +26,13 @@ describe('sendJson and sendError', () => {
       res.setHeader('x-tessera-error', err.code);
       res.status(err.status).json({ error: { ...err.toJSON(), requestId: 'rid' } });
     });
+    e.all('/error/card', (_req: Request, res: Response) =>
+      sendError(
+        res,
+        new TesseraError('parameter_unknown', { param: '4242_4242_4242_4242', message: 'Unknown parameter "3782-822463-10005".' }),
+        'rid',
+      ),
+    );
     app = await startApp(e);
   });
   afterAll(() => app.close());
@@ -53,5 +60,18 @@ describe('sendJson and sendError', () => {
     const theirs = await app.request('POST', '/error/express');
     expect(ours.status).toBe(404);
     expect([headerLines(ours), ours.body.toString('utf8')]).toEqual([headerLines(theirs), theirs.body.toString('utf8')]);
+  });
+
+  it('masks a card number in an error message or param, whoever wrote it', async () => {
+    const res = await app.request('POST', '/error/card');
+    expect(JSON.parse(res.body.toString('utf8'))).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        code: 'parameter_unknown',
+        message: 'Unknown parameter "[redacted]".',
+        param: '[redacted]',
+        requestId: 'rid',
+      },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { TesseraError } from '@tessera/common';
+import { maskCardNumbers, TesseraError } from '@tessera/common';
 
 /**
  * Headers on every response the gateway itself writes (never on a PSP response passed through):
@@ -34,9 +34,15 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   writeJson(res, status, body);
 }
 
-/** The documented envelope; `x-tessera-error` lets callers tell our errors from a PSP's. */
+/**
+ * The documented envelope; `x-tessera-error` lets callers tell our errors from a PSP's. Every
+ * error of the public and the admin API leaves here, so this is where its message and param
+ * (which may quote a caller's field name, header or value) are masked, whoever wrote them.
+ */
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
-  writeJson(res, err.status, { error: { ...err.toJSON(), requestId } });
+  const { message, param, ...rest } = err.toJSON();
+  const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
+  writeJson(res, err.status, { error: { ...shown, requestId } });
 }

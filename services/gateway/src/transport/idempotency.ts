@@ -1,16 +1,20 @@
 import type { NextFunction, Request, Response } from 'express';
 import { TesseraError, type Logger } from '@tessera/common';
 import {
+  answerBytes,
   idempotencyKeys,
   idempotencyScope,
   isReplayable,
   isValidIdempotencyKey,
   openResponse,
+  quotaOwner,
   replayableHeaders,
   requestFingerprint,
   sealResponse,
+  storableIdempotencyKey,
+  usageWindow,
 } from '../domain/idempotency';
-import { isStaleClaim, type IdempotencyStore } from '../store/idempotencyStore';
+import { isStaleClaim, type FinalRecord, type IdempotencyStore } from '../store/idempotencyStore';
 import { apiKeyOf, contextOf, routeOf } from './requestContext';
 
 export interface IdempotencyOptions {
@@ -26,6 +30,14 @@ export interface IdempotencyOptions {
    * psp_outcome_unknown and keeps that answer, for routes whose request may have reached a PSP.
    */
   whenAbandoned: 'run_again' | 'outcome_unknown';
+  /**
+   * Largest answer kept for replay, body and header bytes (IDEMPOTENCY_MAX_STORED_BYTES). A larger
+   * one goes to the caller unchanged; only its status is kept, and a retry is refused with
+   * 409 idempotent_replay_unavailable instead of being run again.
+   */
+  maxStoredBytes: number;
+  /** Bytes of records one merchant may hold per mode (IDEMPOTENCY_MAX_BYTES_PER_MERCHANT); 0: no limit. */
+  maxBytesPerMerchant: number;
   logger: Logger;
 }
 
@@ -52,15 +64,28 @@ export function idempotency(opts: IdempotencyOptions) {
         message: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
       });
     }
-    const scope = idempotencyScope(apiKeyOf(res).merchantId, header);
+    const apiKey = apiKeyOf(res);
+    const scope = idempotencyScope(apiKey.merchantId, apiKey.mode, storableIdempotencyKey(keys.fingerprint, header));
+    const owner = quotaOwner(apiKey.merchantId, apiKey.mode);
     const fingerprint = requestFingerprint(keys.fingerprint, `${req.method} ${routeOf(req) ?? req.path}`, req.body);
     const now = Date.now();
+    const window = usageWindow(now, opts.ttlMs);
     const found = await opts.store.claim(scope, fingerprint, {
       lockTtlMs: opts.lockTtlMs,
       keepMs: opts.ttlMs,
       takeOverStale: opts.whenAbandoned === 'run_again',
       now,
+      quota: { owner, maxBytes: opts.maxBytesPerMerchant, window },
     });
+    if (found === 'over_quota') {
+      // The soonest the merchant's count can shrink: when the current slice of the window ends.
+      res.setHeader('retry-after', String(Math.max(1, Math.ceil((window.currentEndsAt - now) / 1000))));
+      opts.logger.warn(
+        { requestId: contextOf(res).requestId, merchantId: apiKey.merchantId, mode: apiKey.mode },
+        'idempotency quota reached: new Idempotency-Keys refused until older answers expire',
+      );
+      throw new TesseraError('idempotency_quota_exceeded', { param: 'Idempotency-Key' });
+    }
     let abandoned = false;
     if (found !== 'claimed') {
       if (found.fingerprint !== fingerprint) throw new TesseraError('idempotency_key_reused', { param: 'Idempotency-Key' });
@@ -71,6 +96,15 @@ export function idempotency(opts: IdempotencyOptions) {
         res.setHeader('retry-after', '1');
         throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key' });
       }
+      if (found.state === 'too_large') {
+        const { status } = openResponse(keys.seal, scope, found.sealedStatus);
+        throw new TesseraError('idempotent_replay_unavailable', {
+          param: 'Idempotency-Key',
+          message:
+            `The first answer to this Idempotency-Key (status ${status}) was too large to keep for replays, so it cannot be ` +
+            'replayed. The request was not run again: find out its outcome (for a proxy call, from the PSP) before retrying under a new key.',
+        });
+      }
       const stored = openResponse(keys.seal, scope, found.sealed);
       res.sendDate = false;
       for (const [name, value] of stored.headers) res.setHeader(name, value);
@@ -80,30 +114,52 @@ export function idempotency(opts: IdempotencyOptions) {
       return;
     }
 
-    const chunks: Buffer[] = [];
+    // Only as much of the body as could be kept is held; past the cap just its size is counted.
+    let chunks: Buffer[] = [];
+    let bodyBytes = 0;
+    const capture = (chunk: unknown, encoding: unknown): void => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      const buffer = toBuffer(chunk, encoding);
+      bodyBytes += buffer.length;
+      if (bodyBytes <= opts.maxStoredBytes) chunks.push(buffer);
+      else chunks = [];
+    };
+    const finalRecord = (status: number): FinalRecord => {
+      const headers = replayableHeaders(res.getHeaders());
+      if (answerBytes(headers, bodyBytes) > opts.maxStoredBytes) {
+        opts.logger.warn(
+          { requestId: contextOf(res).requestId, status, bytes: bodyBytes, maxStoredBytes: opts.maxStoredBytes },
+          'answer too large to keep for Idempotency-Key replays: only its status is kept',
+        );
+        return {
+          state: 'too_large',
+          fingerprint,
+          sealedStatus: sealResponse(keys.seal, scope, { status, headers: [], body: Buffer.alloc(0) }),
+        };
+      }
+      return { state: 'done', fingerprint, sealed: sealResponse(keys.seal, scope, { status, headers, body: Buffer.concat(chunks) }) };
+    };
     const write = res.write;
     const end = res.end;
     res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
-      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+      capture(chunk, rest[0]);
       return (write as (...a: unknown[]) => boolean).apply(this, [chunk, ...rest]);
     } as Response['write'];
     res.end = function (this: Response, chunk?: unknown, ...rest: unknown[]) {
       res.write = write;
       res.end = end;
-      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk, rest[0]));
+      capture(chunk, rest[0]);
       const status = res.statusCode;
       const persist = isReplayable(status)
-        ? opts.store.complete(
-            scope,
-            fingerprint,
-            sealResponse(keys.seal, scope, { status, headers: replayableHeaders(res.getHeaders()), body: Buffer.concat(chunks) }),
-            opts.ttlMs,
-          )
+        ? opts.store.complete(scope, finalRecord(status), {
+            ttlMs: opts.ttlMs,
+            quota: { owner, window: usageWindow(Date.now(), opts.ttlMs) },
+          })
         : opts.store.release(scope);
       void persist
         .catch((err: unknown) =>
           // The answer still goes out; a retry then meets the claim (409 in progress) until lockTtlMs.
-          opts.logger.error({ err, requestId: contextOf(res).requestId }, 'could not store the idempotent answer'),
+          opts.logger.error({ err, requestId: contextOf(res).requestId }, 'could not record the idempotent answer'),
         )
         .finally(() => (end as (...a: unknown[]) => Response).apply(this, [chunk, ...rest]));
       return this;

@@ -140,6 +140,7 @@ describe('OpenAPI document', () => {
       'post /v1/proxy',
       'post /v1/proxy/dry-run',
       'post /v1/token',
+      'post /v1/token/{token}/retain',
     ]);
     for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');
   });

@@ -171,6 +171,7 @@ export function buildOpenApiDocument(): JsonObject {
             'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
             "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
             '(else 401 origin_not_allowed). Same body, rules and answer as POST /v1/token. CORS: the fields origin only. ' +
+            'Card-testing limits (per publishable key, per shopper IP, distinct cards per IP per hour) answer 429 with Retry-After. ' +
             'See docs/browser.md.',
           parameters: [
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
@@ -229,8 +230,11 @@ export function buildOpenApiDocument(): JsonObject {
           operationId: 'forwardToPsp',
           summary: 'Send a request to a PSP with placeholders filled from the vault',
           description:
-            "The PSP's status, headers (minus hop-by-hop headers) and body bytes come back unchanged. Tessera adds " +
-            'x-request-id, x-tessera-request-id, x-tessera-total-ms and, when the PSP answered, x-tessera-psp-ms.',
+            "The PSP's status, headers (minus hop-by-hop headers) and body bytes come back unchanged, except that the PSP's " +
+            'x-tessera-*, x-request-id and idempotent-replayed headers are renamed x-psp-<name>, and its Set-Cookie, ' +
+            'Access-Control-*, Strict-Transport-Security, Clear-Site-Data, Alt-Svc, NEL, Report-To and Reporting-Endpoints ' +
+            'headers are dropped. Tessera adds x-request-id, x-tessera-request-id, x-tessera-total-ms and, when the PSP ' +
+            'answered, x-tessera-psp-ms.',
           requestBody: { required: true, content: json(ref('ProxyRequest')) },
           responses: {
             default: {

@@ -6,12 +6,12 @@ import {
   isHopByHopHeader,
   isHttpFieldValue,
   isHttpToken,
+  maskCardNumbers,
   TesseraError,
   validateCard,
   type Logger,
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
-import { redactCardNumbers } from '../domain/redact';
 import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
@@ -20,6 +20,7 @@ import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
 import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { beforeHead, markPspPassThrough } from './securityHeaders';
+import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 
 export interface TokenRecordJson {
   token: string;
@@ -57,12 +58,16 @@ function tokenParam(req: Request): string {
   return token;
 }
 
-export function tokenRoutes(vault: VaultApi) {
+/** Called with each valid card a browser sends, before it is tokenized; throws to refuse it (card-testing limit). */
+export type BrowserCardGate = (res: Response, number: string) => Promise<void>;
+
+export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) {
   /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
   const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
     const key = apiKeyOf(res);
     const input = parseCardInput(req.body as Record<string, unknown>);
     const card = validateCard(input, key.mode);
+    if (provisional) await browserCardGate?.(res, card.number);
     const record = await vault.tokenize(
       {
         merchantId: key.merchantId,
@@ -193,9 +198,10 @@ export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
       method: result.method,
       // The vault masks what it filled in; a card number the merchant typed into the template
       // itself is masked here, so a preview never shows one.
-      url: redactCardNumbers(result.url),
-      headers: Object.fromEntries(result.headers.map(({ name, value }) => [name, redactCardNumbers(value)])),
-      body: result.hasBody ? redactCardNumbers(preview?.body ?? '') : null,
+      url: maskCardNumbers(result.url),
+      // Names too: a header name is as much the caller's text as its value.
+      headers: Object.fromEntries(result.headers.map(({ name, value }) => [maskCardNumbers(name), maskCardNumbers(value)])),
+      body: result.hasBody ? maskCardNumbers(preview?.body ?? '') : null,
     },
     placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
     destination: result.destinationAllowed
@@ -268,8 +274,10 @@ export function proxyRoutes(
 
 /**
  * Passes the PSP's answer through unchanged: its status, every header in order (repeated ones
- * kept) and the body bytes. Node's own header helpers are used rather than Express's `res.set`,
- * which would rewrite a Content-Type by adding a charset.
+ * kept) and the body bytes, except that headers named like Tessera's are renamed and headers
+ * acting on the gateway's origin are dropped (domain/pspResponseHeaders.ts). Node's own header
+ * helpers are used rather than Express's `res.set`, which would rewrite a Content-Type by adding
+ * a charset.
  */
 export function sendPspResponse(res: Response, result: ForwardResponse__Output, logger: Logger, requestId: string): void {
   if (!Number.isInteger(result.status) || result.status < 200 || result.status > 599) {
@@ -279,13 +287,14 @@ export function sendPspResponse(res: Response, result: ForwardResponse__Output, 
   markPspPassThrough(res);
   let skipped = 0;
   for (const { name, value } of result.headers) {
-    if (isFramingHeader(name.toLowerCase()) || !isHttpToken(name) || !isHttpFieldValue(value)) {
+    const passedOn = passedOnPspHeaderName(name);
+    if (passedOn === undefined || isFramingHeader(name.toLowerCase()) || !isHttpToken(name) || !isHttpFieldValue(value)) {
       skipped++;
       continue;
     }
-    res.appendHeader(name, value);
+    res.appendHeader(passedOn, value);
   }
-  if (skipped > 0) logger.debug({ requestId, skipped }, 'dropped PSP framing or malformed headers');
+  if (skipped > 0) logger.debug({ requestId, skipped }, 'dropped PSP framing, origin-wide or malformed headers');
   res.statusCode = result.status;
   const body = Buffer.isBuffer(result.body) ? result.body : Buffer.from(result.body ?? []);
   if (result.status !== 204 && result.status !== 304) res.setHeader('content-length', body.length);

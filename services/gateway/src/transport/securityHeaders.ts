@@ -28,9 +28,10 @@ export const SERVICE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 /**
  * A PSP's answer is passed through unchanged (PRODUCT.md), and it may be a page meant for a
  * browser, e.g. a 3-D Secure challenge that must be framed and must load its scripts. Only
- * headers that cannot change how a correctly labelled answer behaves are added, and only when
- * the PSP did not send its own: nosniff (affects only mislabelled content) and HSTS (concerns the
- * gateway's own origin). Framing, CSP, referrer and caching headers stay the PSP's call.
+ * headers that cannot change how a correctly labelled answer behaves are added: nosniff (affects
+ * only mislabelled content; the PSP's own wins) and HSTS (concerns the gateway's own origin, so a
+ * PSP's is dropped, see domain/pspResponseHeaders.ts). Framing, CSP, referrer and caching headers
+ * stay the PSP's call.
  */
 export const PASS_THROUGH_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',

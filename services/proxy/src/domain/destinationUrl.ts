@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { TesseraError } from '@tessera/common';
+import { maskCardNumbers, TesseraError } from '@tessera/common';
 import { judgeAddresses, type Cidr } from './addressPolicy';
 import { isPortAllowed, portOfUrl, STANDARD_PSP_PORTS, type PortRange } from './portPolicy';
 
@@ -16,7 +16,7 @@ export interface Destination {
   hostname: string;
   /** True when the URL names an IP address, so no DNS lookup is involved. */
   isIpLiteral: boolean;
-  /** host[:port], safe to log (no path, no query). */
+  /** host[:port], safe to log (no path, no query; a card number in the host name masked). */
   logHost: string;
 }
 
@@ -49,7 +49,7 @@ export function checkDestinationUrl(raw: string, mode: Mode): Destination {
   }
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (hostname === '') throw forbidden('pspUrl has no host.');
-  return { url, hostname, isIpLiteral: isIP(hostname) !== 0, logHost: url.host };
+  return { url, hostname, isIpLiteral: isIP(hostname) !== 0, logHost: maskCardNumbers(url.host) };
 }
 
 /**

@@ -10,6 +10,8 @@ export interface HandlerDeps extends ForwardDeps {
   logger: Logger;
   /** Counts RPCs by outcome; Forward's outcome is the PSP's status class (2xx…5xx) or the error code. */
   observe?: RpcObserver;
+  /** Looks at the deadline each Forward arrives with (see callerDeadline.ts). */
+  checkCallerDeadline?: (deadline: Date | number) => void;
 }
 
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
@@ -17,6 +19,7 @@ const seconds = (started: bigint): number => Number(process.hrtime.bigint() - st
 export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   return {
     Forward(call, callback) {
+      deps.checkCallerDeadline?.(call.getDeadline());
       const requestId = requestIdFromMetadata(call.metadata);
       // When the gateway gives up (deadline, client gone), stop talking to the PSP too. grpc-js
       // also emits 'cancelled' when the stream closes after the answer; by then nothing is in flight.
@@ -37,6 +40,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
     // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
     // written as soon as its PSP has answered, and the call ends with the last one.
     ForwardBatch(call) {
+      deps.checkCallerDeadline?.(call.getDeadline());
       const cancellations = call.request.items.map((): PspCancellation => ({ cancelled: false }));
       let callCancelled = false;
       call.once('cancelled', () => {

@@ -8,7 +8,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, createLogger, parseConfig, UsageError, type CliIo } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
-import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type KeyRing } from '../domain/keyRing';
+import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
+import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
+import { parseHsmKeys } from '../hsm/pkcs11Settings';
+import { openKeyRing } from '../openKeyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../keyRotation';
 import type { CardStore } from '../store/cardStore';
 import { RedisCardStore } from '../store/redisCardStore';
@@ -16,18 +19,21 @@ import { RedisCardStore } from '../store/redisCardStore';
 const USAGE = `Usage: npm run vault -- <command> [options]
 
 Commands:
-  rotate [--kid <id>]
-      Prints ONE new VAULT_KEYS entry (kid:base64) on stdout and nothing else there.
-      Append it to VAULT_KEYS (it becomes the current key-encryption key), redeploy the vault,
-      then run rewrap.
+  rotate [--kid <id>] [--label <HSM key label>]
+      With VAULT_KEK_PROVIDER=env: prints ONE new VAULT_KEYS entry (kid:base64) on stdout and
+      nothing else there. Append it to VAULT_KEYS (it becomes the current key-encryption key).
+      With VAULT_KEK_PROVIDER=pkcs11: generates a new non-extractable AES-256 key inside the HSM
+      (label defaults to the kid) and prints its PKCS11_KEYS entry (kid:label); append that to
+      PKCS11_KEYS. Either way, redeploy the vault, then run rewrap.
   rewrap [--batch <n>] [--restart] [--max-batches <n>]
-      Re-wraps every record's data key under the newest key of VAULT_KEYS while the vault keeps
+      Re-wraps every record's data key under the current key (the newest of VAULT_KEYS, or of
+      PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read) while the vault keeps
       serving. Progress goes to stderr; the SCAN cursor is saved in Redis after every batch, so a
       run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
-      Counts records per key id. A key may be removed from VAULT_KEYS once it counts zero.
+      Counts records per key id and where each key lives. A key may be removed once it counts zero.
 
-Environment: VAULT_KEYS and REDIS_URL or REDIS_CLUSTER_NODES (the same values as the vault), TESSERA_STATE_DIR, NODE_ENV.`;
+Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.`;
 
 export type Io = CliIo;
 
@@ -38,6 +44,7 @@ function parse(argv: string[]) {
     strict: true,
     options: {
       kid: { type: 'string' },
+      label: { type: 'string' },
       batch: { type: 'string' },
       'max-batches': { type: 'string' },
       restart: { type: 'boolean', default: false },
@@ -59,15 +66,16 @@ function defaultKeyId(now: Date): string {
   return `k${now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}`;
 }
 
-/** VAULT_KEYS, or outside production the development key file the vault created (never a new one). */
-function keyRingFor(config: VaultConfig): KeyRing {
-  if (config.VAULT_KEYS !== undefined) return config.VAULT_KEYS;
+/** Outside production, the development key file the vault created (never a new one). */
+function developmentKeyRing(config: VaultConfig): EnvKeyRing {
   const file = path.join(config.TESSERA_STATE_DIR, 'vault-keys');
   if (!fs.existsSync(file)) throw new ConfigError(['VAULT_KEYS is not set (and there is no development key file)']);
   const parsed = parseKeyRing(fs.readFileSync(file, 'utf8').trim());
   if (!parsed.ok) throw new ConfigError(parsed.problems.map((p) => `development key file: ${p}`));
   return parsed.ring;
 }
+
+const WHERE = { env: 'VAULT_KEYS', pkcs11: 'HSM' } as const;
 
 function describeProgress(c: RewrapCheckpoint): string {
   const s = c.stats;
@@ -112,6 +120,22 @@ export async function run(
       const kid = parsed.values.kid ?? defaultKeyId(new Date());
       if (!KEY_ID_PATTERN.test(kid)) throw new UsageError('--kid must be 1-32 characters of A-Z a-z 0-9 _ -');
       if (config.VAULT_KEYS?.keyIds.includes(kid)) throw new UsageError(`key id "${kid}" is already in VAULT_KEYS`);
+      if (config.PKCS11_KEYS?.some((k) => k.keyId === kid)) throw new UsageError(`key id "${kid}" is already in PKCS11_KEYS`);
+      if (config.VAULT_KEK_PROVIDER === 'pkcs11') {
+        const entry = `${kid}:${parsed.values.label ?? kid}`;
+        const checked = parseHsmKeys(entry);
+        if (!checked.ok || checked.keys[0] === undefined)
+          throw new UsageError(`--label: ${checked.ok ? 'missing' : checked.problems.join('; ')}`);
+        if (config.PKCS11 === undefined) throw new ConfigError(['PKCS11_* must be set to generate a key in the HSM']);
+        generateHsmKek(config.PKCS11, checked.keys[0].label);
+        // A name, not key material: the key itself never leaves the HSM.
+        io.out(entry);
+        io.err(
+          `Generated the key in the HSM. Append this entry to the END of PKCS11_KEYS, redeploy the vault, then run: npm run vault -- rewrap`,
+        );
+        return 0;
+      }
+      if (parsed.values.label !== undefined) throw new UsageError('--label is for VAULT_KEK_PROVIDER=pkcs11');
       // The one deliberate output of key material: stdout only, so it can be piped into a secret store.
       io.out(generateKeyRingEntry(kid));
       io.err(`Append this entry to the END of VAULT_KEYS (comma-separated), redeploy the vault, then run: npm run vault -- rewrap`);
@@ -119,17 +143,33 @@ export async function run(
     }
     if (command !== 'rewrap' && command !== 'status') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
-    const ring = keyRingFor(config);
-    const store = await (openStore ?? openRedisStore)(config);
+    const keys = openKeyRing(config, () => developmentKeyRing(config));
+    const ring = keys.ring;
+    let store: CardStore;
+    try {
+      store = await (openStore ?? openRedisStore)(config);
+    } catch (err) {
+      keys.close();
+      throw err;
+    }
     try {
       if (command === 'status') {
         const usage = await countRecordsByKeyId(store, batchSize);
         if (parsed.values.json) {
-          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, ...usage }));
+          const providers = Object.fromEntries(ring.keyIds.map((kid) => [kid, ring.providerOf(kid)]));
+          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage }));
         } else {
-          io.out(`current key: ${ring.currentKeyId}`);
+          // Where a key lives is worth a word only when both providers can be in use.
+          const withHsm = config.PKCS11 !== undefined;
+          io.out(`current key: ${ring.currentKeyId}${withHsm ? ` (${WHERE[keys.describe.provider]})` : ''}`);
           for (const [kid, n] of Object.entries(usage.byKeyId)) {
-            const known = ring.keyIds.includes(kid) ? '' : '  (NOT in VAULT_KEYS)';
+            const provider = ring.providerOf(kid);
+            const known =
+              provider === undefined
+                ? '  (NOT configured: in neither VAULT_KEYS nor PKCS11_KEYS)'
+                : withHsm
+                  ? `  (${WHERE[provider]})`
+                  : '';
             io.out(`${kid}: ${n.card} card, ${n.cvv} cvv records${n.format1 > 0 ? `, ${n.format1} in format 1` : ''}${known}`);
           }
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
@@ -150,6 +190,7 @@ export async function run(
       return 0;
     } finally {
       await store.close();
+      keys.close();
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -159,6 +200,10 @@ export async function run(
     if (err instanceof ConfigError) {
       io.err(`[vault] ${err.message}`);
       return 78;
+    }
+    if (err instanceof HsmError) {
+      io.err(`[vault] the HSM cannot be used: ${err.message}`);
+      return 1;
     }
     io.err(`failed: ${(err as Error).message}`);
     return 1;

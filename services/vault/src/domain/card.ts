@@ -44,6 +44,12 @@ export interface StoredCard {
   createdAt: string;
   expiresAt: string;
   holderNameAvailable: boolean;
+  /**
+   * Record format 4: every field above is bound into `sealed` (recordMetadata.ts), so GET and
+   * DELETE can trust them once the wrap layer authenticates. Absent on older records, whose
+   * merchant, mode and provisional deadline only are bound.
+   */
+  metadataBound?: true;
   sealed: Envelope;
 }
 
@@ -51,6 +57,14 @@ export interface StoredCard {
 export interface StoredCvv {
   /** As StoredCard.mode: absent only on records written before tokens had a mode. */
   mode?: KeyMode;
+  /**
+   * Record format 4 (both or neither): a random id and the CVV's deadline (RFC 3339), bound into
+   * `sealed`. The vault refuses the CVV after its deadline even if the record is still in Redis
+   * (restored from a copy), and remembers the nonce of every CVV it consumed until then, so a
+   * copy restored after use is refused too (docs/adr/0010).
+   */
+  nonce?: string;
+  expiresAt?: string;
   sealed: Envelope;
 }
 
@@ -160,6 +174,11 @@ export function isPastProvisionalDeadline(card: Pick<StoredCard, 'provisional' |
 }
 
 export function describeCard(card: CardToTokenize, mode: KeyMode, sealed: Envelope, expiresAt: Date, now: Date): StoredCard {
+  return { ...describeCardFields(card, mode, expiresAt, now), sealed };
+}
+
+/** The clear fields of a new token's card record: what format 4 binds into its envelope. */
+export function describeCardFields(card: CardToTokenize, mode: KeyMode, expiresAt: Date, now: Date): Omit<StoredCard, 'sealed'> {
   return {
     merchantId: card.merchantId,
     mode,
@@ -171,7 +190,6 @@ export function describeCard(card: CardToTokenize, mode: KeyMode, sealed: Envelo
     createdAt: now.toISOString(),
     expiresAt: expiresAt.toISOString(),
     holderNameAvailable: card.holderName.length > 0,
-    sealed,
   };
 }
 

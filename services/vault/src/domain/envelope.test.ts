@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  authenticateRecord,
   EnvelopeOpenError,
   isCurrent,
   isWrapped,
@@ -220,5 +221,50 @@ describe('re-wrapping under a new key-encryption key', () => {
     const otherCtx = { ...ctx, token: 'tok.BBBBBBBBBBBBBBBBBBBBBBBB' };
     const b = sealRecord(retired, otherCtx, Buffer.from('other'));
     expectOpenFails(retired, otherCtx, { ...b, wrappedKey: a.wrappedKey, wrapIv: a.wrapIv, wrapTag: a.wrapTag });
+  });
+});
+
+describe('format 4: the record metadata bound into both layers', () => {
+  const ring = keyRingOf(keyRingEntry('k1'));
+  const bound: EnvelopeContext = { ...ctx, metadata: '["card","merchant_a","live",false,"4242"]' };
+
+  it('opens and authenticates only under the exact metadata it was sealed with', () => {
+    const sealed = sealRecord(ring, bound, secret);
+    expect(openRecord(ring, bound, sealed).equals(secret)).toBe(true);
+    expect(() => authenticateRecord(ring, bound, sealed)).not.toThrow();
+    const edited = { ...bound, metadata: '["card","merchant_a","live",false,"0000"]' };
+    expectOpenFails(ring, edited, sealed);
+    expect(() => authenticateRecord(ring, edited, sealed)).toThrow(EnvelopeOpenError);
+  });
+
+  it('cannot be presented as a version-3 record (no metadata), nor a version-3 record as one of format 4', () => {
+    const v4 = sealRecord(ring, bound, secret);
+    const v3 = sealRecord(ring, ctx, secret);
+    expectOpenFails(ring, ctx, v4);
+    expect(() => authenticateRecord(ring, ctx, v4)).toThrow(EnvelopeOpenError);
+    expectOpenFails(ring, bound, v3);
+  });
+
+  it('keeps free text unambiguous: a merchant id with separators does not collide with another field split', () => {
+    const a: EnvelopeContext = { ...bound, merchantId: 'm|tok', token: 'x' };
+    const b: EnvelopeContext = { ...bound, merchantId: 'm', token: 'tok|x' };
+    expectOpenFails(ring, b, sealRecord(ring, a, secret));
+  });
+
+  it('authenticates without the data layer: an edited card ciphertext passes authenticateRecord but does not open', () => {
+    const sealed = sealRecord(ring, bound, secret);
+    const edited = { ...sealed, ciphertext: flipByte(sealed.ciphertext, 0) };
+    expect(() => authenticateRecord(ring, bound, edited)).not.toThrow();
+    expectOpenFails(ring, bound, edited);
+  });
+
+  it('re-wraps under a new KEK with the same metadata, and still refuses other metadata', () => {
+    const [k1, k2] = [keyRingEntry('k1'), keyRingEntry('k2')];
+    const sealed = sealRecord(keyRingOf(k1), bound, secret);
+    const rotated = keyRingOf(k1, k2);
+    const rewrapped = rewrapRecord(rotated, bound, sealed);
+    expect(rewrapped.keyId).toBe('k2');
+    expect(openRecord(rotated, bound, rewrapped).equals(secret)).toBe(true);
+    expectOpenFails(rotated, { ...bound, metadata: '[]' }, rewrapped);
   });
 });

@@ -1,6 +1,8 @@
-import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { TesseraError, secureRandomBytes, type KeyMode } from '@tessera/common';
+import { secureRandomBytes, type KeyMode } from '@tessera/common';
+import { EnvelopeOpenError, gcmOpen, gcmSeal } from './aesGcm';
 import type { KeyRing } from './keyRing';
+
+export { EnvelopeOpenError } from './aesGcm';
 
 export type RecordKind = 'card' | 'cvv';
 
@@ -49,10 +51,15 @@ export interface EnvelopeContext {
    * the card without it (rebindRecord).
    */
   provisionalUntil?: string | undefined;
+  /**
+   * Record format 4 (finding 5 of issue 11): the record's clear fields, canonically encoded
+   * (recordMetadata.ts), bound into both layers so that editing any of them (merchant, mode,
+   * last4, expiry, the CVV's nonce and deadline...) makes the record fail to open. Absent on
+   * older records, which keep their own labels: a v4 record can never be presented as one.
+   */
+  metadata?: string | undefined;
 }
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const DATA_KEY_BYTES = 32;
 
 export function isWrapped(envelope: Envelope): envelope is WrappedEnvelope {
@@ -73,6 +80,7 @@ function directAad(ctx: EnvelopeContext, keyId: string): Buffer {
 
 /** The wrapped data key is bound to its record and to the KEK that wrapped it. */
 function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
+  if (ctx.metadata !== undefined) return v4Aad('dek', ctx, keyId);
   if (ctx.provisionalUntil !== undefined) {
     return Buffer.from(
       `tessera.v3p.dek|${ctx.merchantId}|${ctx.token}|${keyId}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`,
@@ -89,6 +97,7 @@ function wrapAad(ctx: EnvelopeContext, keyId: string): Buffer {
  * mode is bound in both layers, so neither a data key nor a ciphertext crosses between modes.
  */
 function dataAad(ctx: EnvelopeContext): Buffer {
+  if (ctx.metadata !== undefined) return v4Aad('data', ctx, null);
   if (ctx.provisionalUntil !== undefined) {
     return Buffer.from(`tessera.v3p.data|${ctx.merchantId}|${ctx.token}|${ctx.kind}|${modeOf(ctx)}|${ctx.provisionalUntil}`, 'utf8');
   }
@@ -105,41 +114,14 @@ function modeOf(ctx: EnvelopeContext): KeyMode {
   return ctx.mode;
 }
 
-interface Sealed {
-  iv: string;
-  ciphertext: string;
-  tag: string;
-}
-
-function gcmSeal(key: Buffer, aad: Buffer, plaintext: Buffer): Sealed {
-  // A fresh random IV per seal: GCM's security collapses if an IV repeats under one key.
-  const iv = secureRandomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(aad);
-  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return { iv: iv.toString('base64'), ciphertext: ciphertext.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
-}
-
-function gcmOpen(key: Buffer, aad: Buffer, sealed: Sealed): Buffer {
-  const iv = Buffer.from(sealed.iv, 'base64');
-  const tag = Buffer.from(sealed.tag, 'base64');
-  const ciphertext = Buffer.from(sealed.ciphertext, 'base64');
-  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new EnvelopeOpenError('malformed');
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-    decipher.setAAD(aad);
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
-  } catch {
-    throw new EnvelopeOpenError('authentication_failed');
-  }
-}
-
-function currentKek(ring: KeyRing): { keyId: string; kek: Buffer } {
-  const keyId = ring.currentKeyId;
-  const kek = ring.key(keyId);
-  if (kek === undefined) throw new TesseraError('internal_error', { message: 'The current encryption key is missing.' });
-  return { keyId, kek };
+/**
+ * Format 4 labels: a JSON array is unambiguous whatever the fields contain, so the metadata (free
+ * text included) needs no escaping rules. Only records with a mode have this format.
+ */
+function v4Aad(layer: 'dek' | 'data', ctx: EnvelopeContext, keyId: string | null): Buffer {
+  if (ctx.mode === null) throw new EnvelopeOpenError('malformed');
+  const fields = [ctx.merchantId, ctx.token, keyId, ctx.kind, ctx.mode, ctx.provisionalUntil ?? null, ctx.metadata];
+  return Buffer.from(`tessera.v4.${layer}|${JSON.stringify(fields)}`, 'utf8');
 }
 
 function wrapDataKey(
@@ -147,19 +129,21 @@ function wrapDataKey(
   ctx: EnvelopeContext,
   dataKey: Buffer,
 ): Pick<WrappedEnvelope, 'keyId' | 'wrappedKey' | 'wrapIv' | 'wrapTag'> {
-  const { keyId, kek } = currentKek(ring);
-  const wrapped = gcmSeal(kek, wrapAad(ctx, keyId), dataKey);
+  const keyId = ring.currentKeyId;
+  const wrapped = ring.wrap(keyId, dataKey, wrapAad(ctx, keyId));
   return { keyId, wrappedKey: wrapped.ciphertext, wrapIv: wrapped.iv, wrapTag: wrapped.tag };
 }
 
 function unwrapDataKey(ring: KeyRing, ctx: EnvelopeContext, envelope: WrappedEnvelope): Buffer {
-  const kek = ring.key(envelope.keyId);
-  if (kek === undefined) throw new EnvelopeOpenError('unknown_key');
-  const dataKey = gcmOpen(kek, wrapAad(ctx, envelope.keyId), {
-    iv: envelope.wrapIv,
-    ciphertext: envelope.wrappedKey,
-    tag: envelope.wrapTag,
-  });
+  const dataKey = ring.unwrap(
+    envelope.keyId,
+    {
+      iv: envelope.wrapIv,
+      ciphertext: envelope.wrappedKey,
+      tag: envelope.wrapTag,
+    },
+    wrapAad(ctx, envelope.keyId),
+  );
   if (dataKey.length !== DATA_KEY_BYTES) {
     dataKey.fill(0);
     throw new EnvelopeOpenError('malformed');
@@ -178,13 +162,6 @@ export function sealRecord(ring: KeyRing, ctx: EnvelopeContext, plaintext: Buffe
   }
 }
 
-export class EnvelopeOpenError extends Error {
-  constructor(readonly reason: 'unknown_key' | 'malformed' | 'authentication_failed') {
-    super(`could not open the sealed record: ${reason}`);
-    this.name = 'EnvelopeOpenError';
-  }
-}
-
 /**
  * Opens a record of either format with the KEK named in it. Any failure (unknown key, bad
  * lengths, tampering, wrong merchant/token) throws an EnvelopeOpenError that carries no key or
@@ -192,9 +169,8 @@ export class EnvelopeOpenError extends Error {
  */
 export function openRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelope): Buffer {
   if (!isWrapped(envelope)) {
-    const kek = ring.key(envelope.keyId);
-    if (kek === undefined) throw new EnvelopeOpenError('unknown_key');
-    return gcmOpen(kek, directAad(ctx, envelope.keyId), envelope);
+    // Format 1 sealed the data itself under the KEK, with the same AES-256-GCM as a wrap.
+    return ring.unwrap(envelope.keyId, envelope, directAad(ctx, envelope.keyId));
   }
   const dataKey = unwrapDataKey(ring, ctx, envelope);
   try {
@@ -202,6 +178,20 @@ export function openRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelo
   } finally {
     dataKey.fill(0);
   }
+}
+
+/**
+ * Checks that the context (the record's clear fields) is what the record was sealed with, without
+ * decrypting its data: unwrapping the data key authenticates the wrap layer's AAD, which binds the
+ * same fields. GET and DELETE use it, so the PAN is not decrypted to read metadata. A format-1
+ * record has no wrap layer and is opened (and zeroed) instead, until rewrap migrates it.
+ */
+export function authenticateRecord(ring: KeyRing, ctx: EnvelopeContext, envelope: Envelope): void {
+  if (!isWrapped(envelope)) {
+    openRecord(ring, ctx, envelope).fill(0);
+    return;
+  }
+  unwrapDataKey(ring, ctx, envelope).fill(0);
 }
 
 /** True when the record is already in format 2 under the ring's current KEK. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateKeyRingEntry, parseKeyRing } from './keyRing';
+import { combineKeyRings, generateKeyRingEntry, parseKeyRing } from './keyRing';
 
 const key32 = (): string => randomBytes(32).toString('base64');
 
@@ -56,5 +56,41 @@ describe('parseKeyRing', () => {
   it('rejects key ids longer than 32 characters', () => {
     expect(parseKeyRing(`${'a'.repeat(33)}:${key32()}`).ok).toBe(false);
     expect(parseKeyRing(`${'a'.repeat(32)}:${key32()}`).ok).toBe(true);
+  });
+});
+
+describe('the key ring as a key-encryption-key provider', () => {
+  const aad = Buffer.from('tessera.v3.dek|merchant_a|tok.abc|k1|card|test');
+  const dataKey = randomBytes(32);
+
+  function ringOf(text: string) {
+    const parsed = parseKeyRing(text);
+    if (!parsed.ok) throw new Error(parsed.problems.join());
+    return parsed.ring;
+  }
+
+  it('wraps under a named key and unwraps only with the same key and additional data', () => {
+    const ring = ringOf(`k1:${key32()},k2:${key32()}`);
+    const wrapped = ring.wrap('k1', dataKey, aad);
+    expect(Buffer.from(wrapped.ciphertext, 'base64').equals(dataKey)).toBe(false);
+    expect(ring.unwrap('k1', wrapped, aad).equals(dataKey)).toBe(true);
+    expect(() => ring.unwrap('k2', wrapped, aad)).toThrow(expect.objectContaining({ reason: 'authentication_failed' }));
+    expect(() => ring.unwrap('k1', wrapped, Buffer.from('other'))).toThrow(expect.objectContaining({ reason: 'authentication_failed' }));
+    expect(() => ring.wrap('k9', dataKey, aad)).toThrow(expect.objectContaining({ reason: 'unknown_key' }));
+    expect(ring.providerOf('k1')).toBe('env');
+    expect(ring.providerOf('k9')).toBeUndefined();
+  });
+
+  it('combines a current ring with read-only keys of another: new wraps use the current ring, old ones still open', () => {
+    const legacy = ringOf(`old:${key32()}`);
+    const current = ringOf(`new1:${key32()},new2:${key32()}`);
+    const oldWrap = legacy.wrap('old', dataKey, aad);
+    const combined = combineKeyRings(current, legacy);
+    expect(combined.currentKeyId).toBe('new2');
+    expect(combined.keyIds).toEqual(['old', 'new1', 'new2']);
+    expect(combined.unwrap('old', oldWrap, aad).equals(dataKey)).toBe(true);
+    expect(current.unwrap('new2', combined.wrap('new2', dataKey, aad), aad).equals(dataKey)).toBe(true);
+    expect(combineKeyRings(current, undefined)).toBe(current);
+    expect(() => combineKeyRings(current, ringOf(`new1:${key32()}`))).toThrow('key ids are listed by both providers: new1');
   });
 });

@@ -1,20 +1,39 @@
 import { randomBytes } from 'node:crypto';
+import { EnvelopeOpenError, gcmOpen, gcmSeal, type Sealed } from './aesGcm';
 
 export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 export const KEY_BYTES = 32;
 
+/** Where a key-encryption key lives: in VAULT_KEYS (process memory) or in an HSM reached over PKCS#11. */
+export type KekProviderName = 'env' | 'pkcs11';
+
 /**
- * The vault's encryption keys. The newest key (last in VAULT_KEYS) seals new records; every key
- * still opens the records it sealed, so rotation is: append a key, deploy, re-encrypt or let old
- * records expire, then drop the old key.
+ * The vault's key-encryption keys (KEKs), wherever they live. The newest key of the configured
+ * provider seals new data keys; every key still opens what it sealed, so rotation is: add a key,
+ * deploy, re-wrap or let old records expire, then drop the old key. Key ids are one namespace
+ * across providers: a record names only its key id, so a key may move into an HSM (imported
+ * under the same id) without touching a record.
  */
 export interface KeyRing {
   readonly currentKeyId: string;
+  /** Every key that opens records, oldest first. */
   readonly keyIds: readonly string[];
+  providerOf(keyId: string): KekProviderName | undefined;
+  /** AES-256-GCM under the KEK `keyId` with `aad` bound in; for an HSM the KEK never leaves it. */
+  wrap(keyId: string, plaintext: Buffer, aad: Buffer): Sealed;
+  /**
+   * The inverse of wrap. Throws EnvelopeOpenError (unknown key, malformed, failed authentication),
+   * or TesseraError service_unavailable when the HSM cannot be used right now.
+   */
+  unwrap(keyId: string, sealed: Sealed, aad: Buffer): Buffer;
+}
+
+/** A ring of VAULT_KEYS: its keys are in process memory. */
+export interface EnvKeyRing extends KeyRing {
   key(keyId: string): Buffer | undefined;
 }
 
-export type KeyRingParseResult = { ok: true; ring: KeyRing } | { ok: false; problems: string[] };
+export type KeyRingParseResult = { ok: true; ring: EnvKeyRing } | { ok: false; problems: string[] };
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -64,13 +83,44 @@ export function parseKeyRing(text: string): KeyRingParseResult {
   if (problems.length > 0) return { ok: false, problems };
   const currentKeyId = order[order.length - 1];
   if (currentKeyId === undefined) return { ok: false, problems: ['must list at least one key as keyId:base64'] };
+  const keyOf = (keyId: string): Buffer => {
+    const key = keys.get(keyId);
+    if (key === undefined) throw new EnvelopeOpenError('unknown_key');
+    return key;
+  };
   return {
     ok: true,
     ring: {
       currentKeyId,
       keyIds: order,
       key: (keyId) => keys.get(keyId),
+      providerOf: (keyId) => (keys.has(keyId) ? 'env' : undefined),
+      wrap: (keyId, plaintext, aad) => gcmSeal(keyOf(keyId), aad, plaintext),
+      unwrap: (keyId, sealed, aad) => gcmOpen(keyOf(keyId), aad, sealed),
     },
+  };
+}
+
+/**
+ * The configured provider's ring, plus read-only keys from the other one: how records move
+ * between providers (VAULT_KEYS to an HSM, or back). New data keys are wrapped only under
+ * `current`'s newest key; `readOnly`'s keys only open records until a rewrap has moved them.
+ */
+export function combineKeyRings(current: KeyRing, readOnly: KeyRing | undefined): KeyRing {
+  if (readOnly === undefined) return current;
+  const shared = readOnly.keyIds.filter((id) => current.keyIds.includes(id));
+  if (shared.length > 0) throw new Error(`key ids are listed by both providers: ${shared.join(', ')}`);
+  const ringOf = (keyId: string): KeyRing => {
+    if (current.providerOf(keyId) !== undefined) return current;
+    if (readOnly.providerOf(keyId) !== undefined) return readOnly;
+    throw new EnvelopeOpenError('unknown_key');
+  };
+  return {
+    currentKeyId: current.currentKeyId,
+    keyIds: [...readOnly.keyIds, ...current.keyIds],
+    providerOf: (keyId) => current.providerOf(keyId) ?? readOnly.providerOf(keyId),
+    wrap: (keyId, plaintext, aad) => ringOf(keyId).wrap(keyId, plaintext, aad),
+    unwrap: (keyId, sealed, aad) => ringOf(keyId).unwrap(keyId, sealed, aad),
   };
 }
 

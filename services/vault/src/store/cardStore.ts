@@ -1,5 +1,6 @@
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
+import type { TesseraError } from '@tessera/common';
 
 export interface CardEntryToSave {
   token: string;
@@ -8,6 +9,11 @@ export interface CardEntryToSave {
   /** Absent when no CVV was given. */
   cvv?: { record: StoredCvv; ttlMs: number } | undefined;
 }
+
+export type TakenCvv = { outcome: 'taken'; record: StoredCvv } | { outcome: 'replayed' };
+
+/** What became of one entry of saveMany: only a saved entry's token may be handed out. */
+export type SaveOutcome = { saved: true } | { saved: false; error: TesseraError };
 
 export interface StoreHealth {
   ok: boolean;
@@ -19,21 +25,28 @@ export interface StoreHealth {
  * TesseraError('service_unavailable') when the backing store cannot answer, never hang.
  */
 export interface CardStore {
-  /** Writes the card and its CVV together: either both exist afterwards or neither does. */
+  /**
+   * Writes the card and its CVV together: either both exist afterwards or neither does. Resolves
+   * only once the write is acknowledged (VAULT_WRITE_ACK); throws the entry's error otherwise.
+   */
   save(entry: CardEntryToSave): Promise<void>;
   /**
-   * Saves several entries as one write where the store can (a batch of TokenizeBatch). Resolves
-   * once every entry is saved; when it throws, none of the tokens may be handed out (some may
-   * exist: they expire unseen).
+   * Saves several entries (a batch of TokenizeBatch) as few writes as the store can, and resolves
+   * with one outcome per entry, in order: one entry's failure (its Cluster master is down, say)
+   * is that entry's alone. A failed entry's token must not be handed out; its records may exist
+   * and expire unseen. Does not reject on store failures; they are in the outcomes.
    */
-  saveMany(entries: readonly CardEntryToSave[]): Promise<void>;
+  saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]>;
   getCard(token: string): Promise<StoredCard | null>;
   getCvv(token: string): Promise<StoredCvv | null>;
   /**
-   * Reads and deletes the CVV in one step (Redis GETDEL): a CVV is usable for exactly one
-   * Render, so two concurrent Renders can never both get it (PCI DSS 3.3.1.2).
+   * Reads and deletes the CVV in one step: a CVV is usable for exactly one Render, so two
+   * concurrent Renders can never both get it (PCI DSS 3.3.1.2). In the same step the record's
+   * replay id (`identify`) joins the token's set of used CVVs, kept for `rememberMs`; a record whose
+   * id is already there (a copy restored after use) is deleted and answered `replayed`, never
+   * returned. null when there is no CVV.
    */
-  takeCvv(token: string): Promise<StoredCvv | null>;
+  takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null>;
   hasCvv(token: string): Promise<boolean>;
   /**
    * Retains a provisional token, in one atomic step: replaces the card record with `next` and the

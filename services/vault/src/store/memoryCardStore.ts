@@ -1,5 +1,16 @@
-import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
-import { CARD_KEY_PREFIX, cardKey, cvvKey, parseCard, parseCvv, recordKey, serializeCard, serializeCvv, tokenOfCardKey } from './records';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
+import {
+  CARD_KEY_PREFIX,
+  cardKey,
+  cvvKey,
+  parseCard,
+  parseCvv,
+  recordKey,
+  serializeCard,
+  serializeCvv,
+  tokenOfCardKey,
+  usedCvvKey,
+} from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 
@@ -37,8 +48,9 @@ export class MemoryCardStore implements CardStore {
     }
   }
 
-  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     for (const entry of entries) await this.save(entry);
+    return entries.map(() => ({ saved: true }));
   }
 
   async getCard(token: string): Promise<StoredCard | null> {
@@ -51,10 +63,20 @@ export class MemoryCardStore implements CardStore {
     return raw === undefined ? null : parseCvv(raw);
   }
 
-  async takeCvv(token: string): Promise<StoredCvv | null> {
+  async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
     const raw = this.read(cvvKey(token));
+    if (raw === undefined) return null;
+    const record = parseCvv(raw);
+    const { id, rememberMs } = identify(record);
     this.items.delete(cvvKey(token));
-    return raw === undefined ? null : parseCvv(raw);
+    // The same shape as in Redis: one item per token holding its used ids, expiring with the last.
+    const usedKey = usedCvvKey(token);
+    const used = new Set<string>(JSON.parse(this.read(usedKey) ?? '[]') as string[]);
+    if (used.has(id)) return { outcome: 'replayed' };
+    used.add(id);
+    const expiresAtMs = Math.max(this.items.get(usedKey)?.expiresAtMs ?? 0, this.now() + rememberMs);
+    this.items.set(usedKey, { value: JSON.stringify([...used]), expiresAtMs });
+    return { outcome: 'taken', record };
   }
 
   async hasCvv(token: string): Promise<boolean> {

@@ -6,13 +6,19 @@ import type { StoredCard, StoredCvv } from '../domain/card';
  * Stored form of the records. A version field lets a later format coexist with records written
  * before it; a record that does not parse is an internal error, never a crash.
  */
-const RECORD_VERSION = 3;
+const RECORD_VERSION = 4;
 /**
  * Version 1 records (sealed directly under a KEK) and version 2 records (no mode) are still read;
  * `npm run vault -- rewrap` migrates them. Version 3 adds the token's mode; a mode field on an
  * older record is dropped (the record was not sealed with one, so it could only be a forgery).
  */
 const olderVersion = z.union([z.literal(1), z.literal(2)]);
+/**
+ * Version 4 binds every clear field into the envelope (StoredCard.metadataBound, StoredCvv.nonce
+ * and expiresAt); version 3 records (mode, but nothing else bound) are still read. The version is
+ * itself clear text, but each version has its own AAD labels, so an edited version fails to open.
+ */
+const VERSION_3 = 3;
 const mode = z.enum(['test', 'live']);
 
 const directEnvelopeSchema = z.object({
@@ -41,25 +47,33 @@ const cardFields = {
 };
 
 const storedCardSchema = z.union([
+  z.object({ v: z.literal(RECORD_VERSION), mode, provisional: z.literal(true).optional(), ...cardFields }),
   // `provisional` (browser-made, not yet retained) exists only on version 3: older records never
   // had it, so one found on them is dropped like a mode. An older vault drops it too; the record
   // then fails to open there (it is sealed with its deadline), never outliving it.
-  z.object({ v: z.literal(RECORD_VERSION), mode, provisional: z.literal(true).optional(), ...cardFields }),
+  z.object({ v: z.literal(VERSION_3), mode, provisional: z.literal(true).optional(), ...cardFields }),
   z.object({ v: olderVersion, ...cardFields }),
 ]);
 
 const storedCvvSchema = z.union([
-  z.object({ v: z.literal(RECORD_VERSION), mode, sealed: envelopeSchema }),
+  z.object({ v: z.literal(RECORD_VERSION), mode, nonce: z.string().min(1), expiresAt: z.string().min(1), sealed: envelopeSchema }),
+  z.object({ v: z.literal(VERSION_3), mode, sealed: envelopeSchema }),
   z.object({ v: olderVersion, sealed: envelopeSchema }),
 ]);
 
-/** A record without a mode is written as version 2, so it still reads as one without. */
+/**
+ * A record is written with the version it was sealed as: without a mode 2, with a mode but
+ * nothing else bound 3 (a record rewrap has not migrated yet), fully bound 4.
+ */
 export function serializeCard(card: StoredCard): string {
-  return JSON.stringify({ v: card.mode === undefined ? 2 : RECORD_VERSION, ...card });
+  const { metadataBound, ...fields } = card;
+  const v = card.mode === undefined ? 2 : metadataBound === true ? RECORD_VERSION : VERSION_3;
+  return JSON.stringify({ v, ...fields });
 }
 
 export function serializeCvv(cvv: StoredCvv): string {
-  return JSON.stringify({ v: cvv.mode === undefined ? 2 : RECORD_VERSION, ...cvv });
+  const v = cvv.mode === undefined ? 2 : cvv.nonce !== undefined && cvv.expiresAt !== undefined ? RECORD_VERSION : VERSION_3;
+  return JSON.stringify({ v, ...cvv });
 }
 
 function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
@@ -75,8 +89,8 @@ function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
 }
 
 export function parseCard(raw: string): StoredCard {
-  const { v: _version, ...card } = parseWith(storedCardSchema, raw);
-  return card;
+  const { v: version, ...card } = parseWith(storedCardSchema, raw);
+  return version === RECORD_VERSION ? { ...card, metadataBound: true } : card;
 }
 
 export function parseCvv(raw: string): StoredCvv {
@@ -94,6 +108,14 @@ export function cardKey(token: string): string {
 
 export function cvvKey(token: string): string {
   return `tessera:cvv:{${token}}`;
+}
+
+/**
+ * The replay ids of the CVVs of a token that were consumed (a Redis set, same hash tag, so the
+ * take script stays single-slot; under `tessera:cvv:` so the vault's ACL pattern covers it).
+ */
+export function usedCvvKey(token: string): string {
+  return `tessera:cvv:used:{${token}}`;
 }
 
 export const CARD_KEY_PREFIX = 'tessera:card:{';

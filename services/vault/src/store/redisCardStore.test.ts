@@ -5,6 +5,7 @@ import { cardKey, cvvKey } from './records';
 import { generateToken } from '../domain/token';
 import { freePort, startRedisServer, useRedisServer } from '../../../../test/support/redisServer';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
+import { commandsSentDuring } from '../../../../test/support/redisCommands';
 
 jest.setTimeout(20_000);
 
@@ -96,6 +97,79 @@ describe('RedisCardStore against a real redis-server', () => {
     await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000 });
     await own.stop();
     await expect(store.getCard(t)).rejects.toMatchObject({ code: 'service_unavailable' });
+    await store.close();
+  });
+});
+
+describe('RedisCardStore under a stalled Redis', () => {
+  it('fails every operation within its timeout, also one that queued behind a stalled one', async () => {
+    const own = await startRedisServer(['--enable-debug-command', 'yes']);
+    const sleeper = new Redis(own.url);
+    try {
+      const store = await openStore(own.url, 500);
+      const stalled = sleeper.call('DEBUG', 'SLEEP', '2');
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      const timed = (op: Promise<unknown>) =>
+        op.then(
+          () => ({ code: 'ok', ms: Date.now() - started }),
+          (err: TesseraError) => ({ code: err.code, ms: Date.now() - started }),
+        );
+      const first = timed(store.getCard(generateToken()));
+      // Issued once the first has been written: with auto-pipelining it waits for that one's answer.
+      await new Promise((r) => setTimeout(r, 200));
+      const queued = [
+        timed(store.save({ token: generateToken(), card: aStoredCard(), cardTtlMs: 60_000 })),
+        timed(store.getCard(generateToken())),
+      ];
+      const results = await Promise.all([first, ...queued]);
+      expect(results.map((r) => r.code)).toEqual(['service_unavailable', 'service_unavailable', 'service_unavailable']);
+      // Each within its own 500 ms (plus scheduling), counted from when it was issued.
+      expect(results[0]!.ms).toBeLessThan(500 + 250);
+      for (const r of results.slice(1)) expect(r.ms).toBeLessThan(200 + 500 + 250);
+      await stalled;
+      await store.close();
+    } finally {
+      sleeper.disconnect();
+      await own.stop();
+    }
+  });
+});
+
+describe('RedisCardStore batch outcomes', () => {
+  it('writes a batch on one Redis with one transaction per card and a single WAIT for all of them', async () => {
+    const store = RedisCardStore.connect(db.server.url, {
+      commandTimeoutMs: 1000,
+      logger,
+      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 50 },
+    });
+    await store.waitUntilReady(3000);
+    const tokens = [generateToken(), generateToken(), generateToken()];
+    let outcomes: Array<{ saved: boolean }> = [];
+    const sent = await commandsSentDuring(db.server.url, async () => {
+      outcomes = await store.saveMany(tokens.map((t) => ({ token: t, card: aStoredCard(), cardTtlMs: 60_000 })));
+    });
+    // No replica here: the one WAIT counts 0, so every card is refused and removed again.
+    expect(outcomes.map((o) => o.saved)).toEqual([false, false, false]);
+    expect(sent.filter((c) => c === 'wait')).toHaveLength(1);
+    expect(sent.filter((c) => c === 'multi')).toHaveLength(3);
+    expect(await db.client.exists(...tokens.map(cardKey))).toBe(0);
+    await store.close();
+  });
+
+  it('reports each entry of a batch on its own: one refused write fails only its entry', async () => {
+    const store = await openStore();
+    const [a, bad, c] = [generateToken(), generateToken(), generateToken()];
+    const outcomes = await store.saveMany([
+      { token: a, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
+      // Redis refuses a zero expiry inside the transaction: this entry alone fails.
+      { token: bad, card: aStoredCard(), cardTtlMs: 0 },
+      { token: c, card: aStoredCard(), cardTtlMs: 60_000 },
+    ]);
+    expect(outcomes.map((o) => (o.saved ? 'saved' : o.error.code))).toEqual(['saved', 'service_unavailable', 'saved']);
+    expect(await store.getCard(a)).toEqual(aStoredCard());
+    expect(await store.getCard(c)).toEqual(aStoredCard());
+    expect(await store.getCard(bad)).toBeNull();
     await store.close();
   });
 });

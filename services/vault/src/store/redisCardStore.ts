@@ -1,6 +1,6 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import { redisConnectionOptions, TesseraError, type Logger } from '@tessera/common';
-import type { CardEntryToSave, CardStore, StoreHealth } from './cardStore';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
   cardKey,
@@ -12,6 +12,7 @@ import {
   serializeCard,
   serializeCvv,
   tokenOfCardKey,
+  usedCvvKey,
 } from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
@@ -99,6 +100,26 @@ if tonumber(ARGV[4]) > 0 then
 end
 return 1`;
 
+/**
+ * Takes the CVV only if it is still the record that was identified (0 otherwise: read it again),
+ * and records its replay id in the token's used set, extending that set's TTL to `rememberMs` if
+ * shorter. 2: the id was used before (a restored copy): the record is deleted, not handed out.
+ */
+const TAKE_CVV_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
+  return 2
+end
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+return 1`;
+/** A CVV rewrapped or replaced between its read and its take is read again this often. */
+const TAKE_CVV_ATTEMPTS = 5;
+
 /** How long a successful check of the AOF settings is trusted before it is repeated. */
 const AOF_RECHECK_MS = 30_000;
 
@@ -118,13 +139,15 @@ export class RedisCardStore implements CardStore {
   /** The URL may hold a password: it is given to ioredis only, never logged. */
   static connect(target: string | RedisTarget, opts: RedisCardStoreOptions): RedisCardStore {
     const resolved = typeof target === 'string' ? { url: target } : target;
-    return new RedisCardStore(connectRedis(resolved, opts.commandTimeoutMs), opts.logger, opts.writeAck);
+    return new RedisCardStore(connectRedis(resolved, opts.commandTimeoutMs), opts.logger, opts.writeAck, opts.commandTimeoutMs);
   }
 
+  /** `operationTimeoutMs` bounds each store operation as a whole, queueing included (REDIS_COMMAND_TIMEOUT_MS). */
   constructor(
     private readonly redis: RedisClient,
     private readonly logger: Logger,
     writeAck: WriteAck = { kind: 'none' },
+    private readonly operationTimeoutMs = 2000,
   ) {
     this.writeAck = writeAck;
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
@@ -159,62 +182,192 @@ export class RedisCardStore implements CardStore {
   }
 
   /**
-   * Card and CVV in one MULTI, then (replica:N) WAIT on the same connection: a pipeline goes to
-   * one node as one unit, in Cluster mode the node owning the token's slot. Resolves only once the
-   * write is acknowledged at the VAULT_WRITE_ACK level; otherwise the record is removed again
+   * Card and CVV in one MULTI, then (replica:N) WAIT on the same connection. Resolves only once
+   * the write is acknowledged at the VAULT_WRITE_ACK level; otherwise the record is removed again
    * (best effort: nobody learns the token) and the call fails with service_unavailable.
    */
   async save(entry: CardEntryToSave): Promise<void> {
-    await this.saveMany([entry]);
+    const [outcome] = await this.saveMany([entry]);
+    if (outcome !== undefined && !outcome.saved) throw outcome.error;
   }
 
   /**
    * A group commit: one pipeline with a MULTI per entry and one WAIT for all of them, so a batch
-   * costs one write, one read and one acknowledgement. A Cluster spreads tokens over slots and a
-   * pipeline must stay within one, so there every entry is its own pipeline.
+   * costs one write, one read and one acknowledgement. In a Cluster the entries are grouped by the
+   * master owning their slot and each group is such a pipeline on that master's own connection:
+   * WAIT only counts the writes of the connection it is sent on, so it must follow them there.
+   * The whole call is bounded by the operation timeout; an entry not settled by then fails.
    */
-  async saveMany(entries: readonly CardEntryToSave[]): Promise<void> {
-    if (entries.length === 0) return;
-    if (this.redis instanceof Cluster && entries.length > 1) {
-      await Promise.all(entries.map((entry) => this.saveMany([entry])));
-      return;
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
+    const outcomes: Array<SaveOutcome | undefined> = entries.map(() => undefined);
+    // The first outcome of an entry counts: one that settles after the deadline changes nothing.
+    const settle = (index: number, outcome: SaveOutcome): void => {
+      outcomes[index] ??= outcome;
+    };
+    if (entries.length === 0) return [];
+    try {
+      await this.withinDeadline(async () => {
+        if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+        if (this.redis instanceof Cluster) {
+          await this.saveOnCluster(this.redis, entries, settle);
+          return;
+        }
+        const results = await this.writeGroup(this.redis, entries);
+        results.forEach((result, i) =>
+          settle(
+            i,
+            result.kind === 'saved'
+              ? SAVED
+              : failedWith(result.kind === 'failed' ? result.error : new Error(`a cluster reply (${result.kind}) from a single Redis`)),
+          ),
+        );
+      });
+    } catch (err) {
+      // The deadline, or a refusal before anything was written (aof settings): every entry not
+      // settled yet fails with it.
+      entries.forEach((_, i) => settle(i, failedWith(err)));
     }
-    await this.run(async () => {
-      if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
-      const commands: Array<Array<string | number>> = [];
-      const execIndexes: number[] = [];
-      for (const entry of entries) {
-        commands.push(['multi'], ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)]);
-        if (entry.cvv !== undefined) {
-          commands.push(['set', cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs)]);
-        } else {
-          commands.push(['del', cvvKey(entry.token)]);
-        }
-        execIndexes.push(commands.length);
-        commands.push(['exec']);
+    return outcomes.map((outcome) => outcome ?? failedWith(new Error('card write not settled')));
+  }
+
+  /**
+   * Cluster writes go to the node the slot map names, on that node's connection (so WAIT counts
+   * them). A MOVED answer (a slot moved, a replica was promoted) is followed to the node it names
+   * and makes the slot map refresh in the background so later writes go straight there; ASK,
+   * CLUSTERDOWN and TRYAGAIN (a slot migrating, a node between two cluster states) are retried
+   * after RETRY_DELAY_MS, as ioredis does for single commands. At most MAX_ATTEMPTS rounds, within
+   * the operation's deadline; a node that cannot be reached fails its entries only.
+   */
+  private async saveOnCluster(
+    cluster: Cluster,
+    entries: readonly CardEntryToSave[],
+    settle: (index: number, outcome: SaveOutcome) => void,
+  ): Promise<void> {
+    type Pending = { entry: CardEntryToSave; index: number; target: string | undefined };
+    let pending: Pending[] = entries.map((entry, index) => ({ entry, index, target: undefined }));
+    for (let round = 0; pending.length > 0; round++) {
+      const groups = new Map<string, Pending[]>();
+      for (const item of pending) {
+        const node = item.target ?? cluster.slots[slotOf(cardKey(item.entry.token))]?.[0] ?? 'unknown';
+        groups.set(node, [...(groups.get(node) ?? []), { ...item, target: node }]);
       }
-      if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
-      const results = await this.redis.pipeline(commands).exec();
-      if (results === null) throw new Error('redis pipeline was aborted');
-      for (const [err] of results) if (err) throw err;
-      for (const index of execIndexes) {
-        const exec = results[index]?.[1];
-        if (!Array.isArray(exec)) throw new Error('redis transaction was aborted');
-        for (const reply of exec) if (reply instanceof Error) throw reply;
-      }
-      if (this.writeAck.kind === 'replicas') {
-        const acked = Number(results[commands.length - 1]?.[1]);
-        if (!(acked >= this.writeAck.replicas)) {
-          this.logger.error(
-            { wanted: this.writeAck.replicas, acked, writeAck: describeWriteAck(this.writeAck), cards: entries.length },
-            'card write not acknowledged by enough replicas: refusing the token',
+      const redirected: Pending[] = [];
+      let refresh = false;
+      let pause = false;
+      await Promise.all(
+        [...groups.values()].map(async (group) => {
+          const first = group[0] as Pending;
+          const node = cluster.nodes('all').find((n) => nodeName(n) === first.target);
+          if (node === undefined) {
+            // The slot map names a node the client dropped (it went away): refresh and try again once.
+            refresh = true;
+            if (round === 0) redirected.push(...group.map((item) => ({ ...item, target: undefined })));
+            else for (const item of group) settle(item.index, failedWith(new Error(`no connection to the master ${first.target ?? ''}`)));
+            return;
+          }
+          const results = await this.writeGroup(
+            node,
+            group.map((item) => item.entry),
           );
-          const keys = entries.flatMap((entry) => [cardKey(entry.token), cvvKey(entry.token)]);
-          await this.redis.del(...keys).catch(() => undefined);
-          throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
-        }
+          results.forEach((result, i) => {
+            const item = group[i] as Pending;
+            if (result.kind === 'saved') settle(item.index, SAVED);
+            else if (result.kind === 'failed') {
+              // A master that went away: its replica may be promoted by the next refresh.
+              refresh = true;
+              settle(item.index, failedWith(result.error));
+            } else if (result.kind === 'retry') {
+              pause = true;
+              refresh = true;
+              redirected.push({ ...item, target: undefined });
+            } else {
+              refresh = true;
+              redirected.push({ ...item, target: result.to });
+            }
+          });
+        }),
+      );
+      if (redirected.length > 0 && round + 1 >= MAX_ATTEMPTS) {
+        for (const item of redirected) settle(item.index, failedWith(new Error('too many cluster redirections or retries')));
+        return;
       }
+      if (pause) await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+      if (refresh) {
+        // A write that names no node waits for the new map; the others follow their redirection at once.
+        const refreshed = refreshSlots(cluster);
+        if (redirected.some((item) => item.target === undefined)) await refreshed;
+      }
+      pending = redirected;
+    }
+  }
+
+  /**
+   * One pipeline on one connection: MULTI/SET/SET/EXEC per entry, then one WAIT for all of them.
+   * Each entry's result is its own: a queue-time redirection (this node does not serve its slot)
+   * or an error inside its transaction concerns only that entry.
+   */
+  private async writeGroup(node: Redis, entries: readonly CardEntryToSave[]): Promise<WriteResult[]> {
+    const commands: Array<Array<string | number>> = [];
+    const spans: Array<{ first: number; exec: number }> = [];
+    for (const entry of entries) {
+      const first = commands.length;
+      commands.push(['multi'], ['set', cardKey(entry.token), serializeCard(entry.card), 'PX', Math.ceil(entry.cardTtlMs)]);
+      if (entry.cvv !== undefined) {
+        commands.push(['set', cvvKey(entry.token), serializeCvv(entry.cvv.record), 'PX', Math.ceil(entry.cvv.ttlMs)]);
+      } else {
+        commands.push(['del', cvvKey(entry.token)]);
+      }
+      spans.push({ first, exec: commands.length });
+      commands.push(['exec']);
+    }
+    if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
+    let replies: Array<[Error | null, unknown]> | null;
+    try {
+      replies = await node.pipeline(commands).exec();
+    } catch (err) {
+      return entries.map(() => ({ kind: 'failed', error: err }));
+    }
+    if (replies === null) return entries.map(() => ({ kind: 'failed', error: new Error('redis pipeline was aborted') }));
+    const results = spans.map(({ first, exec }): WriteResult => {
+      for (let i = first; i < exec; i++) {
+        const err = replies?.[i]?.[0];
+        if (!err) continue;
+        const [kind, , to] = err.message.split(' ');
+        if (kind === 'MOVED' && to !== undefined) return { kind: 'moved', to };
+        // ASK: the slot is migrating, and the importing node refuses a transaction over keys it
+        // does not have yet (TRYAGAIN), which a new token's card and CVV always are; so is the
+        // source while it has some of them. Both end when the slot has moved: try again shortly.
+        if (kind === 'ASK' || kind === 'CLUSTERDOWN' || kind === 'TRYAGAIN') return { kind: 'retry' };
+        return { kind: 'failed', error: err };
+      }
+      const [execErr, execReply] = replies?.[exec] ?? [new Error('no reply to EXEC')];
+      if (execErr) return { kind: 'failed', error: execErr };
+      if (!Array.isArray(execReply)) return { kind: 'failed', error: new Error('redis transaction was aborted') };
+      const inner = execReply.find((reply): reply is Error => reply instanceof Error);
+      return inner === undefined ? { kind: 'saved' } : { kind: 'failed', error: inner };
     });
+    if (this.writeAck.kind !== 'replicas') return results;
+    const [waitErr, waitReply] = replies[commands.length - 1] ?? [new Error('no reply to WAIT')];
+    const acked = Number(waitReply);
+    const written = entries.filter((_, i) => results[i]?.kind === 'saved');
+    if (written.length === 0 || (!waitErr && acked >= this.writeAck.replicas)) return results;
+    this.logger.error(
+      {
+        wanted: this.writeAck.replicas,
+        acked: waitErr ? undefined : acked,
+        waitError: waitErr?.message,
+        writeAck: describeWriteAck(this.writeAck),
+        cards: written.length,
+        node: nodeName(node),
+      },
+      'card write not acknowledged by enough replicas: refusing the token',
+    );
+    // One DEL per token: in a Cluster, keys of different slots cannot share a command.
+    const cleanup = node.pipeline();
+    for (const entry of written) cleanup.del(cardKey(entry.token), cvvKey(entry.token));
+    await cleanup.exec().catch(() => undefined);
+    const error = waitErr ?? new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
+    return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error } : result));
   }
 
   /**
@@ -270,9 +423,24 @@ export class RedisCardStore implements CardStore {
     return raw === null ? null : parseCvv(raw);
   }
 
-  async takeCvv(token: string): Promise<StoredCvv | null> {
-    const raw = await this.run(() => this.redis.getdel(cvvKey(token)));
-    return raw === null ? null : parseCvv(raw);
+  /**
+   * Read, identify, then take-if-unchanged in one script that also records the id as used: a
+   * crash between taking and recording can therefore never leave a consumed CVV without its mark.
+   * Two concurrent takers: the script runs for one of them; the other finds the record gone.
+   */
+  async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
+    for (let attempt = 0; attempt < TAKE_CVV_ATTEMPTS; attempt++) {
+      const raw = await this.run(() => this.redis.get(cvvKey(token)));
+      if (raw === null) return null;
+      const record = parseCvv(raw);
+      const { id, rememberMs } = identify(record);
+      const outcome = await this.run(() =>
+        this.redis.eval(TAKE_CVV_IF_UNCHANGED, 2, cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
+      );
+      if (outcome === 1) return { outcome: 'taken', record };
+      if (outcome === 2) return { outcome: 'replayed' };
+    }
+    throw new TesseraError('service_unavailable', { message: 'The CVV kept changing while it was being taken.' });
   }
 
   async hasCvv(token: string): Promise<boolean> {
@@ -401,12 +569,57 @@ export class RedisCardStore implements CardStore {
 
   private async run<T>(op: () => Promise<T>): Promise<T> {
     try {
-      return await op();
+      return await this.withinDeadline(op);
     } catch (err) {
-      if (err instanceof TesseraError) throw err;
-      throw new TesseraError('service_unavailable', { message: 'The card store is temporarily unavailable.', cause: err });
+      throw storeUnavailable(err);
     }
   }
+
+  /**
+   * REDIS_COMMAND_TIMEOUT_MS bounds a whole store operation, not only each command once it is
+   * sent: with auto-pipelining a command can first wait behind a stalled pipeline for a full
+   * commandTimeout and then run its own (measured: 2.0 s for a 1.0 s setting).
+   */
+  private async withinDeadline<T>(op: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from redis within ${this.operationTimeoutMs} ms`)), this.operationTimeoutMs);
+    });
+    try {
+      return await Promise.race([op(), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Rounds of redirections (MOVED) and retries (ASK, CLUSTERDOWN, TRYAGAIN) one card write gets. */
+const MAX_ATTEMPTS = 5;
+/** Pause before retrying after CLUSTERDOWN/TRYAGAIN (ioredis's retryDelayOnClusterDown default). */
+const RETRY_DELAY_MS = 100;
+
+/** How one entry's transaction fared on the node it was sent to. */
+type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { kind: 'moved'; to: string } | { kind: 'retry' };
+
+const SAVED: SaveOutcome = { saved: true };
+
+function storeUnavailable(cause: unknown): TesseraError {
+  if (cause instanceof TesseraError) return cause;
+  return new TesseraError('service_unavailable', { message: 'The card store is temporarily unavailable.', cause });
+}
+
+function failedWith(cause: unknown): SaveOutcome {
+  return { saved: false, error: storeUnavailable(cause) };
+}
+
+/** The Cluster hash slot of a key (CRC16 of its {hash tag}), as ioredis computes it for routing. */
+function slotOf(key: string): number {
+  return new Command('set', [key]).getSlot();
+}
+
+/** Resolves once the client has re-read the slot map (or failed to); never rejects. */
+function refreshSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => cluster.refreshSlotsCache(() => resolve()));
 }
 
 function nodeName(node: Redis): string {

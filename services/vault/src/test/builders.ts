@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isTestCard } from '@tessera/common';
-import { parseKeyRing, type KeyRing } from '../domain/keyRing';
+import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
 
 export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): string {
@@ -8,7 +8,7 @@ export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): stri
 }
 
 /** A ring from entries as VAULT_KEYS would list them; the last is the current key. */
-export function keyRingOf(...entries: string[]): KeyRing {
+export function keyRingOf(...entries: string[]): EnvKeyRing {
   const parsed = parseKeyRing(entries.join(','));
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
   return parsed.ring;

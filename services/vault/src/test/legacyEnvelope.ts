@@ -1,12 +1,12 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import type { DirectEnvelope, EnvelopeContext } from '../domain/envelope';
-import type { KeyRing } from '../domain/keyRing';
+import type { EnvKeyRing } from '../domain/keyRing';
 
 /**
  * The sealing code as it was before envelope encryption (format 1: data sealed directly under the
  * VAULT_KEYS key), kept verbatim so tests can write records exactly as deployed vaults did.
  */
-export function sealFormat1(ring: KeyRing, ctx: EnvelopeContext, plaintext: Buffer): DirectEnvelope {
+export function sealFormat1(ring: EnvKeyRing, ctx: EnvelopeContext, plaintext: Buffer): DirectEnvelope {
   const keyId = ring.currentKeyId;
   const key = ring.key(keyId);
   if (key === undefined) throw new Error('no current key');

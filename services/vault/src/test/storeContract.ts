@@ -18,6 +18,20 @@ export function aStoredCard(overrides: Partial<StoredCard> = {}): StoredCard {
 
 export const aStoredCvv = (): StoredCvv => ({ sealed: { keyId: 'k1', iv: 'aXY=', ciphertext: 'Y3Z2', tag: 'dGFn' } });
 
+/** A format-4 CVV record: nonce and deadline (the contract only stores them; the vault checks them). */
+export const aNoncedCvv = (nonce = 'bm9uY2U'): StoredCvv => ({
+  ...aStoredCvv(),
+  mode: 'test',
+  nonce,
+  expiresAt: '2030-01-01T00:00:00.000Z',
+});
+
+/** What takeCvv hands out, when anything: the record, or null (none, or refused as replayed). */
+async function take(store: CardStore, t: string): Promise<StoredCvv | null> {
+  const taken = await store.takeCvv(t, (record) => ({ id: record.nonce ?? record.sealed.iv, rememberMs: 60_000 }));
+  return taken?.outcome === 'taken' ? taken.record : null;
+}
+
 /** Behaviour every CardStore implementation must share; run against memory and real Redis. */
 export function describeCardStoreContract(name: string, open: () => CardStore, token: () => string): void {
   describe(`${name} (CardStore contract)`, () => {
@@ -40,8 +54,8 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
     it('hands the CVV out once: takeCvv reads and deletes it, the card stays', async () => {
       const t = token();
       await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
-      expect(await store.takeCvv(t)).toEqual(aStoredCvv());
-      expect(await store.takeCvv(t)).toBeNull();
+      expect(await take(store, t)).toEqual(aStoredCvv());
+      expect(await take(store, t)).toBeNull();
       expect(await store.hasCvv(t)).toBe(false);
       expect(await store.getCard(t)).toEqual(aStoredCard());
     });
@@ -65,9 +79,24 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.replaceRaw('card', first, 'not what is stored', changed)).toBe(false);
       expect(await store.replaceRaw('card', first, raw, changed)).toBe(true);
       expect((await store.getCard(first))?.last4).toBe('0000');
-      await store.takeCvv(first);
+      await take(store, first);
       expect(await store.replaceRaw('cvv', first, 'anything', 'x')).toBe(false);
       expect(await store.readRaw('cvv', first)).toBeNull();
+    });
+
+    it('refuses a CVV whose replay id was used before, even when the record is written back, and deletes it', async () => {
+      const t = token();
+      await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
+      const copy = (await store.readRaw('cvv', t)) as string;
+      expect(await take(store, t)).toEqual(aNoncedCvv());
+      // Written back as it was (a restore from a copy): it is not handed out again.
+      await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
+      expect(await store.readRaw('cvv', t)).toBe(copy);
+      expect(await store.takeCvv(t, () => ({ id: 'bm9uY2U', rememberMs: 60_000 }))).toEqual({ outcome: 'replayed' });
+      expect(await store.hasCvv(t)).toBe(false);
+      // Another CVV of the same token (a new nonce) is not affected.
+      await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aNoncedCvv('b3RoZXI'), ttlMs: 60_000 } });
+      expect(await take(store, t)).toEqual(aNoncedCvv('b3RoZXI'));
     });
 
     it('keeps a named checkpoint until it is cleared', async () => {
@@ -88,17 +117,19 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
     it('saves a batch of entries, each with or without its CVV', async () => {
       const [a, b, c] = [token(), token(), token()];
       const other = { ...aStoredCard(), last4: '0005' };
-      await store.saveMany([
+      const outcomes = await store.saveMany([
         { token: a, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
         { token: b, card: other, cardTtlMs: 60_000 },
         { token: c, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } },
       ]);
+      // One outcome per entry, in order: only a saved entry's token may be handed out.
+      expect(outcomes).toEqual([{ saved: true }, { saved: true }, { saved: true }]);
       expect(await store.getCard(a)).toEqual(aStoredCard());
       expect(await store.getCard(b)).toEqual(other);
       expect(await store.hasCvv(a)).toBe(true);
       expect(await store.hasCvv(b)).toBe(false);
-      expect(await store.takeCvv(c)).toEqual(aStoredCvv());
-      await store.saveMany([]);
+      expect(await take(store, c)).toEqual(aStoredCvv());
+      expect(await store.saveMany([])).toEqual([]);
     });
 
     it('keeps the mode of a card and its CVV, and reads records written before tokens had one without a mode', async () => {
@@ -110,9 +141,17 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.getCard(moded)).toEqual(liveCard);
       expect(await store.getCvv(moded)).toEqual(liveCvv);
       expect((await store.getCard(legacy))?.mode).toBeUndefined();
-      expect((await store.takeCvv(legacy))?.mode).toBeUndefined();
+      expect((await take(store, legacy))?.mode).toBeUndefined();
       // The stored form says which: a version-3 record names its mode, an older one has none.
       expect(JSON.parse((await store.readRaw('card', moded)) as string)).toMatchObject({ v: 3, mode: 'live' });
+      const bound = token();
+      const boundCard = aStoredCard({ mode: 'live', metadataBound: true });
+      await store.save({ token: bound, card: boundCard, cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
+      // Version 4: every clear field is bound into the envelope; the CVV carries its nonce and deadline.
+      expect(JSON.parse((await store.readRaw('card', bound)) as string)).toMatchObject({ v: 4, mode: 'live' });
+      expect(JSON.parse((await store.readRaw('cvv', bound)) as string)).toMatchObject({ v: 4, nonce: 'bm9uY2U' });
+      expect(await store.getCard(bound)).toEqual(boundCard);
+      expect(await store.getCvv(bound)).toEqual(aNoncedCvv());
       expect(JSON.parse((await store.readRaw('card', legacy)) as string)).toMatchObject({ v: 2 });
     });
 

@@ -19,8 +19,22 @@ function logFailure(logger: Logger, fields: Record<string, unknown>, err: unknow
 }
 
 /**
- * Wraps a use case: request id on every log line, errors through toGrpcError. Requests and
- * replies are never logged — they carry card data or rendered bodies.
+ * How long the vault may work on a call before it must answer: a little before the caller's gRPC
+ * deadline (10 %, at least 50 ms, for the answer to travel), so a slow card store reaches the
+ * caller as the vault's own 503 rather than as the caller's 504 upstream_timeout. Undefined when
+ * the caller set no deadline.
+ */
+export function handlingBudgetMs(deadline: Date | number, now = Date.now()): number | undefined {
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (!Number.isFinite(at)) return undefined;
+  const remaining = at - now;
+  return Math.max(0, remaining - Math.max(50, Math.round(remaining * 0.1)));
+}
+
+/**
+ * Wraps a use case: request id on every log line, errors through toGrpcError, and an answer
+ * within the caller's deadline (handlingBudgetMs). Requests and replies are never logged — they
+ * carry card data or rendered bodies.
  */
 function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => Promise<Res>, observe?: RpcObserver): Unary<Req, Res> {
   return (call, callback) => {
@@ -29,18 +43,29 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
     const fields = { rpc, requestId: requestIdFromMetadata(call.metadata) };
     const started = process.hrtime.bigint();
     const elapsedMs = (): number => Number((process.hrtime.bigint() - started) / 1_000_000n);
-    handle(call.request).then(
-      (reply) => {
-        if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs: elapsedMs() }, 'rpc ok');
-        observe?.(rpc, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
-        callback(null, reply);
-      },
-      (err: unknown) => {
-        observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
-        logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
-        callback(toGrpcError(err));
-      },
-    );
+    let answered = false;
+    const fail = (err: unknown): void => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
+      logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
+      callback(toGrpcError(err));
+    };
+    const budget = handlingBudgetMs(call.getDeadline());
+    // What is still running then is abandoned: a token not yet answered is never handed out.
+    const timer =
+      budget === undefined
+        ? undefined
+        : setTimeout(() => fail(new TesseraError('service_unavailable', { message: 'The card store did not answer in time.' })), budget);
+    handle(call.request).then((reply) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs: elapsedMs() }, 'rpc ok');
+      observe?.(rpc, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
+      callback(null, reply);
+    }, fail);
   };
 }
 

@@ -1,14 +1,19 @@
-import { TesseraError } from '@tessera/common';
+import { maskCardNumbers, TesseraError } from '@tessera/common';
 import { isValidMerchantId } from '../../domain/apiKeys';
-import { canonicalList } from '../../app/inputLists';
+import { canonicalList, quoteInput } from '../../app/inputLists';
 import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../../domain/pspHosts';
 
 type Body = Record<string, unknown>;
 
-/** Unknown fields are refused, as on /v1, so a typo (`allowedIps`) cannot silently do nothing. */
+/**
+ * Unknown fields are refused, as on /v1, so a typo (`allowedIps`) cannot silently do nothing. The
+ * name is the caller's text: echoed masked and bounded.
+ */
 export function refuseUnknown(body: Body, allowed: readonly string[]): void {
   for (const name of Object.keys(body)) {
-    if (!allowed.includes(name)) throw new TesseraError('parameter_unknown', { param: name, message: `Unknown parameter "${name}".` });
+    if (allowed.includes(name)) continue;
+    const shown = maskCardNumbers(name).slice(0, 128);
+    throw new TesseraError('parameter_unknown', { param: shown, message: `Unknown parameter ${quoteInput(shown)}.` });
   }
 }
 

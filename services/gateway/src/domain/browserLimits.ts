@@ -1,0 +1,57 @@
+import crypto from 'node:crypto';
+import { clientNetworkOf } from './rateLimit';
+
+/**
+ * Card-testing defence on browser tokenization (docs/browser.md, "Card testing"). A publishable
+ * key is public, so a fraudster can drive Tessera's card fields, or the route behind them, to
+ * check stolen card numbers one after another. Three limits answer that: requests per
+ * publishable key, requests per shopper IP (IPv6: per /64), and distinct cards per shopper IP.
+ */
+
+/** Why a browser tokenization was refused: the one label of the refusal metric (a closed set). */
+export type BrowserLimitReason = 'key' | 'ip' | 'distinct_cards';
+
+export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = ['key', 'ip', 'distinct_cards'];
+
+/** Per publishable key; the key id, never the key. */
+export function browserKeyBucket(keyId: string): string {
+  return `browser:key:${keyId}`;
+}
+
+/** Per shopper network, counted like failed authentication (one IPv6 /64 is one client). */
+export function browserIpBucket(clientIp: string | undefined): string {
+  return `browser:ip:${clientNetworkOf(clientIp)}`;
+}
+
+/** The set of card fingerprints one shopper network has tokenized in the current hour. */
+export function distinctCardsBucket(clientIp: string | undefined): string {
+  return `browser:cards:${clientNetworkOf(clientIp)}`;
+}
+
+/**
+ * The key fingerprints are made with: derived from the gateway's server secret (API_KEY_PEPPER)
+ * for this one purpose, so a fingerprint is never comparable with an API key digest and the
+ * pepper itself is used for nothing else here.
+ */
+export function cardFingerprintKey(serverSecret: string): Buffer {
+  return crypto.createHmac('sha256', serverSecret).update('tessera/browser-card-fingerprint/v1').digest();
+}
+
+/**
+ * A keyed hash of the card number, to tell cards apart without storing them. An unkeyed hash of
+ * a PAN is card data in all but name (the 10^6-ish unknown middle digits are brute-forced in
+ * seconds); without the server secret this one reveals nothing. 128 bits: collisions between the
+ * handful of cards one client sends per hour are out of the question.
+ */
+export function cardFingerprint(key: Buffer, number: string): string {
+  return crypto.createHmac('sha256', key).update(number.replace(/\D/g, '')).digest('base64url').slice(0, 22);
+}
+
+/**
+ * The distinct-cards decision: a card already counted in this window is always let through (a
+ * shopper retrying their own card is not card testing); a new card is refused once the window
+ * already holds `limit` distinct cards. 0 disables.
+ */
+export function isNewCardOverLimit(alreadyCounted: boolean, distinctBefore: number, limit: number): boolean {
+  return limit > 0 && !alreadyCounted && distinctBefore >= limit;
+}

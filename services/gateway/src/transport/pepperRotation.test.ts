@@ -1,0 +1,143 @@
+import { Redis } from 'ioredis';
+import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
+import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import type { ApiKeyStore } from '../store/apiKeyStore';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
+import { startApp, type RunningApp } from '../testing/http';
+import { runKeysCli } from '../cli/keys';
+import { createApp } from './app';
+
+const OLD = 'old-pepper-old-pepper-old-pepper-0001';
+const NEW = 'new-pepper-new-pepper-new-pepper-0002';
+
+let server: RedisServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+
+const running: RunningApp[] = [];
+afterEach(async () => {
+  for (const app of running.splice(0)) await app.close();
+});
+
+async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: string[] = []): Promise<RunningApp> {
+  const app = await startApp(
+    createApp({
+      config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [] },
+      logger: captureLogger().logger,
+      keyStore,
+      pepper,
+      previousPeppers,
+      ...tokenReadingUpstreams(),
+    }),
+  );
+  running.push(app);
+  return app;
+}
+
+async function statusWith(app: RunningApp, apiKey: string): Promise<number> {
+  return (await app.request('GET', '/v1/token/tok.AAAABBBBCCCCDDDDEEEEFF', { headers: { 'x-api-key': apiKey } })).status;
+}
+
+/** Rehashing on use is not awaited by the request: wait until the store shows it. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the key was not moved to the new pepper');
+}
+
+function keyUnder(pepper: string): { apiKey: string; record: ApiKeyRecord } {
+  return issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
+}
+
+const stores: Array<[string, () => Promise<ApiKeyStore>]> = [
+  ['in memory', async () => new MemoryApiKeyStore()],
+  [
+    'in Redis',
+    async () => {
+      await redis.flushall();
+      return new RedisApiKeyStore(new Redis(server.url));
+    },
+  ],
+];
+
+describe.each(stores)('API-key pepper rotation (key store %s)', (_name, openStore) => {
+  let store: ApiKeyStore;
+  beforeEach(async () => {
+    store = await openStore();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('keeps a key made under the old pepper working, moves it to the new one on use, so the old pepper can go', async () => {
+    const { apiKey, record } = keyUnder(OLD);
+    await store.create(record);
+    // Rotating without listing the old pepper would lock every existing key out.
+    expect(await statusWith(await gateway(store, NEW), apiKey)).toBe(401);
+
+    expect(await statusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(200);
+    await eventually(async () => (await store.findByDigest(hashApiKey(NEW, apiKey)))?.id === record.id);
+    expect(await store.findByDigest(hashApiKey(OLD, apiKey))).toBeUndefined();
+    expect(await store.get(record.id)).toMatchObject({ digest: hashApiKey(NEW, apiKey), pepperId: pepperIdOf(NEW) });
+
+    expect(await statusWith(await gateway(store, NEW), apiKey)).toBe(200);
+  });
+
+  it('does not let an old pepper revive a revoked key, and leaves it where it is', async () => {
+    const { apiKey, record } = keyUnder(OLD);
+    await store.create(record);
+    await store.revoke(record.id, new Date());
+    expect(await statusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await store.get(record.id))?.digest).toBe(hashApiKey(OLD, apiKey));
+  });
+
+  it('records the pepper of a key made before records named it, on its next use', async () => {
+    const { apiKey, record } = keyUnder(NEW);
+    const { pepperId: _dropped, ...unrecorded } = record;
+    await store.create(unrecorded);
+    expect(await statusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(200);
+    await eventually(async () => (await store.get(record.id))?.pepperId === pepperIdOf(NEW));
+  });
+});
+
+describe('npm run keys -- rehash-status', () => {
+  it('counts usable keys per pepper version, and the ones not yet named', async () => {
+    await redis.flushall();
+    const store = new RedisApiKeyStore(new Redis(server.url));
+    try {
+      await store.create(keyUnder(OLD).record);
+      await store.create(keyUnder(OLD).record);
+      await store.create(keyUnder(NEW).record);
+      const { pepperId: _dropped, ...unrecorded } = keyUnder(OLD).record;
+      await store.create(unrecorded);
+      const revoked = keyUnder(OLD).record;
+      await store.create(revoked);
+      await store.revoke(revoked.id, new Date());
+
+      const out: string[] = [];
+      const env = { REDIS_URL: server.url, API_KEY_PEPPERS: `v1:${OLD},v2:${NEW}`, NODE_ENV: 'test' };
+      const code = await runKeysCli(['rehash-status', '--json'], env, { out: (l) => out.push(l), err: () => undefined });
+      expect(code).toBe(0);
+      expect(JSON.parse(out.join(''))).toEqual({ current: 'v2', byVersion: { v1: 2, v2: 1 }, unrecorded: 1, unknownPepper: 0 });
+      const text: string[] = [];
+      await runKeysCli(['rehash-status'], env, { out: (l) => text.push(l), err: () => undefined });
+      expect(text.join('\n')).not.toContain(OLD);
+      expect(text).toContain('v2 (current): 1 keys');
+    } finally {
+      await store.close();
+    }
+  });
+});

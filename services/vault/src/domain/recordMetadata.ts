@@ -1,0 +1,45 @@
+import type { StoredCard, StoredCvv } from './card';
+
+/**
+ * The clear fields of a format-4 record, in a fixed order, as bound into its envelope's AAD
+ * (EnvelopeContext.metadata). Any edit to one of them in the store makes the record fail to open.
+ * The order is part of the format: append new fields, never reorder.
+ */
+export function cardMetadata(card: Omit<StoredCard, 'sealed' | 'metadataBound'>): string {
+  return JSON.stringify([
+    'card',
+    card.merchantId,
+    card.mode ?? null,
+    card.provisional === true,
+    card.last4,
+    card.brand,
+    card.expiryMonth,
+    card.expiryYear,
+    card.createdAt,
+    card.expiresAt,
+    card.holderNameAvailable,
+  ]);
+}
+
+export function cvvMetadata(cvv: Pick<StoredCvv, 'nonce' | 'expiresAt'>): string {
+  return JSON.stringify(['cvv', cvv.nonce ?? null, cvv.expiresAt ?? null]);
+}
+
+/** The metadata a stored card was sealed with, or undefined for a record older than format 4. */
+export function metadataOfCard(card: StoredCard): string | undefined {
+  return card.metadataBound === true ? cardMetadata(card) : undefined;
+}
+
+export function metadataOfCvv(cvv: StoredCvv): string | undefined {
+  return cvv.nonce !== undefined && cvv.expiresAt !== undefined ? cvvMetadata(cvv) : undefined;
+}
+
+/**
+ * What identifies one sealed CVV for anti-replay: its nonce (authenticated in format 4), or for an
+ * older record the bytes of its data IV (a GCM IV is authenticated by the tag, and decoding to
+ * bytes first means a re-encoded copy of the same IV is still the same CVV).
+ */
+export function cvvReplayId(cvv: StoredCvv): string {
+  if (cvv.nonce !== undefined) return `n:${cvv.nonce}`;
+  return `iv:${Buffer.from(cvv.sealed.iv, 'base64').toString('hex')}`;
+}

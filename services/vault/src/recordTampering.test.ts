@@ -1,0 +1,198 @@
+import { Redis } from 'ioredis';
+import { createLogger, TesseraError } from '@tessera/common';
+import { describeCard, type TokenOwner } from './domain/card';
+import { sealRecord } from './domain/envelope';
+import { generateToken } from './domain/token';
+import { rewrapAll } from './keyRotation';
+import { cardKey, cvvKey, usedCvvKey } from './store/records';
+import { RedisCardStore } from './store/redisCardStore';
+import { aCard, keyRingEntry, keyRingOf } from './test/builders';
+import { Vault, type RecordAlarm } from './vault';
+import { useRedisServer } from '../../../test/support/redisServer';
+
+/**
+ * Issue 11, finding 5, against a real redis-server: an insider copies, restores and edits records
+ * in the card store. Two Vault instances on one store stand for two replicas.
+ */
+jest.setTimeout(30_000);
+
+const logger = createLogger('vault-test', 'silent');
+const db = useRedisServer((url) => new Redis(url));
+const ring = keyRingOf(keyRingEntry('k1'));
+const OWNER: TokenOwner = { merchantId: 'merchant_a', mode: 'test' };
+const RIVAL: TokenOwner = { merchantId: 'merchant_b', mode: 'test' };
+const CVV_TTL_S = 600;
+
+let store: RedisCardStore;
+let now: number;
+let alarms: RecordAlarm[];
+let replicaA: Vault;
+let replicaB: Vault;
+
+beforeEach(async () => {
+  await db.client.flushdb();
+  store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger });
+  await store.waitUntilReady(3000);
+  now = Date.now();
+  alarms = [];
+  const replica = (): Vault =>
+    new Vault({
+      store,
+      keyRing: ring,
+      cvvTtlSeconds: CVV_TTL_S,
+      cardGraceDays: 30,
+      now: () => new Date(now),
+      onAlarm: (a) => alarms.push(a),
+    });
+  replicaA = replica();
+  replicaB = replica();
+});
+
+afterEach(async () => {
+  await store.close();
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
+  return err.code;
+}
+
+async function editRecord(key: string, edit: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+  const raw = (await db.client.get(key)) as string;
+  await db.client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
+}
+
+describe('a used or expired CVV cannot be brought back', () => {
+  it('refuses a CVV record copied before its use and restored after, on either replica, and deletes the copy', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    const copy = (await db.client.get(cvvKey(token))) as string;
+    expect((await replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
+    for (const replica of [replicaA, replicaB]) {
+      await db.client.set(cvvKey(token), copy, 'PX', 60_000);
+      expect(await codeOf(replica.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+      expect(await db.client.exists(cvvKey(token))).toBe(0);
+    }
+    expect(alarms).toEqual([
+      { alarm: 'cvv_replayed', record: 'cvv', token },
+      { alarm: 'cvv_replayed', record: 'cvv', token },
+    ]);
+    // The used mark lives as long as the CVV could have: never shorter than CVV_TTL_SECONDS.
+    expect(await db.client.pttl(usedCvvKey(token))).toBeGreaterThan(CVV_TTL_S * 1000);
+  });
+
+  it('refuses a CVV record restored after its sealed deadline, even with no TTL, and consumes it', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    const copy = (await db.client.get(cvvKey(token))) as string;
+    now += CVV_TTL_S * 1000;
+    await db.client.set(cvvKey(token), copy);
+    expect(await codeOf(replicaB.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+    expect(alarms).toEqual([{ alarm: 'cvv_expired', record: 'cvv', token }]);
+    expect(await db.client.exists(cvvKey(token))).toBe(0);
+  });
+
+  it.each([
+    ['its deadline moved later', (r: Record<string, unknown>) => ({ ...r, expiresAt: '2099-01-01T00:00:00.000Z' })],
+    ['its nonce changed (to dodge the used mark)', (r: Record<string, unknown>) => ({ ...r, nonce: 'AAAAAAAAAAAAAAAAAAAAAA' })],
+    [
+      'its nonce and deadline removed (passed off as version 3)',
+      ({ nonce: _n, expiresAt: _e, ...r }: Record<string, unknown>) => ({ ...r, v: 3 }),
+    ],
+  ])('never renders a CVV record with %s: cvv_unavailable and an authentication alarm', async (_what, edit) => {
+    const { token } = await replicaA.tokenize(aCard());
+    await editRecord(cvvKey(token), edit);
+    expect(await codeOf(replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+    expect(alarms).toEqual([{ alarm: 'authentication_failed', record: 'cvv', token }]);
+  });
+
+  it('marks an older CVV record (no nonce) used by its IV: a copy re-encoded differently is still refused', async () => {
+    const card = aCard();
+    const token = generateToken();
+    const sealed = sealRecord(
+      ring,
+      { merchantId: card.merchantId, token, kind: 'card', mode: 'test' },
+      Buffer.from(JSON.stringify({ number: card.number, holderName: card.holderName })),
+    );
+    const cvv = sealRecord(ring, { merchantId: card.merchantId, token, kind: 'cvv', mode: 'test' }, Buffer.from('123'));
+    await store.save({
+      token,
+      card: describeCard(card, 'test', sealed, new Date(now + 86_400_000), new Date(now)),
+      cardTtlMs: 86_400_000,
+      cvv: { record: { mode: 'test', sealed: cvv }, ttlMs: 60_000 },
+    });
+    const copy = JSON.parse((await db.client.get(cvvKey(token))) as string) as { v: number; sealed: { iv: string } };
+    expect(copy.v).toBe(3);
+    expect((await replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
+    // The same IV bytes in base64url instead of base64: a different string, the same record.
+    const reencoded = { ...copy, sealed: { ...copy.sealed, iv: Buffer.from(copy.sealed.iv, 'base64').toString('base64url') } };
+    await db.client.set(cvvKey(token), JSON.stringify(reencoded), 'PX', 60_000);
+    expect(await codeOf(replicaB.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
+    expect(alarms).toEqual([{ alarm: 'cvv_replayed', record: 'cvv', token }]);
+  });
+});
+
+describe('card metadata is authenticated', () => {
+  it('a card whose merchant was edited is token_not_found for that merchant (GET, DELETE, render) and for its owner, and is not deleted', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    await editRecord(cardKey(token), (r) => ({ ...r, merchantId: RIVAL.merchantId }));
+    expect(await codeOf(replicaA.getToken(RIVAL, token))).toBe('token_not_found');
+    expect(await codeOf(replicaA.deleteToken(RIVAL, token))).toBe('token_not_found');
+    expect(await codeOf(replicaB.render(RIVAL, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+    expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
+    expect(await db.client.exists(cardKey(token))).toBe(1);
+    expect(alarms).toEqual(Array.from({ length: 3 }, () => ({ alarm: 'authentication_failed', record: 'card', token })));
+  });
+
+  it.each([
+    ['last4', { last4: '0000' }],
+    ['brand', { brand: 'amex' }],
+    ['expiry', { expiryMonth: 1, expiryYear: 2099 }],
+    ['createdAt', { createdAt: '2020-01-01T00:00:00.000Z' }],
+    ['expiresAt', { expiresAt: '2099-01-01T00:00:00.000Z' }],
+    ['holder-name flag', { holderNameAvailable: false }],
+    ['version (passed off as version 3)', { v: 3 }],
+  ])('a card whose %s was edited is token_not_found on GET and DELETE', async (_what, change) => {
+    const { token } = await replicaA.tokenize(aCard());
+    await editRecord(cardKey(token), (r) => ({ ...r, ...change }));
+    expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
+    expect(await codeOf(replicaA.deleteToken(OWNER, token))).toBe('token_not_found');
+    expect(alarms[0]).toEqual({ alarm: 'authentication_failed', record: 'card', token });
+  });
+
+  it('answers GET without decrypting the card number: only the data key is unwrapped', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    // An edited card ciphertext goes unnoticed by GET (the PAN is not decrypted) but not by render.
+    await editRecord(cardKey(token), (r) => {
+      const sealed = r.sealed as Record<string, string>;
+      const flipped = Buffer.from(sealed.ciphertext as string, 'base64');
+      flipped[0] = (flipped[0] as number) ^ 1;
+      return { ...r, sealed: { ...sealed, ciphertext: flipped.toString('base64') } };
+    });
+    expect((await replicaA.getToken(OWNER, token)).last4).toBe('4242');
+    expect(await codeOf(replicaA.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
+  });
+
+  it('rewrap moves a version-3 card to version 4, after which its metadata is authenticated too', async () => {
+    const card = aCard();
+    const token = generateToken();
+    const sealed = sealRecord(
+      ring,
+      { merchantId: card.merchantId, token, kind: 'card', mode: 'test' },
+      Buffer.from(JSON.stringify({ number: card.number, holderName: card.holderName })),
+    );
+    await store.save({ token, card: describeCard(card, 'test', sealed, new Date(now + 86_400_000), new Date(now)), cardTtlMs: 86_400_000 });
+    // Version 3 binds merchant and mode but not last4: an edit there still shows (what rewrap fixes).
+    await editRecord(cardKey(token), (r) => ({ ...r, last4: '0000' }));
+    expect((await replicaA.getToken(OWNER, token)).last4).toBe('0000');
+    await editRecord(cardKey(token), (r) => ({ ...r, last4: '4242' }));
+    const { checkpoint } = await rewrapAll(store, ring, { batchSize: 10 });
+    expect(checkpoint.stats).toMatchObject({ scanned: 1, migrated: 1, failed: 0 });
+    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4 });
+    expect((await replicaA.getToken(OWNER, token)).last4).toBe('4242');
+    await editRecord(cardKey(token), (r) => ({ ...r, last4: '0000' }));
+    expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * Card numbers a caller puts where none belongs (a token, a PSP host, a header name, an unknown
+ * field, a request id, an Idempotency-Key, an admin parameter) are never echoed, logged or stored
+ * (issue 11, finding 4). Every check scans with the literal text and with the one detector.
+ */
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { mayHoldCardNumber } from '@tessera/common';
+import { AdminClient, loggedIn } from './adminClient';
+import { aCard, apiClient, type ApiKey, useStack } from './harness';
+
+jest.setTimeout(120_000);
+
+const env = useStack({ psp: true });
+
+/** The shapes the red-team review found missed: `_`, mixed separators, Amex 4-6-5, 12-digit Maestro; and a plain PAN. */
+const SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009', '4242424242424242'];
+const DIGITS = [...new Set(SHAPES.map((s) => s.replace(/\D/g, '')))];
+
+/** Every place a shape (as sent, or as its bare digits) or anything card-number-like shows up in `text`. */
+function cardNumbersIn(text: string): string[] {
+  const found = [...SHAPES, ...DIGITS].filter((s) => text.includes(s));
+  if (mayHoldCardNumber(text)) found.push('card-number-like text');
+  return found;
+}
+
+/** Log lines of this stack that hold a shape, or anything the detector flags. */
+function cardNumbersInLogs(): string[] {
+  return env.stack
+    .logs()
+    .split('\n')
+    .filter((line) => cardNumbersIn(line).length > 0);
+}
+
+let acme: ApiKey;
+let call: ReturnType<typeof apiClient>;
+let token: string;
+let platform: AdminClient;
+
+beforeAll(async () => {
+  acme = env.stack.createKey('acme');
+  call = apiClient(env.stack, acme.apiKey);
+  token = (await call('POST', '/v1/token', aCard())).body.token;
+  env.stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
+  platform = await loggedIn(env.stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
+});
+
+it('does not keep a card number sent as the token in the detokenization audit, its admin API or the raw Redis stream', async () => {
+  for (const shape of SHAPES) {
+    const res = await call('POST', '/v1/proxy', {
+      method: 'post',
+      token: shape,
+      pspUrl: `${env.psp.url}/charge`,
+      pspBody: '[CARD_NUMBER]',
+    });
+    expect(res.status).toBe(404);
+    expect(cardNumbersIn(res.text)).toEqual([]);
+  }
+  let audit = await platform.call('GET', '/detokenizations?merchantId=acme');
+  for (let i = 0; i < 40 && audit.body.entries.length < SHAPES.length; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    audit = await platform.call('GET', '/detokenizations?merchantId=acme');
+  }
+  expect(audit.body.entries).toHaveLength(SHAPES.length);
+  expect(audit.body.entries.map((e: { token: string }) => e.token)).toEqual(SHAPES.map(() => '[card number]'));
+  expect(cardNumbersIn(audit.text)).toEqual([]);
+
+  const redis = new Redis(env.redis.url);
+  try {
+    for (const key of ['tessera:detokenizations', 'tessera:detokenizations:merchant:acme']) {
+      const entries = await redis.xrange(key, '-', '+');
+      expect(entries.length).toBeGreaterThanOrEqual(SHAPES.length);
+      // The field values; stream ids are millisecond times, which the detector may well flag.
+      expect(cardNumbersIn(entries.flatMap(([, fields]) => fields).join('\n'))).toEqual([]);
+    }
+  } finally {
+    redis.disconnect();
+  }
+});
+
+it('keeps a card number in the pspUrl host out of the answer, the proxy log and the audit', async () => {
+  // An allowlist refuses the host before any DNS lookup (the tests have no network); the proxy
+  // still logs the refusal with the host, and the call is audited.
+  expect((await platform.call('PUT', '/merchants/hosty/psp-hosts', { pspHosts: ['psp.example'] })).status).toBe(200);
+  const hosty = apiClient(env.stack, env.stack.createKey('hosty').apiKey);
+  const hostyToken = (await hosty('POST', '/v1/token', aCard())).body.token;
+  for (const shape of SHAPES) {
+    for (const path of ['/v1/proxy', '/v1/proxy/dry-run']) {
+      const res = await hosty('POST', path, {
+        method: 'post',
+        token: hostyToken,
+        pspUrl: `http://${shape}.example/charge?card=${shape}`,
+        pspBody: '{"n":"[CARD_NUMBER]"}',
+      });
+      expect(res.status).toBe(path === '/v1/proxy' ? 400 : 200);
+      if (path === '/v1/proxy') expect(res.body.error.code).toBe('psp_destination_forbidden');
+      expect(cardNumbersIn(res.text)).toEqual([]);
+    }
+  }
+  expect(env.stack.proxy.output).toContain('psp exchange failed');
+  const audit = await platform.call('GET', '/detokenizations?merchantId=hosty');
+  expect(audit.body.entries.length).toBeGreaterThan(0);
+  expect(audit.body.entries.map((e: { pspHost: string }) => e.pspHost)).toContain('[card number]');
+  expect(cardNumbersIn(audit.text)).toEqual([]);
+});
+
+it('does not echo a card number used as a PSP header name, in an error or a dry-run preview', async () => {
+  for (const shape of SHAPES) {
+    const preview = await call('POST', '/v1/proxy/dry-run', {
+      method: 'post',
+      token,
+      pspUrl: `${env.psp.url}/charge`,
+      pspHeaders: { [shape]: 'x', 'X-Note': shape },
+    });
+    expect(preview.status).toBe(200);
+    expect(cardNumbersIn(preview.text)).toEqual([]);
+    // A name with a space is no HTTP token; a name with a bad value is refused too.
+    for (const pspHeaders of [{ [`${shape} x`]: 'x' }, { [shape]: 'a\r\nb' }, { [shape]: 1 }]) {
+      const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/charge`, pspHeaders });
+      expect(res.status).toBe(400);
+      expect(cardNumbersIn(res.text)).toEqual([]);
+    }
+  }
+});
+
+it('does not echo a card number used as an unknown field name, on the public or the admin API', async () => {
+  for (const shape of SHAPES) {
+    const answers = [
+      await call('POST', '/v1/token', { ...aCard(), [shape]: 1 }),
+      await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: env.psp.url, [shape]: 1 }),
+      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', [shape]: 1 }),
+      await platform.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [], [shape]: 1 }),
+      await new AdminClient(env.stack.baseUrl).call('POST', '/login', {
+        email: 'ops@tessera.test',
+        password: 'x',
+        [shape]: 1,
+      }),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('parameter_unknown');
+      expect(res.body.error.param).toContain('[redacted]');
+      expect(cardNumbersIn(res.text)).toEqual([]);
+    }
+  }
+});
+
+it('does not echo or store a card number given as an admin list entry (IP range, domain, PSP host)', async () => {
+  for (const shape of SHAPES) {
+    const answers = [
+      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedCidrs: [shape] }),
+      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedCidrs: [`${shape}/24`] }),
+      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedDomains: [`${shape}.example`] }),
+      await platform.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [`${shape}.example`] }),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(400);
+      expect(cardNumbersIn(res.text)).toEqual([]);
+    }
+  }
+  expect(cardNumbersIn((await platform.call('GET', '/merchants/acme/psp-hosts')).text)).toEqual([]);
+});
+
+it('replaces a request id shaped like a card number with its own, in the answer and in every service log', async () => {
+  for (const shape of SHAPES) {
+    for (const res of [
+      await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/charge` }, { 'x-request-id': shape }),
+      await call('GET', '/v1/token/tok.unknown', undefined, { 'x-request-id': shape }),
+      await platform.call('GET', '/keys', undefined, { 'x-request-id': shape }),
+    ]) {
+      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(cardNumbersIn(res.text)).toEqual([]);
+      expect(cardNumbersIn([...res.headers].join('\n'))).toEqual([]);
+    }
+  }
+  // A request id that is not card-number-like is still the caller's.
+  const kept = await call('GET', '/v1/token/tok.unknown', undefined, { 'x-request-id': 'order-1700000000001' });
+  expect(kept.headers.get('x-request-id')).toBe('order-1700000000001');
+});
+
+it('does not put a card number used as an Idempotency-Key into a Redis key name, even hashed', async () => {
+  const redis = new Redis(env.redis.url);
+  try {
+    for (const shape of SHAPES) {
+      const first = await call('POST', '/v1/token', aCard(), { 'idempotency-key': shape });
+      const replay = await call('POST', '/v1/token', aCard(), { 'idempotency-key': shape });
+      expect(first.status).toBe(201);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body.token).toBe(first.body.token);
+      expect(cardNumbersIn(first.text + [...first.headers].join('\n'))).toEqual([]);
+    }
+    const keys = await redis.keys('*');
+    const names = keys.join('\n');
+    expect(cardNumbersIn(names)).toEqual([]);
+    // An unkeyed SHA-256 of a card number is reversible by trying every number: not in any name.
+    for (const shape of SHAPES) expect(names).not.toContain(createHash('sha256').update(shape).digest('base64url'));
+  } finally {
+    redis.disconnect();
+  }
+});
+
+it('never wrote a card number shape into any service log', () => {
+  expect(cardNumbersInLogs()).toEqual([]);
+});
