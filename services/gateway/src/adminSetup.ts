@@ -71,6 +71,8 @@ export async function setUpAdmin(params: {
   logger: Logger;
   keyStore: ApiKeyStore;
   pepper: string;
+  /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
+  previousPeppers?: readonly string[];
   redis: Redis | undefined;
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
@@ -86,6 +88,7 @@ export async function setUpAdmin(params: {
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
     pepper: params.pepper,
+    previousPeppers: params.previousPeppers ?? [],
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
     logger,
     config,

@@ -66,6 +66,8 @@ export interface AdminDeps {
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
   pepper: string;
+  /** Older peppers, newest first: TOTP secrets, recovery codes and device tokens made under them keep working. */
+  previousPeppers?: readonly string[];
   trustedProxies: readonly Cidr[];
   logger: Logger;
   config: {
@@ -196,6 +198,16 @@ export function createAdminRouter(deps: AdminDeps): Router {
 
   const policy = lockoutPolicy(deps.config);
   const secretKeys = deriveAdminSecretKeys(deps.pepper);
+  // After a pepper rotation (API_KEY_PEPPERS), what was sealed or signed under an older one still
+  // opens; a TOTP secret is re-sealed under the newest at its next sign-in.
+  const allSecretKeys = [secretKeys, ...(deps.previousPeppers ?? []).map((p) => deriveAdminSecretKeys(p))];
+  const openTotpSecret = (operatorId: string, sealed: string) => {
+    for (const [index, keys] of allSecretKeys.entries()) {
+      const secret = decryptTotpSecret(keys, operatorId, sealed);
+      if (secret !== undefined) return { secret, current: index === 0 };
+    }
+    return undefined;
+  };
   const mfaRequired = deps.mfaRequired ?? false;
   const deviceTtlSeconds = (deps.config.ADMIN_TRUSTED_DEVICE_DAYS ?? 30) * 86_400;
 
@@ -246,11 +258,15 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const deviceId =
       operator === undefined
         ? undefined
-        : verifyDeviceToken(secretKeys, readCookie(req.headers.cookie, DEVICE_COOKIE), {
-            operatorId: operator.id,
-            credentialsVersion: credentialsVersionOf(operator),
-            now: now(),
-          });
+        : allSecretKeys
+            .map((keys) =>
+              verifyDeviceToken(keys, readCookie(req.headers.cookie, DEVICE_COOKIE), {
+                operatorId: operator.id,
+                credentialsVersion: credentialsVersionOf(operator),
+                now: now(),
+              }),
+            )
+            .find((id) => id !== undefined);
     const buckets = loginBuckets(email, { ip, ...(deviceId !== undefined ? { deviceId } : {}) });
     const [accountLockMs, sourceLockMs] = await Promise.all([
       throttle.lockRemainingMs(buckets.account),
@@ -308,17 +324,19 @@ export function createAdminRouter(deps: AdminDeps): Router {
       // The right password alone is not a failure: the dashboard now asks for the code.
       if (code === undefined && recoveryCode === undefined) throw new TesseraError('mfa_code_required');
       if (code !== undefined) {
-        const secret = decryptTotpSecret(secretKeys, operator.id, mfa.secret);
-        const step = secret === undefined ? undefined : matchTotp(secret, code, now().getTime(), mfa.lastStep);
+        const opened = openTotpSecret(operator.id, mfa.secret);
+        const step = opened === undefined ? undefined : matchTotp(opened.secret, code, now().getTime(), mfa.lastStep);
         // The claim makes a code single-use across replicas and concurrent requests (RFC 6238 §5.2).
         const fresh =
           step !== undefined && (await throttle.claimOnce(`totp:${operator.id}:${step}`, (2 * TOTP.stepSeconds + TOTP.stepSeconds) * 1000));
         if (step === undefined || !fresh) return fail('wrong_code', new TesseraError('mfa_code_invalid', { param: 'code' }));
-        signedIn = (await operators.update(operator.id, { mfa: { ...mfa, lastStep: step } })) ?? operator;
+        const secret = opened?.current === false ? encryptTotpSecret(secretKeys, operator.id, opened.secret) : mfa.secret;
+        signedIn = (await operators.update(operator.id, { mfa: { ...mfa, secret, lastStep: step } })) ?? operator;
         factor = 'totp';
       } else {
-        const index = findRecoveryCode(secretKeys, operator.id, recoveryCode ?? '', mfa.recoveryCodes);
-        const digest = mfa.recoveryCodes[index];
+        const digest = allSecretKeys
+          .map((keys) => mfa.recoveryCodes[findRecoveryCode(keys, operator.id, recoveryCode ?? '', mfa.recoveryCodes)])
+          .find((d) => d !== undefined);
         const fresh = digest !== undefined && (await throttle.claimOnce(`recovery:${operator.id}:${digest}`, 86_400_000));
         if (!fresh) return fail('wrong_recovery_code', new TesseraError('mfa_code_invalid', { param: 'recoveryCode' }));
         const recoveryCodes = mfa.recoveryCodes.filter((d) => d !== digest);

@@ -60,15 +60,24 @@ const nextStep = () => {
   clockMs += 30_000;
 };
 
-async function setUp(options: { mfaRequired?: boolean; maxPerAccount?: number } = {}) {
-  const operators = new MemoryOperatorStore();
+async function setUp(
+  options: {
+    mfaRequired?: boolean;
+    maxPerAccount?: number;
+    operators?: MemoryOperatorStore;
+    pepper?: string;
+    previousPeppers?: string[];
+  } = {},
+) {
+  const operators = options.operators ?? new MemoryOperatorStore();
   const deps: AdminDeps = {
     keyStore: new MemoryApiKeyStore(),
     operators,
     sessions: new MemorySessionStore(),
     throttle: new MemoryLoginThrottle(),
     audit: new MemoryAuditLog(1000),
-    pepper: TEST_PEPPER,
+    pepper: options.pepper ?? TEST_PEPPER,
+    previousPeppers: options.previousPeppers ?? [],
     trustedProxies: parseCidrList(['127.0.0.1/32']),
     logger: pino({ level: 'silent' }),
     config: {
@@ -287,5 +296,37 @@ describe('second factor required (production)', () => {
     const confirmed = await browser.call('POST', '/mfa/enrolment/confirm', { code: codeAt(base32Decode(started.secret) as Buffer) });
     expect(confirmed.json()).toMatchObject({ mfaEnrolmentRequired: false });
     expect((await browser.call('GET', '/keys?merchantId=acme')).status).toBe(200);
+  });
+});
+
+describe('API-key pepper rotation', () => {
+  it('keeps the second factor working under an older pepper, and re-seals the secret under the newest', async () => {
+    const before = await setUp();
+    const op = await createOperator(before.operators, 'rotation@acme.test');
+    const { secret, recoveryCodes } = await enrol(new Browser(before.app, '198.51.100.50'), op.email);
+    await before.app.close();
+    const sealedBefore = (await before.operators.get(op.id))?.mfa?.secret;
+
+    const newPepper = 'a-new-pepper-of-at-least-32-characters-0001';
+    const withoutOld = await setUp({ operators: before.operators, pepper: newPepper });
+    nextStep();
+    const refused = await new Browser(withoutOld.app, '198.51.100.51').login(op.email, PASSWORD, { code: codeAt(secret) });
+    expect(refused.json().error.code).toBe('mfa_code_invalid');
+    await withoutOld.app.close();
+
+    const rotated = await setUp({ operators: before.operators, pepper: newPepper, previousPeppers: [TEST_PEPPER] });
+    nextStep();
+    expect((await new Browser(rotated.app, '198.51.100.52').login(op.email, PASSWORD, { code: codeAt(secret) })).status).toBe(200);
+    expect((await before.operators.get(op.id))?.mfa?.secret).not.toBe(sealedBefore);
+    expect((await new Browser(rotated.app, '198.51.100.52').login(op.email, PASSWORD, { recoveryCode: recoveryCodes[0] })).status).toBe(
+      200,
+    );
+    await rotated.app.close();
+
+    // Re-sealed: the newest pepper alone now opens it.
+    const newestOnly = await setUp({ operators: before.operators, pepper: newPepper });
+    nextStep();
+    expect((await new Browser(newestOnly.app, '198.51.100.53').login(op.email, PASSWORD, { code: codeAt(secret) })).status).toBe(200);
+    await newestOnly.app.close();
   });
 });
