@@ -46,6 +46,21 @@ export const ERROR_CATALOGUE = {
   origin_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this website origin.' },
   admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
   login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
+  mfa_code_required: {
+    status: 401,
+    type: 'authentication_error',
+    message: 'Enter the 6-digit code from your authenticator app, or one of your recovery codes.',
+  },
+  mfa_code_invalid: {
+    status: 401,
+    type: 'authentication_error',
+    message: 'The authentication code is not correct, has expired or was already used.',
+  },
+  mfa_enrolment_required: {
+    status: 403,
+    type: 'permission_error',
+    message: 'Set up two-factor authentication before using the dashboard.',
+  },
   csrf_token_invalid: { status: 403, type: 'permission_error', message: 'The CSRF token is missing or does not match the session.' },
   publishable_key_forbidden: {
     status: 403,
@@ -81,6 +96,16 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This payment page has already been used. Go back to the shop to see the result.',
+  },
+  mfa_already_enabled: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Two-factor authentication is already on for this operator; a platform administrator can reset it with the CLI.',
+  },
+  mfa_enrolment_not_started: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Start the two-factor set-up first; a started set-up expires after 10 minutes.',
   },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },

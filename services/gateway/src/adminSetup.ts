@@ -5,7 +5,7 @@ import type { Router } from 'express';
 import { parseCidrList, type Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
 import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
-import { hashPassword } from './domain/admin/passwords';
+import { hashPassword, needsRehash, verifyPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
 import type { MerchantSettingsStore } from './store/merchantSettingsStore';
@@ -46,9 +46,11 @@ export function createAdminStores(redis: Redis | undefined, config: Pick<Gateway
 export async function registerDevAdmin(operators: OperatorStore, email: string, password: string, logger: Logger): Promise<void> {
   try {
     const normalized = normalizeEmail(email);
-    const passwordHash = await hashPassword(password);
     const existing = await operators.findByEmail(normalized);
-    if (existing) await operators.update(existing.id, { passwordHash });
+    // The same password again keeps the operator's sessions; another one ends them.
+    if (existing && (await verifyPassword(password, existing.passwordHash)) && !needsRehash(existing.passwordHash)) return;
+    const passwordHash = await hashPassword(password);
+    if (existing) await operators.update(existing.id, { passwordHash, credentialsChanged: true });
     else await operators.create(newOperatorRecord({ email: normalized, passwordHash, merchantId: null, now: new Date() }));
     logger.warn({ email: normalized }, 'registered the development dashboard operator from TESSERA_DEV_ADMIN_PASSWORD (development only)');
   } catch (err) {
@@ -69,6 +71,8 @@ export async function setUpAdmin(params: {
   logger: Logger;
   keyStore: ApiKeyStore;
   pepper: string;
+  /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
+  previousPeppers?: readonly string[];
   redis: Redis | undefined;
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
@@ -84,9 +88,12 @@ export async function setUpAdmin(params: {
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
     pepper: params.pepper,
+    previousPeppers: params.previousPeppers ?? [],
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
     logger,
     config,
+    // PCI DSS 8.4.2 in production; elsewhere optional unless ADMIN_MFA_REQUIRED=true.
+    mfaRequired: config.ADMIN_MFA_REQUIRED ?? config.NODE_ENV === 'production',
   };
   if (config.ADMIN_PORT === undefined) {
     return { router: createAdminRouter(deps), listen: async () => undefined, close: async () => undefined };

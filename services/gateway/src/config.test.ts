@@ -85,6 +85,28 @@ describe('gateway config', () => {
     );
   });
 
+  it('keeps the sign-in lockout within PCI DSS 8.3.4 and the second factor on in production', () => {
+    expect(parseGatewayConfig({})).toMatchObject({
+      ADMIN_LOGIN_MAX_PER_ACCOUNT: 10,
+      ADMIN_LOGIN_MAX_PER_SOURCE: 5,
+      ADMIN_LOGIN_LOCKOUT_SECONDS: 1800,
+    });
+    // Unset: required in production only (resolved by setUpAdmin).
+    expect(parseGatewayConfig({}).ADMIN_MFA_REQUIRED).toBeUndefined();
+    expect(problems({ ADMIN_LOGIN_MAX_PER_ACCOUNT: '11' })).toEqual([expect.stringMatching(/^ADMIN_LOGIN_MAX_PER_ACCOUNT:.*at most 10/)]);
+    expect(parseGatewayConfig({ ADMIN_MFA_REQUIRED: 'true', ADMIN_LOGIN_LOCKOUT_SECONDS: '60' })).toMatchObject({
+      ADMIN_MFA_REQUIRED: true,
+      ADMIN_LOGIN_LOCKOUT_SECONDS: 60,
+    });
+    const found = problems({ NODE_ENV: 'production', ADMIN_MFA_REQUIRED: 'false', ADMIN_LOGIN_LOCKOUT_SECONDS: '60' });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ADMIN_MFA_REQUIRED:.*8\.4\.2/),
+        expect.stringMatching(/^ADMIN_LOGIN_LOCKOUT_SECONDS:.*1800/),
+      ]),
+    );
+  });
+
   it('rejects a short pepper, a malformed dev key and a bad trusted proxy, listing all of them', () => {
     const found = problems({ API_KEY_PEPPER: 'short', TESSERA_DEV_API_KEY: 'tsk_live_x', TRUSTED_PROXIES: '10.0.0.0/8, nope' });
     expect(found).toHaveLength(3);

@@ -133,9 +133,25 @@ export const gatewayConfigSchema = z
     // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
     ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
     ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
-    ADMIN_LOGIN_WINDOW_SECONDS: env.positiveInt(900),
+    // Sign-in attempts per client address per window (password spraying), and the lockout of
+    // PCI DSS 8.3.4: failures in a sliding window per account (at most 10) and per source for that
+    // account (fewer, so one source cannot lock the account), then locked for LOCKOUT_SECONDS
+    // (at least 30 minutes in production). See docs/SECURITY.md "Dashboard sign-in".
+    ADMIN_LOGIN_WINDOW_SECONDS: env.positiveInt(3600),
     ADMIN_LOGIN_MAX_PER_IP: env.positiveInt(30),
-    ADMIN_LOGIN_MAX_PER_ACCOUNT: env.positiveInt(5),
+    ADMIN_LOGIN_MAX_PER_ACCOUNT: z.coerce.number().int().positive().max(10, 'must be at most 10 (PCI DSS 8.3.4)').default(10),
+    ADMIN_LOGIN_MAX_PER_SOURCE: env.positiveInt(5),
+    ADMIN_LOGIN_LOCKOUT_SECONDS: env.positiveInt(1800),
+    // PCI DSS 8.4.2: operators need a second factor (TOTP). Unset: required in production only.
+    ADMIN_MFA_REQUIRED: unsetIfEmpty(
+      z
+        .enum(['true', 'false', '1', '0', 'yes', 'no'])
+        .optional()
+        .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+    ),
+    // A browser that signed in with the second factor stays trusted this long (it is exempt from
+    // the account lockout, never from the password and the second factor).
+    ADMIN_TRUSTED_DEVICE_DAYS: env.positiveInt(30),
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
     // Entries kept in the detokenization audit stream (Redis trims approximately, MAXLEN ~).
     DETOKENIZATION_AUDIT_MAX_ENTRIES: env.positiveInt(100_000),
@@ -206,6 +222,16 @@ export const gatewayConfigSchema = z
           ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
         else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
       }
+    }
+    if (cfg.ADMIN_MFA_REQUIRED === false) {
+      ctx.addIssue({ code: 'custom', path: ['ADMIN_MFA_REQUIRED'], message: 'must not be false in production (PCI DSS 8.4.2)' });
+    }
+    if (cfg.ADMIN_LOGIN_LOCKOUT_SECONDS < 1800) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_LOGIN_LOCKOUT_SECONDS'],
+        message: 'must be at least 1800 in production (PCI DSS 8.3.4)',
+      });
     }
     if (cfg.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
       ctx.addIssue({

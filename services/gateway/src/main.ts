@@ -123,7 +123,16 @@ async function main(): Promise<void> {
     ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES)
     : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
   const merchantSettings = sharedRedis ? new RedisMerchantSettingsStore(sharedRedis) : new MemoryMerchantSettingsStore();
-  const admin = await setUpAdmin({ config, logger, keyStore, pepper, redis: sharedRedis, detokenizations, merchantSettings });
+  const admin = await setUpAdmin({
+    config,
+    logger,
+    keyStore,
+    pepper,
+    previousPeppers,
+    redis: sharedRedis,
+    detokenizations,
+    merchantSettings,
+  });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
   // Idempotency records may have a Redis of their own (IDEMPOTENCY_REDIS_URL): then no flood of

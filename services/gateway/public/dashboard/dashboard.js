@@ -160,20 +160,56 @@ function showLogin(message) {
   state.operator = null;
   state.csrfToken = null;
   $('app-view').hidden = true;
+  $('mfa-view').hidden = true;
   $('session-bar').hidden = true;
+  $('login-code-field').hidden = true;
+  $('login-code').value = '';
   $('login-view').hidden = false;
   showError('login-error', message && message !== 'Log in to the dashboard first.' ? message : '');
   $('login-email').focus();
+}
+
+/** After sign-in: the two-factor set-up when it is required and missing, the dashboard otherwise. */
+async function enterSession(session) {
+  if (session.mfaEnrolmentRequired) await showMfaSetup(session);
+  else await enterApp(session);
 }
 
 async function enterApp(session) {
   state.operator = session.operator;
   state.csrfToken = session.csrfToken;
   $('login-view').hidden = true;
+  $('mfa-view').hidden = true;
   $('app-view').hidden = false;
   $('session-bar').hidden = false;
+  $('merchant-select').closest('label').hidden = false;
   $('operator-email').textContent = session.operator.email;
+  $('mfa-button').hidden = session.operator.mfaEnabled;
   await loadMerchants();
+}
+
+/** Starts a set-up: the server makes a new secret, shown here once, confirmed by a first code. */
+async function showMfaSetup(session) {
+  state.operator = session.operator;
+  state.csrfToken = session.csrfToken;
+  state.mfaRequired = session.mfaEnrolmentRequired;
+  $('login-view').hidden = true;
+  $('app-view').hidden = true;
+  $('mfa-view').hidden = false;
+  $('session-bar').hidden = false;
+  $('merchant-select').closest('label').hidden = true;
+  $('mfa-button').hidden = true;
+  $('operator-email').textContent = session.operator.email;
+  $('mfa-intro').dataset.required = session.mfaEnrolmentRequired ? 'true' : 'false';
+  $('mfa-setup').hidden = false;
+  $('mfa-recovery').hidden = true;
+  $('mfa-recovery-codes').replaceChildren();
+  $('mfa-copy-status').textContent = '';
+  showError('mfa-error', '');
+  const { secret, otpauthUri } = await api('POST', '/mfa/enrolment');
+  $('mfa-uri').textContent = otpauthUri;
+  $('mfa-secret').textContent = secret.replace(/(.{4})/g, '$1 ').trim();
+  $('mfa-code').focus();
 }
 
 async function loadMerchants() {
@@ -346,6 +382,9 @@ const ACTION_LABELS = {
   'login.failed': 'Sign-in failed',
   'login.throttled': 'Sign-in blocked (too many attempts)',
   logout: 'Signed out',
+  'mfa.enabled': 'Turned on two-factor',
+  'mfa.reset': 'Reset two-factor (CLI)',
+  'login.unlocked': 'Lifted sign-in lock (CLI)',
   'key.created': 'Created key',
   'key.updated': 'Changed restrictions',
   'key.revoked': 'Revoked key',
@@ -375,6 +414,15 @@ function auditDetails(entry) {
       return String(d.reason ?? '').replace(/_/g, ' ');
     case 'login.throttled':
       return `limit per ${d.limit}`;
+    case 'login.succeeded':
+      return d.factor === 'totp'
+        ? 'with authenticator code'
+        : d.factor === 'recovery_code'
+          ? `with a recovery code (${d.recoveryCodesLeft} left)`
+          : '';
+    case 'mfa.reset':
+    case 'login.unlocked':
+      return d.operator ? `for ${d.operator}` : '';
     default:
       return '';
   }
@@ -588,16 +636,81 @@ $('login-form').addEventListener('submit', async (event) => {
   showError('login-error', '');
   const form = event.currentTarget;
   await busy(form.querySelector('button[type=submit]'), async () => {
+    const body = { email: form.elements.email.value, password: form.elements.password.value };
+    const second = $('login-code-field').hidden ? '' : $('login-code').value.replace(/\s/g, '');
+    // Six digits come from the app; anything else is taken for a recovery code.
+    if (second) body[/^\d{6}$/.test(second) ? 'code' : 'recoveryCode'] = second;
     try {
-      const session = await api('POST', '/login', { email: form.elements.email.value, password: form.elements.password.value });
+      const session = await api('POST', '/login', body);
       form.reset();
-      await enterApp(session);
+      $('login-code-field').hidden = true;
+      await enterSession(session);
       $('main').focus();
     } catch (err) {
+      if (err.code === 'mfa_code_required' || err.code === 'mfa_code_invalid') {
+        $('login-code-field').hidden = false;
+        showError('login-error', err.code === 'mfa_code_required' ? 'Enter the code from your authenticator app.' : err.message);
+        $('login-code').value = '';
+        $('login-code').focus();
+        return;
+      }
       showError('login-error', err.message);
       $('login-password').select();
     }
   });
+});
+
+$('mfa-button').addEventListener('click', () => {
+  showMfaSetup({ operator: state.operator, csrfToken: state.csrfToken, mfaEnrolmentRequired: false }).catch((err) => toast(err.message));
+});
+
+$('mfa-confirm-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  showError('mfa-error', '');
+  const form = event.currentTarget;
+  await busy(form.querySelector('button[type=submit]'), async () => {
+    try {
+      const result = await api('POST', '/mfa/enrolment/confirm', { code: $('mfa-code').value.replace(/\s/g, '') });
+      form.reset();
+      // The change ended every earlier session; this browser now holds a new one.
+      state.pendingSession = result;
+      state.csrfToken = result.csrfToken;
+      $('mfa-setup').hidden = true;
+      $('mfa-uri').textContent = '';
+      $('mfa-secret').textContent = '';
+      $('mfa-recovery-codes').replaceChildren(...result.recoveryCodes.map((code) => el('li', {}, el('code', { text: code }))));
+      $('mfa-recovery').hidden = false;
+      $('mfa-recovery').focus();
+    } catch (err) {
+      showError('mfa-error', err.message);
+      $('mfa-code').select();
+    }
+  });
+});
+
+async function copyText(id) {
+  try {
+    await navigator.clipboard.writeText($(id).textContent.replace(/\s/g, ''));
+    $('mfa-copy-status').textContent = 'Copied to the clipboard.';
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents($(id));
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    $('mfa-copy-status').textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
+  }
+}
+$('copy-mfa-uri').addEventListener('click', () => copyText('mfa-uri'));
+$('copy-mfa-secret').addEventListener('click', () => copyText('mfa-secret'));
+
+$('mfa-done').addEventListener('click', async () => {
+  const session = state.pendingSession;
+  state.pendingSession = null;
+  $('mfa-recovery-codes').replaceChildren();
+  $('mfa-recovery').hidden = true;
+  await enterApp(session);
+  toast('Two-factor authentication is on.');
 });
 
 $('logout-button').addEventListener('click', async () => {
@@ -644,7 +757,7 @@ initReturnUrls({ api, merchant: () => state.merchant, toast });
 async function boot() {
   try {
     const session = await api('GET', '/session');
-    await enterApp(session);
+    await enterSession(session);
   } catch (err) {
     showLogin(err.code === 'admin_session_required' ? '' : err.message);
   }

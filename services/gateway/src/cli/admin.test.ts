@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { verifyPassword } from '../domain/admin/passwords';
-import { RedisOperatorStore } from '../store/redisAdminStores';
+import { loginAccountBucket } from '../domain/admin/operators';
+import { RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { runKeysCli } from './keys';
 import { runAdminCli } from './admin';
@@ -11,6 +12,9 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, stdin = '') {
   const code = await runAdminCli(argv, env, { out: (l) => out.push(l), err: (l) => err.push(l), readStdin: async () => stdin });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
+
+// scrypt at N = 2^17 takes a second or more on a loaded machine.
+jest.setTimeout(60_000);
 
 describe('admin CLI (operators)', () => {
   let server: RedisServer;
@@ -35,7 +39,7 @@ describe('admin CLI (operators)', () => {
   it('creates a merchant operator with the password from stdin, stored only as a scrypt hash', async () => {
     const res = await run(['create', '--email', 'Ops@Acme.test', '--merchant', 'acme', '--password-stdin'], env, 'a-long-password-1\n');
     expect(res).toMatchObject({ code: 0 });
-    expect(res.out).toMatch(/Created operator ops@acme\.test \(op_[\w-]+, merchant acme\)/);
+    expect(res.out).toMatch(/Created operator ops@acme\.test \(op_[\w-]+, merchant acme, two-factor off\)/);
     const op = await operators.findByEmail('ops@acme.test');
     expect(op?.merchantId).toBe('acme');
     expect(op?.passwordHash).toMatch(/^scrypt\$/);
@@ -82,6 +86,54 @@ describe('admin CLI (operators)', () => {
     expect(JSON.parse(listed.out)).toEqual([expect.objectContaining({ email: 'a@b.test', merchantId: 'acme' })]);
     expect(listed.out).not.toContain('scrypt');
     expect((await run(['disable', '--email', 'nobody@b.test'], env)).code).toBe(1);
+  });
+
+  it('ends the sessions of an operator whose password is changed', async () => {
+    await run(['create', '--email', 'a@b.test', '--merchant', 'acme', '--password-stdin'], env, 'first-password-1');
+    const before = await operators.findByEmail('a@b.test');
+    const res = await run(['set-password', '--email', 'a@b.test', '--password-stdin'], env, 'second-password-2');
+    expect(res.out).toMatch(/sessions have ended/);
+    expect((await operators.findByEmail('a@b.test'))?.credentialsVersion).toBe((before?.credentialsVersion ?? 0) + 1);
+  });
+
+  it("resets a locked-out operator's second factor, ends their sessions and writes it to the audit log", async () => {
+    await run(['create', '--email', 'lost@b.test', '--merchant', 'acme', '--password-stdin'], env, 'first-password-1');
+    const op = await operators.findByEmail('lost@b.test');
+    const mfa = { secret: 'v1.a.b.c', enabledAt: new Date().toISOString(), recoveryCodes: ['digest-1'] };
+    await operators.update(op?.id ?? '', { mfa, credentialsChanged: true });
+    expect((await run(['list'], env)).out).toMatch(/lost@b\.test .*two-factor on/);
+    const listed = await run(['list', '--json'], env);
+    expect(JSON.parse(listed.out)).toEqual([expect.objectContaining({ email: 'lost@b.test', mfaEnabled: true, recoveryCodesLeft: 1 })]);
+    expect(listed.out).not.toMatch(/v1\.a\.b\.c|digest-1|scrypt/);
+
+    const res = await run(['mfa', 'reset', '--email', 'lost@b.test'], env);
+    expect(res).toMatchObject({ code: 0, out: expect.stringMatching(/Reset the second factor of lost@b\.test/) });
+    const after = await operators.findByEmail('lost@b.test');
+    expect(after?.mfa).toBeUndefined();
+    expect(after?.credentialsVersion).toBe(2);
+    const audit = (await redis.lrange('tessera:audit', 0, -1)).map((line) => JSON.parse(line));
+    expect(audit).toEqual([
+      expect.objectContaining({
+        action: 'mfa.reset',
+        merchantId: 'acme',
+        actor: expect.stringMatching(/^cli:/),
+        details: { operator: 'lost@b.test', hadMfa: true },
+      }),
+    ]);
+    expect((await run(['mfa', 'reset', '--email', 'nobody@b.test'], env)).code).toBe(1);
+    expect((await run(['mfa', 'wipe', '--email', 'lost@b.test'], env)).code).toBe(2);
+  });
+
+  it('lifts the sign-in lock of an account and writes it to the audit log', async () => {
+    await run(['create', '--email', 'locked@b.test', '--merchant', 'acme', '--password-stdin'], env, 'first-password-1');
+    const throttle = new RedisLoginThrottle(redis);
+    const bucket = `acct:${loginAccountBucket('locked@b.test')}`;
+    await throttle.lock(bucket, 1_800_000);
+    const res = await run(['unlock', '--email', 'locked@b.test'], env);
+    expect(res).toMatchObject({ code: 0, out: expect.stringMatching(/^Unlocked locked@b\.test/) });
+    expect(await throttle.lockRemainingMs(bucket)).toBe(0);
+    const [entry] = (await redis.lrange('tessera:audit', 0, 0)).map((line) => JSON.parse(line));
+    expect(entry).toMatchObject({ action: 'login.unlocked', merchantId: 'acme', details: { operator: 'locked@b.test', wasLocked: true } });
   });
 
   it('exits 2 without REDIS_URL', async () => {

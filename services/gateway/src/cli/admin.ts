@@ -3,12 +3,21 @@
  * Passwords are read from standard input only, never from arguments (shell history, `ps`).
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import { isValidMerchantId } from '../domain/apiKeys';
-import { isValidEmail, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
+import { buildAuditRecord } from '../domain/admin/audit';
+import {
+  isValidEmail,
+  loginAccountBucket,
+  newOperatorRecord,
+  normalizeEmail,
+  operatorView,
+  type OperatorRecord,
+} from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
-import { RedisOperatorStore } from '../store/redisAdminStores';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
 import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
 
 export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
@@ -19,6 +28,9 @@ Dashboard operators (they log in at /dashboard):
   set-password --email <email> --password-stdin
   disable --email <email>        Refuses the operator's logins and ends their sessions.
   enable --email <email>
+  unlock --email <email>         Lifts the sign-in lock of the account (not of blocked sources). Audited.
+  mfa reset --email <email>      Removes the operator's second factor and recovery codes (a lost
+      authenticator) and ends their sessions; they set it up again at their next sign-in. Audited.
   list [--json]
 
 The password (at least 12 characters) is read from standard input, e.g.
@@ -64,7 +76,19 @@ async function passwordFrom(io: AdminIo): Promise<string> {
 
 function describe(op: OperatorRecord): string {
   const scope = op.merchantId === null ? 'all merchants' : `merchant ${op.merchantId}`;
-  return `${op.email} (${op.id}, ${scope}${op.disabledAt ? `, disabled ${op.disabledAt}` : ''})`;
+  const mfa = op.mfa ? 'two-factor on' : 'two-factor off';
+  return `${op.email} (${op.id}, ${scope}, ${mfa}${op.disabledAt ? `, disabled ${op.disabledAt}` : ''})`;
+}
+
+/** CLI changes are audited as the OS user who ran the command (like keys.ts). */
+function cliActor(): { id: string; email: string } {
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // No passwd entry (some containers): keep "unknown".
+  }
+  return { id: 'cli', email: `cli:${user}` };
 }
 
 export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
@@ -80,7 +104,8 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     (command === 'help' ? io.out : io.err)(ADMIN_USAGE);
     return command === 'help' ? 0 : 2;
   }
-  if (!['create', 'set-password', 'disable', 'enable', 'list'].includes(command) || args.positionals.length > 1) {
+  const mfaReset = command === 'mfa' && args.positionals[1] === 'reset' && args.positionals.length === 2;
+  if ((!['create', 'set-password', 'disable', 'enable', 'unlock', 'list'].includes(command) || args.positionals.length > 1) && !mfaReset) {
     io.err(`Unknown or malformed command "${args.positionals.join(' ')}".\n\n${ADMIN_USAGE}`);
     return 2;
   }
@@ -121,21 +146,60 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
       } else {
         const op = await store.findByEmail(email ?? '');
         if (!op) throw new CommandError(`no operator with email ${email}`);
-        await store.update(op.id, { passwordHash });
-        io.out(`Changed the password of ${describe(op)}.`);
+        // A new password ends every session of the operator (PCI DSS 8.2.x: credentials changed).
+        await store.update(op.id, { passwordHash, credentialsChanged: true });
+        io.out(`Changed the password of ${describe(op)}; their dashboard sessions have ended.`);
       }
       return 0;
     }
     await connectCliRedis(redis);
     if (command === 'list') {
       const ops = await store.list();
-      if (args.values.json) io.out(JSON.stringify(ops.map(({ passwordHash: _hash, ...rest }) => rest)));
+      if (args.values.json)
+        io.out(JSON.stringify(ops.map((op) => ({ ...operatorView(op), createdAt: op.createdAt, disabledAt: op.disabledAt }))));
       else if (ops.length === 0) io.out('No operators.');
       else for (const op of ops) io.out(describe(op));
       return 0;
     }
     const op = await store.findByEmail(email ?? '');
     if (!op) throw new CommandError(`no operator with email ${email}`);
+    if (command === 'unlock') {
+      const bucket = `acct:${loginAccountBucket(op.email)}`;
+      const throttle = new RedisLoginThrottle(redis);
+      const lockedMs = await throttle.lockRemainingMs(bucket);
+      await throttle.unlock(bucket);
+      await throttle.reset(bucket);
+      await new RedisAuditLog(redis, opened.config.ADMIN_AUDIT_MAX_ENTRIES).append(
+        buildAuditRecord({
+          action: 'login.unlocked',
+          actor: cliActor(),
+          ip: undefined,
+          merchantId: op.merchantId,
+          details: { operator: op.email, wasLocked: lockedMs > 0 },
+          now: new Date(),
+        }),
+      );
+      io.out(`${lockedMs > 0 ? 'Unlocked' : 'No lock on'} ${describe(op)}.`);
+      return 0;
+    }
+    if (mfaReset) {
+      const updated = await store.update(op.id, { mfa: null, mfaPending: null, credentialsChanged: true });
+      const config = opened.config;
+      await new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES).append(
+        buildAuditRecord({
+          action: 'mfa.reset',
+          actor: cliActor(),
+          ip: undefined,
+          merchantId: op.merchantId,
+          details: { operator: op.email, hadMfa: op.mfa !== undefined },
+          now: new Date(),
+        }),
+      );
+      io.out(
+        `Reset the second factor of ${describe(updated ?? op)}; their sessions have ended and they set it up again at their next sign-in.`,
+      );
+      return 0;
+    }
     const updated = await store.update(op.id, { disabledAt: command === 'disable' ? new Date().toISOString() : null });
     io.out(`${command === 'disable' ? 'Disabled' : 'Enabled'} ${describe(updated ?? op)}.`);
     return 0;

@@ -81,7 +81,7 @@ Commands:
       Prints the secret that signs the hosted page's redirects, for the merchant's server to verify them.
 
   admin <command> ...
-      Dashboard operators: create, set-password, disable, enable, list (\`admin help\`).
+      Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
 Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), TESSERA_STATE_DIR.`;
 

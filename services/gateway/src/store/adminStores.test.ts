@@ -83,6 +83,44 @@ function contract(name: string, make: () => Promise<Stores>) {
       expect((await s.throttle.hit('ip:1', 300)).count).toBe(1);
     });
 
+    it('counts failures in a sliding window, locks a bucket for a while, and lets a one-time code be claimed once', async () => {
+      const t0 = Date.now();
+      expect(await s.throttle.recordFailure('acct:a', 1000, t0)).toBe(1);
+      expect(await s.throttle.recordFailure('acct:a', 1000, t0 + 600)).toBe(2);
+      // Sliding: at t0 + 1200 the first failure has left the window, the second has not.
+      expect(await s.throttle.recordFailure('acct:a', 1000, t0 + 1200)).toBe(2);
+      expect(await s.throttle.recordFailure('acct:b', 1000, t0 + 1200)).toBe(1);
+      await s.throttle.reset('acct:a');
+      expect(await s.throttle.recordFailure('acct:a', 1000, t0 + 1300)).toBe(1);
+
+      expect(await s.throttle.lockRemainingMs('acct:a')).toBe(0);
+      await s.throttle.lock('acct:a', 300);
+      expect(await s.throttle.lockRemainingMs('acct:a')).toBeGreaterThan(0);
+      expect(await s.throttle.lockRemainingMs('acct:b')).toBe(0);
+      await s.throttle.reset('acct:a');
+      expect(await s.throttle.lockRemainingMs('acct:a')).toBeGreaterThan(0);
+      await s.advance(400);
+      expect(await s.throttle.lockRemainingMs('acct:a')).toBe(0);
+      await s.throttle.lock('acct:a', 10_000);
+      await s.throttle.unlock('acct:a');
+      expect(await s.throttle.lockRemainingMs('acct:a')).toBe(0);
+
+      expect(await s.throttle.claimOnce('totp:op_1:42', 300)).toBe(true);
+      expect(await s.throttle.claimOnce('totp:op_1:42', 300)).toBe(false);
+      expect(await s.throttle.claimOnce('totp:op_1:43', 300)).toBe(true);
+    });
+
+    it('ends sessions by raising the credentials version on a password or second-factor change, not on a re-hash', async () => {
+      const op = newOperatorRecord({ email: 'v@x.test', passwordHash: 'h1', merchantId: null, now: new Date() });
+      await s.operators.create(op);
+      expect((await s.operators.update(op.id, { passwordHash: 'h2' }))?.credentialsVersion).toBeUndefined();
+      expect((await s.operators.update(op.id, { passwordHash: 'h3', credentialsChanged: true }))?.credentialsVersion).toBe(1);
+      const mfa = { secret: 'v1.a.b.c', enabledAt: new Date().toISOString(), recoveryCodes: ['d1'] };
+      expect(await s.operators.update(op.id, { mfa, credentialsChanged: true })).toMatchObject({ credentialsVersion: 2, mfa });
+      expect((await s.operators.update(op.id, { mfa: null, credentialsChanged: true }))?.mfa).toBeUndefined();
+      expect((await s.operators.get(op.id))?.credentialsVersion).toBe(3);
+    });
+
     it('lists the audit log newest first, per merchant, capped', async () => {
       for (let i = 0; i < 5; i++) await s.audit.append(auditEntry('key.created', i % 2 === 0 ? 'acme' : 'globex', i));
       await s.audit.append(auditEntry('login.succeeded', null, 9));

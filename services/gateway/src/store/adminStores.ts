@@ -1,5 +1,5 @@
 import type { AuditRecord } from '../domain/admin/audit';
-import type { OperatorRecord } from '../domain/admin/operators';
+import type { OperatorChange, OperatorRecord } from '../domain/admin/operators';
 import type { SessionRecord } from '../domain/admin/sessions';
 
 export type { AuditRecord, OperatorRecord, SessionRecord };
@@ -15,8 +15,8 @@ export interface OperatorStore {
   get(id: string): Promise<OperatorRecord | undefined>;
   findByEmail(email: string): Promise<OperatorRecord | undefined>;
   list(): Promise<OperatorRecord[]>;
-  /** Replaces the password hash and/or the disabled mark; undefined when there is no such operator. */
-  update(id: string, change: { passwordHash?: string; disabledAt?: string | null }): Promise<OperatorRecord | undefined>;
+  /** Applies the change (applyOperatorChange); undefined when there is no such operator. */
+  update(id: string, change: OperatorChange): Promise<OperatorRecord | undefined>;
 }
 
 /** Sessions are keyed by the digest of their id and vanish by themselves after their TTL. */
@@ -28,11 +28,20 @@ export interface SessionStore {
   delete(digest: string): Promise<void>;
 }
 
-/** Fixed-window counters for login attempts, shared by every gateway replica. */
+/** Sign-in attempt counters, failure logs and locks, shared by every gateway replica. */
 export interface LoginThrottle {
-  /** Counts one attempt in the bucket's window; returns the count so far and when the window ends. */
+  /** Counts one attempt in the bucket's fixed window; returns the count so far and when the window ends. */
   hit(bucket: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
+  /** Forgets the bucket's attempts and failures (not its lock). */
   reset(bucket: string): Promise<void>;
+  /** Logs one failure; returns the failures in the sliding window ending now, this one included. */
+  recordFailure(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+  lock(bucket: string, durationMs: number): Promise<void>;
+  /** Milliseconds the bucket stays locked; 0 when it is not. */
+  lockRemainingMs(bucket: string): Promise<number>;
+  unlock(bucket: string): Promise<void>;
+  /** True for the first caller only, for `ttlMs`: a one-time code accepted once across replicas. */
+  claimOnce(key: string, ttlMs: number): Promise<boolean>;
 }
 
 /** Capped, newest first. `merchantId` undefined reads the whole log; a merchant id reads only its entries. */

@@ -1,3 +1,4 @@
+import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 
 /** For a single local gateway without Redis: lost on restart, invisible to the CLI. */
@@ -24,18 +25,12 @@ export class MemoryOperatorStore implements OperatorStore {
     return [...this.byId.values()].map((o) => structuredClone(o)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async update(id: string, change: { passwordHash?: string; disabledAt?: string | null }): Promise<OperatorRecord | undefined> {
+  async update(id: string, change: OperatorChange): Promise<OperatorRecord | undefined> {
     const op = this.byId.get(id);
     if (!op) return undefined;
     applyOperatorChange(op, change);
     return structuredClone(op);
   }
-}
-
-export function applyOperatorChange(op: OperatorRecord, change: { passwordHash?: string; disabledAt?: string | null }): void {
-  if (change.passwordHash !== undefined) op.passwordHash = change.passwordHash;
-  if (change.disabledAt === null) delete op.disabledAt;
-  else if (change.disabledAt !== undefined) op.disabledAt = change.disabledAt;
 }
 
 export class MemorySessionStore implements SessionStore {
@@ -85,8 +80,43 @@ export class MemoryLoginThrottle implements LoginThrottle {
 
   async reset(bucket: string): Promise<void> {
     this.windows.delete(bucket);
+    this.failures.delete(bucket);
+  }
+
+  private readonly failures = new Map<string, number[]>();
+  private readonly locks = new Map<string, number>();
+  private readonly claims = new Map<string, number>();
+
+  async recordFailure(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    const log = (this.failures.get(bucket) ?? []).filter((at) => at > nowMs - windowMs);
+    log.push(nowMs);
+    this.failures.set(bucket, log.slice(-MAX_FAILURES_LOGGED));
+    return Math.min(log.length, MAX_FAILURES_LOGGED);
+  }
+
+  async lock(bucket: string, durationMs: number): Promise<void> {
+    this.locks.set(bucket, this.clock() + durationMs);
+  }
+
+  async lockRemainingMs(bucket: string): Promise<number> {
+    const until = this.locks.get(bucket);
+    return until === undefined ? 0 : Math.max(0, until - this.clock());
+  }
+
+  async unlock(bucket: string): Promise<void> {
+    this.locks.delete(bucket);
+  }
+
+  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    const until = this.claims.get(key);
+    if (until !== undefined && until > this.clock()) return false;
+    this.claims.set(key, this.clock() + ttlMs);
+    return true;
   }
 }
+
+/** Only counts up to the lockout thresholds (at most 10) matter: the log of a bucket stays small. */
+export const MAX_FAILURES_LOGGED = 100;
 
 /** Like the Redis layout: one capped list for everything and one per merchant. */
 export class MemoryAuditLog implements AuditLog {

@@ -1,7 +1,9 @@
+import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
-import { applyOperatorChange } from './memoryAdminStores';
+import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
+import { MAX_FAILURES_LOGGED } from './memoryAdminStores';
 
 const OPERATOR_PREFIX = 'tessera:operator:';
 const OPERATOR_EMAIL_PREFIX = 'tessera:operator-email:';
@@ -74,7 +76,7 @@ export class RedisOperatorStore implements OperatorStore {
     });
   }
 
-  update(id: string, change: { passwordHash?: string; disabledAt?: string | null }): Promise<OperatorRecord | undefined> {
+  update(id: string, change: OperatorChange): Promise<OperatorRecord | undefined> {
     return guarded(async () => {
       const op = await this.get(id);
       if (!op) return undefined;
@@ -123,6 +125,23 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
+/**
+ * A sliding window of failures: a sorted set of timestamps under `tessera:admin-login:fail:<bucket>`,
+ * trimmed to the window and to the newest entries, expiring with the window.
+ */
+const FAILURE_SCRIPT = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -tonumber(ARGV[4]) - 1)
+redis.call('PEXPIRE', KEYS[1], window)
+return redis.call('ZCARD', KEYS[1])`;
+const FAILURES = 'fail:';
+const LOCK = 'lock:';
+const USED = 'used:';
+
+/** Layout under `tessera:admin-login:`: `<bucket>` attempt counters, `fail:`, `lock:` and `used:` (one-time codes). */
 export class RedisLoginThrottle implements LoginThrottle {
   constructor(private readonly redis: Redis) {}
 
@@ -135,8 +154,46 @@ export class RedisLoginThrottle implements LoginThrottle {
 
   reset(bucket: string): Promise<void> {
     return guarded(async () => {
-      await this.redis.del(THROTTLE_PREFIX + bucket);
+      await this.redis.del(THROTTLE_PREFIX + bucket, THROTTLE_PREFIX + FAILURES + bucket);
     });
+  }
+
+  recordFailure(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    return guarded(async () => {
+      const member = `${nowMs}:${crypto.randomBytes(6).toString('base64url')}`;
+      const count = await this.redis.eval(
+        FAILURE_SCRIPT,
+        1,
+        THROTTLE_PREFIX + FAILURES + bucket,
+        String(nowMs),
+        String(windowMs),
+        member,
+        String(MAX_FAILURES_LOGGED),
+      );
+      return Number(count);
+    });
+  }
+
+  lock(bucket: string, durationMs: number): Promise<void> {
+    return guarded(async () => {
+      await this.redis.set(THROTTLE_PREFIX + LOCK + bucket, '1', 'PX', Math.max(1, Math.floor(durationMs)));
+    });
+  }
+
+  lockRemainingMs(bucket: string): Promise<number> {
+    return guarded(async () => Math.max(0, await this.redis.pttl(THROTTLE_PREFIX + LOCK + bucket)));
+  }
+
+  unlock(bucket: string): Promise<void> {
+    return guarded(async () => {
+      await this.redis.del(THROTTLE_PREFIX + LOCK + bucket);
+    });
+  }
+
+  claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    return guarded(
+      async () => (await this.redis.set(THROTTLE_PREFIX + USED + key, '1', 'PX', Math.max(1, Math.floor(ttlMs)), 'NX')) === 'OK',
+    );
   }
 }
 

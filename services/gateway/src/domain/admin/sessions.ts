@@ -33,6 +33,10 @@ export interface SessionRecord {
   /** Absolute end, whatever the activity (PCI DSS 8.2.8 asks for an idle limit; this caps the rest). */
   expiresAt: string;
   ip: string | null;
+  /** The operator's credentials version at sign-in: a session of an older version has ended. Absent: 0. */
+  credentialsVersion?: number;
+  /** Signed in with the password only while a second factor is required: may only enrol (and sign out). */
+  enrolmentOnly?: boolean;
 }
 
 /**

@@ -3,8 +3,20 @@ import path from 'node:path';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { buildAuditRecord, type AuditInput } from '../../domain/admin/audit';
-import { canManageMerchant, loginAccountBucket, normalizeEmail, operatorView, type OperatorRecord } from '../../domain/admin/operators';
-import { dummyPasswordHash, MAX_PASSWORD_LENGTH, verifyPassword } from '../../domain/admin/passwords';
+import { canManageMerchant, credentialsVersionOf, normalizeEmail, operatorView, type OperatorRecord } from '../../domain/admin/operators';
+import { dummyPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyPassword } from '../../domain/admin/passwords';
+import { loginBlock, loginBuckets, locksAfterFailure, lockoutPolicy } from '../../domain/admin/lockout';
+import {
+  decryptTotpSecret,
+  deriveAdminSecretKeys,
+  encryptTotpSecret,
+  findRecoveryCode,
+  issueDeviceToken,
+  newRecoveryCodes,
+  recoveryCodeDigest,
+  verifyDeviceToken,
+} from '../../domain/admin/mfaSecrets';
+import { base32Encode, matchTotp, newTotpSecret, otpauthUri, TOTP } from '../../domain/admin/totp';
 import {
   clearedSessionCookie,
   csrfTokensMatch,
@@ -31,6 +43,13 @@ import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
 
 export const ADMIN_BASE = '/admin/v1';
 export const SESSION_COOKIE = 'tessera_admin';
+/** The trusted-device token: sent to the login route only. */
+export const DEVICE_COOKIE = 'tessera_admin_device';
+const DEVICE_COOKIE_PATH = '/admin/v1/login';
+/** A started MFA set-up must be confirmed within this time. */
+const MFA_ENROLMENT_MS = 10 * 60 * 1000;
+/** The issuer shown in authenticator apps. */
+const TOTP_ISSUER = 'Tessera';
 /** The cookie goes to the admin API only, never to /v1 or the static files. */
 const COOKIE_PATH = '/admin';
 const ADMIN_BODY_LIMIT = 32 * 1024;
@@ -48,6 +67,8 @@ export interface AdminDeps {
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
   pepper: string;
+  /** Older peppers, newest first: TOTP secrets, recovery codes and device tokens made under them keep working. */
+  previousPeppers?: readonly string[];
   trustedProxies: readonly Cidr[];
   logger: Logger;
   config: {
@@ -56,8 +77,16 @@ export interface AdminDeps {
     ADMIN_LOGIN_WINDOW_SECONDS: number;
     ADMIN_LOGIN_MAX_PER_IP: number;
     ADMIN_LOGIN_MAX_PER_ACCOUNT: number;
+    /** Failures from one source against one account before that source is blocked for it (default 5). */
+    ADMIN_LOGIN_MAX_PER_SOURCE?: number;
+    /** How long a lock lasts (default 1800). */
+    ADMIN_LOGIN_LOCKOUT_SECONDS?: number;
+    /** How long a browser that signed in with the second factor stays trusted (default 30). */
+    ADMIN_TRUSTED_DEVICE_DAYS?: number;
     HSTS_MAX_AGE_SECONDS?: number;
   };
+  /** Whether every operator needs a second factor (first sign-in enrols); resolved by setUpAdmin. */
+  mfaRequired?: boolean;
   now?: () => Date;
 }
 
@@ -168,53 +197,24 @@ export function createAdminRouter(deps: AdminDeps): Router {
     next();
   });
 
-  api.post('/login', ...body, async (req: Request, res: Response) => {
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['email', 'password']);
-    const email = normalizeEmail(requiredString(input, 'email', 320));
-    const password = requiredString(input, 'password', MAX_PASSWORD_LENGTH);
-    const ip = contextOf(res).clientIp ?? 'unknown';
-    const windowMs = deps.config.ADMIN_LOGIN_WINDOW_SECONDS * 1000;
-
-    // Counted before the password is checked, per address (spraying) and per account (guessing).
-    const [byIp, byAccount] = await Promise.all([
-      throttle.hit(`ip:${ip}`, windowMs),
-      throttle.hit(`acct:${loginAccountBucket(email)}`, windowMs),
-    ]);
-    const operator = await operators.findByEmail(email);
-    const overIp = byIp.count > deps.config.ADMIN_LOGIN_MAX_PER_IP;
-    const overAccount = byAccount.count > deps.config.ADMIN_LOGIN_MAX_PER_ACCOUNT;
-    if (overIp || overAccount) {
-      const waitMs = Math.max(overIp ? byIp.resetInMs : 0, overAccount ? byAccount.resetInMs : 0);
-      const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-      await record(res, {
-        action: 'login.throttled',
-        actor: operator ?? null,
-        merchantId: operator?.merchantId ?? null,
-        details: { limit: overIp ? 'ip' : 'account' },
-      });
-      res.setHeader('retry-after', String(retryAfter));
-      throw new TesseraError('rate_limited', { message: `Too many login attempts. Try again in ${retryAfter} seconds.` });
+  const policy = lockoutPolicy(deps.config);
+  const secretKeys = deriveAdminSecretKeys(deps.pepper);
+  // After a pepper rotation (API_KEY_PEPPERS), what was sealed or signed under an older one still
+  // opens; a TOTP secret is re-sealed under the newest at its next sign-in.
+  const allSecretKeys = [secretKeys, ...(deps.previousPeppers ?? []).map((p) => deriveAdminSecretKeys(p))];
+  const openTotpSecret = (operatorId: string, sealed: string) => {
+    for (const [index, keys] of allSecretKeys.entries()) {
+      const secret = decryptTotpSecret(keys, operatorId, sealed);
+      if (secret !== undefined) return { secret, current: index === 0 };
     }
+    return undefined;
+  };
+  const mfaRequired = deps.mfaRequired ?? false;
+  const deviceTtlSeconds = (deps.config.ADMIN_TRUSTED_DEVICE_DAYS ?? 30) * 86_400;
 
-    // Always one scrypt, even for an unknown email, so timing does not reveal who has an account.
-    const valid = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
-    if (!operator || !valid || operator.disabledAt !== undefined) {
-      await record(res, {
-        action: 'login.failed',
-        // The typed email is not echoed for unknown accounts: people type passwords into that field.
-        actor: operator ?? null,
-        merchantId: operator?.merchantId ?? null,
-        details: { reason: !operator ? 'unknown_account' : !valid ? 'wrong_password' : 'account_disabled' },
-      });
-      throw new TesseraError('login_failed');
-    }
-
-    await throttle.reset(`acct:${loginAccountBucket(email)}`);
-    const previous = readCookie(req.headers.cookie, SESSION_COOKIE);
-    if (previous !== undefined && SESSION_ID_PATTERN.test(previous)) await sessions.delete(sessionIdDigest(previous));
-
-    // A fresh id on every login: a session id planted before login is worthless afterwards.
+  /** A new session for the operator, as a cookie on this answer (plus the trusted-device token when given). */
+  const startSession = async (res: Response, operator: OperatorRecord, extraCookies: string[] = []): Promise<SessionRecord> => {
+    // A fresh id on every sign-in: a session id planted before sign-in is worthless afterwards.
     const sessionId = newSessionId();
     const at = now();
     const session: SessionRecord = {
@@ -223,11 +223,149 @@ export function createAdminRouter(deps: AdminDeps): Router {
       createdAt: at.toISOString(),
       expiresAt: new Date(at.getTime() + deps.config.ADMIN_SESSION_MAX_SECONDS * 1000).toISOString(),
       ip: contextOf(res).clientIp ?? null,
+      credentialsVersion: credentialsVersionOf(operator),
+      ...(mfaRequired && operator.mfa === undefined ? { enrolmentOnly: true } : {}),
     };
     await sessions.create(sessionIdDigest(sessionId), session, sessionTtlMs(session, deps.config.ADMIN_SESSION_IDLE_SECONDS, at));
-    await record(res, { action: 'login.succeeded', actor: operator, merchantId: operator.merchantId });
-    res.setHeader('set-cookie', sessionCookie(SESSION_COOKIE, sessionId, COOKIE_PATH));
-    sendJson(res, 200, sessionJson(operator, session));
+    res.setHeader('set-cookie', [sessionCookie(SESSION_COOKIE, sessionId, COOKIE_PATH), ...extraCookies]);
+    return session;
+  };
+
+  const deviceCookieFor = (operator: OperatorRecord): string =>
+    `${sessionCookie(
+      DEVICE_COOKIE,
+      issueDeviceToken(secretKeys, {
+        operatorId: operator.id,
+        credentialsVersion: credentialsVersionOf(operator),
+        now: now(),
+        ttlSeconds: deviceTtlSeconds,
+      }),
+      DEVICE_COOKIE_PATH,
+    )}; Max-Age=${deviceTtlSeconds}`;
+
+  api.post('/login', ...body, async (req: Request, res: Response) => {
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['email', 'password', 'code', 'recoveryCode']);
+    const email = normalizeEmail(requiredString(input, 'email', 320));
+    const password = requiredString(input, 'password', MAX_PASSWORD_LENGTH);
+    const code = input.code === undefined || input.code === '' ? undefined : requiredString(input, 'code', 16);
+    const recoveryCode =
+      input.recoveryCode === undefined || input.recoveryCode === '' ? undefined : requiredString(input, 'recoveryCode', 32);
+    const ip = contextOf(res).clientIp ?? 'unknown';
+
+    // Attempts per address, whatever the account (spraying), counted before anything is checked.
+    const byIp = await throttle.hit(`ip:${ip}`, policy.windowMs);
+    const operator = await operators.findByEmail(email);
+    const deviceId =
+      operator === undefined
+        ? undefined
+        : allSecretKeys
+            .map((keys) =>
+              verifyDeviceToken(keys, readCookie(req.headers.cookie, DEVICE_COOKIE), {
+                operatorId: operator.id,
+                credentialsVersion: credentialsVersionOf(operator),
+                now: now(),
+              }),
+            )
+            .find((id) => id !== undefined);
+    const buckets = loginBuckets(email, { ip, ...(deviceId !== undefined ? { deviceId } : {}) });
+    const [accountLockMs, sourceLockMs] = await Promise.all([
+      throttle.lockRemainingMs(buckets.account),
+      throttle.lockRemainingMs(buckets.source),
+    ]);
+    const block =
+      byIp.count > deps.config.ADMIN_LOGIN_MAX_PER_IP
+        ? { by: 'ip', retryInMs: byIp.resetInMs }
+        : loginBlock({ accountLockMs, sourceLockMs, trustedDevice: deviceId !== undefined });
+    if (block) {
+      const retryAfter = Math.max(1, Math.ceil(block.retryInMs / 1000));
+      await record(res, {
+        action: 'login.throttled',
+        actor: operator ?? null,
+        merchantId: operator?.merchantId ?? null,
+        details: { limit: block.by },
+      });
+      res.setHeader('retry-after', String(retryAfter));
+      const what = block.by === 'ip' ? 'from this address' : 'for this account';
+      throw new TesseraError('rate_limited', { message: `Too many failed sign-ins ${what}. Try again in ${retryAfter} seconds.` });
+    }
+
+    /** Counts a failure for the account and this source, locks what reached its limit, answers `error`. */
+    const fail = async (reason: string, error: TesseraError): Promise<never> => {
+      const at = now().getTime();
+      const [account, source] = await Promise.all([
+        throttle.recordFailure(buckets.account, policy.windowMs, at),
+        throttle.recordFailure(buckets.source, policy.windowMs, at),
+      ]);
+      const locks = locksAfterFailure({ account, source }, policy);
+      await Promise.all([
+        locks.account ? throttle.lock(buckets.account, policy.lockoutMs) : undefined,
+        locks.source ? throttle.lock(buckets.source, policy.lockoutMs) : undefined,
+      ]);
+      await record(res, {
+        action: 'login.failed',
+        // The typed email is not echoed for unknown accounts: people type passwords into that field.
+        actor: operator ?? null,
+        merchantId: operator?.merchantId ?? null,
+        details: { reason, ...(locks.account ? { locked: 'account' } : locks.source ? { locked: 'source' } : {}) },
+      });
+      throw error;
+    };
+
+    // Always one scrypt, even for an unknown email, so timing does not reveal who has an account.
+    const valid = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
+    if (!operator || !valid || operator.disabledAt !== undefined) {
+      return fail(!operator ? 'unknown_account' : !valid ? 'wrong_password' : 'account_disabled', new TesseraError('login_failed'));
+    }
+
+    let factor: 'none' | 'totp' | 'recovery_code' = 'none';
+    let signedIn = operator;
+    if (operator.mfa !== undefined) {
+      const mfa = operator.mfa;
+      // The right password alone is not a failure: the dashboard now asks for the code.
+      if (code === undefined && recoveryCode === undefined) throw new TesseraError('mfa_code_required');
+      if (code !== undefined) {
+        const opened = openTotpSecret(operator.id, mfa.secret);
+        const step = opened === undefined ? undefined : matchTotp(opened.secret, code, now().getTime(), mfa.lastStep);
+        // The claim makes a code single-use across replicas and concurrent requests (RFC 6238 §5.2).
+        const fresh =
+          step !== undefined && (await throttle.claimOnce(`totp:${operator.id}:${step}`, (2 * TOTP.stepSeconds + TOTP.stepSeconds) * 1000));
+        if (step === undefined || !fresh) return fail('wrong_code', new TesseraError('mfa_code_invalid', { param: 'code' }));
+        const secret = opened?.current === false ? encryptTotpSecret(secretKeys, operator.id, opened.secret) : mfa.secret;
+        signedIn = (await operators.update(operator.id, { mfa: { ...mfa, secret, lastStep: step } })) ?? operator;
+        factor = 'totp';
+      } else {
+        const digest = allSecretKeys
+          .map((keys) => mfa.recoveryCodes[findRecoveryCode(keys, operator.id, recoveryCode ?? '', mfa.recoveryCodes)])
+          .find((d) => d !== undefined);
+        const fresh = digest !== undefined && (await throttle.claimOnce(`recovery:${operator.id}:${digest}`, 86_400_000));
+        if (!fresh) return fail('wrong_recovery_code', new TesseraError('mfa_code_invalid', { param: 'recoveryCode' }));
+        const recoveryCodes = mfa.recoveryCodes.filter((d) => d !== digest);
+        signedIn = (await operators.update(operator.id, { mfa: { ...mfa, recoveryCodes } })) ?? operator;
+        factor = 'recovery_code';
+      }
+    }
+
+    // This source's failures are forgiven; the account's age out of the window (an attacker's
+    // failures must keep counting even while the operator works from a trusted device).
+    await throttle.reset(buckets.source);
+    if (needsRehash(operator.passwordHash)) {
+      signedIn = (await operators.update(operator.id, { passwordHash: await hashPassword(password) })) ?? signedIn;
+    }
+    const previous = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (previous !== undefined && SESSION_ID_PATTERN.test(previous)) await sessions.delete(sessionIdDigest(previous));
+    const session = await startSession(res, signedIn, factor === 'none' ? [] : [deviceCookieFor(signedIn)]);
+    await record(res, {
+      action: 'login.succeeded',
+      actor: signedIn,
+      merchantId: signedIn.merchantId,
+      details: {
+        factor,
+        trustedDevice: deviceId !== undefined,
+        ...(factor === 'recovery_code' ? { recoveryCodesLeft: signedIn.mfa?.recoveryCodes.length ?? 0 } : {}),
+      },
+    });
+    sendJson(res, 200, sessionJson(signedIn, session, mfaRequired));
   });
 
   // Everything below needs a live session; API keys are not credentials here.
@@ -238,7 +376,9 @@ export function createAdminRouter(deps: AdminDeps): Router {
     const session = await sessions.get(digest);
     const ttl = session ? sessionTtlMs(session, deps.config.ADMIN_SESSION_IDLE_SECONDS, now()) : 0;
     const operator = session && ttl > 0 ? await operators.get(session.operatorId) : undefined;
-    if (!session || !operator || operator.disabledAt !== undefined) {
+    // A password or second-factor change ends every session issued before it.
+    const current = operator !== undefined && credentialsVersionOf(operator) === (session?.credentialsVersion ?? 0);
+    if (!session || !operator || operator.disabledAt !== undefined || !current) {
       if (session) await sessions.delete(digest);
       res.setHeader('set-cookie', clearedSessionCookie(SESSION_COOKIE, COOKIE_PATH));
       throw new TesseraError('admin_session_required', {
@@ -250,12 +390,67 @@ export function createAdminRouter(deps: AdminDeps): Router {
     if (req.method !== 'GET' && req.method !== 'HEAD' && !csrfTokensMatch(req.headers['x-csrf-token'], session.csrfToken)) {
       throw new TesseraError('csrf_token_invalid');
     }
+    // Signed in with the password only while a second factor is required: set it up, or leave.
+    if (session.enrolmentOnly && operator.mfa === undefined && !ENROLMENT_ROUTES.has(`${req.method} ${req.path}`)) {
+      throw new TesseraError('mfa_enrolment_required');
+    }
     next();
   });
 
   api.get('/session', (_req, res) => {
     const { operator, session } = adminOf(res);
-    sendJson(res, 200, sessionJson(operator, session));
+    sendJson(res, 200, sessionJson(operator, session, mfaRequired));
+  });
+
+  // Two-factor set-up: start (a new secret, shown once), then confirm with a first code.
+  api.post('/mfa/enrolment', async (_req: Request, res: Response) => {
+    const { operator } = adminOf(res);
+    if (operator.mfa !== undefined) throw new TesseraError('mfa_already_enabled');
+    const secret = newTotpSecret();
+    await operators.update(operator.id, {
+      mfaPending: { secret: encryptTotpSecret(secretKeys, operator.id, secret), startedAt: now().toISOString() },
+    });
+    sendJson(res, 200, {
+      secret: base32Encode(secret),
+      otpauthUri: otpauthUri({ issuer: TOTP_ISSUER, account: operator.email, secret }),
+      digits: TOTP.digits,
+      period: TOTP.stepSeconds,
+    });
+  });
+
+  api.post('/mfa/enrolment/confirm', ...body, async (req: Request, res: Response) => {
+    const { operator, sessionDigest } = adminOf(res);
+    const input = req.body as Record<string, unknown>;
+    refuseUnknown(input, ['code']);
+    const code = requiredString(input, 'code', 16);
+    if (operator.mfa !== undefined) throw new TesseraError('mfa_already_enabled');
+    const pending = operator.mfaPending;
+    const secret =
+      pending && Date.parse(pending.startedAt) + MFA_ENROLMENT_MS > now().getTime()
+        ? decryptTotpSecret(secretKeys, operator.id, pending.secret)
+        : undefined;
+    if (secret === undefined) throw new TesseraError('mfa_enrolment_not_started');
+    const step = matchTotp(secret, code, now().getTime(), undefined);
+    if (step === undefined || !(await throttle.claimOnce(`totp:${operator.id}:${step}`, 3 * TOTP.stepSeconds * 1000))) {
+      throw new TesseraError('mfa_code_invalid', { param: 'code' });
+    }
+    const recoveryCodes = newRecoveryCodes();
+    const enabled = await operators.update(operator.id, {
+      mfa: {
+        secret: pending?.secret ?? '',
+        enabledAt: now().toISOString(),
+        recoveryCodes: recoveryCodes.map((c) => recoveryCodeDigest(secretKeys, operator.id, c)),
+        lastStep: step,
+      },
+      mfaPending: null,
+      credentialsChanged: true,
+    });
+    if (!enabled) throw new TesseraError('admin_session_required');
+    // The change ended every session of the operator, this one too: this browser gets a new one.
+    await sessions.delete(sessionDigest);
+    const session = await startSession(res, enabled, [deviceCookieFor(enabled)]);
+    await record(res, { action: 'mfa.enabled', actor: enabled, merchantId: enabled.merchantId });
+    sendJson(res, 200, { ...sessionJson(enabled, session, mfaRequired), recoveryCodes });
   });
 
   api.post('/logout', async (_req, res) => {
@@ -384,8 +579,17 @@ export function createAdminRouter(deps: AdminDeps): Router {
   return router;
 }
 
-function sessionJson(operator: OperatorRecord, session: SessionRecord) {
-  return { operator: operatorView(operator), csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+/** Routes a password-only session may use while a second factor is required but not set up. */
+const ENROLMENT_ROUTES = new Set(['GET /session', 'POST /logout', 'POST /mfa/enrolment', 'POST /mfa/enrolment/confirm']);
+
+function sessionJson(operator: OperatorRecord, session: SessionRecord, mfaRequired: boolean) {
+  return {
+    operator: operatorView(operator),
+    csrfToken: session.csrfToken,
+    expiresAt: session.expiresAt,
+    mfaRequired,
+    mfaEnrolmentRequired: mfaRequired && operator.mfa === undefined,
+  };
 }
 
 /** The admin API and dashboard on a listener of their own (ADMIN_PORT): nothing else is served there. */

@@ -36,13 +36,33 @@ const keyViewSchema = z.object({
 }) satisfies z.ZodType<KeyView>;
 
 const sessionSchema = z.object({
-  operator: z.object({ id: z.string(), email: z.string(), merchantId: z.string().nullable() }),
+  operator: z.object({
+    id: z.string(),
+    email: z.string(),
+    merchantId: z.string().nullable(),
+    mfaEnabled: z.boolean(),
+    recoveryCodesLeft: z.number().int().nullable(),
+  }),
   csrfToken: z.string().meta({ description: 'Send it back as x-csrf-token on every state-changing admin request.' }),
   expiresAt: z.string(),
+  mfaRequired: z.boolean(),
+  mfaEnrolmentRequired: z.boolean().meta({ description: 'True: this session may only set up the second factor (and log out).' }),
 });
 
 const schemas = {
-  AdminLogin: z.strictObject({ email: z.string().max(320), password: z.string() }),
+  AdminLogin: z.strictObject({
+    email: z.string().max(320),
+    password: z.string(),
+    code: z.string().max(16).optional().meta({ description: 'The 6-digit TOTP code, once the operator has a second factor.' }),
+    recoveryCode: z.string().max(32).optional().meta({ description: 'Instead of `code`: one of the recovery codes (each works once).' }),
+  }),
+  AdminMfaEnrolment: z.object({
+    secret: z.string().meta({ description: 'Base32; shown once.' }),
+    otpauthUri: z.string(),
+    digits: z.number().int(),
+    period: z.number().int(),
+  }),
+  AdminMfaConfirm: z.strictObject({ code: z.string().max(16) }),
   AdminSession: sessionSchema,
   AdminMerchants: z.object({ merchants: z.array(z.string()) }),
   AdminKey: keyViewSchema,
@@ -154,6 +174,35 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     [`${ADMIN_BASE}/session`]: {
       get: op('adminSession', 'The current session', readSession, {
         responses: { '200': { description: 'The session.', content: ref('AdminSession') } },
+      }),
+    },
+    [`${ADMIN_BASE}/mfa/enrolment`]: {
+      post: op('adminMfaEnrol', 'Start setting up the TOTP second factor (a new secret, to confirm within 10 minutes)', session, {
+        responses: { '200': { description: 'The secret and its otpauth:// URI.', content: ref('AdminMfaEnrolment') } },
+      }),
+    },
+    [`${ADMIN_BASE}/mfa/enrolment/confirm`]: {
+      post: op('adminMfaConfirm', 'Turn the second factor on with a first code (ends every other session)', session, {
+        requestBody: { required: true, content: ref('AdminMfaConfirm') },
+        responses: {
+          '200': {
+            description: 'A new session, and the 10 recovery codes (shown once).',
+            content: {
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/AdminSession' },
+                    {
+                      type: 'object',
+                      properties: { recoveryCodes: { type: 'array', items: { type: 'string' } } },
+                      required: ['recoveryCodes'],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
       }),
     },
     [`${ADMIN_BASE}/logout`]: {
