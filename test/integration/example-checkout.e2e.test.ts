@@ -4,7 +4,8 @@
  * fields on the example page. The example makes its own publishable key through the admin API.
  */
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './browser';
 import {
   findCardDataInLogs,
   freePort,
@@ -19,7 +20,6 @@ import {
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = '/usr/bin/chromium';
 const CVC = '046';
 const EXPIRY_TYPED = `12${String(new Date().getUTCFullYear() + 3).slice(2)}`;
 const OPERATOR = { email: 'ops@example.test', password: 'example-password-12' };
@@ -59,18 +59,7 @@ beforeAll(async () => {
     PSP_URL: `http://127.0.0.1:${sandboxPort}/v1/charges`,
   }).start();
   await example.waitForOutput('example checkout listening');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
