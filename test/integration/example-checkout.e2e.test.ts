@@ -12,6 +12,7 @@ import {
   ManagedProcess,
   ROOT,
   startRedis,
+  startSandboxPsp,
   startStack,
   TEST_CARDS,
   type RedisServer,
@@ -37,12 +38,8 @@ beforeAll(async () => {
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
-  const sandboxPort = await freePort();
-  sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
-    PATH: process.env.PATH,
-    SANDBOX_PSP_PORT: String(sandboxPort),
-  }).start();
-  await sandbox.waitForOutput('sandbox psp listening');
+  const psp = await startSandboxPsp();
+  sandbox = psp.sandbox;
   // What `npm start` provides: a platform operator for the dashboard and a test secret key of merchant `dev`.
   stack.createOperator(OPERATOR.email, OPERATOR.password, null);
   const secret = stack.createKey('dev', 'test');
@@ -56,7 +53,7 @@ beforeAll(async () => {
     TESSERA_SECRET_KEY: secret.apiKey,
     TESSERA_ADMIN_EMAIL: OPERATOR.email,
     TESSERA_ADMIN_PASSWORD: OPERATOR.password,
-    PSP_URL: `http://127.0.0.1:${sandboxPort}/v1/charges`,
+    PSP_URL: psp.chargesUrl,
   }).start();
   await example.waitForOutput('example checkout listening');
   browser = await launchChromium();
