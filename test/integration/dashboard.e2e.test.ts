@@ -2,10 +2,10 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core (`npm test`
  * installs it when missing: scripts/test-tools.mjs). One operator rotates a key through the four steps of the spec.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { aCard, apiClient, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, SCREENSHOTS } from './browser';
+import { aCard, apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -18,8 +18,6 @@ declare const document: {
   ): Iterable<{ id: string; outerHTML: string; labels: { length: number }; getAttribute(name: string): string | null }>;
 };
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 const OPERATOR = { email: 'ops@acme.test', password: 'correct-horse-battery' };
 const INSIDE = '203.0.113.10';
 const OUTSIDE = '198.51.100.7';
@@ -58,23 +56,10 @@ function keyRow(apiKey: string) {
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/test-tools.mjs (npm test does)`);
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   redis = await startRedis();
   stack = await startStack(redis, { env: { TRUSTED_PROXIES: '127.0.0.1/32' } });
   stack.createOperator(OPERATOR.email, OPERATOR.password, 'acme');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));

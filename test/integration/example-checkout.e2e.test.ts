@@ -4,13 +4,15 @@
  * fields on the example page. The example makes its own publishable key through the admin API.
  */
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './browser';
 import {
   findCardDataInLogs,
   freePort,
   ManagedProcess,
   ROOT,
   startRedis,
+  startSandboxPsp,
   startStack,
   TEST_CARDS,
   type RedisServer,
@@ -19,7 +21,6 @@ import {
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = '/usr/bin/chromium';
 const CVC = '046';
 const EXPIRY_TYPED = `12${String(new Date().getUTCFullYear() + 3).slice(2)}`;
 const OPERATOR = { email: 'ops@example.test', password: 'example-password-12' };
@@ -37,12 +38,8 @@ beforeAll(async () => {
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
-  const sandboxPort = await freePort();
-  sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
-    PATH: process.env.PATH,
-    SANDBOX_PSP_PORT: String(sandboxPort),
-  }).start();
-  await sandbox.waitForOutput('sandbox psp listening');
+  const psp = await startSandboxPsp();
+  sandbox = psp.sandbox;
   // What `npm start` provides: a platform operator for the dashboard and a test secret key of merchant `dev`.
   stack.createOperator(OPERATOR.email, OPERATOR.password, null);
   const secret = stack.createKey('dev', 'test');
@@ -56,21 +53,10 @@ beforeAll(async () => {
     TESSERA_SECRET_KEY: secret.apiKey,
     TESSERA_ADMIN_EMAIL: OPERATOR.email,
     TESSERA_ADMIN_PASSWORD: OPERATOR.password,
-    PSP_URL: `http://127.0.0.1:${sandboxPort}/v1/charges`,
+    PSP_URL: psp.chargesUrl,
   }).start();
   await example.waitForOutput('example checkout listening');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

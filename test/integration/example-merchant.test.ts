@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { findCardDataInLogs, freePort, ManagedProcess, ROOT, TEST_CARDS, useStack } from './harness';
+import { findCardDataInLogs, freePort, ManagedProcess, ROOT, startSandboxPsp, TEST_CARDS, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
@@ -15,12 +15,8 @@ let merchant: ManagedProcess;
 let merchantUrl: string;
 
 beforeAll(async () => {
-  const sandboxPort = await freePort();
-  sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
-    PATH: process.env.PATH,
-    SANDBOX_PSP_PORT: String(sandboxPort),
-  }).start();
-  await sandbox.waitForOutput('sandbox psp listening');
+  const psp = await startSandboxPsp();
+  sandbox = psp.sandbox;
   const key = env.stack.createKey('shop', 'test');
   const merchantPort = await freePort();
   merchantUrl = `http://127.0.0.1:${merchantPort}`;
@@ -29,7 +25,7 @@ beforeAll(async () => {
     PORT: String(merchantPort),
     TESSERA_URL: `${env.stack.baseUrl}/v1`,
     TESSERA_API_KEY: key.apiKey,
-    PSP_URL: `http://127.0.0.1:${sandboxPort}/v1/charges`,
+    PSP_URL: psp.chargesUrl,
   }).start();
   await merchant.waitForOutput('merchant backend listening');
 });

@@ -341,6 +341,17 @@ export class PspRecorder {
   }
 }
 
+/** packages/sandbox-psp as its own process on a free port, once it listens; the caller stops `sandbox`. */
+export async function startSandboxPsp(): Promise<{ sandbox: ManagedProcess; chargesUrl: string }> {
+  const port = await freePort();
+  const sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
+    PATH: process.env.PATH,
+    SANDBOX_PSP_PORT: String(port),
+  }).start();
+  await sandbox.waitForOutput('sandbox psp listening');
+  return { sandbox, chargesUrl: `http://127.0.0.1:${port}/v1/charges` };
+}
+
 export interface ApiKey {
   apiKey: string;
   id: string;

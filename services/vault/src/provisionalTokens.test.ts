@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
-import { createLogger, expiryMonthEnd, TesseraError } from '@tessera/common';
+import { expiryMonthEnd } from '@tessera/common';
 import type { TokenOwner } from './domain/card';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey } from './store/records';
-import { RedisCardStore } from './store/redisCardStore';
-import { aCard, keyRingEntry, keyRingOf } from './test/builders';
-import { Vault } from './vault';
+import type { RedisCardStore } from './store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
+import type { Vault } from './vault';
 import { useRedisServer } from '../../../test/support/redisServer';
 
 /**
@@ -14,7 +14,6 @@ import { useRedisServer } from '../../../test/support/redisServer';
  */
 jest.setTimeout(30_000);
 
-const logger = createLogger('vault-test', 'silent');
 const db = useRedisServer((url) => new Redis(url));
 const k1 = keyRingEntry('k1');
 const ring = keyRingOf(k1);
@@ -30,7 +29,7 @@ let store: RedisCardStore;
 let vault: Vault;
 
 function vaultOn(keyRing = ring): Vault {
-  return new Vault({
+  return aVault({
     store,
     keyRing,
     cvvTtlSeconds: CVV_TTL_S,
@@ -41,32 +40,14 @@ function vaultOn(keyRing = ring): Vault {
 }
 
 beforeEach(async () => {
-  // Each test owns the whole private redis-server (never the machine's Redis).
-  await db.client.flushdb();
   now = Date.now();
-  store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger });
-  await store.waitUntilReady(3000);
+  store = await anEmptyRedisCardStore(db);
   vault = vaultOn();
 });
 
 afterEach(async () => {
   await store.close();
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
-  return err.code;
-}
-
-/** Rewrites a stored record in Redis as an insider with write access could, keeping its TTL. */
-async function editRecord(key: string, edit: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
-  const raw = (await db.client.get(key)) as string;
-  await db.client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
-}
 
 /** The end of the card's expiry month (UTC-12) plus the grace period, as the vault computes it. */
 function cardExpiry(expiryMonth: number, expiryYear: number): string {
@@ -184,7 +165,7 @@ describe('provisional tokens (real redis-server)', () => {
     'refuses to render or retain a provisional card %s in the store (answered as missing), without burning its CVV',
     async (_what, edit) => {
       const { token } = await vault.tokenize(aCard({ provisional: true }));
-      await editRecord(cardKey(token), edit);
+      await editRecord(db.client, cardKey(token), edit);
       await db.client.persist(cardKey(token));
       now += BROWSER_TTL_S * 1000;
       expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
@@ -197,7 +178,7 @@ describe('provisional tokens (real redis-server)', () => {
   it('refuses to render a retained card whose flag was put back in the store', async () => {
     const { token } = await vault.tokenize(aCard({ provisional: true }));
     await vault.retainToken(OWNER, token);
-    await editRecord(cardKey(token), (record) => ({ ...record, provisional: true, expiresAt: '2099-01-01T00:00:00.000Z' }));
+    await editRecord(db.client, cardKey(token), (record) => ({ ...record, provisional: true, expiresAt: '2099-01-01T00:00:00.000Z' }));
     expect(await codeOf(vault.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
   });
 
@@ -220,7 +201,7 @@ describe('provisional tokens (real redis-server)', () => {
     soon.setUTCDate(15);
     soon.setUTCMonth(soon.getUTCMonth() + 1);
     const card = aCard({ provisional: true, expiryMonth: soon.getUTCMonth() + 1, expiryYear: soon.getUTCFullYear() });
-    const shortVault = new Vault({
+    const shortVault = aVault({
       store,
       keyRing: ring,
       cvvTtlSeconds: CVV_TTL_S,

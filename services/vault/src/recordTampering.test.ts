@@ -1,13 +1,12 @@
 import { Redis } from 'ioredis';
-import { createLogger, TesseraError } from '@tessera/common';
 import { describeCard, type TokenOwner } from './domain/card';
 import { sealRecord } from './domain/envelope';
 import { generateToken } from './domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey, usedCvvKey } from './store/records';
-import { RedisCardStore } from './store/redisCardStore';
-import { aCard, keyRingEntry, keyRingOf } from './test/builders';
-import { Vault, type RecordAlarm } from './vault';
+import type { RedisCardStore } from './store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
+import type { RecordAlarm, Vault } from './vault';
 import { useRedisServer } from '../../../test/support/redisServer';
 
 /**
@@ -16,7 +15,6 @@ import { useRedisServer } from '../../../test/support/redisServer';
  */
 jest.setTimeout(30_000);
 
-const logger = createLogger('vault-test', 'silent');
 const db = useRedisServer((url) => new Redis(url));
 const ring = keyRingOf(keyRingEntry('k1'));
 const OWNER: TokenOwner = { merchantId: 'merchant_a', mode: 'test' };
@@ -30,20 +28,11 @@ let replicaA: Vault;
 let replicaB: Vault;
 
 beforeEach(async () => {
-  await db.client.flushdb();
-  store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger });
-  await store.waitUntilReady(3000);
+  store = await anEmptyRedisCardStore(db);
   now = Date.now();
   alarms = [];
   const replica = (): Vault =>
-    new Vault({
-      store,
-      keyRing: ring,
-      cvvTtlSeconds: CVV_TTL_S,
-      cardGraceDays: 30,
-      now: () => new Date(now),
-      onAlarm: (a) => alarms.push(a),
-    });
+    aVault({ store, keyRing: ring, cvvTtlSeconds: CVV_TTL_S, now: () => new Date(now), onAlarm: (a) => alarms.push(a) });
   replicaA = replica();
   replicaB = replica();
 });
@@ -51,20 +40,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await store.close();
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
-  return err.code;
-}
-
-async function editRecord(key: string, edit: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
-  const raw = (await db.client.get(key)) as string;
-  await db.client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
-}
 
 describe('a used or expired CVV cannot be brought back', () => {
   it('refuses a CVV record copied before its use and restored after, on either replica, and deletes the copy', async () => {
@@ -103,7 +78,7 @@ describe('a used or expired CVV cannot be brought back', () => {
     ],
   ])('never renders a CVV record with %s: cvv_unavailable and an authentication alarm', async (_what, edit) => {
     const { token } = await replicaA.tokenize(aCard());
-    await editRecord(cvvKey(token), edit);
+    await editRecord(db.client, cvvKey(token), edit);
     expect(await codeOf(replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
     expect(alarms).toEqual([{ alarm: 'authentication_failed', record: 'cvv', token }]);
   });
@@ -137,7 +112,7 @@ describe('a used or expired CVV cannot be brought back', () => {
 describe('card metadata is authenticated', () => {
   it('a card whose merchant was edited is token_not_found for that merchant (GET, DELETE, render) and for its owner, and is not deleted', async () => {
     const { token } = await replicaA.tokenize(aCard());
-    await editRecord(cardKey(token), (r) => ({ ...r, merchantId: RIVAL.merchantId }));
+    await editRecord(db.client, cardKey(token), (r) => ({ ...r, merchantId: RIVAL.merchantId }));
     expect(await codeOf(replicaA.getToken(RIVAL, token))).toBe('token_not_found');
     expect(await codeOf(replicaA.deleteToken(RIVAL, token))).toBe('token_not_found');
     expect(await codeOf(replicaB.render(RIVAL, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
@@ -156,7 +131,7 @@ describe('card metadata is authenticated', () => {
     ['version (passed off as version 3)', { v: 3 }],
   ])('a card whose %s was edited is token_not_found on GET and DELETE', async (_what, change) => {
     const { token } = await replicaA.tokenize(aCard());
-    await editRecord(cardKey(token), (r) => ({ ...r, ...change }));
+    await editRecord(db.client, cardKey(token), (r) => ({ ...r, ...change }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
     expect(await codeOf(replicaA.deleteToken(OWNER, token))).toBe('token_not_found');
     expect(alarms[0]).toEqual({ alarm: 'authentication_failed', record: 'card', token });
@@ -165,7 +140,7 @@ describe('card metadata is authenticated', () => {
   it('answers GET without decrypting the card number: only the data key is unwrapped', async () => {
     const { token } = await replicaA.tokenize(aCard());
     // An edited card ciphertext goes unnoticed by GET (the PAN is not decrypted) but not by render.
-    await editRecord(cardKey(token), (r) => {
+    await editRecord(db.client, cardKey(token), (r) => {
       const sealed = r.sealed as Record<string, string>;
       const flipped = Buffer.from(sealed.ciphertext as string, 'base64');
       flipped[0] = (flipped[0] as number) ^ 1;
@@ -185,14 +160,14 @@ describe('card metadata is authenticated', () => {
     );
     await store.save({ token, card: describeCard(card, 'test', sealed, new Date(now + 86_400_000), new Date(now)), cardTtlMs: 86_400_000 });
     // Version 3 binds merchant and mode but not last4: an edit there still shows (what rewrap fixes).
-    await editRecord(cardKey(token), (r) => ({ ...r, last4: '0000' }));
+    await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));
     expect((await replicaA.getToken(OWNER, token)).last4).toBe('0000');
-    await editRecord(cardKey(token), (r) => ({ ...r, last4: '4242' }));
+    await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '4242' }));
     const { checkpoint } = await rewrapAll(store, ring, { batchSize: 10 });
     expect(checkpoint.stats).toMatchObject({ scanned: 1, migrated: 1, failed: 0 });
     expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4 });
     expect((await replicaA.getToken(OWNER, token)).last4).toBe('4242');
-    await editRecord(cardKey(token), (r) => ({ ...r, last4: '0000' }));
+    await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
   });
 });

@@ -1,19 +1,17 @@
 import { Redis } from 'ioredis';
-import { createLogger, TesseraError } from '@tessera/common';
 import { describeCard, type TokenOwner } from './domain/card';
 import { sealRecord, type EnvelopeContext } from './domain/envelope';
 import { generateToken } from './domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey } from './store/records';
-import { RedisCardStore } from './store/redisCardStore';
-import { aCard, keyRingEntry, keyRingOf } from './test/builders';
+import type { RedisCardStore } from './store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
 import { sealFormat1 } from './test/legacyEnvelope';
-import { Vault } from './vault';
+import type { Vault } from './vault';
 import { useRedisServer } from '../../../test/support/redisServer';
 
 jest.setTimeout(30_000);
 
-const logger = createLogger('vault-test', 'silent');
 const db = useRedisServer((url) => new Redis(url));
 const ring = keyRingOf(keyRingEntry('k1'));
 const TEST: TokenOwner = { merchantId: 'merchant_a', mode: 'test' };
@@ -24,31 +22,13 @@ let store: RedisCardStore;
 let vault: Vault;
 
 beforeEach(async () => {
-  // Each test owns the whole private redis-server (never the machine's Redis).
-  await db.client.flushdb();
-  store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger });
-  await store.waitUntilReady(3000);
-  vault = new Vault({ store, keyRing: ring, cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  store = await anEmptyRedisCardStore(db);
+  vault = aVault({ store, keyRing: ring });
 });
 
 afterEach(async () => {
   await store.close();
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
-  return err.code;
-}
-
-/** Rewrites a stored record in Redis as an insider with write access could, keeping its TTL. */
-async function editRecord(key: string, edit: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
-  const raw = (await db.client.get(key)) as string;
-  await db.client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
-}
 
 /**
  * Writes a token as vaults did before tokens had a mode: format 1 (sealed directly under the KEK,
@@ -64,7 +44,7 @@ async function saveTokenWithoutMode(number: string, format: 1 | 2): Promise<stri
   const { mode: _mode, ...stored } = describeCard(card, 'test', sealed, new Date(Date.now() + 86_400_000), new Date());
   await store.save({ token, card: stored, cardTtlMs: 86_400_000, cvv: { record: { sealed: seal('cvv', card.cvv) }, ttlMs: 3_600_000 } });
   for (const key of [cardKey(token), cvvKey(token)]) {
-    await editRecord(key, (record) => {
+    await editRecord(db.client, key, (record) => {
       expect(record).toMatchObject({ v: 2 });
       expect(record).not.toHaveProperty('mode');
       return { ...record, v: format };
@@ -82,8 +62,8 @@ describe('test and live tokens at rest (real redis-server)', () => {
 
   it('fails to authenticate, rather than render for the test key, a live card whose stored mode was edited to test (answered as missing)', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    await editRecord(cardKey(token), (record) => ({ ...record, mode: 'test' }));
-    await editRecord(cvvKey(token), (record) => ({ ...record, mode: 'test' }));
+    await editRecord(db.client, cardKey(token), (record) => ({ ...record, mode: 'test' }));
+    await editRecord(db.client, cvvKey(token), (record) => ({ ...record, mode: 'test' }));
     expect(await codeOf(vault.render(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     expect(await codeOf(vault.preview(TEST, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     expect(await codeOf(vault.getToken(TEST, token))).toBe('token_not_found');
@@ -95,7 +75,7 @@ describe('test and live tokens at rest (real redis-server)', () => {
 
   it('fails to decrypt a live card whose mode was removed to pass it off as a record written before modes', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    await editRecord(cardKey(token), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
+    await editRecord(db.client, cardKey(token), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
     for (const owner of [TEST, LIVE]) {
       expect(await codeOf(vault.getToken(owner, token))).toBe('token_not_found');
       expect(await codeOf(vault.render(owner, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
@@ -104,11 +84,11 @@ describe('test and live tokens at rest (real redis-server)', () => {
 
   it('opens a CVV only under its card’s mode: its own mode field is a marker, and removing it fails to decrypt', async () => {
     const edited = (await vault.tokenize(aCard({ number: LIVE_CARD }))).token;
-    await editRecord(cvvKey(edited), (record) => ({ ...record, mode: 'test' }));
+    await editRecord(db.client, cvvKey(edited), (record) => ({ ...record, mode: 'test' }));
     expect(await codeOf(vault.render(TEST, edited, '[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
     expect((await vault.render(LIVE, edited, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
     const stripped = (await vault.tokenize(aCard({ number: LIVE_CARD }))).token;
-    await editRecord(cvvKey(stripped), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
+    await editRecord(db.client, cvvKey(stripped), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
     // A CVV that does not authenticate is never rendered; the card is intact, so: no CVV.
     expect(await codeOf(vault.render(LIVE, stripped, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
   });
@@ -151,7 +131,7 @@ describe('test and live tokens at rest (real redis-server)', () => {
     expect(await codeOf(vault.render(LIVE, test, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     expect((await vault.render(TEST, test, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('4242424242424242');
     // Now bound in: flipping the migrated record's mode no longer renders it for the other mode.
-    await editRecord(cardKey(live), (record) => ({ ...record, mode: 'test' }));
+    await editRecord(db.client, cardKey(live), (record) => ({ ...record, mode: 'test' }));
     expect(await codeOf(vault.render(TEST, live, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
     expect(current).toMatch(/^tok\./);
   });

@@ -1,8 +1,7 @@
 import { TesseraError } from '@tessera/common';
-import { Vault } from './vault';
 import { MemoryCardStore } from './store/memoryCardStore';
 import type { CardEntryToSave, CardStore } from './store/cardStore';
-import { aCard, keyRingEntry, keyRingOf } from './test/builders';
+import { aCard, aVault, codeOf, keyRingEntry, keyRingOf } from './test/builders';
 
 const JSON_TYPE = 'application/json';
 /** The merchants' test keys (aCard's default number is a published test card). */
@@ -11,23 +10,12 @@ const B = { merchantId: 'merchant_b', mode: 'test' };
 
 function setup(opts: { now?: () => number; ring?: ReturnType<typeof keyRingOf>; store?: MemoryCardStore } = {}) {
   const store = opts.store ?? new MemoryCardStore(opts.now ? { now: opts.now } : {});
-  const vault = new Vault({
+  const vault = aVault({
     store,
-    keyRing: opts.ring ?? keyRingOf(keyRingEntry('k1')),
-    cvvTtlSeconds: 3600,
-    cardGraceDays: 30,
+    ...(opts.ring ? { keyRing: opts.ring } : {}),
     ...(opts.now ? { now: () => new Date(opts.now!()) } : {}),
   });
   return { store, vault };
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
-  return err.code;
 }
 
 describe('Vault', () => {
@@ -240,13 +228,7 @@ describe('Vault', () => {
 
   it('refuses a body that would render past RENDER_MAX_BYTES with rendered_body_too_large before taking the CVV', async () => {
     const { store } = setup();
-    const vault = new Vault({
-      store,
-      keyRing: keyRingOf(keyRingEntry('k1')),
-      cvvTtlSeconds: 3600,
-      cardGraceDays: 30,
-      renderMaxBytes: 1000,
-    });
+    const vault = aVault({ store, renderMaxBytes: 1000 });
     const { token } = await vault.tokenize(aCard({ holderName: '\uffff'.repeat(200) }));
     const takeCvv = jest.spyOn(store, 'takeCvv');
     // 1800 bytes once form-encoded: over the cap only because of the holder name.
@@ -270,7 +252,7 @@ describe('Vault', () => {
 
   it('a body whose 4-digit CVV fits the cap exactly renders: the pre-check bounds the CVV by its longest length', async () => {
     const { store } = setup();
-    const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30, renderMaxBytes: 8 });
+    const vault = aVault({ store, renderMaxBytes: 8 });
     const { token } = await vault.tokenize(aCard({ number: '378282246310005', cvv: '1234' }));
     expect((await vault.render(A, token, 'cvc=[CARD_CVV]', 'text/plain')).toString()).toBe('cvc=1234');
     await store.close();
@@ -368,7 +350,7 @@ describe('Vault', () => {
         );
       },
     });
-    const vault = new Vault({ store: failing, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+    const vault = aVault({ store: failing });
     const outcomes = await vault.tokenizeBatch([aCard(), aCard({ number: '5555555555554444' }), aCard({ number: '1234' }), aCard()]);
     expect(outcomes.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
       'token',
@@ -400,7 +382,7 @@ describe('Vault', () => {
       ping: () => Promise.resolve({ ok: false, detail: 'down' }),
       close: () => Promise.resolve(),
     };
-    const vault = new Vault({ store: down, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+    const vault = aVault({ store: down });
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
     const batch = await vault.tokenizeBatch([aCard(), aCard()]);
     expect(batch.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([

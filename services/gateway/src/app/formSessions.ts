@@ -14,6 +14,7 @@ import {
   type FormSessionStatus,
 } from '../domain/formSessions';
 import { checkReturnUrl, MAX_RETURN_URL_LENGTH, returnLocation } from '../domain/returnUrls';
+import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import type { FormSessionStore } from '../store/formSessionStore';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import type { VaultApi } from '../transport/upstreams';
@@ -213,19 +214,7 @@ export async function submitCardForm(
     record.mode,
     deps.now(),
   );
-  const token = await deps.vault.tokenize(
-    {
-      merchantId: record.merchantId,
-      number: card.number,
-      holderName: card.holderName ?? '',
-      expiryMonth: card.expiryMonth,
-      expiryYear: card.expiryYear,
-      cvv: card.cvv ?? '',
-      mode: record.mode,
-      provisional: true,
-    },
-    ctx,
-  );
+  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true), ctx);
   const result: FormSessionResult = {
     token: token.token,
     card: { brand: token.brand, last4: token.last4, expiryMonth: token.expiryMonth, expiryYear: token.expiryYear },

@@ -4,7 +4,7 @@ import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKe
 import { hashApiKey, pepperIdOf } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
-import type { RateLimiter, RateLimitRefusal } from './rateLimit';
+import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
 
 export interface AuthDeps {
@@ -114,14 +114,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
       if (result.record) ctx.apiKey = result.record;
       throw new TesseraError('publishable_key_forbidden');
     }
-    if (!result.ok) {
-      const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
-      if (refused) {
-        res.setHeader('retry-after', String(refused.retryAfterSeconds));
-        throw refused.error;
-      }
-      throw new TesseraError(result.code);
-    }
+    if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const record = result.record;
     const overLimit = await limiter?.recordKeyRequest(record.id, ctx.requestId);
     if (overLimit) {

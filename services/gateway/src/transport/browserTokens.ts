@@ -1,12 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { TesseraError, type Cidr, type Logger } from '@tessera/common';
+import type { Cidr, Logger } from '@tessera/common';
 import { presentedKeyOf } from '../domain/apiKeyDecision';
 import { corsAllowedOrigin } from '../domain/browserFields';
 import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { BrowserTokenLimiter } from './browserLimits';
-import type { RateLimiter, RateLimitRefusal } from './rateLimit';
+import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
@@ -82,14 +82,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     const record = key.ok ? await deps.keyStore.findByDigest(key.digest) : undefined;
     const fromFields = header(req, 'origin') === deps.fieldsOrigin;
     const result = decideBrowserKey(key, record, deps.now(), fromFields ? header(req, 'x-tessera-parent-origin') : undefined);
-    if (!result.ok) {
-      const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
-      if (refused) {
-        res.setHeader('retry-after', String(refused.retryAfterSeconds));
-        throw refused.error;
-      }
-      throw new TesseraError(result.code);
-    }
+    if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const overLimit = await limiter?.recordKeyRequest(result.record.id, ctx.requestId);
     ctx.apiKey = result.record;
     if (overLimit) refuseWith(res, overLimit);

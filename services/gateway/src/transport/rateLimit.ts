@@ -1,4 +1,5 @@
-import { TesseraError, type Logger } from '@tessera/common';
+import type { Response } from 'express';
+import { TesseraError, type ErrorCode, type Logger } from '@tessera/common';
 import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
 
@@ -82,6 +83,23 @@ export class RateLimiter {
 export interface RateLimitRefusal {
   error: TesseraError;
   retryAfterSeconds: number;
+}
+
+/**
+ * A key that failed authentication (either route): counts the failure toward the address's
+ * failed-auth limit and returns the error to answer, that limit's 429 (its Retry-After header set
+ * on `res`) once it is passed, otherwise the key decision's own `code`.
+ */
+export async function countFailedAuth(
+  limiter: RateLimiter | undefined,
+  res: Response,
+  ctx: { clientIp?: string; requestId: string },
+  code: ErrorCode,
+): Promise<TesseraError> {
+  const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
+  if (!refused) return new TesseraError(code);
+  res.setHeader('retry-after', String(refused.retryAfterSeconds));
+  return refused.error;
 }
 
 function rateLimited(window: WindowCount, what: string): RateLimitRefusal {

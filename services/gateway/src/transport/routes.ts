@@ -13,6 +13,7 @@ import {
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
+import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
@@ -68,19 +69,7 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     const input = parseCardInput(req.body as Record<string, unknown>);
     const card = validateCard(input, key.mode);
     if (provisional) await browserCardGate?.(res, card.number);
-    const record = await vault.tokenize(
-      {
-        merchantId: key.merchantId,
-        number: card.number,
-        holderName: card.holderName ?? '',
-        expiryMonth: card.expiryMonth,
-        expiryYear: card.expiryYear,
-        cvv: card.cvv ?? '',
-        mode: key.mode,
-        provisional,
-      },
-      { requestId: contextOf(res).requestId },
-    );
+    const record = await vault.tokenize(tokenizeRequestFor(card, key, provisional), { requestId: contextOf(res).requestId });
     sendJson(res, 201, tokenRecordJson(record));
   };
   return {

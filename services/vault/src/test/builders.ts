@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { isTestCard } from '@tessera/common';
+import type { Redis } from 'ioredis';
+import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
+import { RedisCardStore } from '../store/redisCardStore';
+import { Vault, type VaultOptions } from '../vault';
+import type { RedisServerHandle } from '../../../../test/support/redisServer';
 
 export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): string {
   return `${keyId}:${key.toString('base64')}`;
@@ -27,4 +31,51 @@ export function aCard(overrides: Partial<CardToTokenize> = {}): CardToTokenize {
     mode: isTestCard(number) ? 'test' : 'live',
     ...overrides,
   };
+}
+
+/**
+ * A Vault on `store` with what the unit tests assume unless they say otherwise: a ring of one fresh
+ * key `k1` (so two vaults built without a ring cannot read each other's records), CVVs kept an
+ * hour, cards kept 30 days past their expiry month.
+ */
+export function aVault(options: Partial<VaultOptions> & Pick<VaultOptions, 'store'>): Vault {
+  return new Vault({
+    cvvTtlSeconds: 3600,
+    cardGraceDays: 30,
+    ...options,
+    keyRing: options.keyRing ?? keyRingOf(keyRingEntry('k1')),
+  });
+}
+
+const silentLogger = createLogger('vault-test', 'silent');
+
+/**
+ * A card store on the test file's private redis-server (from useRedisServer), emptied first and
+ * ready for commands; the caller closes it. Each test owns that whole server, never the machine's Redis.
+ */
+export async function anEmptyRedisCardStore(db: { server: RedisServerHandle; client: Redis }): Promise<RedisCardStore> {
+  await db.client.flushdb();
+  const store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger: silentLogger });
+  await store.waitUntilReady(3000);
+  return store;
+}
+
+/** The code of the TesseraError `promise` rejects with; anything else (or no rejection) fails the test. */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TesseraError)) throw new Error(`expected a TesseraError, got ${String(err)}`);
+  return err.code;
+}
+
+/** Rewrites a stored record in Redis as an insider with write access could, keeping its TTL. */
+export async function editRecord(
+  client: Redis,
+  key: string,
+  edit: (record: Record<string, unknown>) => Record<string, unknown>,
+): Promise<void> {
+  const raw = (await client.get(key)) as string;
+  await client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
 }

@@ -90,20 +90,28 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
 }
 
 /**
- * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
- * name together. Every input has a label and an error element tied to it by aria-describedby;
- * the errors sit in an aria-live region, so they are read out when they appear (after blur).
+ * A fields-origin page up to its </head>: never indexed, laid out for phones, its style inline
+ * (the CSP allows that style by hash, so `css` must be the one hashed in CardFieldsAssets).
  */
-export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string): string {
+export function pageOpening(title: string, css: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Card details</title>
-<style>${CSS}</style>
-</head>
+<title>${escapeHtml(title)}</title>
+<style>${css}</style>
+</head>`;
+}
+
+/**
+ * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
+ * name together. Every input has a label and an error element tied to it by aria-describedby;
+ * the errors sit in an aria-live region, so they are read out when they appear (after blur).
+ */
+export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string): string {
+  return `${pageOpening('Card details', CSS)}
 <body>
 <main>
 <h1 class="visually-hidden">Card details</h1>

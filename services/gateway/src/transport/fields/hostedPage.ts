@@ -1,5 +1,5 @@
 import { escapeHtml } from '../../domain/browserFields';
-import { cardInputsMarkup, HOSTED_PAGE_CSS, type CardFieldsAssets } from './cardFieldsPage';
+import { cardInputsMarkup, HOSTED_PAGE_CSS, pageOpening, type CardFieldsAssets } from './cardFieldsPage';
 
 export interface HostedPageInput {
   sessionId: string;
@@ -28,15 +28,7 @@ export function renderHostedPage(assets: CardFieldsAssets, input: HostedPageInpu
 </form>
 `
     : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Pay by card</title>
-<style>${HOSTED_PAGE_CSS}</style>
-</head>
+  return `${pageOpening('Pay by card', HOSTED_PAGE_CSS)}
 <body>
 <main>
 <h1>Pay by card</h1>

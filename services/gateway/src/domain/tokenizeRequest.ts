@@ -1,0 +1,20 @@
+import type { KeyMode, ValidCard } from '@tessera/common';
+import type { TokenizeRequest } from '@tessera/protos';
+
+/**
+ * The vault's Tokenize request for a card the API's rules accepted, on behalf of the key's
+ * merchant and mode. Every way a card arrives (POST /v1/token, the card fields, the hosted page)
+ * sends it this way; a missing holder name or CVV travels as '' (proto3 has no absent string).
+ */
+export function tokenizeRequestFor(card: ValidCard, owner: { merchantId: string; mode: KeyMode }, provisional: boolean): TokenizeRequest {
+  return {
+    merchantId: owner.merchantId,
+    number: card.number,
+    holderName: card.holderName ?? '',
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    cvv: card.cvv ?? '',
+    mode: owner.mode,
+    provisional,
+  };
+}
