@@ -28,7 +28,7 @@ import {
   type ProxyHandlers,
   type TlsMaterial,
 } from '@tessera/protos';
-import { configSchema } from './config';
+import { configSchema, unsafeProductionCidrs } from './config';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
 import { createProxyHandlers } from './transport/proxyHandlers';
 import { callerDeadlineCheck } from './transport/callerDeadline';
@@ -85,6 +85,13 @@ async function main(): Promise<void> {
       { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`) },
       'non-public PSP ranges allowed',
     );
+    const unsafe = unsafeProductionCidrs(config.PSP_ALLOWED_CIDRS);
+    if (unsafe.length > 0 && config.NODE_ENV === 'production') {
+      logger.error(
+        { unsafe },
+        'PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW=true: callers can make the proxy reach loopback, metadata or private hosts (SSRF protection weakened)',
+      );
+    }
   }
 
   const server = new grpc.Server(serverOptions(grpcServerTuning(config)));
