@@ -36,6 +36,9 @@ export const configSchema = z
     /** Total time for one PSP exchange, body included. */
     PSP_TIMEOUT_MS: env.positiveInt(30000),
     PSP_CONNECT_TIMEOUT_MS: env.positiveInt(5000),
+    // PSP host lookups (c-ares): the first try's wait for an answer, and tries per name server.
+    PSP_DNS_TIMEOUT_MS: env.positiveInt(1000),
+    PSP_DNS_TRIES: env.positiveInt(2),
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
     PSP_ALLOWED_PORTS: portList,

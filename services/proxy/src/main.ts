@@ -30,6 +30,7 @@ import {
 } from '@tessera/protos';
 import { configSchema, unsafeProductionCidrs } from './config';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
+import { createDnsResolver } from './egress/resolver';
 import { createProxyHandlers } from './transport/proxyHandlers';
 import { callerDeadlineCheck } from './transport/callerDeadline';
 import { createVaultPort } from './transport/vaultClient';
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     maxResponseBytes: config.PSP_MAX_RESPONSE_BYTES,
     allowlist: config.PSP_ALLOWED_CIDRS,
     allowedPorts: config.PSP_ALLOWED_PORTS,
+    resolve: createDnsResolver({ timeoutMs: config.PSP_DNS_TIMEOUT_MS, tries: config.PSP_DNS_TRIES }),
   });
   if (config.PSP_ALLOWED_PORTS.length > 0) {
     logger.warn(
