@@ -139,6 +139,25 @@ async function waitUntilReady() {
   return false;
 }
 
+/** Where tokens and keys live: the Redis the services were given, never a claim of memory then. */
+function storageLine() {
+  const url = process.env.REDIS_URL;
+  if (!url && !process.env.REDIS_CLUSTER_NODES) {
+    return 'The embedded store keeps data in memory: tokens are lost when you stop. Set REDIS_URL to keep them.';
+  }
+  let where = 'REDIS_CLUSTER_NODES';
+  if (url) {
+    try {
+      // Scheme and host only: the URL may carry the service's Redis password.
+      const parsed = new URL(url);
+      where = `${parsed.protocol}//${parsed.host}`;
+    } catch {
+      where = 'REDIS_URL';
+    }
+  }
+  return `Tokens and API keys are kept in Redis (${where}): they survive a restart.`;
+}
+
 if (await waitUntilReady()) {
   const banner = [
     '',
@@ -153,7 +172,7 @@ if (await waitUntilReady()) {
     `  curl -s ${base}/v1/token -H 'x-api-key: ${apiKey}' -H 'content-type: application/json' \\`,
     `    -d '{"number":"4242424242424242","expiryMonth":12,"expiryYear":2030,"cvv":123}'`,
     '',
-    'The embedded store keeps data in memory: tokens are lost when you stop. Set REDIS_URL to keep them.',
+    storageLine(),
     'Press Ctrl+C to stop.',
     '',
   ];

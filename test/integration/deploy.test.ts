@@ -182,6 +182,10 @@ describe('docker-compose.yml', () => {
     expect(compose.services.proxy.environment.VAULT_ADDR).toBe('dns:///vault:50051');
   });
 
+  it('says NODE_ENV=production for every service itself, not only through the image', () => {
+    for (const name of SERVICES) expect({ name, env: compose.services[name].environment.NODE_ENV }).toEqual({ name, env: 'production' });
+  });
+
   it('runs Redis with an fsync-always AOF and the vault with VAULT_WRITE_ACK=aof', () => {
     expect(compose.services.redis.command.join(' ')).toMatch(/--appendonly yes --appendfsync always/);
     expect(compose.services.vault.environment.VAULT_WRITE_ACK).toBe('aof');

@@ -52,7 +52,12 @@ export const env = {
       .string()
       .default(fallback)
       .refine((v) => /^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(v), 'must be host:port'),
-  nodeEnv: () => z.enum(['development', 'production', 'test']).default('development'),
+  /**
+   * Only an explicit `development` or `test` relaxes the production rules (real secrets, mTLS, a
+   * shared Redis). Unset means production: a service started by hand or by a recipe that forgot the
+   * variable must not serve card data in plaintext. `npm start`, the test harness and the bench set it.
+   */
+  nodeEnv: () => z.enum(['development', 'production', 'test']).default('production'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   redisUrl: () =>
     z

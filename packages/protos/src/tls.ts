@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 
@@ -93,10 +94,25 @@ export function restrictCallers<H extends object>(handlers: H, policy: Record<ke
   return guarded as H;
 }
 
-/** Is this bind/dial address a loopback one (where development may run without TLS)? */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * Is this bind/dial address a loopback one (where development may run without TLS)? Only an IP
+ * literal in 127.0.0.0/8 or `::1`, or the name `localhost` (which /etc/hosts maps to loopback).
+ * Any other name is a DNS name, whatever it starts with: `127.0.0.1.nip.io` or `127.evil.example`
+ * resolve wherever their owner likes.
+ */
 export function isLoopbackAddress(hostPort: string): boolean {
-  const host = hostPort.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  const host = hostPort
+    .replace(/:\d+$/, '')
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
+  if (host === 'localhost') return true;
+  if (isIPv4(host)) return LOOPBACK.check(host, 'ipv4');
+  if (isIPv6(host)) return LOOPBACK.check(host, 'ipv6');
+  return false;
 }
 
 const CERT_DAYS = '825';

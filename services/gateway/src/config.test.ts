@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@tessera/common';
 import { GRPC_DEFAULTS } from '@tessera/protos';
-import { browserOriginsOf, parseGatewayConfig, resolveApiKeyPepper } from './config';
+import { browserOriginsOf, parseGatewayConfig as parseEnv, resolveApiKeyPepper } from './config';
+
+/** These tests read development defaults unless they set NODE_ENV: unset means production (see the last test). */
+const parseGatewayConfig: typeof parseEnv = (env) => parseEnv({ NODE_ENV: 'development', ...env });
 
 function problems(env: NodeJS.ProcessEnv): string[] {
   try {

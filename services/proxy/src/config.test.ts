@@ -1,5 +1,8 @@
-import { ConfigError, parseConfig } from '@tessera/common';
+import { ConfigError, parseConfig as parseEnv } from '@tessera/common';
 import { configSchema } from './config';
+
+/** These tests read development defaults unless they set NODE_ENV: unset means production (see the last tests). */
+const parseConfig: typeof parseEnv = (schema, env) => parseEnv(schema, { NODE_ENV: 'development', ...env });
 
 describe('proxy config', () => {
   it('uses the documented defaults, with no non-public PSP ranges allowed', () => {
@@ -45,5 +48,33 @@ describe('proxy config', () => {
 
   it('rejects non-numeric timeouts', () => {
     expect(() => parseConfig(configSchema, { PSP_TIMEOUT_MS: 'soon' })).toThrow(/PSP_TIMEOUT_MS/);
+  });
+
+  it('treats an unset NODE_ENV as production: TLS is required', () => {
+    const config = parseEnv(configSchema, { NODE_ENV: 'development' });
+    expect(config.NODE_ENV).toBe('development');
+    expect(() => parseEnv(configSchema, {})).toThrow(/TLS_CA_FILE.*required when NODE_ENV=production/);
+  });
+
+  describe('PSP_ALLOWED_CIDRS in production', () => {
+    const tls = { TLS_CA_FILE: 'ca.crt', TLS_CERT_FILE: 'tls.crt', TLS_KEY_FILE: 'tls.key' };
+    const production = (cidrs: string, extra: NodeJS.ProcessEnv = {}) =>
+      parseEnv(configSchema, { NODE_ENV: 'production', ...tls, PSP_ALLOWED_CIDRS: cidrs, ...extra });
+
+    it.each(['0.0.0.0/0', '::/0', '127.0.0.1/32', '169.254.169.254/32', '10.0.0.0/8', '172.0.0.0/8', '::ffff:0:0/96', 'fd00:ec2::254/128'])(
+      'refuses %s at start-up, naming the variable and the way out',
+      (cidrs) => {
+        expect(() => production(cidrs)).toThrow(/PSP_ALLOWED_CIDRS: .*refused in production .*PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW=true/);
+      },
+    );
+
+    it('accepts a PSP reached at a narrow private range, and everything with the explicit override', () => {
+      expect(production('10.20.30.0/24, 192.168.7.9').PSP_ALLOWED_CIDRS).toHaveLength(2);
+      expect(production('0.0.0.0/0', { PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW: 'true' }).PSP_ALLOWED_CIDRS).toHaveLength(1);
+    });
+
+    it('leaves development and tests free to open loopback', () => {
+      expect(parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32' }).PSP_ALLOWED_CIDRS).toHaveLength(1);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkTlsEnv, env, grpcClientEnvShape, grpcServerEnvShape, grpcTarget, metricsEnvShape, tlsEnvShape } from '@tessera/common';
-import { parseCidrList, type Cidr } from './domain/addressPolicy';
+import { parseCidrList, productionCidrProblem, type Cidr } from './domain/addressPolicy';
 import { parsePortList, type PortRange } from './domain/portPolicy';
 
 /**
@@ -36,9 +36,15 @@ export const configSchema = z
     /** Total time for one PSP exchange, body included. */
     PSP_TIMEOUT_MS: env.positiveInt(30000),
     PSP_CONNECT_TIMEOUT_MS: env.positiveInt(5000),
+    // PSP host lookups (c-ares): the first try's wait for an answer, and tries per name server.
+    PSP_DNS_TIMEOUT_MS: env.positiveInt(1000),
+    PSP_DNS_TRIES: env.positiveInt(2),
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
     PSP_ALLOWED_PORTS: portList,
+    // The operator's explicit word that a production PSP_ALLOWED_CIDRS entry reaching loopback,
+    // metadata or a whole private range is meant (see productionCidrProblem); logged at start.
+    PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW: env.bool(false),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
@@ -47,6 +53,26 @@ export const configSchema = z
     ...grpcServerEnvShape,
   })
   // Runs even when other variables are bad, so one start-up lists every problem.
-  .superRefine((config, ctx) => checkTlsEnv(config, ctx), { when: () => true });
+  .superRefine(
+    (config, ctx) => {
+      checkTlsEnv(config, ctx);
+      if (config.NODE_ENV !== 'production' || config.PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW === true) return;
+      // Fields that failed their own check may hold raw input here: look only at parsed lists.
+      if (!Array.isArray(config.PSP_ALLOWED_CIDRS)) return;
+      for (const problem of unsafeProductionCidrs(config.PSP_ALLOWED_CIDRS)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['PSP_ALLOWED_CIDRS'],
+          message: `${problem}: refused in production (narrow it to the PSP's own addresses, or set PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW=true)`,
+        });
+      }
+    },
+    { when: () => true },
+  );
+
+/** The PSP_ALLOWED_CIDRS entries production refuses, each with why (empty: none). */
+export function unsafeProductionCidrs(cidrs: readonly Cidr[]): string[] {
+  return cidrs.map(productionCidrProblem).filter((problem): problem is string => problem !== undefined);
+}
 
 export type ProxyConfig = z.infer<typeof configSchema>;

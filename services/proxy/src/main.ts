@@ -28,8 +28,9 @@ import {
   type ProxyHandlers,
   type TlsMaterial,
 } from '@tessera/protos';
-import { configSchema } from './config';
+import { configSchema, unsafeProductionCidrs } from './config';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
+import { createDnsResolver } from './egress/resolver';
 import { createProxyHandlers } from './transport/proxyHandlers';
 import { callerDeadlineCheck } from './transport/callerDeadline';
 import { createVaultPort } from './transport/vaultClient';
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     maxResponseBytes: config.PSP_MAX_RESPONSE_BYTES,
     allowlist: config.PSP_ALLOWED_CIDRS,
     allowedPorts: config.PSP_ALLOWED_PORTS,
+    resolve: createDnsResolver({ timeoutMs: config.PSP_DNS_TIMEOUT_MS, tries: config.PSP_DNS_TRIES }),
   });
   if (config.PSP_ALLOWED_PORTS.length > 0) {
     logger.warn(
@@ -85,6 +87,13 @@ async function main(): Promise<void> {
       { allowedCidrs: config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`) },
       'non-public PSP ranges allowed',
     );
+    const unsafe = unsafeProductionCidrs(config.PSP_ALLOWED_CIDRS);
+    if (unsafe.length > 0 && config.NODE_ENV === 'production') {
+      logger.error(
+        { unsafe },
+        'PSP_ALLOW_PRIVATE_DESTINATIONS_I_KNOW=true: callers can make the proxy reach loopback, metadata or private hosts (SSRF protection weakened)',
+      );
+    }
   }
 
   const server = new grpc.Server(serverOptions(grpcServerTuning(config)));

@@ -2,9 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig } from '@tessera/common';
+import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig as parseEnv } from '@tessera/common';
 import { GRPC_DEFAULTS } from '@tessera/protos';
 import { configSchema, redisTargetOf } from './config';
+
+/** These tests read development defaults unless they set NODE_ENV: unset means production (see the last test). */
+const parseConfig: typeof parseEnv = (schema, env) => parseEnv(schema, { NODE_ENV: 'development', ...env });
 
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
 

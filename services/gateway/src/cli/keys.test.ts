@@ -34,7 +34,7 @@ describe('keys CLI', () => {
   });
 
   it('exits 2 without REDIS_URL, explaining that the in-memory store lives inside the gateway', async () => {
-    const res = await run(['list'], { API_KEY_PEPPER: PEPPER });
+    const res = await run(['list'], { API_KEY_PEPPER: PEPPER, NODE_ENV: 'development' });
     expect(res.code).toBe(2);
     expect(res.err.join('\n')).toMatch(/REDIS_URL is not set.*in memory inside its own process/s);
   });

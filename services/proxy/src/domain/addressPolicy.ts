@@ -142,3 +142,41 @@ export function judgeAddresses(addresses: readonly string[], allowlist: readonly
   }
   return ALLOWED;
 }
+
+/** Never opened in production: loopback, unspecified, link-local (cloud metadata at 169.254.169.254, AWS's fd00:ec2::254). */
+const NEVER_IN_PRODUCTION = parseCidrList([
+  '127.0.0.0/8',
+  '0.0.0.0/8',
+  '169.254.0.0/16',
+  '::1/128',
+  '::/128',
+  'fe80::/10',
+  'fd00:ec2::254/128',
+]);
+/** Whole private blocks: an entry may point inside one (a PSP reached over a private link), never open all of it. */
+const PRIVATE_BLOCKS = parseCidrList(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7']);
+
+function contains(outer: Cidr, inner: Cidr): boolean {
+  return outer.address.kind() === inner.address.kind() && outer.bits <= inner.bits && inner.address.match(outer.address, outer.bits);
+}
+
+function overlaps(a: Cidr, b: Cidr): boolean {
+  return contains(a, b) || contains(b, a);
+}
+
+function formatCidr(cidr: Cidr): string {
+  return `${cidr.address.toString()}/${cidr.bits}`;
+}
+
+/**
+ * Why a PSP_ALLOWED_CIDRS entry is unsafe in production, or undefined. `0.0.0.0/0` or `::/0` would
+ * switch the SSRF policy off; loopback reaches the services' own ports, link-local the cloud
+ * metadata endpoint (credentials); a whole private block reaches every internal host.
+ */
+export function productionCidrProblem(cidr: Cidr): string | undefined {
+  const never = NEVER_IN_PRODUCTION.find((range) => overlaps(cidr, range));
+  if (never !== undefined) return `${formatCidr(cidr)} reaches ${formatCidr(never)} (loopback, unspecified or link-local/metadata)`;
+  const block = PRIVATE_BLOCKS.find((range) => contains(cidr, range));
+  if (block !== undefined) return `${formatCidr(cidr)} opens the whole private range ${formatCidr(block)}`;
+  return undefined;
+}

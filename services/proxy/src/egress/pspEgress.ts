@@ -6,7 +6,7 @@ import { assertAddressesAllowed, assertUrlPortAllowed, type Destination } from '
 import type { PortRange } from '../domain/portPolicy';
 import { filterResponseHeaders, pairRawHeaders, type HeaderEntry } from '../domain/headers';
 import type { PspMethod } from '../domain/method';
-import { resolveHost, systemResolver, type Resolver } from './resolver';
+import { createDnsResolver, resolveHost, type Resolver } from './resolver';
 import { createSafeConnector, type SafeConnectorOptions } from './safeConnector';
 
 export interface EgressOptions {
@@ -33,7 +33,7 @@ export interface PspEgress {
 }
 
 export function createPspEgress(opts: EgressOptions): PspEgress {
-  const resolve = opts.resolve ?? systemResolver;
+  const resolve = opts.resolve ?? createDnsResolver();
   const allowedPorts = opts.allowedPorts ?? [];
   const agent = new Agent({
     connect: createSafeConnector({

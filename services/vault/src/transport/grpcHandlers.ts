@@ -9,6 +9,7 @@ import {
 } from '@tessera/protos';
 import type { Vault } from '../vault';
 import type { CardToTokenize, TokenOwner } from '../domain/card';
+import { deliveryOf } from './delivery';
 
 type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
 
@@ -62,9 +63,21 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
       if (answered) return;
       answered = true;
       clearTimeout(timer);
-      if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs: elapsedMs() }, 'rpc ok');
-      observe?.(rpc, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const durationMs = elapsedMs();
+      const delivered = deliveryOf(call.metadata);
       callback(null, reply);
+      // "ok" only once the reply has gone out: a render the caller never received (it cancelled,
+      // its deadline passed, the reply could not be written) is not a success in logs or metrics.
+      void (delivered ?? Promise.resolve(true)).then((ok) => {
+        if (ok) {
+          if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs }, 'rpc ok');
+          observe?.(rpc, 'ok', seconds);
+        } else {
+          logger.warn({ ...fields, durationMs, outcome: 'not_delivered' }, 'rpc answer not delivered');
+          observe?.(rpc, 'not_delivered', seconds);
+        }
+      });
     }, fail);
   };
 }

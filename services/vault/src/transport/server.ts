@@ -14,6 +14,7 @@ import {
   type TlsMaterial,
   type VaultHandlers,
 } from '@tessera/protos';
+import { deliveryInterceptor } from './delivery';
 
 /** The name grpc.health.v1 knows besides "" (the whole server), and the one the clients watch. */
 export { VAULT_SERVICE_NAME };
@@ -78,7 +79,7 @@ export function startVaultServer(
   isReady: () => Promise<boolean> = async () => true,
   options: VaultServerOptions = {},
 ): Promise<RunningServer> {
-  const server = new grpc.Server(serverOptions(options.tuning));
+  const server = new grpc.Server({ ...serverOptions(options.tuning), interceptors: [deliveryInterceptor] });
   server.addService(vaultService, tls === undefined ? handlers : restrictCallers(handlers, vaultCallerPolicy(tls), true));
   const health = createHealthService([VAULT_SERVICE_NAME], isReady, options.health);
   server.addService(
