@@ -11,7 +11,7 @@ module.exports = {
   // a test must not keep CI waiting after every result is in.
   forceExit: true,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'] },
     {
       ...shared,
       displayName: 'integration',

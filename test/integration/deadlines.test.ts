@@ -12,7 +12,7 @@ import { startRedisServer, type RedisServerHandle } from '../support/redisServer
 
 jest.setTimeout(60_000);
 
-/** The documented default of the vault's REDIS_COMMAND_TIMEOUT_MS (README configuration table). */
+/** The documented default of the vault's REDIS_COMMAND_TIMEOUT_MS (docs/configuration.md). */
 const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** Scheduling and HTTP on a loaded test machine; far below the 1000 ms the old timeouts were off by. */
 const MARGIN_MS = 400;

@@ -1,0 +1,110 @@
+import type { ConfigDocs } from '@tessera/common';
+
+/** docs/configuration.md's text for the gateway's own variables (shared ones: @tessera/common's sharedConfigDocs). */
+export const gatewayConfigDocs: ConfigDocs = {
+  PORT: { text: 'HTTP port' },
+  HOST: { text: 'HTTP bind address (`0.0.0.0` in containers)' },
+  PROXY_TIMEOUT_MS: {
+    text: "deadline of a proxy call; must exceed the proxy's connect + vault + PSP timeouts (the proxy logs a warning when a call arrives with less)",
+  },
+  READY_TIMEOUT_MS: { text: 'deadline of each `/readyz` check' },
+  API_KEY_PEPPER: {
+    default: 'generated in development',
+    alsoUsedBy: 'keys CLI',
+    text: 'secret (≥ 32 characters) keying the HMAC of API keys',
+  },
+  API_KEY_PEPPERS: {
+    alsoUsedBy: 'keys CLI',
+    text: 'instead of `API_KEY_PEPPER`, to rotate it: `v1:<old>,v2:<new>`, newest last. New keys are hashed with the newest; a key found under an older pepper still works and is re-hashed under the newest on its next use. `npm run keys -- rehash-status` counts keys per version; drop an old pepper once it counts zero and `unrecorded` is zero',
+  },
+  TRUSTED_PROXIES: { text: 'CIDRs of load balancers whose `X-Forwarded-For` is believed' },
+  TESSERA_DEV_API_KEY: {
+    default: 'unset (`npm start` sets it)',
+    text: 'outside production, registers this `tsk_test_…` key for merchant `dev`',
+  },
+  BODY_LIMIT_BYTES: { text: 'request body limit (`413` above it)' },
+  IDEMPOTENCY_TTL_SECONDS: { text: "how long an `Idempotency-Key`'s first answer is replayed" },
+  IDEMPOTENCY_MAX_STORED_BYTES: {
+    text: 'largest answer (body and header bytes) kept for replay; a larger one reaches the caller unchanged, only its status is kept and a retry gets `409 idempotent_replay_unavailable`. Payment answers are a few KB; 64 KiB still keeps a 3-D Secure page',
+  },
+  IDEMPOTENCY_MAX_BYTES_PER_MERCHANT: {
+    text: 'bytes of idempotency records one merchant may hold per mode over `IDEMPOTENCY_TTL_SECONDS` (about 100,000 typical answers); beyond it new keys get `429 idempotency_quota_exceeded`. `0`: no limit',
+  },
+  IDEMPOTENCY_REDIS_URL: {
+    default: '`REDIS_URL`',
+    text: "a Redis of its own for idempotency records, so they can never fill the card store's memory (see [Running in production](operations.md#running-in-production)); `REDIS_TLS_CA_FILE` applies; never a Cluster",
+  },
+  RATE_LIMIT_PER_KEY_PER_SECOND: {
+    text: 'requests per API key per one-second window, counted across all gateways in Redis (in memory without `REDIS_URL`); above it `429 rate_limited` with `Retry-After`. `0` disables',
+  },
+  RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: {
+    text: '`401`s per client IP (IPv6: per /64) per minute; after that every request from it, even with a valid key, gets `429` until the minute is over. `0` disables',
+  },
+  HSTS_MAX_AGE_SECONDS: {
+    default: '`0` (off)',
+    text: '`Strict-Transport-Security: max-age=…` on every response; set it (e.g. `31536000`) when clients reach the gateway over HTTPS through a TLS-terminating load balancer',
+  },
+  GATEWAY_WORKERS: {
+    text: 'processes serving the public port (`node:cluster`); above 1 requires `REDIS_URL`. See [PERFORMANCE.md](PERFORMANCE.md)',
+  },
+  ADMIN_PORT: {
+    text: 'when set, the dashboard and admin API are served only on `ADMIN_BIND:ADMIN_PORT` (e.g. an internal address), not on `PORT`',
+  },
+  ADMIN_BIND: { text: 'bind address of the `ADMIN_PORT` listener' },
+  FORM_SESSION_TTL_SECONDS: {
+    text: 'how long a hosted payment page (form session) can be used; its record stays readable 24 h longer (status `expired`)',
+  },
+  FIELDS_PORT: {
+    default: 'unset (`npm start`: `8082`)',
+    text: 'when set, the hosted card fields and `tessera.js` are served on their own listener ([browser.md](browser.md))',
+  },
+  FIELDS_BIND: { text: 'bind address of the `FIELDS_PORT` listener' },
+  FIELDS_ORIGIN: {
+    default: '`http://127.0.0.1:<FIELDS_PORT>` outside production',
+    text: 'the public origin browsers reach the fields at, and the only origin the browser route answers CORS for. Required (https) in production with `FIELDS_PORT`',
+  },
+  API_ORIGIN: {
+    default: '`http://127.0.0.1:<PORT>` outside production',
+    text: "the public origin browsers reach the API at, the fields' only `connect-src`. Required (https) in production with `FIELDS_PORT`",
+  },
+  BROWSER_TOKENS_PER_KEY_PER_MINUTE: {
+    text: 'card-testing limit on `POST /v1/browser/tokens`: tokenizations per publishable key per minute; above it `429 rate_limited` with `Retry-After`. `0` disables ([browser.md](browser.md#card-testing))',
+  },
+  BROWSER_TOKENS_PER_IP_PER_MINUTE: {
+    text: 'card-testing limit on `POST /v1/browser/tokens`: tokenizations per shopper IP (IPv6: per /64) per minute; above it `429 rate_limited` with `Retry-After`. `0` disables',
+  },
+  BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: {
+    text: 'different cards one shopper IP (IPv6: per /64) may tokenize in the browser per hour; the same card again always passes. Cards are counted as keyed hashes, never stored. `0` disables',
+  },
+  ADMIN_SESSION_IDLE_SECONDS: { text: 'a dashboard session ends after 15 idle minutes (PCI DSS 8.2.8)' },
+  ADMIN_SESSION_MAX_SECONDS: { text: 'a dashboard session ends at most 8 hours after login' },
+  ADMIN_LOGIN_WINDOW_SECONDS: { text: 'the sliding window of the sign-in lockout counts below' },
+  ADMIN_LOGIN_MAX_PER_IP: { text: 'sign-in attempts per client address per window, whatever the account (spraying)' },
+  ADMIN_LOGIN_MAX_PER_ACCOUNT: {
+    default: '`10` (at most 10)',
+    text: 'sign-in lockout (PCI DSS 8.3.4): failed sign-ins per account in the window before it is locked for `ADMIN_LOGIN_LOCKOUT_SECONDS`; `429` with `Retry-After` ([SECURITY.md](SECURITY.md#dashboard-sign-in))',
+  },
+  ADMIN_LOGIN_MAX_PER_SOURCE: {
+    text: 'failed sign-ins per source (address or trusted browser) for one account in the window before it is locked',
+  },
+  ADMIN_LOGIN_LOCKOUT_SECONDS: { default: '`1800` (at least 1800 in production)', text: 'how long a locked account stays locked' },
+  ADMIN_MFA_REQUIRED: {
+    default: '`true` in production, else `false`',
+    text: 'every operator needs a second factor (TOTP); the first sign-in sets it up. Cannot be `false` in production',
+  },
+  ADMIN_TRUSTED_DEVICE_DAYS: {
+    text: 'a browser that signed in with the second factor is exempt from the account lockout this long (never from the password and the code)',
+  },
+  ADMIN_AUDIT_MAX_ENTRIES: {
+    alsoUsedBy: 'keys CLI',
+    text: 'the audit log keeps this many newest entries (overall and per merchant)',
+  },
+  DETOKENIZATION_AUDIT_MAX_ENTRIES: {
+    text: 'entries kept in the detokenization audit stream (`GET /admin/v1/detokenizations`)',
+  },
+  TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
+  TESSERA_DEV_ADMIN_PASSWORD: {
+    default: 'unset (`npm start` sets it)',
+    text: 'outside production, a dashboard operator for every merchant with this password (refused in production)',
+  },
+};

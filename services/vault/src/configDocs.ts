@@ -1,0 +1,42 @@
+import type { ConfigDocs } from '@tessera/common';
+
+/** docs/configuration.md's text for the vault's own variables (shared ones: @tessera/common's sharedConfigDocs). */
+export const vaultConfigDocs: ConfigDocs = {
+  VAULT_WRITE_ACK: {
+    default: '`none`',
+    text: '`aof` or `replica:N[:timeoutMs]`: `201` only after the card write is fsynced / on N replicas (see [Running in production](operations.md#running-in-production))',
+  },
+  VAULT_KEYS: {
+    default: 'generated in development',
+    alsoUsedBy: 'vault CLI',
+    text: "key-encryption keys: comma-separated `keyId:base64` 32-byte AES keys; the last one wraps new records' data keys, all unwrap. Rotate with `npm run vault -- rotate` / `rewrap` / `status` (docs/adr/0004)",
+  },
+  VAULT_KEK_PROVIDER: {
+    alsoUsedBy: 'vault CLI',
+    text: "whose newest key wraps new data keys: `env` (`VAULT_KEYS`) or `pkcs11` (an HSM). The other provider's keys, if configured, only unwrap, so `npm run vault -- rewrap` moves records between them (docs/SECURITY.md, Key custody; docs/adr/0009)",
+  },
+  PKCS11_MODULE: {
+    alsoUsedBy: 'vault CLI',
+    text: "path of the HSM vendor's PKCS#11 library, e.g. `/usr/lib/softhsm/libsofthsm2.so`, `/opt/cloudhsm/lib/libcloudhsm_pkcs11.so`",
+  },
+  PKCS11_TOKEN_LABEL: { alsoUsedBy: 'vault CLI', text: 'the token by its label; this or `PKCS11_SLOT`, exactly one' },
+  PKCS11_SLOT: { alsoUsedBy: 'vault CLI', text: 'the slot by its id; this or `PKCS11_TOKEN_LABEL`, exactly one' },
+  PKCS11_PIN: { alsoUsedBy: 'vault CLI', text: "the token's crypto-user PIN; this or `PKCS11_PIN_FILE`, exactly one. Never logged" },
+  PKCS11_PIN_FILE: {
+    alsoUsedBy: 'vault CLI',
+    text: 'a file holding the PIN (a mounted secret; one trailing newline ignored); this or `PKCS11_PIN`, exactly one',
+  },
+  PKCS11_KEYS: {
+    alsoUsedBy: 'vault CLI',
+    text: "HSM key-encryption keys as `keyId:label` (the key's `CKA_LABEL`), newest last. Key ids must not repeat those of `VAULT_KEYS`. Keys must be AES-256, sensitive, non-extractable; `npm run vault -- rotate` with `VAULT_KEK_PROVIDER=pkcs11` generates one in the HSM",
+  },
+  CVV_TTL_SECONDS: { text: 'how long a CVV is kept after tokenization' },
+  CARD_GRACE_DAYS: { text: 'card data is kept this long after the expiry month has ended' },
+  BROWSER_TOKEN_TTL_SECONDS: {
+    text: 'a token made in a browser (provisional) is deleted this long after it was made, card and CVV, unless `POST /v1/token/{token}/retain` keeps it',
+  },
+  RENDER_MAX_BYTES: {
+    default: '`2097152` (2 MiB)',
+    text: 'the most bytes a PSP body may have once card data is filled in (`422 rendered_body_too_large`); at most 11 MiB (a render travels in one 12 MiB gRPC message)',
+  },
+};
