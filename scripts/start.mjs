@@ -36,9 +36,7 @@ function devApiKey() {
 }
 
 if (process.env.NODE_ENV === 'production') {
-  console.error(
-    'npm start is the local development stack. In production run each service on its own (see README, "Running in production").',
-  );
+  console.error('npm start is the local development stack. In production run each service on its own (see docs/operations.md).');
   process.exit(2);
 }
 

@@ -1,6 +1,6 @@
 /**
  * A PSP's answer is passed through, but the PSP is not Tessera and does not own the gateway's
- * origin. Two exceptions to "headers unchanged" (README, docs/SECURITY.md):
+ * origin. Two exceptions to "headers unchanged" (docs/api.md, docs/SECURITY.md):
  *
  * - Headers Tessera answers with to speak for itself (`x-tessera-*`, `x-request-id`,
  *   `idempotent-replayed`) are renamed `x-psp-<name>`: a PSP that sent `x-tessera-error` would
