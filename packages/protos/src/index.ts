@@ -162,6 +162,7 @@ export * from './batching';
 export * from './loadBalancing';
 
 export * from './edge';
+export * from './serve';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {
