@@ -37,8 +37,8 @@ describe('client calls', () => {
 describe('answerUnary', () => {
   it('answers once: a refusal carries the TesseraError, and a budget refuses before a late reply', async () => {
     const answers: Array<{ err: Partial<grpc.ServiceError> | null; reply?: string }> = [];
-    const callback = (err: Partial<grpc.ServiceError> | null, reply?: string): void => {
-      answers.push({ err, ...(reply !== undefined ? { reply } : {}) });
+    const callback = (err: Partial<grpc.ServiceError> | null, reply?: string | null): void => {
+      answers.push({ err, ...(typeof reply === 'string' ? { reply } : {}) });
     };
     answerUnary(callback, Promise.reject(new TesseraError('token_not_found')));
     let late: (value: string) => void = () => undefined;
