@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { errorFromGrpc, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
+import { errorFromGrpc } from './grpcErrors';
 import { createBatcher } from './batching';
 import { call, callOnceConnected, createVaultClient } from './index';
 import { answerUnary } from './serve';

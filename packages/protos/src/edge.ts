@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { errorFromGrpc, errorRaisedByPeer, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
+import { errorFromGrpc, errorRaisedByPeer } from './grpcErrors';
 
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 

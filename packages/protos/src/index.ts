@@ -161,6 +161,7 @@ export * from './health';
 export * from './batching';
 export * from './loadBalancing';
 
+export * from './grpcErrors';
 export * from './edge';
 export * from './serve';
 

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { toGrpcError } from '@tessera/common';
+import { toGrpcError } from './grpcErrors';
 
 export interface Answering<Res> {
   /** Refuse with `error()` after `ms` unless answered by then; what still runs is abandoned, its answer dropped. */

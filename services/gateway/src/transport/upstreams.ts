@@ -1,4 +1,5 @@
 import {
+  batchItemError,
   call,
   callOnceConnected,
   createBatcher,
@@ -18,7 +19,7 @@ import {
   whenConnected,
   type VaultClient,
 } from '@tessera/protos';
-import { batchItemError, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 
 export interface CallContext {
   requestId: string;

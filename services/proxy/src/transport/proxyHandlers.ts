@@ -1,5 +1,12 @@
-import { outcomeLabel, TesseraError, tesseraErrorToJson, type Logger, type RpcObserver } from '@tessera/common';
-import { answerUnary, requestIdFromMetadata, wellFormedRequestId, type ForwardBatchResult, type ProxyHandlers } from '@tessera/protos';
+import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
+import {
+  tesseraErrorToJson,
+  answerUnary,
+  requestIdFromMetadata,
+  wellFormedRequestId,
+  type ForwardBatchResult,
+  type ProxyHandlers,
+} from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';

@@ -1,4 +1,5 @@
 import {
+  batchItemError,
   call,
   createBatcher,
   createVaultClient,
@@ -10,7 +11,7 @@ import {
   type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { batchItemError } from '@tessera/common';
+import {} from '@tessera/common';
 
 export interface RenderInput {
   merchantId: string;

@@ -1,6 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
-import { outcomeLabel, tesseraErrorToJson, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
+import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
+  tesseraErrorToJson,
   answerUnary,
   requestIdFromMetadata,
   wellFormedRequestId,
