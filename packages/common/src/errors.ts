@@ -1,6 +1,6 @@
 /**
  * Every error Tessera itself produces has a code from this catalogue. The gateway turns it into
- * the documented envelope; the gRPC services carry it across in metadata (see grpcErrors.ts).
+ * the documented envelope; the gRPC services carry it across in metadata (see packages/protos/src/grpcErrors.ts).
  */
 export type ErrorType =
   | 'invalid_request_error'

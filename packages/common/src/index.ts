@@ -1,5 +1,4 @@
 export * from './errors';
-export * from './grpcErrors';
 export * from './config';
 export * from './logger';
 export * from './devSecrets';

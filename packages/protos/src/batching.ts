@@ -3,6 +3,12 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 /** How long a peer that does not know a batch RPC (an older version mid-upgrade) is sent single calls. */
 const BATCH_UNSUPPORTED_RETRY_MS = 60_000;
 
+/** The gRPC status of a failed call, also when it was already mapped (a TesseraError keeps it as its cause). */
+function grpcCode(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+}
+
 export interface BatchingOptions<Item, Result> {
   /** The most items in one batch call; more waiting items go in further calls at once. */
   maxBatch: number;
@@ -21,8 +27,11 @@ export interface BatchingOptions<Item, Result> {
    * them again one by one; an item the call never delivered is refused as an internal error.
    */
   sendBatch(items: Item[], deliver: (index: number, outcome: Result | Error) => void): Promise<void>;
-  /** The error each item of a failed batch call gets (e.g. the gRPC error mapped for callers). */
-  failed(err: unknown): Promise<never>;
+  /**
+   * The error each item of a failed batch call gets; by default the batch call's own rejection
+   * (a TesseraError when sendBatch calls through `call`).
+   */
+  failed?(err: unknown): Promise<never>;
 }
 
 interface Pending<Item, Result> {
@@ -65,12 +74,14 @@ export function createBatcher<Item, Result>(opts: BatchingOptions<Item, Result>)
         () => undelivered().forEach((pending) => pending.reject(new Error('the batch call ended without answering this item'))),
         (err: unknown) => {
           const rest = undelivered();
-          if ((err as { code?: unknown } | null)?.code === grpcStatus.UNIMPLEMENTED) {
+          if (grpcCode(err) === grpcStatus.UNIMPLEMENTED) {
             batchUnsupportedUntil = Date.now() + BATCH_UNSUPPORTED_RETRY_MS;
             rest.forEach(sendOne);
             return;
           }
-          opts.failed(err).catch((error: unknown) => rest.forEach((pending) => pending.reject(error)));
+          (opts.failed ?? ((e: unknown) => Promise.reject(e)))(err).catch((error: unknown) =>
+            rest.forEach((pending) => pending.reject(error)),
+          );
         },
       );
   };

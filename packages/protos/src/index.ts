@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { mayHoldCardNumber } from '@tessera/common';
 import { balancedChannelOptions } from './loadBalancing';
+import { REQUEST_ID_METADATA_KEY } from './edge';
 import type { ProtoGrpcType as VaultProto } from './generated/vault';
 import type { ProtoGrpcType as ProxyProto } from './generated/proxy';
 import type { VaultClient, VaultHandlers } from './generated/tessera/vault/v1/Vault';
@@ -160,36 +161,9 @@ export * from './health';
 export * from './batching';
 export * from './loadBalancing';
 
-export const REQUEST_ID_METADATA_KEY = 'x-request-id';
-
-type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: grpc.requestCallback<Res>,
-) => grpc.ClientUnaryCall;
-
-/**
- * Calls a unary method with a deadline (every network edge has one) and the request id in
- * metadata. Rejects with the raw grpc ServiceError; callers map it with errorFromGrpc.
- */
-export function callUnary<Req, Res>(
-  client: grpc.Client,
-  method: UnaryMethod<Req, Res>,
-  request: Req,
-  opts: { timeoutMs: number; requestId?: string },
-): Promise<Res> {
-  const metadata = new grpc.Metadata();
-  if (opts.requestId) metadata.set(REQUEST_ID_METADATA_KEY, opts.requestId);
-  const deadline = new Date(Date.now() + opts.timeoutMs);
-  return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, metadata, { deadline }, (err, res) => {
-      if (err) reject(err);
-      else if (res === undefined) reject(new Error('empty gRPC response'));
-      else resolve(res);
-    });
-  });
-}
+export * from './grpcErrors';
+export * from './edge';
+export * from './serve';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {

@@ -1,7 +1,9 @@
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { tesseraErrorToJson, toGrpcError, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 import {
+  tesseraErrorToJson,
+  toGrpcError,
   createProxyClient,
   createVaultClient,
   proxyService,

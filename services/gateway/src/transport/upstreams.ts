@@ -1,5 +1,7 @@
 import {
-  callUnary,
+  batchItemError,
+  call,
+  callOnceConnected,
   createBatcher,
   MAX_BATCH_BODY_BYTES,
   type ForwardRequest__Output,
@@ -13,10 +15,11 @@ import {
   type ForwardBatchItem,
   type ForwardBatchResult__Output,
   type TokenizeBatchResponse,
+  startedCallError,
+  whenConnected,
   type VaultClient,
 } from '@tessera/protos';
-import { connectivityState, type Client } from '@grpc/grpc-js';
-import { batchItemError, errorFromGrpc, errorRaisedByPeer, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 
 export interface CallContext {
   requestId: string;
@@ -55,27 +58,6 @@ export interface ProxyApi {
   close(): void;
 }
 
-/**
- * A deadline that expires while the channel has no working connection (the peer is down, or
- * accepts TCP but never completes the HTTP/2 handshake) means the call was never delivered:
- * that is the peer being unavailable (503, safe to retry), not a slow answer (504).
- */
-async function mapped<T>(call: Promise<T>, client?: { getChannel(): { getConnectivityState(tryToConnect: boolean): number } }): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    const error = errorFromGrpc(err);
-    if (
-      error.code === 'upstream_timeout' &&
-      client !== undefined &&
-      client.getChannel().getConnectivityState(false) !== connectivityState.READY
-    ) {
-      throw new TesseraError('service_unavailable', { cause: err });
-    }
-    throw error;
-  }
-}
-
 /** The most cards in one TokenizeBatch call. */
 export const MAX_TOKENIZE_BATCH = 64;
 
@@ -87,9 +69,9 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
   const tokenize = createBatcher<TokenizeBatchItem & { request: TokenizeRequest }, TokenRecord__Output>({
     maxBatch: MAX_TOKENIZE_BATCH,
     sendOne: ({ request, requestId }) =>
-      mapped(callUnary<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }), client),
+      call<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }),
     sendBatch: async (items, deliver) => {
-      const { results } = await callUnary<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
+      const { results } = await call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
         client,
         client.TokenizeBatch,
         { items },
@@ -97,7 +79,6 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
       );
       results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result.errorJson)));
     },
-    failed: (err) => mapped(Promise.reject(err), client),
   });
   return (request, ctx) => tokenize({ request: { ...request, provisional: request.provisional === true }, requestId: ctx.requestId });
 }
@@ -105,56 +86,22 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
   return {
     tokenize: batchedTokenize(client, timeoutMs),
-    getToken: (ref, ctx) => mapped(callUnary(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
-    retainToken: (ref, ctx) => mapped(callUnary(client, client.RetainToken, ref, { timeoutMs, requestId: ctx.requestId }), client),
+    getToken: (ref, ctx) => call(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }),
+    retainToken: (ref, ctx) => call(client, client.RetainToken, ref, { timeoutMs, requestId: ctx.requestId }),
     deleteToken: async (ref, ctx) => {
-      await mapped(callUnary(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId }), client);
+      await call(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId });
     },
-    ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
+    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
   };
 }
 
 /**
- * Forward may reach the PSP, so its failures are sorted by what the gateway can prove. Nothing
- * was sent when the proxy answered with its own typed error (it refused before, or reported
- * what the PSP did), or when the call was never started because no connection to the proxy was
- * ready (see proxyConnected). Once a call has started and no typed answer came back (the proxy
- * died, the connection broke, the deadline passed), the PSP may have received the request:
- * 502 psp_outcome_unknown, an answer the Idempotency-Key keeps so that a retry never charges twice.
+ * Forward may reach the PSP, so it is started only once the channel to the proxy is ready (else
+ * 503, nothing sent), and a failure after it started without the proxy's typed answer is
+ * 502 psp_outcome_unknown, an answer the Idempotency-Key keeps so that a retry never charges
+ * twice (see callOnceConnected).
  */
-function forwardFailure(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  return errorRaisedByPeer(err) ?? new TesseraError('psp_outcome_unknown', { cause: err });
-}
-
-const UNAVAILABLE_STATES = new Set<number>([connectivityState.TRANSIENT_FAILURE, connectivityState.SHUTDOWN]);
-
-/**
- * Resolves once the channel to the proxy has a ready connection, so a Forward is only started
- * when it can be written. A channel that is failing, or does not connect before the deadline,
- * means nothing was started: 503, safe to retry (grpc-js cannot say whether a call it had started
- * was ever written, so that question is settled before starting it).
- */
-function proxyConnected(client: Client, deadline: number): Promise<void> | undefined {
-  const channel = client.getChannel();
-  const unavailable = (cause?: unknown) =>
-    new TesseraError('service_unavailable', { message: 'The proxy is not reachable; nothing was sent.', cause });
-  const first = channel.getConnectivityState(true);
-  if (first === connectivityState.READY) return undefined;
-  return new Promise<void>((resolve, reject) => {
-    const check = (state: number): void => {
-      if (state === connectivityState.READY) return resolve();
-      if (UNAVAILABLE_STATES.has(state)) return reject(unavailable());
-      channel.watchConnectivityState(state, deadline, (err) => {
-        if (err) reject(unavailable(err));
-        else check(channel.getConnectivityState(true));
-      });
-    };
-    check(first);
-  });
-}
-
 /** The most requests in one ForwardBatch call. */
 export const MAX_FORWARD_BATCH = 64;
 
@@ -170,21 +117,15 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
       Buffer.byteLength(request.bodyTemplate) +
       Buffer.byteLength(request.url) +
       request.headers.reduce((sum, header) => sum + Buffer.byteLength(header.name ?? '') + Buffer.byteLength(header.value ?? ''), 0),
-    sendOne: async ({ request, requestId }) => {
-      const deadline = Date.now() + timeoutMs;
-      await proxyConnected(client, deadline);
-      try {
-        return await callUnary<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, {
-          timeoutMs: Math.max(1, deadline - Date.now()),
-          requestId,
-        });
-      } catch (err) {
-        throw forwardFailure(err);
-      }
-    },
+    sendOne: ({ request, requestId }) =>
+      callOnceConnected<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, {
+        timeoutMs,
+        requestId,
+        peer: 'proxy',
+      }),
     sendBatch: async (items, deliver) => {
       const deadline = Date.now() + timeoutMs;
-      await proxyConnected(client, deadline);
+      await whenConnected(client, deadline, 'proxy');
       const answered = new Set<number>();
       await new Promise<void>((resolve, reject) => {
         const call = client.ForwardBatch({ items }, { deadline: new Date(deadline) });
@@ -201,7 +142,7 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
       });
     },
     // The batch call's own failure leaves every item not yet answered in the same state as a lone call.
-    failed: (err) => Promise.reject(forwardFailure(err)),
+    failed: (err) => Promise.reject(startedCallError(err)),
   });
   return (request, ctx) => forward({ request, requestId: ctx.requestId });
 }
@@ -209,8 +150,8 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
 export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): ProxyApi {
   return {
     forward: batchedForward(client, timeoutMs),
-    dryRun: (request, ctx) => mapped(callUnary(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId }), client),
-    ready: (ctx) => mapped(callUnary(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId })),
+    dryRun: (request, ctx) => call(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId }),
+    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
   };
 }

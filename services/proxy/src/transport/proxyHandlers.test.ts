@@ -3,8 +3,10 @@ import net, { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import pino from 'pino';
-import { errorFromGrpc, TesseraError, toGrpcError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 import {
+  errorFromGrpc,
+  toGrpcError,
   callUnary,
   createProxyClient,
   proxyService,

@@ -1,5 +1,12 @@
-import { outcomeLabel, TesseraError, tesseraErrorToJson, toGrpcError, type Logger, type RpcObserver } from '@tessera/common';
-import { requestIdFromMetadata, wellFormedRequestId, type ForwardBatchResult, type ProxyHandlers } from '@tessera/protos';
+import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
+import {
+  tesseraErrorToJson,
+  answerUnary,
+  requestIdFromMetadata,
+  wellFormedRequestId,
+  type ForwardBatchResult,
+  type ProxyHandlers,
+} from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
@@ -26,16 +33,10 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       const cancellation: PspCancellation = { cancelled: false };
       call.once('cancelled', () => cancelPspExchange(cancellation));
       const started = process.hrtime.bigint();
-      forwardToPsp(deps, call.request, { ...(requestId ? { requestId } : {}), cancellation }).then(
-        (res) => {
-          deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started));
-          callback(null, res);
-        },
-        (err: unknown) => {
-          deps.observe?.('Forward', outcomeLabel(err), seconds(started));
-          callback(toGrpcError(err));
-        },
-      );
+      answerUnary(callback, forwardToPsp(deps, call.request, { ...(requestId ? { requestId } : {}), cancellation }), {
+        ok: (res) => deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
+        failed: (err) => deps.observe?.('Forward', outcomeLabel(err), seconds(started)),
+      });
     },
     // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
     // written as soon as its PSP has answered, and the call ends with the last one.
@@ -77,16 +78,10 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
     DryRun(call, callback) {
       const requestId = requestIdFromMetadata(call.metadata);
       const started = process.hrtime.bigint();
-      dryRunForward(deps, call.request, requestId ? { requestId } : {}).then(
-        (res) => {
-          deps.observe?.('DryRun', 'ok', seconds(started));
-          callback(null, res);
-        },
-        (err: unknown) => {
-          deps.observe?.('DryRun', outcomeLabel(err), seconds(started));
-          callback(toGrpcError(err));
-        },
-      );
+      answerUnary(callback, dryRunForward(deps, call.request, requestId ? { requestId } : {}), {
+        ok: () => deps.observe?.('DryRun', 'ok', seconds(started)),
+        failed: (err) => deps.observe?.('DryRun', outcomeLabel(err), seconds(started)),
+      });
     },
     Ready(_call, callback) {
       deps.vault.ready().then(

@@ -1,5 +1,6 @@
 import {
-  callUnary,
+  batchItemError,
+  call,
   createBatcher,
   createVaultClient,
   MAX_BATCH_BODY_BYTES,
@@ -10,7 +11,7 @@ import {
   type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
-import { batchItemError, errorFromGrpc } from '@tessera/common';
+import {} from '@tessera/common';
 
 export interface RenderInput {
   merchantId: string;
@@ -58,20 +59,16 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
     weigh: ({ request }) => renderedSizeBound(request.template),
     sendOne: async ({ request, requestId }) => {
-      try {
-        const res = await callUnary<RenderRequest, RenderResponse>(client, client.Render, request, {
-          timeoutMs,
-          ...(requestId ? { requestId } : {}),
-        });
-        // The decoded message's own buffer: a copy would only leave one more copy of card data behind.
-        return res.body;
-      } catch (err) {
-        // token_not_found, cvv_unavailable and friends come back as the vault raised them.
-        throw errorFromGrpc(err);
-      }
+      // token_not_found, cvv_unavailable and friends come back as the vault raised them.
+      const res = await call<RenderRequest, RenderResponse>(client, client.Render, request, {
+        timeoutMs,
+        ...(requestId ? { requestId } : {}),
+      });
+      // The decoded message's own buffer: a copy would only leave one more copy of card data behind.
+      return res.body;
     },
     sendBatch: async (items, deliver) => {
-      const { results } = await callUnary<{ items: RenderBatchItem[] }, RenderBatchResponse>(
+      const { results } = await call<{ items: RenderBatchItem[] }, RenderBatchResponse>(
         client,
         client.RenderBatch,
         { items },
@@ -80,23 +77,17 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
       // The decoded message's own buffers, as for a single Render.
       results.forEach((result, i) => deliver(i, result.outcome === 'body' && result.body ? result.body : batchItemError(result.errorJson)));
     },
-    failed: (err) => Promise.reject(errorFromGrpc(err)),
   });
   return {
     render: (input, requestId) => render({ request: input, requestId: requestId ?? '' }),
-    async preview(input, requestId) {
-      try {
-        return await callUnary<RenderRequest, PreviewResponse__Output>(client, client.Preview, input, {
-          timeoutMs,
-          ...(requestId ? { requestId } : {}),
-        });
-      } catch (err) {
-        throw errorFromGrpc(err);
-      }
-    },
+    preview: (input, requestId) =>
+      call<RenderRequest, PreviewResponse__Output>(client, client.Preview, input, {
+        timeoutMs,
+        ...(requestId ? { requestId } : {}),
+      }),
     async ready() {
       try {
-        const res = await callUnary<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs });
+        const res = await call<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs });
         return { ready: res.ready, detail: res.ready ? '' : 'vault not ready' };
       } catch {
         return { ready: false, detail: 'vault unreachable' };

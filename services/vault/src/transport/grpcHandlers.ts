@@ -1,6 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
-import { outcomeLabel, tesseraErrorToJson, toGrpcError, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
+import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
+  tesseraErrorToJson,
+  answerUnary,
   requestIdFromMetadata,
   wellFormedRequestId,
   type TokenizeRequest,
@@ -33,7 +35,7 @@ export function handlingBudgetMs(deadline: Date | number, now = Date.now()): num
 }
 
 /**
- * Wraps a use case: request id on every log line, errors through toGrpcError, and an answer
+ * Wraps a use case: request id on every log line, errors through answerUnary, and an answer
  * within the caller's deadline (handlingBudgetMs). Requests and replies are never logged — they
  * carry card data or rendered bodies.
  */
@@ -44,41 +46,34 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
     const fields = { rpc, requestId: requestIdFromMetadata(call.metadata) };
     const started = process.hrtime.bigint();
     const elapsedMs = (): number => Number((process.hrtime.bigint() - started) / 1_000_000n);
-    let answered = false;
-    const fail = (err: unknown): void => {
-      if (answered) return;
-      answered = true;
-      clearTimeout(timer);
-      observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
-      logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
-      callback(toGrpcError(err));
-    };
-    const budget = handlingBudgetMs(call.getDeadline());
-    // What is still running then is abandoned: a token not yet answered is never handed out.
-    const timer =
-      budget === undefined
-        ? undefined
-        : setTimeout(() => fail(new TesseraError('service_unavailable', { message: 'The card store did not answer in time.' })), budget);
-    handle(call.request).then((reply) => {
-      if (answered) return;
-      answered = true;
-      clearTimeout(timer);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const durationMs = elapsedMs();
-      const delivered = deliveryOf(call.metadata);
-      callback(null, reply);
-      // "ok" only once the reply has gone out: a render the caller never received (it cancelled,
-      // its deadline passed, the reply could not be written) is not a success in logs or metrics.
-      void (delivered ?? Promise.resolve(true)).then((ok) => {
-        if (ok) {
-          if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs }, 'rpc ok');
-          observe?.(rpc, 'ok', seconds);
-        } else {
-          logger.warn({ ...fields, durationMs, outcome: 'not_delivered' }, 'rpc answer not delivered');
-          observe?.(rpc, 'not_delivered', seconds);
-        }
-      });
-    }, fail);
+    const budgetMs = handlingBudgetMs(call.getDeadline());
+    answerUnary(callback, handle(call.request), {
+      // What is still running then is abandoned: a token not yet answered is never handed out.
+      budget:
+        budgetMs === undefined
+          ? undefined
+          : { ms: budgetMs, error: () => new TesseraError('service_unavailable', { message: 'The card store did not answer in time.' }) },
+      failed: (err) => {
+        observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
+        logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
+      },
+      ok: () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const durationMs = elapsedMs();
+        const delivered = deliveryOf(call.metadata);
+        // "ok" only once the reply has gone out: a render the caller never received (it cancelled,
+        // its deadline passed, the reply could not be written) is not a success in logs or metrics.
+        void (delivered ?? Promise.resolve(true)).then((ok) => {
+          if (ok) {
+            if (logger.isLevelEnabled('debug')) logger.debug({ ...fields, durationMs }, 'rpc ok');
+            observe?.(rpc, 'ok', seconds);
+          } else {
+            logger.warn({ ...fields, durationMs, outcome: 'not_delivered' }, 'rpc answer not delivered');
+            observe?.(rpc, 'not_delivered', seconds);
+          }
+        });
+      },
+    });
   };
 }
 

@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type * as grpc from '@grpc/grpc-js';
-import { errorFromGrpc, LOG_REDACTION, TesseraError } from '@tessera/common';
+import { LOG_REDACTION, TesseraError } from '@tessera/common';
 import {
+  errorFromGrpc,
   callUnary,
   createVaultClient,
   type RenderBatchItem,

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { TesseraError } from './errors';
+import { TesseraError } from '@tessera/common';
 import { errorFromGrpc, toGrpcError } from './grpcErrors';
 
 const asServiceError = (partial: Partial<grpc.ServiceError>): grpc.ServiceError =>

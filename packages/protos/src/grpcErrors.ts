@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { isErrorCode, TesseraError } from './errors';
+import { isErrorCode, TesseraError } from '@tessera/common';
 
 /** One table from HTTP status to gRPC status, used when a service raises a TesseraError. */
 const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {

@@ -1,0 +1,117 @@
+import * as grpc from '@grpc/grpc-js';
+import { TesseraError } from '@tessera/common';
+import { errorFromGrpc, errorRaisedByPeer } from './grpcErrors';
+
+export const REQUEST_ID_METADATA_KEY = 'x-request-id';
+
+export type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: grpc.requestCallback<Res>,
+) => grpc.ClientUnaryCall;
+
+export interface CallOptions {
+  timeoutMs: number;
+  requestId?: string;
+}
+
+/**
+ * Calls a unary method with a deadline (every network edge has one) and the request id in
+ * metadata. Rejects with the raw grpc ServiceError: for tests that look at the wire. Services
+ * call through `call`, which rejects with a TesseraError.
+ */
+export function callUnary<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, request: Req, opts: CallOptions): Promise<Res> {
+  const metadata = new grpc.Metadata();
+  if (opts.requestId) metadata.set(REQUEST_ID_METADATA_KEY, opts.requestId);
+  const deadline = new Date(Date.now() + opts.timeoutMs);
+  return new Promise<Res>((resolve, reject) => {
+    method.call(client, request, metadata, { deadline }, (err, res) => {
+      if (err) reject(err);
+      else if (res === undefined) reject(new Error('empty gRPC response'));
+      else resolve(res);
+    });
+  });
+}
+
+/**
+ * The TesseraError a failed call means to the caller: the peer's own typed error, or 503/504
+ * for the transport. A deadline that expires while the channel has no working connection (the
+ * peer is down, or accepts TCP but never completes the HTTP/2 handshake) means the call was
+ * never delivered: that is the peer being unavailable (503, safe to retry), not a slow answer (504).
+ */
+export function callError(err: unknown, client: grpc.Client): TesseraError {
+  const error = errorFromGrpc(err);
+  if (error.code === 'upstream_timeout' && client.getChannel().getConnectivityState(false) !== grpc.connectivityState.READY) {
+    return new TesseraError('service_unavailable', { cause: err });
+  }
+  return error;
+}
+
+/** callUnary whose failures are already TesseraErrors (see callError); `cause` keeps the gRPC error. */
+export function call<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, request: Req, opts: CallOptions): Promise<Res> {
+  return callUnary(client, method, request, opts).catch((err: unknown) => {
+    throw callError(err, client);
+  });
+}
+
+/**
+ * For calls that may have an effect nobody can undo (Forward reaches a PSP), failures are sorted
+ * by what the caller can prove. Nothing happened when the peer answered with its own typed error,
+ * or when the call was never started because no connection was ready (see whenConnected). Once a
+ * call has started and no typed answer came back (the peer died, the connection broke, the
+ * deadline passed), the effect may have happened: 502 psp_outcome_unknown.
+ */
+export function startedCallError(err: unknown): TesseraError {
+  if (err instanceof TesseraError) return err;
+  return errorRaisedByPeer(err) ?? new TesseraError('psp_outcome_unknown', { cause: err });
+}
+
+const UNAVAILABLE_STATES = new Set<number>([grpc.connectivityState.TRANSIENT_FAILURE, grpc.connectivityState.SHUTDOWN]);
+
+/**
+ * Resolves once the channel has a ready connection, so a call is only started when it can be
+ * written. A channel that is failing, or does not connect before the deadline, means nothing was
+ * started: 503, safe to retry (grpc-js cannot say whether a call it had started was ever written,
+ * so that question is settled before starting it). `peer` names the service in the message.
+ */
+export function whenConnected(client: grpc.Client, deadline: number, peer: string): Promise<void> | undefined {
+  const channel = client.getChannel();
+  const unavailable = (cause?: unknown) =>
+    new TesseraError('service_unavailable', { message: `The ${peer} is not reachable; nothing was sent.`, cause });
+  const first = channel.getConnectivityState(true);
+  if (first === grpc.connectivityState.READY) return undefined;
+  return new Promise<void>((resolve, reject) => {
+    const check = (state: number): void => {
+      if (state === grpc.connectivityState.READY) return resolve();
+      if (UNAVAILABLE_STATES.has(state)) return reject(unavailable());
+      channel.watchConnectivityState(state, deadline, (err) => {
+        if (err) reject(unavailable(err));
+        else check(channel.getConnectivityState(true));
+      });
+    };
+    check(first);
+  });
+}
+
+/**
+ * A call that must not run twice by accident: started only once connected (else 503), and its
+ * failures after starting sorted by startedCallError.
+ */
+export async function callOnceConnected<Req, Res>(
+  client: grpc.Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  opts: CallOptions & { peer: string },
+): Promise<Res> {
+  const deadline = Date.now() + opts.timeoutMs;
+  await whenConnected(client, deadline, opts.peer);
+  try {
+    return await callUnary(client, method, request, {
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}),
+    });
+  } catch (err) {
+    throw startedCallError(err);
+  }
+}
