@@ -14,15 +14,31 @@ export type RedisServer = RedisServerHandle;
 
 /** Test support shared by the services' unit tests and the integration harness. */
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for the processes a test starts come from a block below the kernel's ephemeral range
+ * (32768-60999 here), one block per Jest worker. An OS-chosen free port (listen on 0) is an
+ * ephemeral port: between the probe closing it and the service binding it, any outgoing
+ * connection of the machine may take it as its local port (EADDRINUSE, seen under load).
+ * Redis Cluster buses (port + 10000) stay below the ephemeral range too.
+ */
+const PORT_BLOCK_SIZE = 1000;
+const PORT_BLOCK_BASE = 12_000 + ((Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 8) * PORT_BLOCK_SIZE;
+let nextPortOffset = 0;
+
+function bindsOn(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
   });
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let tried = 0; tried < PORT_BLOCK_SIZE; tried++) {
+    const port = PORT_BLOCK_BASE + (nextPortOffset++ % PORT_BLOCK_SIZE);
+    if (await bindsOn(port, host)) return port;
+  }
+  throw new Error(`no free port in ${PORT_BLOCK_BASE}-${PORT_BLOCK_BASE + PORT_BLOCK_SIZE - 1}`);
 }
 
 function waitForPort(port: number, timeoutMs: number): Promise<void> {
