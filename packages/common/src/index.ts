@@ -14,3 +14,4 @@ export * from './net/httpHeaders';
 export * from './randomPool';
 export * from './heapGrowth';
 export * from './grpcConfig';
+export * from './redis';

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, TesseraError } from '@tessera/common';
 import type { DetokenizationRecord } from '../domain/detokenizationAudit';
-import { defineScripts } from './redisScripts';
 
 /** Capped, newest first; `merchantId` narrows to one merchant's entries. */
 export interface DetokenizationLog {

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, TesseraError } from '@tessera/common';
 import { isNewCardOverLimit } from '../domain/browserLimits';
-import { defineScripts } from './redisScripts';
 import { RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
 /** One card's admission into a bucket's window of distinct cards. */

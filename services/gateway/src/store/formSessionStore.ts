@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, TesseraError } from '@tessera/common';
 import { FORM_SESSION_RETENTION_MS, type FormSessionRecord, type FormSessionResult } from '../domain/formSessions';
-import { defineScripts } from './redisScripts';
 
 export type FinishOutcome = 'finished' | 'not_open' | 'expired' | 'missing';
 

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, TesseraError } from '@tessera/common';
 import type { UsageWindow } from '../domain/idempotency';
-import { defineScripts } from './redisScripts';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { redisUnavailable as unavailable } from '@tessera/common';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
 import { MAX_FAILURES_LOGGED } from './memoryAdminStores';
@@ -12,11 +12,6 @@ const SESSION_PREFIX = 'tessera:admin-session:';
 const THROTTLE_PREFIX = 'tessera:admin-login:';
 const AUDIT_ALL = 'tessera:audit';
 const AUDIT_MERCHANT_PREFIX = 'tessera:audit:merchant:';
-
-function unavailable(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  return new TesseraError('service_unavailable', { cause: err });
-}
 
 async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {

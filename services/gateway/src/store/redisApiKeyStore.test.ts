@@ -4,7 +4,8 @@ import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { commandsSentDuring } from '../../../../test/support/redisCommands';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
+import { createRedisClient } from '@tessera/common';
+import { RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
 

@@ -1,9 +1,7 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { redisConnectionOptions, TesseraError } from '@tessera/common';
+import type { Redis } from 'ioredis';
+import { defineScripts, redisUnavailable as unavailable, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
-import { defineScripts } from './redisScripts';
-import { withCommandDeadline } from './commandDeadline';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -65,100 +63,15 @@ interface KeyStoreScripts {
   tesseraApiKeyLookupAndPeek(digestKey: string, recordPrefix: string, lastUsePrefix: string, counterKey: string): Promise<LookupReply>;
 }
 
-export interface RedisClientOptions {
-  commandTimeoutMs: number;
-  /**
-   * 'server': never queue commands while disconnected, so requests fail fast with 503 and the
-   * client keeps reconnecting in the background. 'cli': wait briefly for the first connection,
-   * then give up.
-   */
-  profile: 'server' | 'cli';
-  /** REDIS_CLUSTER_NODES: when non-empty, a Redis Cluster seeded by these host:port nodes. */
-  clusterNodes?: readonly string[];
-  /** REDIS_TLS_CA_FILE: the CA of Redis's certificate for a rediss:// URL (unset: system CAs). */
-  tlsCaFile?: string | undefined;
-}
-
 /**
  * In Cluster mode every gateway key is prefixed with this hash tag, so all of them share one
  * slot: the scripts and MULTIs of the key, operator, audit (and any later) stores touch several
  * keys at once, which Redis Cluster allows only within a slot. Gateway data is small (keys,
  * sessions, counters, replayable responses); the card store, the bulk, shards by token instead.
  * A standalone Redis keeps the unprefixed layout, so moving to a cluster means copying keys.
+ * Every gateway client of REDIS_CLUSTER_NODES passes it to createRedisClient.
  */
 export const CLUSTER_KEY_PREFIX = '{tessera-gateway}:';
-
-function profileOptions(opts: RedisClientOptions): RedisOptions {
-  // ioredis otherwise keeps a 2 s timer alive when closing a connection that already died.
-  const disconnectTimeout = 500;
-  if (opts.profile === 'server') {
-    return {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: opts.commandTimeoutMs,
-      connectTimeout: 2000,
-      disconnectTimeout,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-      // After a failover the old primary answers READONLY: reconnect, do not resend.
-      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
-      // The per-request key lookups of concurrent requests share writes (docs/PERFORMANCE.md).
-      enableAutoPipelining: true,
-    };
-  }
-  return {
-    lazyConnect: true,
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs,
-    connectTimeout: 2000,
-    disconnectTimeout,
-    retryStrategy: (times) => (times > 3 ? null : 200),
-  };
-}
-
-/**
- * A Redis client, or with `clusterNodes` a Redis Cluster client (credentials and TLS then come
- * from the URL and apply to every node). The Cluster is returned under the Redis type on purpose:
- * it implements the same command interface, and the stores use only commands plus
- * status/connect/quit/disconnect/on, which Cluster has too, so no store needs to know.
- */
-export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
-  const client = connectClient(url, opts);
-  // The server auto-pipelines (see profileOptions): only a deadline of its own keeps REDIS_COMMAND_TIMEOUT_MS true.
-  return opts.profile === 'server' ? withCommandDeadline(client, opts.commandTimeoutMs) : client;
-}
-
-function connectClient(url: string, opts: RedisClientOptions): Redis {
-  const options = profileOptions(opts);
-  const connection = redisConnectionOptions(url, opts.tlsCaFile);
-  if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, { ...options, ...connection });
-  const nodeOptions: RedisOptions = { ...options, ...connection };
-  const cluster = new Cluster(
-    opts.clusterNodes.map((entry) => {
-      const at = entry.lastIndexOf(':');
-      return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
-    }),
-    {
-      redisOptions: nodeOptions,
-      keyPrefix: CLUSTER_KEY_PREFIX,
-      lazyConnect: true,
-      enableOfflineQueue: options.enableOfflineQueue ?? false,
-      enableAutoPipelining: options.enableAutoPipelining ?? false,
-      // Reads on masters: a revocation must be seen by the next request, not after replication.
-      scaleReads: 'master',
-      slotsRefreshTimeout: 2000,
-      clusterRetryStrategy: (times) => (opts.profile === 'cli' && times > 3 ? null : Math.min(times * 200, 2000)),
-    },
-  );
-  return cluster as unknown as Redis;
-}
-
-function unavailable(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  return new TesseraError('service_unavailable', { cause: err });
-}
-
 function parseRecord(raw: string | null | undefined, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
   if (raw === null || raw === undefined) return undefined;
   const record = JSON.parse(raw) as ApiKeyRecord;

@@ -1,5 +1,5 @@
-import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
-import { redisConnectionOptions, TesseraError, type Logger } from '@tessera/common';
+import { Cluster, Command, type Redis } from 'ioredis';
+import { createRedisClient, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -18,7 +18,7 @@ import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import { describeWriteAck, type WriteAck } from '../domain/writeAck';
 
-export type RedisClient = Redis | Cluster;
+export type { RedisClient } from '@tessera/common';
 
 export interface RedisCardStoreOptions {
   commandTimeoutMs: number;
@@ -36,45 +36,20 @@ export type RedisTarget = ({ url: string } | { clusterNodes: readonly string[]; 
 };
 
 /**
- * Options chosen so a Redis outage fails requests fast (503) instead of queueing them: no offline
- * queue, one retry, a per-command timeout, and reconnection in the background with a capped backoff.
+ * A Redis or Redis Cluster client that fails fast (503) instead of queueing during an outage.
+ * REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
  */
-export function redisOptions(commandTimeoutMs: number): RedisOptions {
-  return {
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: Math.max(commandTimeoutMs, 1000),
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
-    // After a failover the old primary answers writes with READONLY: reconnect (DNS/Sentinel then
-    // lead to the new primary) but do not resend. The failed request answers 503 and the caller
-    // retries it; a resent write could otherwise be acknowledged by a node we no longer trust.
-    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
-    // Commands issued in the same tick by concurrent requests share one write (and Redis one
-    // read); under load this saves syscalls in both processes (see docs/PERFORMANCE.md).
-    enableAutoPipelining: true,
-  };
-}
-
-function hostPortOf(entry: string): { host: string; port: number } {
-  const at = entry.lastIndexOf(':');
-  return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
-}
-
-/** A Redis or Redis Cluster client with the fail-fast options above. */
 export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
-  if ('url' in target) {
-    return new Redis(target.url, { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.url, target.tlsCaFile) });
-  }
-  // REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
-  return new Cluster(target.clusterNodes.map(hostPortOf), {
-    redisOptions: { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.credentialsUrl, target.tlsCaFile) },
-    enableOfflineQueue: false,
-    enableAutoPipelining: true,
-    // Reads go to masters too: a replica may not have a token that was just acknowledged.
-    scaleReads: 'master',
-    slotsRefreshTimeout: Math.max(commandTimeoutMs, 1000),
-    clusterRetryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+  return createRedisClient('url' in target ? target.url : target.credentialsUrl, {
+    commandTimeoutMs,
+    profile: 'server',
+    clusterNodes: 'url' in target ? undefined : target.clusterNodes,
+    tlsCaFile: target.tlsCaFile,
+    // The store bounds each operation as a whole (withinDeadline), which covers its commands.
+    commandDeadline: false,
+    // Connect at once: the vault's start waits for Redis (waitUntilReady).
+    lazyConnect: false,
+    connectTimeoutMs: Math.max(commandTimeoutMs, 1000),
   });
 }
 
@@ -604,8 +579,7 @@ type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { ki
 const SAVED: SaveOutcome = { saved: true };
 
 function storeUnavailable(cause: unknown): TesseraError {
-  if (cause instanceof TesseraError) return cause;
-  return new TesseraError('service_unavailable', { message: 'The card store is temporarily unavailable.', cause });
+  return redisUnavailable(cause, 'The card store is temporarily unavailable.');
 }
 
 function failedWith(cause: unknown): SaveOutcome {
