@@ -1,21 +1,13 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable as unavailable, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
+import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
 const LAST_USE_PREFIX = 'tessera:apikey-lastuse:';
 const ALL_KEYS = 'tessera:apikeys';
-
-/** Claims the digest first so two processes registering the same key cannot both succeed. */
-const CREATE_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('SET', KEYS[2], ARGV[2])
-  redis.call('SADD', KEYS[3], ARGV[1])
-  return 1
-end
-return 0`;
 
 /**
  * Compare-and-set of a record: writes only if nobody changed it since it was read, so an edit of
@@ -58,7 +50,16 @@ return {window, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] 
 /** [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list]. */
 type LookupReply = [[number, number] | null, (string | null)?, string[]?];
 
-interface KeyStoreScripts {
+interface KeyStoreScripts extends CreateIndexedScript {
+  tesseraApiKeyCompareAndSet(recordKey: string, expected: string, next: string): Promise<number>;
+  tesseraApiKeyRehash(
+    recordKey: string,
+    fromDigestKey: string,
+    toDigestKey: string,
+    expected: string,
+    next: string,
+    id: string,
+  ): Promise<number>;
   tesseraApiKeyLookup(digestKey: string, recordPrefix: string, lastUsePrefix: string): Promise<LookupReply>;
   tesseraApiKeyLookupAndPeek(digestKey: string, recordPrefix: string, lastUsePrefix: string, counterKey: string): Promise<LookupReply>;
 }
@@ -102,15 +103,16 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     this.scripts = defineScripts<KeyStoreScripts>(redis, {
       tesseraApiKeyLookup: { numberOfKeys: 3, lua: LOOKUP_SCRIPT },
       tesseraApiKeyLookupAndPeek: { numberOfKeys: 4, lua: LOOKUP_SCRIPT },
+      tesseraCreateIndexed: CREATE_INDEXED,
+      tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
+      tesseraApiKeyRehash: { numberOfKeys: 3, lua: REHASH_SCRIPT },
     });
   }
 
   async create(record: ApiKeyRecord): Promise<boolean> {
     const { lastUsedAt: _at, lastUsedIp: _ip, ...stored } = record;
     try {
-      const created = await this.redis.eval(
-        CREATE_SCRIPT,
-        3,
+      const created = await this.scripts.tesseraCreateIndexed(
         DIGEST_PREFIX + record.digest,
         KEY_PREFIX + record.id,
         ALL_KEYS,
@@ -175,7 +177,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
         if (raw === null) return undefined;
         const record = JSON.parse(raw) as ApiKeyRecord;
         if (!change(record)) return await this.get(id);
-        const written = await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, JSON.stringify(record));
+        const written = await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, JSON.stringify(record));
         if (written === 1) return await this.get(id);
       }
     } catch (err) {
@@ -221,10 +223,8 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
       if (record.digest !== fromDigest) return false;
       const next = JSON.stringify({ ...record, digest: toDigest, pepperId });
       // Same digest: only the record learns which pepper it is under.
-      if (fromDigest === toDigest) return (await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, next)) === 1;
-      const done = await this.redis.eval(
-        REHASH_SCRIPT,
-        3,
+      if (fromDigest === toDigest) return (await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, next)) === 1;
+      const done = await this.scripts.tesseraApiKeyRehash(
         KEY_PREFIX + id,
         DIGEST_PREFIX + fromDigest,
         DIGEST_PREFIX + toDigest,

@@ -1,5 +1,5 @@
 import { Cluster, Command, type Redis } from 'ioredis';
-import { createRedisClient, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
+import { createRedisClient, defineScripts, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -95,6 +95,21 @@ return 1`;
 /** A CVV rewrapped or replaced between its read and its take is read again this often. */
 const TAKE_CVV_ATTEMPTS = 5;
 
+/** The scripts above as commands of the client: sent with EVALSHA (see defineScripts). */
+interface CardScripts {
+  tesseraReplaceIfUnchanged(key: string, expected: string, next: string): Promise<number>;
+  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  /** Sent by name inside retainCard's pipeline, followed there by WAIT. */
+  tesseraRetainIfUnchanged(
+    cardKey: string,
+    cvvKey: string,
+    expected: string,
+    next: string,
+    cardTtlMs: number,
+    cvvTtlMs: number,
+  ): Promise<number>;
+}
+
 /** How long a successful check of the AOF settings is trusted before it is repeated. */
 const AOF_RECHECK_MS = 30_000;
 
@@ -110,6 +125,7 @@ export class RedisCardStore implements CardStore {
   /** When the AOF settings of every primary were last seen durable (aof mode); 0: check before the next write. */
   private aofVerifiedAt = 0;
   private lastAofProblem: string | undefined;
+  private readonly scripts: CardScripts;
 
   /** The URL may hold a password: it is given to ioredis only, never logged. */
   static connect(target: string | RedisTarget, opts: RedisCardStoreOptions): RedisCardStore {
@@ -125,6 +141,11 @@ export class RedisCardStore implements CardStore {
     private readonly operationTimeoutMs = 2000,
   ) {
     this.writeAck = writeAck;
+    this.scripts = defineScripts<CardScripts>(redis, {
+      tesseraReplaceIfUnchanged: { numberOfKeys: 1, lua: REPLACE_IF_UNCHANGED },
+      tesseraTakeCvvIfUnchanged: { numberOfKeys: 2, lua: TAKE_CVV_IF_UNCHANGED },
+      tesseraRetainIfUnchanged: { numberOfKeys: 2, lua: RETAIN_IF_UNCHANGED },
+    });
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
       if (err.message === this.lastLoggedError) return;
@@ -410,7 +431,7 @@ export class RedisCardStore implements CardStore {
       const record = parseCvv(raw);
       const { id, rememberMs } = identify(record);
       const outcome = await this.run(() =>
-        this.redis.eval(TAKE_CVV_IF_UNCHANGED, 2, cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
+        this.scripts.tesseraTakeCvvIfUnchanged(cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
       );
       if (outcome === 1) return { outcome: 'taken', record };
       if (outcome === 2) return { outcome: 'replayed' };
@@ -432,9 +453,7 @@ export class RedisCardStore implements CardStore {
       if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
       const commands: Array<Array<string | number>> = [
         [
-          'eval',
-          RETAIN_IF_UNCHANGED,
-          2,
+          'tesseraRetainIfUnchanged',
           cardKey(token),
           cvvKey(token),
           expected,
@@ -497,7 +516,7 @@ export class RedisCardStore implements CardStore {
   }
 
   async replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
-    const replaced = await this.run(() => this.redis.eval(REPLACE_IF_UNCHANGED, 1, recordKey(kind, token), expected, next));
+    const replaced = await this.run(() => this.scripts.tesseraReplaceIfUnchanged(recordKey(kind, token), expected, next));
     return replaced === 1;
   }
 
