@@ -1,5 +1,5 @@
 import { Cluster, Command, type Redis } from 'ioredis';
-import { createRedisClient, defineScripts, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
+import { defineScripts, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -18,39 +18,17 @@ import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import { describeWriteAck, type WriteAck } from '../domain/writeAck';
 
+import { AofGuard } from './aofGuard';
+import { connectRedis, type RedisTarget } from './cardStoreConnection';
+
 export type { RedisClient } from '@tessera/common';
+export { connectRedis, type RedisTarget } from './cardStoreConnection';
 
 export interface RedisCardStoreOptions {
   commandTimeoutMs: number;
   logger: Logger;
   /** VAULT_WRITE_ACK; `none` when absent. */
   writeAck?: WriteAck;
-}
-
-/**
- * Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes); `tlsCaFile`
- * (REDIS_TLS_CA_FILE) is the CA of Redis's certificate when the URL is rediss://.
- */
-export type RedisTarget = ({ url: string } | { clusterNodes: readonly string[]; credentialsUrl?: string | undefined }) & {
-  tlsCaFile?: string | undefined;
-};
-
-/**
- * A Redis or Redis Cluster client that fails fast (503) instead of queueing during an outage.
- * REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
- */
-export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
-  return createRedisClient('url' in target ? target.url : target.credentialsUrl, {
-    commandTimeoutMs,
-    profile: 'server',
-    clusterNodes: 'url' in target ? undefined : target.clusterNodes,
-    tlsCaFile: target.tlsCaFile,
-    // The store bounds each operation as a whole (withinDeadline), which covers its commands.
-    commandDeadline: false,
-    // Connect at once: the vault's start waits for Redis (waitUntilReady).
-    lazyConnect: false,
-    connectTimeoutMs: Math.max(commandTimeoutMs, 1000),
-  });
 }
 
 /** Compare-and-set that keeps the key's TTL (KEEPTTL needs Redis >= 6). */
@@ -110,21 +88,10 @@ interface CardScripts {
   ): Promise<number>;
 }
 
-/** How long a successful check of the AOF settings is trusted before it is repeated. */
-const AOF_RECHECK_MS = 30_000;
-
-/** Redis answers CONFIG GET with [name, value]. */
-async function configValue(node: Redis, name: string): Promise<string | undefined> {
-  const reply = (await node.call('CONFIG', 'GET', name)) as unknown;
-  return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
-}
-
 export class RedisCardStore implements CardStore {
   private lastLoggedError: string | undefined;
   private readonly writeAck: WriteAck;
-  /** When the AOF settings of every primary were last seen durable (aof mode); 0: check before the next write. */
-  private aofVerifiedAt = 0;
-  private lastAofProblem: string | undefined;
+  private readonly aofGuard: AofGuard;
   private readonly scripts: CardScripts;
 
   /** The URL may hold a password: it is given to ioredis only, never logged. */
@@ -141,6 +108,7 @@ export class RedisCardStore implements CardStore {
     private readonly operationTimeoutMs = 2000,
   ) {
     this.writeAck = writeAck;
+    this.aofGuard = new AofGuard(logger);
     this.scripts = defineScripts<CardScripts>(redis, {
       tesseraReplaceIfUnchanged: { numberOfKeys: 1, lua: REPLACE_IF_UNCHANGED },
       tesseraTakeCvvIfUnchanged: { numberOfKeys: 2, lua: TAKE_CVV_IF_UNCHANGED },
@@ -154,8 +122,7 @@ export class RedisCardStore implements CardStore {
     });
     redis.on('ready', () => {
       this.lastLoggedError = undefined;
-      // A reconnection may have reached another server (failover): check its settings again.
-      this.aofVerifiedAt = 0;
+      this.aofGuard.reset();
       this.logger.info('redis connected');
     });
     redis.on('end', () => this.logger.info('redis connection closed'));
@@ -203,7 +170,7 @@ export class RedisCardStore implements CardStore {
     if (entries.length === 0) return [];
     try {
       await this.withinDeadline(async () => {
-        if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+        if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
         if (this.redis instanceof Cluster) {
           await this.saveOnCluster(this.redis, entries, settle);
           return;
@@ -366,44 +333,6 @@ export class RedisCardStore implements CardStore {
     return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error } : result));
   }
 
-  /**
-   * aof mode: every primary must run appendonly yes + appendfsync always, which makes Redis fsync
-   * before it answers a write. Checked after every (re)connection and every AOF_RECHECK_MS; when
-   * CONFIG is disabled (managed Redis) aof_enabled from INFO is accepted and the fsync policy is
-   * the operator's promise (logged once).
-   */
-  private async ensureAofDurable(): Promise<void> {
-    if (Date.now() - this.aofVerifiedAt < AOF_RECHECK_MS) return;
-    const problems: string[] = [];
-    for (const node of this.primaries()) {
-      let appendonly: string | undefined;
-      let appendfsync: string | undefined;
-      try {
-        appendonly = await configValue(node, 'appendonly');
-        appendfsync = await configValue(node, 'appendfsync');
-      } catch {
-        const info = await node.info('persistence');
-        if (!/^aof_enabled:1\r?$/m.test(info)) problems.push('appendonly is off');
-        else this.warnOnce('CONFIG is not available: appendfsync cannot be verified; VAULT_WRITE_ACK=aof trusts it is "always"');
-        continue;
-      }
-      if (appendonly !== 'yes') problems.push('appendonly is not yes');
-      if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync ?? 'unknown'}, not always`);
-    }
-    if (problems.length > 0) {
-      this.warnOnce(`VAULT_WRITE_ACK=aof but Redis does not fsync every write (${problems.join('; ')}): tokenization refused`);
-      throw new Error('redis persistence does not meet VAULT_WRITE_ACK=aof');
-    }
-    this.lastAofProblem = undefined;
-    this.aofVerifiedAt = Date.now();
-  }
-
-  private warnOnce(problem: string): void {
-    if (problem === this.lastAofProblem) return;
-    this.lastAofProblem = problem;
-    this.logger.error(problem);
-  }
-
   /** The servers that accept writes: the one Redis, or every Cluster master. */
   private primaries(): Redis[] {
     return this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
@@ -450,7 +379,7 @@ export class RedisCardStore implements CardStore {
    */
   async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     return this.run(async () => {
-      if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+      if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
       const commands: Array<Array<string | number>> = [
         [
           'tesseraRetainIfUnchanged',
