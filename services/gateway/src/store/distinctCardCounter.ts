@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import { isNewCardOverLimit } from '../domain/browserLimits';
 import { RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
@@ -62,7 +62,7 @@ export class RedisDistinctCardCounter implements DistinctCardCounter {
       );
       return { admitted: admitted === 1, distinct, resetInMs: ttl };
     } catch (err) {
-      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }

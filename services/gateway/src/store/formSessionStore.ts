@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import { FORM_SESSION_RETENTION_MS, type FormSessionRecord, type FormSessionResult } from '../domain/formSessions';
 
 export type FinishOutcome = 'finished' | 'not_open' | 'expired' | 'missing';
@@ -101,7 +101,7 @@ export class RedisFormSessionStore implements FormSessionStore {
         .pexpire(PREFIX + record.id, retentionMs(record, this.now()))
         .exec();
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 
@@ -110,7 +110,7 @@ export class RedisFormSessionStore implements FormSessionStore {
     try {
       fields = await this.redis.hgetall(PREFIX + id);
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
     if (fields.record === undefined) return undefined;
     const fixed = JSON.parse(fields.record) as Omit<FormSessionRecord, 'status' | 'finishedAt' | 'result'>;
@@ -134,7 +134,7 @@ export class RedisFormSessionStore implements FormSessionStore {
       );
       return OUTCOMES[Number(code)] ?? 'missing';
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }
