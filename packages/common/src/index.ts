@@ -14,3 +14,4 @@ export * from './randomPool';
 export * from './heapGrowth';
 export * from './grpcConfig';
 export * from './configDoc';
+export * from './redis';

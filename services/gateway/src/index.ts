@@ -10,5 +10,6 @@ export {
 } from './transport/upstreams';
 export type { ApiKeyStore } from './store/apiKeyStore';
 export { MemoryApiKeyStore } from './store/memoryApiKeyStore';
-export { RedisApiKeyStore, createRedisClient } from './store/redisApiKeyStore';
+export { createRedisClient } from '@tessera/common';
+export { RedisApiKeyStore } from './store/redisApiKeyStore';
 export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from './domain/apiKeys';

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import {
   createLogger,
+  createRedisClient,
   createMetricsRegistry,
   grpcClientTuning,
   limitHeapGrowth,
@@ -24,7 +25,7 @@ import type { FormSessionDeps } from './app/formSessions';
 import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessionStore';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
-import { createRedisClient, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { CLUSTER_KEY_PREFIX, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
       clusterNodes: config.REDIS_CLUSTER_NODES,
+      clusterKeyPrefix: CLUSTER_KEY_PREFIX,
       profile: 'server',
       tlsCaFile: config.REDIS_TLS_CA_FILE,
     });

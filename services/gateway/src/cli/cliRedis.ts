@@ -1,6 +1,6 @@
-import { EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
+import { createRedisClient, EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
 import { parseGatewayConfig, type GatewayConfig } from '../config';
-import { createRedisClient } from '../store/redisApiKeyStore';
+import { CLUSTER_KEY_PREFIX } from '../store/redisApiKeyStore';
 
 /** An expected failure of a CLI command (unknown id, Redis down): printed as is, exit code 1. */
 export class CommandError extends Error {}
@@ -27,6 +27,7 @@ export function openCliRedis(
   const redis = createRedisClient(config.REDIS_URL, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     clusterNodes: config.REDIS_CLUSTER_NODES,
+    clusterKeyPrefix: CLUSTER_KEY_PREFIX,
     profile: 'cli',
     tlsCaFile: config.REDIS_TLS_CA_FILE,
   });

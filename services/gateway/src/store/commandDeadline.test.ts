@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
-import { createRedisClient } from './redisApiKeyStore';
+import { createRedisClient } from '@tessera/common';
 
 jest.setTimeout(20_000);
 

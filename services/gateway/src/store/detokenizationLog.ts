@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import type { DetokenizationRecord } from '../domain/detokenizationAudit';
-import { defineScripts } from './redisScripts';
 
 /** Capped, newest first; `merchantId` narrows to one merchant's entries. */
 export interface DetokenizationLog {
@@ -63,7 +62,7 @@ export class RedisDetokenizationLog implements DetokenizationLog {
     try {
       await this.scripts.tesseraAppendDetokenization(ALL, MERCHANT_PREFIX + record.merchantId, this.maxEntries, JSON.stringify(record));
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 
@@ -73,7 +72,7 @@ export class RedisDetokenizationLog implements DetokenizationLog {
       const entries = await this.redis.xrevrange(key, '+', '-', 'COUNT', options.limit);
       return entries.map(([, fields]) => JSON.parse(fields[1] ?? 'null') as DetokenizationRecord).filter((e) => e !== null);
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import { isNewCardOverLimit } from '../domain/browserLimits';
-import { defineScripts } from './redisScripts';
 import { RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
 /** One card's admission into a bucket's window of distinct cards. */
@@ -63,7 +62,7 @@ export class RedisDistinctCardCounter implements DistinctCardCounter {
       );
       return { admitted: admitted === 1, distinct, resetInMs: ttl };
     } catch (err) {
-      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import { FORM_SESSION_RETENTION_MS, type FormSessionRecord, type FormSessionResult } from '../domain/formSessions';
-import { defineScripts } from './redisScripts';
 
 export type FinishOutcome = 'finished' | 'not_open' | 'expired' | 'missing';
 
@@ -102,7 +101,7 @@ export class RedisFormSessionStore implements FormSessionStore {
         .pexpire(PREFIX + record.id, retentionMs(record, this.now()))
         .exec();
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 
@@ -111,7 +110,7 @@ export class RedisFormSessionStore implements FormSessionStore {
     try {
       fields = await this.redis.hgetall(PREFIX + id);
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
     if (fields.record === undefined) return undefined;
     const fixed = JSON.parse(fields.record) as Omit<FormSessionRecord, 'status' | 'finishedAt' | 'result'>;
@@ -135,7 +134,7 @@ export class RedisFormSessionStore implements FormSessionStore {
       );
       return OUTCOMES[Number(code)] ?? 'missing';
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common';
 import type { UsageWindow } from '../domain/idempotency';
-import { defineScripts } from './redisScripts';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,
@@ -203,8 +202,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       if (found === null) return 'claimed';
       return found === OVER_QUOTA ? OVER_QUOTA : (JSON.parse(found) as IdempotencyRecord);
     } catch (err) {
-      if (err instanceof TesseraError) throw err;
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 

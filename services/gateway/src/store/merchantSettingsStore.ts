@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { redisUnavailable } from '@tessera/common';
 
 /** Per-merchant settings that are not tied to one API key. Absent record: defaults. */
 export interface MerchantSettings {
@@ -60,7 +60,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
         updatedAt: parsed.updatedAt ?? '',
       };
     } catch (err) {
-      throw new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 
@@ -72,7 +72,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
       return s;
     } catch (err) {
-      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 
@@ -83,7 +83,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
       return s;
     } catch (err) {
-      throw err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      throw redisUnavailable(err);
     }
   }
 }

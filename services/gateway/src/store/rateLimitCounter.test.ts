@@ -1,7 +1,7 @@
 import { useGatewayRedis } from '../testing/redis';
 import { commandsSentDuring } from '../../../../test/support/redisCommands';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
-import { createRedisClient } from './redisApiKeyStore';
+import { createRedisClient } from '@tessera/common';
 
 interface Subject {
   counter: RateLimitCounter;

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
-import { defineScripts } from './redisScripts';
+import { defineScripts, redisUnavailable as unavailable } from '@tessera/common';
 
 /** A fixed-window counter: how many hits the bucket has had in its current window, and when that window ends. */
 export interface WindowCount {
@@ -47,14 +46,10 @@ end`;
 const PEEK_SCRIPT = `${PEEK_WINDOW_LUA}
 return peekWindow(KEYS[1])`;
 
-/** The scripts as commands of the client (see redisScripts.ts). */
+/** The scripts as commands of the client (see defineScripts in @tessera/common). */
 interface CounterScripts {
   tesseraRateLimitHit(key: string, windowMs: string): Promise<[number, number]>;
   tesseraRateLimitPeek(key: string): Promise<[number, number]>;
-}
-
-function unavailable(err: unknown): TesseraError {
-  return err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
 }
 
 export class RedisRateLimitCounter implements RateLimitCounter {

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable as unavailable } from '@tessera/common';
+import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
 import { MAX_FAILURES_LOGGED } from './memoryAdminStores';
@@ -13,11 +14,6 @@ const THROTTLE_PREFIX = 'tessera:admin-login:';
 const AUDIT_ALL = 'tessera:audit';
 const AUDIT_MERCHANT_PREFIX = 'tessera:audit:merchant:';
 
-function unavailable(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  return new TesseraError('service_unavailable', { cause: err });
-}
-
 async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
@@ -26,24 +22,18 @@ async function guarded<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Claims the email first, so two concurrent creations of one email cannot both succeed. */
-const CREATE_OPERATOR_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('SET', KEYS[2], ARGV[2])
-  redis.call('SADD', KEYS[3], ARGV[1])
-  return 1
-end
-return 0`;
-
 /** Layout: `tessera:operator:<id>` JSON, `tessera:operator-email:<email>` -> id, set `tessera:operators`. */
 export class RedisOperatorStore implements OperatorStore {
-  constructor(private readonly redis: Redis) {}
+  private readonly scripts: CreateIndexedScript;
+
+  /** The email is the unique index: two concurrent creations of one email cannot both succeed. */
+  constructor(private readonly redis: Redis) {
+    this.scripts = defineScripts<CreateIndexedScript>(redis, { tesseraCreateIndexed: CREATE_INDEXED });
+  }
 
   create(op: OperatorRecord): Promise<boolean> {
     return guarded(async () => {
-      const created = await this.redis.eval(
-        CREATE_OPERATOR_SCRIPT,
-        3,
+      const created = await this.scripts.tesseraCreateIndexed(
         OPERATOR_EMAIL_PREFIX + op.email,
         OPERATOR_PREFIX + op.id,
         ALL_OPERATORS,
@@ -142,12 +132,24 @@ const LOCK = 'lock:';
 const USED = 'used:';
 
 /** Layout under `tessera:admin-login:`: `<bucket>` attempt counters, `fail:`, `lock:` and `used:` (one-time codes). */
+interface ThrottleScripts {
+  tesseraLoginHit(key: string, windowMs: string): Promise<[number, number]>;
+  tesseraLoginFailure(key: string, nowMs: string, windowMs: string, member: string, maxLogged: string): Promise<number>;
+}
+
 export class RedisLoginThrottle implements LoginThrottle {
-  constructor(private readonly redis: Redis) {}
+  private readonly scripts: ThrottleScripts;
+
+  constructor(private readonly redis: Redis) {
+    this.scripts = defineScripts<ThrottleScripts>(redis, {
+      tesseraLoginHit: { numberOfKeys: 1, lua: HIT_SCRIPT },
+      tesseraLoginFailure: { numberOfKeys: 1, lua: FAILURE_SCRIPT },
+    });
+  }
 
   hit(bucket: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
     return guarded(async () => {
-      const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, THROTTLE_PREFIX + bucket, String(windowMs))) as [number, number];
+      const [count, ttl] = await this.scripts.tesseraLoginHit(THROTTLE_PREFIX + bucket, String(windowMs));
       return { count, resetInMs: ttl };
     });
   }
@@ -161,9 +163,7 @@ export class RedisLoginThrottle implements LoginThrottle {
   recordFailure(bucket: string, windowMs: number, nowMs: number): Promise<number> {
     return guarded(async () => {
       const member = `${nowMs}:${crypto.randomBytes(6).toString('base64url')}`;
-      const count = await this.redis.eval(
-        FAILURE_SCRIPT,
-        1,
+      const count = await this.scripts.tesseraLoginFailure(
         THROTTLE_PREFIX + FAILURES + bucket,
         String(nowMs),
         String(windowMs),

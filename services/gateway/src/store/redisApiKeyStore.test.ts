@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { TesseraError } from '@tessera/common';
+import { createRedisClient, TesseraError } from '@tessera/common';
 import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
 import { commandsSentDuring } from '../../../../test/support/redisCommands';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-import { createRedisClient, RedisApiKeyStore } from './redisApiKeyStore';
+import { RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
 
@@ -31,6 +31,19 @@ describe('Redis API key store', () => {
   });
   afterEach(async () => {
     await store.close();
+  });
+
+  it('sends the text of each script once per connection and then only its SHA (EVALSHA)', async () => {
+    const records = [newRecord(), newRecord(), newRecord()];
+    const sent = await commandsSentDuring(server.url, async () => {
+      for (const record of records) {
+        expect(await store.create(record)).toBe(true);
+        expect(await store.revoke(record.id, new Date())).toBeDefined();
+      }
+    });
+    // create and the compare-and-set of revoke: one EVAL each, the other calls EVALSHA.
+    expect(sent.filter((c) => c === 'eval')).toHaveLength(2);
+    expect(sent.filter((c) => c === 'evalsha')).toHaveLength(4);
   });
 
   it('stores a record and finds it by digest and by id', async () => {

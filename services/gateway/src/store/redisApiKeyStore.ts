@@ -1,23 +1,13 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { redisConnectionOptions, TesseraError } from '@tessera/common';
+import type { Redis } from 'ioredis';
+import { defineScripts, redisUnavailable as unavailable, TesseraError } from '@tessera/common';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
+import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
-import { defineScripts } from './redisScripts';
-import { withCommandDeadline } from './commandDeadline';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
 const LAST_USE_PREFIX = 'tessera:apikey-lastuse:';
 const ALL_KEYS = 'tessera:apikeys';
-
-/** Claims the digest first so two processes registering the same key cannot both succeed. */
-const CREATE_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('SET', KEYS[2], ARGV[2])
-  redis.call('SADD', KEYS[3], ARGV[1])
-  return 1
-end
-return 0`;
 
 /**
  * Compare-and-set of a record: writes only if nobody changed it since it was read, so an edit of
@@ -60,23 +50,18 @@ return {window, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] 
 /** [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list]. */
 type LookupReply = [[number, number] | null, (string | null)?, string[]?];
 
-interface KeyStoreScripts {
+interface KeyStoreScripts extends CreateIndexedScript {
+  tesseraApiKeyCompareAndSet(recordKey: string, expected: string, next: string): Promise<number>;
+  tesseraApiKeyRehash(
+    recordKey: string,
+    fromDigestKey: string,
+    toDigestKey: string,
+    expected: string,
+    next: string,
+    id: string,
+  ): Promise<number>;
   tesseraApiKeyLookup(digestKey: string, recordPrefix: string, lastUsePrefix: string): Promise<LookupReply>;
   tesseraApiKeyLookupAndPeek(digestKey: string, recordPrefix: string, lastUsePrefix: string, counterKey: string): Promise<LookupReply>;
-}
-
-export interface RedisClientOptions {
-  commandTimeoutMs: number;
-  /**
-   * 'server': never queue commands while disconnected, so requests fail fast with 503 and the
-   * client keeps reconnecting in the background. 'cli': wait briefly for the first connection,
-   * then give up.
-   */
-  profile: 'server' | 'cli';
-  /** REDIS_CLUSTER_NODES: when non-empty, a Redis Cluster seeded by these host:port nodes. */
-  clusterNodes?: readonly string[];
-  /** REDIS_TLS_CA_FILE: the CA of Redis's certificate for a rediss:// URL (unset: system CAs). */
-  tlsCaFile?: string | undefined;
 }
 
 /**
@@ -85,80 +70,9 @@ export interface RedisClientOptions {
  * keys at once, which Redis Cluster allows only within a slot. Gateway data is small (keys,
  * sessions, counters, replayable responses); the card store, the bulk, shards by token instead.
  * A standalone Redis keeps the unprefixed layout, so moving to a cluster means copying keys.
+ * Every gateway client of REDIS_CLUSTER_NODES passes it to createRedisClient.
  */
 export const CLUSTER_KEY_PREFIX = '{tessera-gateway}:';
-
-function profileOptions(opts: RedisClientOptions): RedisOptions {
-  // ioredis otherwise keeps a 2 s timer alive when closing a connection that already died.
-  const disconnectTimeout = 500;
-  if (opts.profile === 'server') {
-    return {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: opts.commandTimeoutMs,
-      connectTimeout: 2000,
-      disconnectTimeout,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-      // After a failover the old primary answers READONLY: reconnect, do not resend.
-      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
-      // The per-request key lookups of concurrent requests share writes (docs/PERFORMANCE.md).
-      enableAutoPipelining: true,
-    };
-  }
-  return {
-    lazyConnect: true,
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs,
-    connectTimeout: 2000,
-    disconnectTimeout,
-    retryStrategy: (times) => (times > 3 ? null : 200),
-  };
-}
-
-/**
- * A Redis client, or with `clusterNodes` a Redis Cluster client (credentials and TLS then come
- * from the URL and apply to every node). The Cluster is returned under the Redis type on purpose:
- * it implements the same command interface, and the stores use only commands plus
- * status/connect/quit/disconnect/on, which Cluster has too, so no store needs to know.
- */
-export function createRedisClient(url: string, opts: RedisClientOptions): Redis {
-  const client = connectClient(url, opts);
-  // The server auto-pipelines (see profileOptions): only a deadline of its own keeps REDIS_COMMAND_TIMEOUT_MS true.
-  return opts.profile === 'server' ? withCommandDeadline(client, opts.commandTimeoutMs) : client;
-}
-
-function connectClient(url: string, opts: RedisClientOptions): Redis {
-  const options = profileOptions(opts);
-  const connection = redisConnectionOptions(url, opts.tlsCaFile);
-  if (opts.clusterNodes === undefined || opts.clusterNodes.length === 0) return new Redis(url, { ...options, ...connection });
-  const nodeOptions: RedisOptions = { ...options, ...connection };
-  const cluster = new Cluster(
-    opts.clusterNodes.map((entry) => {
-      const at = entry.lastIndexOf(':');
-      return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
-    }),
-    {
-      redisOptions: nodeOptions,
-      keyPrefix: CLUSTER_KEY_PREFIX,
-      lazyConnect: true,
-      enableOfflineQueue: options.enableOfflineQueue ?? false,
-      enableAutoPipelining: options.enableAutoPipelining ?? false,
-      // Reads on masters: a revocation must be seen by the next request, not after replication.
-      scaleReads: 'master',
-      slotsRefreshTimeout: 2000,
-      clusterRetryStrategy: (times) => (opts.profile === 'cli' && times > 3 ? null : Math.min(times * 200, 2000)),
-    },
-  );
-  return cluster as unknown as Redis;
-}
-
-function unavailable(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  return new TesseraError('service_unavailable', { cause: err });
-}
-
 function parseRecord(raw: string | null | undefined, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
   if (raw === null || raw === undefined) return undefined;
   const record = JSON.parse(raw) as ApiKeyRecord;
@@ -189,15 +103,16 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     this.scripts = defineScripts<KeyStoreScripts>(redis, {
       tesseraApiKeyLookup: { numberOfKeys: 3, lua: LOOKUP_SCRIPT },
       tesseraApiKeyLookupAndPeek: { numberOfKeys: 4, lua: LOOKUP_SCRIPT },
+      tesseraCreateIndexed: CREATE_INDEXED,
+      tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
+      tesseraApiKeyRehash: { numberOfKeys: 3, lua: REHASH_SCRIPT },
     });
   }
 
   async create(record: ApiKeyRecord): Promise<boolean> {
     const { lastUsedAt: _at, lastUsedIp: _ip, ...stored } = record;
     try {
-      const created = await this.redis.eval(
-        CREATE_SCRIPT,
-        3,
+      const created = await this.scripts.tesseraCreateIndexed(
         DIGEST_PREFIX + record.digest,
         KEY_PREFIX + record.id,
         ALL_KEYS,
@@ -262,7 +177,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
         if (raw === null) return undefined;
         const record = JSON.parse(raw) as ApiKeyRecord;
         if (!change(record)) return await this.get(id);
-        const written = await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, JSON.stringify(record));
+        const written = await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, JSON.stringify(record));
         if (written === 1) return await this.get(id);
       }
     } catch (err) {
@@ -308,10 +223,8 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
       if (record.digest !== fromDigest) return false;
       const next = JSON.stringify({ ...record, digest: toDigest, pepperId });
       // Same digest: only the record learns which pepper it is under.
-      if (fromDigest === toDigest) return (await this.redis.eval(COMPARE_AND_SET_SCRIPT, 1, KEY_PREFIX + id, raw, next)) === 1;
-      const done = await this.redis.eval(
-        REHASH_SCRIPT,
-        3,
+      if (fromDigest === toDigest) return (await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, next)) === 1;
+      const done = await this.scripts.tesseraApiKeyRehash(
         KEY_PREFIX + id,
         DIGEST_PREFIX + fromDigest,
         DIGEST_PREFIX + toDigest,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { useRedisServer, type RedisServer } from '../../../../test/support/redisServer';
-import { createRedisClient } from '../store/redisApiKeyStore';
+import { createRedisClient } from '@tessera/common';
 
 export interface GatewayRedis {
   /** Set once the enclosing describe block's beforeAll has run. */

@@ -101,6 +101,29 @@ describe('RedisCardStore against a real redis-server', () => {
   });
 });
 
+describe('RedisCardStore scripts', () => {
+  it('sends the text of each script once per connection and then only its SHA (EVALSHA)', async () => {
+    const store = await openStore();
+    const tokens = [generateToken(), generateToken()];
+    for (const t of tokens)
+      await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
+    const sent = await commandsSentDuring(db.server.url, async () => {
+      for (const t of tokens) {
+        const raw = (await store.readRaw('card', t)) as string;
+        expect(await store.replaceRaw('card', t, raw, raw)).toBe(true);
+        expect(await store.retainCard(t, raw, aStoredCard(), { cardTtlMs: 60_000, cvvTtlMs: 60_000 })).toBe(true);
+        expect(await store.takeCvv(t, (record) => ({ id: record.nonce ?? record.sealed.iv, rememberMs: 60_000 }))).toMatchObject({
+          outcome: 'taken',
+        });
+      }
+    });
+    // Three scripts: one EVAL each on this connection, EVALSHA for every later call.
+    expect(sent.filter((c) => c === 'eval')).toHaveLength(3);
+    expect(sent.filter((c) => c === 'evalsha')).toHaveLength(3);
+    await store.close();
+  });
+});
+
 describe('RedisCardStore under a stalled Redis', () => {
   it('fails every operation within its timeout, also one that queued behind a stalled one', async () => {
     const own = await startRedisServer(['--enable-debug-command', 'yes']);

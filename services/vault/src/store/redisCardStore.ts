@@ -1,5 +1,5 @@
-import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
-import { redisConnectionOptions, TesseraError, type Logger } from '@tessera/common';
+import { Cluster, Command, type Redis } from 'ioredis';
+import { defineScripts, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -18,64 +18,17 @@ import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import { describeWriteAck, type WriteAck } from '../domain/writeAck';
 
-export type RedisClient = Redis | Cluster;
+import { AofGuard } from './aofGuard';
+import { connectRedis, type RedisTarget } from './cardStoreConnection';
+
+export type { RedisClient } from '@tessera/common';
+export { connectRedis, type RedisTarget } from './cardStoreConnection';
 
 export interface RedisCardStoreOptions {
   commandTimeoutMs: number;
   logger: Logger;
   /** VAULT_WRITE_ACK; `none` when absent. */
   writeAck?: WriteAck;
-}
-
-/**
- * Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes); `tlsCaFile`
- * (REDIS_TLS_CA_FILE) is the CA of Redis's certificate when the URL is rediss://.
- */
-export type RedisTarget = ({ url: string } | { clusterNodes: readonly string[]; credentialsUrl?: string | undefined }) & {
-  tlsCaFile?: string | undefined;
-};
-
-/**
- * Options chosen so a Redis outage fails requests fast (503) instead of queueing them: no offline
- * queue, one retry, a per-command timeout, and reconnection in the background with a capped backoff.
- */
-export function redisOptions(commandTimeoutMs: number): RedisOptions {
-  return {
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: Math.max(commandTimeoutMs, 1000),
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
-    // After a failover the old primary answers writes with READONLY: reconnect (DNS/Sentinel then
-    // lead to the new primary) but do not resend. The failed request answers 503 and the caller
-    // retries it; a resent write could otherwise be acknowledged by a node we no longer trust.
-    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false),
-    // Commands issued in the same tick by concurrent requests share one write (and Redis one
-    // read); under load this saves syscalls in both processes (see docs/PERFORMANCE.md).
-    enableAutoPipelining: true,
-  };
-}
-
-function hostPortOf(entry: string): { host: string; port: number } {
-  const at = entry.lastIndexOf(':');
-  return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
-}
-
-/** A Redis or Redis Cluster client with the fail-fast options above. */
-export function connectRedis(target: RedisTarget, commandTimeoutMs: number): RedisClient {
-  if ('url' in target) {
-    return new Redis(target.url, { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.url, target.tlsCaFile) });
-  }
-  // REDIS_URL, when set beside the nodes, lends its credentials and TLS to every node.
-  return new Cluster(target.clusterNodes.map(hostPortOf), {
-    redisOptions: { ...redisOptions(commandTimeoutMs), ...redisConnectionOptions(target.credentialsUrl, target.tlsCaFile) },
-    enableOfflineQueue: false,
-    enableAutoPipelining: true,
-    // Reads go to masters too: a replica may not have a token that was just acknowledged.
-    scaleReads: 'master',
-    slotsRefreshTimeout: Math.max(commandTimeoutMs, 1000),
-    clusterRetryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
-  });
 }
 
 /** Compare-and-set that keeps the key's TTL (KEEPTTL needs Redis >= 6). */
@@ -120,21 +73,26 @@ return 1`;
 /** A CVV rewrapped or replaced between its read and its take is read again this often. */
 const TAKE_CVV_ATTEMPTS = 5;
 
-/** How long a successful check of the AOF settings is trusted before it is repeated. */
-const AOF_RECHECK_MS = 30_000;
-
-/** Redis answers CONFIG GET with [name, value]. */
-async function configValue(node: Redis, name: string): Promise<string | undefined> {
-  const reply = (await node.call('CONFIG', 'GET', name)) as unknown;
-  return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
+/** The scripts above as commands of the client: sent with EVALSHA (see defineScripts). */
+interface CardScripts {
+  tesseraReplaceIfUnchanged(key: string, expected: string, next: string): Promise<number>;
+  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  /** Sent by name inside retainCard's pipeline, followed there by WAIT. */
+  tesseraRetainIfUnchanged(
+    cardKey: string,
+    cvvKey: string,
+    expected: string,
+    next: string,
+    cardTtlMs: number,
+    cvvTtlMs: number,
+  ): Promise<number>;
 }
 
 export class RedisCardStore implements CardStore {
   private lastLoggedError: string | undefined;
   private readonly writeAck: WriteAck;
-  /** When the AOF settings of every primary were last seen durable (aof mode); 0: check before the next write. */
-  private aofVerifiedAt = 0;
-  private lastAofProblem: string | undefined;
+  private readonly aofGuard: AofGuard;
+  private readonly scripts: CardScripts;
 
   /** The URL may hold a password: it is given to ioredis only, never logged. */
   static connect(target: string | RedisTarget, opts: RedisCardStoreOptions): RedisCardStore {
@@ -150,6 +108,12 @@ export class RedisCardStore implements CardStore {
     private readonly operationTimeoutMs = 2000,
   ) {
     this.writeAck = writeAck;
+    this.aofGuard = new AofGuard(logger);
+    this.scripts = defineScripts<CardScripts>(redis, {
+      tesseraReplaceIfUnchanged: { numberOfKeys: 1, lua: REPLACE_IF_UNCHANGED },
+      tesseraTakeCvvIfUnchanged: { numberOfKeys: 2, lua: TAKE_CVV_IF_UNCHANGED },
+      tesseraRetainIfUnchanged: { numberOfKeys: 2, lua: RETAIN_IF_UNCHANGED },
+    });
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
       if (err.message === this.lastLoggedError) return;
@@ -158,8 +122,7 @@ export class RedisCardStore implements CardStore {
     });
     redis.on('ready', () => {
       this.lastLoggedError = undefined;
-      // A reconnection may have reached another server (failover): check its settings again.
-      this.aofVerifiedAt = 0;
+      this.aofGuard.reset();
       this.logger.info('redis connected');
     });
     redis.on('end', () => this.logger.info('redis connection closed'));
@@ -207,7 +170,7 @@ export class RedisCardStore implements CardStore {
     if (entries.length === 0) return [];
     try {
       await this.withinDeadline(async () => {
-        if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+        if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
         if (this.redis instanceof Cluster) {
           await this.saveOnCluster(this.redis, entries, settle);
           return;
@@ -370,44 +333,6 @@ export class RedisCardStore implements CardStore {
     return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error } : result));
   }
 
-  /**
-   * aof mode: every primary must run appendonly yes + appendfsync always, which makes Redis fsync
-   * before it answers a write. Checked after every (re)connection and every AOF_RECHECK_MS; when
-   * CONFIG is disabled (managed Redis) aof_enabled from INFO is accepted and the fsync policy is
-   * the operator's promise (logged once).
-   */
-  private async ensureAofDurable(): Promise<void> {
-    if (Date.now() - this.aofVerifiedAt < AOF_RECHECK_MS) return;
-    const problems: string[] = [];
-    for (const node of this.primaries()) {
-      let appendonly: string | undefined;
-      let appendfsync: string | undefined;
-      try {
-        appendonly = await configValue(node, 'appendonly');
-        appendfsync = await configValue(node, 'appendfsync');
-      } catch {
-        const info = await node.info('persistence');
-        if (!/^aof_enabled:1\r?$/m.test(info)) problems.push('appendonly is off');
-        else this.warnOnce('CONFIG is not available: appendfsync cannot be verified; VAULT_WRITE_ACK=aof trusts it is "always"');
-        continue;
-      }
-      if (appendonly !== 'yes') problems.push('appendonly is not yes');
-      if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync ?? 'unknown'}, not always`);
-    }
-    if (problems.length > 0) {
-      this.warnOnce(`VAULT_WRITE_ACK=aof but Redis does not fsync every write (${problems.join('; ')}): tokenization refused`);
-      throw new Error('redis persistence does not meet VAULT_WRITE_ACK=aof');
-    }
-    this.lastAofProblem = undefined;
-    this.aofVerifiedAt = Date.now();
-  }
-
-  private warnOnce(problem: string): void {
-    if (problem === this.lastAofProblem) return;
-    this.lastAofProblem = problem;
-    this.logger.error(problem);
-  }
-
   /** The servers that accept writes: the one Redis, or every Cluster master. */
   private primaries(): Redis[] {
     return this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
@@ -435,7 +360,7 @@ export class RedisCardStore implements CardStore {
       const record = parseCvv(raw);
       const { id, rememberMs } = identify(record);
       const outcome = await this.run(() =>
-        this.redis.eval(TAKE_CVV_IF_UNCHANGED, 2, cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
+        this.scripts.tesseraTakeCvvIfUnchanged(cvvKey(token), usedCvvKey(token), raw, id, Math.max(1, Math.ceil(rememberMs))),
       );
       if (outcome === 1) return { outcome: 'taken', record };
       if (outcome === 2) return { outcome: 'replayed' };
@@ -454,12 +379,10 @@ export class RedisCardStore implements CardStore {
    */
   async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     return this.run(async () => {
-      if (this.writeAck.kind === 'aof') await this.ensureAofDurable();
+      if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
       const commands: Array<Array<string | number>> = [
         [
-          'eval',
-          RETAIN_IF_UNCHANGED,
-          2,
+          'tesseraRetainIfUnchanged',
           cardKey(token),
           cvvKey(token),
           expected,
@@ -522,7 +445,7 @@ export class RedisCardStore implements CardStore {
   }
 
   async replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
-    const replaced = await this.run(() => this.redis.eval(REPLACE_IF_UNCHANGED, 1, recordKey(kind, token), expected, next));
+    const replaced = await this.run(() => this.scripts.tesseraReplaceIfUnchanged(recordKey(kind, token), expected, next));
     return replaced === 1;
   }
 
@@ -604,8 +527,7 @@ type WriteResult = { kind: 'saved' } | { kind: 'failed'; error: unknown } | { ki
 const SAVED: SaveOutcome = { saved: true };
 
 function storeUnavailable(cause: unknown): TesseraError {
-  if (cause instanceof TesseraError) return cause;
-  return new TesseraError('service_unavailable', { message: 'The card store is temporarily unavailable.', cause });
+  return redisUnavailable(cause, 'The card store is temporarily unavailable.');
 }
 
 function failedWith(cause: unknown): SaveOutcome {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 export interface ScriptDefinition {
   /** Absent: each call passes the number of keys as its first argument (ioredis still prefixes them). */
@@ -13,7 +13,7 @@ export interface ScriptDefinition {
  * script cache). An EVAL per call would send the whole text every time and make Redis hash it on
  * every request. Defining a name again (another store on the same client) replaces it.
  */
-export function defineScripts<T>(redis: Redis, scripts: Record<keyof T & string, ScriptDefinition>): T {
+export function defineScripts<T>(redis: Redis | Cluster, scripts: Record<keyof T & string, ScriptDefinition>): T {
   for (const [name, definition] of Object.entries<ScriptDefinition>(scripts)) redis.defineCommand(name, definition);
   return redis as unknown as T;
 }

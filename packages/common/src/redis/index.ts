@@ -1,0 +1,4 @@
+export * from './client';
+export * from './commandDeadline';
+export * from './scripts';
+export * from './unavailable';
