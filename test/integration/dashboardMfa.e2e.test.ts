@@ -3,19 +3,17 @@
  * factor required (as in production), an operator's first sign-in enrols an authenticator; the
  * test plays the authenticator app, computing RFC 6238 codes from the secret the page shows.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { base32Decode, hotp, totpStep } from '../../services/gateway/src/domain/admin/totp';
 import { AdminClient } from './adminClient';
-import { ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { launchChromium, SCREENSHOTS } from './browser';
+import { startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 const OPERATOR = { email: 'mfa@acme.test', password: 'correct-horse-battery' };
 const LOCKOUT_SECONDS = 120;
 
@@ -83,8 +81,6 @@ async function signOut(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/test-tools.mjs (npm test does)`);
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   redis = await startRedis();
   stack = await startStack(redis, {
     env: {
@@ -97,18 +93,7 @@ beforeAll(async () => {
     },
   });
   stack.createOperator(OPERATOR.email, OPERATOR.password, 'acme');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
