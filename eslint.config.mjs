@@ -32,7 +32,18 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'test/**', 'scripts/**', 'bench/**', '**/src/main.ts', '**/src/cli/**', '**/src/testing/**', 'jest.config.js'],
+    files: [
+      '**/*.test.ts',
+      'test/**',
+      'packages/stack/**',
+      'packages/test-support/**',
+      'scripts/**',
+      'bench/**',
+      '**/src/main.ts',
+      '**/src/cli/**',
+      '**/src/testing/**',
+      'jest.config.js',
+    ],
     rules: {
       'no-restricted-properties': 'off',
       '@typescript-eslint/no-explicit-any': 'off',

@@ -3,7 +3,10 @@
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
   transform: { '^.+\\.ts$': tsJest },
-  moduleNameMapper: { '^@tessera/(common|protos)$': '<rootDir>/packages/$1/src' },
+  moduleNameMapper: {
+    '^@tessera/(common|protos|stack|test-support)$': '<rootDir>/packages/$1/src',
+    '^@tessera/test-support/(.*)$': '<rootDir>/packages/test-support/src/$1',
+  },
   testEnvironment: 'node',
 };
 module.exports = {
@@ -16,7 +19,7 @@ module.exports = {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      setupFiles: ['<rootDir>/test/support/noKeepAlive.ts'],
+      setupFiles: ['<rootDir>/packages/test-support/src/noKeepAlive.ts'],
       slowTestThreshold: 30,
     },
   ],

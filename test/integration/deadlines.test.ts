@@ -7,8 +7,16 @@
  * default timeouts; the vault has a Redis of its own, so each store can stall alone (DEBUG SLEEP).
  */
 import { Redis } from 'ioredis';
-import { aCard, apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
-import { startRedisServer, type RedisServerHandle } from '../support/redisServer';
+import {
+  aCard,
+  apiClient,
+  startRedis,
+  startRedisServer,
+  startStack,
+  type RedisServer,
+  type RedisServerHandle,
+  type Stack,
+} from './harness';
 
 jest.setTimeout(60_000);
 

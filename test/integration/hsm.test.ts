@@ -1,5 +1,5 @@
 /**
- * @jest-environment ./test/support/softHsmEnvironment.js
+ * @jest-environment ./packages/test-support/src/softHsmEnvironment.js
  */
 /**
  * The vault with its key-encryption keys in an HSM (SoftHSM2 over PKCS#11), end to end with the
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import * as pkcs11js from 'pkcs11js';
-import { ckrNameOf, createSoftHsmToken, type SoftHsmToken } from '../support/softHsm';
+import { ckrNameOf, createSoftHsmToken, type SoftHsmToken } from '@tessera/test-support/softHsm';
 import { aCard, apiClient, ROOT, TEST_CARDS, useStack, type ApiKey } from './harness';
 
 jest.setTimeout(120_000);

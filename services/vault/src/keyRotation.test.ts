@@ -8,7 +8,7 @@ import { cardKey } from './store/records';
 import { RedisCardStore } from './store/redisCardStore';
 import { aCard, keyRingEntry, keyRingOf } from './test/builders';
 import { sealFormat1 } from './test/legacyEnvelope';
-import { useRedisServer } from '../../../test/support/redisServer';
+import { useRedisServer } from '@tessera/test-support';
 import { generateToken } from './domain/token';
 import { Vault } from './vault';
 

@@ -6,7 +6,7 @@ import { cardKey, cvvKey } from './store/records';
 import type { RedisCardStore } from './store/redisCardStore';
 import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
 import type { Vault } from './vault';
-import { useRedisServer } from '../../../test/support/redisServer';
+import { useRedisServer } from '@tessera/test-support';
 
 /**
  * Issue 12, item 2: tokens made in a browser are provisional. They expire after

@@ -7,7 +7,7 @@ import { cardKey, cvvKey, usedCvvKey } from './store/records';
 import type { RedisCardStore } from './store/redisCardStore';
 import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
 import type { RecordAlarm, Vault } from './vault';
-import { useRedisServer } from '../../../test/support/redisServer';
+import { useRedisServer } from '@tessera/test-support';
 
 /**
  * Issue 11, finding 5, against a real redis-server: an insider copies, restores and edits records

@@ -8,7 +8,7 @@ import type { RedisCardStore } from './store/redisCardStore';
 import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
 import { sealFormat1 } from './test/legacyEnvelope';
 import type { Vault } from './vault';
-import { useRedisServer } from '../../../test/support/redisServer';
+import { useRedisServer } from '@tessera/test-support';
 
 jest.setTimeout(30_000);
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { verifyPassword } from '../domain/admin/passwords';
 import { loginAccountBucket } from '../domain/admin/operators';
 import { RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { runKeysCli } from './keys';
 import { runAdminCli } from './admin';
 

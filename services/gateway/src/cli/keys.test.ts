@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { hashApiKey } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { parseRotationDelay, runKeysCli } from './keys';
 
 const PEPPER = 'cli-test-pepper-cli-test-pepper-0123456789';

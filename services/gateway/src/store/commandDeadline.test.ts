@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { createRedisClient } from '@tessera/common';
 
 jest.setTimeout(20_000);

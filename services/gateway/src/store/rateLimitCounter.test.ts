@@ -1,5 +1,5 @@
 import { useGatewayRedis } from '../testing/redis';
-import { commandsSentDuring } from '../../../../test/support/redisCommands';
+import { commandsSentDuring } from '@tessera/test-support';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from '@tessera/common';
 

@@ -1,8 +1,7 @@
 import { Redis } from 'ioredis';
 import { createRedisClient, TesseraError } from '@tessera/common';
 import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
-import { commandsSentDuring } from '../../../../test/support/redisCommands';
+import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { RedisApiKeyStore } from './redisApiKeyStore';
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { useRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { useRedisServer, type RedisServer } from '@tessera/test-support';
 import { createRedisClient } from '@tessera/common';
 
 export interface GatewayRedis {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';

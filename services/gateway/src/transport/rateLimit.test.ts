@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { commandsSentDuring } from '../../../../test/support/redisCommands';
-import { startRedisServer, type RedisServer } from '../../../../test/support/redisServer';
+import { commandsSentDuring, startRedisServer, type RedisServer } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { createRedisClient } from '@tessera/common';

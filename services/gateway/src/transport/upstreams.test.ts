@@ -14,7 +14,7 @@ import {
   type ProxyHandlers,
   type VaultHandlers,
 } from '@tessera/protos';
-import { freePort } from '../../../../test/support/redisServer';
+import { freePort } from '@tessera/test-support';
 import { MAX_TOKENIZE_BATCH, proxyApiFromClient, vaultApiFromClient } from './upstreams';
 
 const record = {

@@ -1,9 +1,9 @@
 /**
- * @jest-environment ./test/support/softHsmEnvironment.js
+ * @jest-environment ./packages/test-support/src/softHsmEnvironment.js
  */
 import * as pkcs11js from 'pkcs11js';
 import { TesseraError } from '@tessera/common';
-import { ckrNameOf, createSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from '../../../../test/support/softHsm';
+import { ckrNameOf, createSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from '@tessera/test-support/softHsm';
 import { EnvelopeOpenError } from '../domain/aesGcm';
 import { openRecord, rewrapRecord, sealRecord, type EnvelopeContext } from '../domain/envelope';
 import { combineKeyRings } from '../domain/keyRing';

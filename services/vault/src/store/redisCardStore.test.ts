@@ -3,9 +3,8 @@ import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
 import { cardKey, cvvKey } from './records';
 import { generateToken } from '../domain/token';
-import { freePort, startRedisServer, useRedisServer } from '../../../../test/support/redisServer';
+import { freePort, startRedisServer, useRedisServer, commandsSentDuring } from '@tessera/test-support';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
-import { commandsSentDuring } from '../../../../test/support/redisCommands';
 
 jest.setTimeout(20_000);
 

@@ -5,7 +5,7 @@ import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
 import { RedisCardStore } from '../store/redisCardStore';
 import { Vault, type VaultOptions } from '../vault';
-import type { RedisServerHandle } from '../../../../test/support/redisServer';
+import type { RedisServerHandle } from '@tessera/test-support';
 
 export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): string {
   return `${keyId}:${key.toString('base64')}`;

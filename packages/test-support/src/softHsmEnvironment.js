@@ -3,7 +3,7 @@
  * SOFTHSM2_CONF from the real process environment when C_Initialize runs, but a test's
  * `process.env` is only a copy: this sets it on the worker before the copy is made, to a fresh
  * temporary directory that createSoftHsmToken (softHsm.ts) fills with the config and the token.
- * Use with the docblock `@jest-environment ./test/support/softHsmEnvironment.js`.
+ * Use with the docblock `@jest-environment ./packages/test-support/src/softHsmEnvironment.js`.
  */
 const fs = require('node:fs');
 const os = require('node:os');

@@ -30,7 +30,7 @@ export function createSoftHsmToken(label = `tessera-${process.pid}`): SoftHsmTok
   // Set by softHsmEnvironment.js in the real environment, where the module in this process reads it.
   const conf = process.env.SOFTHSM2_CONF;
   if (conf === undefined || fs.existsSync(conf)) {
-    throw new Error('run this test file with the docblock @jest-environment ./test/support/softHsmEnvironment.js');
+    throw new Error('run this test file with the docblock @jest-environment ./packages/test-support/src/softHsmEnvironment.js');
   }
   const dir = path.dirname(conf);
   const tokens = path.join(dir, 'tokens');

@@ -1,0 +1,4 @@
+export { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProcess';
+export { redisReady, startRedisServer, type RedisServerOptions, type RedisServerProcess } from './redisServer';
+export { grpcTargetOf, ServiceStack, type ServiceName, type ServiceStackOptions } from './serviceStack';
+export { httpOk, PortBlock, tcpOpen, waitFor } from './wait';

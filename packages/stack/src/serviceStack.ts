@@ -1,0 +1,176 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProcess';
+import { startRedisServer, type RedisServerOptions, type RedisServerProcess } from './redisServer';
+import { httpOk, tcpOpen, waitFor } from './wait';
+
+export type ServiceName = 'vault' | 'proxy' | 'gateway';
+
+/** One gRPC target naming every replica's port, as the services' VAULT_ADDR / PROXY_ADDR take it. */
+export function grpcTargetOf(ports: readonly number[]): string {
+  const addresses = ports.map((port) => `127.0.0.1:${port}`);
+  return addresses.length === 1 ? (addresses[0] as string) : `ipv4:${addresses.join(',')}`;
+}
+
+export interface ServiceStackOptions {
+  /**
+   * Environment of every service and CLI. Without REDIS_URL (and without `redis`) each service
+   * keeps its data in memory. VAULT_ADDR, PROXY_ADDR and PORT are set from `ports`.
+   */
+  env: NodeJS.ProcessEnv;
+  /** One port per vault and proxy replica (each binds its own; clients dial them all), and the gateway's. */
+  ports: { vault: number[]; proxy: number[]; gateway: number };
+  /** Start a private redis-server first and give its URL as REDIS_URL. */
+  redis?: RedisServerOptions;
+  /** Environment of one kind of service only, over `env` (e.g. its own TLS certificate). */
+  serviceEnv?: (name: ServiceName) => NodeJS.ProcessEnv;
+  /** Node flags for the service processes (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+  /** Options of every process the stack starts, by process name (log file, line and crash handlers). */
+  processOptions?: (name: string) => ManagedProcessOptions;
+  /** How long the gateway has to answer /readyz (default 30 s). */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * The stack as it runs in production, one process per service from the built dist/ entry points:
+ * an optional private redis-server, vault and proxy replicas, the gateway, and any helper process
+ * (a PSP, an example app) that should stop with it. npm start, the bench and the integration
+ * tests all start the stack through this class.
+ */
+export class ServiceStack {
+  readonly processes: ManagedProcess[] = [];
+  /** The first vault and proxy replica; `vaults` / `proxies` hold all of them, in port order. */
+  vault!: ManagedProcess;
+  proxy!: ManagedProcess;
+  readonly vaults: ManagedProcess[] = [];
+  readonly proxies: ManagedProcess[] = [];
+  gateway!: ManagedProcess;
+  /** Set by start() when `redis` was given. */
+  redisServer: RedisServerProcess | undefined;
+  readonly baseUrl: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly ports: ServiceStackOptions['ports'];
+  private readonly tempDirs: string[] = [];
+
+  constructor(private readonly options: ServiceStackOptions) {
+    this.ports = options.ports;
+    this.baseUrl = `http://127.0.0.1:${options.ports.gateway}`;
+    this.env = {
+      ...options.env,
+      VAULT_ADDR: grpcTargetOf(options.ports.vault),
+      PROXY_ADDR: grpcTargetOf(options.ports.proxy),
+      PORT: String(options.ports.gateway),
+    };
+  }
+
+  /** A temporary directory removed when the stack stops (e.g. TESSERA_STATE_DIR). */
+  tempDir(prefix: string): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    this.tempDirs.push(dir);
+    return dir;
+  }
+
+  /** Any other process, started now and stopped with the stack. */
+  spawn(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ManagedProcess {
+    const proc = new ManagedProcess(name, command, args, env, this.options.processOptions?.(name));
+    this.processes.push(proc);
+    return proc.start();
+  }
+
+  /** A Node script of the repository (e.g. packages/sandbox-psp/dist/main.js), started now. */
+  spawnNode(name: string, script: string, env: NodeJS.ProcessEnv, args: string[] = []): ManagedProcess {
+    return this.spawn(name, process.execPath, [path.join(ROOT, script), ...args], env);
+  }
+
+  /** A service process from its built entry point, with the stack's environment under `env`. */
+  startService(name: ServiceName, env: NodeJS.ProcessEnv = {}): ManagedProcess {
+    const entry = path.join('services', name, 'dist', 'main.js');
+    if (!fs.existsSync(path.join(ROOT, entry))) throw new Error(`${entry} is missing: run npm run build first`);
+    const proc = new ManagedProcess(
+      name,
+      process.execPath,
+      [...(this.options.nodeArgs ?? []), path.join(ROOT, entry)],
+      { ...this.env, ...this.serviceEnvOf(name), ...env },
+      this.options.processOptions?.(name),
+    );
+    this.processes.push(proc);
+    return proc.start();
+  }
+
+  /**
+   * Starts vault or proxy replica `index` (again) on its port, e.g. after
+   * `stack.vaults[index].stop('SIGKILL')`; `env` adds to or overrides the stack's environment for
+   * this process only (e.g. its own REDIS_URL). Resolves once it listens.
+   */
+  async startReplica(name: 'vault' | 'proxy', index = 0, env: NodeJS.ProcessEnv = {}): Promise<ManagedProcess> {
+    const proc = this.replica(name, index, env);
+    await this.listening(proc, this.ports[name][index] as number);
+    return proc;
+  }
+
+  /** Resolves once the process logs "<name> listening" (or, without captured output, its port accepts). */
+  async listening(proc: ManagedProcess, port: number): Promise<void> {
+    if (proc.capturesOutput) return proc.waitForOutput(`${proc.name} listening`);
+    await waitFor(async () => {
+      if (!proc.running) throw new Error(`${proc.name} exited early (${proc.options.logFile ?? 'see its output'})`);
+      return tcpOpen(port);
+    }, `${proc.name} to listen on ${port}`);
+  }
+
+  /** Resolves once the gateway answers /readyz with 200 (its vault and proxy are reachable). */
+  async ready(baseUrl = this.baseUrl): Promise<void> {
+    await waitFor(
+      async () => {
+        if (!this.gateway.running) throw new Error(`gateway exited early:\n${this.gateway.output.slice(-4000)}`);
+        return httpOk(`${baseUrl}/readyz`);
+      },
+      `gateway ${baseUrl}/readyz`,
+      this.options.readyTimeoutMs ?? 30_000,
+    );
+  }
+
+  /** Redis (if asked for), every replica, then the gateway; resolves when the gateway is ready. */
+  async start(): Promise<this> {
+    if (this.options.redis) {
+      this.redisServer = await startRedisServer({ process: this.options.processOptions?.('redis'), ...this.options.redis });
+      this.processes.push(this.redisServer.process);
+      this.env.REDIS_URL = this.redisServer.url;
+    }
+    const replicas = (['vault', 'proxy'] as const).flatMap((name) =>
+      this.ports[name].map((port, i) => ({ proc: this.replica(name, i, {}), port })),
+    );
+    this.gateway = this.startService('gateway');
+    await Promise.all([...replicas.map(({ proc, port }) => this.listening(proc, port)), this.listening(this.gateway, this.ports.gateway)]);
+    await this.ready();
+    return this;
+  }
+
+  /** Every line any process of this stack has written so far (with captured output). */
+  logs(): string {
+    return this.processes.map((p) => p.output).join('\n');
+  }
+
+  /** SIGTERM to every process, SIGKILL to any still running after `graceMs`; temporary directories removed. */
+  async stop(graceMs = 5_000): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop('SIGTERM', graceMs)));
+    if (this.redisServer) await this.redisServer.stop();
+    for (const dir of this.tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  /** The environment of one kind of service over the stack's (subclasses add e.g. its own certificate). */
+  protected serviceEnvOf(name: ServiceName): NodeJS.ProcessEnv {
+    return this.options.serviceEnv?.(name) ?? {};
+  }
+
+  private replica(name: 'vault' | 'proxy', index: number, env: NodeJS.ProcessEnv): ManagedProcess {
+    const port = this.ports[name][index];
+    if (port === undefined) throw new Error(`the stack has no ${name} replica ${index}`);
+    // VAULT_ADDR / PROXY_ADDR is what clients dial and, for the service itself, its listen address.
+    const proc = this.startService(name, { [name === 'vault' ? 'VAULT_ADDR' : 'PROXY_ADDR']: `127.0.0.1:${port}`, ...env });
+    (name === 'vault' ? this.vaults : this.proxies)[index] = proc;
+    if (index === 0) this[name] = proc;
+    return proc;
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Test code shared by the services' unit tests and the integration tests: private Redis servers
+ * on per-worker port blocks, the stack (started by @tessera/stack), a recording PSP, an API
+ * client, card fixtures and the log scan for card data.
+ */
+export { grpcTargetOf, ManagedProcess, ROOT } from '@tessera/stack';
+export { aCard, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV } from './cards';
+export { PspRecorder, startSandboxPsp, type RecordedRequest, type RecorderReply } from './psp';
+export { commandsSentDuring } from './redisCommands';
+export {
+  freePort,
+  restartRedis,
+  startRedis,
+  startRedisCluster,
+  startRedisServer,
+  useRedisServer,
+  type RedisCluster,
+  type RedisClusterOptions,
+  type RedisServer,
+  type RedisServerHandle,
+  type RedisStartOptions,
+} from './redisServer';
+export { apiClient, Stack, startStack, useStack, type ApiKey, type StackFixture, type StackOptions } from './stack';
