@@ -19,16 +19,16 @@
  */
 /* global AbortController */
 import autocannon from 'autocannon';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setInterval, setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -45,70 +45,20 @@ const settings = {
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
 
 const started = Date.now();
-const children = [];
-const tmpDirs = [];
 
 function log(line) {
   process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
 }
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A child process whose output goes to bench/results/logs/<name>.log, not through this process. */
-function startProcess(name, command, args, childEnv) {
-  const logDir = path.join(RESULTS, 'logs');
-  fs.mkdirSync(logDir, { recursive: true });
-  const out = fs.openSync(path.join(logDir, `${name}.log`), 'w');
-  const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
-  fs.closeSync(out);
-  child.benchName = name;
-  children.push(child);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      log(`${name} exited unexpectedly (${signal ?? code}); see bench/results/logs/${name}.log`);
-      void stopAll(1);
-    }
-  });
-  return child;
-}
-
-async function waitFor(check, what, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const tcpOpen = (port) => () =>
-  new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
+// A port block of its own, next to the test workers' (12000-19999): never an ephemeral port.
+const ports = new PortBlock(20_000);
+/** Set by main() once the ports are known; every process of the bench starts and stops with it. */
+let stack;
 
 let stopping = false;
 async function stopAll(code) {
   stopping = true;
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  await Promise.race([
-    Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null))),
-    sleep(5000),
-  ]);
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+  await stack?.stop();
   if (code !== undefined) process.exit(code);
 }
 process.on('SIGINT', () => void stopAll(130));
@@ -290,80 +240,59 @@ function gitCommit() {
 }
 
 async function main() {
-  for (const service of ['vault', 'proxy', 'gateway']) {
-    if (!fs.existsSync(path.join(ROOT, 'services', service, 'dist', 'main.js'))) {
-      throw new Error(`services/${service}/dist/main.js is missing: run npm run build first`);
-    }
-  }
   const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort] = await Promise.all(
-    Array.from({ length: 6 }, () => freePort()),
+    Array.from({ length: 6 }, () => ports.freePort()),
   );
-
-  // Production-like durability (append-only file, fsync every second) on a private port.
-  const redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-redis-'));
-  tmpDirs.push(redisDir);
-  const redis = startProcess('redis', 'redis-server', [
-    '--port',
-    String(redisPort),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    redisDir,
-    '--save',
-    '',
-    '--appendonly',
-    'yes',
-    '--appendfsync',
-    'everysec',
-  ]);
-  await waitFor(tcpOpen(redisPort), 'redis-server');
-
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-state-'));
-  tmpDirs.push(stateDir);
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) => /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k)),
   );
-  const serviceEnv = {
-    PATH: env.PATH,
-    HOME: env.HOME,
-    // As the integration harness runs them: real secrets and Redis, plaintext gRPC on loopback.
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    VAULT_ADDR: `127.0.0.1:${vaultPort}`,
-    PROXY_ADDR: `127.0.0.1:${proxyPort}`,
-    PORT: String(gatewayPort),
-    HOST: '127.0.0.1',
-    VAULT_KEYS: `bench1:${randomBytes(32).toString('base64')}`,
-    API_KEY_PEPPER: randomBytes(32).toString('hex'),
-    // The local PSP is on loopback, which the proxy refuses unless told otherwise.
-    PSP_ALLOWED_CIDRS: '127.0.0.1/32',
-    // ... and on a free port, which the proxy refuses unless listed.
-    PSP_ALLOWED_PORTS: String(pspPort),
-    // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
-    // not its 429s.
-    RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
-    TESSERA_STATE_DIR: stateDir,
-    ...passThrough,
-  };
-  const node = process.execPath;
-  // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the services under load.
-  const nodeArgs = env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [];
-  const services = Object.fromEntries(
-    ['vault', 'proxy', 'gateway'].map((name) => [
-      name,
-      startProcess(name, node, [...nodeArgs, path.join(ROOT, `services/${name}/dist/main.js`)], serviceEnv),
-    ]),
-  );
-  const psp = startProcess('psp', node, [path.join(ROOT, 'bench/psp.mjs'), String(pspPort)], { PATH: env.PATH });
-  const expressEcho = startProcess('express-echo', node, [path.join(ROOT, 'bench/express-echo.mjs'), String(expressPort)], {
-    PATH: env.PATH,
-    NODE_ENV: 'production',
+  stack = new ServiceStack({
+    // Production-like durability (append-only file, fsync every second) on a private port.
+    redis: { port: redisPort, appendfsync: 'everysec' },
+    ports: { vault: [vaultPort], proxy: [proxyPort], gateway: gatewayPort },
+    env: {
+      PATH: env.PATH,
+      HOME: env.HOME,
+      // As the integration harness runs them: real secrets and Redis, plaintext gRPC on loopback.
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      VAULT_KEYS: `bench1:${randomBytes(32).toString('base64')}`,
+      API_KEY_PEPPER: randomBytes(32).toString('hex'),
+      // The local PSP is on loopback, which the proxy refuses unless told otherwise.
+      PSP_ALLOWED_CIDRS: '127.0.0.1/32',
+      // ... and on a free port, which the proxy refuses unless listed.
+      PSP_ALLOWED_PORTS: String(pspPort),
+      // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
+      // not its 429s.
+      RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
+      ...passThrough,
+    },
+    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the services under load.
+    nodeArgs: env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [],
+    // Each process writes straight to bench/results/logs/<name>.log, not through this process.
+    processOptions: (name) => ({
+      logFile: path.join(RESULTS, 'logs', `${name}.log`),
+      onUnexpectedExit: (code, signal) => {
+        if (stopping) return;
+        log(`${name} exited unexpectedly (${signal ?? code}); see bench/results/logs/${name}.log`);
+        void stopAll(1);
+      },
+    }),
   });
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  await waitFor(async () => (await fetch(`${gatewayUrl}/readyz`)).status === 200, 'gateway /readyz');
-  await waitFor(tcpOpen(pspPort), 'psp');
-  await waitFor(tcpOpen(expressPort), 'express echo');
+  stack.env.TESSERA_STATE_DIR = stack.tempDir('tessera-bench-state-');
+  const node = process.execPath;
+  const psp = stack.spawnNode('psp', 'bench/psp.mjs', { PATH: env.PATH }, [String(pspPort)]);
+  const expressEcho = stack.spawnNode('express-echo', 'bench/express-echo.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
+    String(expressPort),
+  ]);
+  await stack.start();
+  const serviceEnv = stack.env;
+  const services = { vault: stack.vault, proxy: stack.proxy, gateway: stack.gateway };
+  const redis = stack.redisServer.process;
+  const gatewayUrl = stack.baseUrl;
+  await waitFor(() => tcpOpen(pspPort), 'psp', 20_000);
+  await waitFor(() => tcpOpen(expressPort), 'express echo', 20_000);
   log('redis, vault, proxy, gateway, psp and express echo are up');
 
   // An API key made the way an operator makes one: with the keys CLI.

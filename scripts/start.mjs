@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Local one-command start: builds if needed, then runs vault, proxy, gateway and the sandbox PSP
 // as separate processes, exactly as they run in production, and prints the URL and a test key.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -54,87 +54,71 @@ const shared = {
   ...process.env,
   NODE_ENV: process.env.NODE_ENV ?? 'development',
   TESSERA_STATE_DIR: stateDir,
-  VAULT_ADDR: process.env.VAULT_ADDR ?? '127.0.0.1:50051',
-  PROXY_ADDR: process.env.PROXY_ADDR ?? '127.0.0.1:50052',
 };
+/** The port of a host:port address such as VAULT_ADDR (the services listen on loopback here). */
+const portOf = (address, fallback) => Number((address ?? fallback).split(':').pop());
 
-const services = [
-  { name: 'sandbox', entry: 'packages/sandbox-psp/dist/main.js', env: { SANDBOX_PSP_PORT: sandboxPort } },
-  { name: 'vault', entry: 'services/vault/dist/main.js', env: {} },
-  // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
-  // told otherwise: exactly that address and that port are opened.
-  {
-    name: 'proxy',
-    entry: 'services/proxy/dist/main.js',
-    env: {
-      PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
-      PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? sandboxPort,
-    },
-  },
-  {
-    name: 'gateway',
-    entry: 'services/gateway/dist/main.js',
-    env: {
-      PORT: port,
-      FIELDS_PORT: fieldsPort,
-      TESSERA_DEV_API_KEY: apiKey,
-      TESSERA_DEV_ADMIN_EMAIL: adminEmail,
-      TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
-    },
-  },
-];
-
-const children = [];
+// The launcher is part of the build that has just run.
+const { ServiceStack } = await import('@tessera/stack');
 let stopping = false;
+const stack = new ServiceStack({
+  env: shared,
+  // No REDIS_URL: each service keeps its data in memory (the embedded store; see storageLine()).
+  ports: {
+    vault: [portOf(process.env.VAULT_ADDR, '127.0.0.1:50051')],
+    proxy: [portOf(process.env.PROXY_ADDR, '127.0.0.1:50052')],
+    gateway: Number(port),
+  },
+  serviceEnv: (name) =>
+    ({
+      // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
+      // told otherwise: exactly that address and that port are opened.
+      proxy: {
+        PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
+        PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? sandboxPort,
+      },
+      gateway: {
+        FIELDS_PORT: fieldsPort,
+        TESSERA_DEV_API_KEY: apiKey,
+        TESSERA_DEV_ADMIN_EMAIL: adminEmail,
+        TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
+      },
+    })[name],
+  processOptions: (name) => {
+    const prefix = `[${name}] `.padEnd(10);
+    return {
+      // Printed as it comes, not kept: the local stack may run for days.
+      keepOutput: false,
+      onLine: (line) => process.stdout.write(prefix + line + '\n'),
+      onUnexpectedExit: (code, signal) => {
+        if (stopping) return;
+        console.error(`${prefix}exited (${signal ?? code}); stopping the stack.`);
+        void stopAll(1);
+      },
+    };
+  },
+});
 
-function stopAll(code) {
+async function stopAll(code) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 1500).unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
+  await stack.stop();
+  process.exit(code);
 }
 
-for (const service of services) {
-  const child = spawn(process.execPath, [path.join(root, service.entry)], {
-    cwd: root,
-    env: { ...shared, ...service.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const prefix = `[${service.name}] `.padEnd(10);
-  for (const stream of [child.stdout, child.stderr]) {
-    let buffered = '';
-    stream.on('data', (chunk) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) process.stdout.write(prefix + line + '\n');
-    });
-  }
-  child.on('exit', (code, signal) => {
-    if (stopping) return;
-    console.error(`${prefix}exited (${signal ?? code}); stopping the stack.`);
-    stopAll(1);
-  });
-  children.push(child);
-}
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
 
-process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
-
-const base = `http://127.0.0.1:${port}`;
-const deadline = Date.now() + 30_000;
-async function waitUntilReady() {
-  while (Date.now() < deadline && !stopping) {
-    try {
-      const res = await fetch(`${base}/readyz`);
-      if (res.ok) return true;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
+const base = stack.baseUrl;
+async function startStack() {
+  stack.spawnNode('sandbox', 'packages/sandbox-psp/dist/main.js', { ...shared, SANDBOX_PSP_PORT: sandboxPort });
+  try {
+    await stack.start();
+    return true;
+  } catch (err) {
+    if (!stopping) console.error(`${err instanceof Error ? err.message : String(err)}`);
+    return false;
   }
-  return false;
 }
 
 /** Where tokens and keys live: the Redis the services were given, never a claim of memory then. */
@@ -156,7 +140,7 @@ function storageLine() {
   return `Tokens and API keys are kept in Redis (${where}): they survive a restart.`;
 }
 
-if (await waitUntilReady()) {
+if (await startStack()) {
   const banner = [
     '',
     'Tessera is running.',
@@ -177,5 +161,5 @@ if (await waitUntilReady()) {
   console.log(banner.join('\n'));
 } else if (!stopping) {
   console.error(`The gateway did not become ready at ${base}/readyz within 30 s; stopping.`);
-  stopAll(1);
+  void stopAll(1);
 }

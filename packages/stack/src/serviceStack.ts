@@ -29,7 +29,7 @@ export interface ServiceStackOptions {
   nodeArgs?: string[];
   /** Options of every process the stack starts, by process name (log file, line and crash handlers). */
   processOptions?: (name: string) => ManagedProcessOptions;
-  /** How long the gateway has to answer /readyz (default 30 s). */
+  /** How long each service has to listen, and then the gateway to answer /readyz (default 30 s each). */
   readyTimeoutMs?: number;
 }
 
@@ -112,7 +112,8 @@ export class ServiceStack {
 
   /** Resolves once the process logs "<name> listening" (or, without captured output, its port accepts). */
   async listening(proc: ManagedProcess, port: number): Promise<void> {
-    if (proc.capturesOutput) return proc.waitForOutput(`${proc.name} listening`);
+    const timeoutMs = this.options.readyTimeoutMs ?? 30_000;
+    if (proc.capturesOutput) return proc.waitForOutput(`${proc.name} listening`, timeoutMs);
     await waitFor(async () => {
       if (!proc.running) throw new Error(`${proc.name} exited early (${proc.options.logFile ?? 'see its output'})`);
       return tcpOpen(port);
