@@ -43,12 +43,16 @@ export async function httpOk(url: string): Promise<boolean> {
  * worker, the bench) takes a block of its own, so they never hand out the same port.
  */
 export class PortBlock {
-  private next = 0;
+  // From a random place in the block: test runs of several checkouts on one machine share the
+  // blocks, and all starting at the first port they would keep taking each other's ports.
+  private next: number;
 
   constructor(
     readonly base: number,
     readonly size = 1000,
-  ) {}
+  ) {
+    this.next = Math.floor(Math.random() * size);
+  }
 
   async freePort(host = '127.0.0.1'): Promise<number> {
     for (let tried = 0; tried < this.size; tried++) {
