@@ -3,7 +3,7 @@ import { TesseraError, type KeyMode } from '@tessera/common';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canManageMerchant } from '../domain/admin/operators';
 import { decideApiKey, presentedKeyOf, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
-import { API_KEY_KINDS, issueApiKey, keyKindOf, MERCHANT_ID_PATTERN, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
+import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
   canonicalCidrEntry,
   canonicalDomainPattern,
@@ -16,7 +16,9 @@ import {
 } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import { canonicalListSchema, parseInput } from './inputLists';
+import type { Caller } from './caller';
+import { merchantIdSchema } from './merchants';
+import { canonicalListSchema, optionalText, parseInput, requiredText } from './inputLists';
 
 /**
  * What a user can do with API keys, for every entry point: the admin API (and so the dashboard)
@@ -31,14 +33,8 @@ export interface ApiKeyDeps {
   now: () => Date;
 }
 
-/** Who acts: recorded in the audit log, and limited to the merchants they may manage. */
-export interface KeyCaller {
-  actor: { id: string; email: string };
-  /** The caller's address for the audit log; undefined for the CLI. */
-  ip: string | undefined;
-  /** The one merchant the caller acts for; null: any (platform operators, the CLI). */
-  merchantId: string | null;
-}
+/** Who acts (app/caller.ts); the name the key use cases have always used. */
+export type KeyCaller = Caller;
 
 function mayManage(caller: KeyCaller, merchantId: string): boolean {
   return canManageMerchant(caller, merchantId);
@@ -90,9 +86,7 @@ export function restrictionChangesSchema(labels: FieldLabels = API_FIELD_LABELS)
 /** A create request, as the admin API takes it (`merchantId` defaults to a merchant operator's own). */
 export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
   return z.strictObject({
-    merchantId: z
-      .string({ error: '"merchantId" must be a string.' })
-      .regex(MERCHANT_ID_PATTERN, { error: 'A merchant id is 1-64 letters, digits, "_", "." or "-".' })
+    merchantId: merchantIdSchema()
       .optional()
       .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
     kind: z
@@ -103,6 +97,15 @@ export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
     ...restrictionListSchemas(labels),
   });
 }
+
+/** POST /admin/v1/keys/test: a pasted key, judged as if sent from `clientIp` (and `origin`). */
+export const keyTestRequestSchema = z.strictObject({
+  apiKey: requiredText('apiKey', 100),
+  clientIp: optionalText('clientIp', 64)
+    .nullable()
+    .meta({ description: 'Judge the key as if used from this address (default: the caller’s).' }),
+  origin: optionalText('origin', 300).nullable(),
+});
 
 /** Each list given, canonical and de-duplicated; lists not given stay undefined ("unchanged"). */
 export function parseRestrictionChanges(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): RestrictionChanges {

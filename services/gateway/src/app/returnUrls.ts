@@ -42,6 +42,11 @@ export function returnUrlsSchema(label = 'Return URL') {
   });
 }
 
+/** Showing the signing secret names the mode whose secret is shown. */
+export const formSigningSecretRequestSchema = z.strictObject({
+  mode: z.enum(['test', 'live'], { error: '"mode" must be "test" or "live".' }),
+});
+
 /** The list as given: canonical, de-duplicated, or a 400 naming the bad entry. */
 export function parseReturnUrls(raw: Record<string, unknown>, label?: string): string[] {
   return parseInput(returnUrlsSchema(label), raw).returnUrls;
