@@ -2,17 +2,7 @@ import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
 import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { loginBlock, loginBuckets, locksAfterFailure, lockoutPolicy } from '../domain/admin/lockout';
-import {
-  decryptTotpSecret,
-  deriveAdminSecretKeys,
-  encryptTotpSecret,
-  findRecoveryCode,
-  issueDeviceToken,
-  newRecoveryCodes,
-  recoveryCodeDigest,
-  verifyDeviceToken,
-  type AdminSecretKeys,
-} from '../domain/admin/mfaSecrets';
+import * as mfaSecrets from '../domain/admin/mfaSecrets';
 import { credentialsVersionOf, normalizeEmail, operatorView, type OperatorRecord, type OperatorView } from '../domain/admin/operators';
 import { dummyPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyPassword } from '../domain/admin/passwords';
 import {
@@ -133,15 +123,18 @@ export interface SessionView {
 export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
   const { operators, sessions, throttle, now, mfaRequired } = deps;
   const policy = lockoutPolicy(deps.config);
-  const secretKeys = deriveAdminSecretKeys(deps.pepper);
+  const secretKeys = mfaSecrets.deriveAdminSecretKeys(deps.pepper);
   // After a pepper rotation (API_KEY_PEPPERS), what was sealed or signed under an older one still
   // opens; a TOTP secret is re-sealed under the newest at its next sign-in.
-  const allSecretKeys: AdminSecretKeys[] = [secretKeys, ...(deps.previousPeppers ?? []).map((p) => deriveAdminSecretKeys(p))];
+  const allSecretKeys: mfaSecrets.AdminSecretKeys[] = [
+    secretKeys,
+    ...(deps.previousPeppers ?? []).map((p) => mfaSecrets.deriveAdminSecretKeys(p)),
+  ];
   const deviceTtlSeconds = (deps.config.ADMIN_TRUSTED_DEVICE_DAYS ?? 30) * 86_400;
 
   const openTotpSecret = (operatorId: string, sealed: string) => {
     for (const [index, keys] of allSecretKeys.entries()) {
-      const secret = decryptTotpSecret(keys, operatorId, sealed);
+      const secret = mfaSecrets.decryptTotpSecret(keys, operatorId, sealed);
       if (secret !== undefined) return { secret, current: index === 0 };
     }
     return undefined;
@@ -166,7 +159,7 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
     };
     await sessions.create(sessionIdDigest(sessionId), session, sessionTtlMs(session, deps.config.ADMIN_SESSION_IDLE_SECONDS, at));
     if (!trustDevice) return { operator, session, sessionId };
-    const token = issueDeviceToken(secretKeys, {
+    const token = mfaSecrets.issueDeviceToken(secretKeys, {
       operatorId: operator.id,
       credentialsVersion: credentialsVersionOf(operator),
       now: now(),
@@ -190,7 +183,7 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
         ? undefined
         : allSecretKeys
             .map((keys) =>
-              verifyDeviceToken(keys, from.deviceToken, {
+              mfaSecrets.verifyDeviceToken(keys, from.deviceToken, {
                 operatorId: operator.id,
                 credentialsVersion: credentialsVersionOf(operator),
                 now: now(),
@@ -260,12 +253,12 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
         const fresh =
           step !== undefined && (await throttle.claimOnce(`totp:${operator.id}:${step}`, (2 * TOTP.stepSeconds + TOTP.stepSeconds) * 1000));
         if (step === undefined || !fresh) return fail('wrong_code', new TesseraError('mfa_code_invalid', { param: 'code' }));
-        const secret = opened?.current === false ? encryptTotpSecret(secretKeys, operator.id, opened.secret) : mfa.secret;
+        const secret = opened?.current === false ? mfaSecrets.encryptTotpSecret(secretKeys, operator.id, opened.secret) : mfa.secret;
         signedIn = (await operators.update(operator.id, { mfa: { ...mfa, secret, lastStep: step } })) ?? operator;
         factor = 'totp';
       } else {
         const digest = allSecretKeys
-          .map((keys) => mfa.recoveryCodes[findRecoveryCode(keys, operator.id, recoveryCode ?? '', mfa.recoveryCodes)])
+          .map((keys) => mfa.recoveryCodes[mfaSecrets.findRecoveryCode(keys, operator.id, recoveryCode ?? '', mfa.recoveryCodes)])
           .find((d) => d !== undefined);
         const fresh = digest !== undefined && (await throttle.claimOnce(`recovery:${operator.id}:${digest}`, 86_400_000));
         if (!fresh) return fail('wrong_recovery_code', new TesseraError('mfa_code_invalid', { param: 'recoveryCode' }));
@@ -321,7 +314,7 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
     if (operator.mfa !== undefined) throw new TesseraError('mfa_already_enabled');
     const secret = newTotpSecret();
     await operators.update(operator.id, {
-      mfaPending: { secret: encryptTotpSecret(secretKeys, operator.id, secret), startedAt: now().toISOString() },
+      mfaPending: { secret: mfaSecrets.encryptTotpSecret(secretKeys, operator.id, secret), startedAt: now().toISOString() },
     });
     return {
       secret: base32Encode(secret),
@@ -336,19 +329,19 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
     const pending = operator.mfaPending;
     const secret =
       pending && Date.parse(pending.startedAt) + MFA_ENROLMENT_MS > now().getTime()
-        ? decryptTotpSecret(secretKeys, operator.id, pending.secret)
+        ? mfaSecrets.decryptTotpSecret(secretKeys, operator.id, pending.secret)
         : undefined;
     if (secret === undefined) throw new TesseraError('mfa_enrolment_not_started');
     const step = matchTotp(secret, code, now().getTime(), undefined);
     if (step === undefined || !(await throttle.claimOnce(`totp:${operator.id}:${step}`, 3 * TOTP.stepSeconds * 1000))) {
       throw new TesseraError('mfa_code_invalid', { param: 'code' });
     }
-    const recoveryCodes = newRecoveryCodes();
+    const recoveryCodes = mfaSecrets.newRecoveryCodes();
     const enabled = await operators.update(operator.id, {
       mfa: {
         secret: pending?.secret ?? '',
         enabledAt: now().toISOString(),
-        recoveryCodes: recoveryCodes.map((c) => recoveryCodeDigest(secretKeys, operator.id, c)),
+        recoveryCodes: recoveryCodes.map((c) => mfaSecrets.recoveryCodeDigest(secretKeys, operator.id, c)),
         lastStep: step,
       },
       mfaPending: null,

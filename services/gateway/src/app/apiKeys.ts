@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canManageMerchant } from '../domain/admin/operators';
 import { decideApiKey, presentedKeyOf, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
 import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
@@ -16,7 +15,7 @@ import {
 } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import type { Caller } from './caller';
+import { auditAs, type Caller } from './caller';
 import { merchantIdSchema } from './merchants';
 import { canonicalListSchema, optionalText, parseInput, requiredText } from './inputLists';
 
@@ -136,10 +135,6 @@ function refuseForKind(kind: ApiKeyKind, mode: KeyMode, lists: KeyRestrictionLis
   if (refusal) throw new TesseraError(refusal.code, { param: refusal.field, message: refusal.message });
 }
 
-async function audit(deps: ApiKeyDeps, caller: KeyCaller, input: Omit<AuditInput, 'now' | 'ip' | 'actor'>): Promise<void> {
-  await deps.audit.append(buildAuditRecord({ ...input, actor: caller.actor, ip: caller.ip, now: deps.now() }));
-}
-
 /** The restriction lists of a record as the audit log shows them (origins only for publishable keys). */
 function listsOf(record: ApiKeyRecord): Record<string, string[]> {
   return {
@@ -162,7 +157,7 @@ export async function createApiKey(
   if (!(await deps.keyStore.create(record))) {
     throw new TesseraError('internal_error', { cause: new Error('API key digest collision') });
   }
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.created',
     merchantId,
     keyId: record.id,
@@ -214,7 +209,7 @@ export async function restrictApiKey(
   );
   if (!record) throw new TesseraError('api_key_not_found');
   const previous = listsOf(before);
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.updated',
     merchantId: before.merchantId,
     keyId: before.id,
@@ -238,7 +233,7 @@ export async function revokeApiKey(
   const record = await deps.keyStore.revoke(before.id, deps.now());
   if (!record) throw new TesseraError('api_key_not_found');
   const alreadyRevoked = before.revokedAt !== undefined;
-  if (!alreadyRevoked) await audit(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
+  if (!alreadyRevoked) await auditAs(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
   return { record, alreadyRevoked };
 }
 
@@ -276,7 +271,7 @@ export async function scheduleApiKeyRevocation(
   if (!record) throw new TesseraError('api_key_not_found');
   const scheduled = record.expiresAt === wanted.toISOString();
   if (scheduled) {
-    await audit(deps, caller, {
+    await auditAs(deps, caller, {
       action: 'key.expiry_scheduled',
       merchantId: record.merchantId,
       keyId: record.id,
@@ -337,7 +332,7 @@ export async function testApiKey(
   const visible = result.record !== undefined && mayManage(caller, result.record.merchantId) ? result.record : undefined;
   const accepted = result.ok && visible !== undefined;
   const code = accepted ? null : visible === undefined || result.ok ? 'api_key_invalid' : result.code;
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.tested',
     merchantId: visible?.merchantId ?? caller.merchantId,
     keyId: visible?.id ?? null,

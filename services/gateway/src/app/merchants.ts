@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
-import { buildAuditRecord } from '../domain/admin/audit';
 import { canManageMerchant } from '../domain/admin/operators';
 import { MERCHANT_ID_PATTERN } from '../domain/apiKeys';
 import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
 import type { AuditLog, OperatorStore } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
-import type { Caller } from './caller';
+import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
+import { auditAs, type Caller } from './caller';
 import { canonicalListSchema } from './inputLists';
 
 /**
@@ -70,31 +69,51 @@ export function pspHostsSchema(label = 'PSP host') {
   });
 }
 
-export async function getPspHosts(deps: PspHostDeps, caller: Caller, merchantId: string): Promise<PspHostsView> {
+/**
+ * A merchant's list settings (PSP hosts here, return URLs in returnUrls.ts) are read and replaced
+ * alike: within the caller's reach, each replacement audited with the list before it.
+ */
+type SettingList = 'pspHosts' | 'returnUrls';
+type SettingListView<N extends SettingList> = { merchantId: string; updatedAt: string | null } & Record<N, string[]>;
+const AUDITED_AS = {
+  pspHosts: { action: 'merchant.psp_hosts_updated', previous: 'previousPspHosts' },
+  returnUrls: { action: 'merchant.return_urls_updated', previous: 'previousReturnUrls' },
+} as const;
+
+export async function readSettingList<N extends SettingList>(
+  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'> },
+  caller: Caller,
+  merchantId: string,
+  name: N,
+): Promise<SettingListView<N>> {
   merchantInReach(caller, merchantId);
   const settings = await deps.merchantSettings.get(merchantId);
-  return { merchantId, pspHosts: settings?.pspHosts ?? [], updatedAt: settings?.updatedAt ?? null };
+  return { merchantId, [name]: settings?.[name] ?? [], updatedAt: settings?.updatedAt ?? null } as SettingListView<N>;
+}
+
+export async function replaceSettingList<N extends SettingList>(
+  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'>; audit: Pick<AuditLog, 'append'>; now: () => Date },
+  caller: Caller,
+  merchantId: string,
+  name: N,
+  values: readonly string[],
+  write: (merchantId: string, values: readonly string[], now: Date) => Promise<MerchantSettings>,
+): Promise<SettingListView<N>> {
+  merchantInReach(caller, merchantId);
+  const before = (await deps.merchantSettings.get(merchantId))?.[name] ?? [];
+  const settings = await write(merchantId, values, deps.now());
+  const { action, previous } = AUDITED_AS[name];
+  await auditAs(deps, caller, { action, merchantId, details: { [name]: [...values], [previous]: before } });
+  return { merchantId, [name]: settings[name] ?? [], updatedAt: settings.updatedAt } as SettingListView<N>;
+}
+
+export function getPspHosts(deps: PspHostDeps, caller: Caller, merchantId: string): Promise<PspHostsView> {
+  return readSettingList(deps, caller, merchantId, 'pspHosts');
 }
 
 /** Replaces the list (canonical entries); the proxy applies it from the next request on. Audited. */
-export async function setPspHosts(
-  deps: PspHostDeps,
-  caller: Caller,
-  merchantId: string,
-  pspHosts: readonly string[],
-): Promise<PspHostsView> {
-  merchantInReach(caller, merchantId);
-  const before = (await deps.merchantSettings.get(merchantId))?.pspHosts ?? [];
-  const settings = await deps.merchantSettings.setPspHosts(merchantId, pspHosts, deps.now());
-  await deps.audit.append(
-    buildAuditRecord({
-      action: 'merchant.psp_hosts_updated',
-      actor: caller.actor,
-      ip: caller.ip,
-      merchantId,
-      details: { pspHosts: [...pspHosts], previousPspHosts: before },
-      now: deps.now(),
-    }),
+export function setPspHosts(deps: PspHostDeps, caller: Caller, merchantId: string, pspHosts: readonly string[]): Promise<PspHostsView> {
+  return replaceSettingList(deps, caller, merchantId, 'pspHosts', pspHosts, (id, hosts, at) =>
+    deps.merchantSettings.setPspHosts(id, hosts, at),
   );
-  return { merchantId, pspHosts: settings.pspHosts, updatedAt: settings.updatedAt };
 }

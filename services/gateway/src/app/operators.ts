@@ -1,9 +1,8 @@
 import { TesseraError } from '@tessera/common';
-import { buildAuditRecord } from '../domain/admin/audit';
 import { loginAccountBucket, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
 import type { AuditLog, LoginThrottle, OperatorStore } from '../store/adminStores';
-import type { Caller } from './caller';
+import { auditAs, type Caller } from './caller';
 
 /**
  * Dashboard operator accounts: create, change the password, disable or enable, lift a sign-in
@@ -72,16 +71,7 @@ export async function unlockOperator(
   const wasLocked = (await deps.throttle.lockRemainingMs(bucket)) > 0;
   await deps.throttle.unlock(bucket);
   await deps.throttle.reset(bucket);
-  await deps.audit.append(
-    buildAuditRecord({
-      action: 'login.unlocked',
-      actor: caller.actor,
-      ip: caller.ip,
-      merchantId: op.merchantId,
-      details: { operator: op.email, wasLocked },
-      now: deps.now(),
-    }),
-  );
+  await auditAs(deps, caller, { action: 'login.unlocked', merchantId: op.merchantId, details: { operator: op.email, wasLocked } });
   return { operator: op, wasLocked };
 }
 
@@ -90,15 +80,10 @@ export async function resetOperatorMfa(deps: OperatorDeps, caller: Caller, email
   const op = await operatorByEmail(deps, email);
   if (!op) return undefined;
   const updated = await deps.operators.update(op.id, { mfa: null, mfaPending: null, credentialsChanged: true });
-  await deps.audit.append(
-    buildAuditRecord({
-      action: 'mfa.reset',
-      actor: caller.actor,
-      ip: caller.ip,
-      merchantId: op.merchantId,
-      details: { operator: op.email, hadMfa: op.mfa !== undefined },
-      now: deps.now(),
-    }),
-  );
+  await auditAs(deps, caller, {
+    action: 'mfa.reset',
+    merchantId: op.merchantId,
+    details: { operator: op.email, hadMfa: op.mfa !== undefined },
+  });
   return updated ?? op;
 }

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
-import { createAdminSessions } from '../../app/adminSessions';
+import { createAdminSessions, type AdminSessionDeps } from '../../app/adminSessions';
 import { resolveClientIp } from '../../domain/clientIp';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from '../../store/adminStores';
+import type { AuditLog } from '../../store/adminStores';
 import type { ApiKeyStore } from '../../store/apiKeyStore';
 import type { DetokenizationLog } from '../../store/detokenizationLog';
 import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
@@ -23,35 +23,18 @@ const ADMIN_BODY_LIMIT = 32 * 1024;
 /** Relative to dist/transport/admin and src/transport/admin alike. */
 export const DASHBOARD_DIR = path.resolve(__dirname, '../../../public/dashboard');
 
-export interface AdminDeps {
+/** The sign-in use cases' stores and peppers (app/adminSessions.ts), and what the other resources need. */
+export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | 'mfaRequired' | 'now'> {
   keyStore: ApiKeyStore;
-  operators: OperatorStore;
-  sessions: SessionStore;
-  throttle: LoginThrottle;
   audit: AuditLog;
   /** The detokenization audit (every /v1/proxy that renders card data); absent: route answers 404. */
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
-  pepper: string;
-  /** Older peppers, newest first: TOTP secrets, recovery codes and device tokens made under them keep working. */
-  previousPeppers?: readonly string[];
   trustedProxies: readonly Cidr[];
   logger: Logger;
-  config: {
-    ADMIN_SESSION_IDLE_SECONDS: number;
-    ADMIN_SESSION_MAX_SECONDS: number;
-    ADMIN_LOGIN_WINDOW_SECONDS: number;
-    ADMIN_LOGIN_MAX_PER_IP: number;
-    ADMIN_LOGIN_MAX_PER_ACCOUNT: number;
-    /** Failures from one source against one account before that source is blocked for it (default 5). */
-    ADMIN_LOGIN_MAX_PER_SOURCE?: number;
-    /** How long a lock lasts (default 1800). */
-    ADMIN_LOGIN_LOCKOUT_SECONDS?: number;
-    /** How long a browser that signed in with the second factor stays trusted (default 30). */
-    ADMIN_TRUSTED_DEVICE_DAYS?: number;
-    HSTS_MAX_AGE_SECONDS?: number;
-  };
+  /** The session and sign-in limits, and HSTS for the admin listener. */
+  config: AdminSessionDeps['config'] & { HSTS_MAX_AGE_SECONDS?: number };
   /** Whether every operator needs a second factor (first sign-in enrols); resolved by setUpAdmin. */
   mfaRequired?: boolean;
   now?: () => Date;
