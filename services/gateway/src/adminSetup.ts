@@ -4,8 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import { parseCidrList, type Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
-import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
-import { hashPassword, needsRehash, verifyPassword } from './domain/admin/passwords';
+import { createOperator, setOperatorPassword } from './app/operators';
+import { normalizeEmail } from './domain/admin/operators';
+import { needsRehash, verifyPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
 import type { MerchantSettingsStore } from './store/merchantSettingsStore';
@@ -49,9 +50,9 @@ export async function registerDevAdmin(operators: OperatorStore, email: string, 
     const existing = await operators.findByEmail(normalized);
     // The same password again keeps the operator's sessions; another one ends them.
     if (existing && (await verifyPassword(password, existing.passwordHash)) && !needsRehash(existing.passwordHash)) return;
-    const passwordHash = await hashPassword(password);
-    if (existing) await operators.update(existing.id, { passwordHash, credentialsChanged: true });
-    else await operators.create(newOperatorRecord({ email: normalized, passwordHash, merchantId: null, now: new Date() }));
+    // The operator use cases the CLI calls; a changed password ends the operator's sessions.
+    if (existing) await setOperatorPassword({ operators }, normalized, password);
+    else await createOperator({ operators, now: () => new Date() }, { email: normalized, password, merchantId: null });
     logger.warn({ email: normalized }, 'registered the development dashboard operator from TESSERA_DEV_ADMIN_PASSWORD (development only)');
   } catch (err) {
     logger.error({ err }, 'could not register the development dashboard operator');

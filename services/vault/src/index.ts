@@ -1,6 +1,6 @@
 /** For the integration harness and tools; the service itself starts from main.ts. */
 export { configSchema, type VaultConfig } from './config';
-export { Vault, type VaultOptions } from './vault';
+export { Vault, type VaultOptions } from './app/vault';
 export { parseKeyRing, generateKeyRingEntry, type KeyRing } from './domain/keyRing';
 export { renderPspBody, encodingForContentType, PLACEHOLDERS } from './domain/renderPspBody';
 export { isTokenShaped } from './domain/token';

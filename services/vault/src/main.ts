@@ -23,7 +23,7 @@ import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { shutdownServer, startVaultServer } from './transport/server';
-import { Vault } from './vault';
+import { Vault } from './app/vault';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 const REDIS_STARTUP_WAIT_MS = 5_000;

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { canManageMerchant } from '../domain/admin/operators';
 import { decideApiKey, presentedKeyOf, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
-import { API_KEY_KINDS, issueApiKey, keyKindOf, MERCHANT_ID_PATTERN, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
+import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
   canonicalCidrEntry,
   canonicalDomainPattern,
@@ -16,7 +15,9 @@ import {
 } from '../domain/keyRestrictions';
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import { canonicalListSchema, parseInput } from './inputLists';
+import { auditAs, type Caller } from './caller';
+import { merchantIdSchema } from './merchants';
+import { canonicalListSchema, optionalText, parseInput, requiredText } from './inputLists';
 
 /**
  * What a user can do with API keys, for every entry point: the admin API (and so the dashboard)
@@ -31,14 +32,8 @@ export interface ApiKeyDeps {
   now: () => Date;
 }
 
-/** Who acts: recorded in the audit log, and limited to the merchants they may manage. */
-export interface KeyCaller {
-  actor: { id: string; email: string };
-  /** The caller's address for the audit log; undefined for the CLI. */
-  ip: string | undefined;
-  /** The one merchant the caller acts for; null: any (platform operators, the CLI). */
-  merchantId: string | null;
-}
+/** Who acts (app/caller.ts); the name the key use cases have always used. */
+export type KeyCaller = Caller;
 
 function mayManage(caller: KeyCaller, merchantId: string): boolean {
   return canManageMerchant(caller, merchantId);
@@ -90,9 +85,7 @@ export function restrictionChangesSchema(labels: FieldLabels = API_FIELD_LABELS)
 /** A create request, as the admin API takes it (`merchantId` defaults to a merchant operator's own). */
 export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
   return z.strictObject({
-    merchantId: z
-      .string({ error: '"merchantId" must be a string.' })
-      .regex(MERCHANT_ID_PATTERN, { error: 'A merchant id is 1-64 letters, digits, "_", "." or "-".' })
+    merchantId: merchantIdSchema()
       .optional()
       .meta({ description: 'Required for platform operators; a merchant operator’s own by default.' }),
     kind: z
@@ -103,6 +96,15 @@ export function createKeyRequestSchema(labels: FieldLabels = API_FIELD_LABELS) {
     ...restrictionListSchemas(labels),
   });
 }
+
+/** POST /admin/v1/keys/test: a pasted key, judged as if sent from `clientIp` (and `origin`). */
+export const keyTestRequestSchema = z.strictObject({
+  apiKey: requiredText('apiKey', 100),
+  clientIp: optionalText('clientIp', 64)
+    .nullable()
+    .meta({ description: 'Judge the key as if used from this address (default: the caller’s).' }),
+  origin: optionalText('origin', 300).nullable(),
+});
 
 /** Each list given, canonical and de-duplicated; lists not given stay undefined ("unchanged"). */
 export function parseRestrictionChanges(raw: Record<string, unknown>, labels: FieldLabels = API_FIELD_LABELS): RestrictionChanges {
@@ -133,10 +135,6 @@ function refuseForKind(kind: ApiKeyKind, mode: KeyMode, lists: KeyRestrictionLis
   if (refusal) throw new TesseraError(refusal.code, { param: refusal.field, message: refusal.message });
 }
 
-async function audit(deps: ApiKeyDeps, caller: KeyCaller, input: Omit<AuditInput, 'now' | 'ip' | 'actor'>): Promise<void> {
-  await deps.audit.append(buildAuditRecord({ ...input, actor: caller.actor, ip: caller.ip, now: deps.now() }));
-}
-
 /** The restriction lists of a record as the audit log shows them (origins only for publishable keys). */
 function listsOf(record: ApiKeyRecord): Record<string, string[]> {
   return {
@@ -159,7 +157,7 @@ export async function createApiKey(
   if (!(await deps.keyStore.create(record))) {
     throw new TesseraError('internal_error', { cause: new Error('API key digest collision') });
   }
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.created',
     merchantId,
     keyId: record.id,
@@ -211,7 +209,7 @@ export async function restrictApiKey(
   );
   if (!record) throw new TesseraError('api_key_not_found');
   const previous = listsOf(before);
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.updated',
     merchantId: before.merchantId,
     keyId: before.id,
@@ -235,7 +233,7 @@ export async function revokeApiKey(
   const record = await deps.keyStore.revoke(before.id, deps.now());
   if (!record) throw new TesseraError('api_key_not_found');
   const alreadyRevoked = before.revokedAt !== undefined;
-  if (!alreadyRevoked) await audit(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
+  if (!alreadyRevoked) await auditAs(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
   return { record, alreadyRevoked };
 }
 
@@ -273,7 +271,7 @@ export async function scheduleApiKeyRevocation(
   if (!record) throw new TesseraError('api_key_not_found');
   const scheduled = record.expiresAt === wanted.toISOString();
   if (scheduled) {
-    await audit(deps, caller, {
+    await auditAs(deps, caller, {
       action: 'key.expiry_scheduled',
       merchantId: record.merchantId,
       keyId: record.id,
@@ -334,7 +332,7 @@ export async function testApiKey(
   const visible = result.record !== undefined && mayManage(caller, result.record.merchantId) ? result.record : undefined;
   const accepted = result.ok && visible !== undefined;
   const code = accepted ? null : visible === undefined || result.ok ? 'api_key_invalid' : result.code;
-  await audit(deps, caller, {
+  await auditAs(deps, caller, {
     action: 'key.tested',
     merchantId: visible?.merchantId ?? caller.merchantId,
     keyId: visible?.id ?? null,

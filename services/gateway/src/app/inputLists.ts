@@ -71,10 +71,35 @@ export function errorFromIssues(issues: readonly z.core.$ZodIssue[], input: Reco
   if (!issue) return new TesseraError('invalid_request');
   const param = paramOf(issue.path);
   if (param === '') return new TesseraError('invalid_request', { message: issue.message });
-  if (issue.path.length === 1 && input[param] === undefined) {
+  if (issue.path.length === 1 && isAbsent(issue, input[param])) {
     return new TesseraError('parameter_missing', { param, message: `"${param}" is required.` });
   }
   return new TesseraError('parameter_invalid', { param, message: issue.message });
+}
+
+/**
+ * Not given: no field at all, or a text field sent as null or "" (a cleared form input), which
+ * the admin API has always read as missing rather than as a wrong value.
+ */
+function isAbsent(issue: z.core.$ZodIssue, value: unknown): boolean {
+  if (value === undefined) return true;
+  if (value !== null && value !== '') return false;
+  return (issue.code === 'invalid_type' && issue.expected === 'string') || (issue.code === 'too_small' && issue.origin === 'string');
+}
+
+/** A text field that must be given: null or "" is missing, longer than `maxLength` is invalid. */
+export function requiredText(name: string, maxLength: number) {
+  return optionalText(name, maxLength)
+    .unwrap()
+    .min(1, { error: `"${name}" is required.` });
+}
+
+/** A text field that may be left out (the caller decides what "" means). */
+export function optionalText(name: string, maxLength: number) {
+  return z
+    .string({ error: `"${name}" must be a string.` })
+    .max(maxLength, { error: `"${name}" must be at most ${maxLength} characters.` })
+    .optional();
 }
 
 /** `value` checked by `schema`, or the TesseraError for its first problem. */

@@ -3,22 +3,21 @@
  * Passwords are read from standard input only, never from arguments (shell history, `ps`).
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
-import { isValidMerchantId } from '../domain/apiKeys';
-import { buildAuditRecord } from '../domain/admin/audit';
 import {
-  isValidEmail,
-  loginAccountBucket,
-  newOperatorRecord,
-  normalizeEmail,
-  operatorView,
-  type OperatorRecord,
-} from '../domain/admin/operators';
-import { hashPassword, passwordProblem } from '../domain/admin/passwords';
+  createOperator,
+  listOperators,
+  resetOperatorMfa,
+  setOperatorDisabled,
+  setOperatorPassword,
+  unlockOperator,
+} from '../app/operators';
+import { isValidMerchantId } from '../domain/apiKeys';
+import { isValidEmail, normalizeEmail, operatorView, type OperatorRecord } from '../domain/admin/operators';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
-import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
+import { asCommand, cliCaller, runWithCliRedis } from './cliCommand';
+import { CommandError, connectCliRedis } from './cliRedis';
 
 export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
 
@@ -67,28 +66,10 @@ function emailOf(args: Parsed): string {
   return normalized;
 }
 
-async function passwordFrom(io: AdminIo): Promise<string> {
-  const password = (await io.readStdin()).replace(/\r?\n$/, '');
-  const problem = passwordProblem(password);
-  if (problem !== undefined) throw new CommandError(`the password ${problem}`);
-  return password;
-}
-
 function describe(op: OperatorRecord): string {
   const scope = op.merchantId === null ? 'all merchants' : `merchant ${op.merchantId}`;
   const mfa = op.mfa ? 'two-factor on' : 'two-factor off';
   return `${op.email} (${op.id}, ${scope}, ${mfa}${op.disabledAt ? `, disabled ${op.disabledAt}` : ''})`;
-}
-
-/** CLI changes are audited as the OS user who ran the command (like keys.ts). */
-function cliActor(): { id: string; email: string } {
-  let user = 'unknown';
-  try {
-    user = os.userInfo().username;
-  } catch {
-    // No passwd entry (some containers): keep "unknown".
-  }
-  return { id: 'cli', email: `cli:${user}` };
 }
 
 export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
@@ -125,90 +106,57 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     return reportUsageError(err, ADMIN_USAGE, io);
   }
 
-  const opened = openCliRedis(
+  return runWithCliRedis(
     environment,
     io,
     'Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +
       'cannot reach them (use TESSERA_DEV_ADMIN_PASSWORD for local development).',
-  );
-  if (!opened.ok) return opened.exitCode;
-  const { redis } = opened;
-  const store = new RedisOperatorStore(redis);
-  try {
-    if (command === 'create' || command === 'set-password') {
-      const password = await passwordFrom(io);
+    async ({ config, redis }) => {
+      const deps = {
+        operators: new RedisOperatorStore(redis),
+        audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
+        now: () => new Date(),
+      };
+      const address = email ?? '';
+      const found = <T>(result: T | undefined): T => {
+        if (result === undefined) throw new CommandError(`no operator with email ${email}`);
+        return result;
+      };
+      // The password is read before connecting: a prompt must not wait on Redis.
+      const password = command === 'create' || command === 'set-password' ? await io.readStdin() : '';
       await connectCliRedis(redis);
-      const passwordHash = await hashPassword(password);
       if (command === 'create') {
-        const op = newOperatorRecord({ email: email ?? '', passwordHash, merchantId: args.values.merchant ?? null, now: new Date() });
-        if (!(await store.create(op))) throw new CommandError(`an operator with email ${op.email} already exists`);
-        io.out(`Created operator ${describe(op)}.`);
-      } else {
-        const op = await store.findByEmail(email ?? '');
-        if (!op) throw new CommandError(`no operator with email ${email}`);
-        // A new password ends every session of the operator (PCI DSS 8.2.x: credentials changed).
-        await store.update(op.id, { passwordHash, credentialsChanged: true });
+        const merchantId = args.values.merchant ?? null;
+        const created = await asCommand(() => createOperator(deps, { email: address, password: withoutNewline(password), merchantId }));
+        if (!created.created) throw new CommandError(`an operator with email ${created.email} already exists`);
+        io.out(`Created operator ${describe(created.operator)}.`);
+      } else if (command === 'set-password') {
+        const op = found(await asCommand(() => setOperatorPassword(deps, address, withoutNewline(password))));
         io.out(`Changed the password of ${describe(op)}; their dashboard sessions have ended.`);
+      } else if (command === 'list') {
+        const ops = await listOperators(deps);
+        if (args.values.json)
+          io.out(JSON.stringify(ops.map((op) => ({ ...operatorView(op), createdAt: op.createdAt, disabledAt: op.disabledAt }))));
+        else if (ops.length === 0) io.out('No operators.');
+        else for (const op of ops) io.out(describe(op));
+      } else if (command === 'unlock') {
+        const throttle = new RedisLoginThrottle(redis);
+        const { operator, wasLocked } = found(await unlockOperator({ ...deps, throttle }, cliCaller(), address));
+        io.out(`${wasLocked ? 'Unlocked' : 'No lock on'} ${describe(operator)}.`);
+      } else if (mfaReset) {
+        const op = found(await resetOperatorMfa(deps, cliCaller(), address));
+        io.out(`Reset the second factor of ${describe(op)}; their sessions have ended and they set it up again at their next sign-in.`);
+      } else {
+        const op = found(await setOperatorDisabled(deps, address, command === 'disable'));
+        io.out(`${command === 'disable' ? 'Disabled' : 'Enabled'} ${describe(op)}.`);
       }
-      return 0;
-    }
-    await connectCliRedis(redis);
-    if (command === 'list') {
-      const ops = await store.list();
-      if (args.values.json)
-        io.out(JSON.stringify(ops.map((op) => ({ ...operatorView(op), createdAt: op.createdAt, disabledAt: op.disabledAt }))));
-      else if (ops.length === 0) io.out('No operators.');
-      else for (const op of ops) io.out(describe(op));
-      return 0;
-    }
-    const op = await store.findByEmail(email ?? '');
-    if (!op) throw new CommandError(`no operator with email ${email}`);
-    if (command === 'unlock') {
-      const bucket = `acct:${loginAccountBucket(op.email)}`;
-      const throttle = new RedisLoginThrottle(redis);
-      const lockedMs = await throttle.lockRemainingMs(bucket);
-      await throttle.unlock(bucket);
-      await throttle.reset(bucket);
-      await new RedisAuditLog(redis, opened.config.ADMIN_AUDIT_MAX_ENTRIES).append(
-        buildAuditRecord({
-          action: 'login.unlocked',
-          actor: cliActor(),
-          ip: undefined,
-          merchantId: op.merchantId,
-          details: { operator: op.email, wasLocked: lockedMs > 0 },
-          now: new Date(),
-        }),
-      );
-      io.out(`${lockedMs > 0 ? 'Unlocked' : 'No lock on'} ${describe(op)}.`);
-      return 0;
-    }
-    if (mfaReset) {
-      const updated = await store.update(op.id, { mfa: null, mfaPending: null, credentialsChanged: true });
-      const config = opened.config;
-      await new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES).append(
-        buildAuditRecord({
-          action: 'mfa.reset',
-          actor: cliActor(),
-          ip: undefined,
-          merchantId: op.merchantId,
-          details: { operator: op.email, hadMfa: op.mfa !== undefined },
-          now: new Date(),
-        }),
-      );
-      io.out(
-        `Reset the second factor of ${describe(updated ?? op)}; their sessions have ended and they set it up again at their next sign-in.`,
-      );
-      return 0;
-    }
-    const updated = await store.update(op.id, { disabledAt: command === 'disable' ? new Date().toISOString() : null });
-    io.out(`${command === 'disable' ? 'Disabled' : 'Enabled'} ${describe(updated ?? op)}.`);
-    return 0;
-  } catch (err) {
-    return reportCommandFailure(err, io);
-  } finally {
-    if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-    else redis.disconnect();
-  }
+    },
+  );
+}
+
+/** A password piped with `echo` ends in a newline that is not part of it. */
+function withoutNewline(input: string): string {
+  return input.replace(/\r?\n$/, '');
 }
 
 export async function readAllStdin(): Promise<string> {

@@ -6,7 +6,6 @@
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
 import { parseArgs } from 'node:util';
-import os from 'node:os';
 import { reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
 import {
   createApiKey,
@@ -21,20 +20,19 @@ import {
   type ApiKeyDeps,
   type CreateKeyInput,
   type FieldLabels,
-  type KeyCaller,
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
 import { apiKeyStatus, isValidMerchantId, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
-import type { AuditLog } from '../store/adminStores';
 import { RedisAuditLog } from '../store/redisAdminStores';
-import { RedisMerchantSettingsStore, type MerchantSettingsStore } from '../store/merchantSettingsStore';
-import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
+import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
+import { parseInput } from '../app/inputLists';
+import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';
 import { readAllStdin, runAdminCli } from './admin';
-import { CommandError, connectCliRedis, openCliRedis, reportCommandFailure } from './cliRedis';
+import { asCommand, cliCaller, runWithCliRedis } from './cliCommand';
+import { CommandError, connectCliRedis } from './cliRedis';
 
 export { parseRotationDelay };
 
@@ -178,29 +176,18 @@ function planPspHosts(args: Parsed): PspHostsPlan {
   const raws = args.positionals.slice(2);
   if (action !== 'set' && raws.length > 0) throw new UsageError(`psp-hosts ${action} takes no hosts`);
   if (action === 'set' && raws.length === 0) throw new UsageError('psp-hosts set needs at least one host (use clear to allow any host)');
-  if (raws.length > MAX_PSP_HOSTS) throw new UsageError(`at most ${MAX_PSP_HOSTS} PSP hosts`);
-  const hosts: string[] = [];
-  for (const raw of raws) {
-    const result = canonicalPspHostEntry(raw);
-    if (!result.ok) throw new UsageError(`PSP host "${raw}" ${result.message}`);
-    if (!hosts.includes(result.value)) hosts.push(result.value);
-  }
+  const hosts = action === 'set' ? asUsage(() => parseInput(pspHostsSchema('PSP host'), { pspHosts: raws }).pspHosts) : [];
   return { action, merchantId: merchant, hosts, json: args.values.json ?? false };
 }
 
-async function pspHosts(store: MerchantSettingsStore, audit: AuditLog, plan: PspHostsPlan, io: Io): Promise<void> {
-  const before = (await store.get(plan.merchantId))?.pspHosts ?? [];
+async function pspHosts(deps: PspHostDeps, plan: PspHostsPlan, io: Io): Promise<void> {
   if (plan.action === 'show') {
-    if (plan.json) io.out(JSON.stringify({ merchantId: plan.merchantId, pspHosts: before }));
-    else io.out(`PSP hosts for ${plan.merchantId}: ${before.length > 0 ? before.join(', ') : 'any public host'}`);
+    const { pspHosts: shown } = await getPspHosts(deps, cliCaller(), plan.merchantId);
+    if (plan.json) io.out(JSON.stringify({ merchantId: plan.merchantId, pspHosts: shown }));
+    else io.out(`PSP hosts for ${plan.merchantId}: ${shown.length > 0 ? shown.join(', ') : 'any public host'}`);
     return;
   }
-  const settings = await store.setPspHosts(plan.merchantId, plan.hosts, new Date());
-  await auditCli(audit, {
-    action: 'merchant.psp_hosts_updated',
-    merchantId: plan.merchantId,
-    details: { pspHosts: settings.pspHosts, previousPspHosts: before },
-  });
+  const settings = await setPspHosts(deps, cliCaller(), plan.merchantId, plan.hosts);
   io.out(
     settings.pspHosts.length > 0
       ? `PSP hosts for ${plan.merchantId}: ${settings.pspHosts.join(', ')}. Other hosts are refused from the next request on.`
@@ -278,35 +265,16 @@ function planRestrict(args: Parsed): RestrictPlan {
   return { id, changes };
 }
 
-/** CLI changes go to the dashboard's audit log too, attributed to the OS user who ran the command. */
-function cliActor(): { id: string; email: string } {
-  let user = 'unknown';
-  try {
-    user = os.userInfo().username;
-  } catch {
-    // No passwd entry (some containers): keep "unknown".
-  }
-  return { id: 'cli', email: `cli:${user}` };
-}
-
-/** The CLI runs with the Redis credentials of the deployment: it may manage every merchant. */
-function cliCaller(): KeyCaller {
-  return { actor: cliActor(), ip: undefined, merchantId: null };
-}
-
-async function auditCli(audit: AuditLog, input: Omit<AuditInput, 'now' | 'ip' | 'actor'>): Promise<void> {
-  await audit.append(buildAuditRecord({ ...input, actor: cliActor(), ip: undefined, now: new Date() }));
-}
-
-/** A use case's refusal as the CLI says it: exit 1 with its reason, an unknown id by name. */
+/** A key use case's refusal as the CLI says it: an unknown id by name, anything else with its reason. */
 async function commandFor<T>(id: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof TesseraError && err.code === 'api_key_not_found') throw new CommandError(`no API key with id ${id}`);
-    if (err instanceof TesseraError && err.status < 500) throw new CommandError(`${id}: ${err.message}`);
-    throw err;
-  }
+  return asCommand(async () => {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof TesseraError && err.code === 'api_key_not_found') throw new CommandError(`no API key with id ${id}`);
+      throw err;
+    }
+  }, id);
 }
 
 function listLine(label: string, entries: readonly string[]): string {
@@ -502,42 +470,34 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     return reportUsageError(err, USAGE, io);
   }
 
-  const opened = openCliRedis(
+  return runWithCliRedis(
     environment,
     io,
     'Without Redis the gateway keeps API keys in memory inside its own process, ' +
       'where this CLI cannot reach them. Point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.',
+    async ({ config, redis }) => {
+      const { pepper, peppers, source } = resolveApiKeyPepper(config);
+      if (source === 'dev-file') {
+        io.err(
+          `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
+        );
+      }
+      const store = new RedisApiKeyStore(redis);
+      const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
+      const now = () => new Date();
+      await connectCliRedis(redis);
+      const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now };
+      if (plan.create) await create(deps, plan.create, io);
+      else if (plan.revoke) await revoke(deps, plan.revoke, io);
+      else if (plan.restrict) await restrict(deps, plan.restrict, io);
+      else if (plan.show !== undefined) await show(deps, plan.show, args.values.json ?? false, io);
+      else if (plan.pspHosts) await pspHosts({ merchantSettings: new RedisMerchantSettingsStore(redis), audit, now }, plan.pspHosts, io);
+      else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
+      else if (plan.returnUrls) {
+        await returnUrls({ merchantSettings: new RedisMerchantSettingsStore(redis), audit, pepper, now }, plan.returnUrls, io);
+      } else await list(deps, args, io);
+    },
   );
-  if (!opened.ok) return opened.exitCode;
-  const { config, redis } = opened;
-  const { pepper, peppers, source } = resolveApiKeyPepper(config);
-  if (source === 'dev-file') {
-    io.err(
-      `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
-    );
-  }
-
-  const store = new RedisApiKeyStore(redis);
-  const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
-  try {
-    await connectCliRedis(redis);
-    const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now: () => new Date() };
-    if (plan.create) await create(deps, plan.create, io);
-    else if (plan.revoke) await revoke(deps, plan.revoke, io);
-    else if (plan.restrict) await restrict(deps, plan.restrict, io);
-    else if (plan.show !== undefined) await show(deps, plan.show, args.values.json ?? false, io);
-    else if (plan.pspHosts) await pspHosts(new RedisMerchantSettingsStore(redis), audit, plan.pspHosts, io);
-    else if (command === 'rehash-status') await rehashStatus(store, peppers, args.values.json ?? false, io);
-    else if (plan.returnUrls) {
-      const merchantSettings = new RedisMerchantSettingsStore(redis);
-      await returnUrls({ merchantSettings, audit, pepper, now: () => new Date() }, plan.returnUrls, io);
-    } else await list(deps, args, io);
-    return 0;
-  } catch (err) {
-    return reportCommandFailure(err, io);
-  } finally {
-    await store.close();
-  }
 }
 
 /**

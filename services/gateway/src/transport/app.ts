@@ -9,8 +9,9 @@ import type { Registry } from 'prom-client';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
 import { installSecurityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
-import { sendError, sendJson } from './envelope';
-import { errorFromBodyParser, jsonObjectBody, optionalJsonObjectBody } from './jsonBody';
+import { sendJson } from './envelope';
+import { jsonObjectBody, optionalJsonObjectBody } from './jsonBody';
+import { errorHandler, routeNotFound } from './errorHandler';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from './requestContext';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
@@ -91,19 +92,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new TesseraError('upstream_timeout')), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function toTesseraError(err: unknown): TesseraError {
-  if (err instanceof TesseraError) return err;
-  const fromBody = errorFromBodyParser(err);
-  if (fromBody) return fromBody;
-  // Express/router raise http-errors for malformed requests (e.g. a bad %-escape in a path).
-  const status =
-    typeof err === 'object' && err !== null
-      ? ((err as { status?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode)
-      : undefined;
-  if (typeof status === 'number' && status >= 400 && status < 500) return new TesseraError('invalid_request', { cause: err });
-  return new TesseraError('internal_error', { cause: err });
 }
 
 export function createApp(deps: GatewayDeps): Express {
@@ -243,22 +231,8 @@ export function createApp(deps: GatewayDeps): Express {
 
   if (deps.admin) app.use(deps.admin);
 
-  app.use((_req: Request, res: Response) => {
-    sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);
-  });
-
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const error = toTesseraError(err);
-    const ctx = contextOf(res);
-    const fields = { requestId: ctx.requestId, code: error.code, route: routeOf(req) ?? null };
-    if (error.status >= 500) logger.error({ ...fields, err: error.cause ?? err }, 'request failed');
-    else if (error.cause !== undefined) logger.info({ ...fields, err: error.cause }, 'request rejected');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    sendError(res, error, ctx.requestId);
-  });
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
 
   return app;
 }

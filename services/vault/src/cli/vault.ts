@@ -12,7 +12,7 @@ import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } f
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
 import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
-import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../keyRotation';
+import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
 import { RedisCardStore } from '../store/redisCardStore';
 

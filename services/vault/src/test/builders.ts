@@ -4,7 +4,7 @@ import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
 import { RedisCardStore } from '../store/redisCardStore';
-import { Vault, type VaultOptions } from '../vault';
+import { Vault, type VaultOptions } from '../app/vault';
 import type { RedisServerHandle } from '@tessera/test-support';
 
 export function keyRingEntry(keyId: string, key: Buffer = randomBytes(32)): string {

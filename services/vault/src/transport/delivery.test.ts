@@ -5,7 +5,7 @@ import { LOG_REDACTION } from '@tessera/common';
 import { createVaultClient, type RenderResponse, type VaultClient } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
 import { shutdownServer, startVaultServer } from './server';
-import type { Vault } from '../vault';
+import type { Vault } from '../app/vault';
 
 const logLines: Record<string, unknown>[] = [];
 const sink = new Writable({

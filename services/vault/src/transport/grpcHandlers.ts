@@ -9,7 +9,7 @@ import {
   type TokenRecord__Output,
   type VaultHandlers,
 } from '@tessera/protos';
-import type { Vault } from '../vault';
+import type { Vault } from '../app/vault';
 import type { CardToTokenize, TokenOwner } from '../domain/card';
 import { deliveryOf } from './delivery';
 

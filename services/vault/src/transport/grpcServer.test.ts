@@ -19,9 +19,8 @@ import {
 } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
 import { shutdownServer, startVaultServer } from './server';
-import { Vault } from '../vault';
 import { MemoryCardStore } from '../store/memoryCardStore';
-import { keyRingEntry, keyRingOf } from '../test/builders';
+import { aVault } from '../test/builders';
 
 const PAN = '5555555555554444';
 /** A card of merchant_a without CVV or holder name. */
@@ -49,7 +48,7 @@ let store: MemoryCardStore;
 
 beforeAll(async () => {
   store = new MemoryCardStore();
-  const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  const vault = aVault({ store });
   const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, logger));
   server = running.server;
   client = createVaultClient(`127.0.0.1:${running.port}`);

@@ -14,8 +14,7 @@ import {
   type HealthClient,
 } from '@tessera/protos';
 import { MemoryCardStore } from '../store/memoryCardStore';
-import { keyRingEntry, keyRingOf } from '../test/builders';
-import { Vault } from '../vault';
+import { aVault } from '../test/builders';
 import { createVaultHandlers } from './grpcHandlers';
 import { shutdownServer, startVaultServer, VAULT_SERVICE_NAME } from './server';
 
@@ -30,7 +29,7 @@ const clients: HealthClient[] = [];
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-health-certs-'));
   generateDevCertificates(dir, ['gateway', 'vault', 'proxy', 'intruder']);
-  const vault = new Vault({ store: new MemoryCardStore(), keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  const vault = aVault({ store: new MemoryCardStore() });
   const running = await startVaultServer(
     '127.0.0.1:0',
     createVaultHandlers(vault, createLogger('vault-test', 'silent')),

@@ -20,9 +20,8 @@ import {
 } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
 import { shutdownServer, startVaultServer } from './server';
-import { Vault } from '../vault';
 import { MemoryCardStore } from '../store/memoryCardStore';
-import { keyRingEntry, keyRingOf } from '../test/builders';
+import { aVault } from '../test/builders';
 
 jest.setTimeout(30_000);
 
@@ -43,7 +42,7 @@ beforeAll(async () => {
   generateDevCertificates(otherCaDir, ['gateway']);
 
   store = new MemoryCardStore();
-  const vault = new Vault({ store, keyRing: keyRingOf(keyRingEntry('k1')), cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  const vault = aVault({ store });
   const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, createLogger('vault-test', 'silent')), {
     material: material(dir, 'vault'),
     gatewayName: 'gateway',

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '@tessera/common';
-import type { RecordAlarm } from '../vault';
+import type { RecordAlarm } from '../app/vault';
 
 const MESSAGES: Record<RecordAlarm['alarm'], string> = {
   authentication_failed: 'a stored record failed authentication: possible tampering in the card store; answered as a missing token',

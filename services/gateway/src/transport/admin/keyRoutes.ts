@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import {
   createApiKey,
+  keyTestRequestSchema,
   listApiKeys,
   parseCreateKeyInput,
   parseRestrictionChanges,
@@ -8,13 +9,13 @@ import {
   revokeApiKey,
   testApiKey,
   type ApiKeyDeps,
-  type KeyCaller,
 } from '../../app/apiKeys';
+import { parseInput } from '../../app/inputLists';
+import { merchantInReach, merchantQuerySchema } from '../../app/merchants';
 import { apiKeyStatus, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../../domain/apiKeys';
-import type { OperatorRecord } from '../../domain/admin/operators';
 import { sendJson } from '../envelope';
-import { contextOf } from '../requestContext';
-import { optionalString, refuseUnknown, requiredString } from './validation';
+import { callerOf } from './sessionRoutes';
+import { parseBody, parseQuery } from './validation';
 
 export interface KeyView {
   id: string;
@@ -59,39 +60,30 @@ export function keyView(r: ApiKeyRecord, now: Date = new Date()): KeyView {
   };
 }
 
-export interface KeyRouteHelpers {
-  deps: ApiKeyDeps;
-  body: RequestHandler[];
-  operatorOf: (res: Response) => OperatorRecord;
-  /** The merchant a request is about: a merchant operator's own, or the one a platform operator names. */
-  merchantFor: (operator: OperatorRecord, requested: string | undefined, param: string) => string | undefined;
-  queryString: (req: Request, name: string) => string | undefined;
-}
-
 /** `/admin/v1/keys…`: each route parses the request, calls its use case in app/apiKeys.ts, and answers. */
-export function registerKeyRoutes(api: Router, { deps, body, operatorOf, merchantFor, queryString }: KeyRouteHelpers): void {
-  const callerOf = (res: Response): KeyCaller => {
-    const operator = operatorOf(res);
-    return { actor: operator, ip: contextOf(res).clientIp, merchantId: operator.merchantId };
-  };
-
+export function registerKeyRoutes(api: Router, deps: ApiKeyDeps, body: RequestHandler[]): void {
   api.get('/keys', async (req, res) => {
-    const merchantId = merchantFor(operatorOf(res), queryString(req, 'merchantId'), 'merchantId');
-    const keys = await listApiKeys(deps, callerOf(res), merchantId === undefined ? {} : { merchantId });
+    const caller = callerOf(res);
+    const merchantId = merchantInReach(caller, parseQuery(merchantQuerySchema, req).merchantId);
+    const keys = await listApiKeys(deps, caller, merchantId === undefined ? {} : { merchantId });
     sendJson(res, 200, { keys: keys.map((k) => keyView(k, deps.now())) });
   });
 
   api.post('/keys', ...body, async (req: Request, res: Response) => {
     const input = req.body as Record<string, unknown>;
-    const merchantId = merchantFor(operatorOf(res), optionalString(input, 'merchantId', 64), 'merchantId');
-    const { apiKey, record } = await createApiKey(deps, callerOf(res), parseCreateKeyInput({ ...input, merchantId }));
+    const caller = callerOf(res);
+    // A merchant operator may leave the merchant out (their own); a cleared form field is the same.
+    const given = input.merchantId === null || input.merchantId === '' ? undefined : input.merchantId;
+    const named = parseInput(merchantQuerySchema, { merchantId: given }).merchantId;
+    const merchantId = merchantInReach(caller, named);
+    const { apiKey, record } = await createApiKey(deps, caller, parseCreateKeyInput({ ...input, merchantId }));
     // The only time the key exists outside the merchant's hands: shown once, never stored.
     sendJson(res, 201, { apiKey, key: keyView(record, deps.now()) });
   });
 
   api.patch('/keys/:id', ...body, async (req: Request, res: Response) => {
-    const input = req.body as Record<string, unknown>;
-    const { record } = await restrictApiKey(deps, callerOf(res), String(req.params.id), parseRestrictionChanges(input));
+    const changes = parseRestrictionChanges(req.body as Record<string, unknown>);
+    const { record } = await restrictApiKey(deps, callerOf(res), String(req.params.id), changes);
     sendJson(res, 200, { key: keyView(record, deps.now()) });
   });
 
@@ -103,13 +95,11 @@ export function registerKeyRoutes(api: Router, { deps, body, operatorOf, merchan
   // Step 3 of the rotation: the same decision the gateway makes for a /v1 request, for a key the
   // operator pastes, as if sent from the given address (default: this browser's own address).
   api.post('/keys/test', ...body, async (req: Request, res: Response) => {
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['apiKey', 'clientIp', 'origin']);
-    const apiKey = requiredString(input, 'apiKey', 100);
-    const clientIp = optionalString(input, 'clientIp', 64)?.trim();
-    const origin = optionalString(input, 'origin', 300);
+    const input = parseBody(keyTestRequestSchema, req);
+    const clientIp = input.clientIp ? input.clientIp.trim() : undefined;
+    const origin = input.origin ? input.origin : undefined;
     const result = await testApiKey(deps, callerOf(res), {
-      apiKey,
+      apiKey: input.apiKey,
       ...(clientIp !== undefined ? { clientIp } : {}),
       ...(origin !== undefined ? { origin } : {}),
     });

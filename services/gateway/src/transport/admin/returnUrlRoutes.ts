@@ -1,31 +1,26 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { TesseraError } from '@tessera/common';
-import type { KeyCaller } from '../../app/apiKeys';
-import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../../app/returnUrls';
-import type { OperatorRecord } from '../../domain/admin/operators';
+import { merchantInReach, merchantPathSchema } from '../../app/merchants';
+import {
+  formSigningSecretRequestSchema,
+  getReturnUrls,
+  parseReturnUrls,
+  setReturnUrls,
+  showFormSigningSecret,
+  type ReturnUrlDeps,
+} from '../../app/returnUrls';
 import { sendJson } from '../envelope';
-import { contextOf } from '../requestContext';
-import { refuseUnknown } from './validation';
-
-export interface ReturnUrlRouteHelpers {
-  /** Throws route_not_found when the gateway has no merchant settings store. */
-  depsOf: () => ReturnUrlDeps;
-  body: RequestHandler[];
-  operatorOf: (res: Response) => OperatorRecord;
-  merchantFor: (operator: OperatorRecord, requested: string | undefined, param: string) => string | undefined;
-}
+import { callerOf } from './sessionRoutes';
+import { parseBody, parsePath } from './validation';
 
 /**
  * `/admin/v1/merchants/{merchantId}/return-urls` and `…/form-signing-secret`: the hosted payment
  * page's registered URLs and the secret its redirects are signed with. Use cases in app/returnUrls.ts.
+ * `depsOf` throws route_not_found when the gateway has no merchant settings store.
  */
-export function registerReturnUrlRoutes(api: Router, { depsOf, body, operatorOf, merchantFor }: ReturnUrlRouteHelpers): void {
-  const callerOf = (res: Response): KeyCaller => {
-    const operator = operatorOf(res);
-    return { actor: operator, ip: contextOf(res).clientIp, merchantId: operator.merchantId };
-  };
+export function registerReturnUrlRoutes(api: Router, depsOf: () => ReturnUrlDeps, body: RequestHandler[]): void {
+  // Out of reach is said before anything about the body.
   const merchantOf = (req: Request, res: Response): string =>
-    merchantFor(operatorOf(res), String(req.params.merchantId), 'merchantId') as string;
+    merchantInReach(callerOf(res), parsePath(merchantPathSchema, req).merchantId) as string;
 
   api.get('/merchants/:merchantId/return-urls', async (req: Request, res: Response) => {
     sendJson(res, 200, await getReturnUrls(depsOf(), callerOf(res), merchantOf(req, res)));
@@ -40,15 +35,8 @@ export function registerReturnUrlRoutes(api: Router, { depsOf, body, operatorOf,
   // POST, not GET: showing a secret is a deliberate, CSRF-protected and audited act.
   api.post('/merchants/:merchantId/form-signing-secret', ...body, async (req: Request, res: Response) => {
     const merchantId = merchantOf(req, res);
-    const input = req.body as Record<string, unknown>;
-    refuseUnknown(input, ['mode']);
-    if (input.mode !== 'test' && input.mode !== 'live') {
-      throw new TesseraError(input.mode === undefined ? 'parameter_missing' : 'parameter_invalid', {
-        param: 'mode',
-        message: '"mode" must be "test" or "live".',
-      });
-    }
+    const { mode } = parseBody(formSigningSecretRequestSchema, req);
     res.setHeader('cache-control', 'no-store');
-    sendJson(res, 200, await showFormSigningSecret(depsOf(), callerOf(res), merchantId, input.mode));
+    sendJson(res, 200, await showFormSigningSecret(depsOf(), callerOf(res), merchantId, mode));
   });
 }

@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { expiryMonthEnd } from '@tessera/common';
-import type { TokenOwner } from './domain/card';
+import type { TokenOwner } from '../domain/card';
 import { rewrapAll } from './keyRotation';
-import { cardKey, cvvKey } from './store/records';
-import type { RedisCardStore } from './store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
+import { cardKey, cvvKey } from '../store/records';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
 import type { Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 

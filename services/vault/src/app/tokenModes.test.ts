@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
-import { describeCard, type TokenOwner } from './domain/card';
-import { sealRecord, type EnvelopeContext } from './domain/envelope';
-import { generateToken } from './domain/token';
+import { describeCard, type TokenOwner } from '../domain/card';
+import { sealRecord, type EnvelopeContext } from '../domain/envelope';
+import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
-import { cardKey, cvvKey } from './store/records';
-import type { RedisCardStore } from './store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
-import { sealFormat1 } from './test/legacyEnvelope';
+import { cardKey, cvvKey } from '../store/records';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { sealFormat1 } from '../test/legacyEnvelope';
 import type { Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 

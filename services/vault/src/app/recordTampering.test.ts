@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
-import { describeCard, type TokenOwner } from './domain/card';
-import { sealRecord } from './domain/envelope';
-import { generateToken } from './domain/token';
+import { describeCard, type TokenOwner } from '../domain/card';
+import { sealRecord } from '../domain/envelope';
+import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
-import { cardKey, cvvKey, usedCvvKey } from './store/records';
-import type { RedisCardStore } from './store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from './test/builders';
+import { cardKey, cvvKey, usedCvvKey } from '../store/records';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
 import type { RecordAlarm, Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 

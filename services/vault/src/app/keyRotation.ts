@@ -1,5 +1,5 @@
 import { TesseraError, type KeyMode } from '@tessera/common';
-import type { StoredCard } from './domain/card';
+import type { StoredCard } from '../domain/card';
 import {
   isCurrent,
   isWrapped,
@@ -9,12 +9,12 @@ import {
   type Envelope,
   type EnvelopeContext,
   type RecordKind,
-} from './domain/envelope';
-import type { KeyRing } from './domain/keyRing';
-import { cardMetadata, metadataOfCard, metadataOfCvv } from './domain/recordMetadata';
-import { modeOfLegacyCard } from './domain/tokenMode';
-import type { CardStore } from './store/cardStore';
-import { parseCard, parseCvv, serializeCard, serializeCvv } from './store/records';
+} from '../domain/envelope';
+import type { KeyRing } from '../domain/keyRing';
+import { cardMetadata, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
+import { modeOfLegacyCard } from '../domain/tokenMode';
+import type { CardStore } from '../store/cardStore';
+import { parseCard, parseCvv, serializeCard, serializeCvv } from '../store/records';
 
 /** Counts only: rotation output never names a token, a key or any card data. */
 export interface RewrapStats {

@@ -1,16 +1,16 @@
 import { Redis } from 'ioredis';
 import { createLogger } from '@tessera/common';
-import { run, type Io } from './cli/vault';
-import { describeCard } from './domain/card';
-import { parseKeyRing } from './domain/keyRing';
+import { run, type Io } from '../cli/vault';
+import { describeCard } from '../domain/card';
+import { parseKeyRing } from '../domain/keyRing';
 import { countRecordsByKeyId, REWRAP_CHECKPOINT, rewrapAll } from './keyRotation';
-import { cardKey } from './store/records';
-import { RedisCardStore } from './store/redisCardStore';
-import { aCard, keyRingEntry, keyRingOf } from './test/builders';
-import { sealFormat1 } from './test/legacyEnvelope';
+import { cardKey } from '../store/records';
+import { RedisCardStore } from '../store/redisCardStore';
+import { aCard, aVault, keyRingEntry, keyRingOf } from '../test/builders';
+import { sealFormat1 } from '../test/legacyEnvelope';
 import { useRedisServer } from '@tessera/test-support';
-import { generateToken } from './domain/token';
-import { Vault } from './vault';
+import { generateToken } from '../domain/token';
+import type { Vault } from './vault';
 
 jest.setTimeout(30_000);
 
@@ -32,7 +32,7 @@ async function openStore(): Promise<RedisCardStore> {
 }
 
 function vaultWith(store: RedisCardStore, ring: ReturnType<typeof keyRingOf>): Vault {
-  return new Vault({ store, keyRing: ring, cvvTtlSeconds: 3600, cardGraceDays: 30 });
+  return aVault({ store, keyRing: ring });
 }
 
 /** Writes a token exactly as the vault did before envelope encryption (format 1, `v: 1`, no mode). */

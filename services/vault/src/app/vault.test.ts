@@ -1,7 +1,7 @@
 import { TesseraError } from '@tessera/common';
-import { MemoryCardStore } from './store/memoryCardStore';
-import type { CardEntryToSave, CardStore } from './store/cardStore';
-import { aCard, aVault, codeOf, keyRingEntry, keyRingOf } from './test/builders';
+import { MemoryCardStore } from '../store/memoryCardStore';
+import type { CardEntryToSave, CardStore } from '../store/cardStore';
+import { aCard, aVault, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
 
 const JSON_TYPE = 'application/json';
 /** The merchants' test keys (aCard's default number is a published test card). */

@@ -13,7 +13,7 @@ import {
   type StoredCvv,
   type TokenOwner,
   type TokenRecordView,
-} from './domain/card';
+} from '../domain/card';
 import {
   authenticateRecord,
   EnvelopeOpenError,
@@ -23,15 +23,15 @@ import {
   type EnvelopeContext,
   type Envelope,
   type RecordKind,
-} from './domain/envelope';
-import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from './domain/recordMetadata';
-import type { KeyRing } from './domain/keyRing';
-import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from './domain/renderPspBody';
-import { previewPspBody, type PspBodyPreview } from './domain/previewPspBody';
-import { generateToken, isTokenShaped } from './domain/token';
-import { keyModeOf, modeOfLegacyCard } from './domain/tokenMode';
-import type { CardEntryToSave, CardStore, StoreHealth } from './store/cardStore';
-import { parseCard } from './store/records';
+} from '../domain/envelope';
+import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
+import type { KeyRing } from '../domain/keyRing';
+import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
+import { previewPspBody, type PspBodyPreview } from '../domain/previewPspBody';
+import { generateToken, isTokenShaped } from '../domain/token';
+import { keyModeOf, modeOfLegacyCard } from '../domain/tokenMode';
+import type { CardEntryToSave, CardStore, StoreHealth } from '../store/cardStore';
+import { parseCard } from '../store/records';
 
 export interface VaultOptions {
   store: CardStore;
