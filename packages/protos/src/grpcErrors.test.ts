@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { TesseraError } from '@tessera/common';
-import { errorFromGrpc, toGrpcError } from './grpcErrors';
+import { batchItemError, errorFromGrpc, refusedItem, toGrpcError } from './grpcErrors';
+import { decodeRefusal } from './protoFiles';
 
 const asServiceError = (partial: Partial<grpc.ServiceError>): grpc.ServiceError =>
   Object.assign(new Error(partial.details ?? 'x'), { code: grpc.status.UNKNOWN, details: '', metadata: new grpc.Metadata(), ...partial });
@@ -11,6 +12,31 @@ describe('gRPC error mapping', () => {
     expect(sent.code).toBe(grpc.status.FAILED_PRECONDITION);
     const received = errorFromGrpc(asServiceError(sent));
     expect(received).toMatchObject({ code: 'cvv_unavailable', status: 422, param: 'pspBody' });
+  });
+
+  it('sends the refusal as a typed tessera.common.v1.Refusal in the tessera-refusal-bin trailer', () => {
+    const sent = toGrpcError(new TesseraError('cvv_unavailable', { param: 'pspBody' }));
+    const trailer = sent.metadata?.get('tessera-refusal-bin')[0];
+    expect(Buffer.isBuffer(trailer) && decodeRefusal(trailer)).toMatchObject({
+      code: 'cvv_unavailable',
+      message: new TesseraError('cvv_unavailable').message,
+      param: 'pspBody',
+    });
+  });
+
+  it('reads the refusals of a peer of the previous release (JSON), and a code it does not know as internal_error', () => {
+    const legacy = new grpc.Metadata();
+    legacy.set('tessera-error-bin', Buffer.from(JSON.stringify({ code: 'token_not_found', message: 'gone', param: 'token' })));
+    expect(errorFromGrpc(asServiceError({ code: grpc.status.NOT_FOUND, metadata: legacy }))).toMatchObject({
+      code: 'token_not_found',
+      status: 404,
+      message: 'gone',
+      param: 'token',
+    });
+    expect(batchItemError({ errorJson: JSON.stringify({ code: 'card_number_invalid' }) })).toMatchObject({ code: 'card_number_invalid' });
+    expect(batchItemError(refusedItem(new TesseraError('cvv_unavailable')))).toMatchObject({ code: 'cvv_unavailable', status: 422 });
+    expect(batchItemError({ refusal: { code: 'a_code_from_the_future', message: 'x' } })).toMatchObject({ code: 'internal_error' });
+    expect(batchItemError({})).toMatchObject({ code: 'internal_error' });
   });
 
   it('hides unexpected exceptions behind internal_error', () => {

@@ -1,5 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { isErrorCode, TesseraError } from '@tessera/common';
+import type { Refusal, Refusal__Output } from './generated/tessera/common/v1/Refusal';
+import { decodeRefusal, encodeRefusal } from './protoFiles';
 
 /** One table from HTTP status to gRPC status, used when a service raises a TesseraError. */
 const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
@@ -17,22 +19,48 @@ const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
   504: grpc.status.DEADLINE_EXCEEDED,
 };
 
-const ERROR_METADATA_KEY = 'tessera-error-bin';
-
 /**
- * The wire form of a refusal between services (gRPC error metadata, and the per-item errors of
- * batch RPCs): the public fields only, never a cause.
+ * A refusal crosses the wire as a typed `tessera.common.v1.Refusal`: in a unary call's trailers
+ * (REFUSAL_METADATA_KEY, the serialized message) and in a batch item's `outcome` oneof. Trailers
+ * rather than a oneof in every response: unary responses stay the plain messages they are (a
+ * TokenRecord, a ForwardResponse) and the gRPC status code still says what kind of failure it
+ * was to any tool that reads only the status; the batch results already had an outcome oneof, so
+ * each item's refusal is typed there, the same message, read by the same errorFromRefusal.
  */
-export function tesseraErrorToJson(err: unknown): string {
+const REFUSAL_METADATA_KEY = 'tessera-refusal-bin';
+/**
+ * The previous release's form ({"code", "message", "param"} JSON in this trailer, and in the
+ * batch results' error_json). Still written for one release, so peers not yet upgraded read
+ * refusals, and still read, for answers from peers not yet upgraded (docs/operations.md).
+ */
+const LEGACY_ERROR_METADATA_KEY = 'tessera-error-bin';
+
+/** The wire form of a refusal between services: the public fields only, never a cause. */
+export function refusalOf(err: unknown): Refusal__Output {
+  const error = err instanceof TesseraError ? err : new TesseraError('internal_error');
+  return { code: error.code, message: error.message, ...(error.param !== undefined ? { param: error.param } : {}) };
+}
+
+/** The TesseraError a Refusal stands for; undefined for none, or a code the error catalogue does not know. */
+export function errorFromRefusal(refusal: Refusal | null | undefined): TesseraError | undefined {
+  if (!refusal || !isErrorCode(refusal.code)) return undefined;
+  return new TesseraError(refusal.code, {
+    ...(refusal.message ? { message: refusal.message } : {}),
+    ...(refusal.param !== undefined ? { param: refusal.param } : {}),
+  });
+}
+
+/** The previous release's JSON form of a refusal (see LEGACY_ERROR_METADATA_KEY). */
+function legacyErrorJson(err: unknown): string {
   return JSON.stringify((err instanceof TesseraError ? err : new TesseraError('internal_error')).toJSON());
 }
 
-/** Undefined when `raw` is not an error tesseraErrorToJson wrote. */
-export function tesseraErrorFromJson(raw: string): TesseraError | undefined {
+/** Undefined when `raw` is not an error legacyErrorJson wrote. */
+function errorFromLegacyJson(raw: string): TesseraError | undefined {
   try {
     const body = JSON.parse(raw) as Record<string, unknown>;
-    if (!isErrorCode(body.code)) return undefined;
-    return new TesseraError(body.code, {
+    return errorFromRefusal({
+      code: typeof body.code === 'string' ? body.code : '',
       ...(typeof body.message === 'string' ? { message: body.message } : {}),
       ...(typeof body.param === 'string' ? { param: body.param } : {}),
     });
@@ -41,16 +69,29 @@ export function tesseraErrorFromJson(raw: string): TesseraError | undefined {
   }
 }
 
-/** The refusal of one item of a batch RPC; an answer without a readable error is an internal error. */
-export function batchItemError(errorJson: string | undefined): TesseraError {
-  return (errorJson === undefined ? undefined : tesseraErrorFromJson(errorJson)) ?? new TesseraError('internal_error');
+/** A batch item's refusal, in the typed field and (for one release) in the previous release's error_json. */
+export function refusedItem(err: unknown): { refusal: Refusal__Output; errorJson: string } {
+  return { refusal: refusalOf(err), errorJson: legacyErrorJson(err) };
 }
 
-/** Turns any thrown value into a gRPC ServiceError whose metadata carries the Tessera code. */
+/**
+ * The refusal of one item of a batch RPC: its typed `refusal`, else the error_json of a peer not
+ * yet upgraded; an answer without a readable refusal is an internal error.
+ */
+export function batchItemError(result: { refusal?: Refusal | null; errorJson?: string }): TesseraError {
+  return (
+    errorFromRefusal(result.refusal) ??
+    (result.errorJson ? errorFromLegacyJson(result.errorJson) : undefined) ??
+    new TesseraError('internal_error')
+  );
+}
+
+/** Turns any thrown value into a gRPC ServiceError whose trailers carry the Refusal. */
 export function toGrpcError(err: unknown): Partial<grpc.ServiceError> {
   const tesseraError = err instanceof TesseraError ? err : new TesseraError('internal_error');
   const metadata = new grpc.Metadata();
-  metadata.set(ERROR_METADATA_KEY, Buffer.from(tesseraErrorToJson(tesseraError)));
+  metadata.set(REFUSAL_METADATA_KEY, encodeRefusal(refusalOf(tesseraError)));
+  metadata.set(LEGACY_ERROR_METADATA_KEY, Buffer.from(legacyErrorJson(tesseraError)));
   return {
     code: GRPC_STATUS_BY_HTTP[tesseraError.status] ?? grpc.status.INTERNAL,
     details: tesseraError.code,
@@ -69,8 +110,10 @@ function isServiceError(err: unknown): err is grpc.ServiceError {
  */
 export function errorRaisedByPeer(err: unknown): TesseraError | undefined {
   if (!isServiceError(err)) return undefined;
-  const raw = err.metadata?.get(ERROR_METADATA_KEY)[0];
-  return raw === undefined ? undefined : tesseraErrorFromJson(Buffer.isBuffer(raw) ? raw.toString('utf8') : raw);
+  const refusal = err.metadata?.get(REFUSAL_METADATA_KEY)[0];
+  if (Buffer.isBuffer(refusal)) return errorFromRefusal(decodeRefusal(refusal));
+  const legacy = err.metadata?.get(LEGACY_ERROR_METADATA_KEY)[0];
+  return legacy === undefined ? undefined : errorFromLegacyJson(Buffer.isBuffer(legacy) ? legacy.toString('utf8') : legacy);
 }
 
 /**

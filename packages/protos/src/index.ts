@@ -1,9 +1,9 @@
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { mayHoldCardNumber } from '@tessera/common';
 import { balancedChannelOptions } from './loadBalancing';
 import { REQUEST_ID_METADATA_KEY } from './edge';
+import { PROTO_ROOT } from './protoFiles';
 import type { ProtoGrpcType as VaultProto } from './generated/vault';
 import type { ProtoGrpcType as ProxyProto } from './generated/proxy';
 import type { VaultClient, VaultHandlers } from './generated/tessera/vault/v1/Vault';
@@ -31,9 +31,6 @@ export type { ForwardResponse, ForwardResponse__Output } from './generated/tesse
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
 export type { DryRunResponse, DryRunResponse__Output } from './generated/tessera/proxy/v1/DryRunResponse';
-
-/** Works from both src/ (tests) and dist/ (built code): both sit two levels below the package. */
-export const PROTO_ROOT = path.resolve(__dirname, '../../../proto');
 
 const LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,
@@ -156,6 +153,8 @@ export function createProxyClient(
   });
 }
 
+export { PROTO_ROOT } from './protoFiles';
+export type { Refusal, Refusal__Output } from './generated/tessera/common/v1/Refusal';
 export * from './tls';
 export * from './health';
 export * from './batching';

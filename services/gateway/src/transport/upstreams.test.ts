@@ -2,7 +2,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { TesseraError } from '@tessera/common';
 import {
-  tesseraErrorToJson,
+  refusalOf,
   toGrpcError,
   createProxyClient,
   createVaultClient,
@@ -114,6 +114,46 @@ describe('vault client adapter', () => {
     }
   });
 
+  it('reads the refusals of a vault of the previous release (JSON in tessera-error-bin and error_json) during a rolling upgrade', async () => {
+    const legacyJson = (err: TesseraError): string => JSON.stringify(err.toJSON());
+    const vault = await startVault({
+      GetToken: (_call, callback) => {
+        const metadata = new grpc.Metadata();
+        metadata.set('tessera-error-bin', Buffer.from(legacyJson(new TesseraError('token_not_found'))));
+        callback({ code: grpc.status.NOT_FOUND, details: 'token_not_found', metadata });
+      },
+      TokenizeBatch: (call, callback) => {
+        callback(null, {
+          results: call.request.items.map(() => ({ errorJson: legacyJson(new TesseraError('card_number_invalid', { param: 'number' })) })),
+        });
+      },
+    });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+    try {
+      await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'token_not_found',
+        status: 404,
+      });
+      const card = {
+        merchantId: 'm',
+        number: '4000000000000002',
+        holderName: '',
+        expiryMonth: 12,
+        expiryYear: 2035,
+        cvv: '',
+        mode: 'test',
+      };
+      const batch = await Promise.allSettled([api.tokenize(card, { requestId: 'r1' }), api.tokenize(card, { requestId: 'r2' })]);
+      expect(batch.map((answer) => answer.status === 'rejected' && answer.reason)).toEqual([
+        expect.objectContaining({ code: 'card_number_invalid', param: 'number', status: 400 }),
+        expect.objectContaining({ code: 'card_number_invalid', param: 'number', status: 400 }),
+      ]);
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
   it('turns a vault that does not answer within the deadline into 504 upstream_timeout', async () => {
     const vault = await startVault({ GetToken: () => {} });
     const api = vaultApiFromClient(createVaultClient(vault.address), 200);
@@ -181,7 +221,7 @@ describe('vault client adapter', () => {
           callback(null, {
             results: call.request.items.map((item) =>
               item.request?.number === 'bad'
-                ? { errorJson: tesseraErrorToJson(new TesseraError('card_number_invalid')) }
+                ? { refusal: refusalOf(new TesseraError('card_number_invalid')) }
                 : { record: { ...record, last4: item.request!.number.slice(-4) } },
             ),
           });
@@ -347,7 +387,7 @@ describe('proxy client adapter: forward batching', () => {
       ForwardBatch: (call) => {
         seen.push(...call.request.items.map((item) => `${item.requestId} ${item.request?.url}`));
         call.write({ index: 1, response: answer(201) });
-        call.write({ index: 2, errorJson: tesseraErrorToJson(new TesseraError('psp_destination_forbidden')) });
+        call.write({ index: 2, refusal: refusalOf(new TesseraError('psp_destination_forbidden')) });
         releaseSlow = () => {
           call.write({ index: 0, response: answer(202) });
           call.end();

@@ -77,7 +77,7 @@ function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['toke
         { items },
         { timeoutMs },
       );
-      results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result.errorJson)));
+      results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result)));
     },
   });
   return (request, ctx) => tokenize({ request: { ...request, provisional: request.provisional === true }, requestId: ctx.requestId });
@@ -131,7 +131,7 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
         const call = client.ForwardBatch({ items }, { deadline: new Date(deadline) });
         call.on('data', (result: ForwardBatchResult__Output) => {
           answered.add(result.index);
-          deliver(result.index, result.response ?? batchItemError(result.errorJson));
+          deliver(result.index, result.response ?? batchItemError(result));
         });
         call.on('error', reject);
         call.on('end', resolve);

@@ -284,8 +284,8 @@ describe('Forward', () => {
     expect([...byIndex.keys()].sort()).toEqual([0, 1, 2]);
     expect(byIndex.get(0)?.response).toMatchObject({ status: 201 });
     expect(byIndex.get(0)?.response?.body.toString()).toBe('{"status":"approved"}');
-    expect(JSON.parse(byIndex.get(1)?.errorJson ?? '{}')).toMatchObject({ code: 'psp_destination_forbidden', param: 'pspUrl' });
-    expect(JSON.parse(byIndex.get(2)?.errorJson ?? '{}')).toMatchObject({ code: 'token_not_found' });
+    expect(byIndex.get(1)?.refusal).toMatchObject({ code: 'psp_destination_forbidden', param: 'pspUrl' });
+    expect(byIndex.get(2)?.refusal).toMatchObject({ code: 'token_not_found' });
     expect(pspSeen).toHaveLength(1);
     expect(forbiddenConnections).toBe(0);
     const exchanges = logLines.filter((l) => l.includes('psp exchange')).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -1,7 +1,7 @@
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
-  tesseraErrorToJson,
   answerUnary,
+  refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
   type ForwardBatchResult,
@@ -58,7 +58,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       if (open === 0) call.end();
       call.request.items.forEach((item, index) => {
         if (item.request === null) {
-          answer({ index, errorJson: tesseraErrorToJson(new TesseraError('invalid_request')) });
+          answer({ index, ...refusedItem(new TesseraError('invalid_request')) });
           return;
         }
         const requestId = wellFormedRequestId(item.requestId);
@@ -70,7 +70,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
           },
           (err: unknown) => {
             deps.observe?.('Forward', outcomeLabel(err), seconds(started));
-            answer({ index, errorJson: tesseraErrorToJson(err) });
+            answer({ index, ...refusedItem(err) });
           },
         );
       });

@@ -75,7 +75,7 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         { timeoutMs },
       );
       // The decoded message's own buffers, as for a single Render.
-      results.forEach((result, i) => deliver(i, result.outcome === 'body' && result.body ? result.body : batchItemError(result.errorJson)));
+      results.forEach((result, i) => deliver(i, result.outcome === 'body' && result.body ? result.body : batchItemError(result)));
     },
   });
   return {

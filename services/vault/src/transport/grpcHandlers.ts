@@ -1,8 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
-  tesseraErrorToJson,
   answerUnary,
+  refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
   type TokenizeRequest,
@@ -110,7 +110,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
     started: bigint,
     outcome: T | Error,
     answer: (value: T) => R,
-  ): R | { errorJson: string } => {
+  ): R | ReturnType<typeof refusedItem> => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const fields = { rpc, requestId: wellFormedRequestId(requestId) };
     if (!(outcome instanceof Error)) {
@@ -119,7 +119,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
     }
     observe?.(rpc, outcomeLabel(outcome), seconds);
     logFailure(logger, fields, outcome);
-    return { errorJson: tesseraErrorToJson(outcome) };
+    return refusedItem(outcome);
   };
   return {
     Tokenize: unaryRpc('Tokenize', logger, (req) => vault.tokenize(cardOf(req))),

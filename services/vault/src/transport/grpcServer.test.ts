@@ -155,7 +155,7 @@ describe('the vault gRPC server (memory store)', () => {
       const { results } = await rpc.renderBatch([
         { requestId: 'req-m1', request: { merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' } },
       ]);
-      expect(JSON.parse(results[0]!.errorJson!)).toMatchObject({ code: 'token_not_found' });
+      expect(results[0]!.refusal).toMatchObject({ code: 'token_not_found' });
     }
     expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token })).token).toBe(token);
   });
@@ -163,7 +163,7 @@ describe('the vault gRPC server (memory store)', () => {
   it('refuses to tokenize for a caller that sends no mode, alone or in a batch', async () => {
     expect(await failure(rpc.tokenize({ ...CARD_WITHOUT_CVV, mode: '' }))).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
     const { results } = await rpc.tokenizeBatch([{ requestId: 'req-nomode', request: { ...CARD_WITHOUT_CVV, mode: '' } }]);
-    expect(JSON.parse(results[0]!.errorJson!)).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
+    expect(results[0]!.refusal).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
   });
 
   it('carries validation errors with their code and param', async () => {
@@ -192,8 +192,10 @@ describe('the vault gRPC server (memory store)', () => {
     expect(await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: results[0]!.record!.token })).toMatchObject({
       last4: '4444',
     });
-    expect(results[1]?.outcome).toBe('errorJson');
-    expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'card_number_invalid', param: 'number' });
+    expect(results[1]?.outcome).toBe('refusal');
+    expect(results[1]!.refusal).toMatchObject({ code: 'card_number_invalid', param: 'number' });
+    // Until the next release, also in the form the previous release's callers read (rolling upgrades).
+    expect(JSON.parse(results[1]!.errorJson)).toMatchObject({ code: 'card_number_invalid', param: 'number' });
     const refusal = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'rpc refused');
     expect(refusal).toMatchObject({ rpc: 'Tokenize', requestId: 'req-item-2', code: 'card_number_invalid' });
     expect(logLines.join('\n')).not.toContain('555555555555');
@@ -207,10 +209,10 @@ describe('the vault gRPC server (memory store)', () => {
       { requestId: 'req-r2', request: render('merchant_b', 'n=[CARD_NUMBER]') },
       { requestId: 'req-r3', request: render('merchant_a', 'c=[CARD_CVV]') },
     ]);
-    expect(results.map((r) => r.outcome)).toEqual(['body', 'errorJson', 'errorJson']);
+    expect(results.map((r) => r.outcome)).toEqual(['body', 'refusal', 'refusal']);
     expect(Buffer.from(results[0]!.body!).toString('utf8')).toBe(`n=${PAN}`);
-    expect(JSON.parse(results[1]!.errorJson!)).toMatchObject({ code: 'token_not_found' });
-    expect(JSON.parse(results[2]!.errorJson!)).toMatchObject({ code: 'cvv_unavailable' });
+    expect(results[1]!.refusal).toMatchObject({ code: 'token_not_found' });
+    expect(results[2]!.refusal).toMatchObject({ code: 'cvv_unavailable' });
   });
 
   it("fails an item that would render too large on its own: the batch's other items get their bodies and CVVs", async () => {
@@ -237,8 +239,8 @@ describe('the vault gRPC server (memory store)', () => {
         request: { merchantId: 'merchant_a', mode: 'test', token: others[2]!.token, template: 'cvc=[CARD_CVV]', contentType: form },
       },
     ]);
-    expect(results.map((r) => r.outcome)).toEqual(['body', 'body', 'errorJson', 'body']);
-    expect(JSON.parse(results[2]!.errorJson!)).toMatchObject({ code: 'rendered_body_too_large', param: 'pspBody' });
+    expect(results.map((r) => r.outcome)).toEqual(['body', 'body', 'refusal', 'body']);
+    expect(results[2]!.refusal).toMatchObject({ code: 'rendered_body_too_large', param: 'pspBody' });
     for (const i of [0, 1, 3]) expect(Buffer.from(results[i]!.body!).toString('utf8')).toBe('cvc=046');
     expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token: wide.token })).cvvAvailable).toBe(true);
   });
