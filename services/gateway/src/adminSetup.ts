@@ -8,6 +8,7 @@ import { newOperatorRecord, normalizeEmail } from './domain/admin/operators';
 import { hashPassword, needsRehash, verifyPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
+import type { RequestLogDeps } from './app/requestLog';
 import type { MerchantSettingsStore } from './store/merchantSettingsStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
@@ -76,6 +77,7 @@ export async function setUpAdmin(params: {
   redis: Redis | undefined;
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
+  requestLog?: RequestLogDeps;
 }): Promise<AdminSetup> {
   const { config, logger } = params;
   const stores = createAdminStores(params.redis, config);
@@ -87,6 +89,7 @@ export async function setUpAdmin(params: {
     keyStore: params.keyStore,
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
+    ...(params.requestLog ? { requestLog: params.requestLog } : {}),
     pepper: params.pepper,
     previousPeppers: params.previousPeppers ?? [],
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),

@@ -40,6 +40,8 @@ import { merchantIdParam, pspHostsParam, refuseUnknown, requiredString } from '.
 import { registerKeyRoutes } from './keyRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
 import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
+import { registerRequestRoutes } from './requestRoutes';
+import type { RequestLogDeps } from '../../app/requestLog';
 
 export const ADMIN_BASE = '/admin/v1';
 export const SESSION_COOKIE = 'tessera_admin';
@@ -66,6 +68,8 @@ export interface AdminDeps {
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
+  /** The merchants' request logs (requestRoutes.ts); absent: those routes answer 404. */
+  requestLog?: RequestLogDeps;
   pepper: string;
   /** Older peppers, newest first: TOTP secrets, recovery codes and device tokens made under them keep working. */
   previousPeppers?: readonly string[];
@@ -559,6 +563,8 @@ export function createAdminRouter(deps: AdminDeps): Router {
     operatorOf: (res) => adminOf(res).operator,
     merchantFor,
   });
+
+  registerRequestRoutes(api, { deps: deps.requestLog, operatorOf: (res) => adminOf(res).operator });
 
   api.use((_req: Request, res: Response) => {
     sendError(res, new TesseraError('route_not_found'), contextOf(res).requestId);
