@@ -72,6 +72,11 @@ export const ERROR_CATALOGUE = {
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  request_log_entry_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'No such entry in the request log (it may have passed the retention time).',
+  },
   idempotency_key_reused: {
     status: 409,
     type: 'invalid_request_error',

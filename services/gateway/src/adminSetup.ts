@@ -9,6 +9,7 @@ import { normalizeEmail } from './domain/admin/operators';
 import { needsRehash, verifyPassword } from './domain/admin/passwords';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
+import type { RequestLogDeps } from './app/requestLog';
 import type { MerchantSettingsStore } from './store/merchantSettingsStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
@@ -77,6 +78,7 @@ export async function setUpAdmin(params: {
   redis: Redis | undefined;
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
+  requestLog?: RequestLogDeps;
 }): Promise<AdminSetup> {
   const { config, logger } = params;
   const stores = createAdminStores(params.redis, config);
@@ -88,6 +90,7 @@ export async function setUpAdmin(params: {
     keyStore: params.keyStore,
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
+    ...(params.requestLog ? { requestLog: params.requestLog } : {}),
     pepper: params.pepper,
     previousPeppers: params.previousPeppers ?? [],
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),

@@ -155,6 +155,10 @@ export const gatewayConfigSchema = z
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
     // Entries kept in the detokenization audit stream (Redis trims approximately, MAXLEN ~).
     DETOKENIZATION_AUDIT_MAX_ENTRIES: env.positiveInt(100_000),
+    // The request log (docs/operations.md#request-log): per merchant, whichever limit comes first.
+    REQUEST_LOG_MAX_ENTRIES: env.nonNegativeInt(100_000),
+    REQUEST_LOG_MAX_AGE_SECONDS: env.positiveInt(7 * 86_400),
+    REQUEST_LOG_BUFFER_ENTRIES: env.positiveInt(10_000),
     TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
     TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
     TESSERA_STATE_DIR: z

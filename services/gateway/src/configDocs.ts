@@ -102,6 +102,15 @@ export const gatewayConfigDocs: ConfigDocs = {
   DETOKENIZATION_AUDIT_MAX_ENTRIES: {
     text: 'entries kept in the detokenization audit stream (`GET /admin/v1/detokenizations`)',
   },
+  REQUEST_LOG_MAX_ENTRIES: {
+    text: "entries kept in each merchant's request log (`GET /admin/v1/requests`, the dashboard's Requests page; trimmed approximately); `0` turns the log off",
+  },
+  REQUEST_LOG_MAX_AGE_SECONDS: {
+    text: "the request log keeps entries this long (default 7 days); a merchant's log with nothing newer disappears",
+  },
+  REQUEST_LOG_BUFFER_ENTRIES: {
+    text: 'request log entries a gateway process holds while Redis writes lag behind; beyond it entries are dropped (`tessera_request_log_dropped_total{reason="buffer_full"}`), never the request delayed',
+  },
   TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
   TESSERA_DEV_ADMIN_PASSWORD: {
     default: 'unset (`npm start` sets it)',

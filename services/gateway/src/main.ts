@@ -39,6 +39,8 @@ import { setUpAdmin } from './adminSetup';
 import { setUpFields } from './fieldsSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
 import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
+import { MemoryRequestLogStore, RedisRequestLogStore } from './store/requestLogStore';
+import { RequestLogRecorder, type RequestLogDeps } from './app/requestLog';
 
 const SERVICE = 'gateway';
 
@@ -125,6 +127,16 @@ async function main(): Promise<void> {
     ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES)
     : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
   const merchantSettings = sharedRedis ? new RedisMerchantSettingsStore(sharedRedis) : new MemoryMerchantSettingsStore();
+  const metrics = createMetricsRegistry('gateway');
+  // The merchants' request log: written after each answer, in batches (app/requestLog.ts).
+  const retention = { maxEntries: config.REQUEST_LOG_MAX_ENTRIES, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000 };
+  const requestLogStore = sharedRedis ? new RedisRequestLogStore(sharedRedis, retention) : new MemoryRequestLogStore(retention);
+  const requestLog: RequestLogDeps | undefined =
+    config.REQUEST_LOG_MAX_ENTRIES === 0 ? undefined : { store: requestLogStore, maxAgeMs: retention.maxAgeMs, now: () => new Date() };
+  const requestLogRecorder =
+    requestLog === undefined
+      ? undefined
+      : new RequestLogRecorder(requestLogStore, logger, { maxBuffered: config.REQUEST_LOG_BUFFER_ENTRIES, metrics });
   const admin = await setUpAdmin({
     config,
     logger,
@@ -134,6 +146,7 @@ async function main(): Promise<void> {
     redis: sharedRedis,
     detokenizations,
     merchantSettings,
+    ...(requestLog ? { requestLog } : {}),
   });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
@@ -171,7 +184,6 @@ async function main(): Promise<void> {
     maxStoredBytes: config.IDEMPOTENCY_MAX_STORED_BYTES,
     maxBytesPerMerchant: config.IDEMPOTENCY_MAX_BYTES_PER_MERCHANT,
   };
-  const metrics = createMetricsRegistry('gateway');
   // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
   const browserOrigins = browserOriginsOf(config);
   const formSessions: FormSessionDeps | undefined =
@@ -210,6 +222,7 @@ async function main(): Promise<void> {
     idempotency,
     metrics,
     detokenizations,
+    ...(requestLogRecorder ? { requestLog: requestLogRecorder } : {}),
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
@@ -254,10 +267,13 @@ async function main(): Promise<void> {
       vault.close();
       proxy.close();
       idempotencyRedis?.disconnect();
-      void keyStore.close().finally(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
+      // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
+      void (requestLogRecorder?.flush() ?? Promise.resolve())
+        .then(() => keyStore.close())
+        .finally(() => {
+          logger.info('stopped');
+          process.exit(0);
+        });
     });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -1,6 +1,7 @@
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { ProxyApi, VaultApi } from '../transport/upstreams';
+import type { RequestFacts } from '../domain/requestLog';
 
 /** The API-key pepper of the gateway's unit tests. */
 export const TEST_PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
@@ -40,4 +41,23 @@ export function captureLogger(): { logger: Logger; text: () => string; lines: ()
   const logger = createLogger('gateway-test', 'debug', { write: (line: string) => chunks.push(line) });
   const text = (): string => chunks.join('');
   return { logger, text, lines: () => text().split('\n').filter(Boolean) };
+}
+
+/** A finished POST /v1/token of merchant acme, as the request log receives it. */
+export function aRequest(overrides: Partial<RequestFacts> = {}): RequestFacts {
+  return {
+    at: new Date(),
+    merchantId: 'acme',
+    requestId: 'req_1',
+    keyId: 'key_1',
+    mode: 'test',
+    method: 'POST',
+    route: '/v1/token',
+    path: '/v1/token',
+    status: 201,
+    code: null,
+    ms: 3,
+    aborted: false,
+    ...overrides,
+  };
 }

@@ -21,6 +21,8 @@ import { BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from '
 import type { BrowserTokenLimiter } from './browserLimits';
 import type { FormSessionDeps } from '../app/formSessions';
 import { formSessionRoutes } from './formSessions';
+import type { RequestLogRecorder } from '../app/requestLog';
+import { requestFactsOf } from './requestLogging';
 
 export interface GatewayDeps {
   config: {
@@ -57,6 +59,8 @@ export interface GatewayDeps {
   metrics?: Registry;
   /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
   detokenizations?: DetokenizationLog;
+  /** Where every /v1 request of a merchant is recorded (admin API: /admin/v1/requests); absent: not recorded. */
+  requestLog?: RequestLogRecorder;
   /** Per-merchant settings (the PSP host allowlist passed to the proxy); absent: no allowlists. */
   merchantSettings?: MerchantSettingsStore;
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
@@ -121,6 +125,8 @@ export function createApp(deps: GatewayDeps): Express {
     };
     if (!res.writableFinished) line.aborted = true;
     logger.info(line, 'request');
+    const facts = deps.requestLog ? requestFactsOf(res, ctx, ms) : undefined;
+    if (facts) deps.requestLog?.record(facts);
   };
   // Shared listeners (`this` is the response), not closures made for every request.
   function onFinish(this: Response): void {

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { wellFormedRequestId } from '@tessera/protos';
 import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { ProxyCallFacts } from '../domain/requestLog';
 import { randomId } from '../domain/randomIds';
 
 /** Reuses a caller's id when it is safe to echo and log (never one that could be a card number); otherwise makes one. */
@@ -15,6 +16,8 @@ export interface RequestContext {
   startedAt: bigint;
   clientIp?: string;
   apiKey?: ApiKeyRecord;
+  /** Set by the proxy routes for the request log: the call as parsed, then the PSP's status and time. */
+  proxyCall?: ProxyCallFacts;
 }
 
 const CONTEXT = Symbol('tessera.requestContext');

@@ -22,6 +22,7 @@ import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { beforeHead, markPspPassThrough } from './securityHeaders';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
+import type { ProxyCallFacts } from '../domain/requestLog';
 
 export interface TokenRecordJson {
   token: string;
@@ -142,6 +143,21 @@ function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): 
   };
 }
 
+/** The call as the request log shows it (domain/requestLog.ts masks it later); filled in as the call goes. */
+function noteProxyCall(res: Response, request: ForwardRequest__Output): ProxyCallFacts {
+  const call: ProxyCallFacts = {
+    pspUrl: request.url,
+    method: request.method,
+    token: request.token,
+    bodyTemplate: request.hasBody ? request.bodyTemplate : null,
+    headerNames: request.headers.map((h) => h.name),
+    pspStatus: null,
+    pspMs: null,
+  };
+  contextOf(res).proxyCall = call;
+  return call;
+}
+
 function elapsedMs(res: Response): string {
   return (Number(process.hrtime.bigint() - contextOf(res).startedAt) / 1e6).toFixed(1);
 }
@@ -239,6 +255,7 @@ export function proxyRoutes(
     async forward(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
       const request = forwardRequestOf(req, res, await allowedHostsOf(res));
+      const call = noteProxyCall(res, request);
       let result: ForwardResponse__Output;
       try {
         result = await proxy.forward(request, { requestId: ctx.requestId });
@@ -248,6 +265,8 @@ export function proxyRoutes(
         throw err;
       }
       audit(req, res, request, result.status, null);
+      call.pspStatus = result.status;
+      call.pspMs = result.pspMs;
       res.setHeader('x-tessera-psp-ms', result.pspMs.toFixed(1));
       sendPspResponse(res, result, logger, ctx.requestId);
     },
@@ -255,7 +274,9 @@ export function proxyRoutes(
     /** Same body as forward; answers what would be sent, masked. The PSP is never contacted. */
     async dryRun(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
-      const result = await proxy.dryRun(forwardRequestOf(req, res, await allowedHostsOf(res)), { requestId: ctx.requestId });
+      const request = forwardRequestOf(req, res, await allowedHostsOf(res));
+      noteProxyCall(res, request);
+      const result = await proxy.dryRun(request, { requestId: ctx.requestId });
       sendJson(res, 200, dryRunJson(result));
     },
   };

@@ -16,7 +16,9 @@ import { registerAuditRoutes } from './auditRoutes';
 import { registerKeyRoutes } from './keyRoutes';
 import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
-import { registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
+import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
+import { registerRequestRoutes } from './requestRoutes';
+import type { RequestLogDeps } from '../../app/requestLog';
 
 export const ADMIN_BASE = '/admin/v1';
 const ADMIN_BODY_LIMIT = 32 * 1024;
@@ -31,6 +33,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
+  /** The merchants' request logs (requestRoutes.ts); absent: those routes answer 404. */
+  requestLog?: RequestLogDeps;
   trustedProxies: readonly Cidr[];
   logger: Logger;
   /** The session and sign-in limits, and HSTS for the admin listener. */
@@ -156,6 +160,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     body,
   );
   registerAuditRoutes(api, { audit: deps.audit, detokenizations: deps.detokenizations });
+  registerRequestRoutes(api, { deps: deps.requestLog, operatorOf: (res) => adminOf(res).operator });
 
   api.use(routeNotFound);
   api.use(errorHandler(logger));

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { createKeyRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
 import { returnUrlsSchema } from '../../app/returnUrls';
+import { listRequestsQuerySchema, requestDetailQuerySchema, requestStatsQuerySchema, type RequestPage } from '../../app/requestLog';
+import type { MinuteStats, RequestLogEntry } from '../../domain/requestLog';
 import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
@@ -48,6 +50,55 @@ const sessionSchema = z.object({
   mfaRequired: z.boolean(),
   mfaEnrolmentRequired: z.boolean().meta({ description: 'True: this session may only set up the second factor (and log out).' }),
 });
+
+const pspCallFields = {
+  host: z.string().meta({ description: 'host[:port] of pspUrl; `[card number]` when it looked like one.' }),
+  method: z.string(),
+  status: z.int().nullable().meta({ description: 'The PSP’s status; null when it was not reached.' }),
+  ms: z.number().nullable().meta({ description: 'Time the PSP took; null when it was not reached.' }),
+};
+
+const requestEntryFields = {
+  id: z.string().meta({ description: 'The entry’s id (also a list cursor).' }),
+  at: z.string(),
+  requestId: z.string(),
+  keyId: z.string(),
+  mode: z.string(),
+  method: z.string(),
+  route: z.string().meta({ description: 'The route pattern, such as `/v1/token/:token`.' }),
+  path: z.string().meta({ description: 'The route with its token filled in; never the query.' }),
+  status: z.int(),
+  code: z.string().nullable().meta({ description: 'Tessera’s error code (`x-tessera-error`); null for a success or a PSP’s own answer.' }),
+  ms: z.number().meta({ description: 'Total time in the gateway, PSP time included.' }),
+  aborted: z.literal(true).optional().meta({ description: 'The client went away before the answer was sent.' }),
+};
+
+const requestEntrySchema = z.object({
+  ...requestEntryFields,
+  psp: z
+    .object({
+      ...pspCallFields,
+      token: z.string(),
+      bodyTemplate: z.string().nullable().meta({
+        description:
+          'The pspBody as sent, with its placeholders (never the rendered body); anything card-number-like is `[redacted]`; at most 4096 characters.',
+      }),
+      bodyTemplateTruncated: z.literal(true).optional(),
+      headerNames: z.array(z.string()).meta({ description: 'Names of the pspHeaders; never their values.' }),
+    })
+    .optional()
+    .meta({ description: '/v1/proxy and /v1/proxy/dry-run only.' }),
+}) satisfies z.ZodType<RequestLogEntry>;
+
+const minuteStatsFields = {
+  requests: z.int(),
+  clientErrors: z.int().meta({ description: '4xx answers.' }),
+  serverErrors: z.int().meta({ description: '5xx answers.' }),
+  errorRate: z.number().meta({ description: '(4xx + 5xx) / requests; 0 without requests.' }),
+  pspCalls: z.int(),
+  pspP50Ms: z.number().nullable().meta({ description: 'Median PSP time, to within 19 % (latency buckets); null without PSP calls.' }),
+  pspP99Ms: z.number().nullable(),
+};
 
 const schemas = {
   AdminLogin: z.strictObject({
@@ -126,6 +177,21 @@ const schemas = {
       .string()
       .meta({ description: 'Verifies the signature on hosted-page returns (docs/browser.md); keep it on the server.' }),
   }),
+  AdminRequestList: z.object({
+    merchantId: z.string(),
+    entries: z.array(z.object({ ...requestEntryFields, psp: z.object(pspCallFields).optional() })),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for older entries; null: no more.' }),
+  }) satisfies z.ZodType<RequestPage>,
+  AdminRequest: requestEntrySchema,
+  AdminRequestStats: z.object({
+    merchantId: z.string(),
+    from: z.string(),
+    to: z.string(),
+    minutes: z.array(
+      z.object({ at: z.string().meta({ description: 'Start of the minute.' }), ...minuteStatsFields }) satisfies z.ZodType<MinuteStats>,
+    ),
+    totals: z.object(minuteStatsFields),
+  }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -150,6 +216,21 @@ export const ADMIN_SECURITY_SCHEMES = {
   adminSession: { type: 'apiKey', in: 'cookie', name: 'tessera_admin', description: 'Set by POST /admin/v1/login.' },
   csrfToken: { type: 'apiKey', in: 'header', name: 'x-csrf-token', description: 'The csrfToken of the session.' },
 };
+
+/** A zod query schema as OpenAPI query parameters, so the document shows what the route validates. */
+function queryParameters(schema: z.ZodType): JsonObject[] {
+  const json = jsonSchema(schema) as { properties?: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return {
+      name,
+      in: 'query',
+      required: json.required?.includes(name) ?? false,
+      ...(description !== undefined ? { description } : {}),
+      schema: rest,
+    };
+  });
+}
 
 export function adminOpenApiPaths(): Record<string, JsonObject> {
   const tags = ['admin'];
@@ -278,6 +359,24 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         parameters: [merchantPath],
         requestBody: { required: true, content: ref('AdminFormSigningSecretRequest') },
         responses: { '200': { description: 'The signing secret for that mode.', content: ref('AdminFormSigningSecret') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests`]: {
+      get: op('adminListRequests', 'The merchant’s request log: every /v1 request, newest first, filtered', readSession, {
+        parameters: queryParameters(listRequestsQuerySchema()),
+        responses: { '200': { description: 'A page of entries (without the PSP body template).', content: ref('AdminRequestList') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests/stats`]: {
+      get: op('adminRequestStats', 'Requests per minute, error rate and PSP p50/p99 over the last hours', readSession, {
+        parameters: queryParameters(requestStatsQuerySchema()),
+        responses: { '200': { description: 'One point per minute, and totals.', content: ref('AdminRequestStats') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests/{id}`]: {
+      get: op('adminGetRequest', 'One request log entry in full (PSP body template and header names included)', readSession, {
+        parameters: [id, ...queryParameters(requestDetailQuerySchema())],
+        responses: { '200': { description: 'The entry.', content: ref('AdminRequest') } },
       }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {

@@ -1,0 +1,237 @@
+import type { Redis } from 'ioredis';
+import { redisUnavailable } from '@tessera/common';
+import { countersOf, type MinuteCounters, type RequestLogEntry, type RequestLogRecord } from '../domain/requestLog';
+
+/** One record on its way to its merchant's log. */
+export interface MerchantRecord {
+  merchantId: string;
+  record: RequestLogRecord;
+}
+
+/** A slice of a merchant's log, newest first: entries strictly before `before` (an entry id), within [fromMs, toMs]. */
+export interface LogRange {
+  before?: string;
+  fromMs?: number;
+  toMs?: number;
+  count: number;
+}
+
+export interface RequestLogRetention {
+  /** Entries kept per merchant (trimmed approximately, a few more may stay). */
+  maxEntries: number;
+  /** Entries older than this are trimmed; a merchant's log with no newer entry disappears. */
+  maxAgeMs: number;
+}
+
+export interface RequestLogStore {
+  /** Appends a batch in one round trip; resolves to how many records could not be stored. */
+  append(batch: readonly MerchantRecord[], now: Date): Promise<number>;
+  range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]>;
+  get(merchantId: string, id: string): Promise<RequestLogEntry | undefined>;
+  /** Counters by minute since the epoch, for minutes in [fromMinute, toMinute). */
+  minuteCounters(merchantId: string, fromMinute: number, toMinute: number): Promise<Map<number, MinuteCounters>>;
+}
+
+/** Statistics cover at most the last day; their hashes outlive it by an hour, whatever the log's retention. */
+export const STATS_MAX_HOURS = 24;
+const STATS_TTL_SECONDS = (STATS_MAX_HOURS + 1) * 3600;
+
+/**
+ * An entry id is its stream id (`<ms>-<seq>`) in base 36: a millisecond time is a 13-digit run that
+ * the card-number detector flags about a quarter of the time, so ids shown or scanned in the admin
+ * API would look like card numbers.
+ */
+export const ENTRY_ID_PATTERN = /^[0-9a-z]{1,11}-[0-9a-z]{1,13}$/;
+
+export function entryIdOf(streamId: string): string {
+  const [ms, seq] = streamId.split('-');
+  return `${Number(ms).toString(36)}-${Number(seq).toString(36)}`;
+}
+
+/** The stream id of an entry id; undefined when it is not one. */
+export function streamIdOf(entryId: string): string | undefined {
+  if (!ENTRY_ID_PATTERN.test(entryId)) return undefined;
+  const [ms, seq] = entryId.split('-').map((part) => parseInt(part, 36));
+  if (!Number.isSafeInteger(ms) || !Number.isSafeInteger(seq)) return undefined;
+  return `${ms}-${seq}`;
+}
+
+function msOfEntryId(entryId: string): number {
+  return parseInt(entryId.split('-')[0] ?? '0', 36);
+}
+
+const minuteOf = (at: string): number => Math.floor(Date.parse(at) / 60_000);
+
+/** Per merchant, oldest first (development without Redis): lost on restart, one per process. */
+export class MemoryRequestLogStore implements RequestLogStore {
+  private readonly logs = new Map<string, RequestLogEntry[]>();
+  private readonly counters = new Map<string, Map<number, MinuteCounters>>();
+  private lastMs = 0;
+  private seq = 0;
+
+  constructor(private readonly retention: RequestLogRetention) {}
+
+  append(batch: readonly MerchantRecord[], now: Date): Promise<number> {
+    for (const { merchantId, record } of batch) {
+      const ms = Math.max(now.getTime(), this.lastMs);
+      this.seq = ms === this.lastMs ? this.seq + 1 : 0;
+      this.lastMs = ms;
+      const log = this.logs.get(merchantId) ?? [];
+      log.push({ id: entryIdOf(`${ms}-${this.seq}`), ...record });
+      const oldest = now.getTime() - this.retention.maxAgeMs;
+      const drop = Math.max(
+        log.length - this.retention.maxEntries,
+        log.findIndex((e) => msOfEntryId(e.id) >= oldest),
+      );
+      if (drop > 0) log.splice(0, drop);
+      this.logs.set(merchantId, log);
+      const byMinute = this.counters.get(merchantId) ?? new Map<number, MinuteCounters>();
+      const minute = byMinute.get(minuteOf(record.at)) ?? {};
+      for (const [field, count] of Object.entries(countersOf(record))) minute[field] = (minute[field] ?? 0) + count;
+      byMinute.set(minuteOf(record.at), minute);
+      this.counters.set(merchantId, byMinute);
+    }
+    return Promise.resolve(0);
+  }
+
+  range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]> {
+    const out: RequestLogEntry[] = [];
+    const log = this.logs.get(merchantId) ?? [];
+    for (let i = log.length - 1; i >= 0 && out.length < range.count; i--) {
+      const entry = log[i] as RequestLogEntry;
+      const ms = msOfEntryId(entry.id);
+      if (range.before !== undefined && compareEntryIds(entry.id, range.before) >= 0) continue;
+      if (range.toMs !== undefined && ms > range.toMs) continue;
+      if (range.fromMs !== undefined && ms < range.fromMs) break;
+      out.push(structuredClone(entry));
+    }
+    return Promise.resolve(out);
+  }
+
+  get(merchantId: string, id: string): Promise<RequestLogEntry | undefined> {
+    const entry = this.logs.get(merchantId)?.find((e) => e.id === id);
+    return Promise.resolve(entry === undefined ? undefined : structuredClone(entry));
+  }
+
+  minuteCounters(merchantId: string, fromMinute: number, toMinute: number): Promise<Map<number, MinuteCounters>> {
+    const out = new Map<number, MinuteCounters>();
+    for (const [minute, counters] of this.counters.get(merchantId) ?? []) {
+      if (minute >= fromMinute && minute < toMinute) out.set(minute, { ...counters });
+    }
+    return Promise.resolve(out);
+  }
+}
+
+function compareEntryIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map((p) => parseInt(p, 36));
+  const [bm = 0, bs = 0] = b.split('-').map((p) => parseInt(p, 36));
+  return am !== bm ? am - bm : as - bs;
+}
+
+const LOG_PREFIX = 'tessera:request-log:';
+const STATS_PREFIX = 'tessera:request-stats:';
+
+/**
+ * A Redis stream per merchant, `tessera:request-log:<merchantId>`, capped by XADD MAXLEN ~ and
+ * XTRIM MINID ~ (Redis trims whole nodes, cheaply, so a few more entries than the limits may
+ * stay) and expiring when nothing was added for the retention time. Per-minute counters for the
+ * statistics sit in one hash per merchant and hour, `tessera:request-stats:<merchantId>:<hour>`, so
+ * a chart over hours reads at most 24 small hashes instead of the entries themselves.
+ */
+export class RedisRequestLogStore implements RequestLogStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly retention: RequestLogRetention,
+  ) {}
+
+  async append(batch: readonly MerchantRecord[], now: Date): Promise<number> {
+    if (batch.length === 0) return 0;
+    const pipeline = this.redis.pipeline();
+    const merchants = new Set<string>();
+    const stats = new Map<string, MinuteCounters>();
+    for (const { merchantId, record } of batch) {
+      merchants.add(merchantId);
+      pipeline.xadd(LOG_PREFIX + merchantId, 'MAXLEN', '~', this.retention.maxEntries, '*', 'e', JSON.stringify(record));
+      const minute = minuteOf(record.at);
+      const key = `${STATS_PREFIX}${merchantId}:${Math.floor(minute / 60)}`;
+      const fields = stats.get(key) ?? {};
+      for (const [name, count] of Object.entries(countersOf(record)))
+        fields[`${minute}:${name}`] = (fields[`${minute}:${name}`] ?? 0) + count;
+      stats.set(key, fields);
+    }
+    // Counted per batch, not per request: a busy minute is one HINCRBY per counter per flush.
+    for (const [key, fields] of stats) {
+      for (const [field, count] of Object.entries(fields)) pipeline.hincrby(key, field, count);
+      pipeline.expire(key, STATS_TTL_SECONDS);
+    }
+    const oldest = now.getTime() - this.retention.maxAgeMs;
+    for (const merchantId of merchants) {
+      pipeline.xtrim(LOG_PREFIX + merchantId, 'MINID', '~', oldest);
+      pipeline.pexpire(LOG_PREFIX + merchantId, this.retention.maxAgeMs);
+    }
+    let results: Array<[Error | null, unknown]> | null;
+    try {
+      results = await pipeline.exec();
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+    if (results === null) throw redisUnavailable(new Error('the pipeline was discarded'));
+    return results.slice(0, batch.length).filter(([err]) => err !== null).length;
+  }
+
+  async range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]> {
+    const before = range.before === undefined ? undefined : streamIdOf(range.before);
+    const end = before !== undefined ? `(${before}` : range.toMs !== undefined ? String(range.toMs) : '+';
+    const start = range.fromMs !== undefined ? String(range.fromMs) : '-';
+    try {
+      const rows = await this.redis.xrevrange(LOG_PREFIX + merchantId, end, start, 'COUNT', range.count);
+      const entries = rows.map(([id, fields]) => entryOf(id, fields));
+      // With a cursor the end is the cursor; `to` still bounds a cursor made up beyond it.
+      const toMs = range.toMs;
+      return toMs === undefined || before === undefined ? entries : entries.filter((e) => msOfEntryId(e.id) <= toMs);
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+  }
+
+  async get(merchantId: string, id: string): Promise<RequestLogEntry | undefined> {
+    const streamId = streamIdOf(id);
+    if (streamId === undefined) return undefined;
+    try {
+      const rows = await this.redis.xrange(LOG_PREFIX + merchantId, streamId, streamId);
+      const row = rows[0];
+      return row === undefined ? undefined : entryOf(row[0], row[1]);
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+  }
+
+  async minuteCounters(merchantId: string, fromMinute: number, toMinute: number): Promise<Map<number, MinuteCounters>> {
+    const hours: number[] = [];
+    for (let hour = Math.floor(fromMinute / 60); hour * 60 < toMinute; hour++) hours.push(hour);
+    let hashes: Array<Record<string, string>>;
+    try {
+      hashes = await Promise.all(hours.map((hour) => this.redis.hgetall(`${STATS_PREFIX}${merchantId}:${hour}`)));
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+    const out = new Map<number, MinuteCounters>();
+    for (const hash of hashes) {
+      for (const [field, value] of Object.entries(hash)) {
+        const [minuteText, name] = field.split(':');
+        const minute = Number(minuteText);
+        if (name === undefined || !(minute >= fromMinute && minute < toMinute)) continue;
+        const counters = out.get(minute) ?? {};
+        counters[name] = Number(value);
+        out.set(minute, counters);
+      }
+    }
+    return out;
+  }
+}
+
+function entryOf(streamId: string, fields: string[]): RequestLogEntry {
+  const at = fields.indexOf('e');
+  const record = JSON.parse(at >= 0 ? (fields[at + 1] ?? '{}') : '{}') as RequestLogRecord;
+  return { id: entryIdOf(streamId), ...record };
+}
