@@ -1,7 +1,7 @@
+import { Resolver } from 'node:dns/promises';
 import { z } from 'zod';
 import { checkTlsEnv, env, grpcClientEnvShape, grpcServerEnvShape, grpcTarget, metricsEnvShape, tlsEnvShape } from '@tessera/common';
-import { parseCidrList, productionCidrProblem, type Cidr } from './domain/addressPolicy';
-import { parsePortList, type PortRange } from './domain/portPolicy';
+import { parseCidrList, parsePortList, productionCidrProblem, type Cidr, type PortRange } from './domain/destinationPolicy';
 
 /**
  * PSP_ALLOWED_CIDRS opens otherwise-forbidden ranges (tests and the local sandbox PSP use
@@ -26,6 +26,20 @@ const portList = env.csv().transform((entries, ctx): PortRange[] => {
   }
 });
 
+/**
+ * PSP_DNS_SERVERS: name servers for PSP host names (`ip` or `ip:port`, `[ipv6]:port`), as c-ares
+ * takes them; empty: those of /etc/resolv.conf. Checked by handing them to a resolver.
+ */
+const dnsServerList = env.csv().transform((entries, ctx): string[] => {
+  try {
+    new Resolver().setServers(entries);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a list of name servers (ip or ip:port): ${(err as Error).message}` });
+    return z.NEVER;
+  }
+  return entries;
+});
+
 export const configSchema = z
   .object({
     PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
@@ -39,6 +53,7 @@ export const configSchema = z
     // PSP host lookups (c-ares): the first try's wait for an answer, and tries per name server.
     PSP_DNS_TIMEOUT_MS: env.positiveInt(1000),
     PSP_DNS_TRIES: env.positiveInt(2),
+    PSP_DNS_SERVERS: dnsServerList,
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
     PSP_ALLOWED_PORTS: portList,
