@@ -3,39 +3,36 @@ import { z } from 'zod';
 import { checkTlsEnv, env, grpcClientEnvShape, grpcServerEnvShape, grpcTarget, metricsEnvShape, tlsEnvShape } from '@tessera/common';
 import { parseCidrList, parsePortList, productionCidrProblem, type Cidr, type PortRange } from './domain/destinationPolicy';
 
+/** A CSV variable read by `parse`, which throws naming the first bad entry (operator config, checked at start). */
+function parsedCsv<T>(parse: (entries: string[]) => T) {
+  return env.csv().transform((entries, ctx): T => {
+    try {
+      return parse(entries);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
+}
+
 /**
  * PSP_ALLOWED_CIDRS opens otherwise-forbidden ranges (tests and the local sandbox PSP use
  * 127.0.0.1/32). Empty by default: production reaches only global unicast addresses.
  */
-const cidrList = env.csv().transform((entries, ctx): Cidr[] => {
-  try {
-    return parseCidrList(entries);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    return z.NEVER;
-  }
-});
+const cidrList = parsedCsv((entries): Cidr[] => parseCidrList(entries));
 
 /** PSP_ALLOWED_PORTS: ports or ranges besides 443 and 80 (`8443,9000-9010`). Empty by default. */
-const portList = env.csv().transform((entries, ctx): PortRange[] => {
-  try {
-    return parsePortList(entries);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    return z.NEVER;
-  }
-});
+const portList = parsedCsv((entries): PortRange[] => parsePortList(entries));
 
 /**
  * PSP_DNS_SERVERS: name servers for PSP host names (`ip` or `ip:port`, `[ipv6]:port`), as c-ares
  * takes them; empty: those of /etc/resolv.conf. Checked by handing them to a resolver.
  */
-const dnsServerList = env.csv().transform((entries, ctx): string[] => {
+const dnsServerList = parsedCsv((entries): string[] => {
   try {
     new Resolver().setServers(entries);
   } catch (err) {
-    ctx.addIssue({ code: 'custom', message: `not a list of name servers (ip or ip:port): ${(err as Error).message}` });
-    return z.NEVER;
+    throw new Error(`not a list of name servers (ip or ip:port): ${(err as Error).message}`);
   }
   return entries;
 });
