@@ -50,4 +50,15 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  {
+    // The proxy's destination policy is one module: its parts are reached only through it.
+    files: ['services/proxy/src/**/*.ts'],
+    ignores: ['services/proxy/src/domain/destinationPolicy.ts', 'services/proxy/src/domain/destinationPolicy/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/destinationPolicy/*'], message: 'Use the destination policy through domain/destinationPolicy.ts.' }] },
+      ],
+    },
+  },
 );

@@ -37,6 +37,16 @@ describe('proxy config', () => {
     expect(() => parseConfig(configSchema, { PSP_ALLOWED_PORTS: '8090,70000' })).toThrow(/PSP_ALLOWED_PORTS/);
   });
 
+  it('asks the name servers of /etc/resolv.conf by default, and PSP_DNS_SERVERS when set', () => {
+    expect(parseConfig(configSchema, {}).PSP_DNS_SERVERS).toEqual([]);
+    expect(parseConfig(configSchema, { PSP_DNS_SERVERS: '10.0.0.53, 127.0.0.1:5353, [::1]:53' }).PSP_DNS_SERVERS).toEqual([
+      '10.0.0.53',
+      '127.0.0.1:5353',
+      '[::1]:53',
+    ]);
+    expect(() => parseConfig(configSchema, { PSP_DNS_SERVERS: 'dns.example' })).toThrow(/PSP_DNS_SERVERS/);
+  });
+
   it('dials VAULT_ADDR as a gRPC target over every vault replica, but listens on PROXY_ADDR as host:port', () => {
     const config = parseConfig(configSchema, { VAULT_ADDR: 'dns:///vault-headless.tessera.svc.cluster.local:50051' });
     expect(config.VAULT_ADDR).toBe('dns:///vault-headless.tessera.svc.cluster.local:50051');

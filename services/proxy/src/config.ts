@@ -1,29 +1,40 @@
+import { Resolver } from 'node:dns/promises';
 import { z } from 'zod';
 import { checkTlsEnv, env, grpcClientEnvShape, grpcServerEnvShape, grpcTarget, metricsEnvShape, tlsEnvShape } from '@tessera/common';
-import { parseCidrList, productionCidrProblem, type Cidr } from './domain/addressPolicy';
-import { parsePortList, type PortRange } from './domain/portPolicy';
+import { parseCidrList, parsePortList, productionCidrProblem, type Cidr, type PortRange } from './domain/destinationPolicy';
+
+/** A CSV variable read by `parse`, which throws naming the first bad entry (operator config, checked at start). */
+function parsedCsv<T>(parse: (entries: string[]) => T) {
+  return env.csv().transform((entries, ctx): T => {
+    try {
+      return parse(entries);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
+}
 
 /**
  * PSP_ALLOWED_CIDRS opens otherwise-forbidden ranges (tests and the local sandbox PSP use
  * 127.0.0.1/32). Empty by default: production reaches only global unicast addresses.
  */
-const cidrList = env.csv().transform((entries, ctx): Cidr[] => {
-  try {
-    return parseCidrList(entries);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    return z.NEVER;
-  }
-});
+const cidrList = parsedCsv((entries): Cidr[] => parseCidrList(entries));
 
 /** PSP_ALLOWED_PORTS: ports or ranges besides 443 and 80 (`8443,9000-9010`). Empty by default. */
-const portList = env.csv().transform((entries, ctx): PortRange[] => {
+const portList = parsedCsv((entries): PortRange[] => parsePortList(entries));
+
+/**
+ * PSP_DNS_SERVERS: name servers for PSP host names (`ip` or `ip:port`, `[ipv6]:port`), as c-ares
+ * takes them; empty: those of /etc/resolv.conf. Checked by handing them to a resolver.
+ */
+const dnsServerList = parsedCsv((entries): string[] => {
   try {
-    return parsePortList(entries);
+    new Resolver().setServers(entries);
   } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    return z.NEVER;
+    throw new Error(`not a list of name servers (ip or ip:port): ${(err as Error).message}`);
   }
+  return entries;
 });
 
 export const configSchema = z
@@ -39,6 +50,7 @@ export const configSchema = z
     // PSP host lookups (c-ares): the first try's wait for an answer, and tries per name server.
     PSP_DNS_TIMEOUT_MS: env.positiveInt(1000),
     PSP_DNS_TRIES: env.positiveInt(2),
+    PSP_DNS_SERVERS: dnsServerList,
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
     PSP_ALLOWED_PORTS: portList,

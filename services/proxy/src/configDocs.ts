@@ -8,6 +8,10 @@ export const proxyConfigDocs: ConfigDocs = {
     text: "PSP host lookups go to DNS through c-ares (never libuv's thread pool): the first try's wait per name server. `/etc/hosts` is not read, except that `localhost` and `*.localhost` are `127.0.0.1`",
   },
   PSP_DNS_TRIES: { text: 'tries per name server of a PSP host lookup' },
+  PSP_DNS_SERVERS: {
+    default: 'empty (the name servers of `/etc/resolv.conf`)',
+    text: 'CSV of name servers (`ip` or `ip:port`, `[ipv6]:port`) for PSP host names, e.g. a filtering resolver kept for the proxy; the integration tests point it at a fake DNS server',
+  },
   PSP_MAX_RESPONSE_BYTES: { text: 'PSP response limit (`502 psp_response_too_large`)' },
   PSP_ALLOWED_CIDRS: {
     default: 'empty (`npm start`: `127.0.0.1/32`)',

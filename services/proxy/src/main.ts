@@ -29,6 +29,7 @@ import {
   type TlsMaterial,
 } from '@tessera/protos';
 import { configSchema, unsafeProductionCidrs } from './config';
+import { createDestinationPolicy } from './domain/destinationPolicy';
 import { closePspEgress, createPspEgress } from './egress/pspEgress';
 import { createDnsResolver } from './egress/resolver';
 import { createProxyHandlers } from './transport/proxyHandlers';
@@ -68,13 +69,19 @@ async function main(): Promise<void> {
       ...tlsChannelOptions(tls, config.TLS_PEER_VAULT),
     }),
   );
+  // One policy, asked by the use cases (the URL decision) and by the egress (every address it
+  // resolves or connects to); the egress has no rules of its own.
+  const destinationPolicy = createDestinationPolicy({ allowedCidrs: config.PSP_ALLOWED_CIDRS, allowedPorts: config.PSP_ALLOWED_PORTS });
   const egress = createPspEgress({
+    policy: destinationPolicy,
     connectTimeoutMs: config.PSP_CONNECT_TIMEOUT_MS,
     timeoutMs: config.PSP_TIMEOUT_MS,
     maxResponseBytes: config.PSP_MAX_RESPONSE_BYTES,
-    allowlist: config.PSP_ALLOWED_CIDRS,
-    allowedPorts: config.PSP_ALLOWED_PORTS,
-    resolve: createDnsResolver({ timeoutMs: config.PSP_DNS_TIMEOUT_MS, tries: config.PSP_DNS_TRIES }),
+    resolve: createDnsResolver({
+      timeoutMs: config.PSP_DNS_TIMEOUT_MS,
+      tries: config.PSP_DNS_TRIES,
+      ...(config.PSP_DNS_SERVERS.length > 0 ? { servers: config.PSP_DNS_SERVERS } : {}),
+    }),
   });
   if (config.PSP_ALLOWED_PORTS.length > 0) {
     logger.warn(
@@ -110,6 +117,7 @@ async function main(): Promise<void> {
     proxyService,
     restrictCallers(
       createProxyHandlers({
+        policy: destinationPolicy,
         egress,
         vault,
         logger,

@@ -1,14 +1,14 @@
 import { TesseraError, type Logger } from '@tessera/common';
 import type { DryRunResponse, ForwardRequest__Output } from '@tessera/protos';
-import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
-import { filterRequestHeaders, findContentType } from '../domain/headers';
-import { assertHostOnAllowlist } from '../domain/hostAllowlist';
+import { parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
+import { filterRequestHeaders } from '../domain/headers';
 import { maskCredentialHeaders } from '../domain/maskHeaders';
 import { parsePspMethod } from '../domain/method';
-import { checkDestinationAddresses, type PspEgress } from '../egress/pspEgress';
-import type { VaultPort } from '../transport/vaultClient';
+import { preflightDestination, type PspEgress } from '../egress/pspEgress';
+import { renderInputOf, type VaultPort } from './vaultPort';
 
 export interface DryRunDeps {
+  policy: DestinationPolicy;
   egress: PspEgress;
   vault: Pick<VaultPort, 'preview'>;
   logger: Logger;
@@ -35,25 +35,14 @@ export async function dryRunForward(
   const headers = filterRequestHeaders(input.headers);
   let destinationError: TesseraError | undefined;
   try {
-    const destination = checkDestinationUrl(input.url, parseMode(input.mode));
-    assertHostOnAllowlist(destination.hostname, input.allowedHosts ?? []);
-    await checkDestinationAddresses(deps.egress, destination);
+    const url = deps.policy.checkUrl(input.url, parseMode(input.mode), input.allowedHosts ?? []);
+    await preflightDestination(deps.egress, url);
   } catch (err) {
     if (!(err instanceof TesseraError) || !DESTINATION_VERDICTS.has(err.code)) throw err;
     destinationError = err;
   }
-  const preview = input.hasBody
-    ? await deps.vault.preview(
-        {
-          merchantId: input.merchantId,
-          mode: input.mode,
-          token: input.token,
-          template: input.bodyTemplate,
-          contentType: findContentType(headers),
-        },
-        ctx.requestId,
-      )
-    : null;
+  const renderInput = renderInputOf(input, headers);
+  const preview = renderInput === undefined ? null : await deps.vault.preview(renderInput, ctx.requestId);
   deps.logger.info(
     { requestId: ctx.requestId, merchantId: input.merchantId, method, destinationAllowed: destinationError === undefined },
     'dry run',

@@ -1,14 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { TesseraError, type Logger } from '@tessera/common';
 import type { ForwardRequest__Output, ForwardResponse } from '@tessera/protos';
-import { checkDestinationUrl, parseMode } from '../domain/destinationUrl';
-import { filterRequestHeaders, findContentType } from '../domain/headers';
-import { assertHostOnAllowlist } from '../domain/hostAllowlist';
+import { parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
+import { filterRequestHeaders } from '../domain/headers';
 import { parsePspMethod } from '../domain/method';
-import { checkDestinationAddresses, sendToPsp, type PspCancellation, type PspEgress } from '../egress/pspEgress';
-import type { VaultPort } from '../transport/vaultClient';
+import { preflightDestination, sendToPsp, type PspCancellation, type PspEgress } from '../egress/pspEgress';
+import { renderInputOf, type VaultPort } from './vaultPort';
 
 export interface ForwardDeps {
+  policy: DestinationPolicy;
   egress: PspEgress;
   vault: Pick<VaultPort, 'render'>;
   logger: Logger;
@@ -25,9 +25,11 @@ function causeCode(err: unknown): string | undefined {
 }
 
 /**
- * One proxied PSP call. Order matters for PCI scope: the destination is fully checked (URL,
- * DNS, address classes) before the vault is asked for card data, so a refused destination
- * never causes a render; the rendered body lives only in this function's memory.
+ * One proxied PSP call. Order matters for PCI scope: the destination is fully checked (the URL
+ * decision, then the egress pre-flight: DNS and every address) before the vault is asked for
+ * card data, so a refused destination never causes a render nor uses up a one-time CVV; the
+ * connection then goes to the addresses the pre-flight checked. The rendered body lives only in
+ * this function's memory.
  *
  * Logs carry the PSP host, method, status and timings; never the path, query, header values
  * (they hold PSP credentials) or bodies.
@@ -39,25 +41,13 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
   try {
     const method = parsePspMethod(input.method);
     logFields.method = method;
-    const destination = checkDestinationUrl(input.url, parseMode(input.mode));
-    logFields.pspHost = destination.logHost;
-    assertHostOnAllowlist(destination.hostname, input.allowedHosts ?? []);
+    const url = deps.policy.checkUrl(input.url, parseMode(input.mode), input.allowedHosts ?? []);
+    logFields.pspHost = url.logHost;
     const headers = filterRequestHeaders(input.headers);
-    await checkDestinationAddresses(deps.egress, destination);
+    const destination = await preflightDestination(deps.egress, url);
 
-    const body = input.hasBody
-      ? await deps.vault.render(
-          {
-            merchantId: input.merchantId,
-            // As sent, not parseMode's reading: an unknown mode must find no token, not become live.
-            mode: input.mode,
-            token: input.token,
-            template: input.bodyTemplate,
-            contentType: findContentType(headers),
-          },
-          ctx.requestId,
-        )
-      : undefined;
+    const renderInput = renderInputOf(input, headers);
+    const body = renderInput === undefined ? undefined : await deps.vault.render(renderInput, ctx.requestId);
 
     const res = await sendToPsp(deps.egress, {
       destination,

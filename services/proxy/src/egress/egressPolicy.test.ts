@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { ForwardRequest__Output } from '@tessera/protos';
 import { TesseraError } from '@tessera/common';
-import { forwardToPsp } from '../app/forward';
-import { parseCidrList } from '../domain/addressPolicy';
-import { closePspEgress, createPspEgress, type EgressOptions, type PspEgress } from './pspEgress';
+import { forwardToPsp, type ForwardDeps } from '../app/forward';
+import { createDestinationPolicy, parseCidrList, type DestinationPolicyConfig } from '../domain/destinationPolicy';
+import { closePspEgress, createPspEgress, type PspEgress } from './pspEgress';
 import type { Resolver } from './resolver';
 
 /**
@@ -41,17 +41,12 @@ const stubResolver: Resolver = async (hostname) => {
   return answers.map((address) => ({ address, family: net.isIP(address) as 4 | 6 }));
 };
 
-function egress(overrides: Partial<EgressOptions> = {}): PspEgress {
-  const e = createPspEgress({
-    connectTimeoutMs: 2000,
-    timeoutMs: 3000,
-    maxResponseBytes: 1 << 20,
-    allowlist: [],
-    resolve: stubResolver,
-    ...overrides,
-  });
-  egresses.push(e);
-  return e;
+/** The proxy's parts as main.ts wires them: one policy, asked by forwardToPsp and by the egress. */
+function deps(config: Partial<DestinationPolicyConfig> = {}): ForwardDeps {
+  const policy = createDestinationPolicy({ allowedCidrs: [], allowedPorts: [], ...config });
+  const egress = createPspEgress({ policy, connectTimeoutMs: 2000, timeoutMs: 3000, maxResponseBytes: 1 << 20, resolve: stubResolver });
+  egresses.push(egress);
+  return { policy, egress, vault, logger };
 }
 
 function forwardRequest(url: string, mode: 'test' | 'live' = 'test', allowedHosts: string[] = []): ForwardRequest__Output {
@@ -138,7 +133,7 @@ describe('refused destinations never get a socket or a render', () => {
     ['plain http with a live key', 'http://private.test/'],
   ])('%s (%s)', async (_label, url) => {
     const mode = _label === 'plain http with a live key' ? 'live' : 'test';
-    const err = await refusal(forwardToPsp({ egress: egress(), vault, logger }, forwardRequest(url, mode)));
+    const err = await refusal(forwardToPsp(deps(), forwardRequest(url, mode)));
     expect(err.code).toBe('psp_destination_forbidden');
     expect(renders).toBe(0);
     expect(netConnect.calls()).toBe(0);
@@ -152,8 +147,8 @@ describe('refused destinations never get a socket or a render', () => {
     ['gRPC of the vault', 'https://127.0.0.1:50051/'],
     ['an alternative web port', 'https://127.0.0.1:8080/'],
   ])('a port other than 443, 80 and PSP_ALLOWED_PORTS on an otherwise allowed address: %s (%s)', async (_label, url) => {
-    const e = egress({ allowlist: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: 8443, to: 8443 }] });
-    const err = await refusal(forwardToPsp({ egress: e, vault, logger }, forwardRequest(url)));
+    const d = deps({ allowedCidrs: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: 8443, to: 8443 }] });
+    const err = await refusal(forwardToPsp(d, forwardRequest(url)));
     expect(err.code).toBe('psp_destination_forbidden');
     expect(err.message).toMatch(/only on ports 443, 80, 8443/);
     expect(renders).toBe(0);
@@ -167,10 +162,7 @@ describe('the merchant PSP host allowlist', () => {
   // psp_destination_forbidden proves the allowlist answered before any DNS.
   it('refuses a host not on a non-empty list before DNS, render or socket', async () => {
     const err = await refusal(
-      forwardToPsp(
-        { egress: egress(), vault, logger },
-        forwardRequest('https://unlisted.example/pay', 'test', ['api.stripe.com', '*.adyen.com']),
-      ),
+      forwardToPsp(deps(), forwardRequest('https://unlisted.example/pay', 'test', ['api.stripe.com', '*.adyen.com'])),
     );
     expect(err.code).toBe('psp_destination_forbidden');
     expect(err.param).toBe('pspUrl');
@@ -181,9 +173,7 @@ describe('the merchant PSP host allowlist', () => {
   });
 
   it('still applies the address policy to a listed host: being listed does not make loopback reachable', async () => {
-    const err = await refusal(
-      forwardToPsp({ egress: egress(), vault, logger }, forwardRequest('http://127.0.0.1/', 'test', ['127.0.0.1'])),
-    );
+    const err = await refusal(forwardToPsp(deps(), forwardRequest('http://127.0.0.1/', 'test', ['127.0.0.1'])));
     expect(err.code).toBe('psp_destination_forbidden');
     expect(err.message).not.toMatch(/allowlist/);
     expect(renders).toBe(0);
@@ -216,8 +206,8 @@ describe('allowed destinations and redirects', () => {
 
   it('reaches a port listed in PSP_ALLOWED_PORTS (the spy sees exactly one socket)', async () => {
     const psp = await listen('127.0.0.1', (_req, res) => res.end('{"ok":true}'));
-    const e = egress({ allowlist: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: psp.port, to: psp.port }] });
-    const res = await forwardToPsp({ egress: e, vault, logger }, forwardRequest(`http://127.0.0.1:${psp.port}/charge`));
+    const d = deps({ allowedCidrs: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: psp.port, to: psp.port }] });
+    const res = await forwardToPsp(d, forwardRequest(`http://127.0.0.1:${psp.port}/charge`));
     expect(res.status).toBe(200);
     expect(renders).toBe(1);
     expect(netConnect.calls()).toBe(1);
@@ -225,11 +215,8 @@ describe('allowed destinations and redirects', () => {
 
   it('reaches a host on the merchant’s PSP allowlist (an IP literal entry)', async () => {
     const psp = await listen('127.0.0.1', (_req, res) => res.end('{"ok":true}'));
-    const e = egress({ allowlist: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: psp.port, to: psp.port }] });
-    const res = await forwardToPsp(
-      { egress: e, vault, logger },
-      forwardRequest(`http://127.0.0.1:${psp.port}/charge`, 'test', ['127.0.0.1']),
-    );
+    const d = deps({ allowedCidrs: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: psp.port, to: psp.port }] });
+    const res = await forwardToPsp(d, forwardRequest(`http://127.0.0.1:${psp.port}/charge`, 'test', ['127.0.0.1']));
     expect(res.status).toBe(200);
     expect(renders).toBe(1);
     expect(psp.connections()).toBe(1);
@@ -241,8 +228,8 @@ describe('allowed destinations and redirects', () => {
       res.writeHead(307, { Location: `http://127.0.0.2:${internal.port}/admin` }).end();
     });
     // Even with 127.0.0.2 allowed and every port open, nothing may follow the Location header.
-    const e = egress({ allowlist: parseCidrList(['127.0.0.0/8']), allowedPorts: [{ from: 1024, to: 65535 }] });
-    const res = await forwardToPsp({ egress: e, vault, logger }, forwardRequest(`http://127.0.0.1:${psp.port}/charge`));
+    const d = deps({ allowedCidrs: parseCidrList(['127.0.0.0/8']), allowedPorts: [{ from: 1024, to: 65535 }] });
+    const res = await forwardToPsp(d, forwardRequest(`http://127.0.0.1:${psp.port}/charge`));
     expect(res.status).toBe(307);
     expect(res.headers).toContainEqual({ name: 'Location', value: `http://127.0.0.2:${internal.port}/admin` });
     expect(internal.connections()).toBe(0);

@@ -1,20 +1,21 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
 import { TesseraError } from '@tessera/common';
-import { parseCidrList } from '../domain/addressPolicy';
-import { checkDestinationUrl } from '../domain/destinationUrl';
+import { createDestinationPolicy, parseCidrList } from '../domain/destinationPolicy';
 import {
   cancelPspExchange,
-  checkDestinationAddresses,
   closePspEgress,
   createPspEgress,
+  preflightDestination,
   sendToPsp,
+  toPspError,
   type EgressOptions,
   type PspCancellation,
   type PspEgress,
 } from './pspEgress';
-import type { Resolver } from './resolver';
+import { resolveHost, type Resolver } from './resolver';
 import { createSafeConnector } from './safeConnector';
 
 /** A real HTTP server on a loopback address that counts the TCP connections it accepts. */
@@ -26,7 +27,7 @@ interface TestServer {
   close(): Promise<void>;
 }
 
-async function startServer(host: string, handler: http.RequestListener = (_req, res) => res.end('ok')): Promise<TestServer> {
+async function startServer(host: string, handler: http.RequestListener = (_req, res) => res.end('ok'), port = 0): Promise<TestServer> {
   const state: TestServer = { host, port: 0, connections: 0, requests: [], close: async () => undefined };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -45,7 +46,7 @@ async function startServer(host: string, handler: http.RequestListener = (_req, 
   server.on('connection', () => {
     state.connections += 1;
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   state.port = (server.address() as AddressInfo).port;
   state.close = () =>
     new Promise<void>((resolve) => {
@@ -55,9 +56,8 @@ async function startServer(host: string, handler: http.RequestListener = (_req, 
   return state;
 }
 
-const ALLOW_127_0_0_1 = parseCidrList(['127.0.0.1/32']);
-/** The test servers listen on ephemeral ports; the port policy has its own tests (egressPolicy.test.ts). */
-const ANY_PORT = [{ from: 1, to: 65535 }];
+/** 127.0.0.1 allowed; the test servers listen on ephemeral ports (the port rule has its own tests, egressPolicy.test.ts). */
+const policy = createDestinationPolicy({ allowedCidrs: parseCidrList(['127.0.0.1/32']), allowedPorts: [{ from: 1, to: 65535 }] });
 const egresses: PspEgress[] = [];
 const servers: TestServer[] = [];
 
@@ -66,16 +66,15 @@ function egress(overrides: Partial<EgressOptions> = {}): PspEgress {
     connectTimeoutMs: 2000,
     timeoutMs: 3000,
     maxResponseBytes: 1024 * 1024,
-    allowlist: ALLOW_127_0_0_1,
-    allowedPorts: ANY_PORT,
+    policy,
     ...overrides,
   });
   egresses.push(e);
   return e;
 }
 
-async function server(host: string, handler?: http.RequestListener): Promise<TestServer> {
-  const s = await startServer(host, handler);
+async function server(host: string, handler?: http.RequestListener, port?: number): Promise<TestServer> {
+  const s = await startServer(host, handler, port);
   servers.push(s);
   return s;
 }
@@ -95,8 +94,18 @@ async function pspError(promise: Promise<unknown>): Promise<TesseraError> {
   throw new Error('expected the call to fail');
 }
 
-function send(e: PspEgress, url: string, extra: Partial<Parameters<typeof sendToPsp>[1]> = {}) {
-  return sendToPsp(e, { destination: checkDestinationUrl(url, 'test'), method: 'POST', headers: [], ...extra });
+/**
+ * Sends as if the pre-flight had passed whatever DNS answered: these tests check what the
+ * connector refuses on its own, at connect time.
+ */
+async function send(e: PspEgress, url: string, extra: Partial<Parameters<typeof sendToPsp>[1]> = {}) {
+  const destination = policy.checkUrl(url, 'test', []);
+  return sendToPsp(e, {
+    destination: { ...destination, addresses: await resolveHost(destination.hostname, e.resolve) },
+    method: 'POST',
+    headers: [],
+    ...extra,
+  });
 }
 
 describe('sendToPsp destination enforcement', () => {
@@ -117,15 +126,40 @@ describe('sendToPsp destination enforcement', () => {
     expect(forbidden.connections).toBe(0);
   });
 
-  it('refuses at connect time when DNS answers differently after the pre-check passed (rebinding)', async () => {
+  it('connects to the addresses the pre-flight checked, never to a later DNS answer (rebinding)', async () => {
+    const psp = await server('127.0.0.1', (_req, res) => res.end('psp'));
+    const internal = await server('127.0.0.2', (_req, res) => res.end('internal'), psp.port);
+    let calls = 0;
+    const resolve: Resolver = async () => (++calls === 1 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '127.0.0.2', family: 4 }]);
+    const e = egress({ resolve });
+
+    const destination = await preflightDestination(e, policy.checkUrl(`http://psp.test:${psp.port}/charge`, 'test', []));
+    const res = await sendToPsp(e, { destination, method: 'POST', headers: [], body: Buffer.from('card data') });
+
+    expect(res.status).toBe(200);
+    expect(psp.requests.map((r) => r.body.toString())).toEqual(['card data']);
+    expect(calls).toBe(1);
+    expect(internal.connections).toBe(0);
+    // Held only while the exchange ran: the next request's pre-flight asks DNS again.
+    expect(e.pins.get('psp.test')).toBeUndefined();
+  });
+
+  it('refuses at connect time when DNS answers differently after the pre-check passed and no answer is pinned (rebinding)', async () => {
     const target = await server('127.0.0.2', (_req, res) => res.end('internal'));
     let calls = 0;
     const resolve: Resolver = async () => (++calls === 1 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '127.0.0.2', family: 4 }]);
     const e = egress({ resolve });
-    const destination = checkDestinationUrl(`http://psp.test:${target.port}/charge`, 'test');
+    const destination = policy.checkUrl(`http://psp.test:${target.port}/charge`, 'test', []);
 
-    await expect(checkDestinationAddresses(e, destination)).resolves.toBeUndefined();
-    const err = await pspError(sendToPsp(e, { destination, method: 'POST', headers: [], body: Buffer.from('card data') }));
+    await expect(preflightDestination(e, destination)).resolves.toMatchObject({ addresses: [{ address: '127.0.0.1', family: 4 }] });
+    // A connection undici opens once its request no longer holds the pre-flight's answer looks the host up again.
+    const unpinned = new Agent({ connect: createSafeConnector({ policy, resolve, connectTimeoutMs: 2000 }) });
+    const err = await pspError(
+      unpinned.request({ origin: destination.url.origin, path: '/charge', method: 'POST', body: 'card data' }).catch((cause: unknown) => {
+        throw toPspError(cause);
+      }),
+    );
+    await unpinned.close();
 
     expect(err.code).toBe('psp_destination_forbidden');
     expect(calls).toBe(2);
@@ -138,8 +172,7 @@ describe('sendToPsp destination enforcement', () => {
     // connects straight to 127.0.0.2, so only the after-connect peer check can refuse.
     let socket: net.Socket | undefined;
     const connect = createSafeConnector({
-      allowlist: ALLOW_127_0_0_1,
-      allowedPorts: ANY_PORT,
+      policy,
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
       connectTimeoutMs: 2000,
       baseConnector: (_opts, callback) => {
@@ -161,8 +194,7 @@ describe('sendToPsp destination enforcement', () => {
   it('the connector hands out a socket whose peer is allowed', async () => {
     const psp = await server('127.0.0.1');
     const connect = createSafeConnector({
-      allowlist: ALLOW_127_0_0_1,
-      allowedPorts: ANY_PORT,
+      policy,
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
       connectTimeoutMs: 2000,
     });
@@ -180,7 +212,7 @@ describe('sendToPsp destination enforcement', () => {
     const resolve: Resolver = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     };
-    const err = await pspError(checkDestinationAddresses(egress({ resolve }), checkDestinationUrl('https://nowhere.invalid/', 'live')));
+    const err = await pspError(preflightDestination(egress({ resolve }), policy.checkUrl('https://nowhere.invalid/', 'live', [])));
     expect(err.code).toBe('psp_unreachable');
   });
 
@@ -189,7 +221,7 @@ describe('sendToPsp destination enforcement', () => {
       { address: '8.8.8.8', family: 4 },
       { address: '169.254.169.254', family: 4 },
     ];
-    const err = await pspError(checkDestinationAddresses(egress({ resolve }), checkDestinationUrl('https://psp.example/', 'live')));
+    const err = await pspError(preflightDestination(egress({ resolve }), policy.checkUrl('https://psp.example/', 'live', [])));
     expect(err.code).toBe('psp_destination_forbidden');
     expect(err.message).toBe('The pspUrl host resolves to a link-local address.');
   });

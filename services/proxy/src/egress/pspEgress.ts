@@ -1,22 +1,20 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
 import { TesseraError } from '@tessera/common';
-import type { Cidr } from '../domain/addressPolicy';
-import { assertAddressesAllowed, assertUrlPortAllowed, type Destination } from '../domain/destinationUrl';
-import type { PortRange } from '../domain/portPolicy';
+import type { ConnectPolicy, Destination } from '../domain/destinationPolicy';
 import { filterResponseHeaders, pairRawHeaders, type HeaderEntry } from '../domain/headers';
 import type { PspMethod } from '../domain/method';
-import { createDnsResolver, resolveHost, type Resolver } from './resolver';
+import { createAddressPins, type AddressPins } from './addressPins';
+import { createDnsResolver, resolveHost, type ResolvedAddress, type Resolver } from './resolver';
 import { createSafeConnector, type SafeConnectorOptions } from './safeConnector';
 
 export interface EgressOptions {
+  /** The destination policy (domain/destinationPolicy.ts): the egress only asks it, it has no rules of its own. */
+  policy: ConnectPolicy;
   connectTimeoutMs: number;
   /** Total time for one exchange: connect, send, headers and the whole body. */
   timeoutMs: number;
   maxResponseBytes: number;
-  allowlist: readonly Cidr[];
-  /** Ports allowed besides 443 and 80 (PSP_ALLOWED_PORTS); absent: those two only. */
-  allowedPorts?: readonly PortRange[];
   resolve?: Resolver;
   tls?: SafeConnectorOptions['tls'];
 }
@@ -27,19 +25,19 @@ export interface PspEgress {
   readonly connectTimeoutMs: number;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
-  readonly allowlist: readonly Cidr[];
-  readonly allowedPorts: readonly PortRange[];
+  readonly policy: ConnectPolicy;
   readonly resolve: Resolver;
+  readonly pins: AddressPins;
 }
 
 export function createPspEgress(opts: EgressOptions): PspEgress {
   const resolve = opts.resolve ?? createDnsResolver();
-  const allowedPorts = opts.allowedPorts ?? [];
+  const pins = createAddressPins();
   const agent = new Agent({
     connect: createSafeConnector({
-      allowlist: opts.allowlist,
-      allowedPorts,
+      policy: opts.policy,
       resolve,
+      pins,
       connectTimeoutMs: opts.connectTimeoutMs,
       ...(opts.tls ? { tls: opts.tls } : {}),
     }),
@@ -54,9 +52,9 @@ export function createPspEgress(opts: EgressOptions): PspEgress {
     connectTimeoutMs: opts.connectTimeoutMs,
     timeoutMs: opts.timeoutMs,
     maxResponseBytes: opts.maxResponseBytes,
-    allowlist: opts.allowlist,
-    allowedPorts,
+    policy: opts.policy,
     resolve,
+    pins,
   };
 }
 
@@ -72,31 +70,39 @@ function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
+/** A destination that passed the whole policy, with the addresses the pre-flight judged. */
+export interface CheckedDestination extends Destination {
+  readonly addresses: readonly ResolvedAddress[];
+}
+
 /**
- * The pre-flight address check, run before the vault renders any card data: resolves the
- * host and refuses the destination unless every address passes the policy. The connector
- * repeats the check at connect time; this one exists so a forbidden URL never causes a render.
+ * The egress pre-flight, run after the URL decision and before the vault renders any card data
+ * (a render uses up a one-time CVV): resolves the host (every address, both families) and
+ * refuses the destination unless the policy passes every address. sendToPsp then connects to
+ * exactly these addresses (see addressPins.ts), so a destination that passes here is not
+ * refused at connect time for a DNS answer that changed in between.
  */
-export async function checkDestinationAddresses(egress: PspEgress, destination: Destination): Promise<void> {
-  // The port first: a refused port needs no DNS lookup.
-  assertUrlPortAllowed(destination.url, egress.allowedPorts);
+export async function preflightDestination(egress: PspEgress, destination: Destination): Promise<CheckedDestination> {
   // A literal is its own only address: judged as it is, without the DNS deadline's timer and race.
   if (destination.isIpLiteral) {
-    assertAddressesAllowed([destination.hostname], egress.allowlist, true);
-    return;
+    egress.policy.checkAddresses([destination.hostname], true);
+    return { ...destination, addresses: await resolveHost(destination.hostname, egress.resolve) };
   }
-  let addresses: string[];
+  let addresses: ResolvedAddress[];
   try {
-    const resolved = await withDeadline(
+    addresses = await withDeadline(
       resolveHost(destination.hostname, egress.resolve),
       egress.connectTimeoutMs,
       () => new Error('DNS lookup timed out'),
     );
-    addresses = resolved.map((a) => a.address);
   } catch (err) {
     throw new TesseraError('psp_unreachable', { message: 'The PSP host could not be resolved.', cause: err });
   }
-  assertAddressesAllowed(addresses, egress.allowlist, destination.isIpLiteral);
+  egress.policy.checkAddresses(
+    addresses.map((a) => a.address),
+    false,
+  );
+  return { ...destination, addresses };
 }
 
 /**
@@ -120,7 +126,8 @@ export function cancelPspExchange(cancellation: PspCancellation): void {
 }
 
 export interface PspRequest {
-  destination: Destination;
+  /** From preflightDestination: the connection goes to its addresses. */
+  destination: CheckedDestination;
   method: PspMethod;
   /** Already filtered (see filterRequestHeaders). */
   headers: readonly HeaderEntry[];
@@ -270,13 +277,16 @@ function cancelledError(): TesseraError {
 /**
  * Sends one request to the PSP and reads the whole answer. Redirects are never followed (a
  * 3xx comes back as it is), so a PSP cannot bounce the card data to a place the policy did
- * not check. Bodies are kept as exact bytes.
+ * not check. Bodies are kept as exact bytes. While the exchange runs, the pre-flight's answer is
+ * pinned for the host, so a new connection goes to an address that was checked.
  */
 export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspResponse> {
   if (req.cancellation?.cancelled) return Promise.reject(cancelledError());
-  return new Promise<PspResponse>((resolve, reject) => {
+  const { destination } = req;
+  const release = destination.isIpLiteral ? undefined : egress.pins.hold(destination.hostname, destination.addresses);
+  const exchanged = new Promise<PspResponse>((resolve, reject) => {
     const exchange = new PspExchange(egress.maxResponseBytes, egress.timeoutMs, req.cancellation, resolve, reject);
-    const { url } = req.destination;
+    const { url } = destination;
     const headers: string[] = [];
     for (const h of req.headers) headers.push(h.name, h.value);
     egress.agent.dispatch(
@@ -292,4 +302,5 @@ export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspRespon
       exchange,
     );
   });
+  return release === undefined ? exchanged : exchanged.finally(release);
 }

@@ -2,16 +2,16 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
-import { assertAddressesAllowed, assertPortAllowed } from '../domain/destinationUrl';
-import type { Cidr } from '../domain/addressPolicy';
-import type { PortRange } from '../domain/portPolicy';
+import type { ConnectPolicy } from '../domain/destinationPolicy';
+import type { AddressPins } from './addressPins';
 import { resolveHost, type ResolvedAddress, type Resolver } from './resolver';
 
 export interface SafeConnectorOptions {
-  allowlist: readonly Cidr[];
-  /** Ports allowed besides 443 and 80; absent: those two only. */
-  allowedPorts?: readonly PortRange[];
+  /** The destination policy's connect-time rules; the connector has none of its own. */
+  policy: ConnectPolicy;
   resolve: Resolver;
+  /** The pre-flight's answers for hosts with requests in flight (see addressPins.ts). */
+  pins?: AddressPins;
   connectTimeoutMs: number;
   /** Extra TLS settings (a test CA, for instance). servername always stays the URL's host. */
   tls?: Pick<ConnectionOptions, 'ca' | 'rejectUnauthorized'>;
@@ -19,25 +19,26 @@ export interface SafeConnectorOptions {
   baseConnector?: buildConnector.connector;
 }
 
-function pickFamily(addresses: ResolvedAddress[], family: LookupOptions['family']): ResolvedAddress[] {
+function pickFamily(addresses: readonly ResolvedAddress[], family: LookupOptions['family']): ResolvedAddress[] {
   const wanted = family === 4 || family === 'IPv4' ? 4 : family === 6 || family === 'IPv6' ? 6 : 0;
-  return wanted === 0 ? addresses : addresses.filter((a) => a.family === wanted);
+  return wanted === 0 ? [...addresses] : addresses.filter((a) => a.family === wanted);
 }
 
 /**
- * A `lookup` for net/tls.connect that resolves the host again at connect time and refuses the
- * connection unless every answer passes the address policy. Checking only before the request
- * would leave a window for DNS rebinding: a second answer pointing at an internal address.
+ * A `lookup` for net/tls.connect that hands out only addresses the policy passes, judged here at
+ * connect time whatever their source: the pre-flight's pinned answer when a request holds one
+ * (so the socket goes where the pre-flight checked, not wherever DNS points by now), otherwise a
+ * fresh lookup (a connection undici opens after its request was given up, for instance).
  */
-export function createSafeLookup(allowlist: readonly Cidr[], resolve: Resolver): LookupFunction {
+export function createSafeLookup(policy: ConnectPolicy, resolve: Resolver, pins?: AddressPins): LookupFunction {
   return (hostname, options, callback) => {
-    resolveHost(hostname, resolve).then(
+    const pinned = pins?.get(hostname);
+    (pinned !== undefined ? Promise.resolve(pinned) : resolveHost(hostname, resolve)).then(
       (addresses) => {
         let usable: ResolvedAddress[];
         try {
-          assertAddressesAllowed(
+          policy.checkAddresses(
             addresses.map((a) => a.address),
-            allowlist,
             false,
           );
           usable = pickFamily(addresses, options.family);
@@ -56,10 +57,10 @@ export function createSafeLookup(allowlist: readonly Cidr[], resolve: Resolver):
 }
 
 /**
- * undici connector that only ever hands out sockets to allowed addresses and ports:
- * - the port must be 443, 80 or in PSP_ALLOWED_PORTS;
+ * undici connector that only ever hands out sockets to addresses and ports the policy allows:
+ * - the port is judged before connecting;
  * - an IP-literal host is judged before connecting (net.connect skips `lookup` for literals);
- * - a named host goes through the safe lookup above;
+ * - a named host goes through the safe lookup above (pinned answer, else a fresh one);
  * - after connecting, the socket's actual peer address is judged once more, so nothing that
  *   bypasses `lookup` (a literal, a future Node change) can slip through.
  * A refusal is the TesseraError psp_destination_forbidden itself; undici passes connector
@@ -70,15 +71,15 @@ export function createSafeConnector(opts: SafeConnectorOptions): buildConnector.
     opts.baseConnector ??
     buildConnector({
       timeout: opts.connectTimeoutMs,
-      lookup: createSafeLookup(opts.allowlist, opts.resolve),
+      lookup: createSafeLookup(opts.policy, opts.resolve, opts.pins),
       ...(opts.tls ?? {}),
     });
   return (options, callback) => {
     try {
-      // The same port rule as the pre-flight check, again here where the socket is made.
+      // The same port rule as the URL decision, again here where the socket is made.
       const port = options.port === undefined || options.port === '' ? (options.protocol === 'https:' ? 443 : 80) : Number(options.port);
-      assertPortAllowed(port, opts.allowedPorts ?? []);
-      if (isIP(options.hostname) !== 0) assertAddressesAllowed([options.hostname], opts.allowlist, true);
+      opts.policy.checkPort(port);
+      if (isIP(options.hostname) !== 0) opts.policy.checkAddresses([options.hostname], true);
     } catch (err) {
       callback(err as Error, null);
       return;
@@ -90,7 +91,7 @@ export function createSafeConnector(opts: SafeConnectorOptions): buildConnector.
       }
       try {
         const remote = socket.remoteAddress;
-        assertAddressesAllowed(remote === undefined ? [] : [remote], opts.allowlist, isIP(options.hostname) !== 0);
+        opts.policy.checkAddresses(remote === undefined ? [] : [remote], isIP(options.hostname) !== 0);
       } catch (refusal) {
         socket.destroy();
         callback(refusal as Error, null);

@@ -21,10 +21,11 @@ import {
   type RenderRequest,
   type VaultHandlers,
 } from '@tessera/protos';
-import { parseCidrList } from '../domain/addressPolicy';
+import type { VaultPort } from '../app/vaultPort';
+import { createDestinationPolicy, parseCidrList } from '../domain/destinationPolicy';
 import { closePspEgress, createPspEgress, type PspEgress } from '../egress/pspEgress';
 import { createProxyHandlers } from './proxyHandlers';
-import { createVaultPort, type VaultPort } from './vaultClient';
+import { createVaultPort } from './vaultClient';
 
 /**
  * Forward and Ready end to end over real gRPC and real sockets: a stand-in vault gRPC server
@@ -133,16 +134,14 @@ beforeAll(async () => {
     },
   });
   vault = createVaultPort(vaultAddress, 2000);
-  egress = createPspEgress({
-    connectTimeoutMs: 2000,
-    timeoutMs: 5000,
-    maxResponseBytes: 1 << 20,
-    allowlist: parseCidrList(['127.0.0.1/32']),
+  const policy = createDestinationPolicy({
+    allowedCidrs: parseCidrList(['127.0.0.1/32']),
     // The test PSP listens on an ephemeral port.
     allowedPorts: [{ from: 1024, to: 65535 }],
   });
+  egress = createPspEgress({ policy, connectTimeoutMs: 2000, timeoutMs: 5000, maxResponseBytes: 1 << 20 });
   proxyServer = new grpc.Server(SERVER_OPTIONS);
-  proxyServer.addService(proxyService, createProxyHandlers({ egress, vault, logger: pino({ level: 'info' }, stream) }));
+  proxyServer.addService(proxyService, createProxyHandlers({ policy, egress, vault, logger: pino({ level: 'info' }, stream) }));
   client = createProxyClient(await bind(proxyServer));
 });
 

@@ -10,7 +10,7 @@ import {
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
-import type { VaultPort } from './vaultClient';
+import type { VaultPort } from '../app/vaultPort';
 
 export interface HandlerDeps extends ForwardDeps {
   vault: Pick<VaultPort, 'render' | 'preview' | 'ready'>;

@@ -11,25 +11,7 @@ import {
   type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
-import {} from '@tessera/common';
-
-export interface RenderInput {
-  merchantId: string;
-  /** The calling key's mode as the gateway sent it; the vault renders only tokens of that mode. */
-  mode: string;
-  token: string;
-  template: string;
-  contentType: string;
-}
-
-/** The proxy's view of the vault: render a body, and say whether the vault is up. */
-export interface VaultPort {
-  render(input: RenderInput, requestId?: string): Promise<Buffer>;
-  /** The masked render of a dry run: no clear card data in the answer. */
-  preview(input: RenderInput, requestId?: string): Promise<PreviewResponse__Output>;
-  ready(): Promise<{ ready: boolean; detail: string }>;
-  close(): void;
-}
+import type { RenderInput, VaultPort } from '../app/vaultPort';
 
 /** The most Render calls in one RenderBatch call. */
 export const MAX_RENDER_BATCH = 64;

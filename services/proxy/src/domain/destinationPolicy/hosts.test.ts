@@ -1,6 +1,6 @@
 import { canonicalHostPattern, TesseraError } from '@tessera/common';
-import { assertHostOnAllowlist } from './hostAllowlist';
-import { checkDestinationUrl } from './destinationUrl';
+import { assertHostOnAllowlist } from './hosts';
+import { checkDestinationUrl } from './url';
 
 function hostOf(url: string): string {
   return checkDestinationUrl(url, 'test').hostname;

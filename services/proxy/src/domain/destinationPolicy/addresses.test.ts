@@ -1,4 +1,4 @@
-import { classifyAddress, describeRange, isAddressAllowed, judgeAddresses, parseCidrList, VERDICT_MEMO_LIMIT } from './addressPolicy';
+import { classifyAddress, describeRange, isAddressAllowed, judgeAddresses, parseCidrList, VERDICT_MEMO_LIMIT } from './addresses';
 
 describe('classifyAddress', () => {
   it.each([

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ipInCidrs, parseCidr, type Cidr } from '@tessera/common';
+import { forbidden } from './forbidden';
 
 /**
  * Which outbound addresses the proxy may connect to. The proxy is the only service with
@@ -141,6 +142,16 @@ export function judgeAddresses(addresses: readonly string[], allowlist: readonly
     if (!verdict.allowed) return verdict;
   }
   return ALLOWED;
+}
+
+/**
+ * Refuses unless every address passes, with a message saying which kind of address was found,
+ * never echoing the address or host itself.
+ */
+export function assertAddressesAllowed(addresses: readonly string[], allowlist: readonly Cidr[], isIpLiteral: boolean): void {
+  const verdict = judgeAddresses(addresses, allowlist);
+  if (verdict.allowed) return;
+  throw forbidden(isIpLiteral ? `pspUrl points to ${verdict.description}.` : `The pspUrl host resolves to ${verdict.description}.`);
 }
 
 /** Never opened in production: loopback, unspecified, link-local (cloud metadata at 169.254.169.254, AWS's fd00:ec2::254). */

@@ -1,6 +1,6 @@
 import { TesseraError } from '@tessera/common';
-import { parseCidrList } from './addressPolicy';
-import { assertAddressesAllowed, checkDestinationUrl, parseMode } from './destinationUrl';
+import { assertAddressesAllowed, parseCidrList } from './addresses';
+import { checkDestinationUrl, parseMode } from './url';
 
 function errorOf(fn: () => unknown): TesseraError {
   try {

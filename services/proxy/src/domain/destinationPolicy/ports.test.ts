@@ -1,4 +1,4 @@
-import { isPortAllowed, parsePortList, portOfUrl } from './portPolicy';
+import { isPortAllowed, parsePortList, portOfUrl } from './ports';
 
 describe('PSP port policy', () => {
   it('allows 443 and 80 with no configuration, and nothing else', () => {

@@ -1,3 +1,5 @@
+import { forbidden } from './forbidden';
+
 /**
  * Which TCP ports the proxy may send to. PSP APIs live on 443 (and 80 for test sandboxes); any
  * other port on a public host is far more likely a merchant-supplied URL probing something that
@@ -38,4 +40,11 @@ export function portOfUrl(url: URL): number {
 
 export function isPortAllowed(port: number, extra: readonly PortRange[]): boolean {
   return STANDARD_PSP_PORTS.includes(port) || extra.some((r) => port >= r.from && port <= r.to);
+}
+
+/** Refuses a port outside 443, 80 and `extra`, naming the ports that are allowed. */
+export function assertPortAllowed(port: number, extra: readonly PortRange[]): void {
+  if (isPortAllowed(port, extra)) return;
+  const allowed = [...STANDARD_PSP_PORTS, ...extra.map((r) => (r.from === r.to ? `${r.from}` : `${r.from}-${r.to}`))].join(', ');
+  throw forbidden(`pspUrl uses port ${port}; PSPs are reached only on ports ${allowed}.`);
 }
