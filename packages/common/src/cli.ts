@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from './config';
 
 /**
@@ -30,5 +31,25 @@ export function parseCliConfig<T>(parse: () => T, io: CliIo, prefix = ''): { ok:
     if (!(err instanceof ConfigError)) throw err;
     io.err(`${prefix}${err.message}`);
     return { ok: false, exitCode: EXIT_CONFIG };
+  }
+}
+
+type CommandLineConfig<O extends ParseArgsConfig['options']> = { args: string[]; options: O; allowPositionals: true; strict: true };
+
+/**
+ * The command line as every operator CLI takes it (positionals allowed, unknown options refused),
+ * or the usage exit code once the reason and the usage text are printed.
+ */
+export function parseCommandLine<O extends ParseArgsConfig['options']>(
+  argv: string[],
+  options: O,
+  usage: string,
+  io: CliIo,
+): { ok: true; args: ReturnType<typeof parseArgs<CommandLineConfig<O>>> } | { ok: false; exitCode: number } {
+  try {
+    return { ok: true, args: parseArgs<CommandLineConfig<O>>({ args: argv, options, allowPositionals: true, strict: true }) };
+  } catch (err) {
+    io.err(`${err instanceof Error ? err.message : String(err)}\n\n${usage}`);
+    return { ok: false, exitCode: EXIT_USAGE };
   }
 }

@@ -3,8 +3,7 @@
  * Passwords are read from standard input only, never from arguments (shell history, `ps`).
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
-import { parseArgs } from 'node:util';
-import { reportUsageError, UsageError, type CliIo } from '@tessera/common';
+import { parseCommandLine, reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import {
   createOperator,
   listOperators,
@@ -41,22 +40,15 @@ export interface AdminIo extends CliIo {
   readStdin: () => Promise<string>;
 }
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      email: { type: 'string' },
-      merchant: { type: 'string' },
-      global: { type: 'boolean', default: false },
-      'password-stdin': { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  });
-}
+const OPTIONS = {
+  email: { type: 'string' },
+  merchant: { type: 'string' },
+  global: { type: 'boolean', default: false },
+  'password-stdin': { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
 
-type Parsed = ReturnType<typeof parse>;
+type Parsed = Extract<ReturnType<typeof parseCommandLine<typeof OPTIONS>>, { ok: true }>['args'];
 
 function emailOf(args: Parsed): string {
   const email = args.values.email;
@@ -73,13 +65,9 @@ function describe(op: OperatorRecord): string {
 }
 
 export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
-  let args: Parsed;
-  try {
-    args = parse(argv);
-  } catch (err) {
-    io.err(`${err instanceof Error ? err.message : String(err)}\n\n${ADMIN_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandLine(argv, OPTIONS, ADMIN_USAGE, io);
+  if (!parsed.ok) return parsed.exitCode;
+  const args = parsed.args;
   const command = args.positionals[0];
   if (command === undefined || command === 'help') {
     (command === 'help' ? io.out : io.err)(ADMIN_USAGE);

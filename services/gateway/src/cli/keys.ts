@@ -5,8 +5,7 @@
  * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
-import { parseArgs } from 'node:util';
-import { reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
+import { parseCommandLine, reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
 import {
   createApiKey,
   getApiKey,
@@ -85,28 +84,21 @@ Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value
 
 type Io = CliIo;
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      merchant: { type: 'string' },
-      mode: { type: 'string' },
-      kind: { type: 'string' },
-      origin: { type: 'string', multiple: true },
-      'allow-ip': { type: 'string', multiple: true },
-      'allow-domain': { type: 'string', multiple: true },
-      'any-ip': { type: 'boolean', default: false },
-      'any-domain': { type: 'boolean', default: false },
-      after: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-}
+const OPTIONS = {
+  merchant: { type: 'string' },
+  mode: { type: 'string' },
+  kind: { type: 'string' },
+  origin: { type: 'string', multiple: true },
+  'allow-ip': { type: 'string', multiple: true },
+  'allow-domain': { type: 'string', multiple: true },
+  'any-ip': { type: 'boolean', default: false },
+  'any-domain': { type: 'boolean', default: false },
+  after: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
 
-type Parsed = ReturnType<typeof parse>;
+type Parsed = Extract<ReturnType<typeof parseCommandLine<typeof OPTIONS>>, { ok: true }>['args'];
 
 function publicView(record: ApiKeyRecord) {
   return {
@@ -430,13 +422,9 @@ async function revoke(deps: ApiKeyDeps, plan: RevokePlan, io: Io): Promise<void>
 
 export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
   if (argv[0] === 'admin') return runAdminCli(argv.slice(1), environment, { readStdin: readAllStdin, ...io });
-  let args: Parsed;
-  try {
-    args = parse(argv);
-  } catch (err) {
-    io.err(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandLine(argv, OPTIONS, USAGE, io);
+  if (!parsed.ok) return parsed.exitCode;
+  const args = parsed.args;
   const command = args.positionals[0];
   if (args.values.help || command === undefined || command === 'help') {
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);

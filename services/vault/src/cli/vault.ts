@@ -5,8 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError, createLogger, parseConfig, UsageError, type CliIo } from '@tessera/common';
+import { ConfigError, createLogger, parseCommandLine, parseConfig, UsageError, type CliIo } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
@@ -37,22 +36,15 @@ Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_UR
 
 export type Io = CliIo;
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      kid: { type: 'string' },
-      label: { type: 'string' },
-      batch: { type: 'string' },
-      'max-batches': { type: 'string' },
-      restart: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-}
+const OPTIONS = {
+  kid: { type: 'string' },
+  label: { type: 'string' },
+  batch: { type: 'string' },
+  'max-batches': { type: 'string' },
+  restart: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
 
 function positiveInt(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -92,13 +84,9 @@ export async function run(
   io: Io,
   openStore?: (config: VaultConfig) => Promise<CardStore>,
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const commandLine = parseCommandLine(argv, OPTIONS, USAGE, io);
+  if (!commandLine.ok) return commandLine.exitCode;
+  const parsed = commandLine.args;
   const [command] = parsed.positionals;
   if (parsed.values.help || command === undefined) {
     io.err(USAGE);
