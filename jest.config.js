@@ -10,9 +10,6 @@ const shared = {
   testEnvironment: 'node',
 };
 module.exports = {
-  // Fault tests kill Redis and services on purpose; a client's reconnect timer left behind by such
-  // a test must not keep CI waiting after every result is in.
-  forceExit: true,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'] },
     {

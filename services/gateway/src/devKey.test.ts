@@ -6,7 +6,8 @@ import type { ApiKeyRecord } from './domain/apiKeys';
 
 const DEV_KEY = `tsk_test_${'d'.repeat(32)}`;
 const PEPPER = 'p'.repeat(32);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Fake timers: the retry delays pass at once and the same number of attempts happens on every run. */
+const sleep = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 /** A store that refuses writes (as Redis does with NOREPLICAS) until told otherwise. */
 class RefusingStore extends MemoryApiKeyStore {
@@ -20,6 +21,9 @@ class RefusingStore extends MemoryApiKeyStore {
 }
 
 describe('registerDevKey', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
   it('keeps retrying with growing delays while the store refuses writes, and registers the key once it accepts', async () => {
     const store = new RefusingStore();
     const { logger, text } = captureLogger();
