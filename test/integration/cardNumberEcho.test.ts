@@ -5,24 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { mayHoldCardNumber } from '@tessera/common';
 import { AdminClient, loggedIn } from './adminClient';
 import { aCard, apiClient, type ApiKey, useStack } from './harness';
+import { cardNumbersIn, SHAPES } from './cardShapes';
 
 jest.setTimeout(120_000);
 
 const env = useStack({ psp: true });
-
-/** The shapes the red-team review found missed: `_`, mixed separators, Amex 4-6-5, 12-digit Maestro; and a plain PAN. */
-const SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009', '4242424242424242'];
-const DIGITS = [...new Set(SHAPES.map((s) => s.replace(/\D/g, '')))];
-
-/** Every place a shape (as sent, or as its bare digits) or anything card-number-like shows up in `text`. */
-function cardNumbersIn(text: string): string[] {
-  const found = [...SHAPES, ...DIGITS].filter((s) => text.includes(s));
-  if (mayHoldCardNumber(text)) found.push('card-number-like text');
-  return found;
-}
 
 /** Log lines of this stack that hold a shape, or anything the detector flags. */
 function cardNumbersInLogs(): string[] {

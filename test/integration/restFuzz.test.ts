@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { mayHoldCardNumber } from '@tessera/common';
 import { loggedIn, type AdminClient } from './adminClient';
 import { apiClient, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { CARD_SHAPES, cardShape } from './cardShapes';
 
 jest.setTimeout(180_000);
 
@@ -22,27 +23,6 @@ const env = useStack({ psp: true });
 const NUM_RUNS = 150;
 const PANS = Object.values(TEST_CARDS);
 const spaced = (pan: string) => pan.replace(/(\d{4})(?=\d)/g, '$1 ');
-
-/** Issue 11, finding 4: the shapes the first detector missed. */
-const CARD_SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009'];
-const SEPARATORS = ['_', '-', '.', ' ', '/', ':', ''];
-
-/** A test card (or the 12-digit Maestro) cut as 4-4-4-4(-3) or Amex 4-6-5, each cut joined by any separator. */
-const cardShape = fc.oneof(
-  fc.constantFrom(...CARD_SHAPES),
-  fc
-    .tuple(fc.constantFrom(...PANS, '500000000009'), fc.array(fc.constantFrom(...SEPARATORS), { minLength: 4, maxLength: 4 }), fc.boolean())
-    .map(([pan, separators, amexGrouping]) => {
-      const cuts = (amexGrouping && pan.length === 15 ? [4, 10] : [4, 8, 12, 16]).filter((cut) => cut < pan.length);
-      let out = '';
-      let from = 0;
-      cuts.forEach((cut, i) => {
-        out += pan.slice(from, cut) + (separators[i] ?? '');
-        from = cut;
-      });
-      return out + pan.slice(from);
-    }),
-);
 
 let acme: ApiKey;
 let token: string;
