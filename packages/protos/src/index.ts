@@ -12,14 +12,16 @@ import type { ProxyClient, ProxyHandlers } from './generated/tessera/proxy/v1/Pr
 export type { VaultClient, VaultHandlers, ProxyClient, ProxyHandlers };
 import type { TokenizeRequest__Output } from './generated/tessera/vault/v1/TokenizeRequest';
 /**
- * As received (every field set), except `provisional`, which callers that tokenize on a merchant
- * server's behalf simply leave out (false): only the browser tokenization route sets it.
+ * As received (every field set), except `provisional` and `dedupe`, which callers simply leave out
+ * (false): only the browser tokenization route sets the first, only POST /v1/token the second.
  */
-export type TokenizeRequest = Omit<TokenizeRequest__Output, 'provisional'> & { provisional?: boolean };
+export type TokenizeRequest = Omit<TokenizeRequest__Output, 'provisional' | 'dedupe'> & { provisional?: boolean; dedupe?: boolean };
 export type { TokenRecord, TokenRecord__Output } from './generated/tessera/vault/v1/TokenRecord';
 export type { TokenizeBatchItem } from './generated/tessera/vault/v1/TokenizeBatchItem';
 export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './generated/tessera/vault/v1/TokenizeBatchResponse';
 export type { TokenRef__Output as TokenRef } from './generated/tessera/vault/v1/TokenRef';
+export type { UpdateTokenRequest__Output as UpdateTokenRequest } from './generated/tessera/vault/v1/UpdateTokenRequest';
+export type { AttachCvvRequest__Output as AttachCvvRequest } from './generated/tessera/vault/v1/AttachCvvRequest';
 export type { RenderRequest__Output as RenderRequest } from './generated/tessera/vault/v1/RenderRequest';
 export type { RenderResponse__Output as RenderResponse } from './generated/tessera/vault/v1/RenderResponse';
 export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchItem';

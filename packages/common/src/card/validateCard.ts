@@ -59,36 +59,10 @@ export function validateCard(input: CardInput, mode: KeyMode, now: Date = new Da
     });
   }
 
-  if (!Number.isInteger(input.expiryMonth) || input.expiryMonth < 1 || input.expiryMonth > 12) {
-    throw new TesseraError('parameter_invalid', { param: 'expiryMonth', message: 'expiryMonth must be an integer from 1 to 12.' });
-  }
-  if (!Number.isInteger(input.expiryYear) || input.expiryYear < 1000 || input.expiryYear > 9999) {
-    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear must be a four-digit year.' });
-  }
-  if (isExpired(input.expiryMonth, input.expiryYear, now)) {
-    throw new TesseraError('card_expired', { param: 'expiryYear' });
-  }
-  if (isTooFarAhead(input.expiryYear, now)) {
-    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear is more than 50 years ahead.' });
-  }
+  validateExpiry(input.expiryMonth, input.expiryYear, now);
 
   const testCard = isTestCard(number);
-  let cvv: string | undefined;
-  if (input.cvv !== undefined) {
-    const result = normalizeCvv(input.cvv, brand, testCard);
-    if (!result.ok) {
-      throw new TesseraError('cvv_invalid', {
-        param: 'cvv',
-        message:
-          brand === 'amex'
-            ? 'An amex CVV has 4 digits.'
-            : testCard || brand === 'unknown'
-              ? 'The CVV must have 3 or 4 digits.'
-              : `A ${brand} CVV has 3 digits.`,
-      });
-    }
-    cvv = result.cvv;
-  }
+  const cvv = input.cvv === undefined ? undefined : validateCvv(input.cvv, brand, testCard);
 
   if (mode === 'live' && testCard) throw new TesseraError('test_card_in_live_mode', { param: 'number' });
   if (mode === 'test' && !testCard) throw new TesseraError('live_card_in_test_mode', { param: 'number' });
@@ -97,4 +71,41 @@ export function validateCard(input: CardInput, mode: KeyMode, now: Date = new Da
   if (input.holderName !== undefined && input.holderName.length > 0) card.holderName = input.holderName;
   if (cvv !== undefined) card.cvv = cvv;
   return card;
+}
+
+/**
+ * The expiry rules of a card (PRODUCT.md): month 1-12, four-digit year, not past, at most 50 years
+ * ahead. For a new card and for a stored card's new expiry (PATCH /v1/token/{token}) alike.
+ */
+export function validateExpiry(expiryMonth: number, expiryYear: number, now: Date = new Date()): void {
+  if (!Number.isInteger(expiryMonth) || expiryMonth < 1 || expiryMonth > 12) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryMonth', message: 'expiryMonth must be an integer from 1 to 12.' });
+  }
+  if (!Number.isInteger(expiryYear) || expiryYear < 1000 || expiryYear > 9999) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear must be a four-digit year.' });
+  }
+  if (isExpired(expiryMonth, expiryYear, now)) {
+    throw new TesseraError('card_expired', { param: 'expiryYear' });
+  }
+  if (isTooFarAhead(expiryYear, now)) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear is more than 50 years ahead.' });
+  }
+}
+
+/**
+ * The CVV rules for a card of `brand` (see normalizeCvv): the normalised CVV, or cvv_invalid naming
+ * the length the brand takes. For a CVV given at tokenization and one re-collected later alike.
+ */
+export function validateCvv(input: number | string, brand: Brand, testCard: boolean): string {
+  const result = normalizeCvv(input, brand, testCard);
+  if (result.ok) return result.cvv;
+  throw new TesseraError('cvv_invalid', {
+    param: 'cvv',
+    message:
+      brand === 'amex'
+        ? 'An amex CVV has 4 digits.'
+        : testCard || brand === 'unknown'
+          ? 'The CVV must have 3 or 4 digits.'
+          : `A ${brand} CVV has 3 digits.`,
+  });
 }

@@ -17,6 +17,44 @@ export const cardInputSchema = z.strictObject({
   cvv: z.union([z.int(), z.string()], { error: 'cvv must be an integer or a string of digits.' }).optional(),
 }) satisfies z.ZodType<CardInput>;
 
+/** POST /v1/token: a card, and whether to answer the merchant's existing token for it. */
+export const tokenCreateSchema = z.strictObject({
+  ...cardInputSchema.shape,
+  dedupe: z.boolean({ error: 'dedupe must be true or false.' }).optional(),
+});
+
+export type TokenCreateInput = z.output<typeof tokenCreateSchema>;
+
+/**
+ * PATCH /v1/token/{token}: what a re-issued card with the same number changes. The number is not
+ * accepted (a new number is a new token: parameter_unknown); the expiry is given whole.
+ */
+export const tokenUpdateSchema = z
+  .strictObject({
+    expiryMonth: cardInputSchema.shape.expiryMonth.optional(),
+    expiryYear: cardInputSchema.shape.expiryYear.optional(),
+    holderName: cardInputSchema.shape.holderName,
+  })
+  .superRefine((input, ctx) => {
+    if (input.expiryMonth !== undefined && input.expiryYear === undefined) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'number', path: ['expiryYear'], message: 'expiryYear is required with expiryMonth.' });
+    } else if (input.expiryYear !== undefined && input.expiryMonth === undefined) {
+      ctx.addIssue({
+        code: 'invalid_type',
+        expected: 'number',
+        path: ['expiryMonth'],
+        message: 'expiryMonth is required with expiryYear.',
+      });
+    } else if (input.expiryMonth === undefined && input.holderName === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'Give expiryMonth and expiryYear, holderName, or both.' });
+    }
+  });
+
+export type TokenUpdateInput = z.output<typeof tokenUpdateSchema>;
+
+/** POST /v1/token/{token}/cvc (and its browser twin): a freshly collected CVV, typed as on create. */
+export const cvcInputSchema = z.strictObject({ cvv: cardInputSchema.shape.cvv.unwrap() });
+
 export const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 export type ProxyMethod = Uppercase<(typeof PROXY_METHODS)[number]>;
 
@@ -102,19 +140,35 @@ function truncateParam(key: string): string {
   return masked.length > MAX_PARAM_LENGTH ? masked.slice(0, MAX_PARAM_LENGTH) : masked;
 }
 
-export function parseCardInput(body: Record<string, unknown>): CardInput {
-  const result = cardInputSchema.safeParse(body);
+/** A body checked against its schema, or the one TesseraError that explains the first problem. */
+function parseBody<T>(schema: z.ZodType<T>, body: Record<string, unknown>): T {
+  const result = schema.safeParse(body);
   if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
   return result.data;
+}
+
+export function parseCardInput(body: Record<string, unknown>): CardInput {
+  return parseBody(cardInputSchema, body);
+}
+
+export function parseTokenCreate(body: Record<string, unknown>): TokenCreateInput {
+  return parseBody(tokenCreateSchema, body);
+}
+
+export function parseTokenUpdate(body: Record<string, unknown>): TokenUpdateInput {
+  return parseBody(tokenUpdateSchema, body);
+}
+
+export function parseCvcInput(body: Record<string, unknown>): { cvv: number | string } {
+  // zod reports a missing union as invalid_union, not invalid_type: said here as for any required field.
+  if (Object.keys(body).length === 0) throw new TesseraError('parameter_missing', { param: 'cvv', message: 'cvv is required.' });
+  return parseBody(cvcInputSchema, body);
 }
 
 export function parseRetainRequest(body: Record<string, unknown>): void {
-  const result = retainRequestSchema.safeParse(body);
-  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
+  parseBody(retainRequestSchema, body);
 }
 
 export function parseProxyRequest(body: Record<string, unknown>): ProxyRequestInput {
-  const result = proxyRequestSchema.safeParse(body);
-  if (!result.success) throw validationErrorFromIssues(result.error.issues, body);
-  return result.data;
+  return parseBody(proxyRequestSchema, body);
 }

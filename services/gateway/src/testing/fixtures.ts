@@ -19,6 +19,9 @@ export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): Toke
     cvvAvailable: false,
     holderNameAvailable: false,
     provisional: false,
+    bin: '424242',
+    fingerprint: 'fp_unit_test_00000000',
+    deduplicated: false,
     ...overrides,
   };
 }

@@ -6,6 +6,8 @@ import type {
   TokenizeRequest,
   TokenRecord__Output,
   TokenRef,
+  UpdateTokenRequest,
+  AttachCvvRequest,
 } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
@@ -45,6 +47,14 @@ class FakeVault implements VaultApi {
   async retainToken(ref: TokenRef, ctx: { requestId: string }) {
     this.record('retainToken', ref, ctx.requestId);
     return tokenRecord({ token: ref.token, provisional: false });
+  }
+  async updateToken(request: UpdateTokenRequest, ctx: { requestId: string }) {
+    this.record('updateToken', request, ctx.requestId);
+    return tokenRecord({ token: request.token });
+  }
+  async attachCvv(request: AttachCvvRequest, ctx: { requestId: string }) {
+    this.record('attachCvv', request, ctx.requestId);
+    return tokenRecord({ token: request.token, cvvAvailable: true });
   }
   async ready() {
     if (this.readyResult === 'hang') return new Promise<ReadyResult>(() => {});
@@ -340,6 +350,8 @@ describe('gateway HTTP app', () => {
         cvvAvailable: true,
         holderNameAvailable: false,
         provisional: false,
+        bin: '424242',
+        fingerprint: 'fp_unit_test_00000000',
       });
       // Not provisional: only the browser tokenization route asks for that.
       expect(h.vault.calls[0]?.request).toEqual({

@@ -17,7 +17,7 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
-import { BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
+import { BROWSER_CVC_PATH, BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
 import type { BrowserTokenLimiter } from './browserLimits';
 import type { FormSessionDeps } from '../app/formSessions';
 import { formSessionRoutes } from './formSessions';
@@ -182,6 +182,9 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token', auth, ...body, idempotent, tokens.create);
   app.get('/v1/token/:token', auth, tokens.get);
   app.delete('/v1/token/:token', auth, tokens.remove);
+  app.patch('/v1/token/:token', auth, ...body, tokens.update);
+  // A retry must not attach a second CVV after the first was used: Idempotency-Key replays the answer.
+  app.post('/v1/token/:token/cvc', auth, ...body, idempotent, tokens.recollectCvv);
   // Idempotent by nature (a retained token stays retained), so no Idempotency-Key handling.
   app.post('/v1/token/:token/retain', auth, ...optionalBody, tokens.retain);
   app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
@@ -202,6 +205,9 @@ export function createApp(deps: GatewayDeps): Express {
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
     // token is provisional until the merchant's server retains it (docs/browser.md).
     app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
+    app.options(BROWSER_CVC_PATH, cors);
+    // The CVC-only field: under the same publishable-key, origin and card-testing rules.
+    app.post(BROWSER_CVC_PATH, cors, publishableAuth, ...body, tokens.recollectCvvInBrowser);
   }
 
   if (deps.formSessions) {

@@ -11,6 +11,8 @@ import { contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
 export const BROWSER_TOKENS_PATH = '/v1/browser/tokens';
+/** The CVC-only field re-collects a token's CVV through this route (tessera.cvcField). */
+export const BROWSER_CVC_PATH = '/v1/browser/tokens/:token/cvc';
 
 const ALLOWED_REQUEST_HEADERS = 'content-type, x-api-key, x-tessera-parent-origin, x-request-id';
 

@@ -140,10 +140,12 @@ describe('OpenAPI document', () => {
       'delete /v1/token/{token}',
       'get /v1/form-sessions/{id}',
       'get /v1/token/{token}',
+      'patch /v1/token/{token}',
       'post /v1/form-sessions',
       'post /v1/proxy',
       'post /v1/proxy/dry-run',
       'post /v1/token',
+      'post /v1/token/{token}/cvc',
       'post /v1/token/{token}/retain',
     ]);
     for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');

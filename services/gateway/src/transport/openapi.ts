@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
-import { cardInputSchema, PROXY_METHODS, proxyRequestSchema, retainRequestSchema } from '../domain/requestSchemas';
+import {
+  cardInputSchema,
+  cvcInputSchema,
+  PROXY_METHODS,
+  proxyRequestSchema,
+  retainRequestSchema,
+  tokenCreateSchema,
+  tokenUpdateSchema,
+} from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import type { DryRunJson, TokenRecordJson } from './routes';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
@@ -30,6 +38,13 @@ const tokenRecordSchema = z.object({
   provisional: z.boolean().meta({
     description:
       'True for a token made in a browser (card fields, hosted page) that the merchant has not retained yet: it expires at expiresAt unless POST /v1/token/{token}/retain is called with a secret key.',
+  }),
+  bin: z.string().nullable().meta({
+    description: 'The first six digits of the card number (PCI DSS 3.4.1). null for tokens made before Tessera recorded it.',
+  }),
+  fingerprint: z.string().nullable().meta({
+    description:
+      'Keyed hash (HMAC-SHA256 under a key held by the vault) of the card number, per merchant and mode: equal for the same card tokenized again by the same merchant in the same mode, unrelated otherwise. null for tokens made before Tessera recorded it.',
   }),
 }) satisfies z.ZodType<TokenRecordJson>;
 
@@ -132,6 +147,14 @@ function errorResponses(statuses: number[]): Record<string, JsonObject> {
 const AUTH_ERRORS = [401, 403, 429, 500, 503, 504];
 const BODY_ERRORS = [400, 413, 415];
 
+/** The browser routes' CORS preflight. */
+const browserPreflight = (operationId: string): JsonObject => ({
+  operationId,
+  summary: 'CORS preflight: allowed for the fields origin only',
+  security: [],
+  responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
+});
+
 const timingHeaders = {
   'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
   'x-tessera-total-ms': { description: 'Milliseconds the gateway spent on the request, PSP included.', schema: { type: 'string' } },
@@ -147,11 +170,25 @@ export function buildOpenApiDocument(): JsonObject {
     pspBody:
       'Body template. Placeholders [CARD_NUMBER], [CARD_EXPIRY_MONTH], [CARD_EXPIRY_YEAR], [CARD_CVV], [CARD_HOLDER] are filled, encoded for the Content-Type (JSON string for json types, form, XML text for xml types; other types take digits raw and refuse [CARD_HOLDER]). get/delete may omit it.',
   });
-  const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), {
+  const cardFieldDocs = {
     number: 'Digits, spaces and hyphens; 12-19 digits, Luhn-valid. Test keys accept only the published test cards.',
     expiryMonth: '1-12',
     expiryYear: 'Four digits; not expired; at most 50 years ahead.',
     cvv: '3 digits (4 for amex); an integer is left-padded with zeros. Kept only for CVV_TTL_SECONDS.',
+  };
+  const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), cardFieldDocs);
+  const tokenCreate = withPropertyDocs(jsonSchema(tokenCreateSchema, 'input'), {
+    ...cardFieldDocs,
+    dedupe:
+      "true: if this merchant already has a token for this card number in this mode (not deleted, not provisional), answer it (200) updated with this request's expiry, holderName (when given) and cvv (when given) instead of creating one (201).",
+  });
+  const tokenUpdate = withPropertyDocs(jsonSchema(tokenUpdateSchema, 'input'), {
+    expiryMonth: '1-12; give it with expiryYear.',
+    expiryYear: 'Four digits; not expired; at most 50 years ahead; give it with expiryMonth.',
+    holderName: 'The new card holder name.',
+  });
+  const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), {
+    cvv: "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.",
   });
   const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 
@@ -174,8 +211,9 @@ export function buildOpenApiDocument(): JsonObject {
         post: {
           operationId: 'createToken',
           summary: 'Tokenize a card',
-          requestBody: { required: true, content: json(ref('CardInput')) },
+          requestBody: { required: true, content: json(ref('TokenCreate')) },
           responses: {
+            '200': { description: 'dedupe: the existing token for this card, updated.', content: json(ref('TokenRecord')) },
             '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
             ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
           },
@@ -203,12 +241,7 @@ export function buildOpenApiDocument(): JsonObject {
             ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
           },
         },
-        options: {
-          operationId: 'preflightBrowserToken',
-          summary: 'CORS preflight: allowed for the fields origin only',
-          security: [],
-          responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
-        },
+        options: browserPreflight('preflightBrowserToken'),
       },
       '/v1/token/{token}': {
         get: {
@@ -220,12 +253,65 @@ export function buildOpenApiDocument(): JsonObject {
             ...errorResponses([404, ...AUTH_ERRORS]),
           },
         },
+        patch: {
+          operationId: 'updateToken',
+          summary: 'Change the expiry and/or holder name of a stored card (a re-issued card with the same number)',
+          description:
+            'The card number never changes: a new number is a new token. The expiry follows the rules of POST /v1/token ' +
+            "(not expired, at most 50 years ahead) and moves the token's expiresAt with it (a provisional token keeps its " +
+            'deadline). The CVV is left as it is. Idempotent by nature: the same body gives the same record.',
+          parameters: [tokenParam],
+          requestBody: { required: true, content: json(ref('TokenUpdate')) },
+          responses: {
+            '200': { description: 'The updated token record.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
+        },
         delete: {
           operationId: 'deleteToken',
           summary: 'Delete a token and its card data',
           parameters: [tokenParam],
           responses: { '204': { description: 'Deleted.' }, ...errorResponses([404, ...AUTH_ERRORS]) },
         },
+      },
+      '/v1/token/{token}/cvc': {
+        post: {
+          operationId: 'recollectCvc',
+          summary: 'Attach a freshly collected CVV to an existing token',
+          description:
+            'For a returning customer who re-enters the CVC: under the same rules as a CVV given at tokenization, it is used ' +
+            'by the next render of [CARD_CVV] only (then 422 cvv_unavailable) and gone after CVV_TTL_SECONDS; cvvAvailable ' +
+            'turns true until then. It replaces a CVV not used yet. Send an Idempotency-Key to retry safely. From a browser, ' +
+            'use the CVC-only field of tessera.js (POST /v1/browser/tokens/{token}/cvc) so your page never sees the CVC.',
+          parameters: [tokenParam],
+          requestBody: { required: true, content: json(ref('CvcInput')) },
+          responses: {
+            '200': { description: 'The token record, cvvAvailable true.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
+        },
+      },
+      '/v1/browser/tokens/{token}/cvc': {
+        post: {
+          operationId: 'recollectBrowserCvc',
+          summary: "Attach a CVC typed into tessera.js's CVC-only field to an existing token",
+          description:
+            'Called by the CVC-field iframe (tessera.cvcField), not by merchant code, under the rules of POST /v1/browser/tokens ' +
+            '(publishable key, Origin = FIELDS_ORIGIN, x-tessera-parent-origin allowed by the key, card-testing limits, CORS for ' +
+            'the fields origin only). Same body and answer as POST /v1/token/{token}/cvc.',
+          parameters: [
+            tokenParam,
+            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          security: [{ publishableKey: [] }],
+          requestBody: { required: true, content: json(ref('CvcInput')) },
+          responses: {
+            '200': { description: 'The token record, cvvAvailable true.', content: json(ref('TokenRecord')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS.filter((status) => status !== 403)]),
+          },
+        },
+        options: browserPreflight('preflightBrowserCvc'),
       },
       '/v1/token/{token}/retain': {
         post: {
@@ -344,7 +430,7 @@ export function buildOpenApiDocument(): JsonObject {
           type: 'apiKey',
           in: 'header',
           name: 'x-api-key',
-          description: 'A publishable key (tpk_…): POST /v1/browser/tokens only.',
+          description: 'A publishable key (tpk_…): POST /v1/browser/tokens and POST /v1/browser/tokens/{token}/cvc only.',
         },
         ...ADMIN_SECURITY_SCHEMES,
       },
@@ -353,6 +439,9 @@ export function buildOpenApiDocument(): JsonObject {
       },
       schemas: {
         CardInput: cardInput,
+        TokenCreate: tokenCreate,
+        TokenUpdate: tokenUpdate,
+        CvcInput: cvcInput,
         ProxyRequest: proxyRequest,
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),

@@ -9,10 +9,18 @@ import {
   maskCardNumbers,
   TesseraError,
   validateCard,
+  validateExpiry,
   type Logger,
 } from '@tessera/common';
 import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
-import { parseCardInput, parseProxyRequest, parseRetainRequest } from '../domain/requestSchemas';
+import {
+  parseCardInput,
+  parseCvcInput,
+  parseProxyRequest,
+  parseRetainRequest,
+  parseTokenCreate,
+  parseTokenUpdate,
+} from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
 import { apiKeyOf, contextOf } from './requestContext';
@@ -36,6 +44,10 @@ export interface TokenRecordJson {
   holderNameAvailable: boolean;
   /** Made in a browser and not yet retained: expiresAt is then the provisional deadline. */
   provisional: boolean;
+  /** First six digits; null for tokens made before Tessera recorded it. */
+  bin: string | null;
+  /** Same card, same merchant and mode: same fingerprint. null for tokens made before Tessera recorded it. */
+  fingerprint: string | null;
 }
 
 export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
@@ -50,6 +62,8 @@ export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
     cvvAvailable: record.cvvAvailable,
     holderNameAvailable: record.holderNameAvailable,
     provisional: record.provisional,
+    bin: record.bin === '' ? null : record.bin,
+    fingerprint: record.fingerprint === '' ? null : record.fingerprint,
   };
 }
 
@@ -67,11 +81,27 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
   /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
   const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
     const key = apiKeyOf(res);
-    const input = parseCardInput(req.body as Record<string, unknown>);
+    const body = req.body as Record<string, unknown>;
+    // `dedupe` is a merchant server's choice: the browser route's schema does not know it.
+    const { dedupe, ...input } = provisional ? { ...parseCardInput(body), dedupe: undefined } : parseTokenCreate(body);
     const card = validateCard(input, key.mode);
     if (provisional) await browserCardGate?.(res, card.number);
-    const record = await vault.tokenize(tokenizeRequestFor(card, key, provisional), { requestId: contextOf(res).requestId });
-    sendJson(res, 201, tokenRecordJson(record));
+    const record = await vault.tokenize(
+      { ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) },
+      { requestId: contextOf(res).requestId },
+    );
+    // An existing token answered (dedupe) was not created: 200, like a read.
+    sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
+  };
+  /** One path for both ways a CVV is re-collected: a secret key's server, or the CVC-only browser field. */
+  const attachCvv = async (req: Request, res: Response): Promise<void> => {
+    const key = apiKeyOf(res);
+    const { cvv } = parseCvcInput(req.body as Record<string, unknown>);
+    const record = await vault.attachCvv(
+      { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
+      { requestId: contextOf(res).requestId },
+    );
+    sendJson(res, 200, tokenRecordJson(record));
   };
   return {
     /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once. */
@@ -93,6 +123,38 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
       );
       sendJson(res, 200, tokenRecordJson(record));
     },
+
+    /**
+     * PATCH /v1/token/{token}: a re-issued card (same number) gets its new expiry and/or holder
+     * name, under the rules of a new card. Idempotent by nature (the same body gives the same
+     * record), so no Idempotency-Key handling.
+     */
+    async update(req: Request, res: Response): Promise<void> {
+      const key = apiKeyOf(res);
+      const input = parseTokenUpdate(req.body as Record<string, unknown>);
+      if (input.expiryMonth !== undefined && input.expiryYear !== undefined) validateExpiry(input.expiryMonth, input.expiryYear);
+      const record = await vault.updateToken(
+        {
+          merchantId: key.merchantId,
+          mode: key.mode,
+          token: tokenParam(req),
+          expiryMonth: input.expiryMonth ?? 0,
+          expiryYear: input.expiryYear ?? 0,
+          holderName: input.holderName ?? '',
+        },
+        { requestId: contextOf(res).requestId },
+      );
+      sendJson(res, 200, tokenRecordJson(record));
+    },
+
+    /** POST /v1/token/{token}/cvc: a merchant's server (secret key) re-collected the CVV. */
+    recollectCvv: attachCvv,
+
+    /**
+     * POST /v1/browser/tokens/{token}/cvc: the CVC-only field (publishable key, fields origin), so
+     * the merchant's page never holds the CVV.
+     */
+    recollectCvvInBrowser: attachCvv,
 
     /**
      * Makes a provisional (browser-made) token an ordinary one; retaining an ordinary or already

@@ -11,6 +11,8 @@ import {
   type TokenizeRequest,
   type TokenRecord__Output,
   type TokenRef,
+  type UpdateTokenRequest,
+  type AttachCvvRequest,
   type TokenizeBatchItem,
   type ForwardBatchItem,
   type ForwardBatchResult__Output,
@@ -46,6 +48,10 @@ export interface VaultApi {
   /** A provisional token becomes an ordinary one; idempotent. */
   retainToken(ref: TokenRef, ctx: CallContext): Promise<TokenRecord__Output>;
   deleteToken(ref: TokenRef, ctx: CallContext): Promise<void>;
+  /** A stored card's new expiry and/or holder name (0 / '' keep the stored value). */
+  updateToken(request: UpdateTokenRequest, ctx: CallContext): Promise<TokenRecord__Output>;
+  /** A freshly collected CVV for an existing token, consumed by its first render. */
+  attachCvv(request: AttachCvvRequest, ctx: CallContext): Promise<TokenRecord__Output>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
 }
@@ -91,6 +97,8 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
     deleteToken: async (ref, ctx) => {
       await call(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId });
     },
+    updateToken: (request, ctx) => call(client, client.UpdateToken, request, { timeoutMs, requestId: ctx.requestId }),
+    attachCvv: (request, ctx) => call(client, client.AttachCvv, request, { timeoutMs, requestId: ctx.requestId }),
     ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
   };

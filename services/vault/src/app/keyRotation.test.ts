@@ -74,6 +74,7 @@ describe('key rotation against a real redis-server', () => {
     const oldVault = vaultWith(store, before);
     const tokens: string[] = [];
     for (let i = 0; i < 6; i++) tokens.push((await oldVault.tokenize(aCard())).token);
+    const fingerprintBefore = (await oldVault.getToken(A, tokens[0] as string)).fingerprint;
     const legacy = [
       await saveFormat1Token(store, before, '5555555555554444', '987'),
       await saveFormat1Token(store, before, '4242424242424242', '321'),
@@ -85,6 +86,7 @@ describe('key rotation against a real redis-server', () => {
     const liveVault = vaultWith(store, rotated);
     const partial = await rewrapAll(store, rotated, { batchSize: 2, maxBatches: 1 });
     expect(partial.done).toBe(false);
+    expect(partial.fingerprintKey).toBe('rewrapped');
     expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).not.toBeNull();
     for (const t of tokens) expect((await liveVault.render(A, t, '[CARD_NUMBER]', 'text/plain')).toString()).toMatch(/^\d{16}$/);
     const midway = (await liveVault.tokenize(aCard())).token;
@@ -102,13 +104,20 @@ describe('key rotation against a real redis-server', () => {
     expect(finished.checkpoint.stats.failed).toBe(0);
     expect(await store.getCheckpoint(REWRAP_CHECKPOINT)).toBeNull();
 
-    expect(await countRecordsByKeyId(store, 3)).toEqual({ byKeyId: { new: { card: 9, cvv: 9, format1: 0 } }, unreadable: 0 });
+    expect(finished.fingerprintKey).toBe('alreadyCurrent');
+    expect(await countRecordsByKeyId(store, 3)).toEqual({
+      byKeyId: { new: { card: 9, cvv: 9, format1: 0 } },
+      unreadable: 0,
+      fingerprintKeyKekId: 'new',
+    });
     // The old key can now leave VAULT_KEYS: a vault without it opens every card and CVV.
     const afterRetirement = vaultWith(store, retired);
     for (const t of tokens) {
       expect((await afterRetirement.render(A, t, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toMatch(/^\d{16}\/\d{3}$/);
     }
     expect((await afterRetirement.render(A, legacy[0] as string, '[CARD_NUMBER]', 'text/plain')).toString()).toBe('5555555555554444');
+    // The fingerprint key moved with the records: the same card still gets the same fingerprint.
+    expect((await afterRetirement.tokenize(aCard())).fingerprint).toBe(fingerprintBefore);
     await store.close();
   });
 
@@ -181,7 +190,7 @@ describe('npm run vault -- <command>', () => {
 
     const afterwards = captureIo();
     expect(await run(['status'], env(newEntry), afterwards)).toBe(0);
-    expect(afterwards.stdout).toEqual(['current key: new', 'new: 5 card, 5 cvv records']);
+    expect(afterwards.stdout).toEqual(['current key: new', 'new: 5 card, 5 cvv records', 'fingerprint key: wrapped under new']);
 
     const everything = [status, rewrap, afterwards].flatMap((io) => [...io.stdout, ...io.stderr]).join('\n');
     for (const entry of [oldEntry, newEntry]) expect(everything).not.toContain(entry.split(':')[1]);

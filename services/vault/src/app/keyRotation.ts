@@ -12,6 +12,7 @@ import {
 } from '../domain/envelope';
 import type { KeyRing } from '../domain/keyRing';
 import { cardMetadata, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
+import { fingerprintKeyKekId, rewrapFingerprintKey } from '../domain/fingerprint';
 import { modeOfLegacyCard } from '../domain/tokenMode';
 import type { CardStore } from '../store/cardStore';
 import { parseCard, parseCvv, serializeCard, serializeCvv } from '../store/records';
@@ -183,7 +184,9 @@ export async function rewrapAll(
   store: CardStore,
   ring: KeyRing,
   opts: RewrapOptions,
-): Promise<{ done: boolean; checkpoint: RewrapCheckpoint }> {
+): Promise<{ done: boolean; checkpoint: RewrapCheckpoint; fingerprintKey: FingerprintKeyOutcome }> {
+  // First, so that even a run stopped early leaves the one key every fingerprint depends on movable.
+  const fingerprintKey = await rewrapFingerprintKeyIn(store, ring);
   let checkpoint: RewrapCheckpoint = { targetKeyId: ring.currentKeyId, cursor: '0', stats: emptyStats() };
   if (!opts.restart) {
     const saved = await store.getCheckpoint(REWRAP_CHECKPOINT);
@@ -192,7 +195,7 @@ export async function rewrapAll(
   }
   let batches = 0;
   do {
-    if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { done: false, checkpoint };
+    if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { done: false, checkpoint, fingerprintKey };
     const step = await store.scanTokens(checkpoint.cursor, opts.batchSize);
     for (const token of step.tokens) await rewrapToken(store, ring, token, checkpoint.stats);
     checkpoint = { ...checkpoint, cursor: step.cursor };
@@ -201,7 +204,31 @@ export async function rewrapAll(
     opts.onProgress?.(checkpoint);
   } while (checkpoint.cursor !== '0');
   await store.setCheckpoint(REWRAP_CHECKPOINT, null);
-  return { done: true, checkpoint };
+  return { done: true, checkpoint, fingerprintKey };
+}
+
+/** What rewrap did to the fingerprint key: none yet (absent), or it does not open (failed). */
+export type FingerprintKeyOutcome = 'rewrapped' | 'alreadyCurrent' | 'absent' | 'failed';
+
+/**
+ * The fingerprint key (domain/fingerprint.ts) is wrapped under a KEK like a data key, so it moves
+ * with the records: a KEK may be retired only once this key is off it too (`vault status`).
+ */
+async function rewrapFingerprintKeyIn(store: CardStore, ring: KeyRing): Promise<FingerprintKeyOutcome> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const stored = await store.getFingerprintKey();
+    if (stored === null) return 'absent';
+    let next: string | null;
+    try {
+      next = rewrapFingerprintKey(ring, stored);
+    } catch (err) {
+      if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
+      return 'failed';
+    }
+    if (next === null) return 'alreadyCurrent';
+    if (await store.replaceFingerprintKey(stored, next)) return 'rewrapped';
+  }
+  throw new TesseraError('service_unavailable', { message: 'The fingerprint key kept changing while it was being re-wrapped.' });
 }
 
 function parseCheckpoint(text: string): RewrapCheckpoint | undefined {
@@ -225,11 +252,20 @@ export interface KeyUsage {
   /** Records per KEK id, card and CVV records counted separately. */
   byKeyId: Record<string, { card: number; cvv: number; format1: number }>;
   unreadable: number;
+  /** The KEK id the fingerprint key is wrapped under; null before any vault made one. */
+  fingerprintKeyKekId: string | null;
 }
 
 /** How many records each KEK protects: a key may be retired once its count is zero. */
 export async function countRecordsByKeyId(store: CardStore, batchSize: number): Promise<KeyUsage> {
-  const usage: KeyUsage = { byKeyId: {}, unreadable: 0 };
+  const storedFingerprintKey = await store.getFingerprintKey();
+  let fingerprintKekId: string | null = null;
+  try {
+    fingerprintKekId = storedFingerprintKey === null ? null : fingerprintKeyKekId(storedFingerprintKey);
+  } catch {
+    fingerprintKekId = null;
+  }
+  const usage: KeyUsage = { byKeyId: {}, unreadable: 0, fingerprintKeyKekId: fingerprintKekId };
   let cursor = '0';
   do {
     const step = await store.scanTokens(cursor, batchSize);

@@ -67,7 +67,7 @@ describe('provisional tokens (real redis-server)', () => {
       expect(await pttl(key)).toBeGreaterThan((BROWSER_TTL_S - 10) * 1000);
       expect(await pttl(key)).toBeLessThanOrEqual(BROWSER_TTL_S * 1000);
     }
-    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).toMatchObject({ v: 4, mode: 'test', provisional: true });
+    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).toMatchObject({ v: 5, mode: 'test', provisional: true });
     expect(await vault.getToken(OWNER, record.token)).toEqual(record);
   });
 

@@ -56,7 +56,7 @@ async function saveTokenWithoutMode(number: string, format: 1 | 2): Promise<stri
 describe('test and live tokens at rest (real redis-server)', () => {
   it('stores the mode with the card and the CVV', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
+    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 5, mode: 'live' });
     expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
   });
 

@@ -379,6 +379,13 @@ describe('Vault', () => {
       setCheckpoint: () => Promise.reject(new TesseraError('service_unavailable')),
       hasCvv: () => Promise.reject(new TesseraError('service_unavailable')),
       delete: () => Promise.reject(new TesseraError('service_unavailable')),
+      putCvv: () => Promise.reject(new TesseraError('service_unavailable')),
+      getFingerprintKey: () => Promise.reject(new TesseraError('service_unavailable')),
+      createFingerprintKey: () => Promise.reject(new TesseraError('service_unavailable')),
+      replaceFingerprintKey: () => Promise.reject(new TesseraError('service_unavailable')),
+      findByFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
+      claimFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
+      releaseFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
       ping: () => Promise.resolve({ ok: false, detail: 'down' }),
       close: () => Promise.resolve(),
     };

@@ -1,5 +1,6 @@
-import { secureRandomBytes, TesseraError, type KeyMode } from '@tessera/common';
+import { secureRandomBytes, TesseraError, validateCvv, type KeyMode } from '@tessera/common';
 import {
+  checkCardChange,
   checkCardToTokenize,
   describeCardFields,
   isPastProvisionalDeadline,
@@ -24,6 +25,7 @@ import {
   type Envelope,
   type RecordKind,
 } from '../domain/envelope';
+import { fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
 import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
@@ -72,6 +74,18 @@ const CVV_MARK_MARGIN_MS = 10 * 60 * 1000;
 const LONGEST_CVV = '0000';
 
 const DEFAULT_BROWSER_TOKEN_TTL_SECONDS = 3600;
+/**
+ * A dedupe create that loses the fingerprint index to a concurrent create of the same card answers
+ * the winner instead; the winner can itself be deleted meanwhile, so the create runs again this often.
+ */
+const DEDUPE_ATTEMPTS = 5;
+
+/** What PATCH /v1/token/{token} (and a dedupe create) may change of a stored card; absent: kept. */
+export interface CardChange {
+  expiryMonth?: number | undefined;
+  expiryYear?: number | undefined;
+  holderName?: string | undefined;
+}
 /** Retain is a compare-and-set; a card that keeps changing under it (key rotation) is read again this often. */
 const RETAIN_ATTEMPTS = 5;
 
@@ -80,6 +94,7 @@ export class Vault {
   private readonly store: CardStore;
   private readonly keyRing: KeyRing;
   private readonly now: () => Date;
+  private fingerprintKeyLoad: Promise<Buffer> | undefined;
 
   constructor(private readonly opts: VaultOptions) {
     this.store = opts.store;
@@ -88,9 +103,94 @@ export class Vault {
   }
 
   async tokenize(card: CardToTokenize): Promise<TokenRecordView> {
-    const { entry, view } = this.prepareToken(card);
+    if (card.dedupe === true && card.provisional !== true) return this.tokenizeDeduplicated(card);
+    const { entry, view } = this.prepareToken(card, await this.fingerprintKey());
     await this.store.save(entry);
+    await this.indexFingerprint(entry);
     return view;
+  }
+
+  /**
+   * `dedupe`: the merchant's existing token for this card (same mode, found through the fingerprint
+   * index), updated with this card's expiry, holder name and CVV; or a new token that claims the
+   * index. Two concurrent creates of the same card both write a token, but only one claims the
+   * index: the other deletes its own (never handed out) and answers the winner, so both callers
+   * get one token.
+   */
+  private async tokenizeDeduplicated(card: CardToTokenize): Promise<TokenRecordView> {
+    const mode = checkCardToTokenize(card);
+    const key = await this.fingerprintKey();
+    const fingerprint = fingerprintOf(key, card.merchantId, mode, card.number);
+    for (let attempt = 0; attempt < DEDUPE_ATTEMPTS; attempt++) {
+      const existing = await this.store.findByFingerprint(fingerprint);
+      if (existing !== null) {
+        const refreshed = await this.refreshDuplicate(card, mode, existing);
+        if (refreshed !== undefined) return refreshed;
+      }
+      // No entry, or it names a token that is gone (deleted, expired, provisional): a new one.
+      const { entry, view } = this.prepareToken(card, key);
+      await this.store.save(entry);
+      const holder = await this.store.claimFingerprint(fingerprint, entry.token, existing, entry.cardTtlMs);
+      if (holder === entry.token) return view;
+      await this.store.delete(entry.token);
+    }
+    throw new TesseraError('service_unavailable', { message: 'The card kept changing while it was being deduplicated.' });
+  }
+
+  /** The existing token updated with the new card's details, or undefined when it cannot be used. */
+  private async refreshDuplicate(card: CardToTokenize, mode: KeyMode, token: string): Promise<TokenRecordView | undefined> {
+    const owner = { merchantId: card.merchantId, mode };
+    const change = { expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, holderName: card.holderName || undefined };
+    try {
+      const { card: stored } = await this.rewriteCard(owner, token, change, card.number);
+      if (card.cvv !== '') await this.storeCvv(stored, token, mode, card.cvv);
+      return toTokenRecordView(token, stored, card.cvv !== '' || (await this.store.hasCvv(token)), true);
+    } catch (err) {
+      if (err instanceof TesseraError && err.code === 'token_not_found') return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Makes a new ordinary token the one `dedupe` finds, unless the index already names another
+   * (the earliest live token of a card stays the one answered). Best effort: the token is saved
+   * and valid either way, and a later dedupe create repairs a missing entry.
+   */
+  private async indexFingerprint(entry: CardEntryToSave): Promise<void> {
+    const { fingerprint, provisional } = entry.card;
+    if (fingerprint === undefined || provisional === true) return;
+    await this.store.claimFingerprint(fingerprint, entry.token, null, entry.cardTtlMs).catch(() => undefined);
+  }
+
+  /**
+   * The fingerprint key, loaded once: read from the store and unwrapped with the key ring, or (on
+   * the first vault ever) made, wrapped and stored; when two replicas race, both use the stored one.
+   * A failure is not remembered, so the next call tries again (the store may be back).
+   */
+  private fingerprintKey(): Promise<Buffer> {
+    this.fingerprintKeyLoad ??= this.loadFingerprintKey().catch((err: unknown) => {
+      this.fingerprintKeyLoad = undefined;
+      throw err;
+    });
+    return this.fingerprintKeyLoad;
+  }
+
+  private async loadFingerprintKey(): Promise<Buffer> {
+    let stored = await this.store.getFingerprintKey();
+    if (stored === null) {
+      const made = newFingerprintKey(this.keyRing);
+      stored = await this.store.createFingerprintKey(made.stored);
+      made.key.fill(0);
+    }
+    try {
+      return openFingerprintKey(this.keyRing, stored);
+    } catch (err) {
+      if (err instanceof TesseraError) throw err;
+      throw new TesseraError('internal_error', {
+        message: 'The fingerprint key cannot be opened with the configured keys.',
+        cause: err,
+      });
+    }
   }
 
   /**
@@ -102,9 +202,30 @@ export class Vault {
   async tokenizeBatch(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>> {
     const outcomes: Array<TokenRecordView | TesseraError> = [];
     const toSave: Array<{ entry: CardEntryToSave; item: number }> = [];
+    const deduplicated: Array<Promise<void>> = [];
+    let key: Buffer;
+    try {
+      key = await this.fingerprintKey();
+    } catch (err) {
+      const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+      return cards.map(() => error);
+    }
     for (const card of cards) {
+      if (card.dedupe === true && card.provisional !== true) {
+        // Each reads and claims the fingerprint index: they cannot join the batch's one write.
+        const item = outcomes.length;
+        outcomes.push(new TesseraError('internal_error'));
+        deduplicated.push(
+          this.tokenizeDeduplicated(card).then(
+            (view) => void (outcomes[item] = view),
+            (err: unknown) =>
+              void (outcomes[item] = err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err })),
+          ),
+        );
+        continue;
+      }
       try {
-        const { entry, view } = this.prepareToken(card);
+        const { entry, view } = this.prepareToken(card, key);
         toSave.push({ entry, item: outcomes.length });
         outcomes.push(view);
       } catch (err) {
@@ -115,17 +236,20 @@ export class Vault {
       const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
       return toSave.map(() => ({ saved: false as const, error }));
     });
-    toSave.forEach(({ item }, i) => {
+    const indexed: Array<Promise<void>> = [];
+    toSave.forEach(({ entry, item }, i) => {
       const result = saved[i];
       if (result === undefined)
         outcomes[item] = new TesseraError('internal_error', { message: 'The card store gave no outcome for a card.' });
       else if (!result.saved) outcomes[item] = result.error;
+      else indexed.push(this.indexFingerprint(entry));
     });
+    await Promise.all([...indexed, ...deduplicated]);
     return outcomes;
   }
 
   /** The new token's sealed records and the view the caller gets once they are saved. */
-  private prepareToken(card: CardToTokenize): { entry: CardEntryToSave; view: TokenRecordView } {
+  private prepareToken(card: CardToTokenize, fingerprintKey: Buffer): { entry: CardEntryToSave; view: TokenRecordView } {
     const mode = checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
@@ -140,7 +264,8 @@ export class Vault {
         : normal;
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;
-    const fields = describeCardFields(card, mode, retention.expiresAt, now);
+    const fingerprint = fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
+    const fields = describeCardFields(card, mode, retention.expiresAt, now, fingerprint);
     const sealedCard = this.seal(
       { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
       JSON.stringify(secret),
@@ -176,9 +301,105 @@ export class Vault {
     return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv) };
   }
 
+  /** The fingerprint index stops naming the token too (best effort: dedupe checks what it names anyway). */
   async deleteToken(owner: TokenOwner, token: string): Promise<void> {
-    await this.cardOf(owner, token);
+    const { card } = await this.cardOf(owner, token);
     await this.store.delete(token);
+    if (card.fingerprint !== undefined) await this.store.releaseFingerprint(card.fingerprint, token).catch(() => undefined);
+  }
+
+  /**
+   * PATCH /v1/token/{token}: a re-issued card keeps its number and gets a new expiry and/or holder
+   * name. The card is re-sealed with them (they are bound into the record) and kept until its new
+   * expiry (+ grace); a provisional token keeps its deadline. The CVV is left as it is.
+   */
+  async updateToken(owner: TokenOwner, token: string, change: CardChange): Promise<TokenRecordView> {
+    checkCardChange(change);
+    const { card } = await this.rewriteCard(owner, token, change);
+    return toTokenRecordView(token, card, await this.store.hasCvv(token));
+  }
+
+  /**
+   * POST /v1/token/{token}/cvc (and the CVC-only browser field): a freshly collected CVV for an
+   * existing token, under the rules of one given at tokenization: its own nonce and deadline
+   * (CVV_TTL_SECONDS, never past the card's), consumed by its first render. It replaces a CVV not
+   * used yet. The card is authenticated, not decrypted: its brand and mode decide the CVV's length.
+   */
+  async attachCvv(owner: TokenOwner, token: string, cvv: { value: string; isInteger: boolean }): Promise<TokenRecordView> {
+    const { card, mode } = await this.cardOf(owner, token);
+    const input = cvv.isInteger && /^\d{1,16}$/.test(cvv.value) ? Number(cvv.value) : cvv.value;
+    // Test keys only ever hold test cards (checked at tokenization), which take any 3-4 digit CVV.
+    await this.storeCvv(card, token, mode, validateCvv(input, card.brand, mode === 'test'));
+    return toTokenRecordView(token, card, true);
+  }
+
+  private async storeCvv(card: StoredCard, token: string, mode: KeyMode, cvv: string): Promise<void> {
+    const now = this.now();
+    const cardLeftMs = Date.parse(card.expiresAt) - now.getTime();
+    const ttlMs = Math.max(1000, Math.min(this.opts.cvvTtlSeconds * 1000, Number.isFinite(cardLeftMs) ? cardLeftMs : 0));
+    await this.store.putCvv(token, this.sealCvv(card.merchantId, token, mode, cvv, now, ttlMs), ttlMs);
+  }
+
+  /**
+   * Re-seals a card with `change` applied, compare-and-set like retain. `sameNumber` (dedupe) makes
+   * a card of another number, or a provisional one, answer token_not_found: the index entry that
+   * named it is then treated as gone.
+   */
+  private async rewriteCard(
+    owner: TokenOwner,
+    token: string,
+    change: CardChange,
+    sameNumber?: string,
+  ): Promise<{ card: StoredCard; mode: KeyMode }> {
+    const mode = this.modeOfOwner(owner, token);
+    for (let attempt = 0; attempt < RETAIN_ATTEMPTS; attempt++) {
+      const raw = await this.store.readRaw('card', token);
+      if (raw === null) throw new TesseraError('token_not_found');
+      const found = this.owned(owner, mode, token, parseCard(raw), 'open');
+      const card = found.card;
+      const secret = found.secret ?? this.openCardSecret(card, token);
+      if (sameNumber !== undefined && (card.provisional === true || secret.number !== sameNumber)) {
+        throw new TesseraError('token_not_found');
+      }
+      const expiryMonth = change.expiryMonth ?? card.expiryMonth;
+      const expiryYear = change.expiryYear ?? card.expiryYear;
+      const holderName = change.holderName ?? secret.holderName;
+      // Nothing to change (a repeated PATCH, concurrent dedupe creates of one card): no write, so
+      // identical calls never contend for the record.
+      const unchanged = expiryMonth === card.expiryMonth && expiryYear === card.expiryYear && holderName === secret.holderName;
+      if (unchanged && card.mode !== undefined && card.metadataBound === true) return { card, mode };
+      const now = this.now();
+      const retention = retentionFor(expiryMonth, expiryYear, {
+        cardGraceDays: this.opts.cardGraceDays,
+        cvvTtlSeconds: this.opts.cvvTtlSeconds,
+        now,
+      });
+      const expiresAt = card.provisional === true ? card.expiresAt : retention.expiresAt.toISOString();
+      const cardTtlMs = card.provisional === true ? Math.max(1000, Date.parse(card.expiresAt) - now.getTime()) : retention.cardTtlMs;
+      const { metadataBound: _bound, sealed: _sealed, ...kept } = card;
+      const fields: Omit<StoredCard, 'sealed'> = {
+        ...kept,
+        mode,
+        expiryMonth,
+        expiryYear,
+        expiresAt,
+        holderNameAvailable: holderName.length > 0,
+      };
+      const provisionalUntil = card.provisional === true ? expiresAt : undefined;
+      const sealed = this.seal(
+        { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
+        JSON.stringify({ number: secret.number, holderName } satisfies CardSecret),
+      );
+      const next: StoredCard = { ...fields, metadataBound: true, sealed };
+      if (await this.store.retainCard(token, raw, next, { cardTtlMs, cvvTtlMs: 0 })) {
+        // The index entry lives as long as the card it names.
+        if (next.fingerprint !== undefined && next.provisional !== true) {
+          await this.store.claimFingerprint(next.fingerprint, token, null, cardTtlMs).catch(() => undefined);
+        }
+        return { card: next, mode };
+      }
+    }
+    throw new TesseraError('service_unavailable', { message: 'The token kept changing while it was being updated.' });
   }
 
   /**

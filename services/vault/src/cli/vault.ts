@@ -161,6 +161,7 @@ export async function run(
             io.out(`${kid}: ${n.card} card, ${n.cvv} cvv records${n.format1 > 0 ? `, ${n.format1} in format 1` : ''}${known}`);
           }
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
+          if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
         }
         return 0;
       }
@@ -170,8 +171,16 @@ export async function run(
         maxBatches: parsed.values['max-batches'] === undefined ? undefined : positiveInt(parsed.values['max-batches'], 'max-batches', 1),
         onProgress: (c) => io.err(describeProgress(c)),
       });
-      io.out(JSON.stringify({ done: result.done, targetKeyId: result.checkpoint.targetKeyId, ...result.checkpoint.stats }));
-      if (result.checkpoint.stats.failed > 0) {
+      io.out(
+        JSON.stringify({
+          done: result.done,
+          targetKeyId: result.checkpoint.targetKeyId,
+          ...result.checkpoint.stats,
+          fingerprintKey: result.fingerprintKey,
+        }),
+      );
+      if (result.fingerprintKey === 'failed') io.err('the fingerprint key could not be opened (unknown key id or failed authentication)');
+      if (result.checkpoint.stats.failed > 0 || result.fingerprintKey === 'failed') {
         io.err('some records could not be opened (unknown key id or failed authentication); they were left unchanged');
         return 1;
       }

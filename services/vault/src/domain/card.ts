@@ -1,6 +1,7 @@
 import { detectBrand, expiryMonthEnd, isLuhnValid, isTestCard, TesseraError, type Brand, type KeyMode } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { Envelope } from './envelope';
+import { binOf } from './fingerprint';
 import { keyModeOf } from './tokenMode';
 
 /** A card as the gateway hands it over (already validated there; checked again here). */
@@ -15,6 +16,8 @@ export interface CardToTokenize {
   mode: string;
   /** Made in a browser: kept for BROWSER_TOKEN_TTL_SECONDS only, unless retained. */
   provisional?: boolean;
+  /** Answer the merchant's existing token for this card instead of a new one (POST /v1/token's `dedupe`). */
+  dedupe?: boolean;
 }
 
 /** The merchant and key mode a call acts for; a token answers only to the pair that created it. */
@@ -44,6 +47,12 @@ export interface StoredCard {
   createdAt: string;
   expiresAt: string;
   holderNameAvailable: boolean;
+  /**
+   * Record format 5 (both or neither): the first six digits and the card's fingerprint
+   * (fingerprint.ts), bound into `sealed` like the fields above. Absent on tokens made before.
+   */
+  bin?: string;
+  fingerprint?: string;
   /**
    * Record format 4: every field above is bound into `sealed` (recordMetadata.ts), so GET and
    * DELETE can trust them once the wrap layer authenticates. Absent on older records, whose
@@ -117,6 +126,23 @@ export function checkCardToTokenize(card: CardToTokenize): KeyMode {
   return mode;
 }
 
+/** The same defense in depth for a stored card's new expiry and holder name (PATCH /v1/token/{token}). */
+export function checkCardChange(change: {
+  expiryMonth?: number | undefined;
+  expiryYear?: number | undefined;
+  holderName?: string | undefined;
+}): void {
+  if (change.expiryMonth !== undefined && (!Number.isInteger(change.expiryMonth) || change.expiryMonth < 1 || change.expiryMonth > 12)) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryMonth', message: 'expiryMonth must be an integer from 1 to 12.' });
+  }
+  if (change.expiryYear !== undefined && (!Number.isInteger(change.expiryYear) || change.expiryYear < 1000 || change.expiryYear > 9999)) {
+    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear must be a four-digit year.' });
+  }
+  if (change.holderName !== undefined && change.holderName.length > HOLDER_NAME_MAX) {
+    throw new TesseraError('parameter_invalid', { param: 'holderName', message: 'holderName must be at most 256 characters.' });
+  }
+}
+
 const MIN_TTL_MS = 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -177,8 +203,17 @@ export function describeCard(card: CardToTokenize, mode: KeyMode, sealed: Envelo
   return { ...describeCardFields(card, mode, expiresAt, now), sealed };
 }
 
-/** The clear fields of a new token's card record: what format 4 binds into its envelope. */
-export function describeCardFields(card: CardToTokenize, mode: KeyMode, expiresAt: Date, now: Date): Omit<StoredCard, 'sealed'> {
+/**
+ * The clear fields of a new token's card record: what format 4 binds into its envelope (format 5
+ * when the fingerprint is given).
+ */
+export function describeCardFields(
+  card: CardToTokenize,
+  mode: KeyMode,
+  expiresAt: Date,
+  now: Date,
+  fingerprint?: string,
+): Omit<StoredCard, 'sealed'> {
   return {
     merchantId: card.merchantId,
     mode,
@@ -190,10 +225,11 @@ export function describeCardFields(card: CardToTokenize, mode: KeyMode, expiresA
     createdAt: now.toISOString(),
     expiresAt: expiresAt.toISOString(),
     holderNameAvailable: card.holderName.length > 0,
+    ...(fingerprint === undefined ? {} : { bin: binOf(card.number), fingerprint }),
   };
 }
 
-export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable: boolean): TokenRecordView {
+export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable: boolean, deduplicated = false): TokenRecordView {
   return {
     token,
     last4: card.last4,
@@ -205,5 +241,8 @@ export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable:
     cvvAvailable,
     holderNameAvailable: card.holderNameAvailable,
     provisional: card.provisional === true,
+    bin: card.bin ?? '',
+    fingerprint: card.fingerprint ?? '',
+    deduplicated,
   };
 }

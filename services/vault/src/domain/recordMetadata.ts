@@ -6,6 +6,8 @@ import type { StoredCard, StoredCvv } from './card';
  * The order is part of the format: append new fields, never reorder.
  */
 export function cardMetadata(card: Omit<StoredCard, 'sealed' | 'metadataBound'>): string {
+  // Format 5 appends the BIN and fingerprint; a format-4 record's metadata stays what it was sealed with.
+  const format5 = card.fingerprint === undefined ? [] : [card.bin ?? null, card.fingerprint];
   return JSON.stringify([
     'card',
     card.merchantId,
@@ -18,6 +20,7 @@ export function cardMetadata(card: Omit<StoredCard, 'sealed' | 'metadataBound'>)
     card.createdAt,
     card.expiresAt,
     card.holderNameAvailable,
+    ...format5,
   ]);
 }
 

@@ -49,12 +49,18 @@ export interface CardStore {
   takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null>;
   hasCvv(token: string): Promise<boolean>;
   /**
-   * Retains a provisional token, in one atomic step: replaces the card record with `next` and the
+   * Retains a provisional token (or updates a card, cvvTtlMs 0), in one atomic step: replaces the card record with `next` and the
    * TTL `cardTtlMs` only if it still equals `expected`, and gives its CVV, if still there, the TTL
    * `cvvTtlMs` (0: leave the CVV alone). False when the card was changed, deleted or expired
    * meanwhile; the caller reads it again.
    */
   retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean>;
+  /**
+   * Writes a freshly collected CVV for an existing token (replacing one not used yet), with its
+   * TTL, acknowledged like save. The caller has checked the card; a card deleted meanwhile leaves a
+   * CVV nobody can reach, gone within its TTL.
+   */
+  putCvv(token: string, record: StoredCvv, ttlMs: number): Promise<void>;
   /** Removes the card and its CVV; true when the card existed. */
   delete(token: string): Promise<boolean>;
   ping(): Promise<StoreHealth>;
@@ -68,6 +74,23 @@ export interface CardStore {
    * changed, consumed or deleted meanwhile (the vault keeps serving while records are re-wrapped).
    */
   replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean>;
+  // The fingerprint key (wrapped under the key ring) and the fingerprint index that `dedupe` reads.
+  /** The stored fingerprint key, or null before the first vault made one. */
+  getFingerprintKey(): Promise<string | null>;
+  /** Stores `stored` unless a key is already there (another replica was first); answers the one kept. */
+  createFingerprintKey(stored: string): Promise<string>;
+  /** Compare-and-set for rewrap; false when it changed meanwhile. */
+  replaceFingerprintKey(expected: string, next: string): Promise<boolean>;
+  /** The token the index names for a fingerprint, if any (it may be deleted or expired: check it). */
+  findByFingerprint(fingerprint: string): Promise<string | null>;
+  /**
+   * Points the fingerprint at `token` (for `ttlMs`) if the index is empty or still names `replacing`
+   * (a token found gone); answers the token the index names afterwards. Atomic: of two concurrent
+   * claims of an empty entry, one wins and the other learns the winner.
+   */
+  claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string>;
+  /** Removes the entry if it names `token` (the token was deleted). */
+  releaseFingerprint(fingerprint: string, token: string): Promise<void>;
   /** A small named value that survives restarts of the rewrap tool (its resume point). */
   getCheckpoint(name: string): Promise<string | null>;
   setCheckpoint(name: string, value: string | null): Promise<void>;

@@ -1,8 +1,11 @@
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
+  CVV_KEY_PREFIX,
   cardKey,
   cvvKey,
+  FINGERPRINT_KEY_KEY,
+  fingerprintIndexKey,
   parseCard,
   parseCvv,
   recordKey,
@@ -92,6 +95,44 @@ export class MemoryCardStore implements CardStore {
     return true;
   }
 
+  async putCvv(token: string, record: StoredCvv, ttlMs: number): Promise<void> {
+    this.items.set(cvvKey(token), { value: serializeCvv(record), expiresAtMs: this.now() + ttlMs });
+  }
+
+  async getFingerprintKey(): Promise<string | null> {
+    return this.read(FINGERPRINT_KEY_KEY) ?? null;
+  }
+
+  async createFingerprintKey(stored: string): Promise<string> {
+    const kept = this.read(FINGERPRINT_KEY_KEY);
+    if (kept !== undefined) return kept;
+    this.items.set(FINGERPRINT_KEY_KEY, { value: stored, expiresAtMs: Infinity });
+    return stored;
+  }
+
+  async replaceFingerprintKey(expected: string, next: string): Promise<boolean> {
+    if (this.read(FINGERPRINT_KEY_KEY) !== expected) return false;
+    this.items.set(FINGERPRINT_KEY_KEY, { value: next, expiresAtMs: Infinity });
+    return true;
+  }
+
+  async findByFingerprint(fingerprint: string): Promise<string | null> {
+    return this.read(fingerprintIndexKey(fingerprint)) ?? null;
+  }
+
+  async claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
+    const key = fingerprintIndexKey(fingerprint);
+    const current = this.read(key);
+    if (current !== undefined && current !== token && current !== replacing) return current;
+    this.items.set(key, { value: token, expiresAtMs: this.now() + ttlMs });
+    return token;
+  }
+
+  async releaseFingerprint(fingerprint: string, token: string): Promise<void> {
+    const key = fingerprintIndexKey(fingerprint);
+    if (this.read(key) === token) this.items.delete(key);
+  }
+
   async delete(token: string): Promise<boolean> {
     const existed = this.read(cardKey(token)) !== undefined;
     this.items.delete(cardKey(token));
@@ -144,10 +185,13 @@ export class MemoryCardStore implements CardStore {
     this.items.clear();
   }
 
-  /** Number of live entries (card and CVV records counted separately); for tests and diagnostics. */
+  /**
+   * Number of live card and CVV entries (counted separately; a token's used-CVV marks included),
+   * not the fingerprint key or index; for tests and diagnostics.
+   */
   size(): number {
     this.sweep();
-    return this.items.size;
+    return [...this.items.keys()].filter((key) => key.startsWith(CARD_KEY_PREFIX) || key.startsWith(CVV_KEY_PREFIX)).length;
   }
 
   private read(key: string): string | undefined {

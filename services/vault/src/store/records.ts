@@ -6,7 +6,7 @@ import type { StoredCard, StoredCvv } from '../domain/card';
  * Stored form of the records. A version field lets a later format coexist with records written
  * before it; a record that does not parse is an internal error, never a crash.
  */
-const RECORD_VERSION = 4;
+const RECORD_VERSION = 5;
 /**
  * Version 1 records (sealed directly under a KEK) and version 2 records (no mode) are still read;
  * `npm run vault -- rewrap` migrates them. Version 3 adds the token's mode; a mode field on an
@@ -19,6 +19,13 @@ const olderVersion = z.union([z.literal(1), z.literal(2)]);
  * itself clear text, but each version has its own AAD labels, so an edited version fails to open.
  */
 const VERSION_3 = 3;
+/**
+ * Version 5 (card records only) adds the BIN and the fingerprint, bound like every other clear
+ * field. A card record without them stays version 4 (tokens made before, and rewrap's migrations,
+ * which do not decrypt the PAN to compute one). An older vault refuses a version-5 record as
+ * unreadable rather than strip the fields and raise a tampering alarm.
+ */
+const VERSION_4 = 4;
 const mode = z.enum(['test', 'live']);
 
 const directEnvelopeSchema = z.object({
@@ -47,7 +54,15 @@ const cardFields = {
 };
 
 const storedCardSchema = z.union([
-  z.object({ v: z.literal(RECORD_VERSION), mode, provisional: z.literal(true).optional(), ...cardFields }),
+  z.object({
+    v: z.literal(RECORD_VERSION),
+    mode,
+    provisional: z.literal(true).optional(),
+    bin: z.string(),
+    fingerprint: z.string(),
+    ...cardFields,
+  }),
+  z.object({ v: z.literal(VERSION_4), mode, provisional: z.literal(true).optional(), ...cardFields }),
   // `provisional` (browser-made, not yet retained) exists only on version 3: older records never
   // had it, so one found on them is dropped like a mode. An older vault drops it too; the record
   // then fails to open there (it is sealed with its deadline), never outliving it.
@@ -56,7 +71,7 @@ const storedCardSchema = z.union([
 ]);
 
 const storedCvvSchema = z.union([
-  z.object({ v: z.literal(RECORD_VERSION), mode, nonce: z.string().min(1), expiresAt: z.string().min(1), sealed: envelopeSchema }),
+  z.object({ v: z.literal(VERSION_4), mode, nonce: z.string().min(1), expiresAt: z.string().min(1), sealed: envelopeSchema }),
   z.object({ v: z.literal(VERSION_3), mode, sealed: envelopeSchema }),
   z.object({ v: olderVersion, sealed: envelopeSchema }),
 ]);
@@ -67,12 +82,13 @@ const storedCvvSchema = z.union([
  */
 export function serializeCard(card: StoredCard): string {
   const { metadataBound, ...fields } = card;
-  const v = card.mode === undefined ? 2 : metadataBound === true ? RECORD_VERSION : VERSION_3;
+  const bound = card.fingerprint !== undefined ? RECORD_VERSION : VERSION_4;
+  const v = card.mode === undefined ? 2 : metadataBound === true ? bound : VERSION_3;
   return JSON.stringify({ v, ...fields });
 }
 
 export function serializeCvv(cvv: StoredCvv): string {
-  const v = cvv.mode === undefined ? 2 : cvv.nonce !== undefined && cvv.expiresAt !== undefined ? RECORD_VERSION : VERSION_3;
+  const v = cvv.mode === undefined ? 2 : cvv.nonce !== undefined && cvv.expiresAt !== undefined ? VERSION_4 : VERSION_3;
   return JSON.stringify({ v, ...cvv });
 }
 
@@ -90,7 +106,7 @@ function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
 
 export function parseCard(raw: string): StoredCard {
   const { v: version, ...card } = parseWith(storedCardSchema, raw);
-  return version === RECORD_VERSION ? { ...card, metadataBound: true } : card;
+  return version === RECORD_VERSION || version === VERSION_4 ? { ...card, metadataBound: true } : card;
 }
 
 export function parseCvv(raw: string): StoredCvv {
@@ -119,6 +135,8 @@ export function usedCvvKey(token: string): string {
 }
 
 export const CARD_KEY_PREFIX = 'tessera:card:{';
+/** Every CVV-side key of a token: the CVV itself and its used-CVV marks. */
+export const CVV_KEY_PREFIX = 'tessera:cvv:';
 
 /** The token of a card key, or undefined for anything else. */
 export function tokenOfCardKey(key: string): string | undefined {
@@ -132,4 +150,20 @@ export function recordKey(kind: 'card' | 'cvv', token: string): string {
 
 export function checkpointKey(name: string): string {
   return `tessera:checkpoint:${name}`;
+}
+
+/**
+ * The fingerprint key, wrapped under the key ring (domain/fingerprint.ts). Under `tessera:card:`
+ * so the vault's ACL pattern covers it, but not `tessera:card:{`, so SCAN over card records
+ * (rewrap, key usage) never mistakes it for a token.
+ */
+export const FINGERPRINT_KEY_KEY = 'tessera:card:fingerprint-key';
+
+/**
+ * The fingerprint index: fingerprint -> the token `dedupe` answers. A fingerprint is already per
+ * merchant and mode (its HMAC binds both), so it names the index entry alone; the braces keep the
+ * entry a key of its own Cluster slot. Never matched by the card SCAN (no `{` after `card:`).
+ */
+export function fingerprintIndexKey(fingerprint: string): string {
+  return `tessera:card:fp:{${fingerprint}}`;
 }

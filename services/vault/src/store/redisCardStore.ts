@@ -6,6 +6,8 @@ import {
   cardKey,
   checkpointKey,
   cvvKey,
+  FINGERPRINT_KEY_KEY,
+  fingerprintIndexKey,
   parseCard,
   parseCvv,
   recordKey,
@@ -70,6 +72,30 @@ if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
 return 1`;
+/**
+ * The fingerprint index's claim: the entry is set when empty, when it still names the token found
+ * gone (ARGV[2]), or when it already names this token (a TTL refresh); the token it names
+ * afterwards is answered.
+ */
+const CLAIM_FINGERPRINT = `
+local current = redis.call('GET', KEYS[1])
+if current == false or current == ARGV[1] or current == ARGV[2] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  return ARGV[1]
+end
+return current`;
+
+const RELEASE_FINGERPRINT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1`;
+
+/** The first vault to store a fingerprint key wins; every replica then uses the stored one. */
+const CREATE_IF_ABSENT = `
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])`;
+
 /** A CVV rewrapped or replaced between its read and its take is read again this often. */
 const TAKE_CVV_ATTEMPTS = 5;
 
@@ -77,6 +103,10 @@ const TAKE_CVV_ATTEMPTS = 5;
 interface CardScripts {
   tesseraReplaceIfUnchanged(key: string, expected: string, next: string): Promise<number>;
   tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  tesseraClaimFingerprint(indexKey: string, token: string, replacing: string, ttlMs: number): Promise<string>;
+  tesseraReleaseFingerprint(indexKey: string, token: string): Promise<number>;
+  /** Sent by name inside createFingerprintKey's pipeline, followed there by WAIT. */
+  tesseraCreateIfAbsent(key: string, value: string): Promise<string>;
   /** Sent by name inside retainCard's pipeline, followed there by WAIT. */
   tesseraRetainIfUnchanged(
     cardKey: string,
@@ -113,6 +143,9 @@ export class RedisCardStore implements CardStore {
       tesseraReplaceIfUnchanged: { numberOfKeys: 1, lua: REPLACE_IF_UNCHANGED },
       tesseraTakeCvvIfUnchanged: { numberOfKeys: 2, lua: TAKE_CVV_IF_UNCHANGED },
       tesseraRetainIfUnchanged: { numberOfKeys: 2, lua: RETAIN_IF_UNCHANGED },
+      tesseraClaimFingerprint: { numberOfKeys: 1, lua: CLAIM_FINGERPRINT },
+      tesseraReleaseFingerprint: { numberOfKeys: 1, lua: RELEASE_FINGERPRINT },
+      tesseraCreateIfAbsent: { numberOfKeys: 1, lua: CREATE_IF_ABSENT },
     });
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
@@ -378,29 +411,73 @@ export class RedisCardStore implements CardStore {
    * fails (the caller may retry: retaining is idempotent).
    */
   async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+    const [replaced] = await this.writeAcknowledged([
+      [
+        'tesseraRetainIfUnchanged',
+        cardKey(token),
+        cvvKey(token),
+        expected,
+        serializeCard(next),
+        Math.ceil(ttl.cardTtlMs),
+        Math.ceil(ttl.cvvTtlMs),
+      ],
+    ]);
+    return replaced === 1;
+  }
+
+  async putCvv(token: string, record: StoredCvv, ttlMs: number): Promise<void> {
+    await this.writeAcknowledged([['set', cvvKey(token), serializeCvv(record), 'PX', Math.max(1, Math.ceil(ttlMs))]]);
+  }
+
+  async getFingerprintKey(): Promise<string | null> {
+    return this.run(() => this.redis.get(FINGERPRINT_KEY_KEY));
+  }
+
+  /** Acknowledged like a card: a fingerprint key lost in a failover would change every fingerprint. */
+  async createFingerprintKey(stored: string): Promise<string> {
+    const [kept] = await this.writeAcknowledged([['tesseraCreateIfAbsent', FINGERPRINT_KEY_KEY, stored]]);
+    if (typeof kept !== 'string') throw storeUnavailable(new Error('the fingerprint key was not stored'));
+    return kept;
+  }
+
+  async replaceFingerprintKey(expected: string, next: string): Promise<boolean> {
+    const [replaced] = await this.writeAcknowledged([['tesseraReplaceIfUnchanged', FINGERPRINT_KEY_KEY, expected, next]]);
+    return replaced === 1;
+  }
+
+  async findByFingerprint(fingerprint: string): Promise<string | null> {
+    return this.run(() => this.redis.get(fingerprintIndexKey(fingerprint)));
+  }
+
+  async claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
+    return this.run(() =>
+      this.scripts.tesseraClaimFingerprint(fingerprintIndexKey(fingerprint), token, replacing ?? '', Math.max(1, Math.ceil(ttlMs))),
+    );
+  }
+
+  async releaseFingerprint(fingerprint: string, token: string): Promise<void> {
+    await this.run(() => this.scripts.tesseraReleaseFingerprint(fingerprintIndexKey(fingerprint), token));
+  }
+
+  /**
+   * One write and then (replica:N) WAIT in the same pipeline, as for save: the write's reply once
+   * it is acknowledged at the VAULT_WRITE_ACK level; otherwise the call fails (service_unavailable),
+   * though the write itself may have landed (each caller's write may be repeated).
+   */
+  private async writeAcknowledged(commands: Array<Array<string | number>>): Promise<unknown[]> {
     return this.run(async () => {
       if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
-      const commands: Array<Array<string | number>> = [
-        [
-          'tesseraRetainIfUnchanged',
-          cardKey(token),
-          cvvKey(token),
-          expected,
-          serializeCard(next),
-          Math.ceil(ttl.cardTtlMs),
-          Math.ceil(ttl.cvvTtlMs),
-        ],
-      ];
-      if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
-      const results = await this.redis.pipeline(commands).exec();
+      const all = [...commands];
+      if (this.writeAck.kind === 'replicas') all.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
+      const results = await this.redis.pipeline(all).exec();
       if (results === null) throw new Error('redis pipeline was aborted');
       for (const [err] of results) if (err) throw err;
-      const replaced = results[0]?.[1] === 1;
-      if (replaced && this.writeAck.kind === 'replicas') {
-        const acked = Number(results[1]?.[1]);
+      const replies = results.slice(0, commands.length).map(([, reply]) => reply);
+      if (this.writeAck.kind === 'replicas') {
+        const acked = Number(results[commands.length]?.[1]);
         if (!(acked >= this.writeAck.replicas)) throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
       }
-      return replaced;
+      return replies;
     });
   }
 

@@ -89,6 +89,7 @@ function cardOf(req: TokenizeRequest | null): CardToTokenize {
     expiryYear: req.expiryYear,
     cvv: req.cvv,
     provisional: req.provisional,
+    dedupe: req.dedupe,
   };
 }
 
@@ -161,5 +162,16 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
       const health = await vault.ready();
       return { ready: health.ok, detail: health.detail };
     }),
+    // 0 and '' are "keep" (proto3 has no absent scalar; neither is a valid expiry or holder name).
+    UpdateToken: unaryRpc('UpdateToken', logger, (req) =>
+      vault.updateToken(ownerOf(req), req.token, {
+        expiryMonth: req.expiryMonth === 0 ? undefined : req.expiryMonth,
+        expiryYear: req.expiryYear === 0 ? undefined : req.expiryYear,
+        holderName: req.holderName === '' ? undefined : req.holderName,
+      }),
+    ),
+    AttachCvv: unaryRpc('AttachCvv', logger, (req) =>
+      vault.attachCvv(ownerOf(req), req.token, { value: req.cvv, isInteger: req.cvvIsInteger }),
+    ),
   };
 }

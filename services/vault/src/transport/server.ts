@@ -50,6 +50,8 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
     Ready: [tls.gatewayName, tls.proxyName],
+    UpdateToken: [tls.gatewayName],
+    AttachCvv: [tls.gatewayName],
   };
 }
 
