@@ -2,12 +2,9 @@
  * A client for the admin API that behaves like the dashboard page: it keeps the session cookie
  * and sends the CSRF token on every change. Node's fetch keeps no cookies, so this one does.
  */
-export interface AdminResponse {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
-}
+import { readResponse, type TestResponse } from './harness';
+
+export type AdminResponse = TestResponse;
 
 export class AdminClient {
   cookie: string | undefined;
@@ -30,19 +27,12 @@ export class AdminClient {
       headers: all,
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
     const setCookie = res.headers.get('set-cookie');
     if (setCookie) {
       const [pair] = setCookie.split(';');
       this.cookie = pair?.endsWith('=') ? undefined : pair;
     }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    return readResponse(res);
   }
 
   async login(email: string, password: string): Promise<AdminResponse> {

@@ -5,7 +5,7 @@ import {
   TesseraNotFoundError,
   type CardInput,
 } from '../../packages/sdk/src';
-import { type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard as aHarnessCard, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
@@ -16,14 +16,8 @@ const env = useStack({ psp: true });
 let key: ApiKey;
 let tessera: Tessera;
 
-const aCard = (overrides: Partial<CardInput> = {}): CardInput => ({
-  number: TEST_CARDS.visa,
-  holderName: 'Ada Lovelace',
-  expiryMonth: 12,
-  expiryYear: new Date().getUTCFullYear() + 3,
-  cvv: TEST_CVV,
-  ...overrides,
-});
+/** The harness's card, typed as the SDK takes it. */
+const aCard = (overrides: Partial<CardInput> = {}): CardInput => aHarnessCard(overrides) as unknown as CardInput;
 
 const chargeBody = JSON.stringify({
   amount: 1000,

@@ -21,4 +21,14 @@ export {
   type RedisServerHandle,
   type RedisStartOptions,
 } from './redisServer';
-export { apiClient, Stack, startStack, useStack, type ApiKey, type StackFixture, type StackOptions } from './stack';
+export {
+  apiClient,
+  readResponse,
+  Stack,
+  startStack,
+  useStack,
+  type ApiKey,
+  type StackFixture,
+  type StackOptions,
+  type TestResponse,
+} from './stack';

@@ -4,7 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
-import { ManagedProcess, PortBlock, redisReady, ROOT, startRedisServer as launchRedisServer, waitFor } from '@tessera/stack';
+import {
+  ManagedProcess,
+  PortBlock,
+  redisReady,
+  ROOT,
+  startRedisServer as launchRedisServer,
+  waitFor,
+  type RedisServerProcess,
+} from '@tessera/stack';
 
 /**
  * Ports for the processes a test starts: one block below the ephemeral range per Jest worker
@@ -48,17 +56,12 @@ export function useRedisServer<C extends { disconnect(): void }>(
   return handle;
 }
 
-export interface RedisServer {
-  /** Without `acl`: no credentials. With `acl`: the gateway's URL (as the keys CLI uses it). */
-  url: string;
-  port: number;
-  dir: string;
-  process: ManagedProcess;
+/** `url`: without `acl` no credentials; with `acl` the gateway's URL (as the keys CLI uses it). */
+export interface RedisServer extends RedisServerProcess {
   /** With `acl`: one URL per service user of deploy/redis/users.acl, with its password. */
   users?: { vault: string; gateway: string };
   /** With `tls`: the CA file a service gives as REDIS_TLS_CA_FILE. */
   tlsCaFile?: string;
-  stop(): Promise<void>;
 }
 
 export interface RedisStartOptions {

@@ -218,25 +218,32 @@ export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisS
 
 /** A small HTTP client for the gateway that always returns status, headers and parsed body. */
 export function apiClient(stack: Stack, apiKey?: string) {
-  return async function call(
-    method: string,
-    route: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  return async function call(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
     const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${stack.baseUrl}${route}`, init);
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    return readResponse(await fetch(`${stack.baseUrl}${route}`, init));
   };
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body; undefined when the body is empty or not JSON (`text` has it as sent). */
+  body: any;
+  text: string;
+}
+
+/** Status, headers, text and parsed body of a response, whatever its content. */
+export async function readResponse(res: Response): Promise<TestResponse> {
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text.length > 0 ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
 }
