@@ -10,29 +10,19 @@ import type { VaultClient, VaultHandlers } from './generated/tessera/vault/v1/Va
 import type { ProxyClient, ProxyHandlers } from './generated/tessera/proxy/v1/Proxy';
 
 export type { VaultClient, VaultHandlers, ProxyClient, ProxyHandlers };
-import type { TokenizeRequest__Output } from './generated/tessera/vault/v1/TokenizeRequest';
-/**
- * As received (every field set), except `provisional` and `dedupe`, which callers simply leave out
- * (false): only the browser tokenization route sets the first, only POST /v1/token the second.
- */
-export type TokenizeRequest = Omit<TokenizeRequest__Output, 'provisional' | 'dedupe'> & { provisional?: boolean; dedupe?: boolean };
 export type { TokenRecord, TokenRecord__Output } from './generated/tessera/vault/v1/TokenRecord';
 export type { TokenizeBatchItem } from './generated/tessera/vault/v1/TokenizeBatchItem';
 export type { TokenizeBatchResponse__Output as TokenizeBatchResponse } from './generated/tessera/vault/v1/TokenizeBatchResponse';
-export type { TokenRef__Output as TokenRef } from './generated/tessera/vault/v1/TokenRef';
-export type { UpdateTokenRequest__Output as UpdateTokenRequest } from './generated/tessera/vault/v1/UpdateTokenRequest';
-export type { AttachCvvRequest__Output as AttachCvvRequest } from './generated/tessera/vault/v1/AttachCvvRequest';
-export type { RenderRequest__Output as RenderRequest } from './generated/tessera/vault/v1/RenderRequest';
 export type { RenderResponse__Output as RenderResponse } from './generated/tessera/vault/v1/RenderResponse';
 export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchItem';
 export type { RenderBatchResponse__Output as RenderBatchResponse } from './generated/tessera/vault/v1/RenderBatchResponse';
-export type { ForwardRequest, ForwardRequest__Output } from './generated/tessera/proxy/v1/ForwardRequest';
 export type { ForwardBatchItem } from './generated/tessera/proxy/v1/ForwardBatchItem';
 export type { ForwardBatchResult, ForwardBatchResult__Output } from './generated/tessera/proxy/v1/ForwardBatchResult';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
-export type { DryRunResponse, DryRunResponse__Output } from './generated/tessera/proxy/v1/DryRunResponse';
+export type { ForwardRequest as ForwardRequest__Output, DryRunResponse as DryRunResponse__Output } from './contract';
+export * from './contract';
 
 const LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,

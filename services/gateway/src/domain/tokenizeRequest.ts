@@ -4,7 +4,7 @@ import type { TokenizeRequest } from '@tessera/protos';
 /**
  * The vault's Tokenize request for a card the API's rules accepted, on behalf of the key's
  * merchant and mode. Every way a card arrives (POST /v1/token, the card fields, the hosted page)
- * sends it this way; a missing holder name or CVV travels as '' (proto3 has no absent string).
+ * sends it this way; a missing holder name or CVV is '' here (left out on the wire, see @tessera/protos contract.ts).
  */
 export function tokenizeRequestFor(card: ValidCard, owner: { merchantId: string; mode: KeyMode }, provisional: boolean): TokenizeRequest {
   return {

@@ -69,7 +69,8 @@ describe('vault client adapter', () => {
         code: 'token_not_found',
         status: 404,
       });
-      expect(seen[0]).toEqual({ merchantId: 'm', mode: 'live', token: 'tok.abc' });
+      // The key mode as the enum, and for one release also as the previous release's string.
+      expect(seen[0]).toEqual({ merchantId: 'm', mode: 'live', keyMode: 'MODE_LIVE', token: 'tok.abc' });
     } finally {
       api.close();
       await vault.stop();
@@ -94,6 +95,29 @@ describe('vault client adapter', () => {
       });
       expect(seenRequestId).toBe('req_123');
       expect(seenMode).toBe('live');
+    } finally {
+      api.close();
+      await vault.stop();
+    }
+  });
+
+  it('tokenizes with the key mode as the enum, leaving out a holder name and CVV not given', async () => {
+    const seen: unknown[] = [];
+    const vault = await startVault({
+      Tokenize: (call, callback) => {
+        seen.push(call.request);
+        callback(null, record);
+      },
+    });
+    const api = vaultApiFromClient(createVaultClient(vault.address), 2000);
+    try {
+      const card = { merchantId: 'm', number: '4242424242424242', expiryMonth: 12, expiryYear: 2035, mode: 'live' };
+      await api.tokenize({ ...card, holderName: '', cvv: '' }, { requestId: 'r1' });
+      await api.tokenize({ ...card, holderName: 'Ada', cvv: '123' }, { requestId: 'r2' });
+      expect(seen[0]).toMatchObject({ keyMode: 'MODE_LIVE', mode: 'live' });
+      expect(seen[0]).not.toHaveProperty('holderName');
+      expect(seen[0]).not.toHaveProperty('cvv');
+      expect(seen[1]).toMatchObject({ keyMode: 'MODE_LIVE', holderName: 'Ada', cvv: '123' });
     } finally {
       api.close();
       await vault.stop();
@@ -382,10 +406,14 @@ describe('proxy client adapter: forward batching', () => {
 
   it('sends concurrent requests as one ForwardBatch call and hands each answer over as soon as it streams in', async () => {
     const seen: string[] = [];
+    const wire: string[] = [];
     let releaseSlow: () => void = () => {};
     const proxy = await startProxy({
       ForwardBatch: (call) => {
         seen.push(...call.request.items.map((item) => `${item.requestId} ${item.request?.url}`));
+        wire.push(
+          ...call.request.items.map((item) => `${item.request?.keyMode} ${item.request?.httpMethod} ${item.request?.bodyTemplate}`),
+        );
         call.write({ index: 1, response: answer(201) });
         call.write({ index: 2, refusal: refusalOf(new TesseraError('psp_destination_forbidden')) });
         releaseSlow = () => {
@@ -402,6 +430,8 @@ describe('proxy client adapter: forward batching', () => {
       await expect(fast).resolves.toMatchObject({ status: 201 });
       await expect(refused).rejects.toMatchObject({ code: 'psp_destination_forbidden' });
       expect(seen).toEqual(['r0 https://slow.example', 'r1 https://fast.example', 'r2 https://refused.example']);
+      // The enums, and no body_template for a request without a body (has_body false).
+      expect(new Set(wire)).toEqual(new Set(['MODE_TEST HTTP_METHOD_POST undefined']));
       releaseSlow();
       await expect(slow).resolves.toMatchObject({ status: 202 });
     } finally {

@@ -6,6 +6,13 @@ import {
   MAX_BATCH_BODY_BYTES,
   type ForwardRequest__Output,
   type DryRunResponse__Output,
+  dryRunResponseFromWire,
+  forwardRequestToWire,
+  tokenizeRequestToWire,
+  tokenRefToWire,
+  withModeToWire,
+  type WireDryRunResponse,
+  type WireForwardRequest,
   type ForwardResponse__Output,
   type ProxyClient,
   type TokenizeRequest,
@@ -14,7 +21,6 @@ import {
   type UpdateTokenRequest,
   type AttachCvvRequest,
   type TokenizeBatchItem,
-  type ForwardBatchItem,
   type ForwardBatchResult__Output,
   type TokenizeBatchResponse,
   startedCallError,
@@ -72,33 +78,32 @@ export const MAX_TOKENIZE_BATCH = 64;
  * call, one store write and one write acknowledgement per group instead of per card.
  */
 function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['tokenize'] {
-  const tokenize = createBatcher<TokenizeBatchItem & { request: TokenizeRequest }, TokenRecord__Output>({
+  const tokenize = createBatcher<{ request: TokenizeRequest; requestId: string }, TokenRecord__Output>({
     maxBatch: MAX_TOKENIZE_BATCH,
-    sendOne: ({ request, requestId }) =>
-      call<TokenizeRequest, TokenRecord__Output>(client, client.Tokenize, request, { timeoutMs, requestId }),
+    sendOne: ({ request, requestId }) => call(client, client.Tokenize, tokenizeRequestToWire(request), { timeoutMs, requestId }),
     sendBatch: async (items, deliver) => {
       const { results } = await call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
         client,
         client.TokenizeBatch,
-        { items },
+        { items: items.map(({ request, requestId }) => ({ requestId, request: tokenizeRequestToWire(request) })) },
         { timeoutMs },
       );
       results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result)));
     },
   });
-  return (request, ctx) => tokenize({ request: { ...request, provisional: request.provisional === true }, requestId: ctx.requestId });
+  return (request, ctx) => tokenize({ request, requestId: ctx.requestId });
 }
 
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
   return {
     tokenize: batchedTokenize(client, timeoutMs),
-    getToken: (ref, ctx) => call(client, client.GetToken, ref, { timeoutMs, requestId: ctx.requestId }),
-    retainToken: (ref, ctx) => call(client, client.RetainToken, ref, { timeoutMs, requestId: ctx.requestId }),
+    getToken: (ref, ctx) => call(client, client.GetToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId }),
+    retainToken: (ref, ctx) => call(client, client.RetainToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId }),
     deleteToken: async (ref, ctx) => {
-      await call(client, client.DeleteToken, ref, { timeoutMs, requestId: ctx.requestId });
+      await call(client, client.DeleteToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId });
     },
-    updateToken: (request, ctx) => call(client, client.UpdateToken, request, { timeoutMs, requestId: ctx.requestId }),
-    attachCvv: (request, ctx) => call(client, client.AttachCvv, request, { timeoutMs, requestId: ctx.requestId }),
+    updateToken: (request, ctx) => call(client, client.UpdateToken, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
+    attachCvv: (request, ctx) => call(client, client.AttachCvv, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
     ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
   };
@@ -118,7 +123,7 @@ export const MAX_FORWARD_BATCH = 64;
  * stream back one by one as each PSP answers (a slow PSP holds up nobody else).
  */
 function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forward'] {
-  const forward = createBatcher<ForwardBatchItem & { request: ForwardRequest__Output }, ForwardResponse__Output>({
+  const forward = createBatcher<{ request: ForwardRequest__Output; requestId: string }, ForwardResponse__Output>({
     maxBatch: MAX_FORWARD_BATCH,
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
     weigh: ({ request }) =>
@@ -126,17 +131,16 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
       Buffer.byteLength(request.url) +
       request.headers.reduce((sum, header) => sum + Buffer.byteLength(header.name ?? '') + Buffer.byteLength(header.value ?? ''), 0),
     sendOne: ({ request, requestId }) =>
-      callOnceConnected<ForwardRequest__Output, ForwardResponse__Output>(client, client.Forward, request, {
-        timeoutMs,
-        requestId,
-        peer: 'proxy',
-      }),
+      callOnceConnected(client, client.Forward, forwardRequestToWire(request), { timeoutMs, requestId, peer: 'proxy' }),
     sendBatch: async (items, deliver) => {
       const deadline = Date.now() + timeoutMs;
       await whenConnected(client, deadline, 'proxy');
       const answered = new Set<number>();
       await new Promise<void>((resolve, reject) => {
-        const call = client.ForwardBatch({ items }, { deadline: new Date(deadline) });
+        const call = client.ForwardBatch(
+          { items: items.map(({ request, requestId }) => ({ requestId, request: forwardRequestToWire(request) })) },
+          { deadline: new Date(deadline) },
+        );
         call.on('data', (result: ForwardBatchResult__Output) => {
           answered.add(result.index);
           deliver(result.index, result.response ?? batchItemError(result));
@@ -158,7 +162,11 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
 export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): ProxyApi {
   return {
     forward: batchedForward(client, timeoutMs),
-    dryRun: (request, ctx) => call(client, client.DryRun, request, { timeoutMs, requestId: ctx.requestId }),
+    dryRun: (request, ctx) =>
+      call<WireForwardRequest, WireDryRunResponse>(client, client.DryRun, forwardRequestToWire(request), {
+        timeoutMs,
+        requestId: ctx.requestId,
+      }).then(dryRunResponseFromWire),
     ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
   };

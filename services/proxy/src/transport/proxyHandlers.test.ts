@@ -13,6 +13,9 @@ import {
   requestIdFromMetadata,
   SERVER_OPTIONS,
   vaultService,
+  dryRunResponseFromWire,
+  forwardRequestToWire,
+  renderRequestFromWire,
   type ForwardRequest,
   type ForwardResponse__Output,
   type ForwardBatchResult__Output,
@@ -20,6 +23,8 @@ import {
   type ProxyClient,
   type RenderRequest,
   type VaultHandlers,
+  type WireDryRunResponse,
+  type WireForwardRequest,
 } from '@tessera/protos';
 import type { VaultPort } from '../app/vaultPort';
 import { createDestinationPolicy, parseCidrList } from '../domain/destinationPolicy';
@@ -60,6 +65,8 @@ let egress: PspEgress;
 let client: ProxyClient;
 let renderCalls: RenderCall[];
 let previewCalls: RenderRequest[];
+/** The key modes of the Render calls as they crossed the wire. */
+let renderWireModes: string[];
 let logLines: string[];
 let psp: http.Server;
 let pspPort: number;
@@ -72,7 +79,8 @@ beforeAll(async () => {
   vaultServer = new grpc.Server(SERVER_OPTIONS);
   const vaultHandlers: Partial<VaultHandlers> = {
     Render(call, callback) {
-      renderCalls.push({ request: call.request, requestId: requestIdFromMetadata(call.metadata) });
+      renderCalls.push({ request: renderRequestFromWire(call.request), requestId: requestIdFromMetadata(call.metadata) });
+      renderWireModes.push(call.request.keyMode);
       if (call.request.token === 'tok.missing') {
         callback(toGrpcError(new TesseraError('token_not_found')));
         return;
@@ -80,7 +88,7 @@ beforeAll(async () => {
       callback(null, { body: Buffer.from(call.request.template.replace('[CARD_NUMBER]', '4242424242424242')) });
     },
     Preview(call, callback) {
-      previewCalls.push(call.request);
+      previewCalls.push(renderRequestFromWire(call.request));
       if (call.request.token === 'tok.missing') {
         callback(toGrpcError(new TesseraError('token_not_found')));
         return;
@@ -148,6 +156,7 @@ beforeAll(async () => {
 beforeEach(() => {
   renderCalls = [];
   previewCalls = [];
+  renderWireModes = [];
   logLines = [];
   pspSeen = [];
   forbiddenConnections = 0;
@@ -164,8 +173,9 @@ afterAll(async () => {
   await Promise.all([new Promise((r) => psp.close(r)), new Promise((r) => forbiddenPsp.close(r))]);
 });
 
-function forwardRequest(overrides: Partial<ForwardRequest> = {}): ForwardRequest {
-  return {
+/** A Forward request as the gateway sends it. */
+function forwardRequest(overrides: Partial<ForwardRequest> = {}): WireForwardRequest {
+  return forwardRequestToWire({
     merchantId: 'mer_1',
     mode: 'test',
     token: 'tok.abc',
@@ -177,15 +187,16 @@ function forwardRequest(overrides: Partial<ForwardRequest> = {}): ForwardRequest
     ],
     bodyTemplate: '{"card":"[CARD_NUMBER]"}',
     hasBody: true,
+    allowedHosts: [],
     ...overrides,
-  };
+  });
 }
 
-function forward(req: ForwardRequest, requestId = 'req_test_1'): Promise<ForwardResponse__Output> {
+function forward(req: WireForwardRequest, requestId = 'req_test_1'): Promise<ForwardResponse__Output> {
   return callUnary(client, client.Forward, req, { timeoutMs: 10_000, requestId });
 }
 
-async function forwardError(req: ForwardRequest): Promise<TesseraError> {
+async function forwardError(req: WireForwardRequest): Promise<TesseraError> {
   try {
     await forward(req);
   } catch (err) {
@@ -361,9 +372,35 @@ describe('Forward', () => {
   });
 });
 
+describe('the wire during a rolling upgrade', () => {
+  it('sends the key mode to the vault as the enum, and serves a gateway of the previous release (strings and has_body)', async () => {
+    const previousRelease: WireForwardRequest = {
+      merchantId: 'mer_1',
+      mode: 'test',
+      token: 'tok.abc',
+      method: 'POST',
+      url: `http://127.0.0.1:${pspPort}/charges`,
+      headers: [{ name: 'Content-Type', value: 'application/json' }],
+      bodyTemplate: '{"card":"[CARD_NUMBER]"}',
+      hasBody: true,
+    };
+    expect((await forward(previousRelease)).status).toBe(201);
+    expect(renderWireModes).toEqual(['MODE_TEST']);
+    expect(renderCalls[0]?.request).toMatchObject({ mode: 'test', template: '{"card":"[CARD_NUMBER]"}' });
+    // The previous release leaves an empty body_template out; has_body still says there is a body.
+    expect((await forward({ ...previousRelease, bodyTemplate: '' })).status).toBe(201);
+    expect(renderCalls[1]?.request).toMatchObject({ template: '' });
+    expect(await forwardError({ ...previousRelease, method: 'TRACE' })).toMatchObject({ code: 'parameter_invalid', param: 'method' });
+    expect(pspSeen.map((seen) => seen.method)).toEqual(['POST', 'POST']);
+  });
+});
+
 describe('DryRun', () => {
-  function dryRun(req: ForwardRequest): Promise<DryRunResponse__Output> {
-    return callUnary(client, client.DryRun, req, { timeoutMs: 10_000, requestId: 'req_dry_1' });
+  function dryRun(req: WireForwardRequest): Promise<DryRunResponse__Output> {
+    return callUnary<WireForwardRequest, WireDryRunResponse>(client, client.DryRun, req, {
+      timeoutMs: 10_000,
+      requestId: 'req_dry_1',
+    }).then(dryRunResponseFromWire);
   }
 
   it('returns the masked request and an allowed verdict without rendering or contacting the PSP', async () => {

@@ -1,6 +1,8 @@
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
   answerUnary,
+  dryRunResponseToWire,
+  forwardRequestFromWire,
   refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
@@ -33,10 +35,14 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       const cancellation: PspCancellation = { cancelled: false };
       call.once('cancelled', () => cancelPspExchange(cancellation));
       const started = process.hrtime.bigint();
-      answerUnary(callback, forwardToPsp(deps, call.request, { ...(requestId ? { requestId } : {}), cancellation }), {
-        ok: (res) => deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
-        failed: (err) => deps.observe?.('Forward', outcomeLabel(err), seconds(started)),
-      });
+      answerUnary(
+        callback,
+        forwardToPsp(deps, forwardRequestFromWire(call.request), { ...(requestId ? { requestId } : {}), cancellation }),
+        {
+          ok: (res) => deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
+          failed: (err) => deps.observe?.('Forward', outcomeLabel(err), seconds(started)),
+        },
+      );
     },
     // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
     // written as soon as its PSP has answered, and the call ends with the last one.
@@ -63,7 +69,10 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
         }
         const requestId = wellFormedRequestId(item.requestId);
         const cancellation = cancellations[index];
-        forwardToPsp(deps, item.request, { ...(requestId ? { requestId } : {}), ...(cancellation ? { cancellation } : {}) }).then(
+        forwardToPsp(deps, forwardRequestFromWire(item.request), {
+          ...(requestId ? { requestId } : {}),
+          ...(cancellation ? { cancellation } : {}),
+        }).then(
           (response) => {
             deps.observe?.('Forward', `psp_${Math.floor((response.status ?? 0) / 100)}xx`, seconds(started));
             answer({ index, response });
@@ -78,10 +87,14 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
     DryRun(call, callback) {
       const requestId = requestIdFromMetadata(call.metadata);
       const started = process.hrtime.bigint();
-      answerUnary(callback, dryRunForward(deps, call.request, requestId ? { requestId } : {}), {
-        ok: () => deps.observe?.('DryRun', 'ok', seconds(started)),
-        failed: (err) => deps.observe?.('DryRun', outcomeLabel(err), seconds(started)),
-      });
+      answerUnary(
+        callback,
+        dryRunForward(deps, forwardRequestFromWire(call.request), requestId ? { requestId } : {}).then(dryRunResponseToWire),
+        {
+          ok: () => deps.observe?.('DryRun', 'ok', seconds(started)),
+          failed: (err) => deps.observe?.('DryRun', outcomeLabel(err), seconds(started)),
+        },
+      );
     },
     Ready(_call, callback) {
       deps.vault.ready().then(

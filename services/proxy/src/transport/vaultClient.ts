@@ -3,12 +3,13 @@ import {
   call,
   createBatcher,
   createVaultClient,
+  renderRequestToWire,
+  type RenderResponse,
+  type WireRenderRequest,
   MAX_BATCH_BODY_BYTES,
   type PreviewResponse__Output,
   type RenderBatchItem,
   type RenderBatchResponse,
-  type RenderRequest,
-  type RenderResponse,
   type VaultClient,
 } from '@tessera/protos';
 import type { RenderInput, VaultPort } from '../app/vaultPort';
@@ -36,13 +37,13 @@ export function renderedSizeBound(template: string): number {
 
 export function createVaultPort(address: string, timeoutMs: number, client: VaultClient = createVaultClient(address)): VaultPort {
   // Renders that arrive together go to the vault as one RenderBatch call (see createBatcher).
-  const render = createBatcher<RenderBatchItem & { request: RenderInput }, Buffer>({
+  const render = createBatcher<{ request: RenderInput; requestId: string }, Buffer>({
     maxBatch: MAX_RENDER_BATCH,
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
     weigh: ({ request }) => renderedSizeBound(request.template),
     sendOne: async ({ request, requestId }) => {
       // token_not_found, cvv_unavailable and friends come back as the vault raised them.
-      const res = await call<RenderRequest, RenderResponse>(client, client.Render, request, {
+      const res = await call<WireRenderRequest, RenderResponse>(client, client.Render, renderRequestToWire(request), {
         timeoutMs,
         ...(requestId ? { requestId } : {}),
       });
@@ -53,7 +54,7 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
       const { results } = await call<{ items: RenderBatchItem[] }, RenderBatchResponse>(
         client,
         client.RenderBatch,
-        { items },
+        { items: items.map(({ request, requestId }) => ({ requestId, request: renderRequestToWire(request) })) },
         { timeoutMs },
       );
       // The decoded message's own buffers, as for a single Render.
@@ -63,7 +64,7 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
   return {
     render: (input, requestId) => render({ request: input, requestId: requestId ?? '' }),
     preview: (input, requestId) =>
-      call<RenderRequest, PreviewResponse__Output>(client, client.Preview, input, {
+      call<WireRenderRequest, PreviewResponse__Output>(client, client.Preview, renderRequestToWire(input), {
         timeoutMs,
         ...(requestId ? { requestId } : {}),
       }),

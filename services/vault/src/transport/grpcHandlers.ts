@@ -5,7 +5,8 @@ import {
   refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
-  type TokenizeRequest,
+  modeFromWire,
+  tokenizeRequestFromWire,
   type TokenRecord__Output,
   type VaultHandlers,
 } from '@tessera/protos';
@@ -78,24 +79,14 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
 }
 
 /** A batch item without a request is refused by the card checks, like any empty card. */
-function cardOf(req: TokenizeRequest | null): CardToTokenize {
-  if (req === null) return { merchantId: '', number: '', holderName: '', expiryMonth: 0, expiryYear: 0, cvv: '', mode: '' };
-  return {
-    merchantId: req.merchantId,
-    mode: req.mode,
-    number: req.number,
-    holderName: req.holderName,
-    expiryMonth: req.expiryMonth,
-    expiryYear: req.expiryYear,
-    cvv: req.cvv,
-    provisional: req.provisional,
-    dedupe: req.dedupe,
-  };
+function cardOf(wire: Parameters<typeof tokenizeRequestFromWire>[0] | null): CardToTokenize {
+  if (wire === null) return { merchantId: '', number: '', holderName: '', expiryMonth: 0, expiryYear: 0, cvv: '', mode: '' };
+  return tokenizeRequestFromWire(wire);
 }
 
 /** Merchant and mode as the caller sent them; the vault refuses a mode it does not know (an older caller's ""). */
-function ownerOf(req: { merchantId: string; mode: string }): TokenOwner {
-  return { merchantId: req.merchantId, mode: req.mode };
+function ownerOf(req: { merchantId: string } & Parameters<typeof modeFromWire>[0]): TokenOwner {
+  return { merchantId: req.merchantId, mode: modeFromWire(req) };
 }
 
 /** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */

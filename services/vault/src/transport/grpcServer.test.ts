@@ -16,6 +16,12 @@ import {
   type TokenRecord__Output,
   type TokenRef,
   type VaultClient,
+  type WireRenderRequest,
+  type WireTokenizeRequest,
+  type WireTokenRef,
+  renderRequestToWire,
+  tokenizeRequestToWire,
+  tokenRefToWire,
 } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
 import { shutdownServer, startVaultServer } from './server';
@@ -68,16 +74,30 @@ function call<Req, Res>(method: Method<Req, Res>, request: Req, requestId: strin
   });
 }
 
-/** Typed per method: the generated client methods are overloaded, which defeats inference. */
+/**
+ * As the gateway and the proxy call (their requests through contract.ts's wire forms). Typed per
+ * method: the generated client methods are overloaded, which defeats inference.
+ */
 const rpc = {
-  tokenize: (req: TokenizeRequest, requestId = 'req-test') => call<TokenizeRequest, TokenRecord__Output>(client.tokenize, req, requestId),
-  getToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, TokenRecord__Output>(client.getToken, req, requestId),
-  deleteToken: (req: TokenRef, requestId = 'req-test') => call<TokenRef, object>(client.deleteToken, req, requestId),
-  render: (req: RenderRequest, requestId = 'req-test') => call<RenderRequest, RenderResponse>(client.render, req, requestId),
-  tokenizeBatch: (items: TokenizeBatchItem[]) =>
-    call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(client.tokenizeBatch, { items }, 'req-batch'),
-  renderBatch: (items: RenderBatchItem[]) =>
-    call<{ items: RenderBatchItem[] }, RenderBatchResponse>(client.renderBatch, { items }, 'req-batch'),
+  tokenize: (req: TokenizeRequest, requestId = 'req-test') =>
+    call<WireTokenizeRequest, TokenRecord__Output>(client.tokenize, tokenizeRequestToWire(req), requestId),
+  getToken: (req: TokenRef, requestId = 'req-test') =>
+    call<WireTokenRef, TokenRecord__Output>(client.getToken, tokenRefToWire(req), requestId),
+  deleteToken: (req: TokenRef, requestId = 'req-test') => call<WireTokenRef, object>(client.deleteToken, tokenRefToWire(req), requestId),
+  render: (req: RenderRequest, requestId = 'req-test') =>
+    call<WireRenderRequest, RenderResponse>(client.render, renderRequestToWire(req), requestId),
+  tokenizeBatch: (items: Array<{ requestId: string; request: TokenizeRequest }>) =>
+    call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
+      client.tokenizeBatch,
+      { items: items.map(({ requestId, request }) => ({ requestId, request: tokenizeRequestToWire(request) })) },
+      'req-batch',
+    ),
+  renderBatch: (items: Array<{ requestId: string; request: RenderRequest }>) =>
+    call<{ items: RenderBatchItem[] }, RenderBatchResponse>(
+      client.renderBatch,
+      { items: items.map(({ requestId, request }) => ({ requestId, request: renderRequestToWire(request) })) },
+      'req-batch',
+    ),
   ready: () => call<object, { ready: boolean; detail: string }>(client.ready, {}, 'req-test'),
 };
 
@@ -164,6 +184,18 @@ describe('the vault gRPC server (memory store)', () => {
     expect(await failure(rpc.tokenize({ ...CARD_WITHOUT_CVV, mode: '' }))).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
     const { results } = await rpc.tokenizeBatch([{ requestId: 'req-nomode', request: { ...CARD_WITHOUT_CVV, mode: '' } }]);
     expect(results[0]!.refusal).toMatchObject({ code: 'parameter_invalid', param: 'mode' });
+  });
+
+  it('serves a caller of the previous release: the key mode as a string, an empty holder name and CVV sent as ""', async () => {
+    const previousRelease = { ...CARD_WITHOUT_CVV, holderName: '', cvv: '' };
+    const record = await call<TokenizeRequest, TokenRecord__Output>(client.tokenize, previousRelease, 'req-old');
+    expect(record).toMatchObject({ holderNameAvailable: false, cvvAvailable: false });
+    const ref = { merchantId: 'merchant_a', mode: 'test', token: record.token };
+    expect(await call<TokenRef, TokenRecord__Output>(client.getToken, ref, 'req-old')).toMatchObject({ token: record.token });
+    // The enum wins over the string when both are set: a live key finds no test token.
+    expect(
+      await failure(call<WireTokenRef, TokenRecord__Output>(client.getToken, { ...ref, keyMode: 'MODE_LIVE' }, 'req-mixed')),
+    ).toMatchObject({ code: 'token_not_found' });
   });
 
   it('carries validation errors with their code and param', async () => {

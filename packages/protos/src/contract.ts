@@ -1,0 +1,182 @@
+/**
+ * The requests and answers as the services' code reads them, and their wire forms. Domain code
+ * keeps plain strings (mode "test"/"live", upper-case method, '' for a holder name or CVV not
+ * given, hasBody + bodyTemplate); the wire has enums, proto3 `optional` and, for one release, the
+ * previous release's fields beside their replacements (docs/operations.md, rolling upgrades). The
+ * conversion happens here only, called by the clients and handlers at each service's edge, so the
+ * rest of the code never sees an enum name or an unset optional.
+ *
+ * The domain views keep the names callers imported before (`TokenizeRequest`,
+ * `ForwardRequest__Output`...), so no use case changed with the wire.
+ */
+import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
+import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
+import type {
+  TokenizeRequest as WireTokenizeRequest,
+  TokenizeRequest__Output as WireTokenizeRequestIn,
+} from './generated/tessera/vault/v1/TokenizeRequest';
+import type { TokenRef as WireTokenRef, TokenRef__Output as WireTokenRefIn } from './generated/tessera/vault/v1/TokenRef';
+import type {
+  RenderRequest as WireRenderRequest,
+  RenderRequest__Output as WireRenderRequestIn,
+} from './generated/tessera/vault/v1/RenderRequest';
+import type { UpdateTokenRequest__Output } from './generated/tessera/vault/v1/UpdateTokenRequest';
+import type { AttachCvvRequest__Output } from './generated/tessera/vault/v1/AttachCvvRequest';
+import type {
+  ForwardRequest as WireForwardRequest,
+  ForwardRequest__Output as WireForwardRequestIn,
+} from './generated/tessera/proxy/v1/ForwardRequest';
+import type {
+  DryRunResponse as WireDryRunResponse,
+  DryRunResponse__Output as WireDryRunResponseIn,
+} from './generated/tessera/proxy/v1/DryRunResponse';
+
+// Each view is its wire message minus the wire-only fields, so a field added to the .proto reaches
+// callers without a change here; the converters below spread what they do not convert. The
+// previous release's string fields (`mode`, `method`, `hasBody`) are the domain's own names: when
+// they leave the wire, the views keep them.
+
+/**
+ * A card to tokenize: holder name and CVV '' when not given. `provisional` (default false) is left
+ * out by callers that tokenize on a merchant server's behalf: only browser tokenization sets it;
+ * `dedupe` likewise, set by POST /v1/token only.
+ */
+export type TokenizeRequest = Omit<
+  WireTokenizeRequestIn,
+  'keyMode' | 'holderName' | 'cvv' | '_holderName' | '_cvv' | 'provisional' | 'dedupe'
+> & {
+  holderName: string;
+  cvv: string;
+  provisional?: boolean;
+  dedupe?: boolean;
+};
+
+/** `mode` is the key's mode, "test" or "live"; anything else finds nothing, as before the enum. */
+export type TokenRef = Omit<WireTokenRefIn, 'keyMode'>;
+
+export type RenderRequest = Omit<WireRenderRequestIn, 'keyMode'>;
+export type UpdateTokenRequest = Omit<UpdateTokenRequest__Output, 'keyMode'>;
+export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode'>;
+
+/** `method` upper case (the proxy refuses one it does not know); `bodyTemplate` only meaningful when `hasBody`. */
+export type ForwardRequest = Omit<WireForwardRequestIn, 'keyMode' | 'httpMethod' | 'bodyTemplate' | '_bodyTemplate'> & {
+  bodyTemplate: string;
+};
+
+/** The destination error fields are '' when the destination is allowed. */
+export type DryRunResponse = Omit<
+  WireDryRunResponseIn,
+  'httpMethod' | 'destinationErrorCode' | 'destinationErrorMessage' | '_destinationErrorCode' | '_destinationErrorMessage'
+> & { destinationErrorCode: string; destinationErrorMessage: string };
+
+/** The wire forms, for the explicit type arguments of `call` (grpc-js's overloaded methods defeat inference). */
+export type { WireTokenizeRequest, WireTokenRef, WireRenderRequest, WireForwardRequest, WireDryRunResponseIn as WireDryRunResponse };
+
+const MODES: Record<string, Mode__Output> = { test: 'MODE_TEST', live: 'MODE_LIVE' };
+const MODE_NAMES: Partial<Record<Mode__Output, string>> = { MODE_TEST: 'test', MODE_LIVE: 'live' };
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The key mode in both wire forms: the enum, and (for one release) the previous release's string. */
+function modeToWire(mode: string): { keyMode: Mode; mode: string } {
+  return { keyMode: MODES[mode] ?? 'MODE_UNSPECIFIED', mode };
+}
+
+/** The enum when set; else what a caller of the previous release sent ("" from older ones still). */
+export function modeFromWire(message: { keyMode: Mode__Output; mode: string }): string {
+  return MODE_NAMES[message.keyMode] ?? message.mode;
+}
+
+function methodToWire(method: string): { httpMethod: HttpMethod; method: string } {
+  const known = METHODS.find((m) => m === method.toUpperCase());
+  return { httpMethod: known === undefined ? 'HTTP_METHOD_UNSPECIFIED' : `HTTP_METHOD_${known}`, method };
+}
+
+function methodFromWire(message: { httpMethod: HttpMethod__Output; method: string }): string {
+  return message.httpMethod === 'HTTP_METHOD_UNSPECIFIED' ? message.method : message.httpMethod.slice('HTTP_METHOD_'.length);
+}
+
+/** '' (not given) is absent on the wire. */
+const present = <K extends string>(key: K, value: string): Partial<Record<K, string>> =>
+  (value === '' ? {} : { [key]: value }) as Partial<Record<K, string>>;
+
+export function tokenizeRequestToWire({ holderName, cvv, provisional, ...rest }: TokenizeRequest): WireTokenizeRequest {
+  return {
+    ...rest,
+    ...present('holderName', holderName),
+    ...present('cvv', cvv),
+    ...modeToWire(rest.mode),
+    provisional: provisional === true,
+  };
+}
+
+export function tokenizeRequestFromWire({ keyMode, holderName, cvv, _holderName, _cvv, ...rest }: WireTokenizeRequestIn): TokenizeRequest {
+  return { ...rest, holderName: holderName ?? '', cvv: cvv ?? '', mode: modeFromWire({ keyMode, mode: rest.mode }) };
+}
+
+/** A message whose only converted field is the key mode (UpdateTokenRequest, AttachCvvRequest). */
+export function withModeToWire<T extends { mode: string }>(message: T): T & { keyMode: Mode } {
+  return { ...message, ...modeToWire(message.mode) };
+}
+
+export function tokenRefToWire(ref: TokenRef): WireTokenRef {
+  return { ...ref, ...modeToWire(ref.mode) };
+}
+
+export function tokenRefFromWire({ keyMode, ...rest }: WireTokenRefIn): TokenRef {
+  return { ...rest, mode: modeFromWire({ keyMode, mode: rest.mode }) };
+}
+
+export function renderRequestToWire(request: RenderRequest): WireRenderRequest {
+  return { ...request, ...modeToWire(request.mode) };
+}
+
+export function renderRequestFromWire({ keyMode, ...rest }: WireRenderRequestIn): RenderRequest {
+  return { ...rest, mode: modeFromWire({ keyMode, mode: rest.mode }) };
+}
+
+export function forwardRequestToWire({ bodyTemplate, ...rest }: ForwardRequest): WireForwardRequest {
+  return { ...rest, ...modeToWire(rest.mode), ...methodToWire(rest.method), ...(rest.hasBody ? { bodyTemplate } : {}) };
+}
+
+export function forwardRequestFromWire({
+  keyMode,
+  httpMethod,
+  bodyTemplate,
+  _bodyTemplate,
+  ...rest
+}: WireForwardRequestIn): ForwardRequest {
+  return {
+    ...rest,
+    mode: modeFromWire({ keyMode, mode: rest.mode }),
+    method: methodFromWire({ httpMethod, method: rest.method }),
+    // A caller of the previous release sends has_body, and no body_template when it is ''.
+    bodyTemplate: bodyTemplate ?? '',
+    hasBody: bodyTemplate !== undefined || rest.hasBody,
+  };
+}
+
+export function dryRunResponseToWire({ destinationErrorCode, destinationErrorMessage, ...rest }: DryRunResponse): WireDryRunResponse {
+  return {
+    ...rest,
+    ...methodToWire(rest.method),
+    ...present('destinationErrorCode', destinationErrorCode),
+    ...present('destinationErrorMessage', destinationErrorMessage),
+  };
+}
+
+export function dryRunResponseFromWire({
+  httpMethod,
+  destinationErrorCode,
+  destinationErrorMessage,
+  _destinationErrorCode,
+  _destinationErrorMessage,
+  ...rest
+}: WireDryRunResponseIn): DryRunResponse {
+  return {
+    ...rest,
+    method: methodFromWire({ httpMethod, method: rest.method }),
+    hasBody: rest.preview !== null || rest.hasBody,
+    destinationErrorCode: destinationErrorCode ?? '',
+    destinationErrorMessage: destinationErrorMessage ?? '',
+  };
+}
