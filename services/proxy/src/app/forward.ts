@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { TesseraError, type Logger } from '@tessera/common';
 import type { ForwardRequest__Output, ForwardResponse } from '@tessera/protos';
-import { parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
+import { logHostOf, parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
 import { parsePspMethod } from '../domain/method';
 import { preflightDestination, sendToPsp, type PspCancellation, type PspEgress } from '../egress/pspEgress';
@@ -63,6 +63,8 @@ export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Out
     return { status: res.status, headers: res.headers, body: res.body, pspMs: res.pspMs };
   } catch (err) {
     const code = err instanceof TesseraError ? err.code : 'internal_error';
+    // A host the URL decision refused (allowlist, port) is still named in the log.
+    if (code === 'psp_destination_forbidden' && logFields.pspHost === undefined) logFields.pspHost = logHostOf(input.url);
     const fields = { ...logFields, code, cause: causeCode(err), durationMs: Math.round(performance.now() - started) };
     if (code === 'internal_error') log.error({ ...fields, err }, 'psp exchange failed');
     else log.warn(fields, 'psp exchange failed');

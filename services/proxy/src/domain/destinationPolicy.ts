@@ -55,7 +55,7 @@ export function createDestinationPolicy(config: DestinationPolicyConfig): Destin
   };
 }
 
-export { parseMode, type Destination, type Mode } from './destinationPolicy/url';
+export { logHostOf, parseMode, type Destination, type Mode } from './destinationPolicy/url';
 // Start-up parsing of the policy's configuration (config.ts).
 export { parseCidrList, productionCidrProblem, type Cidr } from './destinationPolicy/addresses';
 export { parsePortList, type PortRange } from './destinationPolicy/ports';

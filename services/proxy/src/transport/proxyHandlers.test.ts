@@ -259,6 +259,17 @@ describe('Forward', () => {
     expect(forbiddenConnections).toBe(0);
   });
 
+  it("names the PSP host in the log of a destination refused by the merchant's allowlist or the port rule", async () => {
+    await forwardError(forwardRequest({ allowedHosts: ['api.psp.example'] }));
+    await forwardError(forwardRequest({ url: 'http://127.0.0.1:22/charges?api_secret=qs-secret' }));
+    const refusals = logLines.filter((l) => l.includes('psp exchange failed')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(refusals.map((line) => [line.code, line.pspHost])).toEqual([
+      ['psp_destination_forbidden', `127.0.0.1:${pspPort}`],
+      ['psp_destination_forbidden', '127.0.0.1:22'],
+    ]);
+    expect(logLines.join('')).not.toContain('qs-secret');
+  });
+
   it('refuses plain http for live keys before rendering', async () => {
     const err = await forwardError(forwardRequest({ mode: 'live' }));
     expect(err.code).toBe('psp_destination_forbidden');

@@ -43,5 +43,18 @@ export function checkDestinationUrl(raw: string, mode: Mode): Destination {
   }
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (hostname === '') throw forbidden('pspUrl has no host.');
-  return { url, hostname, isIpLiteral: isIP(hostname) !== 0, logHost: maskCardNumbers(url.host) };
+  return { url, hostname, isIpLiteral: isIP(hostname) !== 0, logHost: logHostOfUrl(url) };
+}
+
+function logHostOfUrl(url: URL): string {
+  return maskCardNumbers(url.host);
+}
+
+/** The log form of a pspUrl's host[:port] (see Destination.logHost), for a URL the policy refused; undefined when it does not parse. */
+export function logHostOf(raw: string): string | undefined {
+  try {
+    return logHostOfUrl(new URL(raw));
+  } catch {
+    return undefined;
+  }
 }
