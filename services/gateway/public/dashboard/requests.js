@@ -11,13 +11,8 @@ let deps = null;
 const state = { cursor: null, opener: null, loading: false };
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-const shortTime = new Intl.DateTimeFormat(undefined, {
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
+// The list shows the time of day (the log covers days at most); the full date is in each cell's title.
+const shortTime = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 
 function showError(message) {
   $('requests-error').textContent = message ?? '';
