@@ -321,7 +321,9 @@ async function main() {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-state-'));
   tmpDirs.push(stateDir);
   const passThrough = Object.fromEntries(
-    Object.entries(env).filter(([k]) => /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k)),
+    Object.entries(env).filter(([k]) =>
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k),
+    ),
   );
   const serviceEnv = {
     PATH: env.PATH,
