@@ -244,7 +244,9 @@ async function main() {
     Array.from({ length: 6 }, () => ports.freePort()),
   );
   const passThrough = Object.fromEntries(
-    Object.entries(env).filter(([k]) => /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k)),
+    Object.entries(env).filter(([k]) =>
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k),
+    ),
   );
   stack = new ServiceStack({
     // Production-like durability (append-only file, fsync every second) on a private port.

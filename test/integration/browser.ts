@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './harness';
 
 /** Debian's chromium, driven by playwright-core (no browser download). */
@@ -23,4 +23,17 @@ export async function launchChromium(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+/**
+ * The page's script errors and console errors, collected for a final `toEqual([])`; console
+ * errors matching `expected` (admin API answers a test provokes, e.g. /status of 40[013]/) are left out.
+ */
+export function collectPageProblems(page: Page, expected: RegExp): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !expected.test(msg.text())) problems.push(`console: ${msg.text()}`);
+  });
+  return problems;
 }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SCREENSHOTS } from './browser';
+import { collectPageProblems, launchChromium, SCREENSHOTS } from './browser';
 import { aCard, apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(120_000);
@@ -26,7 +26,7 @@ let redis: RedisServer;
 let stack: Stack;
 let browser: Browser;
 let page: Page;
-const pageProblems: string[] = [];
+let pageProblems: string[] = [];
 
 /** A /v1 request as if from `ip`: this stack trusts 127.0.0.1 as a proxy, so X-Forwarded-For counts. */
 function tokenizeFrom(apiKey: string, ip: string) {
@@ -62,11 +62,8 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   page = await context.newPage();
-  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    // 400/401/403 answers of the admin API are expected (validation, session probe); anything else is a bug.
-    if (msg.type() === 'error' && !/status of 40[013]/.test(msg.text())) pageProblems.push(`console: ${msg.text()}`);
-  });
+  // 400/401/403 answers of the admin API are expected (validation, session probe); anything else is a bug.
+  pageProblems = collectPageProblems(page, /status of 40[013]/);
 });
 
 afterAll(async () => {

@@ -170,6 +170,9 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     const gateway = await connect(env.redis.users!.gateway, env.redis.tlsCaFile);
     expect(await vault.exists(`tessera:card:{${token}}`)).toBe(1);
     expect(await refusal(gateway.get(`tessera:card:{${token}}`))).toBe('NOPERM');
+    // The request log is written as the gateway's user too (after each answer, so it may lag a little).
+    for (let i = 0; i < 40 && (await gateway.xlen('tessera:request-log:acme')) < 4; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await gateway.xlen('tessera:request-log:acme')).toBeGreaterThanOrEqual(4);
     vault.disconnect();
     gateway.disconnect();
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);

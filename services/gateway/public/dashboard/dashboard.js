@@ -4,6 +4,7 @@
 // Data from the server is put into the page with textContent only, never as HTML.
 
 import { initReturnUrls, loadReturnUrls } from './returnUrls.js';
+import { hideRequests, initRequests, loadRequests, showPage } from './requests.js';
 
 const API = '/admin/v1';
 const $ = (id) => document.getElementById(id);
@@ -160,6 +161,7 @@ function showLogin(message) {
   state.operator = null;
   state.csrfToken = null;
   $('app-view').hidden = true;
+  hideRequests();
   $('mfa-view').hidden = true;
   $('session-bar').hidden = true;
   $('login-code-field').hidden = true;
@@ -186,6 +188,7 @@ async function enterApp(session) {
   $('operator-email').textContent = session.operator.email;
   $('mfa-button').hidden = session.operator.mfaEnabled;
   await loadMerchants();
+  showPage();
 }
 
 /** Starts a set-up: the server makes a new secret, shown here once, confirmed by a first code. */
@@ -195,6 +198,7 @@ async function showMfaSetup(session) {
   state.mfaRequired = session.mfaEnrolmentRequired;
   $('login-view').hidden = true;
   $('app-view').hidden = true;
+  hideRequests();
   $('mfa-view').hidden = false;
   $('session-bar').hidden = false;
   $('merchant-select').closest('label').hidden = true;
@@ -238,7 +242,7 @@ async function openMerchant(merchantId) {
   state.merchant = merchantId;
   $('new-merchant').hidden = true;
   $('merchant-title').textContent = merchantId;
-  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls()]);
+  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests()]);
 }
 
 async function loadKeys() {
@@ -753,6 +757,7 @@ $('refresh-keys').addEventListener('click', () => loadKeys().catch((err) => toas
 $('refresh-audit').addEventListener('click', () => loadAudit().catch((err) => toast(err.message)));
 
 initReturnUrls({ api, merchant: () => state.merchant, toast });
+initRequests({ api, merchant: () => state.merchant, el });
 
 async function boot() {
   try {

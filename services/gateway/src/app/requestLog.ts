@@ -153,7 +153,7 @@ export function listRequestsQuerySchema() {
     status: z.enum(['2xx', '3xx', '4xx', '5xx']).optional().meta({ description: 'Status class of the answer.' }),
     path: z.string().max(300).optional().meta({ description: 'A route pattern (`/v1/token/:token`) or a path (`/v1/token/tok.…`).' }),
     keyId: z.string().max(64).optional(),
-    requestId: z.string().max(200).optional().meta({ description: 'The `x-request-id` of the request.' }),
+    requestId: z.string().max(128).optional().meta({ description: 'The `x-request-id` of the request.' }),
     mode: z.enum(['test', 'live']).optional(),
     from: isoTime.optional().meta({ description: 'Only entries at or after this time.' }),
     to: isoTime.optional().meta({ description: 'Only entries at or before this time.' }),
