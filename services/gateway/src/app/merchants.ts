@@ -48,17 +48,14 @@ export async function listMerchants(
   return [...ids].sort();
 }
 
-export interface PspHostDeps {
-  merchantSettings: Pick<MerchantSettingsStore, 'get' | 'setPspHosts'>;
+/** What a merchant list setting's use cases need; `M` the store methods they call. */
+export interface SettingListDeps<M extends keyof MerchantSettingsStore> {
+  merchantSettings: Pick<MerchantSettingsStore, 'get' | M>;
   audit: Pick<AuditLog, 'append'>;
   now: () => Date;
 }
-
-export interface PspHostsView {
-  merchantId: string;
-  pspHosts: string[];
-  updatedAt: string | null;
-}
+export type PspHostDeps = SettingListDeps<'setPspHosts'>;
+export type PspHostsView = SettingListView<'pspHosts'>;
 
 /** `label` names an entry in errors: the API's `PSP host`, or the CLI's words. */
 export function pspHostsSchema(label = 'PSP host') {
@@ -74,7 +71,7 @@ export function pspHostsSchema(label = 'PSP host') {
  * alike: within the caller's reach, each replacement audited with the list before it.
  */
 type SettingList = 'pspHosts' | 'returnUrls';
-type SettingListView<N extends SettingList> = { merchantId: string; updatedAt: string | null } & Record<N, string[]>;
+export type SettingListView<N extends SettingList> = { merchantId: string; updatedAt: string | null } & Record<N, string[]>;
 const AUDITED_AS = {
   pspHosts: { action: 'merchant.psp_hosts_updated', previous: 'previousPspHosts' },
   returnUrls: { action: 'merchant.return_urls_updated', previous: 'previousReturnUrls' },

@@ -2,10 +2,8 @@ import { z } from 'zod';
 import type { KeyMode } from '@tessera/common';
 import { formSigningSecret } from '../domain/formSessions';
 import { canonicalReturnUrlEntry, MAX_RETURN_URLS } from '../domain/returnUrls';
-import type { AuditLog } from '../store/adminStores';
-import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { auditAs, type Caller } from './caller';
-import { merchantInReach, readSettingList, replaceSettingList } from './merchants';
+import { merchantInReach, readSettingList, replaceSettingList, type SettingListDeps, type SettingListView } from './merchants';
 import { canonicalListSchema, parseInput } from './inputLists';
 
 /**
@@ -13,18 +11,11 @@ import { canonicalListSchema, parseInput } from './inputLists';
  * signs the page's redirects: one use case each, called by the admin API (and so the dashboard)
  * and the keys CLI, like app/apiKeys.ts.
  */
-export interface ReturnUrlDeps {
-  merchantSettings: Pick<MerchantSettingsStore, 'get' | 'setReturnUrls'>;
-  audit: Pick<AuditLog, 'append'>;
+export interface ReturnUrlDeps extends SettingListDeps<'setReturnUrls'> {
   pepper: string;
-  now: () => Date;
 }
 
-export interface ReturnUrlsView {
-  merchantId: string;
-  returnUrls: string[];
-  updatedAt: string | null;
-}
+export type ReturnUrlsView = SettingListView<'returnUrls'>;
 
 /** `label` names an entry in errors: the API's `Return URL`, the CLI's own words. */
 export function returnUrlsSchema(label = 'Return URL') {

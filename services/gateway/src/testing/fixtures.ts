@@ -1,7 +1,10 @@
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
+import type { AdminDeps } from '../transport/admin/adminRouter';
 import type { ProxyApi, VaultApi } from '../transport/upstreams';
 import type { RequestFacts } from '../domain/requestLog';
+import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../store/memoryAdminStores';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 
 /** The API-key pepper of the gateway's unit tests. */
 export const TEST_PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
@@ -62,5 +65,31 @@ export function aRequest(overrides: Partial<RequestFacts> = {}): RequestFacts {
     ms: 3,
     aborted: false,
     ...overrides,
+  };
+}
+
+/**
+ * What the admin router needs, in memory: empty stores, the test pepper, generous sign-in limits
+ * (a test that is about limits says its own), no trusted proxies, a silent logger.
+ */
+export function anAdminDeps(overrides: Partial<AdminDeps> = {}): AdminDeps {
+  return {
+    keyStore: new MemoryApiKeyStore(),
+    operators: new MemoryOperatorStore(),
+    sessions: new MemorySessionStore(),
+    throttle: new MemoryLoginThrottle(),
+    audit: new MemoryAuditLog(1000),
+    pepper: TEST_PEPPER,
+    trustedProxies: [],
+    logger: createLogger('gateway-test', 'silent'),
+    ...overrides,
+    config: {
+      ADMIN_SESSION_IDLE_SECONDS: 900,
+      ADMIN_SESSION_MAX_SECONDS: 28_800,
+      ADMIN_LOGIN_WINDOW_SECONDS: 3600,
+      ADMIN_LOGIN_MAX_PER_IP: 1000,
+      ADMIN_LOGIN_MAX_PER_ACCOUNT: 100,
+      ...overrides.config,
+    },
   };
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Express } from 'express';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { TEST_PEPPER } from '../testing/fixtures';
+import { anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
 import { startApp } from '../testing/http';
-import { createAdminRouter, type AdminDeps } from './admin/adminRouter';
+import { createAdminRouter } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { FormSessionDeps } from '../app/formSessions';
@@ -25,18 +25,7 @@ function app(): Express {
     browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
     formSessions: {} as FormSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
-    admin: createAdminRouter({
-      logger: pino({ level: 'silent' }),
-      trustedProxies: [],
-      pepper: TEST_PEPPER,
-      config: {
-        ADMIN_SESSION_IDLE_SECONDS: 60,
-        ADMIN_SESSION_MAX_SECONDS: 600,
-        ADMIN_LOGIN_WINDOW_SECONDS: 60,
-        ADMIN_LOGIN_MAX_PER_IP: 10,
-        ADMIN_LOGIN_MAX_PER_ACCOUNT: 5,
-      },
-    } as unknown as AdminDeps),
+    admin: createAdminRouter(anAdminDeps()),
   });
 }
 
@@ -128,6 +117,24 @@ describe('OpenAPI document', () => {
     const proxy = doc.components.schemas.ProxyRequest;
     expect(proxy.required).toEqual(['method', 'token', 'pspUrl']);
     expect(proxy.properties.token).toMatchObject({ maxLength: 256 });
+  });
+
+  it('takes the admin request bodies and parameters from the zod schemas the admin routes parse with', () => {
+    const doc = buildOpenApiDocument() as { components: { schemas: Record<string, any> }; paths: Record<string, Record<string, any>> };
+    const { AdminLogin, AdminKeyTest, AdminFormSigningSecretRequest } = doc.components.schemas;
+    expect(AdminLogin.required).toEqual(['email', 'password']);
+    expect(AdminLogin.additionalProperties).toBe(false);
+    expect(AdminLogin.properties.password).toMatchObject({ type: 'string', minLength: 1, maxLength: 256 });
+    expect(AdminKeyTest.properties.apiKey).toMatchObject({ minLength: 1, maxLength: 100 });
+    expect(AdminFormSigningSecretRequest.properties.mode).toMatchObject({ enum: ['test', 'live'] });
+    const [merchantId] = doc.paths['/admin/v1/merchants/{merchantId}/psp-hosts']?.get.parameters ?? [];
+    expect(merchantId).toMatchObject({ name: 'merchantId', in: 'path', required: true, schema: { pattern: '^[A-Za-z0-9_.-]{1,64}$' } });
+    const audit = doc.paths['/admin/v1/audit']?.get.parameters ?? [];
+    expect(audit.find((p: { name: string }) => p.name === 'limit')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+    });
   });
 
   it('lists 403 publishable_key_forbidden, and no admin-only 403, on every /v1 route that takes an API key', () => {

@@ -3,8 +3,7 @@ import { createLogger, TesseraError } from '@tessera/common';
 import type { ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../store/memoryAdminStores';
-import { aTokenRecord, TEST_PEPPER } from '../testing/fixtures';
+import { aTokenRecord, anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
@@ -38,24 +37,7 @@ const vault = {
 const proxy = { forward: async () => pspAnswer, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
 
 function adminDeps(keyStore: MemoryApiKeyStore, hsts: number): AdminDeps {
-  return {
-    keyStore,
-    operators: new MemoryOperatorStore(),
-    sessions: new MemorySessionStore(),
-    throttle: new MemoryLoginThrottle(),
-    audit: new MemoryAuditLog(10),
-    pepper: TEST_PEPPER,
-    trustedProxies: [],
-    logger,
-    config: {
-      ADMIN_SESSION_IDLE_SECONDS: 900,
-      ADMIN_SESSION_MAX_SECONDS: 28_800,
-      ADMIN_LOGIN_WINDOW_SECONDS: 900,
-      ADMIN_LOGIN_MAX_PER_IP: 30,
-      ADMIN_LOGIN_MAX_PER_ACCOUNT: 5,
-      HSTS_MAX_AGE_SECONDS: hsts,
-    },
-  };
+  return anAdminDeps({ keyStore, logger, config: { ...anAdminDeps().config, HSTS_MAX_AGE_SECONDS: hsts } });
 }
 
 async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string }> {

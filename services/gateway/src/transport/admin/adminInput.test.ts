@@ -1,11 +1,9 @@
-import pino from 'pino';
 import { parseCidrList } from '@tessera/common';
 import { newOperatorRecord } from '../../domain/admin/operators';
 import { hashPassword } from '../../domain/admin/passwords';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../../store/memoryAdminStores';
-import { MemoryApiKeyStore } from '../../store/memoryApiKeyStore';
+import { MemoryOperatorStore } from '../../store/memoryAdminStores';
 import { MemoryMerchantSettingsStore } from '../../store/merchantSettingsStore';
-import { TEST_PEPPER } from '../../testing/fixtures';
+import { anAdminDeps } from '../../testing/fixtures';
 import { startApp, type RunningApp } from '../../testing/http';
 import { createAdminApp } from './adminRouter';
 
@@ -23,24 +21,9 @@ beforeAll(async () => {
     newOperatorRecord({ email: 'ops@acme.test', passwordHash: await hashPassword(PASSWORD), merchantId: 'acme', now: new Date() }),
   );
   app = await startApp(
-    createAdminApp({
-      keyStore: new MemoryApiKeyStore(),
-      operators,
-      sessions: new MemorySessionStore(),
-      throttle: new MemoryLoginThrottle(),
-      audit: new MemoryAuditLog(100),
-      merchantSettings: new MemoryMerchantSettingsStore(),
-      pepper: TEST_PEPPER,
-      trustedProxies: parseCidrList(['127.0.0.1/32']),
-      logger: pino({ level: 'silent' }),
-      config: {
-        ADMIN_SESSION_IDLE_SECONDS: 900,
-        ADMIN_SESSION_MAX_SECONDS: 28_800,
-        ADMIN_LOGIN_WINDOW_SECONDS: 3600,
-        ADMIN_LOGIN_MAX_PER_IP: 1000,
-        ADMIN_LOGIN_MAX_PER_ACCOUNT: 100,
-      },
-    }),
+    createAdminApp(
+      anAdminDeps({ operators, merchantSettings: new MemoryMerchantSettingsStore(), trustedProxies: parseCidrList(['127.0.0.1/32']) }),
+    ),
   );
   const res = await login({ email: 'ops@acme.test', password: PASSWORD });
   expect(res.status).toBe(200);

@@ -1,14 +1,12 @@
 import crypto from 'node:crypto';
-import pino from 'pino';
 import { parseCidrList } from '@tessera/common';
 import { newOperatorRecord } from '../../domain/admin/operators';
 import { hashPassword, verifyPassword } from '../../domain/admin/passwords';
 import { base32Decode, totp } from '../../domain/admin/totp';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../../store/memoryAdminStores';
-import { MemoryApiKeyStore } from '../../store/memoryApiKeyStore';
-import { TEST_PEPPER } from '../../testing/fixtures';
+import { MemoryOperatorStore } from '../../store/memoryAdminStores';
+import { anAdminDeps, TEST_PEPPER } from '../../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../../testing/http';
-import { createAdminApp, type AdminDeps } from './adminRouter';
+import { createAdminApp } from './adminRouter';
 
 jest.setTimeout(120_000);
 
@@ -70,16 +68,11 @@ async function setUp(
   } = {},
 ) {
   const operators = options.operators ?? new MemoryOperatorStore();
-  const deps: AdminDeps = {
-    keyStore: new MemoryApiKeyStore(),
+  const deps = anAdminDeps({
     operators,
-    sessions: new MemorySessionStore(),
-    throttle: new MemoryLoginThrottle(),
-    audit: new MemoryAuditLog(1000),
     pepper: options.pepper ?? TEST_PEPPER,
     previousPeppers: options.previousPeppers ?? [],
     trustedProxies: parseCidrList(['127.0.0.1/32']),
-    logger: pino({ level: 'silent' }),
     config: {
       ADMIN_SESSION_IDLE_SECONDS: 900,
       ADMIN_SESSION_MAX_SECONDS: 28_800,
@@ -91,7 +84,7 @@ async function setUp(
     },
     mfaRequired: options.mfaRequired ?? false,
     now: () => new Date(clockMs),
-  };
+  });
   const app = await startApp(createAdminApp(deps));
   return { app, operators, deps };
 }

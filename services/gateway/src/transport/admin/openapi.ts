@@ -1,17 +1,20 @@
 import { z } from 'zod';
-import { createKeyRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
-import { returnUrlsSchema } from '../../app/returnUrls';
+import { mfaConfirmSchema, signInSchema, type SessionView } from '../../app/adminSessions';
+import { createKeyRequestSchema, keyTestRequestSchema, restrictionChangesSchema } from '../../app/apiKeys';
 import { listRequestsQuerySchema, requestDetailQuerySchema, requestStatsQuerySchema, type RequestPage } from '../../app/requestLog';
+import { auditQuerySchema } from '../../app/auditTrail';
+import { merchantPathSchema, merchantQuerySchema, pspHostsSchema, type PspHostsView } from '../../app/merchants';
+import { formSigningSecretRequestSchema, returnUrlsSchema, type ReturnUrlsView } from '../../app/returnUrls';
 import type { MinuteStats, RequestLogEntry } from '../../domain/requestLog';
 import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
- * The admin API (`/admin/v1`) for the OpenAPI document. The key create and update bodies are the
- * zod schemas their use cases validate with; the other handlers validate with hand-written
- * helpers (validation.ts), so their request shapes below are descriptions, kept honest by a test
- * that compares paths with the router. Response shapes are tied to the handlers' types
- * with `satisfies`, so a changed field is a compile error here.
+ * The admin API (`/admin/v1`) for the OpenAPI document, generated like the /v1 part
+ * (../openapi.ts): every request body, query and path parameter below is the zod schema the
+ * route parses with (validation.ts), so the document cannot drift from the validation; a test
+ * compares the paths with the router. Response shapes are tied to the handlers' types with
+ * `satisfies`, so a changed field is a compile error here.
  */
 
 const keyViewSchema = z.object({
@@ -49,7 +52,7 @@ const sessionSchema = z.object({
   expiresAt: z.string(),
   mfaRequired: z.boolean(),
   mfaEnrolmentRequired: z.boolean().meta({ description: 'True: this session may only set up the second factor (and log out).' }),
-});
+}) satisfies z.ZodType<SessionView>;
 
 const pspCallFields = {
   host: z.string().meta({ description: 'host[:port] of pspUrl; `[card number]` when it looked like one.' }),
@@ -101,19 +104,15 @@ const minuteStatsFields = {
 };
 
 const schemas = {
-  AdminLogin: z.strictObject({
-    email: z.string().max(320),
-    password: z.string(),
-    code: z.string().max(16).optional().meta({ description: 'The 6-digit TOTP code, once the operator has a second factor.' }),
-    recoveryCode: z.string().max(32).optional().meta({ description: 'Instead of `code`: one of the recovery codes (each works once).' }),
-  }),
+  // Request bodies: the schemas the routes validate with.
+  AdminLogin: signInSchema,
   AdminMfaEnrolment: z.object({
     secret: z.string().meta({ description: 'Base32; shown once.' }),
     otpauthUri: z.string(),
     digits: z.number().int(),
     period: z.number().int(),
   }),
-  AdminMfaConfirm: z.strictObject({ code: z.string().max(16) }),
+  AdminMfaConfirm: mfaConfirmSchema,
   AdminSession: sessionSchema,
   AdminMerchants: z.object({ merchants: z.array(z.string()) }),
   AdminKey: keyViewSchema,
@@ -123,11 +122,7 @@ const schemas = {
   AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
   AdminKeyUpdate: restrictionChangesSchema(),
   AdminKeyResult: z.object({ key: keyViewSchema }),
-  AdminKeyTest: z.strictObject({
-    apiKey: z.string().max(100),
-    clientIp: z.string().optional().meta({ description: 'Judge the key as if used from this address (default: the caller’s).' }),
-    origin: z.string().optional(),
-  }),
+  AdminKeyTest: keyTestRequestSchema,
   AdminKeyTestResult: z.object({
     accepted: z.boolean(),
     status: z.int(),
@@ -153,23 +148,19 @@ const schemas = {
       }),
     ),
   }),
-  AdminPspHostsUpdate: z.strictObject({
-    pspHosts: z.array(z.string()).max(100).meta({
-      description: 'Host names, `*.example.com` wildcards (subdomains only) or IP literals; `[]` allows any public host again.',
-    }),
-  }),
+  AdminPspHostsUpdate: pspHostsSchema(),
   AdminPspHosts: z.object({
     merchantId: z.string(),
     pspHosts: z.array(z.string()).meta({ description: 'Canonical entries; empty: any public host.' }),
     updatedAt: z.string().nullable(),
-  }),
+  }) satisfies z.ZodType<PspHostsView>,
   AdminReturnUrlsUpdate: returnUrlsSchema(),
   AdminReturnUrls: z.object({
     merchantId: z.string(),
     returnUrls: z.array(z.string()).meta({ description: 'Canonical entries (scheme://host[:port]/path).' }),
     updatedAt: z.string().nullable(),
-  }),
-  AdminFormSigningSecretRequest: z.strictObject({ mode: z.enum(['test', 'live']) }),
+  }) satisfies z.ZodType<ReturnUrlsView>,
+  AdminFormSigningSecretRequest: formSigningSecretRequestSchema,
   AdminFormSigningSecret: z.object({
     merchantId: z.string(),
     mode: z.enum(['test', 'live']),
@@ -200,6 +191,18 @@ type JsonObject = Record<string, unknown>;
 function jsonSchema(schema: z.ZodType): JsonObject {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
   return rest;
+}
+
+/** Query or path parameters from the object schema that parses them. */
+function parametersOf(schema: z.ZodObject, where: 'query' | 'path'): JsonObject[] {
+  const { properties, required = [] } = jsonSchema(schema) as { properties: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(properties).map(([name, { description, ...shape }]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.includes(name),
+    ...(description !== undefined ? { description } : {}),
+    schema: shape,
+  }));
 }
 
 export function adminOpenApiSchemas(): Record<string, JsonObject> {
@@ -243,8 +246,9 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     responses: { ...(extra.responses as JsonObject), ...errors('An error made by Tessera (401 admin_session_required, 403, 404, …).') },
   });
   const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-  const merchantPath = { name: 'merchantId', in: 'path', required: true, schema: { type: 'string' } };
-  const merchantQuery = { name: 'merchantId', in: 'query', required: false, schema: { type: 'string' } };
+  const merchantPath = parametersOf(merchantPathSchema, 'path');
+  const merchantQuery = parametersOf(merchantQuerySchema, 'query');
+  const auditQuery = parametersOf(auditQuerySchema, 'query');
   return {
     [`${ADMIN_BASE}/login`]: {
       post: op('adminLogin', 'Log in to the dashboard (sets the session cookie)', [], {
@@ -296,7 +300,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     },
     [`${ADMIN_BASE}/keys`]: {
       get: op('adminListKeys', 'List API keys', readSession, {
-        parameters: [merchantQuery],
+        parameters: merchantQuery,
         responses: { '200': { description: 'Keys, newest first.', content: ref('AdminKeyList') } },
       }),
       post: op('adminCreateKey', 'Create an API key (shown once)', session, {
@@ -325,38 +329,35 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     },
     [`${ADMIN_BASE}/audit`]: {
       get: op('adminAudit', 'The audit log', readSession, {
-        parameters: [
-          merchantQuery,
-          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-        ],
+        parameters: auditQuery,
         responses: { '200': { description: 'Entries, newest first.', content: ref('AdminAudit') } },
       }),
     },
     [`${ADMIN_BASE}/merchants/{merchantId}/psp-hosts`]: {
       get: op('adminGetPspHosts', 'The merchant’s PSP host allowlist', readSession, {
-        parameters: [merchantPath],
+        parameters: merchantPath,
         responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
       }),
       put: op('adminSetPspHosts', 'Replace the merchant’s PSP host allowlist (/v1/proxy refuses other hosts)', session, {
-        parameters: [merchantPath],
+        parameters: merchantPath,
         requestBody: { required: true, content: ref('AdminPspHostsUpdate') },
         responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
       }),
     },
     [`${ADMIN_BASE}/merchants/{merchantId}/return-urls`]: {
       get: op('adminGetReturnUrls', 'The merchant’s registered hosted-page return and cancel URLs', readSession, {
-        parameters: [merchantPath],
+        parameters: merchantPath,
         responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
       }),
       put: op('adminSetReturnUrls', 'Replace the merchant’s registered return and cancel URLs', session, {
-        parameters: [merchantPath],
+        parameters: merchantPath,
         requestBody: { required: true, content: ref('AdminReturnUrlsUpdate') },
         responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
       }),
     },
     [`${ADMIN_BASE}/merchants/{merchantId}/form-signing-secret`]: {
       post: op('adminShowFormSigningSecret', 'Show the secret that signs the merchant’s hosted-page returns (audited)', session, {
-        parameters: [merchantPath],
+        parameters: merchantPath,
         requestBody: { required: true, content: ref('AdminFormSigningSecretRequest') },
         responses: { '200': { description: 'The signing secret for that mode.', content: ref('AdminFormSigningSecret') } },
       }),
@@ -385,10 +386,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         'Every /v1/proxy call that rendered card data: merchant, key id, token, PSP host, status, time',
         readSession,
         {
-          parameters: [
-            merchantQuery,
-            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-          ],
+          parameters: auditQuery,
           responses: { '200': { description: 'Entries, newest first.', content: ref('AdminDetokenizations') } },
         },
       ),
