@@ -37,3 +37,28 @@ export function collectPageProblems(page: Page, expected: RegExp): string[] {
   });
   return problems;
 }
+
+/**
+ * For a merchant page's <head>, before tessera.js: records into `window.captured` everything a
+ * skimming script could observe (window messages, MessagePort events, fetch and XHR bodies), so a
+ * test can show the card data never passed through the page.
+ */
+export const SKIMMER_HOOKS = `<script>
+window.captured = [];
+function record(kind, data) {
+  var text;
+  try { text = typeof data === 'string' ? data : JSON.stringify(data); } catch (e) { text = String(data); }
+  window.captured.push(kind + ' ' + text);
+}
+window.addEventListener('message', function (e) { record('message', e.data); }, true);
+var fetchBefore = window.fetch;
+window.fetch = function (input, init) { record('fetch', String(input) + ' ' + String(init && init.body)); return fetchBefore.apply(this, arguments); };
+var sendBefore = XMLHttpRequest.prototype.send;
+XMLHttpRequest.prototype.send = function (body) { record('xhr', String(body)); return sendBefore.apply(this, arguments); };
+var portHandler = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+Object.defineProperty(MessagePort.prototype, 'onmessage', {
+  configurable: true,
+  get: function () { return portHandler.get.call(this); },
+  set: function (fn) { portHandler.set.call(this, function (e) { record('port', e.data); return fn.call(this, e); }); },
+});
+</script>`;

@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { launchChromium, SCREENSHOTS } from './browser';
+import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS } from './browser';
 import { freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
@@ -41,25 +41,7 @@ function checkoutPage(origin: string, key: string, integrity: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Checkout</title>
 <style>body{font-family:system-ui,sans-serif;max-width:520px;margin:24px auto;padding:0 12px}#card{margin:16px 0}</style>
-<script>
-window.captured = [];
-function record(kind, data) {
-  var text;
-  try { text = typeof data === 'string' ? data : JSON.stringify(data); } catch (e) { text = String(data); }
-  window.captured.push(kind + ' ' + text);
-}
-window.addEventListener('message', function (e) { record('message', e.data); }, true);
-var fetchBefore = window.fetch;
-window.fetch = function (input, init) { record('fetch', String(input) + ' ' + String(init && init.body)); return fetchBefore.apply(this, arguments); };
-var sendBefore = XMLHttpRequest.prototype.send;
-XMLHttpRequest.prototype.send = function (body) { record('xhr', String(body)); return sendBefore.apply(this, arguments); };
-var portHandler = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
-Object.defineProperty(MessagePort.prototype, 'onmessage', {
-  configurable: true,
-  get: function () { return portHandler.get.call(this); },
-  set: function (fn) { portHandler.set.call(this, function (e) { record('port', e.data); return fn.call(this, e); }); },
-});
-</script>
+${SKIMMER_HOOKS}
 </head><body><main>
 <h1>Checkout</h1>
 <label for="email">Email</label> <input id="email" type="email">

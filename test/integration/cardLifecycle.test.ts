@@ -92,7 +92,17 @@ describe('fingerprint and BIN', () => {
 
 describe('dedupe', () => {
   it("answers the merchant's existing token for the card (200), updated with the new expiry, holder name and CVV", async () => {
-    const original = await create(globexTest, { number: TEST_CARDS.amex, cvv: undefined, holderName: 'Old Name' });
+    // A token made without dedupe is not one dedupe answers (plain creates stay one store write).
+    const plain = await create(globexTest, { number: TEST_CARDS.amex, cvv: undefined });
+    const first = await globexTest(
+      'POST',
+      '/v1/token',
+      aCard({ number: TEST_CARDS.amex, cvv: undefined, holderName: 'Old Name', dedupe: true }),
+    );
+    expect(first.status).toBe(201);
+    const original = first.body as Record<string, any>;
+    expect(original.token).not.toBe(plain.token);
+    expect(original.fingerprint).toBe(plain.fingerprint);
     expect(original.cvvAvailable).toBe(false);
     const res = await globexTest(
       'POST',

@@ -47,7 +47,7 @@ async function cardKeysPerMaster(): Promise<number[]> {
         let cursor = '0';
         let count = 0;
         do {
-          const [next, keys] = await client.scan(cursor, 'MATCH', 'tessera:card:*', 'COUNT', 500);
+          const [next, keys] = await client.scan(cursor, 'MATCH', 'tessera:card:{*', 'COUNT', 500);
           cursor = next;
           count += keys.length;
         } while (cursor !== '0');

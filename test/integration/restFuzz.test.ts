@@ -64,10 +64,11 @@ async function send(
   contentType: string | undefined,
   extraHeaders: Record<string, string> = {},
   apiKey = acme.apiKey,
+  method = 'POST',
 ): Promise<Answer> {
   const headers: Record<string, string> = { 'x-api-key': apiKey, ...extraHeaders };
   if (contentType !== undefined) headers['content-type'] = contentType;
-  const res = await fetch(`${env.stack.baseUrl}${path}`, { method: 'POST', headers, body });
+  const res = await fetch(`${env.stack.baseUrl}${path}`, { method, headers, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -259,6 +260,26 @@ describe('REST surface under arbitrary input (fast-check)', () => {
       );
     },
   );
+
+  it.each([
+    ['PATCH', 'the token'],
+    ['POST', 'the CVC route of the token'],
+  ])('%s on %s answers arbitrary bodies without a 500, with the error envelope, and without card numbers', async (method) => {
+    const shaped =
+      method === 'PATCH'
+        ? requestObject({ expiryMonth: goodCard.expiryMonth, expiryYear: goodCard.expiryYear, holderName: goodCard.holderName })
+        : requestObject({ cvv: goodCard.cvv });
+    const tokens = fc.constantFrom(token, otherMerchantsToken, 'tok.AAAAAAAAAAAAAAAAAAAAAA');
+    await fc.assert(
+      fc.asyncProperty(anyBody(shaped), contentType, tokens, async (body, type, target) => {
+        const path = method === 'PATCH' ? `/v1/token/${target}` : `/v1/token/${target}/cvc`;
+        const res = await send(path, body, type, {}, acme.apiKey, method);
+        expect(res.status).not.toBeGreaterThanOrEqual(500);
+        expectWellFormedAnswer(res, path);
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
 
   it.each([['/v1/proxy'], ['/v1/proxy/dry-run']])(
     'POST %s renders and sends deliverable requests with arbitrary PSP headers and bodies without a 500 or a card number in the answer',

@@ -44,6 +44,37 @@ describe('@tessera/sdk against the running services', () => {
     expect(err).toMatchObject({ status: 404, code: 'token_not_found', type: 'not_found_error', requestId: expect.stringMatching(/\S/) });
   });
 
+  it('deduplicates, updates and re-collects the CVC of a token, typed with its bin and fingerprint', async () => {
+    const created = await tessera.tokens.create({ ...aCard({ number: TEST_CARDS.mastercard, cvv: undefined }), dedupe: true });
+    const bin: string | null = created.bin;
+    const fingerprint: string | null = created.fingerprint;
+    expect({ bin, fingerprint }).toEqual({ bin: '555555', fingerprint: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) });
+    const again = await tessera.tokens.create({ ...aCard({ number: TEST_CARDS.mastercard, cvv: undefined }), dedupe: true });
+    expect(again.token).toBe(created.token);
+
+    const updated = await tessera.tokens.update(created.token, { expiryMonth: 6, expiryYear: new Date().getUTCFullYear() + 5 });
+    expect(updated).toMatchObject({ token: created.token, expiryMonth: 6, fingerprint });
+    const refused = await tessera.tokens.update(created.token, { expiryMonth: 1, expiryYear: 2020 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TesseraInvalidRequestError);
+    expect(refused).toMatchObject({ status: 400, code: 'card_expired' });
+
+    expect(created.cvvAvailable).toBe(false);
+    expect(await tessera.tokens.recollectCvc(created.token, '046', { idempotencyKey: `cvc-${created.token}` })).toMatchObject({
+      cvvAvailable: true,
+    });
+    const charge = () =>
+      tessera.proxy.forward({
+        method: 'post',
+        token: created.token,
+        pspUrl: `${env.psp.url}/v1/charges`,
+        pspHeaders: { 'content-type': 'application/json' },
+        pspBody: '{"cvc":"[CARD_CVV]","exp":"[CARD_EXPIRY_MONTH]"}',
+      });
+    expect((await charge()).status).toBe(200);
+    expect(JSON.parse(env.psp.requests[0]?.body.toString('utf8') ?? '{}')).toEqual({ cvc: '046', exp: '06' });
+    expect(await charge().catch((e: unknown) => e)).toMatchObject({ status: 422, code: 'cvv_unavailable' });
+  });
+
   it('forwards to the PSP and returns its status, body and Tessera timing headers', async () => {
     const { token } = await tessera.tokens.create(aCard());
     env.psp.reply = (_req, res) => {

@@ -42,8 +42,28 @@ export interface CardFields {
   destroy(): void;
 }
 
+export interface CvcFieldOptions {
+  /** The token (of this merchant and mode) whose CVC the returning shopper re-enters. */
+  token: string;
+  container: string | Element;
+  style?: FieldsStyle;
+  title?: string;
+}
+
+/** The CVC-only field: the CVC goes from the iframe to Tessera, never through your page. */
+export interface CvcField {
+  on<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
+  off<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
+  /** Attaches the CVC to the token (used by its next render only); resolves with the token and card details. */
+  submit(): Promise<TokenizeResult>;
+  focus(): void;
+  clear(): void;
+  destroy(): void;
+}
+
 export interface TesseraInstance {
   cardFields(options: CardFieldsOptions): CardFields;
+  cvcField(options: CvcFieldOptions): CvcField;
 }
 
 export type TesseraFactory = (publishableKey: string, options?: { fieldsOrigin?: string }) => TesseraInstance;

@@ -1,5 +1,5 @@
 import { apiErrorFrom, TesseraApiError, TesseraConnectionError, TesseraSdkError, TesseraTimeoutError } from './errors';
-import type { CardInput, DryRunResult, ProxyRequest, PspResponse, RequestOptions, TokenRecord } from './types';
+import type { DryRunResult, ProxyRequest, PspResponse, RequestOptions, TokenCreateInput, TokenRecord, TokenUpdateInput } from './types';
 
 export interface TesseraOptions {
   /**
@@ -22,7 +22,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   body?: unknown;
   options?: RequestOptions | undefined;
@@ -60,8 +60,8 @@ export class Tessera {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly tokens: {
-    /** POST /v1/token: 201 with the token record. */
-    create(card: CardInput, options?: RequestOptions): Promise<TokenRecord>;
+    /** POST /v1/token: 201 with the token record (200 with your existing one for `dedupe: true`). */
+    create(card: TokenCreateInput, options?: RequestOptions): Promise<TokenRecord>;
     /** GET /v1/token/{token}: the record, never the PAN or CVV. */
     get(token: string, options?: RequestOptions): Promise<TokenRecord>;
     /** DELETE /v1/token/{token}: removes the card data. */
@@ -71,6 +71,14 @@ export class Tessera {
      * its card, like a token from create. Idempotent: a retained token answers the same record.
      */
     retain(token: string, options?: RequestOptions): Promise<TokenRecord>;
+    /** PATCH /v1/token/{token}: a re-issued card's new expiry and/or holder name; the number never changes. */
+    update(token: string, changes: TokenUpdateInput, options?: RequestOptions): Promise<TokenRecord>;
+    /**
+     * POST /v1/token/{token}/cvc: attaches a CVV your server collected again, used by the token's
+     * next render only (then 422 cvv_unavailable) and gone after CVV_TTL_SECONDS. Pass an
+     * `idempotencyKey` to retry safely. In a browser use tessera.js's cvcField instead.
+     */
+    recollectCvc(token: string, cvv: number | string, options?: RequestOptions): Promise<TokenRecord>;
   };
   readonly proxy: {
     /**
@@ -112,6 +120,10 @@ export class Tessera {
       },
       retain: async (token, opts) =>
         (await this.#json<TokenRecord>({ method: 'POST', path: `${tokenPath(token)}/retain`, options: opts })).body,
+      update: async (token, changes, opts) =>
+        (await this.#json<TokenRecord>({ method: 'PATCH', path: tokenPath(token), body: changes, options: opts })).body,
+      recollectCvc: async (token, cvv, opts) =>
+        (await this.#json<TokenRecord>({ method: 'POST', path: `${tokenPath(token)}/cvc`, body: { cvv }, options: opts })).body,
     };
     this.proxy = {
       forward: async (request, opts) => {

@@ -11,6 +11,24 @@ export interface CardInput {
   cvv?: number | string;
 }
 
+/** POST /v1/token's body: a card, and whether to answer the merchant's existing token for it. */
+export interface TokenCreateInput extends CardInput {
+  /**
+   * true: if an earlier `dedupe` create made a token for this card number in this mode (not
+   * deleted, not provisional), answer it (HTTP 200), updated with this expiry, holder name and CVV,
+   * instead of a new one (HTTP 201).
+   */
+  dedupe?: boolean;
+}
+
+/**
+ * PATCH /v1/token/{token}: a re-issued card with the same number. Give the expiry whole (month and
+ * year), the holder name, or both; the number never changes (a new number is a new token).
+ */
+export type TokenUpdateInput =
+  | { expiryMonth: number; expiryYear: number; holderName?: string }
+  | { expiryMonth?: undefined; expiryYear?: undefined; holderName: string };
+
 export interface TokenRecord {
   /** `tok.` + random string. */
   token: string;
@@ -28,6 +46,13 @@ export interface TokenRecord {
    * your server calls `tokens.retain(token)`.
    */
   provisional: boolean;
+  /** The first six digits of the card number; null for tokens made before Tessera recorded it. */
+  bin: string | null;
+  /**
+   * Keyed hash of the card number, per merchant and mode: the same card tokenized again by you in
+   * the same mode has the same fingerprint. null for tokens made before Tessera recorded it.
+   */
+  fingerprint: string | null;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

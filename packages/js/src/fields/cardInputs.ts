@@ -12,6 +12,7 @@ import {
   ERROR_MESSAGES,
   formatCardNumber,
   formatExpiry,
+  type CardField,
   type FieldChecks,
   type FieldValues,
 } from './cardState';
@@ -58,6 +59,8 @@ export interface CardInputs {
   /** Shows every card field's error (a submit attempt); returns the first problem, if any. */
   showAll(): FieldErrorCode | undefined;
   clear(): void;
+  /** Checks and shows only these inputs from now on (the CVC-only field: ['cvc']); the others are hidden. */
+  only(fields: readonly CardField[]): void;
 }
 
 export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
@@ -76,6 +79,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   const brandLabel = byId('cc-brand');
   /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
   const shown = new Set<FieldName>();
+  let inPlay: readonly CardField[] = CARD_FIELDS;
 
   const values = (): FieldValues => ({
     number: inputs.number.value,
@@ -86,7 +90,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
 
   function render(checks: FieldChecks): void {
     brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
-    for (const field of CARD_FIELDS) {
+    for (const field of inPlay) {
       const check = checks[field];
       if (check.error === undefined) shown.delete(field);
       const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
@@ -108,7 +112,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     const current = values();
     const checks = checkAll(current);
     render(checks);
-    const payload = changePayload(checks, current, shown);
+    const payload = changePayload(checks, current, shown, inPlay);
     hooks.onChecked?.(payload, checks);
     return { payload, checks };
   }
@@ -153,9 +157,17 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     values,
     update,
     showAll() {
-      for (const field of CARD_FIELDS) shown.add(field);
+      for (const field of inPlay) shown.add(field);
       const { checks } = update();
-      return CARD_FIELDS.map((f) => checks[f].error).find((e) => e !== undefined);
+      return inPlay.map((f) => checks[f].error).find((e) => e !== undefined);
+    },
+    only(fields) {
+      inPlay = fields;
+      for (const field of CARD_FIELDS) {
+        byId(`${field}-field`).hidden = !fields.includes(field);
+        if (!fields.includes(field)) errorOf[field].textContent = '';
+      }
+      update();
     },
     clear() {
       for (const input of Object.values(inputs)) input.value = '';

@@ -102,16 +102,24 @@ export function checkAll(values: FieldValues, now: Date = new Date()): FieldChec
 }
 
 const ORDER = ['number', 'expiry', 'cvc'] as const;
+/** The checked card inputs (the holder name is never checked). */
+export type CardField = (typeof ORDER)[number];
 
 /**
+ * `fields` are the inputs in play: all three, or only the CVC for the CVC-only field.
  * The change event the merchant's page receives: whether anything is typed, whether the whole
  * card is ready to tokenize, and the first error the shopper is being shown (errors appear after
  * a field loses focus, so `shown` decides which errors count).
  */
-export function changePayload(checks: FieldChecks, values: FieldValues, shown: ReadonlySet<FieldName>): ChangeEventPayload {
-  const empty = ORDER.every((f) => checks[f].empty) && values.name.trim() === '';
-  const complete = ORDER.every((f) => checks[f].complete);
-  const visible = ORDER.find((f) => shown.has(f) && checks[f].error !== undefined);
+export function changePayload(
+  checks: FieldChecks,
+  values: FieldValues,
+  shown: ReadonlySet<FieldName>,
+  fields: readonly CardField[] = ORDER,
+): ChangeEventPayload {
+  const empty = fields.every((f) => checks[f].empty) && values.name.trim() === '';
+  const complete = fields.every((f) => checks[f].complete);
+  const visible = fields.find((f) => shown.has(f) && checks[f].error !== undefined);
   const payload: ChangeEventPayload = { empty, complete, valid: visible === undefined, brand: checks.brand };
   const code = visible === undefined ? undefined : checks[visible].error;
   return code === undefined ? payload : { ...payload, error: { code } };

@@ -11,6 +11,7 @@ import {
   PROTOCOL_VERSION,
   type FieldsEvent,
   type HelloMessage,
+  type CardBrand,
   type TokenizeError,
 } from '../shared/protocol';
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
@@ -53,6 +54,8 @@ function start(): void {
   let port: MessagePort | undefined;
   let lastChange = '';
   let tokenizing = false;
+  /** Set by the CVC-only field's connect: the token whose CVC is re-collected. */
+  let cvcToken: string | undefined;
   const send = (event: FieldsEvent): void => port?.postMessage(event);
 
   function applyStyle(input: HTMLInputElement, states: InputStates): void {
@@ -81,6 +84,29 @@ function start(): void {
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
   form.addEventListener('submit', (event) => event.preventDefault());
 
+  /** A call to the API of the fields origin's gateway with the publishable key: status and JSON body. */
+  async function callApi(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+    const response = await fetch(`${apiOrigin}${path}`, {
+      method: 'POST',
+      mode: 'cors',
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': key,
+        // The server checks it against the key's allowed origins (see docs/browser.md).
+        'x-tessera-parent-origin': parentOrigin as string,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+  }
+
+  /**
+   * Sends the card (or, for the CVC-only field, the CVC of `cvcToken`) and tells the page the
+   * token and the card's non-sensitive details, or the API's error; never a digit typed.
+   */
   async function tokenize(id: number): Promise<void> {
     const fail = (error: TokenizeError): void => send({ type: 'tokenize_failed', id, error });
     if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
@@ -89,39 +115,31 @@ function start(): void {
     const { checks } = card.update();
     if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
     const expiry = checks.expiry;
-    if (expiry.value === undefined) return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
+    if (cvcToken === undefined && expiry.value === undefined)
+      return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
     const name = current.name.trim();
     tokenizing = true;
     try {
-      const response = await fetch(`${apiOrigin}/v1/browser/tokens`, {
-        method: 'POST',
-        mode: 'cors',
-        credentials: 'omit',
-        cache: 'no-store',
-        referrerPolicy: 'no-referrer',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-key': key,
-          // The server checks it against the key's allowed origins (see docs/browser.md).
-          'x-tessera-parent-origin': parentOrigin as string,
-        },
-        body: JSON.stringify({
-          number: digitsOf(current.number),
-          expiryMonth: expiry.value.month,
-          expiryYear: expiry.value.year,
-          cvv: digitsOf(current.cvc),
-          ...(name === '' ? {} : { holderName: name }),
-        }),
-      });
-      const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-      if (response.status === 201 && body !== undefined) {
+      const answer =
+        cvcToken !== undefined
+          ? await callApi(`/v1/browser/tokens/${encodeURIComponent(cvcToken)}/cvc`, { cvv: digitsOf(current.cvc) })
+          : await callApi('/v1/browser/tokens', {
+              number: digitsOf(current.number),
+              expiryMonth: expiry.value?.month,
+              expiryYear: expiry.value?.year,
+              cvv: digitsOf(current.cvc),
+              ...(name === '' ? {} : { holderName: name }),
+            });
+      const body = answer.body;
+      if (answer.status === (cvcToken !== undefined ? 200 : 201) && body !== undefined) {
         send({
           type: 'tokenized',
           id,
           result: {
             token: String(body.token),
             card: {
-              brand: checks.brand,
+              // The CVC-only field never saw the number: the token's own brand.
+              brand: cvcToken !== undefined ? (body.brand as CardBrand) : checks.brand,
               last4: String(body.last4),
               expiryMonth: Number(body.expiryMonth),
               expiryYear: Number(body.expiryYear),
@@ -133,7 +151,7 @@ function start(): void {
       const error = (body?.error ?? {}) as { code?: unknown; message?: unknown };
       fail({
         code: typeof error.code === 'string' ? error.code : 'api_error',
-        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${response.status}).`,
+        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${answer.status}).`,
       });
     } catch {
       fail({ code: 'network_error', message: 'The card could not be sent. Check the connection and try again.' });
@@ -146,7 +164,7 @@ function start(): void {
     const command = parseCommand(event.data);
     if (command === undefined) return;
     if (command.type === 'tokenize') void tokenize(command.id);
-    else if (command.type === 'focus') inputs.number.focus();
+    else if (command.type === 'focus') (cvcToken === undefined ? inputs.number : inputs.cvc).focus();
     else card.clear();
   }
 
@@ -159,6 +177,8 @@ function start(): void {
     window.removeEventListener('message', onConnect);
     style = connect.style;
     byId('name-row').hidden = !connect.holderName;
+    cvcToken = connect.cvcToken;
+    if (cvcToken !== undefined) card.only(['cvc']);
     port = channel;
     port.onmessage = onCommand;
     send({ type: 'ready' });

@@ -5,6 +5,7 @@
  */
 import {
   isOrigin,
+  isToken,
   parseEvent,
   parseHello,
   PROTOCOL_VERSION,
@@ -58,6 +59,30 @@ export interface CardFields {
   destroy(): void;
 }
 
+export interface CvcFieldOptions {
+  /** The token (of this merchant and mode) whose CVC the shopper re-enters. */
+  token: string;
+  /** A CSS selector or the element the field is placed in. */
+  container: string | Element;
+  style?: FieldsStyle;
+  /** The iframe's accessible title. */
+  title?: string;
+}
+
+/**
+ * The CVC-only field: a returning shopper types the CVC of a stored card; `submit()` attaches it to
+ * the token (for its next render only, within CVV_TTL_SECONDS) and resolves with the token and
+ * the card's brand, last 4 and expiry. The page never sees the CVC.
+ */
+export interface CvcField {
+  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
+  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
+  submit(): Promise<TokenizeResult>;
+  focus(): void;
+  clear(): void;
+  destroy(): void;
+}
+
 export interface TesseraOptions {
   /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
   fieldsOrigin?: string;
@@ -65,6 +90,7 @@ export interface TesseraOptions {
 
 export interface TesseraInstance {
   cardFields(options: CardFieldsOptions): CardFields;
+  cvcField(options: CvcFieldOptions): CvcField;
 }
 
 // Read while the script runs: afterwards document.currentScript is another script or null.
@@ -91,7 +117,8 @@ function containerOf(container: string | Element): Element {
   return element;
 }
 
-function mountCardFields(publishableKey: string, fieldsOrigin: string, options: CardFieldsOptions): CardFields {
+/** The card fields, or with `cvcToken` the same frame showing the CVC input only (see CvcField). */
+function mountCardFields(publishableKey: string, fieldsOrigin: string, options: CardFieldsOptions, cvcToken?: string): CardFields {
   const style = checkFieldsStyle(options.style);
   if (!style.ok) throw new TesseraError('invalid_style', `Tessera: ${style.message}`);
   const container = containerOf(options.container);
@@ -114,7 +141,8 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
   iframe.title = options.title ?? DEFAULT_TITLE;
   iframe.setAttribute('frameborder', '0');
   iframe.setAttribute('scrolling', 'no');
-  iframe.style.cssText = `border:0;width:100%;display:block;overflow:hidden;height:${options.holderName ? 230 : 160}px;`;
+  const height = cvcToken !== undefined ? 90 : options.holderName ? 230 : 160;
+  iframe.style.cssText = `border:0;width:100%;display:block;overflow:hidden;height:${height}px;`;
 
   function emit<E extends CardFieldsEventName>(event: E, payload: CardFieldsEventMap[E]): void {
     for (const handler of handlers[event]) {
@@ -176,6 +204,7 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
       nonce,
       style: style.ok ? style.style : {},
       holderName: options.holderName === true,
+      ...(cvcToken === undefined ? {} : { cvcToken }),
     };
     iframe.contentWindow.postMessage(connect, fieldsOrigin, [channel.port2]);
   }
@@ -245,7 +274,26 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   if (!isOrigin(fieldsOrigin)) {
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
-  return { cardFields: (fieldsOptions) => mountCardFields(publishableKey, fieldsOrigin, fieldsOptions) };
+  return {
+    cardFields: (fieldsOptions) => mountCardFields(publishableKey, fieldsOrigin, fieldsOptions),
+    cvcField: ({ token, ...fieldOptions }) => {
+      if (!isToken(token)) throw new TesseraError('invalid_token', 'Tessera: cvcField needs the token (tok.…) whose CVC is re-entered.');
+      const { tokenize, on, off, ...rest } = mountCardFields(publishableKey, fieldsOrigin, fieldOptions, token);
+      const field: CvcField = {
+        ...rest,
+        submit: tokenize,
+        on(event, handler) {
+          on(event, handler);
+          return field;
+        },
+        off(event, handler) {
+          off(event, handler);
+          return field;
+        },
+      };
+      return field;
+    },
+  };
 }
 
 (window as unknown as { Tessera: typeof Tessera }).Tessera = Tessera;

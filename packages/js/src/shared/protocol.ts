@@ -43,6 +43,11 @@ export interface ConnectMessage {
   style: FieldsStyle;
   /** Show the optional card holder name input. */
   holderName: boolean;
+  /**
+   * The CVC-only field (tessera.cvcField): only the CVC input is shown, and `tokenize` attaches the
+   * typed CVC to this existing token instead of making one. Absent for the card fields.
+   */
+  cvcToken?: string;
 }
 
 export interface ChangeEventPayload {
@@ -97,11 +102,19 @@ export function parseHello(data: unknown): HelloMessage | undefined {
 }
 
 export function parseConnect(data: unknown): ConnectMessage | undefined {
-  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName'])) return undefined;
+  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'cvcToken'])) return undefined;
   if (data.type !== 'tessera:connect' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce) || !isBool(data.holderName)) return undefined;
+  if (data.cvcToken !== undefined && !isToken(data.cvcToken)) return undefined;
   const style = checkFieldsStyle(data.style);
   if (!style.ok) return undefined;
-  return { type: data.type, v: PROTOCOL_VERSION, nonce: data.nonce, style: style.style, holderName: data.holderName };
+  const connect: ConnectMessage = {
+    type: data.type,
+    v: PROTOCOL_VERSION,
+    nonce: data.nonce,
+    style: style.style,
+    holderName: data.holderName,
+  };
+  return data.cvcToken === undefined ? connect : { ...connect, cvcToken: data.cvcToken };
 }
 
 export function parseCommand(data: unknown): FieldsCommand | undefined {
@@ -113,6 +126,10 @@ export function parseCommand(data: unknown): FieldsCommand | undefined {
 
 const LAST4 = /^\d{4}$/;
 const TOKEN = /^tok\.[A-Za-z0-9_-]{16,200}$/;
+
+export function isToken(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN.test(value);
+}
 
 function parseTokenizeResult(v: unknown): TokenizeResult | undefined {
   if (!isRecord(v) || !hasOnly(v, ['token', 'card']) || typeof v.token !== 'string' || !TOKEN.test(v.token)) return undefined;

@@ -132,7 +132,7 @@ ${cardInputsMarkup({ showName: false })}
  * The `name`s are what the hosted page's form posts.
  */
 export function cardInputsMarkup(options: { showName: boolean }): string {
-  return `<div class="field">
+  return `<div class="field" id="number-field">
 <label for="cc-number">Card number</label>
 <div class="wrap">
 <input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-brand cc-number-error">
@@ -140,11 +140,11 @@ export function cardInputsMarkup(options: { showName: boolean }): string {
 </div>
 </div>
 <div class="split">
-<div class="field">
+<div class="field" id="expiry-field">
 <label for="cc-exp">Expiry date (MM / YY)</label>
 <input id="cc-exp" name="exp-date" type="text" autocomplete="cc-exp" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="9" placeholder="MM / YY" aria-invalid="false" aria-describedby="cc-exp-error">
 </div>
-<div class="field">
+<div class="field" id="cvc-field">
 <label for="cc-csc">Security code</label>
 <input id="cc-csc" name="cvc" type="text" autocomplete="cc-csc" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="4" placeholder="CVC" aria-invalid="false" aria-describedby="cc-csc-error">
 </div>
