@@ -471,8 +471,20 @@ export class Vault {
     );
   }
 
+  /**
+   * Ready once the store answers and the fingerprint key is loaded. The key is kept in memory from
+   * then on, so tokenize never again depends on the one Cluster slot that holds it (a master down
+   * or a slot migrating there would otherwise refuse every card, not just its slot's).
+   */
   async ready(): Promise<StoreHealth> {
-    return this.store.ping();
+    const health = await this.store.ping();
+    if (!health.ok) return health;
+    try {
+      await this.fingerprintKey();
+    } catch {
+      return { ok: false, detail: 'the fingerprint key could not be loaded yet' };
+    }
+    return health;
   }
 
   /**
