@@ -37,6 +37,20 @@ export interface StackOptions {
   proxyReplicas?: number;
 }
 
+/**
+ * One key ring per Redis, as in production: a second stack on a test's Redis (other settings, a
+ * restart) opens what the first wrote, the fingerprint key included.
+ */
+const vaultKeysByRedis = new Map<string, string>();
+function vaultKeysFor(redis: RedisServer): string {
+  let keys = vaultKeysByRedis.get(redis.url);
+  if (keys === undefined) {
+    keys = `test1:${randomBytes(32).toString('base64')}`;
+    vaultKeysByRedis.set(redis.url, keys);
+  }
+  return keys;
+}
+
 /** The environment every test stack runs with: real secrets and Redis, limits no test trips by accident. */
 function testEnv(redis: RedisServer, stateDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -47,7 +61,7 @@ function testEnv(redis: RedisServer, stateDir: string, extra: Record<string, str
     REDIS_URL: redis.url,
     ...(redis.tlsCaFile ? { REDIS_TLS_CA_FILE: redis.tlsCaFile } : {}),
     HOST: '127.0.0.1',
-    VAULT_KEYS: `test1:${randomBytes(32).toString('base64')}`,
+    VAULT_KEYS: vaultKeysFor(redis),
     API_KEY_PEPPER: randomBytes(32).toString('hex'),
     PSP_ALLOWED_CIDRS: '127.0.0.1/32',
     // PSP recorders listen on ephemeral ports, opened as a range; ports below 1024 (SSH, SMTP,
