@@ -92,17 +92,8 @@ describe('fingerprint and BIN', () => {
 
 describe('dedupe', () => {
   it("answers the merchant's existing token for the card (200), updated with the new expiry, holder name and CVV", async () => {
-    // A token made without dedupe is not one dedupe answers (plain creates stay one store write).
-    const plain = await create(globexTest, { number: TEST_CARDS.amex, cvv: undefined });
-    const first = await globexTest(
-      'POST',
-      '/v1/token',
-      aCard({ number: TEST_CARDS.amex, cvv: undefined, holderName: 'Old Name', dedupe: true }),
-    );
-    expect(first.status).toBe(201);
-    const original = first.body as Record<string, any>;
-    expect(original.token).not.toBe(plain.token);
-    expect(original.fingerprint).toBe(plain.fingerprint);
+    // Made without dedupe: still the token a later dedupe create answers.
+    const original = await create(globexTest, { number: TEST_CARDS.amex, cvv: undefined, holderName: 'Old Name' });
     expect(original.cvvAvailable).toBe(false);
     const res = await globexTest(
       'POST',
@@ -125,6 +116,22 @@ describe('dedupe', () => {
     expect(elsewhere.status).toBe(201);
     expect(elsewhere.body.token).not.toBe(original.token);
     expect((await create(globexTest, { number: TEST_CARDS.amex, cvv: '0461' })).token).not.toBe(original.token);
+  });
+
+  it('answers a token made without dedupe until it is deleted, then makes a new one', async () => {
+    const merchant = apiClient(env.stack, env.stack.createKey('hooli', 'test').apiKey);
+    const plain = await create(merchant, { number: TEST_CARDS.mastercard });
+    const found = await merchant('POST', '/v1/token', aCard({ number: TEST_CARDS.mastercard, dedupe: true }));
+    expect(found.status).toBe(200);
+    expect(found.body).toMatchObject({ token: plain.token, fingerprint: plain.fingerprint });
+
+    expect((await merchant('DELETE', `/v1/token/${plain.token}`)).status).toBe(204);
+    const made = await merchant('POST', '/v1/token', aCard({ number: TEST_CARDS.mastercard, dedupe: true }));
+    expect(made.status).toBe(201);
+    expect(made.body.token).not.toBe(plain.token);
+    expect(made.body.fingerprint).toBe(plain.fingerprint);
+    const again = await merchant('POST', '/v1/token', aCard({ number: TEST_CARDS.mastercard, dedupe: true }));
+    expect({ status: again.status, token: again.body.token }).toEqual({ status: 200, token: made.body.token });
   });
 
   it('gives one token to concurrent dedupe creates of the same card, and a new one once that token is deleted', async () => {

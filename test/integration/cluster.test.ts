@@ -110,6 +110,11 @@ it('stores tokens across every master, reads, proxies (CVV once) and deletes the
   expect(rewrap.status).toBe(0);
   expect(JSON.parse(rewrap.stdout.trim().split('\n').pop() ?? '')).toMatchObject({ done: true, scanned: 30, failed: 0 });
 
+  // A plain create indexes its card in the fingerprint's own slot (usually on another master):
+  // dedupe answers the first token made for the card.
+  const deduplicated = await call('POST', '/v1/token', aCard({ number: TEST_CARDS.mastercard, dedupe: true }));
+  expect({ status: deduplicated.status, token: deduplicated.body.token }).toEqual({ status: 200, token: tokens[1]!.token });
+
   expect((await call('DELETE', `/v1/token/${first}`)).status).toBe(204);
   expect((await call('GET', `/v1/token/${first}`)).status).toBe(404);
   expect((await cardKeysPerMaster()).reduce((a, b) => a + b, 0)).toBe(29);

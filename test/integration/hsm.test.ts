@@ -111,6 +111,8 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
     const rewrap = vaultCli(['rewrap']);
     expect(rewrap.status).toBe(0);
     expect(JSON.parse(rewrap.stdout)).toMatchObject({ done: true, targetKeyId: 'h1', failed: 0, rewrapped: 2, alreadyCurrent: 2 });
+    // The fingerprint key moves with the records (made under e1 by the first tokenize).
+    expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped' });
     expect(await keyIdOf(tokens.visa)).toBe('h1');
     const status = vaultCli(['status', '--json']);
     expect(status.status).toBe(0);
@@ -118,6 +120,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
       currentKeyId: 'h1',
       providers: { e1: 'env', h1: 'pkcs11' },
       byKeyId: { h1: { card: 2, cvv: 2 } },
+      fingerprintKeyKekId: 'h1',
     });
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
   });
@@ -151,6 +154,10 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
     await restartVault({ PKCS11_KEYS: undefined, PKCS11_MODULE: undefined, PKCS11_TOKEN_LABEL: undefined, PKCS11_PIN: undefined });
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
     expect(await numberAtPsp(tokens.amex)).toBe(TEST_CARDS.amex);
+    // VAULT_KEYS -> HSM -> VAULT_KEYS, and the same card still has the same fingerprint.
+    const fingerprint = (await call('GET', `/v1/token/${tokens.visa}`)).body.fingerprint as string;
+    expect(fingerprint).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect((await call('POST', '/v1/token', aCard({ number: TEST_CARDS.visa }))).body.fingerprint).toBe(fingerprint);
   });
 
   it('keeps every key-encryption key inside the HSM: CKA_VALUE cannot be read, and they are marked non-extractable', () => {

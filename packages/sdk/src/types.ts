@@ -14,9 +14,9 @@ export interface CardInput {
 /** POST /v1/token's body: a card, and whether to answer the merchant's existing token for it. */
 export interface TokenCreateInput extends CardInput {
   /**
-   * true: if an earlier `dedupe` create made a token for this card number in this mode (not
-   * deleted, not provisional), answer it (HTTP 200), updated with this expiry, holder name and CVV,
-   * instead of a new one (HTTP 201).
+   * true: if you already have a token for this card number in this mode (made with or without
+   * `dedupe`; not deleted, not provisional), answer it (HTTP 200), updated with this expiry,
+   * holder name and CVV, instead of a new one (HTTP 201).
    */
   dedupe?: boolean;
 }

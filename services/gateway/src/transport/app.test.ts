@@ -422,6 +422,56 @@ describe('gateway HTTP app', () => {
     });
   });
 
+  describe('PATCH /v1/token/:token', () => {
+    const patch = (body: unknown, key = h.testKey) =>
+      h.app.request('PATCH', '/v1/token/tok.abc', { headers: { ...JSON_HEADERS, 'x-api-key': key }, body: JSON.stringify(body) });
+
+    it('sends the new expiry and holder name for the key’s merchant and mode; 0 and "" keep a stored value', async () => {
+      const year = new Date().getUTCFullYear() + 2;
+      expect((await patch({ expiryMonth: 7, expiryYear: year })).status).toBe(200);
+      expect((await patch({ holderName: 'Ada King' })).status).toBe(200);
+      expect(h.vault.calls.map((c) => c.request)).toEqual([
+        { merchantId: 'm_test', mode: 'test', token: 'tok.abc', expiryMonth: 7, expiryYear: year, holderName: '' },
+        { merchantId: 'm_test', mode: 'test', token: 'tok.abc', expiryMonth: 0, expiryYear: 0, holderName: 'Ada King' },
+      ]);
+    });
+
+    it.each([
+      ['an expired card', { expiryMonth: 1, expiryYear: 2020 }, 'card_expired', 'expiryYear'],
+      ['a month without a year', { expiryMonth: 1 }, 'parameter_missing', 'expiryYear'],
+      ['a year without a month', { expiryYear: 2040 }, 'parameter_missing', 'expiryMonth'],
+      ['a new number', { number: '4242424242424242' }, 'parameter_unknown', 'number'],
+      ['nothing to change', {}, 'invalid_request', undefined],
+      ['an empty holder name', { holderName: '' }, 'parameter_invalid', 'holderName'],
+    ])('refuses %s (400) and never calls the vault', async (_what, body, code, param) => {
+      expectEnvelope(await patch(body), 400, code, param);
+      expect(h.vault.calls).toHaveLength(0);
+    });
+  });
+
+  describe('POST /v1/token/:token/cvc', () => {
+    const cvc = (body: unknown) =>
+      h.app.request('POST', '/v1/token/tok.abc/cvc', { headers: { ...JSON_HEADERS, 'x-api-key': h.testKey }, body: JSON.stringify(body) });
+
+    it('sends the CVV as given, saying whether it was an integer (the vault pads it to the brand)', async () => {
+      expect((await cvc({ cvv: '046' })).json()).toMatchObject({ token: 'tok.abc', cvvAvailable: true });
+      expect((await cvc({ cvv: 46 })).status).toBe(200);
+      expect(h.vault.calls.map((c) => c.request)).toEqual([
+        { merchantId: 'm_test', mode: 'test', token: 'tok.abc', cvv: '046', cvvIsInteger: false },
+        { merchantId: 'm_test', mode: 'test', token: 'tok.abc', cvv: '46', cvvIsInteger: true },
+      ]);
+    });
+
+    it.each([
+      ['no CVV', {}, 'parameter_missing', 'cvv'],
+      ['another field', { cvc: '123' }, 'parameter_unknown', 'cvc'],
+      ['a CVV of the wrong type', { cvv: [1, 2, 3] }, 'parameter_invalid', 'cvv'],
+    ])('refuses %s (400) and never calls the vault', async (_what, body, code, param) => {
+      expectEnvelope(await cvc(body), 400, code, param);
+      expect(h.vault.calls).toHaveLength(0);
+    });
+  });
+
   describe('POST /v1/token/:token/retain', () => {
     const retain = (opts: { headers?: Record<string, string>; body?: string } = {}, key = h.liveKey) =>
       h.app.request('POST', '/v1/token/tok.abc/retain', { ...opts, headers: { 'x-api-key': key, ...opts.headers } });

@@ -180,7 +180,7 @@ export function buildOpenApiDocument(): JsonObject {
   const tokenCreate = withPropertyDocs(jsonSchema(tokenCreateSchema, 'input'), {
     ...cardFieldDocs,
     dedupe:
-      "true: if an earlier dedupe request of this merchant made a token for this card number in this mode (not deleted, not provisional), answer it (200) updated with this request's expiry, holderName (when given) and cvv (when given) instead of creating one (201).",
+      "true: if this merchant already has a token for this card number in this mode (made with or without dedupe; not deleted, not provisional), answer it (200) updated with this request's expiry, holderName (when given) and cvv (when given) instead of creating one (201).",
   });
   const tokenUpdate = withPropertyDocs(jsonSchema(tokenUpdateSchema, 'input'), {
     expiryMonth: '1-12; give it with expiryYear.',

@@ -110,6 +110,18 @@ describe('provisional tokens (real redis-server)', () => {
     expect(await codeOf(vault.render(OWNER, created.token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
   });
 
+  it('is answered by dedupe once retained, never before', async () => {
+    const provisional = await vault.tokenize(aCard({ provisional: true }));
+    const deduplicated = await vault.tokenize(aCard({ dedupe: true }));
+    expect(deduplicated).toMatchObject({ deduplicated: false, provisional: false });
+    expect(deduplicated.token).not.toBe(provisional.token);
+
+    const other = aCard({ number: '5555555555554444' });
+    const retained = await vault.tokenize({ ...other, provisional: true });
+    await vault.retainToken(OWNER, retained.token);
+    expect(await vault.tokenize({ ...other, dedupe: true })).toMatchObject({ token: retained.token, deduplicated: true });
+  });
+
   it('answers a second retain, and retains of ordinary tokens, with the same record and writes nothing', async () => {
     const { token } = await vault.tokenize(aCard({ provisional: true }));
     const first = await vault.retainToken(OWNER, token);

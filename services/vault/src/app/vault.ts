@@ -112,10 +112,11 @@ export class Vault {
   /**
    * `dedupe`: the merchant's existing token for this card (same mode, found through the fingerprint
    * index), updated with this card's expiry, holder name and CVV; or a new token that claims the
-   * index. Only dedupe creates read and claim the index: a plain create stays one store write
-   * (measured: indexing every token cost the tokenize benchmark a Redis round trip per card). Two concurrent creates of the same card both write a token, but only one claims the
-   * index: the other deletes its own (never handed out) and answers the winner, so both callers
-   * get one token.
+   * index. Every create fills an empty index entry as part of its store write (a plain create
+   * never reads it: no extra round trip); only dedupe creates check the token it names and replace
+   * it when gone. Two concurrent creates of the same card both write a token, but only one claims
+   * the index: the other deletes its own (never handed out) and answers the winner, so both
+   * callers get one token.
    */
   private async tokenizeDeduplicated(card: CardToTokenize): Promise<TokenRecordView> {
     const mode = checkCardToTokenize(card);
@@ -423,6 +424,10 @@ export class Vault {
       }
       const next: StoredCard = { ...fields, metadataBound: true, sealed };
       if (await this.store.retainCard(token, raw, next, { cardTtlMs: retention.cardTtlMs, cvvTtlMs: retention.cvvTtlMs })) {
+        // Kept now, so `dedupe` may answer it (a provisional token is never indexed): best effort, like a create's entry.
+        if (next.fingerprint !== undefined) {
+          await this.store.claimFingerprint(next.fingerprint, token, null, retention.cardTtlMs).catch(() => undefined);
+        }
         return toTokenRecordView(token, next, await this.store.hasCvv(token));
       }
     }

@@ -28,6 +28,10 @@ export interface CardStore {
   /**
    * Writes the card and its CVV together: either both exist afterwards or neither does. Resolves
    * only once the write is acknowledged (VAULT_WRITE_ACK); throws the entry's error otherwise.
+   * A card with a fingerprint that is not provisional also becomes the one its fingerprint index
+   * entry names if the entry is empty (for the card's TTL), so `dedupe` finds tokens made without
+   * it. Best effort and not atomic with the card: the entry may name a token whose write failed,
+   * and `dedupe` checks the token it finds anyway.
    */
   save(entry: CardEntryToSave): Promise<void>;
   /**

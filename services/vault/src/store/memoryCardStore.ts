@@ -49,6 +49,10 @@ export class MemoryCardStore implements CardStore {
     } else {
       this.items.delete(cvvKey(entry.token));
     }
+    const { fingerprint, provisional } = entry.card;
+    if (fingerprint !== undefined && provisional !== true && this.read(fingerprintIndexKey(fingerprint)) === undefined) {
+      this.items.set(fingerprintIndexKey(fingerprint), { value: entry.token, expiresAtMs: now + entry.cardTtlMs });
+    }
   }
 
   async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {

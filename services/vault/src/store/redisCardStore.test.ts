@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
-import { cardKey, cvvKey } from './records';
+import { cardKey, cvvKey, fingerprintIndexKey } from './records';
 import { generateToken } from '../domain/token';
 import { freePort, startRedisServer, useRedisServer, commandsSentDuring } from '@tessera/test-support';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
@@ -96,6 +96,34 @@ describe('RedisCardStore against a real redis-server', () => {
     await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000 });
     await own.stop();
     await expect(store.getCard(t)).rejects.toMatchObject({ code: 'service_unavailable' });
+    await store.close();
+  });
+});
+
+describe('RedisCardStore fingerprint index on save', () => {
+  it('names the first retained card of a fingerprint, with SET NX in the write pipeline and no script', async () => {
+    const store = await openStore();
+    const [first, second, provisional] = [generateToken(), generateToken(), generateToken()];
+    const sent = await commandsSentDuring(db.server.url, async () => {
+      await store.save({ token: provisional, card: aStoredCard({ fingerprint: 'fp-a', provisional: true }), cardTtlMs: 60_000 });
+      await store.save({ token: first, card: aStoredCard({ fingerprint: 'fp-a' }), cardTtlMs: 60_000 });
+      await store.save({ token: second, card: aStoredCard({ fingerprint: 'fp-a' }), cardTtlMs: 90_000 });
+    });
+    // Provisional: not indexed; later cards of the same fingerprint leave the entry alone.
+    expect(await store.findByFingerprint('fp-a')).toBe(first);
+    const ttl = await db.client.pttl(fingerprintIndexKey('fp-a'));
+    expect(ttl).toBeGreaterThan(55_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect(sent.filter((c) => c === 'eval' || c === 'evalsha')).toEqual([]);
+    // Three card records and two index entries (none for the provisional card).
+    expect(sent.filter((c) => c === 'set')).toHaveLength(5);
+
+    // Released with its card: the next card made for it takes the entry.
+    await store.delete(first);
+    await store.releaseFingerprint('fp-a', first);
+    const third = generateToken();
+    await store.save({ token: third, card: aStoredCard({ fingerprint: 'fp-a' }), cardTtlMs: 60_000 });
+    expect(await store.findByFingerprint('fp-a')).toBe(third);
     await store.close();
   });
 });

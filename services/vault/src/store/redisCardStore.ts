@@ -208,7 +208,7 @@ export class RedisCardStore implements CardStore {
           await this.saveOnCluster(this.redis, entries, settle);
           return;
         }
-        const results = await this.writeGroup(this.redis, entries);
+        const results = await this.writeGroup(this.redis, entries, true);
         results.forEach((result, i) =>
           settle(
             i,
@@ -239,6 +239,14 @@ export class RedisCardStore implements CardStore {
     entries: readonly CardEntryToSave[],
     settle: (index: number, outcome: SaveOutcome) => void,
   ): Promise<void> {
+    // The index entries live in their fingerprints' slots, usually on other masters: sent at once
+    // through the cluster client, alongside the card writes rather than after them.
+    const indexed = Promise.all(
+      entries.flatMap((entry) => {
+        const command = indexCommand(entry);
+        return command === undefined ? [] : [cluster.call(...command).catch(() => undefined)];
+      }),
+    );
     type Pending = { entry: CardEntryToSave; index: number; target: string | undefined };
     let pending: Pending[] = entries.map((entry, index) => ({ entry, index, target: undefined }));
     for (let round = 0; pending.length > 0; round++) {
@@ -285,7 +293,7 @@ export class RedisCardStore implements CardStore {
       );
       if (redirected.length > 0 && round + 1 >= MAX_ATTEMPTS) {
         for (const item of redirected) settle(item.index, failedWith(new Error('too many cluster redirections or retries')));
-        return;
+        break;
       }
       if (pause) await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
       if (refresh) {
@@ -295,14 +303,17 @@ export class RedisCardStore implements CardStore {
       }
       pending = redirected;
     }
+    await indexed;
   }
 
   /**
    * One pipeline on one connection: MULTI/SET/SET/EXEC per entry, then one WAIT for all of them.
    * Each entry's result is its own: a queue-time redirection (this node does not serve its slot)
-   * or an error inside its transaction concerns only that entry.
+   * or an error inside its transaction concerns only that entry. `withIndex` (a single Redis): the
+   * fingerprint index entries follow the transactions in the same pipeline (so an entry is never
+   * visible before its card, and WAIT covers it); their replies do not decide the outcome.
    */
-  private async writeGroup(node: Redis, entries: readonly CardEntryToSave[]): Promise<WriteResult[]> {
+  private async writeGroup(node: Redis, entries: readonly CardEntryToSave[], withIndex = false): Promise<WriteResult[]> {
     const commands: Array<Array<string | number>> = [];
     const spans: Array<{ first: number; exec: number }> = [];
     for (const entry of entries) {
@@ -315,6 +326,12 @@ export class RedisCardStore implements CardStore {
       }
       spans.push({ first, exec: commands.length });
       commands.push(['exec']);
+    }
+    if (withIndex) {
+      for (const entry of entries) {
+        const command = indexCommand(entry);
+        if (command !== undefined) commands.push(command);
+      }
     }
     if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
     let replies: Array<[Error | null, unknown]> | null;
@@ -609,6 +626,17 @@ function storeUnavailable(cause: unknown): TesseraError {
 
 function failedWith(cause: unknown): SaveOutcome {
   return { saved: false, error: storeUnavailable(cause) };
+}
+
+/**
+ * A new card's fingerprint index entry, written only if absent (SET NX: no script, no read-back):
+ * the earliest live token of a card stays the one `dedupe` answers, and the entry lives as long as
+ * that card. Provisional tokens are left out until retained (a browser token may never be kept).
+ */
+function indexCommand(entry: CardEntryToSave): [string, ...Array<string | number>] | undefined {
+  const { fingerprint, provisional } = entry.card;
+  if (fingerprint === undefined || provisional === true) return undefined;
+  return ['set', fingerprintIndexKey(fingerprint), entry.token, 'PX', Math.max(1, Math.ceil(entry.cardTtlMs)), 'NX'];
 }
 
 /** The Cluster hash slot of a key (CRC16 of its {hash tag}), as ioredis computes it for routing. */
