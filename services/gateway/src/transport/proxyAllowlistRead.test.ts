@@ -87,6 +87,14 @@ async function whenCountIsHeld(): Promise<void> {
   while (counter.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
+/** A call whose rate-limit count is let through once it is out. */
+async function callReleasingCount(): Promise<Awaited<ReturnType<typeof call>>> {
+  const pending = call();
+  await whenCountIsHeld();
+  counter.held.shift()?.();
+  return pending;
+}
+
 it('reads the PSP host allowlist while the rate-limit count is still out, and forwards with it', async () => {
   const pending = call();
   await whenCountIsHeld();
@@ -100,24 +108,13 @@ it('reads the PSP host allowlist while the rate-limit count is still out, and fo
 });
 
 it('still refuses a call over the key limit (429) without forwarding it', async () => {
-  const first = call();
-  await whenCountIsHeld();
-  counter.held.shift()?.();
-  expect((await first).status).toBe(200);
-  const second = call();
-  await whenCountIsHeld();
-  counter.held.shift()?.();
-  const res = await second;
-  expect(res.status).toBe(429);
+  expect((await callReleasingCount()).status).toBe(200);
+  expect((await callReleasingCount()).status).toBe(429);
   expect(forwarded).toHaveLength(1);
 });
 
 it('fails the call with 503 when the allowlist cannot be read, and forwards nothing', async () => {
   settings.failWith = redisUnavailable(new Error('connect ECONNREFUSED'));
-  const pending = call();
-  await whenCountIsHeld();
-  counter.held.shift()?.();
-  const res = await pending;
-  expect(res.status).toBe(503);
+  expect((await callReleasingCount()).status).toBe(503);
   expect(forwarded).toHaveLength(0);
 });
