@@ -5,16 +5,21 @@
  *   express  - POST /echo on bare Express (the baseline)
  *   tokenize - POST /v1/token
  *   proxy    - POST /v1/proxy to the local PSP
+ *   fair-proxy - bare Express forwarding the same call to the same PSP with undici (bench/fair-proxy.mjs)
  *   psp      - the PSP directly
  * with autocannon, interleaved, for BENCH_ROUNDS rounds, and reports medians and the ratios of
  * each round (interleaving puts every round of every target under the same machine noise).
  * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
  * reports p50/p99 (see paced()).
+ * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
+ * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
+ * is printed with its target beside it (bench/targets.mjs).
  * Results go to bench/results/latest.json (git-ignored).
  *
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
- * BENCH_ONLY (comma list of targets), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
+ * BENCH_ONLY (comma list of targets), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
+ * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
  */
 /* global AbortController */
@@ -29,6 +34,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
+import { latencyPhase, latencyTable } from './latency.mjs';
+import { targetLines } from './targets.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -41,6 +48,8 @@ const settings = {
   fixedRounds: Number(env.BENCH_FIXED_ROUNDS ?? 2),
   fixedDurationS: Number(env.BENCH_FIXED_DURATION_S ?? 4),
   warmupS: 2,
+  seqRequests: Number(env.BENCH_SEQ_REQUESTS ?? 1000),
+  latencyConnections: Number(env.BENCH_LATENCY_CONNECTIONS ?? 10),
 };
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
 
@@ -240,8 +249,8 @@ function gitCommit() {
 }
 
 async function main() {
-  const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort] = await Promise.all(
-    Array.from({ length: 6 }, () => ports.freePort()),
+  const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort, fairProxyPort] = await Promise.all(
+    Array.from({ length: 7 }, () => ports.freePort()),
   );
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) =>
@@ -288,6 +297,9 @@ async function main() {
   const expressEcho = stack.spawnNode('express-echo', 'bench/express-echo.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
     String(expressPort),
   ]);
+  const fairProxy = stack.spawnNode('fair-proxy', 'bench/fair-proxy.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
+    String(fairProxyPort),
+  ]);
   await stack.start();
   const serviceEnv = stack.env;
   const services = { vault: stack.vault, proxy: stack.proxy, gateway: stack.gateway };
@@ -295,6 +307,7 @@ async function main() {
   const gatewayUrl = stack.baseUrl;
   await waitFor(() => tcpOpen(pspPort), 'psp', 20_000);
   await waitFor(() => tcpOpen(expressPort), 'express echo', 20_000);
+  await waitFor(() => tcpOpen(fairProxyPort), 'fair proxy', 20_000);
   log('redis, vault, proxy, gateway, psp and express echo are up');
 
   // An API key made the way an operator makes one: with the keys CLI.
@@ -347,6 +360,13 @@ async function main() {
       headers: { ...json, 'x-api-key': apiKey },
       body: JSON.stringify({ method: 'post', token, pspUrl, pspHeaders, pspBody: pspTemplate }),
     },
+    {
+      name: 'fair-proxy',
+      url: `http://127.0.0.1:${fairProxyPort}/forward`,
+      headers: json,
+      // The same call as /v1/proxy's, with the body already rendered: what the PSP receives is identical.
+      body: JSON.stringify({ method: 'post', token, pspUrl, pspHeaders, pspBody: rendered }),
+    },
     { name: 'psp', url: pspUrl, headers: { 'content-type': 'application/json', authorization: 'Bearer sk_bench' }, body: rendered },
   ];
   const targets = allTargets.filter((t) => !ONLY || ONLY.includes(t.name));
@@ -357,10 +377,43 @@ async function main() {
     if (res.status >= 300) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
   }
 
+  // Latency Tessera adds to a PSP call, before any saturating load has grown the heaps.
+  const latencyTargets = ['psp', 'proxy', 'tokenize'].map((name) => allTargets.find((t) => t.name === name));
+  const latency = {};
+  if (settings.seqRequests > 0) {
+    log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
+    const blocks = 10;
+    latency.sequential = await latencyPhase(latencyTargets, {
+      connections: 1,
+      perBlock: Math.ceil(settings.seqRequests / blocks),
+      blocks,
+      warmup: 50,
+    });
+    latency.concurrent = await latencyPhase(latencyTargets, {
+      connections: settings.latencyConnections,
+      perBlock: Math.ceil(settings.seqRequests / blocks / settings.latencyConnections) * 2,
+      blocks,
+      warmup: 20,
+    });
+    const table = latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }).join('\n');
+    process.stdout.write(`\n${table}\n`);
+    if (env.BENCH_LATENCY_ONLY) {
+      fs.mkdirSync(RESULTS, { recursive: true });
+      const out = { date: new Date().toISOString(), commit: gitCommit(), loadavg: os.loadavg(), latency };
+      fs.writeFileSync(path.join(RESULTS, `${env.BENCH_LABEL ?? 'latency'}.json`), JSON.stringify(out, null, 2) + '\n');
+      return 0;
+    }
+  }
+
   const servicePids = [...Object.entries(services), ['redis', redis]].map(([name, child]) => ({ name, pid: child.pid }));
   // Every process that works for a request, the load generator (this process) included: the
   // ratios compare throughput on shared cores, which follows the CPU all of them spend per request.
-  const cpuPids = [...servicePids, { name: 'psp', pid: psp.pid }, { name: 'express', pid: expressEcho.pid }];
+  const cpuPids = [
+    ...servicePids,
+    { name: 'psp', pid: psp.pid },
+    { name: 'express', pid: expressEcho.pid },
+    { name: 'fair-proxy', pid: fairProxy.pid },
+  ];
   const cpuNow = () => [...cpuPids.map(({ pid }) => cpuSeconds(pid)), process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6];
   const cpuNames = [...cpuPids.map(({ name }) => name), 'loadgen'];
   // Ready and a few requests served: what a service holds before any load.
@@ -405,6 +458,7 @@ async function main() {
     tokenizeVsExpress: roundRatio('tokenize', 'express'),
     proxyVsExpress: roundRatio('proxy', 'express'),
     proxyVsPsp: roundRatio('proxy', 'psp'),
+    proxyVsFairProxy: roundRatio('proxy', 'fair-proxy'),
   };
 
   // Latency at saturation mostly measures queueing; at half the maximum it shows the real cost.
@@ -439,6 +493,7 @@ async function main() {
     gatewayWorkers: env.GATEWAY_WORKERS ?? null,
     summary,
     ratios,
+    latency,
     fixed,
     rssMb: rss.peak,
     idleRssMb,
@@ -446,6 +501,9 @@ async function main() {
     elapsedS: (Date.now() - started) / 1000,
   };
 
+  const cpuAll = Object.fromEntries(
+    targets.map((t) => [t.name, cpuNames.reduce((sum, name) => sum + (summary[t.name].cpuUsPerRequest[name] ?? 0), 0)]),
+  );
   const fmt = (n, d = 0) => (n === undefined ? '-' : n.toFixed(d));
   const lines = [
     '',
@@ -474,6 +532,7 @@ async function main() {
     `| tokenize / express baseline | ${fmt(ratios.tokenizeVsExpress, 2)} | >= 0.80 |`,
     `| proxy / express baseline | ${fmt(ratios.proxyVsExpress, 2)} | >= 0.60 |`,
     `| proxy / PSP direct | ${fmt(ratios.proxyVsPsp, 2)} | (info) |`,
+    `| proxy / fair Express+undici proxy | ${fmt(ratios.proxyVsFairProxy, 2)} | >= 0.50 |`,
     '',
     '| service | idle RSS MB (largest process) | peak RSS MB (largest process) | peak RSS MB (all processes) | processes |',
     '|---|---:|---:|---:|---:|',
@@ -481,6 +540,8 @@ async function main() {
       ([name, p]) => `| ${name} | ${fmt(idleRssMb[name])} | ${fmt(p.processMaxMb)} | ${fmt(p.totalMaxMb)} | ${p.processes} |`,
     ),
     '',
+    ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
+    ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
     '',

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { TesseraError } from '@tessera/common';
 import { errorFromGrpc } from './grpcErrors';
 import { createBatcher } from './batching';
-import { call, callOnceConnected, createVaultClient } from './index';
+import { call, callOnceConnected, createVaultClient, toGrpcError, vaultService, type VaultHandlers } from './index';
 import { answerUnary } from './serve';
 
 describe('client calls', () => {
@@ -56,5 +56,44 @@ describe('answerUnary', () => {
     expect(answers[0]?.err?.code).toBe(grpc.status.NOT_FOUND);
     expect(errorFromGrpc(answers[1]?.err)).toMatchObject({ code: 'service_unavailable' });
     expect(failed).toHaveLength(1);
+  });
+});
+
+describe('unary answers', () => {
+  it('are taken when their message arrives, without waiting for the status trailers; a refusal still rejects', async () => {
+    const held: Array<() => void> = [];
+    // The server holds every OK status back, as a busy event loop would; refusals go out at once.
+    const holdOkStatus: grpc.ServerInterceptor = (_method, serverCall) =>
+      new grpc.ServerInterceptingCall(serverCall, {
+        sendStatus(status, next) {
+          if (status.code === grpc.status.OK) held.push(() => next(status));
+          else next(status);
+        },
+      });
+    const server = new grpc.Server({ interceptors: [holdOkStatus] });
+    const handlers: Partial<VaultHandlers> = {
+      Ready: (_call, callback) => callback(null, { ready: true, detail: 'up' }),
+      GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))),
+    };
+    server.addService(vaultService, handlers as VaultHandlers);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    const client = createVaultClient(`127.0.0.1:${port}`);
+    try {
+      const answer = await Promise.race([
+        call(client, client.Ready, {}, { timeoutMs: 5000 }),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting for the trailers'), 1500)),
+      ]);
+      expect(answer).toMatchObject({ ready: true, detail: 'up' });
+      const refused = await call(client, client.GetToken, { merchantId: 'm', mode: 'test', token: 't' }, { timeoutMs: 5000 }).catch(
+        (e: unknown) => e,
+      );
+      expect(refused).toMatchObject({ code: 'token_not_found' });
+    } finally {
+      held.forEach((release) => release());
+      client.close();
+      server.forceShutdown();
+    }
   });
 });

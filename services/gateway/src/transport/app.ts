@@ -147,7 +147,7 @@ export function createApp(deps: GatewayDeps): Express {
     next();
   });
 
-  const auth = createAuthMiddleware({
+  const authDeps = {
     keyStore,
     pepper: deps.pepper,
     previousPeppers: deps.previousPeppers ?? [],
@@ -156,12 +156,15 @@ export function createApp(deps: GatewayDeps): Express {
     now,
     ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
     ...(deps.keyLookupWithPeek ? { keyLookupWithPeek: deps.keyLookupWithPeek } : {}),
-  });
+  };
+  const auth = createAuthMiddleware(authDeps);
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const browserLimiter = deps.browser?.limiter;
   const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
+  // The PSP host allowlist is read in the rate-limit count's round trip (see AuthDeps.prefetch).
+  const proxyAuth = createAuthMiddleware({ ...authDeps, prefetch: proxying.prefetchAllowedHosts });
   const idempotencyOptions = {
     ...(deps.idempotency ?? {
       store: new MemoryIdempotencyStore(),
@@ -187,8 +190,8 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token/:token/cvc', auth, ...body, idempotent, tokens.recollectCvv);
   // Idempotent by nature (a retained token stays retained), so no Idempotency-Key handling.
   app.post('/v1/token/:token/retain', auth, ...optionalBody, tokens.retain);
-  app.post('/v1/proxy', proxyTimingHeaders, auth, ...body, idempotentPspCall, proxying.forward);
-  app.post('/v1/proxy/dry-run', proxyTimingHeaders, auth, ...body, proxying.dryRun);
+  app.post('/v1/proxy', proxyTimingHeaders, proxyAuth, ...body, idempotentPspCall, proxying.forward);
+  app.post('/v1/proxy/dry-run', proxyTimingHeaders, proxyAuth, ...body, proxying.dryRun);
   if (deps.browser) {
     const cors = browserCors(deps.browser.fieldsOrigin);
     const publishableAuth = browserAuth({

@@ -25,6 +25,13 @@ export interface AuthDeps {
    * request. Only where the key store also holds the rate limiter's counters; absent: two reads.
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
+  /**
+   * Starts a read the route will need, once the key has passed and its merchant is known. It is
+   * called in the same turn as the per-key rate-limit count, so on one Redis connection both
+   * commands go out in one auto-pipelined write and come back together: one round trip for two
+   * (see docs/PERFORMANCE.md). It must only read, as the request may still be refused (429).
+   */
+  prefetch?: (record: ApiKeyRecord, res: Response) => void;
 }
 
 /**
@@ -116,7 +123,9 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     }
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const record = result.record;
-    const overLimit = await limiter?.recordKeyRequest(record.id, ctx.requestId);
+    const counted = limiter?.recordKeyRequest(record.id, ctx.requestId);
+    deps.prefetch?.(record, res);
+    const overLimit = await counted;
     if (overLimit) {
       // Attributed in the access log, so an operator sees which key is being throttled.
       ctx.apiKey = record;

@@ -284,9 +284,16 @@ export function proxyRoutes(
   detokenizations?: DetokenizationLog,
   merchantSettings?: Pick<MerchantSettingsStore, 'get'>,
 ) {
+  /** Reads started by prefetch (during authentication), by response; each is taken once. */
+  const prefetched = new WeakMap<Response, Promise<string[]>>();
+  const readAllowedHosts = async (merchantId: string): Promise<string[]> =>
+    merchantSettings === undefined ? [] : ((await merchantSettings.get(merchantId))?.pspHosts ?? []);
   /** The merchant's PSP host allowlist, enforced by the proxy; a store failure fails the call (503). */
-  const allowedHostsOf = async (res: Response): Promise<string[]> =>
-    merchantSettings === undefined ? [] : ((await merchantSettings.get(apiKeyOf(res).merchantId))?.pspHosts ?? []);
+  const allowedHostsOf = (res: Response): Promise<string[]> => {
+    const started = prefetched.get(res);
+    prefetched.delete(res);
+    return started ?? readAllowedHosts(apiKeyOf(res).merchantId);
+  };
   /**
    * Every call that asks the vault to render card data (a body was given) is audited, whatever
    * its outcome. Written without holding up the answer; a failed write is logged (ids only).
@@ -314,6 +321,17 @@ export function proxyRoutes(
   };
 
   return {
+    /**
+     * For the auth middleware's prefetch: reads the allowlist alongside the rate-limit count. A
+     * request refused before the route never awaits it, hence the no-op catch; the route awaits
+     * the read itself, so a store failure still fails the call.
+     */
+    prefetchAllowedHosts(record: { merchantId: string }, res: Response): void {
+      const read = readAllowedHosts(record.merchantId);
+      read.catch(() => undefined);
+      prefetched.set(res, read);
+    },
+
     async forward(req: Request, res: Response): Promise<void> {
       const ctx = contextOf(res);
       const request = forwardRequestOf(req, res, await allowedHostsOf(res));

@@ -1,0 +1,120 @@
+import { redisUnavailable } from '@tessera/common';
+import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
+import { issueApiKey } from '../domain/apiKeys';
+import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { MemoryMerchantSettingsStore, type MerchantSettings } from '../store/merchantSettingsStore';
+import { MemoryRateLimitCounter, type WindowCount } from '../store/rateLimitCounter';
+import { captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { startApp, type RunningApp } from '../testing/http';
+import { createApp } from './app';
+import { RateLimiter } from './rateLimit';
+
+/**
+ * /v1/proxy reads the merchant's PSP host allowlist in the same Redis round trip as the per-key
+ * rate-limit count (docs/PERFORMANCE.md): the read starts before the count has answered, and the
+ * count still decides whether the call goes ahead.
+ */
+
+/** Per-key counts wait until the test releases them; reads of the allowlist are recorded. */
+class HeldCounter extends MemoryRateLimitCounter {
+  held: Array<() => void> = [];
+  override async hit(bucket: string, windowMs: number): Promise<WindowCount> {
+    await new Promise<void>((resolve) => this.held.push(resolve));
+    return super.hit(bucket, windowMs);
+  }
+}
+
+class RecordingSettings extends MemoryMerchantSettingsStore {
+  reads = 0;
+  failWith: Error | undefined;
+  override async get(merchantId: string): Promise<MerchantSettings | undefined> {
+    this.reads++;
+    if (this.failWith) throw this.failWith;
+    return super.get(merchantId);
+  }
+}
+
+const forwarded: ForwardRequest__Output[] = [];
+const { vault, proxy: baseProxy } = tokenReadingUpstreams();
+const proxy = {
+  ...baseProxy,
+  forward: async (request: ForwardRequest__Output): Promise<ForwardResponse__Output> => {
+    forwarded.push(request);
+    return { status: 200, headers: [], body: Buffer.from('{}'), pspMs: 1 };
+  },
+};
+
+let app: RunningApp;
+let counter: HeldCounter;
+let settings: RecordingSettings;
+let apiKey: string;
+
+beforeEach(async () => {
+  forwarded.length = 0;
+  counter = new HeldCounter();
+  settings = new RecordingSettings();
+  await settings.setPspHosts('m_1', ['psp.example'], new Date());
+  const store = new MemoryApiKeyStore();
+  const issued = issueApiKey({ merchantId: 'm_1', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
+  await store.create(issued.record);
+  apiKey = issued.apiKey;
+  const { logger } = captureLogger();
+  app = await startApp(
+    createApp({
+      config: { BODY_LIMIT_BYTES: 1_048_576, READY_TIMEOUT_MS: 200, TRUSTED_PROXIES: [] },
+      logger,
+      keyStore: store,
+      pepper: TEST_PEPPER,
+      vault,
+      proxy,
+      merchantSettings: settings,
+      rateLimiter: new RateLimiter(counter, { RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 }, logger),
+    }),
+  );
+});
+
+afterEach(async () => {
+  await app.close();
+});
+
+const call = () =>
+  app.request('POST', '/v1/proxy', {
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify({ method: 'post', token: 'tok_x', pspUrl: 'https://psp.example/charges', pspHeaders: {}, pspBody: '{}' }),
+  });
+
+async function whenCountIsHeld(): Promise<void> {
+  while (counter.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** A call whose rate-limit count is let through once it is out. */
+async function callReleasingCount(): Promise<Awaited<ReturnType<typeof call>>> {
+  const pending = call();
+  await whenCountIsHeld();
+  counter.held.shift()?.();
+  return pending;
+}
+
+it('reads the PSP host allowlist while the rate-limit count is still out, and forwards with it', async () => {
+  const pending = call();
+  await whenCountIsHeld();
+  expect(settings.reads).toBe(1);
+  counter.held.shift()?.();
+  const res = await pending;
+  expect(res.status).toBe(200);
+  expect(forwarded).toHaveLength(1);
+  expect(forwarded[0]?.allowedHosts).toEqual(['psp.example']);
+  expect(settings.reads).toBe(1);
+});
+
+it('still refuses a call over the key limit (429) without forwarding it', async () => {
+  expect((await callReleasingCount()).status).toBe(200);
+  expect((await callReleasingCount()).status).toBe(429);
+  expect(forwarded).toHaveLength(1);
+});
+
+it('fails the call with 503 when the allowlist cannot be read, and forwards nothing', async () => {
+  settings.failWith = redisUnavailable(new Error('connect ECONNREFUSED'));
+  expect((await callReleasingCount()).status).toBe(503);
+  expect(forwarded).toHaveLength(0);
+});
