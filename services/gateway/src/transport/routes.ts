@@ -74,6 +74,18 @@ function tokenParam(req: Request): string {
   return token;
 }
 
+/**
+ * The path's token as the key's merchant and mode ask for it: a token answers only to keys of
+ * the merchant and mode that created it (test and live never meet).
+ */
+function ownedToken(req: Request, res: Response): { merchantId: string; mode: ReturnType<typeof apiKeyOf>['mode']; token: string } {
+  const key = apiKeyOf(res);
+  return { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) };
+}
+
+/** What every vault call carries: the request id, so its logs join the gateway's. */
+const callOptions = (res: Response): { requestId: string } => ({ requestId: contextOf(res).requestId });
+
 /** Called with each valid card a browser sends, before it is tokenized; throws to refuse it (card-testing limit). */
 export type BrowserCardGate = (res: Response, number: string) => Promise<void>;
 
@@ -88,18 +100,17 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     if (provisional) await browserCardGate?.(res, card.number);
     const record = await vault.tokenize(
       { ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) },
-      { requestId: contextOf(res).requestId },
+      callOptions(res),
     );
     // An existing token answered (dedupe) was not created: 200, like a read.
     sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
   };
   /** One path for both ways a CVV is re-collected: a secret key's server, or the CVC-only browser field. */
   const attachCvv = async (req: Request, res: Response): Promise<void> => {
-    const key = apiKeyOf(res);
     const { cvv } = parseCvcInput(req.body as Record<string, unknown>);
     const record = await vault.attachCvv(
-      { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
-      { requestId: contextOf(res).requestId },
+      { ...ownedToken(req, res), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
+      callOptions(res),
     );
     sendJson(res, 200, tokenRecordJson(record));
   };
@@ -115,12 +126,7 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     createInBrowser: (req: Request, res: Response): Promise<void> => tokenize(req, res, true),
 
     async get(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      // The key's mode too: a token answers only to keys of the mode that created it (test and live never meet).
-      const record = await vault.getToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      const record = await vault.getToken(ownedToken(req, res), callOptions(res));
       sendJson(res, 200, tokenRecordJson(record));
     },
 
@@ -130,19 +136,16 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
      * record), so no Idempotency-Key handling.
      */
     async update(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
       const input = parseTokenUpdate(req.body as Record<string, unknown>);
       if (input.expiryMonth !== undefined && input.expiryYear !== undefined) validateExpiry(input.expiryMonth, input.expiryYear);
       const record = await vault.updateToken(
         {
-          merchantId: key.merchantId,
-          mode: key.mode,
-          token: tokenParam(req),
+          ...ownedToken(req, res),
           expiryMonth: input.expiryMonth ?? 0,
           expiryYear: input.expiryYear ?? 0,
           holderName: input.holderName ?? '',
         },
-        { requestId: contextOf(res).requestId },
+        callOptions(res),
       );
       sendJson(res, 200, tokenRecordJson(record));
     },
@@ -162,21 +165,13 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
      * refused by authentication before this runs.
      */
     async retain(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
       parseRetainRequest(req.body as Record<string, unknown>);
-      const record = await vault.retainToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      const record = await vault.retainToken(ownedToken(req, res), callOptions(res));
       sendJson(res, 200, tokenRecordJson(record));
     },
 
     async remove(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      await vault.deleteToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      await vault.deleteToken(ownedToken(req, res), callOptions(res));
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('cache-control', 'no-store');
       res.status(204).end();
