@@ -10,7 +10,8 @@ import {
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
-import type { DryRunJson, TokenRecordJson } from './routes';
+import type { DryRunJson } from './routes';
+import { tokenRecordSchema } from './tokenRecordJson';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
@@ -21,32 +22,6 @@ import { createFormSessionSchema, type FormSessionJson } from '../app/formSessio
  *
  * A test enumerates the Express router and fails when a route is missing here.
  */
-
-const tokenRecordSchema = z.object({
-  token: z.string().meta({ description: 'Opaque token: `tok.` followed by at least 128 random bits, URL-safe.' }),
-  last4: z.string(),
-  brand: z.string().meta({ description: 'visa, mastercard, amex, discover, diners, jcb, unionpay, maestro or unknown' }),
-  expiryMonth: z.int(),
-  expiryYear: z.int(),
-  createdAt: z.string().meta({ format: 'date-time' }),
-  expiresAt: z.string().nullable().meta({
-    description:
-      'When the card data is deleted: the expiry month end plus grace, or for a provisional token its deadline (BROWSER_TOKEN_TTL_SECONDS after creation).',
-  }),
-  cvvAvailable: z.boolean().meta({ description: 'False once the CVV has expired (CVV_TTL_SECONDS) or when none was given.' }),
-  holderNameAvailable: z.boolean(),
-  provisional: z.boolean().meta({
-    description:
-      'True for a token made in a browser (card fields, hosted page) that the merchant has not retained yet: it expires at expiresAt unless POST /v1/token/{token}/retain is called with a secret key.',
-  }),
-  bin: z.string().nullable().meta({
-    description: 'The first six digits of the card number (PCI DSS 3.4.1). null for tokens made before Tessera recorded it.',
-  }),
-  fingerprint: z.string().nullable().meta({
-    description:
-      'Keyed hash (HMAC-SHA256 under a key held by the vault) of the card number, per merchant and mode: equal for the same card tokenized again by the same merchant in the same mode, unrelated otherwise. null for tokens made before Tessera recorded it.',
-  }),
-}) satisfies z.ZodType<TokenRecordJson>;
 
 const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
 const errorTypes = [...new Set(Object.values(ERROR_CATALOGUE).map((spec) => spec.type))] as [ErrorType, ...ErrorType[]];

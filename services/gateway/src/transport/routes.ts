@@ -12,7 +12,7 @@ import {
   validateExpiry,
   type Logger,
 } from '@tessera/common';
-import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
 import {
   parseCardInput,
   parseCvcInput,
@@ -23,6 +23,7 @@ import {
 } from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
+import { tokenRecordJson } from './tokenRecordJson';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
@@ -31,41 +32,6 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { beforeHead, markPspPassThrough } from './securityHeaders';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 import type { ProxyCallFacts } from '../domain/requestLog';
-
-export interface TokenRecordJson {
-  token: string;
-  last4: string;
-  brand: string;
-  expiryMonth: number;
-  expiryYear: number;
-  createdAt: string;
-  expiresAt: string | null;
-  cvvAvailable: boolean;
-  holderNameAvailable: boolean;
-  /** Made in a browser and not yet retained: expiresAt is then the provisional deadline. */
-  provisional: boolean;
-  /** First six digits; null for tokens made before Tessera recorded it. */
-  bin: string | null;
-  /** Same card, same merchant and mode: same fingerprint. null for tokens made before Tessera recorded it. */
-  fingerprint: string | null;
-}
-
-export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
-  return {
-    token: record.token,
-    last4: record.last4,
-    brand: record.brand,
-    expiryMonth: record.expiryMonth,
-    expiryYear: record.expiryYear,
-    createdAt: record.createdAt,
-    expiresAt: record.expiresAt === '' ? null : record.expiresAt,
-    cvvAvailable: record.cvvAvailable,
-    holderNameAvailable: record.holderNameAvailable,
-    provisional: record.provisional,
-    bin: record.bin === '' ? null : record.bin,
-    fingerprint: record.fingerprint === '' ? null : record.fingerprint,
-  };
-}
 
 function tokenParam(req: Request): string {
   const token = req.params.token;
