@@ -24,6 +24,7 @@ import {
   restrictCallers,
   serverCredentials,
   serverOptions,
+  shutdownServer,
   tlsChannelOptions,
   type ProxyHandlers,
   type TlsMaterial,
@@ -145,20 +146,16 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'proxy shutting down');
     // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
     health.shutdown();
-    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
-    force.unref();
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      closePspEgress(egress)
-        .catch((err: unknown) => logger.warn({ err }, 'closing PSP connections failed'))
-        .finally(() => {
-          vault.close();
-          void metricsServer?.close();
-          logger.info('proxy stopped');
-          logger.flush();
-          process.exit(0);
-        });
-    });
+    void shutdownServer(server, SHUTDOWN_GRACE_MS)
+      .then(() => closePspEgress(egress))
+      .catch((err: unknown) => logger.warn({ err }, 'closing PSP connections failed'))
+      .finally(() => {
+        vault.close();
+        void metricsServer?.close();
+        logger.info('proxy stopped');
+        logger.flush();
+        process.exit(0);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -11,7 +11,7 @@ import {
   tlsFilesOf,
   type Logger,
 } from '@tessera/common';
-import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
+import { isLoopbackAddress, readTlsMaterial, shutdownServer } from '@tessera/protos';
 import { configSchema, redisTargetOf, type VaultConfig } from './config';
 import { describeWriteAck } from './domain/writeAck';
 import { generateKeyRingEntry, parseKeyRing, type EnvKeyRing } from './domain/keyRing';
@@ -22,7 +22,7 @@ import { MemoryCardStore } from './store/memoryCardStore';
 import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
-import { shutdownServer, startVaultServer } from './transport/server';
+import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 
 const SHUTDOWN_GRACE_MS = 10_000;
