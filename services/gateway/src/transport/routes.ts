@@ -1,18 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import {
-  ERROR_CATALOGUE,
-  isErrorCode,
-  isHopByHopHeader,
-  isHttpFieldValue,
-  isHttpToken,
-  maskCardNumbers,
-  TesseraError,
-  validateCard,
-  validateExpiry,
-  type Logger,
-} from '@tessera/common';
-import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
+import { isHopByHopHeader, isHttpFieldValue, isHttpToken, TesseraError, validateCard, validateExpiry, type Logger } from '@tessera/common';
+import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
 import {
   parseCardInput,
   parseCvcInput,
@@ -23,7 +12,7 @@ import {
 } from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
-import { tokenRecordJson } from './tokenRecordJson';
+import { dryRunJson, tokenRecordJson } from './responseJson';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
@@ -199,44 +188,6 @@ export function proxyTimingHeaders(_req: Request, res: Response, next: NextFunct
   res.setHeader('x-tessera-request-id', contextOf(res).requestId);
   beforeHead(res, setTotalMs);
   next();
-}
-
-export interface DryRunJson {
-  object: 'proxy_dry_run';
-  request: { method: string; url: string; headers: Record<string, string>; body: string | null };
-  placeholders: {
-    filled: string[];
-    unfillable: Array<{ placeholder: string; code: string; message: string }>;
-    unknown: string[];
-  };
-  destination: { allowed: boolean; code?: string; message?: string };
-  wouldSend: boolean;
-}
-
-export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
-  const preview = result.preview;
-  const unfillable = (preview?.unfillable ?? []).map(({ placeholder, code }) => ({
-    placeholder,
-    code,
-    message: isErrorCode(code) ? ERROR_CATALOGUE[code].message : 'This placeholder cannot be filled.',
-  }));
-  return {
-    object: 'proxy_dry_run',
-    request: {
-      method: result.method,
-      // The vault masks what it filled in; a card number the merchant typed into the template
-      // itself is masked here, so a preview never shows one.
-      url: maskCardNumbers(result.url),
-      // Names too: a header name is as much the caller's text as its value.
-      headers: Object.fromEntries(result.headers.map(({ name, value }) => [maskCardNumbers(name), maskCardNumbers(value)])),
-      body: result.hasBody ? maskCardNumbers(preview?.body ?? '') : null,
-    },
-    placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
-    destination: result.destinationAllowed
-      ? { allowed: true }
-      : { allowed: false, code: result.destinationErrorCode, message: result.destinationErrorMessage },
-    wouldSend: result.destinationAllowed && unfillable.length === 0,
-  };
 }
 
 export function proxyRoutes(
