@@ -10,6 +10,7 @@ import {
   rpcObserver,
   startMetricsServer,
   tlsFilesOf,
+  onShutdownSignal,
 } from '@tessera/common';
 import {
   clientChannelOptions,
@@ -139,10 +140,7 @@ async function main(): Promise<void> {
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
 
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  onShutdownSignal((signal) => {
     logger.info({ signal }, 'proxy shutting down');
     // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
     health.shutdown();
@@ -156,9 +154,7 @@ async function main(): Promise<void> {
         logger.flush();
         process.exit(0);
       });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  });
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).
