@@ -5,7 +5,7 @@
  * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
-import { parseCommandLine, reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
+import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, type CliIo } from '@tessera/common';
 import {
   createApiKey,
   getApiKey,
@@ -518,15 +518,4 @@ async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: bo
   if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
-if (require.main === module) {
-  runKeysCli(process.argv.slice(2), process.env, {
-    out: (line) => process.stdout.write(line + '\n'),
-    err: (line) => process.stderr.write(line + '\n'),
-  }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCliMain(runKeysCli, process.env);
