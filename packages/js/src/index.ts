@@ -17,6 +17,7 @@ export type {
   CardFieldsOptions,
   CvcField,
   CvcFieldOptions,
+  FieldsFrame,
   TesseraFactory,
   TesseraInstance,
   TesseraOptions,

@@ -24,14 +24,18 @@ export type CardFieldsEventMap = {
 };
 export type CardFieldsEventName = keyof CardFieldsEventMap;
 
-export interface CardFields {
-  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  /** Rejects with an Error whose `code` says why (e.g. `invalid_number`, `origin_not_allowed`). */
-  tokenize(): Promise<TokenizeResult>;
+/** What the card fields and the CVC-only field both offer: events, and the frame's focus, clear and removal. */
+export interface FieldsFrame<Self> {
+  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): Self;
+  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): Self;
   focus(): void;
   clear(): void;
   destroy(): void;
+}
+
+export interface CardFields extends FieldsFrame<CardFields> {
+  /** Rejects with an Error whose `code` says why (e.g. `invalid_number`, `origin_not_allowed`). */
+  tokenize(): Promise<TokenizeResult>;
 }
 
 export interface CvcFieldOptions {
@@ -49,13 +53,8 @@ export interface CvcFieldOptions {
  * the token (for its next render only, within CVV_TTL_SECONDS) and resolves with the token and
  * the card's brand, last 4 and expiry. The CVC goes from the iframe to Tessera, never through the page.
  */
-export interface CvcField {
-  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
-  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
+export interface CvcField extends FieldsFrame<CvcField> {
   submit(): Promise<TokenizeResult>;
-  focus(): void;
-  clear(): void;
-  destroy(): void;
 }
 
 export interface TesseraOptions {
