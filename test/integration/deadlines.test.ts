@@ -7,16 +7,7 @@
  * default timeouts; the vault has a Redis of its own, so each store can stall alone (DEBUG SLEEP).
  */
 import { Redis } from 'ioredis';
-import {
-  aCard,
-  apiClient,
-  startRedis,
-  startRedisServer,
-  startStack,
-  type RedisServer,
-  type RedisServerHandle,
-  type Stack,
-} from './harness';
+import { aCard, apiClient, startRedisServer, useStack, type RedisServerHandle } from './harness';
 
 jest.setTimeout(60_000);
 
@@ -25,22 +16,19 @@ const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** Scheduling and HTTP on a loaded test machine; far below the 1000 ms the old timeouts were off by. */
 const MARGIN_MS = 400;
 
-let redis: RedisServer;
 let cardStore: RedisServerHandle;
-let stack: Stack;
+beforeAll(async () => {
+  cardStore = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--enable-debug-command', 'yes']);
+});
+const env = useStack(() => ({ redis: { args: ['--enable-debug-command', 'yes'] }, serviceEnv: { vault: { REDIS_URL: cardStore.url } } }));
+// Declared after useStack: hooks run in order, so the vault stops before its Redis does.
+afterAll(async () => {
+  await cardStore?.stop();
+});
 let call: ReturnType<typeof apiClient>;
 
-beforeAll(async () => {
-  redis = await startRedis({ args: ['--enable-debug-command', 'yes'] });
-  cardStore = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--enable-debug-command', 'yes']);
-  stack = await startStack(redis, { serviceEnv: { vault: { REDIS_URL: cardStore.url } } });
-  call = apiClient(stack, stack.createKey('acme').apiKey);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await cardStore?.stop();
-  await redis?.stop();
+beforeAll(() => {
+  call = apiClient(env.stack, env.stack.createKey('acme').apiKey);
 });
 
 /** Blocks a Redis for `seconds` (the card store's unless told); `over` resolves once it answers again. */
@@ -90,7 +78,7 @@ it('a 503 from a stalled card store frees the Idempotency-Key: the retry after t
 
 it("a stalled gateway Redis: requests answer 503 service_unavailable within the gateway's REDIS_COMMAND_TIMEOUT_MS, also when they queue", async () => {
   const GATEWAY_REDIS_COMMAND_TIMEOUT_MS = 1000; // its documented default
-  const { over } = await stallCardStore(4, redis.url);
+  const { over } = await stallCardStore(4, env.redis.url);
   const first = Array.from({ length: 6 }, () => timed(call('POST', '/v1/token', aCard())));
   await new Promise((r) => setTimeout(r, 300));
   const later = Array.from({ length: 3 }, () => timed(call('POST', '/v1/token', aCard())));
@@ -110,12 +98,12 @@ it("the proxy says when the gateway's PROXY_TIMEOUT_MS is shorter than its own c
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ method: 'post', token, pspUrl: 'http://127.0.0.1:1/charge', pspBody: '[CARD_NUMBER]' }),
     });
-  const key = stack.createKey('acme').apiKey;
+  const key = env.stack.createKey('acme').apiKey;
   const warning = 'shorter than PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS + PSP_TIMEOUT_MS';
-  await forward(stack.baseUrl); // the defaults nest: 40 s around 5 + 2 + 30 s
-  expect(stack.proxy.output).not.toContain(warning);
-  const replica = await stack.startGatewayReplica({ PROXY_TIMEOUT_MS: '5000' });
+  await forward(env.stack.baseUrl); // the defaults nest: 40 s around 5 + 2 + 30 s
+  expect(env.stack.proxy.output).not.toContain(warning);
+  const replica = await env.stack.startGatewayReplica({ PROXY_TIMEOUT_MS: '5000' });
   await forward(replica.baseUrl);
-  expect(stack.proxy.output).toContain(warning);
+  expect(env.stack.proxy.output).toContain(warning);
   await replica.process.stop();
 });

@@ -5,40 +5,30 @@
  * with its last4 and still renders, whatever happened in between.
  */
 import net from 'node:net';
-import { aCard, apiClient, PspRecorder, restartRedis, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+import { aCard, apiClient, restartRedis, TEST_CARDS, useStack } from './harness';
 
 jest.setTimeout(120_000);
 
 const PSP_TIMEOUT_MS = 1500;
 const VAULT_TIMEOUT_MS = 1000;
 
-let redis: RedisServer;
-let stack: Stack;
-let psp: PspRecorder;
+const env = useStack({
+  psp: true,
+  env: {
+    VAULT_TIMEOUT_MS: String(VAULT_TIMEOUT_MS),
+    PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS),
+    PSP_CONNECT_TIMEOUT_MS: '1000',
+    PROXY_TIMEOUT_MS: '6000',
+    REDIS_COMMAND_TIMEOUT_MS: '500',
+  },
+});
 let call: ReturnType<typeof apiClient>;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  stack = await startStack(redis, {
-    env: {
-      VAULT_TIMEOUT_MS: String(VAULT_TIMEOUT_MS),
-      PSP_TIMEOUT_MS: String(PSP_TIMEOUT_MS),
-      PSP_CONNECT_TIMEOUT_MS: '1000',
-      PROXY_TIMEOUT_MS: '6000',
-      REDIS_COMMAND_TIMEOUT_MS: '500',
-    },
-  });
-  psp = await new PspRecorder().start();
-  call = apiClient(stack, stack.createKey('acme').apiKey);
+beforeAll(() => {
+  call = apiClient(env.stack, env.stack.createKey('acme').apiKey);
 });
 
-afterAll(async () => {
-  await psp?.stop();
-  await stack?.stop();
-  await redis?.stop();
-});
-
-beforeEach(() => psp.reset());
+beforeEach(() => env.psp.reset());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cards = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.amex, TEST_CARDS.visaDeclined];
@@ -66,12 +56,12 @@ class History {
       const read = await call('GET', `/v1/token/${token}`);
       expect({ token, status: read.status, last4: read.body?.last4 }).toEqual({ token, status: 200, last4 });
     }
-    psp.reset();
+    env.psp.reset();
     for (const { token } of this.acknowledged) {
-      const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/render`, pspBody: '[CARD_NUMBER]' });
+      const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/render`, pspBody: '[CARD_NUMBER]' });
       expect({ token, status: res.status }).toEqual({ token, status: 200 });
     }
-    const rendered = psp.requests.map((r) => r.body.toString('utf8').slice(-4));
+    const rendered = env.psp.requests.map((r) => r.body.toString('utf8').slice(-4));
     expect(rendered).toEqual(this.acknowledged.map((a) => a.last4));
   }
 }
@@ -108,12 +98,12 @@ it('kill -9 of the vault under load: 503 quickly while it is down, recovery with
   let acknowledgedBeforeRestart = 0;
   await load(history, 300, 10, async (done) => {
     while (done() < 100) await sleep(5);
-    await stack.vault.stop('SIGKILL');
+    await env.stack.vault.stop('SIGKILL');
     await sleep(500);
     acknowledgedBeforeRestart = history.acknowledged.length;
-    await stack.startVault();
+    await env.stack.startVault();
   });
-  expect(stack.gateway.running).toBe(true);
+  expect(env.stack.gateway.running).toBe(true);
   // Requests fell into the outage, and each failed as a quick, clean 503 (never a 500) ...
   expect(history.failures.length).toBeGreaterThan(0);
   for (const failure of history.failures) {
@@ -133,17 +123,17 @@ it('Redis stopped: /readyz fails and tokenize answers 503 within 1 s; both recov
   for (const number of cards) await history.tokenize(number);
   expect(history.acknowledged).toHaveLength(4);
 
-  await redis.process.stop('SIGKILL');
+  await env.redis.process.stop('SIGKILL');
   const started = Date.now();
   const refused = await call('POST', '/v1/token', aCard());
   expect(refused.status).toBe(503);
   expect(refused.body.error.code).toBe('service_unavailable');
   expect(Date.now() - started).toBeLessThan(1000);
-  const ready = await fetch(`${stack.baseUrl}/readyz`);
+  const ready = await fetch(`${env.stack.baseUrl}/readyz`);
   expect(ready.status).toBe(503);
 
-  await restartRedis(redis);
-  await waitUntil(async () => (await fetch(`${stack.baseUrl}/readyz`)).status === 200, 15_000);
+  await restartRedis(env.redis);
+  await waitUntil(async () => (await fetch(`${env.stack.baseUrl}/readyz`)).status === 200, 15_000);
   await waitUntil(async () => (await call('POST', '/v1/token', aCard({ cvv: undefined }))).status === 201, 10_000);
   // AOF with fsync always: what was acknowledged before the crash is still there.
   await history.verify();
@@ -151,27 +141,27 @@ it('Redis stopped: /readyz fails and tokenize answers 503 within 1 s; both recov
 
 it('a PSP that accepts the connection and never answers: 504 psp_timeout within PSP_TIMEOUT_MS + 1 s', async () => {
   const { token } = (await call('POST', '/v1/token', aCard({ cvv: undefined }))).body;
-  psp.reply = () => undefined; // read the request, never answer
+  env.psp.reply = () => undefined; // read the request, never answer
   const started = Date.now();
-  const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/hang`, pspBody: '[CARD_NUMBER]' });
+  const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/hang`, pspBody: '[CARD_NUMBER]' });
   expect(res.status).toBe(504);
   expect(res.body.error.code).toBe('psp_timeout');
   expect(Date.now() - started).toBeLessThan(PSP_TIMEOUT_MS + 1000);
   // Sent once: a timed-out request is never retried on its own (it may have charged the card).
-  expect(psp.requests).toHaveLength(1);
+  expect(env.psp.requests).toHaveLength(1);
 });
 
 it('a PSP that resets the connection mid-response: 502 psp_unreachable, sent once', async () => {
   const { token } = (await call('POST', '/v1/token', aCard({ cvv: undefined }))).body;
-  psp.reply = (_req, res) => {
+  env.psp.reply = (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
     res.write('{"partial":');
     setTimeout(() => res.socket?.resetAndDestroy(), 50);
   };
-  const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${psp.url}/reset`, pspBody: '[CARD_NUMBER]' });
+  const res = await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/reset`, pspBody: '[CARD_NUMBER]' });
   expect(res.status).toBe(502);
   expect(res.body.error.code).toBe('psp_unreachable');
-  expect(psp.requests).toHaveLength(1);
+  expect(env.psp.requests).toHaveLength(1);
 });
 
 it('a vault that accepts TCP but never speaks HTTP/2: tokenize 503 within the deadline, /readyz 503', async () => {
@@ -183,14 +173,14 @@ it('a vault that accepts TCP but never speaks HTTP/2: tokenize 503 within the de
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const port = (silent.address() as net.AddressInfo).port;
   try {
-    const replica = await stack.startGatewayReplica({ VAULT_ADDR: `127.0.0.1:${port}` });
+    const replica = await env.stack.startGatewayReplica({ VAULT_ADDR: `127.0.0.1:${port}` });
     const viaReplica = (route: string, body?: unknown) =>
       fetch(`${replica.baseUrl}${route}`, {
         method: body === undefined ? 'GET' : 'POST',
         headers: { 'x-api-key': key.apiKey, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-    const key = stack.createKey('acme');
+    const key = env.stack.createKey('acme');
     const started = Date.now();
     const res = await viaReplica('/v1/token', aCard());
     const elapsed = Date.now() - started;

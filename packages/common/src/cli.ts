@@ -16,6 +16,24 @@ export interface CliIo {
   err: (line: string) => void;
 }
 
+/**
+ * A CLI's entry point, for `if (require.main === module)`: lines to stdout and stderr, the exit
+ * code `run` answers, and an unexpected failure as one line (its message, never a stack). `env`
+ * is process.env, read in the CLI's own file where the lint allows it.
+ */
+export function runCliMain(run: (argv: string[], env: NodeJS.ProcessEnv, io: CliIo) => Promise<number>, env: NodeJS.ProcessEnv): void {
+  run(process.argv.slice(2), env, {
+    out: (line) => process.stdout.write(line + '\n'),
+    err: (line) => process.stderr.write(line + '\n'),
+  }).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
 /** Turns a UsageError into its exit code after printing it with the usage text; rethrows the rest. */
 export function reportUsageError(err: unknown, usage: string, io: CliIo): number {
   if (!(err instanceof UsageError)) throw err;

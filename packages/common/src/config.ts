@@ -27,6 +27,32 @@ export function loadConfigOrExit<S extends z.ZodType>(schema: S, env: NodeJS.Pro
   }
 }
 
+/** The entries of a comma-separated setting, trimmed, empty ones dropped. */
+export function csvEntries(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** One entry of an `id:value,id:value` setting (VAULT_KEYS, API_KEY_PEPPERS, PKCS11_KEYS). */
+export interface KeyedEntry {
+  /** `entry N`, 1-based: problems name an entry by position, never by its text (it may be a secret). */
+  where: string;
+  /** Before the first colon; undefined when the entry has none. */
+  id: string | undefined;
+  /** After the first colon; the whole entry when it has none. */
+  value: string;
+}
+
+/** The entries of an `id:value,id:value` setting, newest last as every such setting lists them. */
+export function keyedEntries(text: string): KeyedEntry[] {
+  return csvEntries(text).map((entry, index) => {
+    const colon = entry.indexOf(':');
+    return { where: `entry ${index + 1}`, id: colon < 0 ? undefined : entry.slice(0, colon), value: entry.slice(colon + 1) };
+  });
+}
+
 /** Reusable pieces for env schemas: env values are strings, these coerce and validate them. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
@@ -37,16 +63,7 @@ export const env = {
       .enum(['true', 'false', '1', '0', 'yes', 'no'])
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
-  csv: () =>
-    z
-      .string()
-      .default('')
-      .transform((v) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      ),
+  csv: () => z.string().default('').transform(csvEntries),
   hostPort: (fallback: string) =>
     z
       .string()

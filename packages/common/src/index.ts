@@ -12,6 +12,7 @@ export * from './cli';
 export * from './net/httpHeaders';
 export * from './randomPool';
 export * from './heapGrowth';
+export * from './shutdownSignal';
 export * from './grpcConfig';
 export * from './configDoc';
 export * from './redis';

@@ -6,67 +6,24 @@
  *   const Tessera = await loadTessera({ fieldsOrigin: 'https://fields.tessera.example' });
  *   const card = Tessera('tpk_live_…').cardFields({ container: '#card' });
  */
-import type { ChangeEventPayload, FieldName, TokenizeResult } from './shared/protocol';
-import type { FieldsStyle } from './shared/style';
+import type { TesseraFactory } from './shared/api';
 
 export type { CardBrand, ChangeEventPayload, FieldErrorCode, FieldName, TokenizeResult } from './shared/protocol';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
+export type {
+  CardFields,
+  CardFieldsEventMap,
+  CardFieldsEventName,
+  CardFieldsOptions,
+  CvcField,
+  CvcFieldOptions,
+  FieldsFrame,
+  TesseraFactory,
+  TesseraInstance,
+  TesseraOptions,
+} from './shared/api';
 
 export const TESSERA_JS_PATH = '/js/v1/tessera.js';
-
-export interface CardFieldsOptions {
-  /** A CSS selector or the element the fields are placed in. */
-  container: string | Element;
-  /** Per state (base, focus, invalid, complete), whitelisted CSS properties; `url(` is refused. */
-  style?: FieldsStyle;
-  /** Show a "Name on card" input. */
-  holderName?: boolean;
-  /** The iframe's accessible title (default "Secure card payment input frame"). */
-  title?: string;
-}
-
-export interface CardFieldsEventMap {
-  ready: Record<string, never>;
-  focus: { field: FieldName };
-  blur: { field: FieldName };
-  change: ChangeEventPayload;
-}
-
-export interface CardFields {
-  on<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  off<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  /** Rejects with an Error whose `code` says why (e.g. `invalid_number`, `origin_not_allowed`). */
-  tokenize(): Promise<TokenizeResult>;
-  focus(): void;
-  clear(): void;
-  destroy(): void;
-}
-
-export interface CvcFieldOptions {
-  /** The token (of this merchant and mode) whose CVC the returning shopper re-enters. */
-  token: string;
-  container: string | Element;
-  style?: FieldsStyle;
-  title?: string;
-}
-
-/** The CVC-only field: the CVC goes from the iframe to Tessera, never through your page. */
-export interface CvcField {
-  on<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
-  off<E extends keyof CardFieldsEventMap>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
-  /** Attaches the CVC to the token (used by its next render only); resolves with the token and card details. */
-  submit(): Promise<TokenizeResult>;
-  focus(): void;
-  clear(): void;
-  destroy(): void;
-}
-
-export interface TesseraInstance {
-  cardFields(options: CardFieldsOptions): CardFields;
-  cvcField(options: CvcFieldOptions): CvcField;
-}
-
-export type TesseraFactory = (publishableKey: string, options?: { fieldsOrigin?: string }) => TesseraInstance;
 
 export interface LoadOptions {
   /** Your Tessera fields origin (FIELDS_ORIGIN), e.g. `https://fields.tessera.example`. */

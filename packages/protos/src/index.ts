@@ -121,28 +121,22 @@ export const SERVER_OPTIONS: grpc.ServerOptions = serverOptions();
  * replicas that report SERVING (see loadBalancing.ts). `options` add to CHANNEL_OPTIONS, e.g.
  * tlsChannelOptions() for the expected server name and clientChannelOptions() from config.
  */
-export function createVaultClient(
-  address: string,
-  credentials = grpc.credentials.createInsecure(),
-  options: grpc.ChannelOptions = {},
-): VaultClient {
-  return new vaultProto.tessera.vault.v1.Vault(address, credentials, {
-    ...CHANNEL_OPTIONS,
-    ...balancedChannelOptions(VAULT_SERVICE_NAME),
-    ...options,
-  });
+export function createVaultClient(address: string, credentials?: grpc.ChannelCredentials, options?: grpc.ChannelOptions): VaultClient {
+  return balancedClient(vaultProto.tessera.vault.v1.Vault, VAULT_SERVICE_NAME, address, credentials, options);
 }
 
-export function createProxyClient(
+export function createProxyClient(address: string, credentials?: grpc.ChannelCredentials, options?: grpc.ChannelOptions): ProxyClient {
+  return balancedClient(proxyProto.tessera.proxy.v1.Proxy, PROXY_SERVICE_NAME, address, credentials, options);
+}
+
+function balancedClient<C>(
+  Client: new (address: string, credentials: grpc.ChannelCredentials, options: grpc.ChannelOptions) => C,
+  serviceName: string,
   address: string,
   credentials = grpc.credentials.createInsecure(),
   options: grpc.ChannelOptions = {},
-): ProxyClient {
-  return new proxyProto.tessera.proxy.v1.Proxy(address, credentials, {
-    ...CHANNEL_OPTIONS,
-    ...balancedChannelOptions(PROXY_SERVICE_NAME),
-    ...options,
-  });
+): C {
+  return new Client(address, credentials, { ...CHANNEL_OPTIONS, ...balancedChannelOptions(serviceName), ...options });
 }
 
 export { PROTO_ROOT } from './protoFiles';

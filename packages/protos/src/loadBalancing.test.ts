@@ -62,13 +62,18 @@ async function twoReplicas(options: { watch?: boolean; server?: grpc.ServerOptio
   const a = await startReplica(options);
   const b = await startReplica(options);
   replicas.push(a, b);
-  const client = createHealthClient(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, grpc.credentials.createInsecure(), {
+  return [a, b, balancedClient([a.port, b.port])];
+}
+
+/** A round-robin client over the given local ports, reconnecting quickly (closed after each test). */
+function balancedClient(ports: number[], maxReconnectBackoffMs = 500): HealthClient {
+  const client = createHealthClient(`ipv4:${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, grpc.credentials.createInsecure(), {
     ...balancedChannelOptions(SERVICE),
     'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 500,
+    'grpc.max_reconnect_backoff_ms': maxReconnectBackoffMs,
   });
   clients.push(client);
-  return [a, b, client];
+  return client;
 }
 
 /** `n` calls one after another (each a separate pick), after both connections are up. */
@@ -123,12 +128,7 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
         probe.close(() => resolve(port));
       });
     });
-    const client = createHealthClient(`ipv4:127.0.0.1:${a.port},127.0.0.1:${portOfB}`, grpc.credentials.createInsecure(), {
-      ...balancedChannelOptions(SERVICE),
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 200,
-    });
-    clients.push(client);
+    const client = balancedClient([a.port, portOfB], 200);
     await send(client, 2);
     // B comes up later, and its readiness check takes 150 ms to say no.
     const b = await startReplica({ port: portOfB, readyDelayMs: 150 });
@@ -177,12 +177,7 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     });
     const b = await startReplica();
     replicas.push(a, b);
-    const client = createHealthClient(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, grpc.credentials.createInsecure(), {
-      ...balancedChannelOptions(SERVICE),
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 500,
-    });
-    clients.push(client);
+    const client = balancedClient([a.port, b.port]);
     await bothConnected(client, a, b);
     [a.calls, b.calls] = [0, 0];
     const until = Date.now() + 2000;

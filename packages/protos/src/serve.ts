@@ -34,3 +34,18 @@ export function answerUnary<Res>(callback: grpc.sendUnaryData<Res>, work: Promis
     callback(null, reply);
   }, fail);
 }
+
+/** Lets in-flight calls finish, but not forever: after `graceMs` the rest are cancelled. Resolves either way. */
+export function shutdownServer(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    timer.unref();
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -20,6 +20,11 @@ const declined = (code: string, message: string, extra: Record<string, unknown> 
   body: { error: { type: 'card_error', code, message, ...extra } },
 });
 
+const invalidParameter = (param: string, message: string): SandboxAnswer => ({
+  status: 400,
+  body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', param, message } },
+});
+
 /**
  * Decides a sandbox charge the way a card-acquiring PSP would, for the published test cards
  * only: success cards are approved, 4000000000000002 is declined.
@@ -27,32 +32,12 @@ const declined = (code: string, message: string, extra: Record<string, unknown> 
 export function decideCharge(attempt: ChargeAttempt, now: Date = new Date()): SandboxAnswer {
   const amount = Number(attempt.amount);
   if (!Number.isInteger(amount) || amount <= 0) {
-    return {
-      status: 400,
-      body: {
-        error: {
-          type: 'invalid_request_error',
-          code: 'parameter_invalid',
-          param: 'amount',
-          message: 'amount must be a positive integer in the smallest currency unit.',
-        },
-      },
-    };
+    return invalidParameter('amount', 'amount must be a positive integer in the smallest currency unit.');
   }
   const currency =
     typeof attempt.currency === 'string' && /^[a-zA-Z]{3}$/.test(attempt.currency) ? attempt.currency.toLowerCase() : undefined;
   if (!currency) {
-    return {
-      status: 400,
-      body: {
-        error: {
-          type: 'invalid_request_error',
-          code: 'parameter_invalid',
-          param: 'currency',
-          message: 'currency must be a three-letter ISO code.',
-        },
-      },
-    };
+    return invalidParameter('currency', 'currency must be a three-letter ISO code.');
   }
   const number = typeof attempt.number === 'string' ? attempt.number : '';
   if (!isLuhnValid(number)) return declined('incorrect_number', 'The card number is incorrect.');

@@ -132,20 +132,32 @@ export class ServiceStack {
     );
   }
 
-  /** Redis (if asked for), every replica, then the gateway; resolves when the gateway is ready. */
+  /**
+   * Redis (if asked for), every replica, then the gateway; resolves when the gateway is ready.
+   * When any of them fails to start (a port in use, a bad setting), what was started is stopped
+   * before the error is thrown: a caller that never got a stack cannot stop it.
+   */
   async start(): Promise<this> {
-    if (this.options.redis) {
-      this.redisServer = await startRedisServer({ process: this.options.processOptions?.('redis'), ...this.options.redis });
-      this.processes.push(this.redisServer.process);
-      this.env.REDIS_URL = this.redisServer.url;
+    try {
+      if (this.options.redis) {
+        this.redisServer = await startRedisServer({ process: this.options.processOptions?.('redis'), ...this.options.redis });
+        this.processes.push(this.redisServer.process);
+        this.env.REDIS_URL = this.redisServer.url;
+      }
+      const replicas = (['vault', 'proxy'] as const).flatMap((name) =>
+        this.ports[name].map((port, i) => ({ proc: this.replica(name, i, {}), port })),
+      );
+      this.gateway = this.startService('gateway');
+      await Promise.all([
+        ...replicas.map(({ proc, port }) => this.listening(proc, port)),
+        this.listening(this.gateway, this.ports.gateway),
+      ]);
+      await this.ready();
+      return this;
+    } catch (err) {
+      await this.stop();
+      throw err;
     }
-    const replicas = (['vault', 'proxy'] as const).flatMap((name) =>
-      this.ports[name].map((port, i) => ({ proc: this.replica(name, i, {}), port })),
-    );
-    this.gateway = this.startService('gateway');
-    await Promise.all([...replicas.map(({ proc, port }) => this.listening(proc, port)), this.listening(this.gateway, this.ports.gateway)]);
-    await this.ready();
-    return this;
   }
 
   /** Every line any process of this stack has written so far (with captured output). */

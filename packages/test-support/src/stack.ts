@@ -209,15 +209,18 @@ export interface StackFixture {
   psp: PspRecorder;
 }
 
+export type UseStackOptions = StackOptions & { psp?: boolean; redis?: RedisStartOptions };
+
 /**
  * A test file's own Redis and stack (and, with `psp`, a recording PSP), started before its tests
  * and stopped after them. The fields are set once this beforeAll has run, so hooks and tests
- * declared after the call can use them.
+ * declared after the call can use them. Options given as a function are read in that beforeAll,
+ * after the hooks declared before the call (e.g. one that starts a Redis of the vault's own).
  */
-export function useStack(options: StackOptions & { psp?: boolean; redis?: RedisStartOptions } = {}): StackFixture {
-  const { psp, redis, ...stackOptions } = options;
+export function useStack(given: UseStackOptions | (() => UseStackOptions) = {}): StackFixture {
   const fixture = {} as StackFixture;
   beforeAll(async () => {
+    const { psp, redis, ...stackOptions } = typeof given === 'function' ? given() : given;
     fixture.redis = await startRedis(redis);
     fixture.stack = await startStack(fixture.redis, stackOptions);
     if (psp) fixture.psp = await new PspRecorder().start();

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import { parseCidrList, type Logger } from '@tessera/common';
@@ -15,6 +13,7 @@ import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './sto
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
+import { ownListener } from './transport/ownListener';
 
 export interface AdminStores {
   operators: OperatorStore;
@@ -102,26 +101,12 @@ export async function setUpAdmin(params: {
   if (config.ADMIN_PORT === undefined) {
     return { router: createAdminRouter(deps), listen: async () => undefined, close: async () => undefined };
   }
-  const adminPort = config.ADMIN_PORT;
-  let server: http.Server | undefined;
+  const listener = ownListener(() => createAdminApp(deps), config.ADMIN_PORT, config.ADMIN_BIND);
   return {
     router: undefined,
     async listen() {
-      const started = http.createServer(createAdminApp(deps));
-      server = started;
-      await new Promise<void>((resolve, reject) => {
-        started.once('error', reject);
-        started.listen(adminPort, config.ADMIN_BIND, () => resolve());
-      });
-      const address = started.address() as AddressInfo;
-      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      logger.info({ url: `http://${host}:${address.port}/dashboard/` }, 'admin listening');
+      logger.info({ url: `${await listener.listen()}/dashboard/` }, 'admin listening');
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (!server) return resolve();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listener.close,
   };
 }

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
 import type { FormSessionDeps } from './app/formSessions';
@@ -7,6 +5,7 @@ import type { ApiKeyStore } from './store/apiKeyStore';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
 import { createFieldsApp } from './transport/fields/fieldsApp';
+import { ownListener } from './transport/ownListener';
 
 export interface FieldsSetup {
   /** The public origins, when the browser integration is on (FIELDS_PORT or FIELDS_ORIGIN set). */
@@ -42,25 +41,13 @@ export function setUpFields(params: {
     hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
     ...(params.formSessions ? { formSessions: params.formSessions } : {}),
   });
-  let server: http.Server | undefined;
+  const listener = ownListener(() => app, port, config.FIELDS_BIND);
   return {
     origins,
     async listen() {
-      const started = http.createServer(app);
-      server = started;
-      await new Promise<void>((resolve, reject) => {
-        started.once('error', reject);
-        started.listen(port, config.FIELDS_BIND, () => resolve());
-      });
-      const address = started.address() as AddressInfo;
-      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      logger.info({ url: `http://${host}:${address.port}`, fieldsOrigin: origins.fields, apiOrigin: origins.api }, 'fields listening');
+      const url = await listener.listen();
+      logger.info({ url, fieldsOrigin: origins.fields, apiOrigin: origins.api }, 'fields listening');
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (!server) return resolve();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: listener.close,
   };
 }

@@ -9,6 +9,7 @@ import {
   loadConfigOrExit,
   startMetricsServer,
   tlsFilesOf,
+  onShutdownSignal,
 } from '@tessera/common';
 import {
   clientChannelOptions,
@@ -247,10 +248,7 @@ async function main(): Promise<void> {
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
   logger.info({ url: `http://${host}:${address.port}` }, 'gateway listening');
 
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  onShutdownSignal((signal) => {
     logger.info({ signal }, 'shutting down: draining open connections');
     // Every request that was read is answered (see drain.ts); only a connection still open
     // after the longest legitimate request is cut.
@@ -275,9 +273,7 @@ async function main(): Promise<void> {
           process.exit(0);
         });
     });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  });
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).

@@ -10,6 +10,7 @@ import {
   rpcObserver,
   startMetricsServer,
   tlsFilesOf,
+  onShutdownSignal,
 } from '@tessera/common';
 import {
   clientChannelOptions,
@@ -24,6 +25,7 @@ import {
   restrictCallers,
   serverCredentials,
   serverOptions,
+  shutdownServer,
   tlsChannelOptions,
   type ProxyHandlers,
   type TlsMaterial,
@@ -138,30 +140,21 @@ async function main(): Promise<void> {
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
 
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  onShutdownSignal((signal) => {
     logger.info({ signal }, 'proxy shutting down');
     // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
     health.shutdown();
-    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
-    force.unref();
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      closePspEgress(egress)
-        .catch((err: unknown) => logger.warn({ err }, 'closing PSP connections failed'))
-        .finally(() => {
-          vault.close();
-          void metricsServer?.close();
-          logger.info('proxy stopped');
-          logger.flush();
-          process.exit(0);
-        });
-    });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+    void shutdownServer(server, SHUTDOWN_GRACE_MS)
+      .then(() => closePspEgress(egress))
+      .catch((err: unknown) => logger.warn({ err }, 'closing PSP connections failed'))
+      .finally(() => {
+        vault.close();
+        void metricsServer?.close();
+        logger.info('proxy stopped');
+        logger.flush();
+        process.exit(0);
+      });
+  });
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).

@@ -29,27 +29,29 @@ export const clusterNodes = env.csv().superRefine((list, ctx) => {
   }
 });
 
-const vaultKeys = z
-  .string()
-  .optional()
-  .transform((text, ctx): EnvKeyRing | undefined => {
-    if (text === undefined || text.trim() === '') return undefined;
-    const parsed = parseKeyRing(text);
-    if (parsed.ok) return parsed.ring;
-    for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
-    return z.NEVER;
-  });
+/** An optional key list read by `parse` (empty: unset); each problem is reported on its own. */
+function keyList<T>(parse: (text: string) => { ok: true; value: T } | { ok: false; problems: string[] }) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx): T | undefined => {
+      if (text === undefined || text.trim() === '') return undefined;
+      const parsed = parse(text);
+      if (parsed.ok) return parsed.value;
+      for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    });
+}
 
-const hsmKeys = z
-  .string()
-  .optional()
-  .transform((text, ctx): HsmKey[] | undefined => {
-    if (text === undefined || text.trim() === '') return undefined;
-    const parsed = parseHsmKeys(text);
-    if (parsed.ok) return parsed.keys;
-    for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
-    return z.NEVER;
-  });
+const vaultKeys = keyList<EnvKeyRing>((text) => {
+  const parsed = parseKeyRing(text);
+  return parsed.ok ? { ok: true, value: parsed.ring } : parsed;
+});
+
+const hsmKeys = keyList<HsmKey[]>((text) => {
+  const parsed = parseHsmKeys(text);
+  return parsed.ok ? { ok: true, value: parsed.keys } : parsed;
+});
 
 const optionalText = z
   .string()

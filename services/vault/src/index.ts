@@ -8,4 +8,4 @@ export type { CardStore } from './store/cardStore';
 export { MemoryCardStore } from './store/memoryCardStore';
 export { RedisCardStore } from './store/redisCardStore';
 export { createVaultHandlers } from './transport/grpcHandlers';
-export { startVaultServer, shutdownServer } from './transport/server';
+export { startVaultServer } from './transport/server';

@@ -10,8 +10,9 @@ import {
   startMetricsServer,
   tlsFilesOf,
   type Logger,
+  onShutdownSignal,
 } from '@tessera/common';
-import { isLoopbackAddress, readTlsMaterial } from '@tessera/protos';
+import { isLoopbackAddress, readTlsMaterial, shutdownServer } from '@tessera/protos';
 import { configSchema, redisTargetOf, type VaultConfig } from './config';
 import { describeWriteAck } from './domain/writeAck';
 import { generateKeyRingEntry, parseKeyRing, type EnvKeyRing } from './domain/keyRing';
@@ -22,7 +23,7 @@ import { MemoryCardStore } from './store/memoryCardStore';
 import { RedisCardStore } from './store/redisCardStore';
 import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
-import { shutdownServer, startVaultServer } from './transport/server';
+import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -125,10 +126,7 @@ async function main(): Promise<void> {
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics, config.METRICS_HOST, config.METRICS_PORT, logger);
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  onShutdownSignal((signal) => {
     logger.info({ signal }, 'vault shutting down');
     // Watchers hear NOT_SERVING and send new calls to the other replicas while these drain.
     health.shutdown();
@@ -143,9 +141,7 @@ async function main(): Promise<void> {
           process.exit(1);
         },
       );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  });
 }
 
 // Every launcher starts a service here, so this is where its heap policy is set (see heapGrowth.ts).

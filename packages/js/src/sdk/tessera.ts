@@ -9,13 +9,20 @@ import {
   parseEvent,
   parseHello,
   PROTOCOL_VERSION,
-  type ChangeEventPayload,
   type ConnectMessage,
-  type FieldName,
   type FieldsCommand,
   type TokenizeResult,
 } from '../shared/protocol';
-import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
+import { checkFieldsStyle } from '../shared/style';
+import type {
+  CardFields,
+  CardFieldsEventMap,
+  CardFieldsEventName,
+  CardFieldsOptions,
+  CvcField,
+  TesseraInstance,
+  TesseraOptions,
+} from '../shared/api';
 
 const PUBLISHABLE_KEY = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
 const TOKENIZE_TIMEOUT_MS = 60_000;
@@ -30,67 +37,6 @@ export class TesseraError extends Error {
     super(message);
     this.name = 'TesseraError';
   }
-}
-
-export interface CardFieldsOptions {
-  /** A CSS selector or the element the fields are placed in. */
-  container: string | Element;
-  style?: FieldsStyle;
-  /** Show a "Name on card" input (autocomplete cc-name). */
-  holderName?: boolean;
-  /** The iframe's accessible title. */
-  title?: string;
-}
-
-export type CardFieldsEventMap = {
-  ready: Record<string, never>;
-  focus: { field: FieldName };
-  blur: { field: FieldName };
-  change: ChangeEventPayload;
-};
-export type CardFieldsEventName = keyof CardFieldsEventMap;
-
-export interface CardFields {
-  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CardFields;
-  tokenize(): Promise<TokenizeResult>;
-  focus(): void;
-  clear(): void;
-  destroy(): void;
-}
-
-export interface CvcFieldOptions {
-  /** The token (of this merchant and mode) whose CVC the shopper re-enters. */
-  token: string;
-  /** A CSS selector or the element the field is placed in. */
-  container: string | Element;
-  style?: FieldsStyle;
-  /** The iframe's accessible title. */
-  title?: string;
-}
-
-/**
- * The CVC-only field: a returning shopper types the CVC of a stored card; `submit()` attaches it to
- * the token (for its next render only, within CVV_TTL_SECONDS) and resolves with the token and
- * the card's brand, last 4 and expiry. The page never sees the CVC.
- */
-export interface CvcField {
-  on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
-  off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void): CvcField;
-  submit(): Promise<TokenizeResult>;
-  focus(): void;
-  clear(): void;
-  destroy(): void;
-}
-
-export interface TesseraOptions {
-  /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
-  fieldsOrigin?: string;
-}
-
-export interface TesseraInstance {
-  cardFields(options: CardFieldsOptions): CardFields;
-  cvcField(options: CvcFieldOptions): CvcField;
 }
 
 // Read while the script runs: afterwards document.currentScript is another script or null.

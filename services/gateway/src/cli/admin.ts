@@ -12,10 +12,9 @@ import {
   setOperatorPassword,
   unlockOperator,
 } from '../app/operators';
-import { isValidMerchantId } from '../domain/apiKeys';
 import { isValidEmail, normalizeEmail, operatorView, type OperatorRecord } from '../domain/admin/operators';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
-import { asCommand, cliCaller, runWithCliRedis } from './cliCommand';
+import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
 import { CommandError, connectCliRedis } from './cliRedis';
 
 export const ADMIN_USAGE = `Usage: npm run keys -- admin <command> [options]
@@ -87,8 +86,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
     if (command === 'create') {
       const { merchant, global } = args.values;
       if ((merchant === undefined) === !global) throw new UsageError('create needs exactly one of --merchant <id> or --global');
-      if (merchant !== undefined && !isValidMerchantId(merchant))
-        throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+      if (merchant !== undefined) merchantFlag(merchant, 'create');
     }
   } catch (err) {
     return reportUsageError(err, ADMIN_USAGE, io);

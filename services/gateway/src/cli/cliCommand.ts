@@ -1,7 +1,8 @@
 import os from 'node:os';
-import { TesseraError, type CliIo } from '@tessera/common';
+import { TesseraError, UsageError, type CliIo } from '@tessera/common';
 import type { Caller } from '../app/caller';
 import type { GatewayConfig } from '../config';
+import { isValidMerchantId } from '../domain/apiKeys';
 import { CommandError, openCliRedis, reportCommandFailure } from './cliRedis';
 
 /**
@@ -60,4 +61,11 @@ export async function runWithCliRedis(
     if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
     else redis.disconnect();
   }
+}
+
+/** `--merchant <id>`, checked the same way by every command that takes it; `command` names the command when it is missing. */
+export function merchantFlag(merchant: string | undefined, command: string): string {
+  if (merchant === undefined) throw new UsageError(`${command} needs --merchant <id>`);
+  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  return merchant;
 }

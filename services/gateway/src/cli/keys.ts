@@ -5,7 +5,7 @@
  * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
-import { parseCommandLine, reportUsageError, TesseraError, UsageError, type CliIo } from '@tessera/common';
+import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, type CliIo } from '@tessera/common';
 import {
   createApiKey,
   getApiKey,
@@ -22,7 +22,7 @@ import {
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, isValidMerchantId, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
+import { apiKeyStatus, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { RedisAuditLog } from '../store/redisAdminStores';
 import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
@@ -30,7 +30,7 @@ import { parseInput } from '../app/inputLists';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';
 import { readAllStdin, runAdminCli } from './admin';
-import { asCommand, cliCaller, runWithCliRedis } from './cliCommand';
+import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
 import { CommandError, connectCliRedis } from './cliRedis';
 
 export { parseRotationDelay };
@@ -141,10 +141,9 @@ function listFlags(args: Parsed) {
 
 /** Checks every argument before anything touches Redis. */
 function planCreate(args: Parsed): CreateKeyInput & { json: boolean } {
-  const { merchant, mode, kind, json } = args.values;
+  const { mode, kind, json } = args.values;
   if (args.positionals.length > 1) throw new UsageError('create takes no positional arguments');
-  if (merchant === undefined) throw new UsageError('create needs --merchant <id>');
-  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  const merchant = merchantFlag(args.values.merchant, 'create');
   if (mode !== 'test' && mode !== 'live') throw new UsageError('create needs --mode test or --mode live');
   if (kind !== undefined && kind !== 'secret' && kind !== 'publishable') throw new UsageError('--kind must be secret or publishable');
   const input = asUsage(() => parseCreateKeyInput({ merchantId: merchant, mode, kind, ...listFlags(args) }, FLAG_LABELS));
@@ -162,9 +161,7 @@ interface PspHostsPlan {
 function planPspHosts(args: Parsed): PspHostsPlan {
   const action = args.positionals[1];
   if (action !== 'set' && action !== 'show' && action !== 'clear') throw new UsageError('psp-hosts needs set, show or clear');
-  const merchant = args.values.merchant;
-  if (merchant === undefined) throw new UsageError(`psp-hosts ${action} needs --merchant <id>`);
-  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  const merchant = merchantFlag(args.values.merchant, `psp-hosts ${action}`);
   const raws = args.positionals.slice(2);
   if (action !== 'set' && raws.length > 0) throw new UsageError(`psp-hosts ${action} takes no hosts`);
   if (action === 'set' && raws.length === 0) throw new UsageError('psp-hosts set needs at least one host (use clear to allow any host)');
@@ -201,9 +198,7 @@ function planReturnUrls(args: Parsed): ReturnUrlsPlan {
   if (action !== 'set' && action !== 'show' && action !== 'clear' && action !== 'secret') {
     throw new UsageError('return-urls needs set, show, clear or secret');
   }
-  const merchant = args.values.merchant;
-  if (merchant === undefined) throw new UsageError(`return-urls ${action} needs --merchant <id>`);
-  if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
+  const merchant = merchantFlag(args.values.merchant, `return-urls ${action}`);
   const raws = args.positionals.slice(2);
   if (action !== 'set' && raws.length > 0) throw new UsageError(`return-urls ${action} takes no URLs`);
   if (action === 'set' && raws.length === 0) throw new UsageError('return-urls set needs at least one URL (use clear to remove them all)');
@@ -518,15 +513,4 @@ async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: bo
   if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
-if (require.main === module) {
-  runKeysCli(process.argv.slice(2), process.env, {
-    out: (line) => process.stdout.write(line + '\n'),
-    err: (line) => process.stderr.write(line + '\n'),
-  }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCliMain(runKeysCli, process.env);

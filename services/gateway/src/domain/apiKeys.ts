@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import type { KeyMode } from '@tessera/common';
+import { keyedEntries, type KeyMode } from '@tessera/common';
 
 export type { KeyMode };
 
@@ -170,16 +170,10 @@ export type PeppersParseResult = { ok: true; peppers: Pepper[] } | { ok: false; 
 export function parseApiKeyPeppers(text: string): PeppersParseResult {
   const problems: string[] = [];
   const peppers: Pepper[] = [];
-  const entries = text
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0);
+  const entries = keyedEntries(text);
   if (entries.length === 0) return { ok: false, problems: ['must list at least one pepper as version:pepper'] };
-  entries.forEach((entry, index) => {
-    const where = `entry ${index + 1}`;
-    const colon = entry.indexOf(':');
-    const version = colon < 0 ? '' : entry.slice(0, colon);
-    const pepper = entry.slice(colon + 1);
+  entries.forEach(({ where, id, value: pepper }) => {
+    const version = id ?? '';
     if (!PEPPER_VERSION_PATTERN.test(version)) {
       problems.push(`${where} must be version:pepper, the version 1-16 characters of A-Z a-z 0-9 _ -`);
       return;

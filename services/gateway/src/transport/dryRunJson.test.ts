@@ -1,4 +1,4 @@
-import { dryRunJson } from './routes';
+import { dryRunJson } from './responseJson';
 
 describe('dry-run answer', () => {
   it('masks a card number the merchant typed into the template, URL or headers, keeping what the vault already masked', () => {

@@ -10,43 +10,17 @@ import {
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
-import type { DryRunJson, TokenRecordJson } from './routes';
+import { dryRunSchema, tokenRecordSchema } from './responseJson';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
  * The OpenAPI 3.1 document of the public API and the admin API (admin/openapi.ts), generated from the same zod schemas that validate
  * requests (zod 4's own JSON Schema output, draft 2020-12, which is OpenAPI 3.1's dialect), so
- * the document cannot drift from the validation. Response shapes are zod schemas too, checked
- * against the types the routes build with `satisfies`.
+ * the document cannot drift from the validation. Response shapes are zod schemas too: the routes'
+ * types are inferred from them (responseJson.ts) or checked against them with `satisfies`.
  *
  * A test enumerates the Express router and fails when a route is missing here.
  */
-
-const tokenRecordSchema = z.object({
-  token: z.string().meta({ description: 'Opaque token: `tok.` followed by at least 128 random bits, URL-safe.' }),
-  last4: z.string(),
-  brand: z.string().meta({ description: 'visa, mastercard, amex, discover, diners, jcb, unionpay, maestro or unknown' }),
-  expiryMonth: z.int(),
-  expiryYear: z.int(),
-  createdAt: z.string().meta({ format: 'date-time' }),
-  expiresAt: z.string().nullable().meta({
-    description:
-      'When the card data is deleted: the expiry month end plus grace, or for a provisional token its deadline (BROWSER_TOKEN_TTL_SECONDS after creation).',
-  }),
-  cvvAvailable: z.boolean().meta({ description: 'False once the CVV has expired (CVV_TTL_SECONDS) or when none was given.' }),
-  holderNameAvailable: z.boolean(),
-  provisional: z.boolean().meta({
-    description:
-      'True for a token made in a browser (card fields, hosted page) that the merchant has not retained yet: it expires at expiresAt unless POST /v1/token/{token}/retain is called with a secret key.',
-  }),
-  bin: z.string().nullable().meta({
-    description: 'The first six digits of the card number (PCI DSS 3.4.1). null for tokens made before Tessera recorded it.',
-  }),
-  fingerprint: z.string().nullable().meta({
-    description:
-      'Keyed hash (HMAC-SHA256 under a key held by the vault) of the card number, per merchant and mode: equal for the same card tokenized again by the same merchant in the same mode, unrelated otherwise. null for tokens made before Tessera recorded it.',
-  }),
-}) satisfies z.ZodType<TokenRecordJson>;
 
 const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
 const errorTypes = [...new Set(Object.values(ERROR_CATALOGUE).map((spec) => spec.type))] as [ErrorType, ...ErrorType[]];
@@ -60,28 +34,6 @@ const errorEnvelopeSchema = z.object({
     requestId: z.string(),
   }),
 });
-
-const dryRunSchema = z.object({
-  object: z.literal('proxy_dry_run'),
-  request: z.object({
-    method: z.string().meta({ description: 'Upper case, as it would be sent.' }),
-    url: z.string(),
-    headers: z
-      .record(z.string(), z.string())
-      .meta({ description: 'Headers as they would be sent; credential values (Authorization, Cookie, API keys) masked.' }),
-    body: z
-      .string()
-      .nullable()
-      .meta({ description: 'pspBody with card values masked: PAN first 6 + last 4, CVV `***`, holder name initials.' }),
-  }),
-  placeholders: z.object({
-    filled: z.array(z.string()),
-    unfillable: z.array(z.object({ placeholder: z.string(), code: z.string(), message: z.string() })),
-    unknown: z.array(z.string()).meta({ description: 'Upper-case `[...]` text that is not a placeholder; sent as it is.' }),
-  }),
-  destination: z.object({ allowed: z.boolean(), code: z.string().optional(), message: z.string().optional() }),
-  wouldSend: z.boolean().meta({ description: 'True when the destination is allowed and every placeholder can be filled.' }),
-}) satisfies z.ZodType<DryRunJson>;
 
 const formSessionSchema = z.object({
   id: z.string().meta({ description: '`fs_` followed by 32 URL-safe characters.' }),

@@ -1,18 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import {
-  ERROR_CATALOGUE,
-  isErrorCode,
-  isHopByHopHeader,
-  isHttpFieldValue,
-  isHttpToken,
-  maskCardNumbers,
-  TesseraError,
-  validateCard,
-  validateExpiry,
-  type Logger,
-} from '@tessera/common';
-import type { DryRunResponse__Output, ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import { isHopByHopHeader, isHttpFieldValue, isHttpToken, TesseraError, validateCard, validateExpiry, type Logger } from '@tessera/common';
+import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
 import {
   parseCardInput,
   parseCvcInput,
@@ -23,6 +12,7 @@ import {
 } from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
+import { dryRunJson, tokenRecordJson } from './responseJson';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
@@ -32,47 +22,24 @@ import { beforeHead, markPspPassThrough } from './securityHeaders';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 import type { ProxyCallFacts } from '../domain/requestLog';
 
-export interface TokenRecordJson {
-  token: string;
-  last4: string;
-  brand: string;
-  expiryMonth: number;
-  expiryYear: number;
-  createdAt: string;
-  expiresAt: string | null;
-  cvvAvailable: boolean;
-  holderNameAvailable: boolean;
-  /** Made in a browser and not yet retained: expiresAt is then the provisional deadline. */
-  provisional: boolean;
-  /** First six digits; null for tokens made before Tessera recorded it. */
-  bin: string | null;
-  /** Same card, same merchant and mode: same fingerprint. null for tokens made before Tessera recorded it. */
-  fingerprint: string | null;
-}
-
-export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
-  return {
-    token: record.token,
-    last4: record.last4,
-    brand: record.brand,
-    expiryMonth: record.expiryMonth,
-    expiryYear: record.expiryYear,
-    createdAt: record.createdAt,
-    expiresAt: record.expiresAt === '' ? null : record.expiresAt,
-    cvvAvailable: record.cvvAvailable,
-    holderNameAvailable: record.holderNameAvailable,
-    provisional: record.provisional,
-    bin: record.bin === '' ? null : record.bin,
-    fingerprint: record.fingerprint === '' ? null : record.fingerprint,
-  };
-}
-
 function tokenParam(req: Request): string {
   const token = req.params.token;
   // Longer than any token we issue: answer like any unknown token without asking the vault.
   if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw new TesseraError('token_not_found');
   return token;
 }
+
+/**
+ * The path's token as the key's merchant and mode ask for it: a token answers only to keys of
+ * the merchant and mode that created it (test and live never meet).
+ */
+function ownedToken(req: Request, res: Response): { merchantId: string; mode: ReturnType<typeof apiKeyOf>['mode']; token: string } {
+  const key = apiKeyOf(res);
+  return { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) };
+}
+
+/** What every vault call carries: the request id, so its logs join the gateway's. */
+const callOptions = (res: Response): { requestId: string } => ({ requestId: contextOf(res).requestId });
 
 /** Called with each valid card a browser sends, before it is tokenized; throws to refuse it (card-testing limit). */
 export type BrowserCardGate = (res: Response, number: string) => Promise<void>;
@@ -88,18 +55,17 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     if (provisional) await browserCardGate?.(res, card.number);
     const record = await vault.tokenize(
       { ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) },
-      { requestId: contextOf(res).requestId },
+      callOptions(res),
     );
     // An existing token answered (dedupe) was not created: 200, like a read.
     sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
   };
   /** One path for both ways a CVV is re-collected: a secret key's server, or the CVC-only browser field. */
   const attachCvv = async (req: Request, res: Response): Promise<void> => {
-    const key = apiKeyOf(res);
     const { cvv } = parseCvcInput(req.body as Record<string, unknown>);
     const record = await vault.attachCvv(
-      { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
-      { requestId: contextOf(res).requestId },
+      { ...ownedToken(req, res), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
+      callOptions(res),
     );
     sendJson(res, 200, tokenRecordJson(record));
   };
@@ -115,12 +81,7 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     createInBrowser: (req: Request, res: Response): Promise<void> => tokenize(req, res, true),
 
     async get(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      // The key's mode too: a token answers only to keys of the mode that created it (test and live never meet).
-      const record = await vault.getToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      const record = await vault.getToken(ownedToken(req, res), callOptions(res));
       sendJson(res, 200, tokenRecordJson(record));
     },
 
@@ -130,19 +91,16 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
      * record), so no Idempotency-Key handling.
      */
     async update(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
       const input = parseTokenUpdate(req.body as Record<string, unknown>);
       if (input.expiryMonth !== undefined && input.expiryYear !== undefined) validateExpiry(input.expiryMonth, input.expiryYear);
       const record = await vault.updateToken(
         {
-          merchantId: key.merchantId,
-          mode: key.mode,
-          token: tokenParam(req),
+          ...ownedToken(req, res),
           expiryMonth: input.expiryMonth ?? 0,
           expiryYear: input.expiryYear ?? 0,
           holderName: input.holderName ?? '',
         },
-        { requestId: contextOf(res).requestId },
+        callOptions(res),
       );
       sendJson(res, 200, tokenRecordJson(record));
     },
@@ -162,21 +120,13 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
      * refused by authentication before this runs.
      */
     async retain(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
       parseRetainRequest(req.body as Record<string, unknown>);
-      const record = await vault.retainToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      const record = await vault.retainToken(ownedToken(req, res), callOptions(res));
       sendJson(res, 200, tokenRecordJson(record));
     },
 
     async remove(req: Request, res: Response): Promise<void> {
-      const key = apiKeyOf(res);
-      await vault.deleteToken(
-        { merchantId: key.merchantId, mode: key.mode, token: tokenParam(req) },
-        { requestId: contextOf(res).requestId },
-      );
+      await vault.deleteToken(ownedToken(req, res), callOptions(res));
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('cache-control', 'no-store');
       res.status(204).end();
@@ -238,44 +188,6 @@ export function proxyTimingHeaders(_req: Request, res: Response, next: NextFunct
   res.setHeader('x-tessera-request-id', contextOf(res).requestId);
   beforeHead(res, setTotalMs);
   next();
-}
-
-export interface DryRunJson {
-  object: 'proxy_dry_run';
-  request: { method: string; url: string; headers: Record<string, string>; body: string | null };
-  placeholders: {
-    filled: string[];
-    unfillable: Array<{ placeholder: string; code: string; message: string }>;
-    unknown: string[];
-  };
-  destination: { allowed: boolean; code?: string; message?: string };
-  wouldSend: boolean;
-}
-
-export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
-  const preview = result.preview;
-  const unfillable = (preview?.unfillable ?? []).map(({ placeholder, code }) => ({
-    placeholder,
-    code,
-    message: isErrorCode(code) ? ERROR_CATALOGUE[code].message : 'This placeholder cannot be filled.',
-  }));
-  return {
-    object: 'proxy_dry_run',
-    request: {
-      method: result.method,
-      // The vault masks what it filled in; a card number the merchant typed into the template
-      // itself is masked here, so a preview never shows one.
-      url: maskCardNumbers(result.url),
-      // Names too: a header name is as much the caller's text as its value.
-      headers: Object.fromEntries(result.headers.map(({ name, value }) => [maskCardNumbers(name), maskCardNumbers(value)])),
-      body: result.hasBody ? maskCardNumbers(preview?.body ?? '') : null,
-    },
-    placeholders: { filled: preview?.filled ?? [], unfillable, unknown: preview?.unknown ?? [] },
-    destination: result.destinationAllowed
-      ? { allowed: true }
-      : { allowed: false, code: result.destinationErrorCode, message: result.destinationErrorMessage },
-    wouldSend: result.destinationAllowed && unfillable.length === 0,
-  };
 }
 
 export function proxyRoutes(

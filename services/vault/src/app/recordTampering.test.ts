@@ -41,6 +41,15 @@ afterEach(async () => {
   await store.close();
 });
 
+/** A card sealed the way version 3 did (number and holder name only), to store as an older record. */
+function sealCardAsVersion3(card: ReturnType<typeof aCard>, token: string): ReturnType<typeof sealRecord> {
+  return sealRecord(
+    ring,
+    { merchantId: card.merchantId, token, kind: 'card', mode: 'test' },
+    Buffer.from(JSON.stringify({ number: card.number, holderName: card.holderName })),
+  );
+}
+
 describe('a used or expired CVV cannot be brought back', () => {
   it('refuses a CVV record copied before its use and restored after, on either replica, and deletes the copy', async () => {
     const { token } = await replicaA.tokenize(aCard());
@@ -86,11 +95,7 @@ describe('a used or expired CVV cannot be brought back', () => {
   it('marks an older CVV record (no nonce) used by its IV: a copy re-encoded differently is still refused', async () => {
     const card = aCard();
     const token = generateToken();
-    const sealed = sealRecord(
-      ring,
-      { merchantId: card.merchantId, token, kind: 'card', mode: 'test' },
-      Buffer.from(JSON.stringify({ number: card.number, holderName: card.holderName })),
-    );
+    const sealed = sealCardAsVersion3(card, token);
     const cvv = sealRecord(ring, { merchantId: card.merchantId, token, kind: 'cvv', mode: 'test' }, Buffer.from('123'));
     await store.save({
       token,
@@ -153,11 +158,7 @@ describe('card metadata is authenticated', () => {
   it('rewrap moves a version-3 card to version 4, after which its metadata is authenticated too', async () => {
     const card = aCard();
     const token = generateToken();
-    const sealed = sealRecord(
-      ring,
-      { merchantId: card.merchantId, token, kind: 'card', mode: 'test' },
-      Buffer.from(JSON.stringify({ number: card.number, holderName: card.holderName })),
-    );
+    const sealed = sealCardAsVersion3(card, token);
     await store.save({ token, card: describeCard(card, 'test', sealed, new Date(now + 86_400_000), new Date(now)), cardTtlMs: 86_400_000 });
     // Version 3 binds merchant and mode but not last4: an edit there still shows (what rewrap fixes).
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));

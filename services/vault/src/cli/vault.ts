@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, createLogger, parseCommandLine, parseConfig, UsageError, type CliIo } from '@tessera/common';
+import { ConfigError, createLogger, parseCommandLine, parseConfig, runCliMain, UsageError, type CliIo } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
@@ -223,15 +223,4 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
   return store;
 }
 
-if (require.main === module) {
-  run(process.argv.slice(2), process.env, {
-    out: (line) => process.stdout.write(line + '\n'),
-    err: (line) => process.stderr.write(line + '\n'),
-  }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`failed: ${(err as Error).message}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCliMain(run, process.env);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { keyedEntries } from '@tessera/common';
 import { EnvelopeOpenError, gcmOpen, gcmSeal, type Sealed } from './aesGcm';
 
 export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
@@ -45,21 +46,14 @@ export function parseKeyRing(text: string): KeyRingParseResult {
   const problems: string[] = [];
   const keys = new Map<string, Buffer>();
   const order: string[] = [];
-  const entries = text
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0);
+  const entries = keyedEntries(text);
   if (entries.length === 0) return { ok: false, problems: ['must list at least one key as keyId:base64'] };
 
-  entries.forEach((entry, index) => {
-    const where = `entry ${index + 1}`;
-    const colon = entry.indexOf(':');
-    if (colon < 0) {
+  entries.forEach(({ where, id: keyId, value: material }) => {
+    if (keyId === undefined) {
       problems.push(`${where} must be keyId:base64`);
       return;
     }
-    const keyId = entry.slice(0, colon);
-    const material = entry.slice(colon + 1);
     if (!KEY_ID_PATTERN.test(keyId)) {
       problems.push(`${where}: key id must be 1-32 characters of A-Z a-z 0-9 _ -`);
       return;

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { keyedEntries } from '@tessera/common';
 import { KEY_ID_PATTERN } from '../domain/keyRing';
 
 /**
@@ -49,16 +50,11 @@ const LABEL_PATTERN = /^[^,\s](?:[^,]{0,62}[^,\s])?$/;
 export function parseHsmKeys(text: string): HsmKeysParseResult {
   const problems: string[] = [];
   const keys: HsmKey[] = [];
-  const entries = text
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0);
+  const entries = keyedEntries(text);
   if (entries.length === 0) return { ok: false, problems: ['must list at least one key as keyId:label'] };
-  entries.forEach((entry, index) => {
-    const where = `entry ${index + 1}`;
-    const colon = entry.indexOf(':');
-    const keyId = colon < 0 ? entry : entry.slice(0, colon);
-    const label = colon < 0 ? entry : entry.slice(colon + 1).trim();
+  entries.forEach(({ where, id, value }) => {
+    const keyId = id ?? value;
+    const label = id === undefined ? value : value.trim();
     if (!KEY_ID_PATTERN.test(keyId)) {
       problems.push(`${where}: key id must be 1-32 characters of A-Z a-z 0-9 _ -`);
       return;

@@ -3,6 +3,7 @@ import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
 import { cardKey, cvvKey, fingerprintIndexKey } from './records';
 import { generateToken } from '../domain/token';
+import type { WriteAck } from '../domain/writeAck';
 import { freePort, startRedisServer, useRedisServer, commandsSentDuring } from '@tessera/test-support';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
 
@@ -12,8 +13,8 @@ const logger = createLogger('vault-test', 'silent');
 /** A private redis-server and a plain client to inspect what the vault wrote. */
 const db = useRedisServer((url) => new Redis(url));
 
-async function openStore(url = db.server.url, commandTimeoutMs = 500): Promise<RedisCardStore> {
-  const store = RedisCardStore.connect(url, { commandTimeoutMs, logger });
+async function openStore(url = db.server.url, commandTimeoutMs = 500, writeAck?: WriteAck): Promise<RedisCardStore> {
+  const store = RedisCardStore.connect(url, { commandTimeoutMs, logger, writeAck });
   await store.waitUntilReady(3000);
   return store;
 }
@@ -188,12 +189,7 @@ describe('RedisCardStore under a stalled Redis', () => {
 
 describe('RedisCardStore batch outcomes', () => {
   it('writes a batch on one Redis with one transaction per card and a single WAIT for all of them', async () => {
-    const store = RedisCardStore.connect(db.server.url, {
-      commandTimeoutMs: 1000,
-      logger,
-      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 50 },
-    });
-    await store.waitUntilReady(3000);
+    const store = await openStore(db.server.url, 1000, { kind: 'replicas', replicas: 1, timeoutMs: 50 });
     const tokens = [generateToken(), generateToken(), generateToken()];
     let outcomes: Array<{ saved: boolean }> = [];
     const sent = await commandsSentDuring(db.server.url, async () => {
@@ -229,8 +225,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
 
   it('aof: refuses to store a card while Redis does not fsync every write', async () => {
     // The shared test server runs with appendonly no.
-    const store = RedisCardStore.connect(db.server.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
-    await store.waitUntilReady(3000);
+    const store = await openStore(db.server.url, 1000, { kind: 'aof' });
     const refused = generateToken();
     await expect(store.save(entry(refused))).rejects.toMatchObject({ code: 'service_unavailable' });
     expect(await db.client.exists(cardKey(refused))).toBe(0);
@@ -240,8 +235,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
   it('aof: stores the card when Redis runs appendonly yes with appendfsync always', async () => {
     const own = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always']);
     try {
-      const store = RedisCardStore.connect(own.url, { commandTimeoutMs: 1000, logger, writeAck: { kind: 'aof' } });
-      await store.waitUntilReady(3000);
+      const store = await openStore(own.url, 1000, { kind: 'aof' });
       const t = generateToken();
       await store.save(entry(t));
       expect(await store.getCard(t)).toEqual(aStoredCard());
@@ -252,12 +246,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
   });
 
   it('replica:1: answers service_unavailable and leaves no record when no replica acknowledges', async () => {
-    const store = RedisCardStore.connect(db.server.url, {
-      commandTimeoutMs: 1000,
-      logger,
-      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 100 },
-    });
-    await store.waitUntilReady(3000);
+    const store = await openStore(db.server.url, 1000, { kind: 'replicas', replicas: 1, timeoutMs: 100 });
     const t = generateToken();
     await expect(store.save(entry(t))).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(await db.client.exists(cardKey(t), cvvKey(t))).toBe(0);
@@ -273,12 +262,7 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
       for (let i = 0; i < 100 && !/master_link_status:up/.test(await replicaClient.info('replication')); i++) {
         await new Promise((r) => setTimeout(r, 50));
       }
-      const store = RedisCardStore.connect(primary.url, {
-        commandTimeoutMs: 1500,
-        logger,
-        writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 1000 },
-      });
-      await store.waitUntilReady(3000);
+      const store = await openStore(primary.url, 1500, { kind: 'replicas', replicas: 1, timeoutMs: 1000 });
       const t = generateToken();
       await store.save(entry(t));
       // Acknowledged means the replica has it: read it there.

@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { LOG_REDACTION } from '@tessera/common';
 import { createVaultClient, type RenderResponse, type VaultClient } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
-import { shutdownServer, startVaultServer } from './server';
+import { startVaultServer } from './server';
+import { shutdownServer } from '@tessera/protos';
 import type { Vault } from '../app/vault';
 
 const logLines: Record<string, unknown>[] = [];

@@ -16,7 +16,8 @@ import {
 import { MemoryCardStore } from '../store/memoryCardStore';
 import { aVault } from '../test/builders';
 import { createVaultHandlers } from './grpcHandlers';
-import { shutdownServer, startVaultServer, VAULT_SERVICE_NAME } from './server';
+import { startVaultServer, VAULT_SERVICE_NAME } from './server';
+import { shutdownServer } from '@tessera/protos';
 
 jest.setTimeout(30_000);
 

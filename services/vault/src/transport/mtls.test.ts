@@ -19,7 +19,8 @@ import {
   type VaultClient,
 } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
-import { shutdownServer, startVaultServer } from './server';
+import { startVaultServer } from './server';
+import { shutdownServer } from '@tessera/protos';
 import { MemoryCardStore } from '../store/memoryCardStore';
 import { aVault } from '../test/builders';
 

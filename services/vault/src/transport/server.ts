@@ -95,18 +95,3 @@ export function startVaultServer(
     });
   });
 }
-
-/** Lets in-flight calls finish, but not forever. */
-export function shutdownServer(server: grpc.Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, graceMs);
-    timer.unref();
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
