@@ -73,13 +73,15 @@ async function closedLoop(target, { connections, count }) {
  * `perBlock` requests per connection each, after `warmup` requests per connection; returns
  * per-target percentiles over all blocks.
  */
-export async function latencyPhase(targets, { connections, perBlock, blocks, warmup }) {
+export async function latencyPhase(targets, { connections, perBlock, blocks, warmup, sampleProcesses }) {
   for (const t of targets) await closedLoop(t, { connections, count: warmup });
-  const acc = Object.fromEntries(targets.map((t) => [t.name, { latencies: [], totalMs: [], pspMs: [], errors: 0 }]));
+  const acc = Object.fromEntries(targets.map((t) => [t.name, { latencies: [], totalMs: [], pspMs: [], errors: 0, used: {} }]));
   for (let b = 0; b < blocks; b++) {
     for (const t of targets) {
+      const before = sampleProcesses?.();
       const r = await closedLoop(t, { connections, count: perBlock });
       const a = acc[t.name];
+      if (before) addDifference(a.used, before, sampleProcesses());
       a.latencies.push(...r.latencies);
       a.totalMs.push(...r.totalMs);
       a.pspMs.push(...r.pspMs);
@@ -96,9 +98,27 @@ export async function latencyPhase(targets, { connections, perBlock, blocks, war
           errors: a.errors,
           ...(a.totalMs.length ? { gatewayTotalMs: summarize(a.totalMs) } : {}),
           ...(a.pspMs.length ? { pspExchangeMs: summarize(a.pspMs) } : {}),
+          ...(sampleProcesses ? { perRequest: perRequest(a.used, a.latencies.length + a.errors) } : {}),
         },
       ];
     }),
+  );
+}
+
+/** into[metric][process] += after - before, for samples shaped { metric: { process: number } }. */
+function addDifference(into, before, after) {
+  for (const [metric, byProcess] of Object.entries(after)) {
+    into[metric] ??= {};
+    for (const [name, value] of Object.entries(byProcess)) into[metric][name] = (into[metric][name] ?? 0) + value - before[metric][name];
+  }
+}
+
+function perRequest(used, requests) {
+  return Object.fromEntries(
+    Object.entries(used).map(([metric, byProcess]) => [
+      metric,
+      Object.fromEntries(Object.entries(byProcess).map(([name, total]) => [name, total / requests])),
+    ]),
   );
 }
 
@@ -115,6 +135,16 @@ export function addedLatency(phase, base = 'psp') {
 
 const f = (n, d = 2) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
 const mark = (value, target) => (value <= target ? 'ok' : `MISSED by ${f(value - target)}`);
+
+/**
+ * What each process spends per request while the latency is measured: CPU, and the times a thread
+ * of it blocked and was woken again (voluntary context switches), which one request at a time
+ * cost more than the work they wake up for (docs/PERFORMANCE.md, round two).
+ */
+const PROCESS_METRICS = [
+  ['CPU µs', 0],
+  ['wake-ups', 1],
+];
 
 /** The latency tables as markdown lines, targets beside the figures. */
 export function latencyTable(seq, conc, { connections }) {
@@ -135,6 +165,21 @@ export function latencyTable(seq, conc, { connections }) {
       lines.push(`| ${name} | ${s.n} | ${f(s.p50)} | ${f(s.p90)} | ${f(s.p99)} | ${f(s.max)} | ${g} | ${p} | ${s.errors} |`);
     }
     lines.push('');
+    for (const [metric, digits] of PROCESS_METRICS) {
+      const names = Object.keys(Object.values(phase)[0]?.perRequest?.[metric] ?? {});
+      if (names.length === 0) continue;
+      lines.push(`| ${label}: ${metric} per request | ${names.join(' | ')} | all |`, `|---|${names.map(() => '---:|').join('')}---:|`);
+      for (const [name, s] of Object.entries(phase)) {
+        const values = names.map((n) => s.perRequest[metric][n]);
+        lines.push(
+          `| ${name} | ${values.map((v) => f(v, digits)).join(' | ')} | ${f(
+            values.reduce((x, y) => x + y, 0),
+            digits,
+          )} |`,
+        );
+      }
+      lines.push('');
+    }
   }
   lines.push('| added latency over the PSP direct (ms) | value | target |', '|---|---:|---|');
   if (seq?.proxy && seq?.psp) {

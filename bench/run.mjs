@@ -19,7 +19,7 @@
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
  * BENCH_ONLY (comma list of targets), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
- * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
+ * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
  */
 /* global AbortController */
@@ -70,7 +70,7 @@ async function stopAll(code) {
   await stack?.stop();
   if (code !== undefined) process.exit(code);
 }
-process.on('SIGINT', () => void stopAll(130));
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void stopAll(130));
 
 /** Resident set size in MB of a process and all its descendants (the gateway's cluster workers). */
 function descendants(pid) {
@@ -99,6 +99,22 @@ function cpuSeconds(pid) {
     }
   }
   return ticks / 100;
+}
+
+/** How often the threads of a process and its descendants blocked and were woken again. */
+function voluntarySwitches(pid) {
+  let switches = 0;
+  for (const p of descendants(pid)) {
+    try {
+      for (const tid of fs.readdirSync(`/proc/${p}/task`)) {
+        const match = /voluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/task/${tid}/status`, 'utf8'));
+        if (match) switches += Number(match[1]);
+      }
+    } catch {
+      // the process or thread is gone
+    }
+  }
+  return switches;
 }
 
 function rssMb(pid) {
@@ -378,8 +394,19 @@ async function main() {
   }
 
   // Latency Tessera adds to a PSP call, before any saturating load has grown the heaps.
-  const latencyTargets = ['psp', 'proxy', 'tokenize'].map((name) => allTargets.find((t) => t.name === name));
+  const latencyTargets = (env.BENCH_LATENCY_TARGETS ?? 'psp,proxy,tokenize')
+    .split(',')
+    .map((name) => allTargets.find((t) => t.name === name));
   const latency = {};
+  const measured = [...Object.entries(services), ['redis', redis], ['psp', psp]].map(([name, child]) => ({ name, pid: child.pid }));
+  // Whether the time one request at a time is work or waiting: what each process spends per request.
+  const sampleProcesses = () => {
+    const self = process.cpuUsage();
+    return {
+      'CPU µs': { ...Object.fromEntries(measured.map(({ name, pid }) => [name, cpuSeconds(pid) * 1e6])), loadgen: self.user + self.system },
+      'wake-ups': Object.fromEntries(measured.map(({ name, pid }) => [name, voluntarySwitches(pid)])),
+    };
+  };
   if (settings.seqRequests > 0) {
     log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
     const blocks = 10;
@@ -388,12 +415,14 @@ async function main() {
       perBlock: Math.ceil(settings.seqRequests / blocks),
       blocks,
       warmup: 50,
+      sampleProcesses,
     });
     latency.concurrent = await latencyPhase(latencyTargets, {
       connections: settings.latencyConnections,
       perBlock: Math.ceil(settings.seqRequests / blocks / settings.latencyConnections) * 2,
       blocks,
       warmup: 20,
+      sampleProcesses,
     });
     const table = latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }).join('\n');
     process.stdout.write(`\n${table}\n`);

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { maskCardNumbers } from './card/cardNumberLike';
+import { stdoutDestination } from './logDestination';
 
 export type { Logger };
 
@@ -107,10 +108,6 @@ export function createLogger(service: string, level: string = 'info', destinatio
       serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    // Asynchronous writes: under load, lines logged while a write is in flight go out together in
-    // one syscall instead of one blocking write each (see docs/PERFORMANCE.md). No minimum
-    // length, so a quiet service still writes every line at once; pino flushes synchronously on
-    // process exit, so nothing logged before an exit is lost.
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? stdoutDestination(),
   );
 }
