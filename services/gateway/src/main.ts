@@ -218,7 +218,7 @@ async function main(): Promise<void> {
     proxy,
     admin: admin.router,
     rateLimiter,
-    // The counters above are in the same Redis as the keys.
+    // The counters and merchant settings above are in the same Redis as the keys.
     ...(redisKeyStore ? { keyLookupWithPeek: redisKeyStore } : {}),
     idempotency,
     metrics,

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { MerchantSettings } from './merchantSettingsStore';
 import type { WindowCount } from './rateLimitCounter';
 
 export type { ApiKeyRecord };
@@ -44,11 +45,38 @@ export interface ApiKeyStore {
   close(): Promise<void>;
 }
 
+/** What the lookup of an API request does besides finding the key, in the same script. */
+export interface KeyLookupOptions {
+  /** The client's failed-auth counter to read (RateLimitCounter.peek), when that limit is on. */
+  failedAuthBucket?: string;
+  /** Refuses to count the key's request (below) when the failed-auth counter has reached it: a blocked client is refused first. */
+  failedAuthLimit?: number;
+  /**
+   * Counts the request in the key's own window (RateLimitCounter.hit on `apiKeyBucket(id)`) when its
+   * record alone shows it passes: active, unexpired at `now`, of the presented mode and kind, secret,
+   * and with no IP, domain or origin restriction, which depend on the request and are judged by
+   * the caller. Otherwise nothing is counted and the caller counts after its own decision.
+   */
+  countKeyRequest?: { windowMs: number; now: Date; mode: string; kind: string };
+  /** Also reads the key's merchant's settings (the PSP host allowlist of /v1/proxy). */
+  readMerchantSettings?: boolean;
+}
+
+export interface KeyLookupResult {
+  record: ApiKeyRecord | undefined;
+  /** The failed-auth counter's window; zero when none was asked for. */
+  failedAuth: WindowCount;
+  /** The key's window after counting this request; undefined when it was not counted here. */
+  keyRequest?: WindowCount;
+  /** Present when asked for and the key was found; undefined inside when the merchant has none. */
+  merchantSettings?: { settings: MerchantSettings | undefined };
+}
+
 /**
- * A key lookup that also reads a rate-limit counter (as RateLimitCounter.peek would) in the same
- * step. Only a key store whose backend also holds the rate-limit counters has it (Redis): the
- * authentication of an API request then costs one command and one round trip instead of two.
+ * The key lookup of an API request together with the rate-limit counters and the merchant settings
+ * it would otherwise read in further round trips. Only a key store whose backend also holds those
+ * (Redis) has it: authenticating an API request then costs one script call and one round trip.
  */
 export interface KeyLookupWithPeek {
-  findByDigestAndPeek(digest: string, bucket: string): Promise<{ record: ApiKeyRecord | undefined; window: WindowCount }>;
+  lookUp(digest: string, options: KeyLookupOptions): Promise<KeyLookupResult>;
 }

@@ -39,7 +39,19 @@ export class MemoryMerchantSettingsStore implements MerchantSettingsStore {
   }
 }
 
-const SETTINGS_PREFIX = 'tessera:merchant-settings:';
+/** Where a merchant's settings live; the key store's lookup reads them here too. */
+export const MERCHANT_SETTINGS_PREFIX = 'tessera:merchant-settings:';
+
+/** A stored settings document as read, tolerating fields written by older versions or missing. */
+export function parseMerchantSettings(raw: string | null | undefined): MerchantSettings | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  const parsed = JSON.parse(raw) as Partial<MerchantSettings>;
+  return {
+    pspHosts: Array.isArray(parsed.pspHosts) ? parsed.pspHosts : [],
+    returnUrls: Array.isArray(parsed.returnUrls) ? parsed.returnUrls : [],
+    updatedAt: parsed.updatedAt ?? '',
+  };
+}
 
 /**
  * Layout: `tessera:merchant-settings:<merchantId>` JSON. Under Redis Cluster the client adds
@@ -51,14 +63,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
 
   async get(merchantId: string): Promise<MerchantSettings | undefined> {
     try {
-      const raw = await this.redis.get(SETTINGS_PREFIX + merchantId);
-      if (raw === null) return undefined;
-      const parsed = JSON.parse(raw) as Partial<MerchantSettings>;
-      return {
-        pspHosts: Array.isArray(parsed.pspHosts) ? parsed.pspHosts : [],
-        returnUrls: Array.isArray(parsed.returnUrls) ? parsed.returnUrls : [],
-        updatedAt: parsed.updatedAt ?? '',
-      };
+      return parseMerchantSettings(await this.redis.get(MERCHANT_SETTINGS_PREFIX + merchantId));
     } catch (err) {
       throw redisUnavailable(err);
     }
@@ -69,7 +74,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       // One field today; a read-modify-write race between two admins only matters once there are more.
       const before = await this.get(merchantId);
       const s: MerchantSettings = { ...(before ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
-      await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      await this.redis.set(MERCHANT_SETTINGS_PREFIX + merchantId, JSON.stringify(s));
       return s;
     } catch (err) {
       throw redisUnavailable(err);
@@ -80,7 +85,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
     try {
       const before = await this.get(merchantId);
       const s: MerchantSettings = { pspHosts: [], ...(before ?? {}), returnUrls: [...returnUrls], updatedAt: now.toISOString() };
-      await this.redis.set(SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      await this.redis.set(MERCHANT_SETTINGS_PREFIX + merchantId, JSON.stringify(s));
       return s;
     } catch (err) {
       throw redisUnavailable(err);

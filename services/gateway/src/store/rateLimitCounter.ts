@@ -18,20 +18,33 @@ export interface RateLimitCounter {
   hit(bucket: string, windowMs: number): Promise<WindowCount>;
   /** The bucket's count without adding to it (0 when it has no open window). */
   peek(bucket: string): Promise<WindowCount>;
+  /** Takes back one hit of the bucket's open window; nothing when the window has closed meanwhile. */
+  unhit(bucket: string): Promise<void>;
 }
 
 /** Where the Redis counters live; the key store's lookup peeks at failed-auth counters here too. */
 export const RATE_LIMIT_KEY_PREFIX = 'tessera:ratelimit:';
 
 /**
- * INCR and the window's expiry in one script, so a crash between the two can never leave a
- * counter that blocks forever (the INCR+PEXPIRE race of the naive version).
+ * Lua: INCR and the window's expiry in one script, so a crash between the two can never leave a
+ * counter that blocks forever (the INCR+PEXPIRE race of the naive version). Also part of the key
+ * store's lookup script.
  */
-const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {count, ttl}`;
+export const HIT_WINDOW_LUA = `
+local function hitWindow(key, windowMs)
+  local count = redis.call('INCR', key)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, windowMs); ttl = tonumber(windowMs) end
+  return {count, ttl}
+end`;
+
+const HIT_SCRIPT = `${HIT_WINDOW_LUA}
+return hitWindow(KEYS[1], ARGV[1])`;
+
+/** Only an open window is decremented: a DECR after it closed would start a counter that never expires. */
+const UNHIT_SCRIPT = `
+if redis.call('PTTL', KEYS[1]) > 0 then redis.call('DECR', KEYS[1]) end
+return 1`;
 
 /** Lua: a counter's window as {count, ttl}, {0, 0} when it has none; also part of the key store's lookup script. */
 export const PEEK_WINDOW_LUA = `
@@ -50,6 +63,7 @@ return peekWindow(KEYS[1])`;
 interface CounterScripts {
   tesseraRateLimitHit(key: string, windowMs: string): Promise<[number, number]>;
   tesseraRateLimitPeek(key: string): Promise<[number, number]>;
+  tesseraRateLimitUnhit(key: string): Promise<number>;
 }
 
 export class RedisRateLimitCounter implements RateLimitCounter {
@@ -59,6 +73,7 @@ export class RedisRateLimitCounter implements RateLimitCounter {
     this.scripts = defineScripts<CounterScripts>(redis, {
       tesseraRateLimitHit: { numberOfKeys: 1, lua: HIT_SCRIPT },
       tesseraRateLimitPeek: { numberOfKeys: 1, lua: PEEK_SCRIPT },
+      tesseraRateLimitUnhit: { numberOfKeys: 1, lua: UNHIT_SCRIPT },
     });
   }
 
@@ -79,8 +94,15 @@ export class RedisRateLimitCounter implements RateLimitCounter {
       throw unavailable(err);
     }
   }
-}
 
+  async unhit(bucket: string): Promise<void> {
+    try {
+      await this.scripts.tesseraRateLimitUnhit(RATE_LIMIT_KEY_PREFIX + bucket);
+    } catch (err) {
+      throw unavailable(err);
+    }
+  }
+}
 export class MemoryRateLimitCounter implements RateLimitCounter {
   private readonly windows = new Map<string, { count: number; until: number }>();
 
@@ -116,5 +138,10 @@ export class MemoryRateLimitCounter implements RateLimitCounter {
     const entry = this.windows.get(bucket);
     if (!entry || entry.until <= now) return { count: 0, resetInMs: 0 };
     return { count: entry.count, resetInMs: entry.until - now };
+  }
+
+  async unhit(bucket: string): Promise<void> {
+    const entry = this.windows.get(bucket);
+    if (entry && entry.until > this.clock() && entry.count > 0) entry.count--;
   }
 }

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { createRedisClient, TesseraError } from '@tessera/common';
 import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
+import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { RedisApiKeyStore } from './redisApiKeyStore';
 
@@ -157,14 +158,85 @@ describe('Redis API key store', () => {
     const counter = new RedisRateLimitCounter(redis);
     await counter.hit('authfail:203.0.113.9', 60_000);
     await counter.hit('authfail:203.0.113.9', 60_000);
-    const found = await store.findByDigestAndPeek(record.digest, 'authfail:203.0.113.9');
+    const found = await store.lookUp(record.digest, { failedAuthBucket: 'authfail:203.0.113.9' });
     expect(found.record).toEqual(record);
-    expect(found.window.count).toBe(2);
-    expect(found.window.resetInMs).toBeGreaterThan(0);
-    expect(found.window.resetInMs).toBeLessThanOrEqual(60_000);
-    const unknown = await store.findByDigestAndPeek('0'.repeat(64), 'authfail:203.0.113.9');
-    expect(unknown).toMatchObject({ record: undefined, window: { count: 2 } });
-    expect(await store.findByDigestAndPeek(record.digest, 'authfail:198.51.100.1')).toEqual({ record, window: { count: 0, resetInMs: 0 } });
+    expect(found.failedAuth.count).toBe(2);
+    expect(found.failedAuth.resetInMs).toBeGreaterThan(0);
+    expect(found.failedAuth.resetInMs).toBeLessThanOrEqual(60_000);
+    const unknown = await store.lookUp('0'.repeat(64), { failedAuthBucket: 'authfail:203.0.113.9' });
+    expect(unknown).toMatchObject({ record: undefined, failedAuth: { count: 2 } });
+    expect(await store.lookUp(record.digest, { failedAuthBucket: 'authfail:198.51.100.1' })).toEqual({
+      record,
+      failedAuth: { count: 0, resetInMs: 0 },
+    });
+  });
+
+  describe('counting the request with the lookup', () => {
+    const count = (now = new Date()) => ({ countKeyRequest: { windowMs: 1_000, now, mode: 'test', kind: 'secret' } });
+    const counterOf = (record: ApiKeyRecord) => redis.get(`tessera:ratelimit:key:${record.id}`);
+
+    it('counts a key whose record alone shows the request passes, in the window the counter itself uses', async () => {
+      const record = newRecord();
+      await store.create(record);
+      expect((await store.lookUp(record.digest, count())).keyRequest).toMatchObject({ count: 1 });
+      const again = await store.lookUp(record.digest, count());
+      expect(again.keyRequest?.count).toBe(2);
+      expect(again.keyRequest?.resetInMs).toBeGreaterThan(0);
+      expect(again.keyRequest?.resetInMs).toBeLessThanOrEqual(1_000);
+      expect((await new RedisRateLimitCounter(redis).hit(`key:${record.id}`, 1_000)).count).toBe(3);
+    });
+
+    it('counts nothing for a key the request itself may still fail: an IP, domain or origin restriction, or a publishable key', async () => {
+      const restricted = newRecord('m1', ['198.51.100.0/24']);
+      const domains = { ...newRecord(), allowedDomains: ['shop.example'] };
+      const publishable = issueApiKey({
+        merchantId: 'm1',
+        mode: 'test',
+        kind: 'publishable',
+        allowedCidrs: [],
+        allowedOrigins: ['https://shop.example'],
+        pepper: PEPPER,
+        now: new Date(),
+      }).record;
+      for (const record of [restricted, domains, publishable]) {
+        await store.create(record);
+        const found = await store.lookUp(record.digest, count());
+        expect(found.record?.id).toBe(record.id);
+        expect(found.keyRequest).toBeUndefined();
+        expect(await counterOf(record)).toBeNull();
+      }
+    });
+
+    it('counts nothing for a revoked or expired key, a key of another mode, or a client at its failed-auth limit', async () => {
+      const revoked = newRecord();
+      await store.create(revoked);
+      await store.revoke(revoked.id, new Date());
+      const expired = { ...newRecord(), expiresAt: '2020-01-01T00:00:00.000Z' };
+      await store.create(expired);
+      for (const record of [revoked, expired]) expect((await store.lookUp(record.digest, count())).keyRequest).toBeUndefined();
+      const live = newRecord();
+      await store.create(live);
+      expect(
+        (await store.lookUp(live.digest, { countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'live', kind: 'secret' } }))
+          .keyRequest,
+      ).toBeUndefined();
+      await new RedisRateLimitCounter(redis).hit('authfail:203.0.113.9', 60_000);
+      const blocked = await store.lookUp(live.digest, { ...count(), failedAuthBucket: 'authfail:203.0.113.9', failedAuthLimit: 1 });
+      expect(blocked.keyRequest).toBeUndefined();
+      for (const record of [revoked, expired, live]) expect(await counterOf(record)).toBeNull();
+    });
+
+    it('reads the merchant settings with the key only when asked', async () => {
+      const record = newRecord('m_settings');
+      await store.create(record);
+      expect((await store.lookUp(record.digest, {})).merchantSettings).toBeUndefined();
+      expect((await store.lookUp(record.digest, { readMerchantSettings: true })).merchantSettings).toEqual({ settings: undefined });
+      await new RedisMerchantSettingsStore(redis).setPspHosts('m_settings', ['api.psp.example'], new Date());
+      expect((await store.lookUp(record.digest, { readMerchantSettings: true })).merchantSettings?.settings?.pspHosts).toEqual([
+        'api.psp.example',
+      ]);
+      expect((await store.lookUp('0'.repeat(64), { readMerchantSettings: true })).merchantSettings).toBeUndefined();
+    });
   });
 
   it('keeps finding keys after Redis lost its scripts (restart, failover, SCRIPT FLUSH)', async () => {
@@ -180,7 +252,14 @@ describe('Redis API key store', () => {
     // NOSCRIPT, then the script's text once more.
     expect(sent).toEqual(['evalsha', 'eval']);
     await redis.script('FLUSH');
-    expect((await store.findByDigestAndPeek(record.digest, 'authfail:x')).record).toEqual(record);
+    expect(
+      (
+        await store.lookUp(record.digest, {
+          failedAuthBucket: 'authfail:x',
+          ...{ countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' } },
+        })
+      ).record,
+    ).toEqual(record);
   });
 
   it('looks keys up under the client key prefix, as the cluster hash tag requires of every key a script touches', async () => {
@@ -191,9 +270,18 @@ describe('Redis API key store', () => {
       await tagged.create(record);
       await tagged.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), undefined);
       await new RedisRateLimitCounter(prefixed).hit('authfail:203.0.113.9', 60_000);
-      expect(await tagged.findByDigestAndPeek(record.digest, 'authfail:203.0.113.9')).toMatchObject({
+      await new RedisMerchantSettingsStore(prefixed).setPspHosts(record.merchantId, ['api.psp.example'], new Date());
+      expect(
+        await tagged.lookUp(record.digest, {
+          failedAuthBucket: 'authfail:203.0.113.9',
+          countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' },
+          readMerchantSettings: true,
+        }),
+      ).toMatchObject({
         record: { ...record, lastUsedAt: '2030-05-05T05:05:05.000Z' },
-        window: { count: 1 },
+        failedAuth: { count: 1 },
+        keyRequest: { count: 1 },
+        merchantSettings: { settings: { pspHosts: ['api.psp.example'] } },
       });
       expect((await redis.keys('*')).every((key) => key.startsWith('{tessera-gateway}:tessera:'))).toBe(true);
     } finally {

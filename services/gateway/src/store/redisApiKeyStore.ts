@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable as unavailable, TesseraError } from '@tessera/common';
-import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
+import { apiKeyBucket, failedAuthBucket } from '../domain/rateLimit';
+import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
-import { PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, type WindowCount } from './rateLimitCounter';
+import { MERCHANT_SETTINGS_PREFIX, parseMerchantSettings } from './merchantSettingsStore';
+import { HIT_WINDOW_LUA, PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
 const KEY_PREFIX = 'tessera:apikey:';
 const DIGEST_PREFIX = 'tessera:apikey-digest:';
@@ -34,21 +36,54 @@ redis.call('DEL', KEYS[2])
 return 1`;
 
 /**
- * The lookup of every API request in one round trip: digest -> id, then the record and its last
- * use, and optionally (KEYS[4]) the client's failed-auth counter. The record and last-use keys
+ * A key's lookup: digest -> id, then the record and its last use. The record and last-use keys
  * depend on the id, so KEYS[2] and KEYS[3] are their prefixes: declared as keys so that ioredis
  * puts the cluster hash tag in front of them, which also keeps every key the script touches in
  * the one slot Redis Cluster lets a script use.
  */
-const LOOKUP_SCRIPT = `${PEEK_WINDOW_LUA}
+const LOOKUP_SCRIPT = `
+local id = redis.call('GET', KEYS[1])
+if not id then return {false} end
+return {false, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] .. id)}`;
+
+/**
+ * The lookup of every API request (KeyLookupWithPeek), in one round trip: the client's failed-auth
+ * counter (KEYS[4], when ARGV[1] is '1'), the key as LOOKUP_SCRIPT finds it, the key's own
+ * rate-limit window counted (prefix KEYS[5], window ARGV[3] ms, '0' for none) when the record alone
+ * shows the request passes (ARGV[4] now as an ISO time, ARGV[5] and ARGV[6] the presented mode and
+ * kind), and the merchant's settings (prefix KEYS[6], when ARGV[7] is '1'). The caller's decision
+ * stays authoritative: it takes the count back if it refuses a key counted here.
+ */
+const AUTHENTICATE_SCRIPT = `${PEEK_WINDOW_LUA}
+${HIT_WINDOW_LUA}
+local function absent(value) return value == nil or value == cjson.null end
+local function empty(list) return absent(list) or next(list) == nil end
 local window = false
-if KEYS[4] then window = peekWindow(KEYS[4]) end
+if ARGV[1] == '1' then window = peekWindow(KEYS[4]) end
 local id = redis.call('GET', KEYS[1])
 if not id then return {window} end
-return {window, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] .. id)}`;
+local raw = redis.call('GET', KEYS[2] .. id)
+local reply = {window, raw, redis.call('HGETALL', KEYS[3] .. id), false, false}
+if not raw then return reply end
+local ok, record = pcall(cjson.decode, raw)
+if not ok or type(record) ~= 'table' then return reply end
+local failedAuthLimit = tonumber(ARGV[2])
+local blocked = window and failedAuthLimit > 0 and window[1] >= failedAuthLimit
+local kind = record.kind
+if absent(kind) then kind = 'secret' end
+local passes = absent(record.revokedAt)
+  and (absent(record.expiresAt) or (type(record.expiresAt) == 'string' and record.expiresAt > ARGV[4]))
+  and record.mode == ARGV[5] and kind == ARGV[6] and kind == 'secret'
+  and empty(record.allowedCidrs) and empty(record.allowedDomains) and empty(record.allowedOrigins)
+if ARGV[3] ~= '0' and not blocked and passes then reply[4] = hitWindow(KEYS[5] .. id, ARGV[3]) end
+if ARGV[7] == '1' and type(record.merchantId) == 'string' then reply[5] = {redis.call('GET', KEYS[6] .. record.merchantId)} end
+return reply`;
 
-/** [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list]. */
-type LookupReply = [[number, number] | null, (string | null)?, string[]?];
+/**
+ * [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list,
+ * the key's counted window or null, [merchant settings JSON or null] or null when not read].
+ */
+type LookupReply = [[number, number] | null, (string | null)?, string[]?, ([number, number] | null)?, ([string | null] | null)?];
 
 interface KeyStoreScripts extends CreateIndexedScript {
   tesseraApiKeyCompareAndSet(recordKey: string, expected: string, next: string): Promise<number>;
@@ -61,7 +96,15 @@ interface KeyStoreScripts extends CreateIndexedScript {
     id: string,
   ): Promise<number>;
   tesseraApiKeyLookup(digestKey: string, recordPrefix: string, lastUsePrefix: string): Promise<LookupReply>;
-  tesseraApiKeyLookupAndPeek(digestKey: string, recordPrefix: string, lastUsePrefix: string, counterKey: string): Promise<LookupReply>;
+  tesseraApiKeyAuthenticate(
+    digestKey: string,
+    recordPrefix: string,
+    lastUsePrefix: string,
+    failedAuthKey: string,
+    keyCounterPrefix: string,
+    settingsPrefix: string,
+    ...args: string[]
+  ): Promise<LookupReply>;
 }
 
 /**
@@ -102,7 +145,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   constructor(private readonly redis: Redis) {
     this.scripts = defineScripts<KeyStoreScripts>(redis, {
       tesseraApiKeyLookup: { numberOfKeys: 3, lua: LOOKUP_SCRIPT },
-      tesseraApiKeyLookupAndPeek: { numberOfKeys: 4, lua: LOOKUP_SCRIPT },
+      tesseraApiKeyAuthenticate: { numberOfKeys: 6, lua: AUTHENTICATE_SCRIPT },
       tesseraCreateIndexed: CREATE_INDEXED,
       tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
       tesseraApiKeyRehash: { numberOfKeys: 3, lua: REHASH_SCRIPT },
@@ -133,21 +176,38 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     }
   }
 
-  /** The counter is one of RedisRateLimitCounter's, which lives in this same Redis. */
-  async findByDigestAndPeek(digest: string, bucket: string): Promise<{ record: ApiKeyRecord | undefined; window: WindowCount }> {
+  /** The counters are RedisRateLimitCounter's and the settings RedisMerchantSettingsStore's, all in this same Redis. */
+  async lookUp(digest: string, options: KeyLookupOptions): Promise<KeyLookupResult> {
+    const count = options.countKeyRequest;
     let reply: LookupReply;
     try {
-      reply = await this.scripts.tesseraApiKeyLookupAndPeek(
+      reply = await this.scripts.tesseraApiKeyAuthenticate(
         DIGEST_PREFIX + digest,
         KEY_PREFIX,
         LAST_USE_PREFIX,
-        RATE_LIMIT_KEY_PREFIX + bucket,
+        RATE_LIMIT_KEY_PREFIX + (options.failedAuthBucket ?? failedAuthBucket(undefined)),
+        RATE_LIMIT_KEY_PREFIX + apiKeyBucket(''),
+        MERCHANT_SETTINGS_PREFIX,
+        options.failedAuthBucket === undefined ? '0' : '1',
+        String(options.failedAuthLimit ?? 0),
+        String(count?.windowMs ?? 0),
+        count?.now.toISOString() ?? '',
+        count?.mode ?? '',
+        count?.kind ?? '',
+        options.readMerchantSettings === true ? '1' : '0',
       );
     } catch (err) {
       throw unavailable(err);
     }
-    const [count, resetInMs] = reply[0] ?? [0, 0];
-    return { record: recordOf(reply), window: { count, resetInMs } };
+    const [failedCount, failedResetInMs] = reply[0] ?? [0, 0];
+    const counted = reply[3];
+    const settings = reply[4];
+    return {
+      record: recordOf(reply),
+      failedAuth: { count: failedCount, resetInMs: failedResetInMs },
+      ...(counted ? { keyRequest: { count: counted[0], resetInMs: counted[1] } } : {}),
+      ...(settings ? { merchantSettings: { settings: parseMerchantSettings(settings[0]) } } : {}),
+    };
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {

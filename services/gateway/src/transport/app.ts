@@ -46,8 +46,8 @@ export interface GatewayDeps {
   /** API rate limits (per key, failed authentication per IP); absent: none. */
   rateLimiter?: RateLimiter;
   /**
-   * Set when keyStore also holds rateLimiter's counters (one Redis): each request's key lookup then
-   * reads the failed-auth counter in the same command (see auth.ts).
+   * Set when keyStore also holds rateLimiter's counters and the merchant settings (one Redis): each
+   * request's key lookup then reads and counts them in the same command (see auth.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
   /**
@@ -163,8 +163,8 @@ export function createApp(deps: GatewayDeps): Express {
   const browserLimiter = deps.browser?.limiter;
   const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
   const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
-  // The PSP host allowlist is read in the rate-limit count's round trip (see AuthDeps.prefetch).
-  const proxyAuth = createAuthMiddleware({ ...authDeps, prefetch: proxying.prefetchAllowedHosts });
+  // The PSP host allowlist is read in the key lookup's round trip (see AuthDeps.merchantSettings).
+  const proxyAuth = createAuthMiddleware({ ...authDeps, merchantSettings: proxying.takeMerchantSettings });
   const idempotencyOptions = {
     ...(deps.idempotency ?? {
       store: new MemoryIdempotencyStore(),

@@ -4,6 +4,8 @@ import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKe
 import { hashApiKey, pepperIdOf } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
+import type { MerchantSettings } from '../store/merchantSettingsStore';
+import type { WindowCount } from '../store/rateLimitCounter';
 import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
 import { contextOf } from './requestContext';
 
@@ -21,17 +23,20 @@ export interface AuthDeps {
   /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */
   rateLimiter?: RateLimiter;
   /**
-   * The key store's lookup that also reads the client's failed-auth counter, saving a command per
-   * request. Only where the key store also holds the rate limiter's counters; absent: two reads.
+   * The key store's lookup that also reads the client's failed-auth counter, counts the key's
+   * request when its record alone shows it passes, and reads the merchant settings: one round trip
+   * instead of three. Only where the key store also holds the counters and settings; absent: one
+   * read each.
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
   /**
-   * Starts a read the route will need, once the key has passed and its merchant is known. It is
-   * called in the same turn as the per-key rate-limit count, so on one Redis connection both
-   * commands go out in one auto-pipelined write and come back together: one round trip for two
-   * (see docs/PERFORMANCE.md). It must only read, as the request may still be refused (429).
+   * Gives the route the key's merchant settings (the PSP host allowlist of /v1/proxy) once the key
+   * has passed. `read` is what the key lookup read along with the key; without it the route starts
+   * its own read, in the same turn as the per-key rate-limit count, so on one Redis connection both
+   * go out in one auto-pipelined write (see docs/PERFORMANCE.md). It must only read, as the request
+   * may still be refused (429).
    */
-  prefetch?: (record: ApiKeyRecord, res: Response) => void;
+  merchantSettings?: (record: ApiKeyRecord, res: Response, read?: { settings: MerchantSettings | undefined }) => void;
 }
 
 /**
@@ -100,17 +105,22 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const limiter = deps.rateLimiter;
     const key = presentedKeyOf(deps.pepper, req.headers['x-api-key']);
-    const [blocked, underCurrent] = await readBlockAndRecord(deps, key, ctx.clientIp, ctx.requestId);
-    if (blocked) {
-      res.setHeader('retry-after', String(blocked.retryAfterSeconds));
-      throw blocked.error;
+    const lookup = await lookUpKey(deps, key, ctx.clientIp, ctx.requestId);
+    if (lookup.blocked) {
+      res.setHeader('retry-after', String(lookup.blocked.retryAfterSeconds));
+      throw lookup.blocked.error;
     }
+    const underCurrent = lookup.record;
     const presented = req.headers['x-api-key'];
     const found =
       key.ok && underCurrent === undefined && typeof presented === 'string' ? await underPreviousPeppers(deps, key, presented) : undefined;
     const result = key.ok
       ? decideApiKey(found?.key ?? key, found?.record ?? underCurrent, deps.now(), { clientIp: ctx.clientIp, origin })
       : key;
+    // Counted by the lookup on its record, refused on this request (an address or origin it does
+    // not allow, an expiry the script read differently): a refused request uses up no key's limit.
+    if (!result.ok && lookup.keyRequest !== undefined && underCurrent !== undefined)
+      limiter?.takeBackKeyRequest(underCurrent.id, ctx.requestId);
     // Found under an older pepper, or made before records named their pepper: record the current one.
     if (result.ok && key.ok && (found !== undefined || result.record.pepperId === undefined)) {
       moveToCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
@@ -123,8 +133,11 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     }
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const record = result.record;
-    const counted = limiter?.recordKeyRequest(record.id, ctx.requestId);
-    deps.prefetch?.(record, res);
+    const counted =
+      lookup.keyRequest !== undefined
+        ? limiter?.keyRequestRefusalOf(lookup.keyRequest)
+        : limiter?.recordKeyRequest(record.id, ctx.requestId);
+    deps.merchantSettings?.(record, res, lookup.merchantSettings);
     const overLimit = await counted;
     if (overLimit) {
       // Attributed in the access log, so an operator sees which key is being throttled.
@@ -145,23 +158,40 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
   };
 }
 
+interface KeyLookup {
+  blocked?: RateLimitRefusal | undefined;
+  record: ApiKeyRecord | undefined;
+  /** The key's window, when the lookup counted this request in it. */
+  keyRequest?: WindowCount;
+  merchantSettings?: { settings: MerchantSettings | undefined };
+}
+
 /**
  * The client's failed-auth block and the record of the presented key, read together: in one
- * script where the key store can also read the counter (one command, one round trip), otherwise
- * side by side. The per-key counter is not touched here: it counts only requests whose key
- * passed every check, decided afterwards.
+ * script where the key store can also read the counters (one command, one round trip), which also
+ * counts the key's request when the record alone shows it passes and reads the merchant settings
+ * the route needs; otherwise side by side, and the key's request is counted after the decision.
  */
-async function readBlockAndRecord(
-  deps: AuthDeps,
-  key: PresentedKey,
-  clientIp: string | undefined,
-  requestId: string,
-): Promise<[RateLimitRefusal | undefined, ApiKeyRecord | undefined]> {
+async function lookUpKey(deps: AuthDeps, key: PresentedKey, clientIp: string | undefined, requestId: string): Promise<KeyLookup> {
   const limiter = deps.rateLimiter;
-  const bucket = key.ok && deps.keyLookupWithPeek ? limiter?.failedAuthBucketToCheck(clientIp) : undefined;
-  if (key.ok && limiter && deps.keyLookupWithPeek && bucket !== undefined) {
-    const { record, window } = await deps.keyLookupWithPeek.findByDigestAndPeek(key.digest, bucket);
-    return [limiter.failedAuthBlockOf(window), record];
+  if (key.ok && deps.keyLookupWithPeek) {
+    const bucket = limiter?.failedAuthBucketToCheck(clientIp);
+    const windowMs = limiter?.keyRequestWindowMs();
+    const found = await deps.keyLookupWithPeek.lookUp(key.digest, {
+      ...(limiter && bucket !== undefined ? { failedAuthBucket: bucket, failedAuthLimit: limiter.failedAuthLimit } : {}),
+      ...(windowMs !== undefined ? { countKeyRequest: { windowMs, now: deps.now(), mode: key.mode, kind: key.kind } } : {}),
+      readMerchantSettings: deps.merchantSettings !== undefined,
+    });
+    return {
+      blocked: bucket === undefined ? undefined : limiter?.failedAuthBlockOf(found.failedAuth),
+      record: found.record,
+      ...(found.keyRequest ? { keyRequest: found.keyRequest } : {}),
+      ...(found.merchantSettings ? { merchantSettings: found.merchantSettings } : {}),
+    };
   }
-  return Promise.all([limiter?.failedAuthBlock(clientIp, requestId), key.ok ? deps.keyStore.findByDigest(key.digest) : undefined]);
+  const [blocked, record] = await Promise.all([
+    limiter?.failedAuthBlock(clientIp, requestId),
+    key.ok ? deps.keyStore.findByDigest(key.digest) : undefined,
+  ]);
+  return { blocked, record };
 }

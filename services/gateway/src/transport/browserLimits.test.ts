@@ -89,7 +89,7 @@ describe('the card-testing limiter', () => {
     const s = limiter(
       { BROWSER_TOKENS_PER_IP_PER_MINUTE: 1, BROWSER_TOKENS_PER_KEY_PER_MINUTE: 1, BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: 1 },
       {
-        counter: { hit: () => Promise.reject(broken), peek: () => Promise.reject(broken) },
+        counter: { hit: () => Promise.reject(broken), peek: () => Promise.reject(broken), unhit: () => Promise.reject(broken) },
         cards: { admit: () => Promise.reject(broken) },
       },
     );

@@ -70,12 +70,40 @@ export class RateLimiter {
     return window !== undefined && isOverLimit(window.count, limit) ? rateLimited(window, 'authentication failures') : undefined;
   }
 
+  /** The failed-auth limit, for a store that skips counting a key for a blocked client; 0 when off. */
+  get failedAuthLimit(): number {
+    return this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
+  }
+
   /** Counts one request of an authenticated key; the error to answer when the key is over its limit. */
   async recordKeyRequest(keyId: string, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const windowMs = this.keyRequestWindowMs();
+    if (windowMs === undefined) return undefined;
+    const window = await this.count(() => this.counter.hit(apiKeyBucket(keyId), windowMs), requestId);
+    return window === undefined ? undefined : this.keyRequestRefusalOf(window);
+  }
+
+  /** The per-key window, for a store that counts a key's request along with its lookup; undefined when that limit is off. */
+  keyRequestWindowMs(): number | undefined {
+    return this.config.RATE_LIMIT_PER_KEY_PER_SECOND > 0 ? SECOND_MS : undefined;
+  }
+
+  /** recordKeyRequest's decision on a window already counted (see keyRequestWindowMs). */
+  keyRequestRefusalOf(window: WindowCount): RateLimitRefusal | undefined {
     const limit = this.config.RATE_LIMIT_PER_KEY_PER_SECOND;
-    if (limit <= 0) return undefined;
-    const window = await this.count(() => this.counter.hit(apiKeyBucket(keyId), SECOND_MS), requestId);
-    return window !== undefined && isOverLimit(window.count, limit) ? rateLimited(window, 'requests for this API key') : undefined;
+    return limit > 0 && isOverLimit(window.count, limit) ? rateLimited(window, 'requests for this API key') : undefined;
+  }
+
+  /**
+   * Takes back a request counted with the key's lookup that was then refused (its record passed,
+   * the request did not), so that only requests passing every check use up a key's limit. Not
+   * awaited by the request; a failure is logged like any store failure.
+   */
+  takeBackKeyRequest(keyId: string, requestId: string): void {
+    void this.count(async () => {
+      await this.counter.unhit(apiKeyBucket(keyId));
+      return { count: 0, resetInMs: 0 };
+    }, requestId);
   }
 }
 

@@ -17,7 +17,7 @@ import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
 import type { DetokenizationLog } from '../store/detokenizationLog';
-import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
+import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { beforeHead, markPspPassThrough } from './securityHeaders';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 import type { ProxyCallFacts } from '../domain/requestLog';
@@ -196,7 +196,7 @@ export function proxyRoutes(
   detokenizations?: DetokenizationLog,
   merchantSettings?: Pick<MerchantSettingsStore, 'get'>,
 ) {
-  /** Reads started by prefetch (during authentication), by response; each is taken once. */
+  /** Allowlists read during authentication, by response; each is taken once. */
   const prefetched = new WeakMap<Response, Promise<string[]>>();
   const readAllowedHosts = async (merchantId: string): Promise<string[]> =>
     merchantSettings === undefined ? [] : ((await merchantSettings.get(merchantId))?.pspHosts ?? []);
@@ -234,14 +234,14 @@ export function proxyRoutes(
 
   return {
     /**
-     * For the auth middleware's prefetch: reads the allowlist alongside the rate-limit count. A
-     * request refused before the route never awaits it, hence the no-op catch; the route awaits
-     * the read itself, so a store failure still fails the call.
+     * For the auth middleware (AuthDeps.merchantSettings): the allowlist as the key lookup read it,
+     * or a read started alongside the rate-limit count. A request refused before the route never
+     * awaits it, hence the no-op catch; the route awaits it, so a store failure still fails the call.
      */
-    prefetchAllowedHosts(record: { merchantId: string }, res: Response): void {
-      const read = readAllowedHosts(record.merchantId);
-      read.catch(() => undefined);
-      prefetched.set(res, read);
+    takeMerchantSettings(record: { merchantId: string }, res: Response, read?: { settings: MerchantSettings | undefined }): void {
+      const hosts = read === undefined ? readAllowedHosts(record.merchantId) : Promise.resolve(read.settings?.pspHosts ?? []);
+      hosts.catch(() => undefined);
+      prefetched.set(res, hosts);
     },
 
     async forward(req: Request, res: Response): Promise<void> {
