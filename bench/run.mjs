@@ -19,7 +19,7 @@
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
  * BENCH_ONLY (comma list of targets), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
- * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
+ * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_LATENCY_WARMUP (2000 requests per target first), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
  */
 /* global AbortController */
@@ -50,6 +50,7 @@ const settings = {
   warmupS: 2,
   seqRequests: Number(env.BENCH_SEQ_REQUESTS ?? 1000),
   latencyConnections: Number(env.BENCH_LATENCY_CONNECTIONS ?? 10),
+  latencyWarmup: Number(env.BENCH_LATENCY_WARMUP ?? 2000),
 };
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
 
@@ -414,14 +415,14 @@ async function main() {
       connections: 1,
       perBlock: Math.ceil(settings.seqRequests / blocks),
       blocks,
-      warmup: 50,
+      warmup: settings.latencyWarmup,
       sampleProcesses,
     });
     latency.concurrent = await latencyPhase(latencyTargets, {
       connections: settings.latencyConnections,
       perBlock: Math.ceil(settings.seqRequests / blocks / settings.latencyConnections) * 2,
       blocks,
-      warmup: 20,
+      warmup: 200,
       sampleProcesses,
     });
     const table = latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }).join('\n');
