@@ -34,7 +34,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
-import { latencyPhase, latencyTable } from './latency.mjs';
+import { hopLines, measureHops } from './hops.mjs';
+import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
 import { targetLines } from './targets.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -425,7 +426,11 @@ async function main() {
       warmup: 200,
       sampleProcesses,
     });
-    const table = latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }).join('\n');
+    latency.hops = await measureHops({ redisPort });
+    const table = [
+      ...latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }),
+      ...hopLines(latency.hops, LATENCY_TARGETS.seqP50),
+    ].join('\n');
     process.stdout.write(`\n${table}\n`);
     if (env.BENCH_LATENCY_ONLY) {
       fs.mkdirSync(RESULTS, { recursive: true });
@@ -571,6 +576,7 @@ async function main() {
     ),
     '',
     ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
+    ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
