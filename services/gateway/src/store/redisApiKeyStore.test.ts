@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { createRedisClient, TesseraError } from '@tessera/common';
-import { issueApiKey, type ApiKeyRecord } from '../domain/apiKeys';
+import { issueApiKey, type ApiKeyRecord, type NewKeyParams } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
@@ -8,8 +8,8 @@ import { RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
 
-function newRecord(merchantId = 'm1', allowedCidrs: string[] = []): ApiKeyRecord {
-  return issueApiKey({ merchantId, mode: 'test', allowedCidrs, pepper: PEPPER, now: new Date() }).record;
+function newRecord(merchantId = 'm1', allowedCidrs: string[] = [], more: Partial<NewKeyParams> = {}): ApiKeyRecord {
+  return issueApiKey({ merchantId, mode: 'test', allowedCidrs, pepper: PEPPER, now: new Date(), ...more }).record;
 }
 
 describe('Redis API key store', () => {
@@ -189,15 +189,7 @@ describe('Redis API key store', () => {
     it('counts nothing for a key the request itself may still fail: an IP, domain or origin restriction, or a publishable key', async () => {
       const restricted = newRecord('m1', ['198.51.100.0/24']);
       const domains = { ...newRecord(), allowedDomains: ['shop.example'] };
-      const publishable = issueApiKey({
-        merchantId: 'm1',
-        mode: 'test',
-        kind: 'publishable',
-        allowedCidrs: [],
-        allowedOrigins: ['https://shop.example'],
-        pepper: PEPPER,
-        now: new Date(),
-      }).record;
+      const publishable = newRecord('m1', [], { kind: 'publishable', allowedOrigins: ['https://shop.example'] });
       for (const record of [restricted, domains, publishable]) {
         await store.create(record);
         const found = await store.lookUp(record.digest, count());
