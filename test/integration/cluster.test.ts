@@ -59,6 +59,29 @@ async function cardKeysPerMaster(): Promise<number[]> {
   );
 }
 
+/** The statuses of a merchant's detokenization audit entries and /v1/proxy request log entries, oldest first. */
+async function proxyBookkeeping(merchantId: string): Promise<{ audited: number[]; logged: number[] }> {
+  const client = new Cluster(cluster.nodes.map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })));
+  const statuses = async (key: string, field: string, route?: string): Promise<number[]> =>
+    (await client.xrange(`{tessera-gateway}:${key}`, '-', '+'))
+      .map(([, fields]) => JSON.parse(fields[fields.indexOf(field) + 1] ?? '{}') as { status: number; route?: string })
+      .filter((entry) => route === undefined || entry.route === route)
+      .map((entry) => entry.status);
+  try {
+    // Written after the answers: give them a moment.
+    for (let i = 0; ; i++) {
+      const found = {
+        audited: await statuses(`tessera:detokenizations:merchant:${merchantId}`, 'entry'),
+        logged: await statuses(`tessera:request-log:${merchantId}`, 'e', '/v1/proxy'),
+      };
+      if (i >= 20 || (found.audited.length >= 2 && found.logged.length >= 2)) return found;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    client.disconnect();
+  }
+}
+
 it('is ready on the cluster, and the keys CLI creates keys in it', async () => {
   expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
   const key = stack.createKey('acme');
@@ -93,6 +116,9 @@ it('stores tokens across every master, reads, proxies (CVV once) and deletes the
   const again = await call('POST', '/v1/proxy', body);
   expect(again.status).toBe(422);
   expect(again.body.error.code).toBe('cvv_unavailable');
+  // Both calls rendered card data: each has its audit entry and its request log entry, written
+  // after the answer in one auto-pipelined batch, which the cluster takes only within one slot.
+  expect(await proxyBookkeeping('acme')).toEqual({ audited: [200, 422], logged: [200, 422] });
 
   // The vault CLI's SCAN walks every master: status counts all 30 records, rewrap visits all 30.
   const vaultCli = (...args: string[]) =>

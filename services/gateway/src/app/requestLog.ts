@@ -25,7 +25,7 @@ import { parseInput } from './inputLists';
 export interface RequestLogRecorderOptions {
   /** Requests waiting to be written; beyond it new ones are dropped (and counted), never waited for. */
   maxBuffered: number;
-  /** Records per pipeline sent to Redis. */
+  /** Records per batch sent to Redis. */
   maxBatch?: number;
   metrics?: Registry;
   now?: () => Date;
@@ -34,10 +34,11 @@ export interface RequestLogRecorderOptions {
 /**
  * Writing the log must neither delay nor fail the request it describes. `record` only puts the
  * request's facts into a bounded buffer (the answer has already gone out); building the entries
- * (card-number masking) and writing them happen on a later turn of the event loop, one Redis
- * pipeline per batch, one batch in flight at a time, so a slow Redis makes batches bigger, not
- * requests slower. When the buffer is full or Redis fails, entries are dropped and counted in
- * tessera_request_log_dropped_total{reason}.
+ * (card-number masking) and writing them happen on a later turn of the event loop (the check
+ * phase, where the call's detokenization audit entry is queued too, so that both share one Redis
+ * write: see store/detokenizationLog.ts), one batch in flight at a time, so a slow Redis makes
+ * batches bigger, not requests slower. When the buffer is full or Redis fails, entries are
+ * dropped and counted in tessera_request_log_dropped_total{reason}.
  */
 export class RequestLogRecorder {
   private buffer: RequestFacts[] = [];

@@ -58,7 +58,15 @@ export class RedisDetokenizationLog implements DetokenizationLog {
     this.scripts = defineScripts<AuditScripts>(redis, { tesseraAppendDetokenization: { numberOfKeys: 2, lua: APPEND_SCRIPT } });
   }
 
+  /**
+   * Issued on the event loop's next check phase, not at once: the route appends when the PSP has
+   * answered, and the request log entry of the same call is only recorded once the answer went
+   * out, to be written on that check phase (app/requestLog.ts). Queued there together, both
+   * leave in one auto-pipelined write and come back in one reply instead of two of each. Still
+   * one script per entry, awaited and reported like any write: deferring it drops nothing.
+   */
   async append(record: DetokenizationRecord): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       await this.scripts.tesseraAppendDetokenization(ALL, MERCHANT_PREFIX + record.merchantId, this.maxEntries, JSON.stringify(record));
     } catch (err) {

@@ -144,14 +144,21 @@ export class RedisRequestLogStore implements RequestLogStore {
     private readonly retention: RequestLogRetention,
   ) {}
 
+  /**
+   * Plain commands, not an explicit pipeline: on the gateway's auto-pipelining client they leave in
+   * the same socket write as whatever else was queued in this turn of the event loop, above all
+   * the call's detokenization audit entry (detokenizationLog.ts), where a pipeline of their own
+   * would be a write (and a Redis wake-up, and a reply to read) of its own.
+   */
   async append(batch: readonly MerchantRecord[], now: Date): Promise<number> {
     if (batch.length === 0) return 0;
-    const pipeline = this.redis.pipeline();
+    const redis = this.redis;
     const merchants = new Set<string>();
     const stats = new Map<string, MinuteCounters>();
+    const entries: Array<Promise<unknown>> = [];
     for (const { merchantId, record } of batch) {
       merchants.add(merchantId);
-      pipeline.xadd(LOG_PREFIX + merchantId, 'MAXLEN', '~', this.retention.maxEntries, '*', 'e', JSON.stringify(record));
+      entries.push(redis.xadd(LOG_PREFIX + merchantId, 'MAXLEN', '~', this.retention.maxEntries, '*', 'e', JSON.stringify(record)));
       const minute = minuteOf(record.at);
       const key = `${STATS_PREFIX}${merchantId}:${Math.floor(minute / 60)}`;
       const fields = stats.get(key) ?? {};
@@ -159,24 +166,23 @@ export class RedisRequestLogStore implements RequestLogStore {
         fields[`${minute}:${name}`] = (fields[`${minute}:${name}`] ?? 0) + count;
       stats.set(key, fields);
     }
+    const upkeep: Array<Promise<unknown>> = [];
     // Counted per batch, not per request: a busy minute is one HINCRBY per counter per flush.
     for (const [key, fields] of stats) {
-      for (const [field, count] of Object.entries(fields)) pipeline.hincrby(key, field, count);
-      pipeline.expire(key, STATS_TTL_SECONDS);
+      for (const [field, count] of Object.entries(fields)) upkeep.push(redis.hincrby(key, field, count));
+      upkeep.push(redis.expire(key, STATS_TTL_SECONDS));
     }
     const oldest = now.getTime() - this.retention.maxAgeMs;
     for (const merchantId of merchants) {
-      pipeline.xtrim(LOG_PREFIX + merchantId, 'MINID', '~', oldest);
-      pipeline.pexpire(LOG_PREFIX + merchantId, this.retention.maxAgeMs);
+      upkeep.push(redis.xtrim(LOG_PREFIX + merchantId, 'MINID', '~', oldest));
+      upkeep.push(redis.pexpire(LOG_PREFIX + merchantId, this.retention.maxAgeMs));
     }
-    let results: Array<[Error | null, unknown]> | null;
-    try {
-      results = await pipeline.exec();
-    } catch (err) {
-      throw redisUnavailable(err);
-    }
-    if (results === null) throw redisUnavailable(new Error('the pipeline was discarded'));
-    return results.slice(0, batch.length).filter(([err]) => err !== null).length;
+    // Counters and trimming are best effort, as they were in a pipeline: only the entries count.
+    const [added] = await Promise.all([Promise.allSettled(entries), Promise.allSettled(upkeep)]);
+    const failures = added.filter((result) => result.status === 'rejected');
+    // Nothing stored at all is Redis being unavailable (the recorder logs it), not a refused entry.
+    if (failures.length === batch.length) throw redisUnavailable(failures[0]?.reason);
+    return failures.length;
   }
 
   async range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]> {

@@ -1,0 +1,50 @@
+import { createLogger } from '@tessera/common';
+import { RequestLogRecorder } from '../app/requestLog';
+import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
+import { aRequest } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
+import { RedisDetokenizationLog } from './detokenizationLog';
+import { RedisRequestLogStore } from './requestLogStore';
+
+const logger = createLogger('test', 'silent');
+const env = useGatewayRedis();
+
+const auditOf = (requestId: string) =>
+  buildDetokenizationRecord({
+    requestId,
+    merchantId: 'acme',
+    keyId: 'key_1',
+    token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
+    pspUrl: 'https://psp.example/v1/charges',
+    method: 'POST',
+    status: 200,
+    code: null,
+    now: new Date(),
+  });
+
+it('sends a proxy call’s audit entry and its request log entry to Redis in one socket write', async () => {
+  const audit = new RedisDetokenizationLog(env.redis, 100);
+  const store = new RedisRequestLogStore(env.redis, { maxEntries: 100, maxAgeMs: 60_000 });
+  const recorder = new RequestLogRecorder(store, logger, { maxBuffered: 100 });
+  // The script is on the server after this, so the call below is one EVALSHA.
+  await audit.append(auditOf('req_warm'));
+
+  const writes = jest.spyOn(env.redis.stream, 'write');
+  // In the order of a /v1/proxy call: the audit when the PSP answered, the log once the answer went out.
+  const appended = audit.append(auditOf('req_1'));
+  recorder.record(aRequest({ requestId: 'req_1' }));
+  await appended;
+  await recorder.flush();
+  expect(writes).toHaveBeenCalledTimes(1);
+  writes.mockRestore();
+
+  expect((await audit.list({ merchantId: 'acme', limit: 1 })).map((e) => e.requestId)).toEqual(['req_1']);
+  expect((await store.range('acme', { count: 10 })).map((e) => e.requestId)).toEqual(['req_1']);
+});
+
+it('still reports an audit entry that could not be written', async () => {
+  const client = env.redis.duplicate();
+  await client.quit().catch(() => undefined);
+  const audit = new RedisDetokenizationLog(client, 100);
+  await expect(audit.append(auditOf('req_lost'))).rejects.toMatchObject({ code: 'service_unavailable' });
+});
