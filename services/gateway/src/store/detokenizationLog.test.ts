@@ -1,6 +1,7 @@
 import { createLogger } from '@tessera/common';
 import { RequestLogRecorder } from '../app/requestLog';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
+import { buildRequestLogRecord } from '../domain/requestLog';
 import { aRequest } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { RedisDetokenizationLog } from './detokenizationLog';
@@ -47,4 +48,22 @@ it('still reports an audit entry that could not be written', async () => {
   await client.quit().catch(() => undefined);
   const audit = new RedisDetokenizationLog(client, 100);
   await expect(audit.append(auditOf('req_lost'))).rejects.toMatchObject({ code: 'service_unavailable' });
+});
+
+it('reports an audit entry that Redis refused, while the request log entry beside it is written', async () => {
+  const audit = new RedisDetokenizationLog(env.redis, 100);
+  const store = new RedisRequestLogStore(env.redis, { maxEntries: 100, maxAgeMs: 60_000 });
+  await env.redis.set('tessera:detokenizations', 'not a stream');
+  try {
+    const now = new Date();
+    const [appended, logged] = await Promise.allSettled([
+      audit.append(auditOf('req_refused')),
+      store.append([{ merchantId: 'refused', record: buildRequestLogRecord(aRequest({ requestId: 'req_refused' })) }], now),
+    ]);
+    expect(appended).toMatchObject({ status: 'rejected', reason: { code: 'service_unavailable' } });
+    expect(logged).toEqual({ status: 'fulfilled', value: 0 });
+    expect((await store.range('refused', { count: 10 })).map((e) => e.requestId)).toEqual(['req_refused']);
+  } finally {
+    await env.redis.del('tessera:detokenizations');
+  }
 });
