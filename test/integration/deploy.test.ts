@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
+import { browserOriginsOf, parseGatewayConfig } from '../../services/gateway/src/config';
 import { drainDeadlineMs } from '../../services/gateway/src/transport/drain';
 import { ROOT } from './harness';
 
@@ -159,6 +160,102 @@ describe('Kubernetes manifests: scale-out (docs/scaling.md)', () => {
       expect(pdb.maxUnavailable).toBe(1);
       expect(find('HorizontalPodAutoscaler', name).spec.minReplicas).toBeGreaterThan(pdb.maxUnavailable);
     }
+  });
+});
+
+/*
+ * The hosted card fields (docs/browser.md): the documented production deployment must serve them,
+ * or browser card collection does not work at all.
+ */
+describe('Kubernetes manifests: hosted card fields (docs/browser.md)', () => {
+  const gatewayPod = () => find('Deployment', 'gateway').spec.template.spec;
+  const gatewayContainer = () => gatewayPod().containers[0];
+  const fieldsPort = () => Number(envOf('gateway').FIELDS_PORT);
+  /** The origins the README's `kubectl create configmap tessera-gateway-origins` gives. */
+  const readmeOrigins = (): Record<string, string> => {
+    const command = /create configmap tessera-gateway-origins((?: \\\n|[^\n])*)/.exec(README)?.[1] ?? '';
+    return Object.fromEntries([...command.matchAll(/--from-literal=(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+  };
+
+  it('run the fields listener on a container port of its own, bound to the pod address, as docker compose does', () => {
+    const env = envOf('gateway');
+    expect(fieldsPort()).toBeGreaterThan(0);
+    expect(fieldsPort()).not.toBe(Number(env.PORT));
+    // Service traffic arrives at the pod's address: the default 127.0.0.1 would refuse it.
+    expect(env.FIELDS_BIND).toBe('0.0.0.0');
+    expect(gatewayContainer().ports).toContainEqual({ name: 'fields', containerPort: fieldsPort() });
+    expect({ FIELDS_PORT: env.FIELDS_PORT, FIELDS_BIND: env.FIELDS_BIND }).toEqual({
+      FIELDS_PORT: compose.services.gateway.environment.FIELDS_PORT,
+      FIELDS_BIND: compose.services.gateway.environment.FIELDS_BIND,
+    });
+  });
+
+  it('expose the fields on a Service of their own over the gateway pods, apart from the API', () => {
+    const podLabels = find('Deployment', 'gateway').spec.template.metadata.labels;
+    const targets = (name: string): number[] => find('Service', name).spec.ports.map((p: any) => p.targetPort);
+    const fields = find('Service', 'gateway-fields').spec;
+    expect(fields.selector).toEqual(podLabels);
+    expect(fields.type).toBe(find('Service', 'gateway').spec.type);
+    expect(targets('gateway-fields')).toEqual([fieldsPort()]);
+    expect(fields.ports[0].name).toBe('fields');
+    // Two origins: the API's Service does not serve the fields, nor the fields' the API.
+    expect(targets('gateway')).toEqual([Number(envOf('gateway').PORT)]);
+  });
+
+  it("take FIELDS_ORIGIN and API_ORIGIN from the operator's ConfigMap, which the README creates with https origins", () => {
+    const env = gatewayContainer().env as any[];
+    for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN']) {
+      // Not optional: without the operator's origins the pod must not start.
+      expect(env.find((e) => e.name === name)).toEqual({
+        name,
+        valueFrom: { configMapKeyRef: { name: 'tessera-gateway-origins', key: name } },
+      });
+    }
+    const origins = readmeOrigins();
+    expect(Object.keys(origins).sort()).toEqual(['API_ORIGIN', 'FIELDS_ORIGIN']);
+    expect(new URL(origins.FIELDS_ORIGIN!).protocol).toBe('https:');
+    expect(new URL(origins.FIELDS_ORIGIN!).host).not.toBe(new URL(origins.API_ORIGIN!).host);
+  });
+
+  it("give the gateway an environment its production configuration check accepts, with the fields on at the operator's origins", () => {
+    const origins = readmeOrigins();
+    // The files the pod's /certs holds (Secret tessera-gateway-tls from npm run certs' gateway directory).
+    const certs = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-k8s-gateway-env-'));
+    try {
+      generateDevCertificates(certs, ['gateway']);
+      expect(gatewayContainer().volumeMounts).toContainEqual({ name: 'certs', mountPath: '/certs', readOnly: true });
+      const resolved: Record<string, string> = {};
+      for (const e of gatewayContainer().env as any[]) {
+        const value =
+          e.value ??
+          (e.valueFrom.configMapKeyRef ? origins[e.valueFrom.configMapKeyRef.key] : e.valueFrom.secretKeyRef ? 'a'.repeat(64) : undefined);
+        // Kubernetes expands $(NAME) from the variables before it.
+        resolved[e.name] = String(value)
+          .replace(/\$\((\w+)\)/g, (_m, name: string) => resolved[name] ?? '')
+          .replace(/^\/certs\//, `${path.join(certs, 'gateway')}/`);
+      }
+      const config = parseGatewayConfig(resolved);
+      expect(config.NODE_ENV).toBe('production');
+      expect(config.FIELDS_PORT).toBe(fieldsPort());
+      expect(browserOriginsOf(config)).toEqual({ fields: origins.FIELDS_ORIGIN, api: origins.API_ORIGIN });
+    } finally {
+      fs.rmSync(certs, { recursive: true, force: true });
+    }
+  });
+
+  it('keep a pod out of the Services until the fields listener answers, then probe it as before', () => {
+    const c = gatewayContainer();
+    expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: fieldsPort() });
+    // Liveness waits for the startup probe: give it at least the 30 s liveness alone allowed.
+    expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold).toBeGreaterThanOrEqual(30);
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: Number(envOf('gateway').PORT) });
+  });
+
+  it("admit the fields port wherever the gateway's network policy admits the API port", () => {
+    const ingress = find('NetworkPolicy', 'gateway').spec.ingress as any[];
+    const apiRules = ingress.filter((r) => r.ports.some((p: any) => p.port === Number(envOf('gateway').PORT)));
+    expect(apiRules.length).toBeGreaterThan(0);
+    for (const rule of apiRules) expect(rule.ports).toContainEqual({ protocol: 'TCP', port: fieldsPort() });
   });
 });
 
