@@ -257,21 +257,23 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, drainDeadlineMs(config.PROXY_TIMEOUT_MS));
     force.unref();
-    void admin.close();
-    void fields.close();
+    // The dashboard and the card fields drain too: a card submission in flight still needs the vault.
+    const ownListenersClosed = Promise.all([admin.close(), fields.close()]);
     void metricsServer?.close();
     devKeyRegistration?.stop();
     drain.drain(() => {
-      vault.close();
-      proxy.close();
-      idempotencyRedis?.disconnect();
-      // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
-      void (requestLogRecorder?.flush() ?? Promise.resolve())
-        .then(() => keyStore.close())
-        .finally(() => {
-          logger.info('stopped');
-          process.exit(0);
-        });
+      void ownListenersClosed.then(() => {
+        vault.close();
+        proxy.close();
+        idempotencyRedis?.disconnect();
+        // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
+        void (requestLogRecorder?.flush() ?? Promise.resolve())
+          .then(() => keyStore.close())
+          .finally(() => {
+            logger.info('stopped');
+            process.exit(0);
+          });
+      });
     });
   });
 }
