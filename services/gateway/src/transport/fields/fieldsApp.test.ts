@@ -270,6 +270,9 @@ describe('the hosted page under the card-testing limits', () => {
       expect(last.body.toString()).not.toContain('id="card-form"');
       const good = await pay(app, session, '203.0.113.101', VISA);
       expectLimitPage(good, /Go back to the shop and start again/, [VISA]);
+      const reload = await app.request('GET', `/pay/${session.id}`);
+      expectLimitPage(reload, /Go back to the shop and start again/, []);
+      expect(reload.body.toString()).not.toContain('id="card-form"');
       expect(tokenized).toEqual([]);
       expect((await pay(app, await openSession(), '203.0.113.101', VISA)).status).toBe(303);
       for (const secret of [NOT_LUHN, VISA, CVV]) expect(logs()).not.toContain(secret);

@@ -3,7 +3,7 @@ import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps, type SubmissionGuard } from '../../app/formSessions';
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
 import { resolveClientIp } from '../../domain/clientIp';
-import { hostedPageCsp } from '../../domain/formSessions';
+import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
 import type { BrowserTokenLimiter } from '../browserLimits';
 import { sendError } from '../envelope';
 import type { RateLimitRefusal } from '../rateLimit';
@@ -150,7 +150,15 @@ const NOTICE_TITLES: Record<number, string> = {
   429: 'Too many attempts',
 };
 
+const SESSION_CLOSED = 'Too many cards were refused on this payment page, so it takes no more. Go back to the shop and start again.';
+
 const waitPhrase = (seconds: number): string => (seconds <= 60 ? 'in a minute' : `in about ${Math.ceil(seconds / 60)} minutes`);
+
+/** The limiter's refusal as the page answers it: Retry-After on `res`, and the shopper's words. */
+function refuseOnPage(res: Response, refusal: RateLimitRefusal, message: string): never {
+  res.setHeader('retry-after', String(refusal.retryAfterSeconds));
+  throw new TesseraError('rate_limited', { message });
+}
 
 /**
  * The card-testing limits of one POST /pay/{id}, in words for the shopper: the limiter's own
@@ -164,27 +172,29 @@ function submissionGuard(
   requestId: string,
   now: () => Date,
 ): SubmissionGuard & { closed: boolean } {
-  const refuse = (refusal: RateLimitRefusal, message: string): never => {
-    res.setHeader('retry-after', String(refusal.retryAfterSeconds));
-    throw new TesseraError('rate_limited', { message });
-  };
   const tooMany = (refusal: RateLimitRefusal): never =>
-    refuse(refusal, `Too many card payments have been tried just now. Please try again ${waitPhrase(refusal.retryAfterSeconds)}.`);
+    refuseOnPage(
+      res,
+      refusal,
+      `Too many card payments have been tried just now. Please try again ${waitPhrase(refusal.retryAfterSeconds)}.`,
+    );
   const close = (refusal: RateLimitRefusal): never => {
     guard.closed = true;
-    return refuse(refusal, 'Too many cards were refused on this payment page, so it takes no more. Go back to the shop and start again.');
+    return refuseOnPage(res, refusal, SESSION_CLOSED);
   };
   const guard = {
     closed: false,
     async beforeCard(record: { id: string; keyId: string }) {
-      const closed = await limiter.formSessionClosed(record.id, requestId);
-      if (closed) close(closed);
       // The per-key limit counts the session's key: the merchant's secret key that opened it, as
       // the browser route counts the publishable key a shopper's card arrives with. It is what the
       // session carries, it is the same unit BROWSER_TOKENS_PER_KEY_PER_MINUTE already means, and a
       // bot opening checkout after checkout on one shop draws on that one key however many sessions
       // or addresses it uses. (Its id never reaches the browser route, so the two budgets stay apart.)
-      const overLimit = await limiter.recordAttempt(record.keyId, clientIp, requestId);
+      const [closed, overLimit] = await Promise.all([
+        limiter.formSessionClosed(record.id, requestId),
+        limiter.recordAttempt(record.keyId, clientIp, requestId),
+      ]);
+      if (closed) close(closed);
       if (overLimit) tooMany(overLimit);
     },
     async admitCard(number: string) {
@@ -264,7 +274,13 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
 
   app.get('/pay/:id', async (req: Request, res: Response) => {
     try {
-      await showForm(res, sessionId(req), 200);
+      // A session closed to cards says so on a reload too, rather than offer a form it will refuse.
+      const id = sessionId(req);
+      const closed = FORM_SESSION_ID_PATTERN.test(id)
+        ? await deps.cardTesting?.formSessionClosed(id, String(res.getHeader('x-request-id') ?? ''))
+        : undefined;
+      if (closed) refuseOnPage(res, closed, SESSION_CLOSED);
+      await showForm(res, id, 200);
     } catch (err) {
       notice(res, failed(res, err, '/pay/:id'));
     }
