@@ -66,7 +66,7 @@ export const sharedConfigDocs: ConfigDocs = {
   TLS_PEER_VAULT: { text: "SAN DNS name of the vault's certificate" },
   TLS_PEER_PROXY: { text: "SAN DNS name of the proxy's certificate. The vault lets only the proxy Render/Preview" },
   METRICS_PORT: {
-    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (gateway card-testing refusals: `key`, `ip`, `distinct_cards`), process metrics. Labels never hold tokens, keys, merchants or card data',
+    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (gateway card-testing refusals: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
   },
   METRICS_HOST: { text: 'bind address of the metrics listener' },
   GRPC_KEEPALIVE_TIME_MS: {

@@ -68,13 +68,13 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: "the public origin browsers reach the API at, the fields' only `connect-src`. Required (https) in production with `FIELDS_PORT`",
   },
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: {
-    text: 'card-testing limit on `POST /v1/browser/tokens`: tokenizations per publishable key per minute; above it `429 rate_limited` with `Retry-After`. `0` disables ([browser.md](browser.md#card-testing))',
+    text: "card-testing limit on `POST /v1/browser/tokens` and the hosted page's `POST /pay/{id}`: tokenizations per publishable key (hosted page: per secret key that opened the form session) per minute; above it `429 rate_limited` with `Retry-After`. `0` disables ([browser.md](browser.md#card-testing))",
   },
   BROWSER_TOKENS_PER_IP_PER_MINUTE: {
-    text: 'card-testing limit on `POST /v1/browser/tokens`: tokenizations per shopper IP (IPv6: per /64) per minute; above it `429 rate_limited` with `Retry-After`. `0` disables',
+    text: "card-testing limit on `POST /v1/browser/tokens` and the hosted page's `POST /pay/{id}`, together: tokenizations per shopper IP (IPv6: per /64) per minute; above it `429 rate_limited` with `Retry-After`. `0` disables",
   },
   BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: {
-    text: 'different cards one shopper IP (IPv6: per /64) may tokenize in the browser per hour; the same card again always passes. Cards are counted as keyed hashes, never stored. `0` disables',
+    text: 'different cards one shopper IP (IPv6: per /64) may tokenize in the browser (card fields and hosted page together) per hour; the same card again always passes. Cards are counted as keyed hashes, never stored. `0` disables',
   },
   ADMIN_SESSION_IDLE_SECONDS: { text: 'a dashboard session ends after 15 idle minutes (PCI DSS 8.2.8)' },
   ADMIN_SESSION_MAX_SECONDS: { text: 'a dashboard session ends at most 8 hours after login' },

@@ -1,7 +1,8 @@
-import type { Logger } from '@tessera/common';
+import { parseCidrList, type Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import type { ApiKeyStore } from './store/apiKeyStore';
+import type { BrowserTokenLimiter } from './transport/browserLimits';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
 import { createFieldsApp } from './transport/fields/fieldsApp';
@@ -28,6 +29,8 @@ export function setUpFields(params: {
   pepper: string;
   /** The hosted payment page's sessions (main builds them with the origins from browserOriginsOf). */
   formSessions?: FormSessionDeps;
+  /** The browser route's card-testing limiter, which the hosted page's card submission shares. */
+  cardTesting?: BrowserTokenLimiter;
 }): FieldsSetup {
   const { config, logger } = params;
   const origins = browserOriginsOf(config);
@@ -40,6 +43,8 @@ export function setUpFields(params: {
     logger,
     hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
     ...(params.formSessions ? { formSessions: params.formSessions } : {}),
+    ...(params.cardTesting ? { cardTesting: params.cardTesting } : {}),
+    trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
   });
   const listener = ownListener(() => app, port, config.FIELDS_BIND);
   return {

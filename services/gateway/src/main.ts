@@ -199,7 +199,6 @@ async function main(): Promise<void> {
           ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
           now: () => new Date(),
         };
-  const fields = setUpFields({ config, logger, keyStore, pepper, ...(formSessions ? { formSessions } : {}) });
   const browserLimiter = new BrowserTokenLimiter({
     counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
     cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
@@ -207,6 +206,14 @@ async function main(): Promise<void> {
     fingerprintKey: cardFingerprintKey(pepper),
     logger,
     onRefused: browserRefusalCounter(metrics),
+  });
+  const fields = setUpFields({
+    config,
+    logger,
+    keyStore,
+    pepper,
+    ...(formSessions ? { formSessions } : {}),
+    cardTesting: browserLimiter,
   });
   const app = createApp({
     config,

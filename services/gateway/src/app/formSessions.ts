@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TesseraError, validateCard, type KeyMode } from '@tessera/common';
+import { TesseraError, validateCard, type KeyMode, type ValidCard } from '@tessera/common';
 import type { ApiKeyRecord } from '../domain/apiKeys';
 import {
   csrfTokenMatches,
@@ -191,30 +191,52 @@ function usedOrExpired(outcome: 'not_open' | 'expired' | 'missing'): TesseraErro
 }
 
 /**
- * POST /pay/{id}: the card (in the body only) is checked with the API's own rules, tokenized
- * (provisional, like every browser-made token: the merchant's server retains it), and the session
- * is completed, once; the shopper is then sent to the return URL with a signed result. A card the
- * rules refuse leaves the session open, so the shopper can correct it.
+ * The card-testing checks of one hosted-page submission (docs/browser.md, "Card testing"). The
+ * transport supplies them, bound to the shopper's address; each throws the refusal to answer.
  */
-export async function submitCardForm(
-  deps: FormSessionDeps,
-  id: string,
-  form: CardFormInput,
-  ctx: { requestId: string },
-): Promise<PageRedirect> {
-  const record = await openFormSessionPage(deps, id);
-  checkCsrf(record, form.csrf);
+export interface SubmissionGuard {
+  /** Before the card is read: whether this session and this shopper may submit another card. */
+  beforeCard(record: FormSessionRecord): Promise<void>;
+  /** A card the rules accepted, before it is tokenized. */
+  admitCard(number: string): Promise<void>;
+  /** A card the rules refused: counted against the session, which may now be closed to cards. */
+  cardRefused(record: FormSessionRecord): Promise<void>;
+}
+
+function readCard(form: CardFormInput, mode: KeyMode, now: Date): ValidCard {
   const number = text(form.cardnumber, 64);
   if (number.trim() === '') throw new TesseraError('parameter_missing', { param: 'number', message: 'Enter the card number.' });
   const cvv = text(form.cvc, 8).trim();
   if (cvv === '') throw new TesseraError('parameter_missing', { param: 'cvv', message: 'Enter the security code.' });
   const holderName = text(form.ccname, 200).trim();
-  const card = validateCard(
-    { number, ...parseExpiry(text(form['exp-date'], 16)), cvv, ...(holderName !== '' ? { holderName } : {}) },
-    record.mode,
-    deps.now(),
-  );
-  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true), ctx);
+  return validateCard({ number, ...parseExpiry(text(form['exp-date'], 16)), cvv, ...(holderName !== '' ? { holderName } : {}) }, mode, now);
+}
+
+/**
+ * POST /pay/{id}: the card (in the body only) is checked with the API's own rules, tokenized
+ * (provisional, like every browser-made token: the merchant's server retains it), and the session
+ * is completed, once; the shopper is then sent to the return URL with a signed result. A card the
+ * rules refuse leaves the session open, so the shopper can correct it, a few times (`guard`).
+ */
+export async function submitCardForm(
+  deps: FormSessionDeps,
+  id: string,
+  form: CardFormInput,
+  ctx: { requestId: string; guard?: SubmissionGuard },
+): Promise<PageRedirect> {
+  const record = await openFormSessionPage(deps, id);
+  checkCsrf(record, form.csrf);
+  await ctx.guard?.beforeCard(record);
+  let card: ValidCard;
+  try {
+    card = readCard(form, record.mode, deps.now());
+  } catch (err) {
+    // Only the card rules' refusals (400) are the shopper's guesses; our own failures are not.
+    if (err instanceof TesseraError && err.status === 400) await ctx.guard?.cardRefused(record);
+    throw err;
+  }
+  await ctx.guard?.admitCard(card.number);
+  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true), { requestId: ctx.requestId });
   const result: FormSessionResult = {
     token: token.token,
     card: { brand: token.brand, last4: token.last4, expiryMonth: token.expiryMonth, expiryYear: token.expiryYear },

@@ -9,9 +9,19 @@ import { clientNetworkOf } from './rateLimit';
  */
 
 /** Why a browser tokenization was refused: the one label of the refusal metric (a closed set). */
-export type BrowserLimitReason = 'key' | 'ip' | 'distinct_cards';
+export type BrowserLimitReason = 'key' | 'ip' | 'distinct_cards' | 'form_session_failures';
 
-export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = ['key', 'ip', 'distinct_cards'];
+export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = ['key', 'ip', 'distinct_cards', 'form_session_failures'];
+
+/**
+ * Card submissions one hosted-page session may have refused by the card rules before it takes no
+ * more cards. The page's own script applies the same rules before it sends, so a shopper's card
+ * is rarely refused by the server at all, and one who does reach the cap only has to go back to
+ * the shop for a new session; a script driving the page without our script gets five guesses
+ * per session, each session costing the merchant's server a call. Fixed rather than a setting:
+ * no legitimate checkout needs more, and a smaller number would punish typos without JavaScript.
+ */
+export const FAILED_SUBMISSIONS_PER_FORM_SESSION = 5;
 
 /** Per publishable key; the key id, never the key. */
 export function browserKeyBucket(keyId: string): string {
@@ -21,6 +31,11 @@ export function browserKeyBucket(keyId: string): string {
 /** Per shopper network, counted like failed authentication (one IPv6 /64 is one client). */
 export function browserIpBucket(clientIp: string | undefined): string {
   return `browser:ip:${clientNetworkOf(clientIp)}`;
+}
+
+/** The refused card submissions of one hosted-page session (its id is random and not secret to the shopper). */
+export function formSessionFailuresBucket(sessionId: string): string {
+  return `browser:form-failures:${sessionId}`;
 }
 
 /** The set of card fingerprints one shopper network has tokenized in the current hour. */

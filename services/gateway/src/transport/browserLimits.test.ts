@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { cardFingerprintKey, type BrowserLimitReason } from '../domain/browserLimits';
+import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION, type BrowserLimitReason } from '../domain/browserLimits';
 import { MemoryDistinctCardCounter, type DistinctCardCounter } from '../store/distinctCardCounter';
 import { MemoryRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { captureLogger, TEST_PEPPER } from '../testing/fixtures';
@@ -76,6 +76,21 @@ describe('the card-testing limiter', () => {
     expect(s.refused).toEqual(['distinct_cards']);
   });
 
+  it('closes a form session to cards once it had the fixed number refused, for the rest of its life, and no other session', async () => {
+    const s = limiter({});
+    for (let i = 1; i < FAILED_SUBMISSIONS_PER_FORM_SESSION; i++) {
+      expect(await s.limiter.recordRefusedCard('fs_a', 600_000, 'req')).toBeUndefined();
+      expect(await s.limiter.formSessionClosed('fs_a', 'req')).toBeUndefined();
+    }
+    const closing = await s.limiter.recordRefusedCard('fs_a', 600_000, 'req');
+    expect(closing?.error).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(closing?.retryAfterSeconds).toBeGreaterThan(590);
+    expect(closing?.retryAfterSeconds).toBeLessThanOrEqual(600);
+    expect(await s.limiter.formSessionClosed('fs_a', 'req')).toBeDefined();
+    expect(await s.limiter.formSessionClosed('fs_b', 'req')).toBeUndefined();
+    expect(s.refused).toEqual(['form_session_failures', 'form_session_failures']);
+  });
+
   it('enforces nothing when every limit is 0', async () => {
     const s = limiter({});
     for (const number of [VISA, MASTERCARD, AMEX]) {
@@ -113,5 +128,6 @@ describe('the card-testing refusal metric', () => {
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="distinct_cards"\} 2/);
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="ip"\} 1/);
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="key"\} 0/);
+    expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="form_session_failures"\} 0/);
   });
 });

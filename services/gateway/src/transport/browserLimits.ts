@@ -6,6 +6,8 @@ import {
   browserKeyBucket,
   cardFingerprint,
   distinctCardsBucket,
+  FAILED_SUBMISSIONS_PER_FORM_SESSION,
+  formSessionFailuresBucket,
   type BrowserLimitReason,
 } from '../domain/browserLimits';
 import { isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
@@ -29,7 +31,7 @@ const HOUR_MS = 3_600_000;
 export function browserRefusalCounter(registry: Registry): (reason: BrowserLimitReason) => void {
   const refused = new Counter({
     name: 'tessera_browser_tokens_refused_total',
-    help: 'Browser tokenizations answered 429 by the card-testing limits, by limit (key, ip, distinct_cards)',
+    help: 'Browser tokenizations answered 429 by the card-testing limits, by limit (key, ip, distinct_cards, form_session_failures)',
     labelNames: ['reason'],
     registers: [registry],
   });
@@ -42,10 +44,11 @@ const MESSAGES: Record<BrowserLimitReason, string> = {
   key: 'Too many card tokenizations for this publishable key.',
   ip: 'Too many card tokenizations from this network.',
   distinct_cards: 'Too many different cards from this network.',
+  form_session_failures: 'Too many refused cards on this payment page.',
 };
 
 /**
- * The card-testing limits of POST /v1/browser/tokens. Like the API rate limits they fail open
+ * The card-testing limits of POST /v1/browser/tokens and of the hosted page's POST /pay/{id}. Like the API rate limits they fail open
  * when their store cannot answer (logged at most every 10 s): a limiter outage must not stop
  * checkouts. A refusal is a 429 with Retry-After, as every other limit.
  */
@@ -115,5 +118,30 @@ export class BrowserTokenLimiter {
     const fingerprint = cardFingerprint(this.deps.fingerprintKey, number);
     const admission = await this.ask(() => this.deps.cards.admit(distinctCardsBucket(clientIp), fingerprint, limit, HOUR_MS), requestId);
     return admission === undefined || admission.admitted ? undefined : this.refuse('distinct_cards', admission.resetInMs);
+  }
+
+  /**
+   * The hosted page: the refusal to answer when a form session has already had
+   * FAILED_SUBMISSIONS_PER_FORM_SESSION cards refused, so it takes no more (until it expires).
+   */
+  async formSessionClosed(sessionId: string, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const window = await this.ask(() => this.deps.counter.peek(formSessionFailuresBucket(sessionId)), requestId);
+    return this.closedBy(window);
+  }
+
+  /**
+   * Counts a card the rules refused on a form session; the counter lives as long as the session
+   * (`sessionEndsInMs`). The refusal that closes the session when this was its last allowed failure.
+   */
+  async recordRefusedCard(sessionId: string, sessionEndsInMs: number, requestId: string): Promise<RateLimitRefusal | undefined> {
+    const bucket = formSessionFailuresBucket(sessionId);
+    const window = await this.ask(() => this.deps.counter.hit(bucket, Math.max(1000, sessionEndsInMs)), requestId);
+    return this.closedBy(window);
+  }
+
+  private closedBy(window: WindowCount | undefined): RateLimitRefusal | undefined {
+    return window !== undefined && window.count >= FAILED_SUBMISSIONS_PER_FORM_SESSION
+      ? this.refuse('form_session_failures', window.resetInMs)
+      : undefined;
   }
 }

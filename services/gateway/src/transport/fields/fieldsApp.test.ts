@@ -2,7 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { startApp, type RunningApp } from '../../testing/http';
+import { parseCidrList } from '@tessera/common';
+import type { TokenizeRequest } from '@tessera/protos';
+import type { FormSessionDeps } from '../../app/formSessions';
+import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION } from '../../domain/browserLimits';
+import { newCsrfToken, newFormSessionId, type FormSessionRecord } from '../../domain/formSessions';
+import { RedisDistinctCardCounter, type DistinctCardCounter } from '../../store/distinctCardCounter';
+import { RedisFormSessionStore } from '../../store/formSessionStore';
+import { RedisRateLimitCounter, type RateLimitCounter } from '../../store/rateLimitCounter';
+import { aTokenRecord, captureLogger, TEST_PEPPER } from '../../testing/fixtures';
+import { startApp, type RunningApp, type TestResponse } from '../../testing/http';
+import { useGatewayRedis } from '../../testing/redis';
+import { BrowserTokenLimiter, type BrowserLimitConfig } from '../browserLimits';
 import { loadCardFieldsAssets, type CardFieldsAssets } from './cardFieldsPage';
 import { createFieldsApp, type FrameKeyLookup } from './fieldsApp';
 
@@ -74,5 +85,214 @@ describe('loadCardFieldsAssets', () => {
 
   it('says to build when the scripts are missing', () => {
     expect(() => loadCardFieldsAssets(path.join(os.tmpdir(), 'no-such-dir'))).toThrow(/run npm run build/);
+  });
+});
+
+describe('the hosted page under the card-testing limits', () => {
+  const VISA = '4242424242424242';
+  const MASTERCARD = '5555555555554444';
+  const AMEX = '378282246310005';
+  const NOT_LUHN = '4242424242424241';
+  const CVV = '314';
+  const LIMITS: BrowserLimitConfig = {
+    BROWSER_TOKENS_PER_IP_PER_MINUTE: 6,
+    BROWSER_TOKENS_PER_KEY_PER_MINUTE: 10,
+    BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: 2,
+  };
+  const env = useGatewayRedis();
+  let assets: CardFieldsAssets;
+  let sessions: RedisFormSessionStore;
+  let tokenized: TokenizeRequest[];
+
+  beforeAll(() => {
+    assets = loadCardFieldsAssets(assetsDir());
+  });
+  beforeEach(async () => {
+    await env.redis.flushall();
+    sessions = new RedisFormSessionStore(env.redis);
+    tokenized = [];
+  });
+
+  /** The fields listener as main wires it, behind a load balancer at 127.0.0.1 unless told otherwise. */
+  async function hostedPage(
+    opts: { trustedProxies?: string[]; counter?: RateLimitCounter; cards?: DistinctCardCounter } = {},
+  ): Promise<{ app: RunningApp; logs: () => string }> {
+    const { logger, text } = captureLogger();
+    const formSessions: FormSessionDeps = {
+      sessions,
+      merchantSettings: { get: async () => undefined },
+      vault: {
+        tokenize: async (request) => {
+          tokenized.push(request);
+          return aTokenRecord({ last4: request.number.slice(-4), provisional: true });
+        },
+      },
+      pepper: TEST_PEPPER,
+      fieldsOrigin: 'https://fields.example',
+      ttlSeconds: 900,
+      now: () => new Date(),
+    };
+    const cardTesting = new BrowserTokenLimiter({
+      counter: opts.counter ?? new RedisRateLimitCounter(env.redis),
+      cards: opts.cards ?? new RedisDistinctCardCounter(env.redis),
+      config: LIMITS,
+      fingerprintKey: cardFingerprintKey(TEST_PEPPER),
+      logger,
+    });
+    const app = await startApp(
+      createFieldsApp({
+        assets,
+        apiOrigin: 'https://api.example',
+        lookupKey: async () => undefined,
+        logger,
+        formSessions,
+        cardTesting,
+        trustedProxies: parseCidrList(opts.trustedProxies ?? ['127.0.0.1/32']),
+      }),
+    );
+    return { app, logs: text };
+  }
+
+  async function openSession(keyId = 'key_shop'): Promise<FormSessionRecord> {
+    const now = new Date();
+    const record: FormSessionRecord = {
+      id: newFormSessionId(),
+      merchantId: 'shop',
+      mode: 'test',
+      keyId,
+      returnUrl: 'https://shop.example/done',
+      cancelUrl: null,
+      csrfToken: newCsrfToken(),
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + 900_000).toISOString(),
+      status: 'open',
+      finishedAt: null,
+      result: null,
+    };
+    await sessions.create(record);
+    return record;
+  }
+
+  /** What the page's form posts, from the shopper at `ip` (named by the load balancer's X-Forwarded-For). */
+  function pay(app: RunningApp, session: FormSessionRecord, ip: string, number: string): Promise<TestResponse> {
+    const body = new URLSearchParams({
+      csrf: session.csrfToken,
+      cardnumber: number,
+      'exp-date': `12 / ${String((new Date().getUTCFullYear() + 3) % 100)}`,
+      cvc: number === AMEX ? '4314' : CVV,
+      ccname: 'Ada Shopper',
+    }).toString();
+    return app.request('POST', `/pay/${session.id}`, {
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+        'x-forwarded-for': ip,
+      },
+      body,
+    });
+  }
+
+  /** A refusal the shopper can read: an HTML page with the message as an alert, never JSON nor the card. */
+  function expectLimitPage(res: TestResponse, message: RegExp, cards: string[]): void {
+    expect(res.status).toBe(429);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['x-tessera-error']).toBe('rate_limited');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const html = res.body.toString();
+    expect(html).toMatch(/role="alert"/);
+    expect(html).toMatch(message);
+    expect(html).not.toMatch(/^\s*\{/);
+    for (const card of [...cards, CVV]) expect(html).not.toContain(card);
+  }
+
+  it('refuses a third different card from one shopper across checkouts, with a page the shopper can read, and tokenizes nothing', async () => {
+    const { app, logs } = await hostedPage();
+    try {
+      for (const number of [VISA, MASTERCARD]) expect((await pay(app, await openSession(), '203.0.113.7', number)).status).toBe(303);
+      const res = await pay(app, await openSession(), '203.0.113.7', AMEX);
+      expectLimitPage(res, /Too many card payments have been tried just now\. Please try again in about \d+ minutes\./, [AMEX]);
+      // The form is still there: the wait passes, and the shopper may pay on the same page then.
+      expect(res.body.toString()).toContain('id="card-form"');
+      expect(tokenized.map((t) => t.number)).toEqual([VISA, MASTERCARD]);
+      // The same card again is not card testing; another shopper is not held back.
+      expect((await pay(app, await openSession(), '203.0.113.7', VISA)).status).toBe(303);
+      expect((await pay(app, await openSession(), '198.51.100.9', AMEX)).status).toBe(303);
+      for (const secret of [VISA, MASTERCARD, AMEX, CVV]) expect(logs()).not.toContain(secret);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts the shopper by the socket address when the peer is not a trusted proxy, whatever X-Forwarded-For says', async () => {
+    const { app } = await hostedPage({ trustedProxies: [] });
+    try {
+      expect((await pay(app, await openSession(), '203.0.113.1', VISA)).status).toBe(303);
+      expect((await pay(app, await openSession(), '203.0.113.2', MASTERCARD)).status).toBe(303);
+      expectLimitPage(await pay(app, await openSession(), '203.0.113.3', AMEX), /Too many card payments/, [AMEX]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses a shopper past the per-IP rate, and a merchant key past the per-key rate however many shoppers it is spread over', async () => {
+    const { app } = await hostedPage();
+    try {
+      for (let i = 0; i < LIMITS.BROWSER_TOKENS_PER_IP_PER_MINUTE; i++) {
+        expect((await pay(app, await openSession('key_ip'), '192.0.2.50', VISA)).status).toBe(303);
+      }
+      expectLimitPage(await pay(app, await openSession('key_ip_2'), '192.0.2.50', VISA), /Too many card payments/, [VISA]);
+
+      for (let i = 0; i < LIMITS.BROWSER_TOKENS_PER_KEY_PER_MINUTE; i++) {
+        expect((await pay(app, await openSession('key_busy'), `198.51.100.${i + 1}`, VISA)).status).toBe(303);
+      }
+      expectLimitPage(await pay(app, await openSession('key_busy'), '198.51.100.200', VISA), /Too many card payments/, [VISA]);
+      expect((await pay(app, await openSession('key_other'), '198.51.100.200', VISA)).status).toBe(303);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it(`takes no more cards on a session once ${FAILED_SUBMISSIONS_PER_FORM_SESSION} were refused, even a good one, and says to go back to the shop`, async () => {
+    const { app, logs } = await hostedPage();
+    try {
+      const session = await openSession();
+      for (let i = 1; i < FAILED_SUBMISSIONS_PER_FORM_SESSION; i++) {
+        const res = await pay(app, session, `203.0.113.${i}`, NOT_LUHN);
+        expect(res.status).toBe(400);
+        expect(res.body.toString()).toContain('id="card-form"');
+      }
+      const last = await pay(app, session, '203.0.113.100', NOT_LUHN);
+      expectLimitPage(
+        last,
+        /Too many cards were refused on this payment page, so it takes no more\. Go back to the shop and start again\./,
+        [NOT_LUHN],
+      );
+      expect(last.body.toString()).not.toContain('id="card-form"');
+      const good = await pay(app, session, '203.0.113.101', VISA);
+      expectLimitPage(good, /Go back to the shop and start again/, [VISA]);
+      const reload = await app.request('GET', `/pay/${session.id}`);
+      expectLimitPage(reload, /Go back to the shop and start again/, []);
+      expect(reload.body.toString()).not.toContain('id="card-form"');
+      expect(tokenized).toEqual([]);
+      expect((await pay(app, await openSession(), '203.0.113.101', VISA)).status).toBe(303);
+      for (const secret of [NOT_LUHN, VISA, CVV]) expect(logs()).not.toContain(secret);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('lets cards through when the limiter store cannot answer, and logs that it fails open without the card', async () => {
+    const broken = (): Promise<never> => Promise.reject(new Error('connection lost'));
+    const { app, logs } = await hostedPage({
+      counter: { hit: broken, peek: broken, unhit: broken },
+      cards: { admit: broken },
+    });
+    try {
+      for (const number of [VISA, MASTERCARD, AMEX]) expect((await pay(app, await openSession(), '203.0.113.7', number)).status).toBe(303);
+      expect(logs()).toMatch(/failing open/);
+      for (const secret of [VISA, MASTERCARD, AMEX, CVV]) expect(logs()).not.toContain(secret);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -1,9 +1,12 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { TesseraError, type Logger } from '@tessera/common';
-import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps } from '../../app/formSessions';
+import { TesseraError, type Cidr, type Logger } from '@tessera/common';
+import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps, type SubmissionGuard } from '../../app/formSessions';
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
-import { hostedPageCsp } from '../../domain/formSessions';
+import { resolveClientIp } from '../../domain/clientIp';
+import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
+import type { BrowserTokenLimiter } from '../browserLimits';
 import { sendError } from '../envelope';
+import type { RateLimitRefusal } from '../rateLimit';
 import { chooseRequestId } from '../requestContext';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
@@ -24,6 +27,10 @@ export interface FieldsAppDeps {
   hstsMaxAgeSeconds?: number;
   /** The hosted payment page (/pay/{id}); absent: not served. */
   formSessions?: FormSessionDeps;
+  /** The browser route's card-testing limits, applied to the hosted page's card too; absent: none. */
+  cardTesting?: BrowserTokenLimiter;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the shopper, as on the API listener. */
+  trustedProxies?: readonly Cidr[];
 }
 
 /** Only something shaped like a publishable key is looked up; a secret key in a URL is refused unread. */
@@ -140,7 +147,67 @@ const NOTICE_TITLES: Record<number, string> = {
   403: 'Form not accepted',
   404: 'Payment page not found',
   410: 'Payment page no longer available',
+  429: 'Too many attempts',
 };
+
+const SESSION_CLOSED = 'Too many cards were refused on this payment page, so it takes no more. Go back to the shop and start again.';
+
+const waitPhrase = (seconds: number): string => (seconds <= 60 ? 'in a minute' : `in about ${Math.ceil(seconds / 60)} minutes`);
+
+/** The limiter's refusal as the page answers it: Retry-After on `res`, and the shopper's words. */
+function refuseOnPage(res: Response, refusal: RateLimitRefusal, message: string): never {
+  res.setHeader('retry-after', String(refusal.retryAfterSeconds));
+  throw new TesseraError('rate_limited', { message });
+}
+
+/**
+ * The card-testing limits of one POST /pay/{id}, in words for the shopper: the limiter's own
+ * messages speak of keys and tokenizations, and which limit was hit is not the shopper's (or a
+ * card tester's) business. `closed` tells the page the session takes no more cards.
+ */
+function submissionGuard(
+  limiter: BrowserTokenLimiter,
+  res: Response,
+  clientIp: string | undefined,
+  requestId: string,
+  now: () => Date,
+): SubmissionGuard & { closed: boolean } {
+  const tooMany = (refusal: RateLimitRefusal): never =>
+    refuseOnPage(
+      res,
+      refusal,
+      `Too many card payments have been tried just now. Please try again ${waitPhrase(refusal.retryAfterSeconds)}.`,
+    );
+  const close = (refusal: RateLimitRefusal): never => {
+    guard.closed = true;
+    return refuseOnPage(res, refusal, SESSION_CLOSED);
+  };
+  const guard = {
+    closed: false,
+    async beforeCard(record: { id: string; keyId: string }) {
+      // The per-key limit counts the session's key: the merchant's secret key that opened it, as
+      // the browser route counts the publishable key a shopper's card arrives with. It is what the
+      // session carries, it is the same unit BROWSER_TOKENS_PER_KEY_PER_MINUTE already means, and a
+      // bot opening checkout after checkout on one shop draws on that one key however many sessions
+      // or addresses it uses. (Its id never reaches the browser route, so the two budgets stay apart.)
+      const [closed, overLimit] = await Promise.all([
+        limiter.formSessionClosed(record.id, requestId),
+        limiter.recordAttempt(record.keyId, clientIp, requestId),
+      ]);
+      if (closed) close(closed);
+      if (overLimit) tooMany(overLimit);
+    },
+    async admitCard(number: string) {
+      const refusal = await limiter.admitCard(number, clientIp, requestId);
+      if (refusal) tooMany(refusal);
+    },
+    async cardRefused(record: { id: string; expiresAt: string }) {
+      const closed = await limiter.recordRefusedCard(record.id, Date.parse(record.expiresAt) - now().getTime(), requestId);
+      if (closed) close(closed);
+    },
+  };
+  return guard;
+}
 
 /**
  * The hosted payment page (docs/browser.md): GET shows the form, POST takes the card (body only,
@@ -207,7 +274,13 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
 
   app.get('/pay/:id', async (req: Request, res: Response) => {
     try {
-      await showForm(res, sessionId(req), 200);
+      // A session closed to cards says so on a reload too, rather than offer a form it will refuse.
+      const id = sessionId(req);
+      const closed = FORM_SESSION_ID_PATTERN.test(id)
+        ? await deps.cardTesting?.formSessionClosed(id, String(res.getHeader('x-request-id') ?? ''))
+        : undefined;
+      if (closed) refuseOnPage(res, closed, SESSION_CLOSED);
+      await showForm(res, id, 200);
     } catch (err) {
       notice(res, failed(res, err, '/pay/:id'));
     }
@@ -228,21 +301,26 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
   app.post('/pay/:id', formBody, async (req: Request, res: Response) => {
     const id = sessionId(req);
     const requestId = String(res.getHeader('x-request-id') ?? '');
+    const clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies ?? []);
+    const guard = deps.cardTesting ? submissionGuard(deps.cardTesting, res, clientIp, requestId, sessions.now) : undefined;
     try {
       if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
       const body = (req.body ?? {}) as Record<string, unknown>;
-      const { location } = await submitCardForm(sessions, id, body, { requestId });
+      const { location } = await submitCardForm(sessions, id, body, { requestId, ...(guard ? { guard } : {}) });
       res.status(303).setHeader('location', location);
       res.setHeader('cache-control', 'no-store');
       res.end();
     } catch (err) {
       const error = failed(res, err, '/pay/:id');
-      if (!CORRECTABLE.has(error.code) && error.status < 500) return notice(res, error);
+      // A rate limit passes with time: the form stays, with the wait. A closed session does not.
+      const retryLater = error.code === 'rate_limited' && guard?.closed !== true;
+      if (!CORRECTABLE.has(error.code) && !retryLater && error.status < 500) return notice(res, error);
+      res.setHeader('x-tessera-error', error.code);
       try {
         await showForm(
           res,
           id,
-          error.status >= 500 ? 503 : 400,
+          error.status >= 500 ? 503 : error.status === 429 ? 429 : 400,
           error.status >= 500 ? 'Your card could not be processed just now. Try again in a moment.' : error.message,
         );
       } catch (again) {
