@@ -50,7 +50,15 @@ it('SIGTERM under keep-alive load: every request read is answered, later answers
   const key = env.stack.createKey('acme');
   const call = apiClient(env.stack, key.apiKey);
   const { token } = (await call('POST', '/v1/token', aCard({ cvv: undefined }))).body;
+  // The signal comes while a slow request is held at the PSP, one that has been in flight for a
+  // while, whatever the machine's speed: the moment is taken from the PSP, not from a clock.
+  let loadStartedAt = Infinity;
+  let slowHeld: () => void = () => undefined;
+  const slowInFlight = new Promise<void>((resolve) => {
+    slowHeld = resolve;
+  });
   env.psp.reply = (_req, res) => {
+    if (Date.now() - loadStartedAt >= 1000) slowHeld();
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
@@ -74,9 +82,11 @@ it('SIGTERM under keep-alive load: every request read is answered, later answers
       agent.destroy();
     }
   };
+  loadStartedAt = Date.now();
   const clients = [false, false, false, false, true, true].map((slow) => client(slow));
 
-  await sleep(1000 + PSP_HOLD_MS / 2);
+  await slowInFlight;
+  await sleep(PSP_HOLD_MS / 5);
   signalledAt = Date.now();
   replica.process.signal('SIGTERM');
   const exitCode = await replica.process.exit();
