@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './harness';
@@ -62,3 +64,44 @@ Object.defineProperty(MessagePort.prototype, 'onmessage', {
   set: function (fn) { portHandler.set.call(this, function (e) { record('port', e.data); return fn.call(this, e); }); },
 });
 </script>`;
+
+/** What a merchant's site answers to one request: a page's HTML, or a body of another type (a script). */
+export type MerchantResponse = string | { contentType: string; body: string | Buffer };
+
+export interface MerchantSite {
+  /** `http://127.0.0.1:<port>`: the origin a publishable key allows, or does not. */
+  origin: string;
+  /** The path and query of every request the site received, in order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The merchant's own web server (its checkout page, its return URL) on a port of its own, for the
+ * browser to visit. `respond` answers every request, by its path and query, with status 200; it is
+ * called per request, so a page can use what a test makes after the site started (a key that allows
+ * this origin, a session to frame).
+ */
+export async function startMerchantSite(respond: (url: string) => MerchantResponse): Promise<MerchantSite> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    requests.push(url);
+    const answer = respond(url);
+    const { contentType, body } = typeof answer === 'string' ? { contentType: 'text/html; charset=utf-8', body: answer } : answer;
+    res.writeHead(200, { 'content-type': contentType });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Node closes idle connections itself; one a page still holds open would hold up the close.
+        server.closeAllConnections();
+      }),
+  };
+}

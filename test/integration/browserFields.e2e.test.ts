@@ -4,11 +4,10 @@
  * the publishable key allows, and one it does not. The merchant pages are tiny local servers.
  */
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS } from './browser';
+import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS, startMerchantSite, type MerchantSite } from './browser';
 import { freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
@@ -30,14 +29,14 @@ let browser: Browser;
 let fieldsOrigin = '';
 let publishableKey = '';
 let secretKey = '';
-let allowed: { origin: string; close(): Promise<void> };
-let disallowed: { origin: string; close(): Promise<void> };
+let allowed: MerchantSite;
+let disallowed: MerchantSite;
 
 /**
  * A merchant's checkout: hooks first (as a skimming script would install them), then tessera.js
  * with its published SRI hash, then the card fields. Everything the page can observe is recorded.
  */
-function checkoutPage(origin: string, key: string, integrity: string): string {
+function checkoutPage(key: string, integrity: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Checkout</title>
 <style>body{font-family:system-ui,sans-serif;max-width:520px;margin:24px auto;padding:0 12px}#card{margin:16px 0}</style>
@@ -97,19 +96,12 @@ function createPublishableKey(origins: string[]): { apiKey: string; id: string }
   return JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string; id: string };
 }
 
-async function merchantServer(html: (origin: string) => string, integrity: string): Promise<{ origin: string; close(): Promise<void> }> {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const server = http.createServer((req, res) => {
-    if (req.url === '/loader.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript' });
-      return void res.end(fs.readFileSync(LOADER));
-    }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(req.url === '/loader' ? loaderPage(integrity) : html(origin));
+/** A merchant's site: /loader (a page that loads tessera.js through the npm package) with its /loader.js, the checkout at any other path. */
+function merchantSite(checkout: () => string, integrity: string): Promise<MerchantSite> {
+  return startMerchantSite((url) => {
+    if (url === '/loader.js') return { contentType: 'text/javascript', body: fs.readFileSync(LOADER) };
+    return url === '/loader' ? loaderPage(integrity) : checkout();
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 async function openCheckout(context: BrowserContext, origin: string): Promise<{ page: Page; console: string[] }> {
@@ -137,8 +129,8 @@ beforeAll(async () => {
   const fieldsPort = await freePort();
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   let key = '';
-  allowed = await merchantServer((origin) => checkoutPage(origin, key, integrity), integrity);
-  disallowed = await merchantServer((origin) => checkoutPage(origin, key, integrity), integrity);
+  allowed = await merchantSite(() => checkoutPage(key, integrity), integrity);
+  disallowed = await merchantSite(() => checkoutPage(key, integrity), integrity);
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
   publishableKey = createPublishableKey([allowed.origin]).apiKey;

@@ -5,10 +5,9 @@
  * messages and network never hold the digits: it installs the hooks a skimming script would.
  */
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import type { Browser, Page, Request as BrowserRequest } from 'playwright-core';
-import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS } from './browser';
+import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS, startMerchantSite, type MerchantSite } from './browser';
 import {
   apiClient,
   findCardDataInLogs,
@@ -37,7 +36,7 @@ let stack: Stack;
 let psp: PspRecorder;
 let browser: Browser;
 let fieldsOrigin = '';
-let merchant: { origin: string; close(): Promise<void> };
+let merchant: MerchantSite;
 let asMerchant: ReturnType<typeof apiClient>;
 let token = '';
 
@@ -84,16 +83,10 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   token = created.body.token as string;
 
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const args = ['create', '--kind', 'publishable', '--merchant', 'shop', '--mode', 'test', '--json', '--origin', origin];
-  const publishable = JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string };
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(checkoutPage(publishable.apiKey, integrity));
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  merchant = { origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  let key = '';
+  merchant = await startMerchantSite(() => checkoutPage(key, integrity));
+  const args = ['create', '--kind', 'publishable', '--merchant', 'shop', '--mode', 'test', '--json', '--origin', merchant.origin];
+  key = (JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
   browser = await launchChromium();
 });
 

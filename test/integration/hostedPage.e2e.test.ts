@@ -4,12 +4,11 @@
  * return and cancel URLs, records every request the browser makes to it, and serves a page that
  * tries to frame the hosted page.
  */
-import http from 'node:http';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { verifyFormSessionReturn } from '../../packages/sdk/src/formSessions';
-import { launchChromium, SCREENSHOTS } from './browser';
+import { launchChromium, SCREENSHOTS, startMerchantSite, type MerchantSite } from './browser';
 import { apiClient, findCardDataInLogs, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
@@ -22,36 +21,20 @@ const CVC = '046';
 const EXPIRY_YEAR = new Date().getUTCFullYear() + 4;
 const EXPIRY_TYPED = `12${String(EXPIRY_YEAR).slice(2)}`;
 
-interface Merchant {
-  origin: string;
-  /** Every request the merchant's server received, in order (path and query). */
-  requests: string[];
-  close(): Promise<void>;
-}
-
-async function merchantServer(framedUrl: () => string): Promise<Merchant> {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const requests: string[] = [];
-  const server = http.createServer((req, res) => {
-    requests.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    if ((req.url ?? '').startsWith('/framer')) {
-      return void res.end(
-        `<!doctype html><html lang="en"><head><title>Framer</title></head><body><iframe title="pay" src="${framedUrl()}"></iframe></body></html>`,
-      );
-    }
-    res.end(`<!doctype html><html lang="en"><head><title>Shop</title></head><body><main><h1>Back at the shop</h1></main></body></html>`);
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { origin, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+/** The merchant's site: a page that frames `framedUrl()` at /framer, and the shop's page at every other path (its return and cancel URLs). */
+function merchantSite(framedUrl: () => string): Promise<MerchantSite> {
+  return startMerchantSite((url) =>
+    url.startsWith('/framer')
+      ? `<!doctype html><html lang="en"><head><title>Framer</title></head><body><iframe title="pay" src="${framedUrl()}"></iframe></body></html>`
+      : `<!doctype html><html lang="en"><head><title>Shop</title></head><body><main><h1>Back at the shop</h1></main></body></html>`,
+  );
 }
 
 let redis: RedisServer;
 let stack: Stack;
 let browser: Browser;
 let context: BrowserContext;
-let merchant: Merchant;
+let merchant: MerchantSite;
 let fieldsOrigin = '';
 let secretKey = '';
 let signingSecret = '';
@@ -64,7 +47,7 @@ const cancelUrl = (): string => `${merchant.origin}/checkout/cancel`;
 beforeAll(async () => {
   const fieldsPort = await freePort();
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
-  merchant = await merchantServer(() => framedUrl);
+  merchant = await merchantSite(() => framedUrl);
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
   secretKey = stack.createKey('shop').apiKey;
