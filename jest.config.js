@@ -5,6 +5,7 @@ const shared = {
   transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     '^@tessera/(common|protos|stack|test-support)$': '<rootDir>/packages/$1/src',
+    '^@tessera/common/redis$': '<rootDir>/packages/common/src/redis',
     '^@tessera/test-support/(.*)$': '<rootDir>/packages/test-support/src/$1',
   },
   testEnvironment: 'node',

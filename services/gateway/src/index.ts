@@ -10,6 +10,6 @@ export {
 } from './transport/upstreams';
 export type { ApiKeyStore } from './store/apiKeyStore';
 export { MemoryApiKeyStore } from './store/memoryApiKeyStore';
-export { createRedisClient } from '@tessera/common';
+export { createRedisClient } from '@tessera/common/redis';
 export { RedisApiKeyStore } from './store/redisApiKeyStore';
 export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from './domain/apiKeys';

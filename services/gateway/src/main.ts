@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import {
   createLogger,
-  createRedisClient,
   createMetricsRegistry,
   grpcClientTuning,
   limitHeapGrowth,
@@ -11,6 +10,7 @@ import {
   tlsFilesOf,
   onShutdownSignal,
 } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import {
   clientChannelOptions,
   clientCredentials,

@@ -1,4 +1,5 @@
-import { createRedisClient, EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
+import { EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import { parseGatewayConfig, type GatewayConfig } from '../config';
 import { CLUSTER_KEY_PREFIX } from '../store/redisApiKeyStore';
 

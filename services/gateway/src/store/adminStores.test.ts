@@ -4,7 +4,7 @@ import { newOperatorRecord } from '../domain/admin/operators';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import { createRedisClient } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 
 interface Stores {
   operators: OperatorStore;

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
-import { createRedisClient } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 
 jest.setTimeout(20_000);
 

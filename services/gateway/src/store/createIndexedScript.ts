@@ -1,4 +1,4 @@
-import type { ScriptDefinition } from '@tessera/common';
+import type { ScriptDefinition } from '@tessera/common/redis';
 
 /**
  * Creates a record under a unique index (an API key's digest, an operator's email). The index is

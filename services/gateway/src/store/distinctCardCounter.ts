@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common/redis';
 import { isNewCardOverLimit } from '../domain/browserLimits';
 import { RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 

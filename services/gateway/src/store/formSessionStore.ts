@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common/redis';
 import { FORM_SESSION_RETENTION_MS, type FormSessionRecord, type FormSessionResult } from '../domain/formSessions';
 
 export type FinishOutcome = 'finished' | 'not_open' | 'expired' | 'missing';

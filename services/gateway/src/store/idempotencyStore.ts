@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable } from '@tessera/common';
+import { defineScripts, redisUnavailable } from '@tessera/common/redis';
 import type { UsageWindow } from '../domain/idempotency';
 
 /**

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisUnavailable } from '@tessera/common';
+import { redisUnavailable } from '@tessera/common/redis';
 
 /** Per-merchant settings that are not tied to one API key. Absent record: defaults. */
 export interface MerchantSettings {

@@ -1,7 +1,7 @@
 import { useGatewayRedis } from '../testing/redis';
 import { commandsSentDuring } from '@tessera/test-support';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
-import { createRedisClient } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 
 interface Subject {
   counter: RateLimitCounter;

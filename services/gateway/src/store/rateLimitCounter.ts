@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable as unavailable } from '@tessera/common';
+import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
 
 /** A fixed-window counter: how many hits the bucket has had in its current window, and when that window ends. */
 export interface WindowCount {

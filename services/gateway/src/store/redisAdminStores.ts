@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable as unavailable } from '@tessera/common';
+import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { createRedisClient, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import { issueApiKey, type ApiKeyRecord, type NewKeyParams } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { RedisMerchantSettingsStore } from './merchantSettingsStore';

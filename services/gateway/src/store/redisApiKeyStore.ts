@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable as unavailable, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
+import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
 import { apiKeyBucket, failedAuthBucket } from '../domain/rateLimit';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisUnavailable } from '@tessera/common';
+import { redisUnavailable } from '@tessera/common/redis';
 import { countersOf, type MinuteCounters, type RequestLogEntry, type RequestLogRecord } from '../domain/requestLog';
 
 /** One record on its way to its merchant's log. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { useRedisServer, type RedisServer } from '@tessera/test-support';
-import { createRedisClient } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 
 export interface GatewayRedis {
   /** Set once the enclosing describe block's beforeAll has run. */

@@ -1,4 +1,4 @@
-import { redisUnavailable } from '@tessera/common';
+import { redisUnavailable } from '@tessera/common/redis';
 import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';

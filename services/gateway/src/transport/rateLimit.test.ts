@@ -4,7 +4,7 @@ import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { commandsSentDuring, startRedisServer, type RedisServer } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
-import { createRedisClient } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { aTokenRecord, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';

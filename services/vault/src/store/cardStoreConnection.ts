@@ -1,4 +1,4 @@
-import { createRedisClient, type RedisClient } from '@tessera/common';
+import { createRedisClient, type RedisClient } from '@tessera/common/redis';
 
 /**
  * Where the card store lives: one Redis (URL) or a Redis Cluster (seed nodes); `tlsCaFile`

@@ -1,5 +1,6 @@
 import { Cluster, Command, type Redis } from 'ioredis';
-import { defineScripts, redisUnavailable, TesseraError, type Logger, type RedisClient } from '@tessera/common';
+import { TesseraError, type Logger } from '@tessera/common';
+import { defineScripts, redisUnavailable, type RedisClient } from '@tessera/common/redis';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -23,7 +24,7 @@ import { describeWriteAck, type WriteAck } from '../domain/writeAck';
 import { AofGuard } from './aofGuard';
 import { connectRedis, type RedisTarget } from './cardStoreConnection';
 
-export type { RedisClient } from '@tessera/common';
+export type { RedisClient } from '@tessera/common/redis';
 export { connectRedis, type RedisTarget } from './cardStoreConnection';
 
 export interface RedisCardStoreOptions {
