@@ -45,4 +45,12 @@ describe('turnBatchedDestination', () => {
     destination.flushSync();
     expect(writes).toHaveLength(1);
   });
+
+  it('writes what is pending and then calls back on logger.flush(cb)', async () => {
+    const { writes, target } = recordingTarget();
+    const log = pino({ base: null, timestamp: false }, turnBatchedDestination(target));
+    log.info('before shutdown');
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    expect(writes).toHaveLength(1);
+  });
 });

@@ -3,7 +3,8 @@ import pino from 'pino';
 type TurnBatchedTarget = Pick<pino.DestinationStream, 'write'>;
 
 export interface TurnBatchedDestination extends pino.DestinationStream {
-  flush(): void;
+  /** pino's logger.flush(cb): the write is synchronous, so `cb` runs once it is done. */
+  flush(cb?: () => void): void;
   flushSync(): void;
 }
 
@@ -36,7 +37,10 @@ export function turnBatchedDestination(target: TurnBatchedTarget = pino.destinat
         setImmediate(flush);
       }
     },
-    flush,
+    flush(cb) {
+      flush();
+      cb?.();
+    },
     flushSync: flush,
   };
 }
