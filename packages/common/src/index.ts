@@ -16,4 +16,4 @@ export * from './shutdownSignal';
 export * from './grpcConfig';
 export * from './configDoc';
 // The Redis client and helpers are a subpath, @tessera/common/redis, so that the proxy, which never
-// talks to Redis, does not load ioredis (~19 MB of RSS) through this index.
+// talks to Redis, does not load ioredis (6-8 MB of its RSS) through this index.

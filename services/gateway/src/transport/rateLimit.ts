@@ -27,7 +27,7 @@ export class RateLimiter {
     private readonly logger: Logger,
   ) {}
 
-  private async count(op: () => Promise<WindowCount>, requestId: string): Promise<WindowCount | undefined> {
+  private async count<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
     try {
       return await op();
     } catch (err) {
@@ -100,10 +100,7 @@ export class RateLimiter {
    * awaited by the request; a failure is logged like any store failure.
    */
   takeBackKeyRequest(keyId: string, requestId: string): void {
-    void this.count(async () => {
-      await this.counter.unhit(apiKeyBucket(keyId));
-      return { count: 0, resetInMs: 0 };
-    }, requestId);
+    void this.count(() => this.counter.unhit(apiKeyBucket(keyId)), requestId);
   }
 }
 
