@@ -2,7 +2,10 @@
 # Starts Redis as Tessera's recipes run it (docker-compose.yml, deploy/k8s/redis.yaml; the
 # integration tests run this same script): the users of users.acl, each with the SHA-256 of its
 # password, the default user off; with TESSERA_REDIS_TLS_DIR, TLS only.
-#   REDIS_VAULT_PASSWORD, REDIS_GATEWAY_PASSWORD  required, at least 32 characters
+#   REDIS_VAULT_PASSWORD, REDIS_GATEWAY_PASSWORD  each user's password, at least 32 characters; or
+#   REDIS_VAULT_PASSWORD_SHA256, REDIS_GATEWAY_PASSWORD_SHA256  its SHA-256 in hex (sha256sum), which
+#                           is all Redis keeps: deploy/k8s and docker-compose.yml give Redis only these,
+#                           so no service's password is in the Redis container
 #   TESSERA_REDIS_RUN_DIR   a private, writable directory for the generated ACL (default /run/tessera-redis)
 #   TESSERA_REDIS_TLS_DIR   tls.crt, tls.key and ca.crt of the server (npm run certs: .tessera/certs/redis);
 #                           set: plaintext is off and TLS listens on TESSERA_REDIS_PORT (default 6379)
@@ -11,14 +14,31 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 run_dir=${TESSERA_REDIS_RUN_DIR:-/run/tessera-redis}
 
-for name in REDIS_VAULT_PASSWORD REDIS_GATEWAY_PASSWORD; do
-  eval "value=\${$name:-}"
-  if [ "${#value}" -lt 32 ]; then
-    echo "start.sh: $name must be set to at least 32 characters" >&2
-    exit 78
-  fi
-done
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# Each user's password digest, into VAULT_DIGEST and GATEWAY_DIGEST.
+for user in VAULT GATEWAY; do
+  eval "password=\${REDIS_${user}_PASSWORD:-}; digest=\${REDIS_${user}_PASSWORD_SHA256:-}"
+  if [ -n "$password" ] && [ -n "$digest" ]; then
+    echo "start.sh: set REDIS_${user}_PASSWORD or REDIS_${user}_PASSWORD_SHA256, not both" >&2
+    exit 78
+  elif [ -n "$digest" ]; then
+    # Redis takes lower-case hex only.
+    digest=$(printf '%s' "$digest" | tr 'A-F' 'a-f')
+    case $digest in *[!0-9a-f]*) digest=invalid ;; esac
+    if [ "${#digest}" -ne 64 ]; then
+      echo "start.sh: REDIS_${user}_PASSWORD_SHA256 must be the 64 hex digits of sha256sum of the password" >&2
+      exit 78
+    fi
+  elif [ "${#password}" -lt 32 ]; then
+    echo "start.sh: REDIS_${user}_PASSWORD must be set to at least 32 characters (or REDIS_${user}_PASSWORD_SHA256 to its digest)" >&2
+    exit 78
+  else
+    digest=$(sha "$password")
+  fi
+  eval "${user}_DIGEST=\$digest"
+done
+unset password digest
 
 umask 077
 mkdir -p "$run_dir"
@@ -27,8 +47,8 @@ chmod 700 "$run_dir" 2>/dev/null || true
 # Redis's ACL files have no comments: they are dropped. Only hex digests go into sed, so a
 # password may contain any character.
 sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
-  -e "s/^user tessera-vault on /user tessera-vault on #$(sha "$REDIS_VAULT_PASSWORD") /" \
-  -e "s/^user tessera-gateway on /user tessera-gateway on #$(sha "$REDIS_GATEWAY_PASSWORD") /" \
+  -e "s/^user tessera-vault on /user tessera-vault on #$VAULT_DIGEST /" \
+  -e "s/^user tessera-gateway on /user tessera-gateway on #$GATEWAY_DIGEST /" \
   "$here/users.acl" >"$run_dir/users.acl"
 
 set -- --aclfile "$run_dir/users.acl" "$@"

@@ -4,6 +4,8 @@
  * Kubernetes schema validation (no validator with the Kubernetes schemas is installed; see
  * deploy/k8s/README.md).
  */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -365,6 +367,70 @@ function keyLiterals(dir: string): string[] {
   return [...found].sort();
 }
 
+const WORKLOADS = [...SERVICES, 'redis'] as const;
+
+/** Every Secret a workload's pod reads: through its containers' env and envFrom, and its volumes. */
+function secretsReadBy(name: string): string[] {
+  const pod = podOf(name);
+  const fromEnv = pod.containers.flatMap((c: any) => [
+    ...(c.env ?? []).map((e: any) => e.valueFrom?.secretKeyRef?.name),
+    ...(c.envFrom ?? []).map((e: any) => e.secretRef?.name),
+  ]);
+  const fromVolumes = (pod.volumes ?? []).flatMap((v: any) => [
+    v.secret?.secretName,
+    ...(v.projected?.sources ?? []).map((source: any) => source.secret?.name),
+  ]);
+  return [...new Set<string>([...fromEnv, ...fromVolumes].filter((secret) => secret !== undefined))].sort();
+}
+
+/**
+ * The literal Secrets the README's first sh block creates, by running it with bash as an operator
+ * would (openssl and sha256sum real), with a kubectl on PATH that only records its arguments.
+ */
+function readmeSecrets(): Map<string, Record<string, string>> {
+  const block = /```sh\n([\s\S]*?)```/.exec(README)?.[1];
+  if (block === undefined) throw new Error('deploy/k8s/README.md has no sh block');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-k8s-readme-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'kubectl'), '#!/bin/sh\nprintf \'%s\\n\' "$@" "--" >>"$KUBECTL_LOG"\n', { mode: 0o755 });
+    const log = path.join(dir, 'kubectl.log');
+    const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', block], {
+      cwd: ROOT,
+      env: { PATH: `${dir}:${process.env.PATH}`, KUBECTL_LOG: log },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    if (run.status !== 0) throw new Error(`the README's commands failed: ${run.stderr}`);
+    const secrets = new Map<string, Record<string, string>>();
+    for (const command of fs.readFileSync(log, 'utf8').split('\n--\n')) {
+      const args = command.split('\n');
+      const at = args.indexOf('generic');
+      if (args[at - 2] !== 'create' || args[at - 1] !== 'secret') continue;
+      const literals = args.filter((a) => a.startsWith('--from-literal=')).map((a) => /^--from-literal=(\w+)=(.*)$/s.exec(a)!);
+      if (literals.length > 0) secrets.set(args[at + 1]!, Object.fromEntries(literals.map((m) => [m[1]!, m[2]!])));
+    }
+    return secrets;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Each secret variable docker-compose.yml takes from the environment, and the one service it belongs to. */
+const COMPOSE_SECRETS: Record<string, string> = {
+  VAULT_KEYS: 'vault',
+  REDIS_VAULT_PASSWORD: 'vault',
+  API_KEY_PEPPER: 'gateway',
+  REDIS_GATEWAY_PASSWORD: 'gateway',
+  REDIS_VAULT_PASSWORD_SHA256: 'redis',
+  REDIS_GATEWAY_PASSWORD_SHA256: 'redis',
+};
+/** Variables compose takes from the environment that are settings, not secrets. */
+const COMPOSE_SETTINGS = ['FIELDS_ORIGIN', 'API_ORIGIN'];
+/** The environment variables (`${NAME…}`) a compose service's definition interpolates. */
+const composeVariables = (name: string): string[] => [
+  ...new Set([...JSON.stringify(compose.services[name]).matchAll(/\$\{(\w+)/g)].map((m) => m[1]!)),
+];
+
 describe('what each workload can read', () => {
   const layout = certificateDirectories();
 
@@ -404,10 +470,14 @@ describe('what each workload can read', () => {
         .filter((e: any) => e.valueFrom?.secretKeyRef)
         .map((e: any) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`)
         .sort();
-    expect(refs('vault')).toEqual(['tessera-secrets/REDIS_VAULT_PASSWORD', 'tessera-secrets/VAULT_KEYS']);
-    expect(refs('gateway')).toEqual(['tessera-secrets/API_KEY_PEPPER', 'tessera-secrets/REDIS_GATEWAY_PASSWORD']);
+    expect(refs('vault')).toEqual(['tessera-vault-secrets/REDIS_PASSWORD', 'tessera-vault-secrets/VAULT_KEYS']);
+    expect(refs('gateway')).toEqual(['tessera-gateway-secrets/API_KEY_PEPPER', 'tessera-gateway-secrets/REDIS_PASSWORD']);
     expect(refs('proxy')).toEqual([]);
-    expect(refs('redis')).toEqual(['tessera-secrets/REDIS_GATEWAY_PASSWORD', 'tessera-secrets/REDIS_VAULT_PASSWORD']);
+    // Redis verifies the passwords against their digests: it never holds a service's password.
+    expect(refs('redis')).toEqual([
+      'tessera-redis-secrets/REDIS_GATEWAY_PASSWORD_SHA256',
+      'tessera-redis-secrets/REDIS_VAULT_PASSWORD_SHA256',
+    ]);
     const envOf = (name: string) => Object.fromEntries(podOf(name).containers[0].env.map((e: any) => [e.name, e.value]));
     expect(envOf('vault')).toMatchObject({
       REDIS_URL: 'rediss://tessera-vault:$(REDIS_PASSWORD)@redis:6379',
@@ -423,6 +493,65 @@ describe('what each workload can read', () => {
       const names = podOf(name).containers[0].env.map((e: any) => e.name);
       expect(names.indexOf('REDIS_PASSWORD')).toBeLessThan(names.indexOf('REDIS_URL'));
     }
+  });
+
+  it('Kubernetes: each workload reads only Secrets of its own (tessera-<name>-tls, tessera-<name>-secrets), so none is read by two', () => {
+    const readers = new Map<string, string[]>();
+    for (const name of WORKLOADS) {
+      const own = [`tessera-${name}-secrets`, `tessera-${name}-tls`];
+      for (const secret of secretsReadBy(name)) {
+        expect({ name, secret, own: own.includes(secret) }).toEqual({ name, secret, own: true });
+        readers.set(secret, [...(readers.get(secret) ?? []), name]);
+      }
+    }
+    for (const [secret, names] of readers) expect({ secret, readers: names }).toEqual({ secret, readers: [names[0]] });
+  });
+
+  it("Kubernetes: the README's commands put each workload's material in its own Secret only, and give Redis digests, not passwords", () => {
+    const created = readmeSecrets();
+    const secretsOf = (name: string) => secretsReadBy(name).filter((secret) => secret.endsWith('-secrets'));
+    // Exactly the Secrets the pods read, each holding exactly the keys its pod reads: nothing of another workload.
+    expect([...created.keys()].sort()).toEqual(WORKLOADS.flatMap(secretsOf).sort());
+    for (const name of WORKLOADS) {
+      for (const secret of secretsOf(name)) {
+        const keys = podOf(name)
+          .containers.flatMap((c: any) => c.env ?? [])
+          .filter((e: any) => e.valueFrom?.secretKeyRef?.name === secret)
+          .map((e: any) => e.valueFrom.secretKeyRef.key as string);
+        expect({ secret, keys: Object.keys(created.get(secret)!).sort() }).toEqual({ secret, keys: keys.sort() });
+      }
+    }
+    // No value sits in two Secrets, and Redis's are the digests of the two services' passwords.
+    const values = [...created.values()].flatMap((literals) => Object.values(literals));
+    expect(new Set(values).size).toBe(values.length);
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(created.get('tessera-redis-secrets')).toEqual({
+      REDIS_VAULT_PASSWORD_SHA256: sha256(created.get('tessera-vault-secrets')!.REDIS_PASSWORD!),
+      REDIS_GATEWAY_PASSWORD_SHA256: sha256(created.get('tessera-gateway-secrets')!.REDIS_PASSWORD!),
+    });
+  });
+
+  it('the proxy gets no Redis URL or password, no vault key and no pepper, in Kubernetes and in compose', () => {
+    const forbidden = /^(REDIS_|VAULT_KEYS|VAULT_KEK|PKCS11_|API_KEY_PEPPER|TESSERA_STATE_DIR)/;
+    const k8sEnv = podOf('proxy').containers.flatMap((c: any) => c.env ?? []);
+    expect(k8sEnv.map((e: any) => e.name).filter((n: string) => forbidden.test(n))).toEqual([]);
+    expect(k8sEnv.filter((e: any) => e.valueFrom?.secretKeyRef)).toEqual([]);
+    expect(secretsReadBy('proxy')).toEqual(['tessera-proxy-tls']);
+    expect(Object.keys(compose.services.proxy.environment).filter((n) => forbidden.test(n))).toEqual([]);
+    expect(composeVariables('proxy')).toEqual([]);
+  });
+
+  it('docker compose: each service takes only its own secret variables; the proxy none, Redis only the password digests', () => {
+    for (const name of Object.keys(compose.services)) {
+      for (const variable of composeVariables(name)) {
+        const owner = COMPOSE_SECRETS[variable] ?? (COMPOSE_SETTINGS.includes(variable) ? name : 'unknown: add it to COMPOSE_SECRETS');
+        expect({ name, variable, owner }).toEqual({ name, variable, owner: name });
+      }
+    }
+    expect(Object.keys(compose.services).flatMap(composeVariables).sort()).toEqual(
+      [...Object.keys(COMPOSE_SECRETS), ...COMPOSE_SETTINGS].sort(),
+    );
+    expect(Object.keys(compose.services.redis.environment).filter((n) => /PASSWORD$/.test(n))).toEqual([]);
   });
 
   it('Kubernetes: Redis runs deploy/redis/start.sh with the shipped ACL, TLS only', () => {

@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { aCard, apiClient, type RedisServer, ROOT, startRedis, TEST_CVV, useStack } from './harness';
@@ -37,7 +38,8 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
   const cvv = 'tessera:cvv:{tok_acl_test}';
 
   beforeAll(async () => {
-    redis = await startRedis({ acl: true });
+    // As deploy/k8s and docker-compose.yml run it: Redis knows only the passwords' digests.
+    redis = await startRedis({ acl: true, digestsOnly: true });
     vault = await connect(redis.users!.vault);
     gateway = await connect(redis.users!.gateway);
     await vault.set(card, '{"sealed":"card"}');
@@ -116,6 +118,33 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await refusal(vault.call('CONFIG', 'SET', 'appendfsync', 'no'))).toBe('NOPERM');
     expect(await refusal(vault.flushall())).toBe('NOPERM');
     expect(await refusal(vault.keys('*'))).toBe('NOPERM');
+  });
+});
+
+describe('deploy/redis/start.sh refuses to start', () => {
+  let runDir: string;
+  beforeAll(() => (runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-start-sh-'))));
+  afterAll(() => fs.rmSync(runDir, { recursive: true, force: true }));
+  const startSh = (env: Record<string, string>) =>
+    spawnSync('sh', [path.join(ROOT, 'deploy', 'redis', 'start.sh'), '--port', '0'], {
+      env: { PATH: process.env.PATH, TESSERA_REDIS_RUN_DIR: runDir, ...env },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+  const password = 'p'.repeat(32);
+  const digest = 'a'.repeat(64);
+
+  it.each([
+    ['a password and a digest for one user', { REDIS_VAULT_PASSWORD: password, REDIS_VAULT_PASSWORD_SHA256: digest }, /not both/],
+    ['a digest that is not 64 hex digits', { REDIS_VAULT_PASSWORD_SHA256: 'z'.repeat(64) }, /64 hex digits/],
+    ['a short digest', { REDIS_VAULT_PASSWORD_SHA256: digest.slice(1) }, /64 hex digits/],
+    ['neither for one user', {}, /REDIS_VAULT_PASSWORD must be set/],
+  ])('with %s, naming the variable and printing no secret', (_case, vaultEnv, message) => {
+    const run = startSh({ REDIS_GATEWAY_PASSWORD_SHA256: digest, ...vaultEnv });
+    expect(run.status).toBe(78);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toContain(password);
+    expect(run.stderr).not.toContain('zzzz');
   });
 });
 

@@ -67,13 +67,78 @@ describe('the proxy in production', () => {
   );
 });
 
-describe('the npm start banner', () => {
+/**
+ * The environment of each process `launcher` started, by the script it runs (vault, proxy,
+ * gateway, sandbox), read from /proc as anyone on the machine with the same user could.
+ */
+function childEnvironments(launcher: number): Record<string, Record<string, string>> {
+  const found: Record<string, Record<string, string>> = {};
+  for (const pid of fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    let stat: string, cmdline: string, environ: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+    } catch {
+      continue; // gone meanwhile, or not ours
+    }
+    // Fields after the command name (in parentheses, which may hold spaces): state, then the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const script = /(?:services\/(\w+)|packages\/(sandbox)-psp)\/dist\/main\.js/.exec(cmdline);
+    if (parent !== launcher || script === null) continue;
+    const variables = environ.split('\0').filter(Boolean);
+    found[script[1] ?? script[2]!] = Object.fromEntries(variables.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
+  }
+  return found;
+}
+
+describe('npm start', () => {
   let redis: RedisServer;
   let stack: ChildProcess | undefined;
   let output = '';
+  const root = () => path.join(stateDir, 'npm-start');
+  // Secrets for one service each, set where npm start runs, as a developer would export them.
+  const secrets = {
+    VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    API_KEY_PEPPER: randomBytes(32).toString('hex'),
+    TESSERA_DEV_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+  };
+  // What an earlier npm start left in the stack's directory, beside everything else.
+  const legacyFiles = {
+    'vault-keys': `dev1:${randomBytes(32).toString('base64')}`,
+    'api-key-pepper': randomBytes(32).toString('base64url'),
+  };
 
   beforeAll(async () => {
     redis = await startRedis();
+    fs.mkdirSync(root(), { recursive: true, mode: 0o700 });
+    for (const [file, value] of Object.entries(legacyFiles)) fs.writeFileSync(path.join(root(), file), value + '\n', { mode: 0o600 });
+    const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(ports[0]),
+      SANDBOX_PSP_PORT: String(ports[1]),
+      FIELDS_PORT: String(ports[2]),
+      VAULT_ADDR: `127.0.0.1:${ports[3]}`,
+      PROXY_ADDR: `127.0.0.1:${ports[4]}`,
+      TESSERA_STATE_DIR: root(),
+      REDIS_URL: redis.url,
+      ...secrets,
+    };
+    stack = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stack.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    stack.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const deadline = Date.now() + 150_000;
+    while (!output.includes('Press Ctrl+C to stop.')) {
+      if (stack.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output.slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
 
   afterAll(async () => {
@@ -98,34 +163,39 @@ describe('the npm start banner', () => {
     await redis?.stop();
   });
 
-  it('says where the data is when REDIS_URL is set, not that it is kept in memory', async () => {
-    const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(ports[0]),
-      SANDBOX_PSP_PORT: String(ports[1]),
-      FIELDS_PORT: String(ports[2]),
-      VAULT_ADDR: `127.0.0.1:${ports[3]}`,
-      PROXY_ADDR: `127.0.0.1:${ports[4]}`,
-      TESSERA_STATE_DIR: path.join(stateDir, 'npm-start'),
-      REDIS_URL: redis.url,
-      TESSERA_DEV_ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-    };
-    stack = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
-      cwd: ROOT,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stack.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    stack.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const deadline = Date.now() + 150_000;
-    while (!output.includes('Press Ctrl+C to stop.')) {
-      if (stack.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output.slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  it('says where the data is when REDIS_URL is set, not that it is kept in memory', () => {
     expect(output).not.toContain('keeps data in memory');
     expect(output).toContain(`Tokens and API keys are kept in Redis (redis://127.0.0.1:${redis.port})`);
+  });
+
+  it('gives each process only its own secrets: the proxy and the sandbox PSP no Redis URL, vault key, key directory or pepper', () => {
+    const envs = childEnvironments(stack!.pid!);
+    expect(Object.keys(envs).sort()).toEqual(['gateway', 'proxy', 'sandbox', 'vault']);
+    const vaultDir = path.join(root(), 'vault');
+    const gatewayDir = path.join(root(), 'gateway');
+    /** The variables of `name`'s environment that carry `value`, under whatever name. */
+    const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
+
+    for (const name of ['proxy', 'sandbox']) {
+      for (const value of [redis.url, secrets.VAULT_KEYS, secrets.API_KEY_PEPPER, secrets.TESSERA_DEV_ADMIN_PASSWORD, root()]) {
+        expect({ name, holding: holding(name, value) }).toEqual({ name, holding: [] });
+      }
+      expect(Object.keys(envs[name]!).filter((v) => /^(REDIS_|VAULT_KEYS|API_KEY_PEPPER|TESSERA_)/.test(v))).toEqual([]);
+    }
+    // The vault: its keys, its Redis and its own directory; nothing of the gateway's.
+    expect(envs.vault).toMatchObject({ VAULT_KEYS: secrets.VAULT_KEYS, REDIS_URL: redis.url, TESSERA_STATE_DIR: vaultDir });
+    for (const value of [secrets.API_KEY_PEPPER, secrets.TESSERA_DEV_ADMIN_PASSWORD, gatewayDir]) {
+      expect({ value, holding: holding('vault', value) }).toEqual({ value, holding: [] });
+    }
+    // The gateway: its pepper, its Redis and its own directory; never the vault's keys or where they are.
+    expect(envs.gateway).toMatchObject({ API_KEY_PEPPER: secrets.API_KEY_PEPPER, REDIS_URL: redis.url, TESSERA_STATE_DIR: gatewayDir });
+    for (const value of [secrets.VAULT_KEYS, vaultDir])
+      expect({ value, holding: holding('gateway', value) }).toEqual({ value, holding: [] });
+  });
+
+  it("moves an earlier stack's vault key ring and pepper into the vault's and the gateway's own directories", () => {
+    expect(fs.readFileSync(path.join(root(), 'vault', 'vault-keys'), 'utf8').trim()).toBe(legacyFiles['vault-keys']);
+    expect(fs.readFileSync(path.join(root(), 'gateway', 'api-key-pepper'), 'utf8').trim()).toBe(legacyFiles['api-key-pepper']);
+    expect(fs.readdirSync(root()).filter((f) => f in legacyFiles)).toEqual([]);
   });
 });

@@ -29,8 +29,8 @@ export const sharedConfigDocs: ConfigDocs = {
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
   TESSERA_STATE_DIR: {
-    default: '`./.tessera`',
-    text: 'development only: generated vault key, API-key pepper and dev API key (git-ignored)',
+    default: '`./.tessera/<service>`',
+    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the gateway's API-key pepper in `./.tessera/gateway`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password) and tells each service only of its own subdirectory",
   },
   VAULT_ADDR: {
     text: 'vault gRPC address: the vault listens on it (`host:port`); the clients dial it as a gRPC target, `host:port`, `dns:///host:port` or `ipv4:a:p,b:q`, balancing over every replica ([scaling.md](scaling.md))',

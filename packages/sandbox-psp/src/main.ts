@@ -1,12 +1,8 @@
-import { z } from 'zod';
-import { createLogger, env, loadConfigOrExit } from '@tessera/common';
+import { createLogger, loadConfigOrExit } from '@tessera/common';
+import { sandboxPspConfigSchema } from './config';
 import { createSandboxPsp, listen } from './server';
 
-const config = loadConfigOrExit(
-  z.object({ SANDBOX_PSP_PORT: env.port(8090), SANDBOX_PSP_HOST: z.string().default('127.0.0.1'), LOG_LEVEL: env.logLevel() }),
-  process.env,
-  'sandbox-psp',
-);
+const config = loadConfigOrExit(sandboxPspConfigSchema, process.env, 'sandbox-psp');
 const logger = createLogger('sandbox-psp', config.LOG_LEVEL);
 const server = createSandboxPsp(logger);
 

@@ -1,4 +1,5 @@
 export { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProcess';
+export { ownEnvironment, PROCESS_BASICS } from './ownEnvironment';
 export { redisReady, startRedisServer, type RedisServerOptions, type RedisServerProcess } from './redisServer';
 export { grpcTargetOf, ServiceStack, type ServiceName, type ServiceStackOptions } from './serviceStack';
 export { httpOk, PortBlock, tcpOpen, waitFor } from './wait';

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,6 +69,8 @@ export interface RedisStartOptions {
   acl?: boolean;
   /** With `acl`: TLS only (rediss://), server certificate for DNS:localhost from a test CA. */
   tls?: boolean;
+  /** With `acl`: start.sh gets only the passwords' SHA-256, as deploy/k8s and docker-compose.yml give it. */
+  digestsOnly?: boolean;
   /** More redis-server arguments (e.g. `--enable-debug-command yes`). */
   args?: string[];
 }
@@ -84,10 +86,12 @@ export async function startRedis(options: RedisStartOptions = {}): Promise<Redis
   const serverArgs = ['--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...(options.args ?? [])];
   let tlsCaFile: string | undefined;
   const passwords = { vault: randomBytes(24).toString('hex'), gateway: randomBytes(24).toString('hex') };
+  const sha256 = (password: string) => createHash('sha256').update(password).digest('hex');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    REDIS_VAULT_PASSWORD: passwords.vault,
-    REDIS_GATEWAY_PASSWORD: passwords.gateway,
+    ...(options.digestsOnly
+      ? { REDIS_VAULT_PASSWORD_SHA256: sha256(passwords.vault), REDIS_GATEWAY_PASSWORD_SHA256: sha256(passwords.gateway) }
+      : { REDIS_VAULT_PASSWORD: passwords.vault, REDIS_GATEWAY_PASSWORD: passwords.gateway }),
     TESSERA_REDIS_RUN_DIR: path.join(dir, 'run'),
   };
   // localhost may resolve to ::1 first: listen on both loopbacks ("-": if the host has IPv6).

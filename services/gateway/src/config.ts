@@ -161,9 +161,10 @@ export const gatewayConfigSchema = z
     REQUEST_LOG_BUFFER_ENTRIES: env.positiveInt(10_000),
     TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
     TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
+    // The gateway's own development state (its generated pepper): never the vault's directory.
     TESSERA_STATE_DIR: z
       .string()
-      .default('.tessera')
+      .default('.tessera/gateway')
       .transform((v) => path.resolve(v)),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),

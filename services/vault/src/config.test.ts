@@ -32,7 +32,7 @@ describe('vault config', () => {
       REDIS_COMMAND_TIMEOUT_MS: 1000,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
-      TESSERA_STATE_DIR: path.resolve('.tessera'),
+      TESSERA_STATE_DIR: path.resolve('.tessera/vault'),
     });
     expect(config.REDIS_URL).toBeUndefined();
     expect(config.VAULT_KEYS).toBeUndefined();

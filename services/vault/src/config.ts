@@ -126,9 +126,10 @@ export const configSchema = z
     RENDER_MAX_BYTES: env.positiveInt(DEFAULT_RENDER_MAX_BYTES).refine((n) => n <= MAX_RENDER_MAX_BYTES, {
       error: `must be at most ${MAX_RENDER_MAX_BYTES} (the gRPC message limit less room for framing)`,
     }),
+    // The vault's own development state (its generated key ring): no other service is told of it.
     TESSERA_STATE_DIR: z
       .string()
-      .default('.tessera')
+      .default('.tessera/vault')
       .transform((dir) => path.resolve(dir)),
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
