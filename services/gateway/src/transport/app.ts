@@ -213,7 +213,8 @@ export function createApp(deps: GatewayDeps): Express {
     });
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
-    // token is provisional until the merchant's server retains it (docs/browser.md).
+    // token is provisional until the merchant's server retains it, and the answer is the
+    // browser's own: nothing derived from the number beyond brand and last 4 (docs/browser.md).
     app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
     if (deps.cvcSessions) {
       const cvc = cvcSessionRoutes({ ...deps.cvcSessions, vault });
