@@ -1,7 +1,8 @@
 /**
  * Issue 15, item 4: the CVC-only field of tessera.js in a real browser. A returning shopper's card
- * is stored (a token without CVV); the merchant's checkout frames `tessera.cvcField({ token })`, the
- * shopper types the CVC, and the next proxy call renders it once. The merchant page's own DOM,
+ * is stored (a token without CVV); the merchant's server opens a CVC session for it (issue 22), its
+ * checkout frames `tessera.cvcField({ cvcSession })`, the shopper types the CVC, and the next proxy
+ * call renders it once. The merchant page's own DOM,
  * messages and network never hold the digits: it installs the hooks a skimming script would.
  */
 import fs from 'node:fs';
@@ -39,6 +40,8 @@ let fieldsOrigin = '';
 let merchant: MerchantSite;
 let asMerchant: ReturnType<typeof apiClient>;
 let token = '';
+/** The CVC session the merchant's server opened for `token`, as it hands it to the page. */
+let cvcSession: unknown;
 
 /** A checkout for a returning shopper: hooks first (as a skimmer would install them), then the CVC-only field. */
 function checkoutPage(key: string, integrity: string): string {
@@ -55,7 +58,7 @@ ${SKIMMER_HOOKS}
 <script src="${fieldsOrigin}/js/v1/tessera.js" integrity="${integrity}" crossorigin="anonymous"></script>
 <script>
 window.events = [];
-var field = Tessera(${JSON.stringify(key)}).cvcField({ token: ${JSON.stringify(token)}, container: '#cvc', title: 'Security code' });
+var field = Tessera(${JSON.stringify(key)}).cvcField({ cvcSession: ${JSON.stringify(cvcSession)}, container: '#cvc', title: 'Security code' });
 ['ready', 'change'].forEach(function (name) {
   field.on(name, function (e) { window.events.push(Object.assign({ type: name }, e)); });
 });
@@ -82,6 +85,10 @@ beforeAll(async () => {
   });
   expect(created.status).toBe(201);
   token = created.body.token as string;
+  const opened = await asMerchant('POST', `/v1/token/${token}/cvc-sessions`);
+  expect(opened.status).toBe(201);
+  expect(opened.body).toEqual({ object: 'cvc_session', token, secret: expect.stringMatching(/^cvcs_/), expiresAt: expect.any(String) });
+  cvcSession = opened.body;
 
   let key = '';
   merchant = await startMerchantSite(() => checkoutPage(key, integrity));
@@ -135,10 +142,8 @@ it('re-collects a CVC into a stored token without the merchant page seeing it; t
   await page.locator('#pay').click();
   await page.waitForFunction(() => window.result !== undefined, undefined, { timeout: 30_000 });
   const result = await page.evaluate(() => window.result);
-  expect(result).toEqual({
-    token,
-    card: { brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: new Date().getUTCFullYear() + 3 },
-  });
+  // The token alone: the merchant's server, which opened the session, has the card's details.
+  expect(result).toEqual({ token });
   await page.screenshot({ path: path.join(SCREENSHOTS, 'cvc-field.png') });
 
   // What the merchant's page could observe: its DOM, every message and port event, its fetch/XHR
@@ -171,7 +176,7 @@ it('refuses the CVC route to a publishable key from anywhere but the fields ifra
   const direct = await fetch(`${stack.baseUrl}/v1/browser/tokens/${token}/cvc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key, origin: merchant.origin, 'x-tessera-parent-origin': merchant.origin },
-    body: JSON.stringify({ cvv: '123' }),
+    body: JSON.stringify({ cvv: '123', cvcSession: (cvcSession as { secret: string }).secret }),
   });
   expect(direct.status).toBe(401);
   // And the secret-key route refuses a publishable key.

@@ -67,9 +67,16 @@ export const ERROR_CATALOGUE = {
     type: 'permission_error',
     message: 'A publishable key can only create tokens through Tessera card fields or hosted page; use a secret key on this route.',
   },
+  cvc_session_required: {
+    status: 403,
+    type: 'permission_error',
+    message:
+      "A CVC can be re-collected in a browser only under a CVC session the merchant's server opened for this token (POST /v1/token/{token}/cvc-sessions).",
+  },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
+  cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
   request_log_entry_not_found: {
@@ -101,6 +108,16 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This payment page has already been used. Go back to the shop to see the result.',
+  },
+  cvc_session_expired: {
+    status: 410,
+    type: 'invalid_request_error',
+    message: 'This CVC session has expired; the merchant’s server opens a new one.',
+  },
+  cvc_session_used: {
+    status: 410,
+    type: 'invalid_request_error',
+    message: 'This CVC session was already used; the merchant’s server opens a new one.',
   },
   mfa_already_enabled: {
     status: 409,

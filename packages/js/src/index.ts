@@ -8,7 +8,15 @@
  */
 import type { TesseraFactory } from './shared/api';
 
-export type { CardBrand, ChangeEventPayload, FieldErrorCode, FieldName, TokenizeResult } from './shared/protocol';
+export type {
+  CardBrand,
+  ChangeEventPayload,
+  CvcResult,
+  CvcSessionGrant,
+  FieldErrorCode,
+  FieldName,
+  TokenizeResult,
+} from './shared/protocol';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
 export type {
   CardFields,

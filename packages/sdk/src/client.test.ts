@@ -81,6 +81,16 @@ describe('Tessera client', () => {
     expect(JSON.parse(seen[0]!.body)).toEqual({ number: '4242424242424242', expiryMonth: 12, expiryYear: 2030 });
   });
 
+  it('opens a CVC session with a POST and no body, and returns the grant', async () => {
+    const grant = { object: 'cvc_session', token: 'tok.a/b', secret: `cvcs_${'A'.repeat(43)}`, expiresAt: '2030-01-01T00:10:00.000Z' };
+    reply = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(grant));
+    };
+    expect(await new Tessera('k', { baseUrl }).tokens.openCvcSession('tok.a/b')).toEqual(grant);
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/token/tok.a%2Fb/cvc-sessions', body: '' });
+  });
+
   it('appends /v1 to a base URL without a version and escapes tokens in paths', async () => {
     const tessera = new Tessera('k', { baseUrl: baseUrl.replace(/\/v1$/, '/') });
     await tessera.tokens.get('tok.a/b');

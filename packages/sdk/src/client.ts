@@ -1,5 +1,14 @@
 import { apiErrorFrom, TesseraApiError, TesseraConnectionError, TesseraSdkError, TesseraTimeoutError } from './errors';
-import type { DryRunResult, ProxyRequest, PspResponse, RequestOptions, TokenCreateInput, TokenRecord, TokenUpdateInput } from './types';
+import type {
+  CvcSession,
+  DryRunResult,
+  ProxyRequest,
+  PspResponse,
+  RequestOptions,
+  TokenCreateInput,
+  TokenRecord,
+  TokenUpdateInput,
+} from './types';
 
 export interface TesseraOptions {
   /**
@@ -76,9 +85,15 @@ export class Tessera {
     /**
      * POST /v1/token/{token}/cvc: attaches a CVV your server collected again, used by the token's
      * next render only (then 422 cvv_unavailable) and gone after CVV_TTL_SECONDS. Pass an
-     * `idempotencyKey` to retry safely. In a browser use tessera.js's cvcField instead.
+     * `idempotencyKey` to retry safely. In a browser use tessera.js's cvcField instead (see openCvcSession).
      */
     recollectCvc(token: string, cvv: number | string, options?: RequestOptions): Promise<TokenRecord>;
+    /**
+     * POST /v1/token/{token}/cvc-sessions: the single-use grant (valid for minutes) that lets the
+     * browser's CVC-only field attach one CVC to this token. Give `{ token, secret }` to the page
+     * for `tessera.cvcField({ cvcSession })`; the page never sees the CVC, nor you.
+     */
+    openCvcSession(token: string, options?: RequestOptions): Promise<CvcSession>;
   };
   readonly proxy: {
     /**
@@ -124,6 +139,8 @@ export class Tessera {
         (await this.#json<TokenRecord>({ method: 'PATCH', path: tokenPath(token), body: changes, options: opts })).body,
       recollectCvc: async (token, cvv, opts) =>
         (await this.#json<TokenRecord>({ method: 'POST', path: `${tokenPath(token)}/cvc`, body: { cvv }, options: opts })).body,
+      openCvcSession: async (token, opts) =>
+        (await this.#json<CvcSession>({ method: 'POST', path: `${tokenPath(token)}/cvc-sessions`, options: opts })).body,
     };
     this.proxy = {
       forward: async (request, opts) => {

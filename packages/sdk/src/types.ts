@@ -55,6 +55,20 @@ export interface TokenRecord {
   fingerprint: string | null;
 }
 
+/**
+ * A CVC session (POST /v1/token/{token}/cvc-sessions): the single-use grant the browser's CVC-only
+ * field needs. Hand `{ token, secret }` to the checkout page for `tessera.cvcField({ cvcSession })`;
+ * the secret is shown only in this answer.
+ */
+export interface CvcSession {
+  object: 'cvc_session';
+  token: string;
+  /** `cvcs_…`: lets one CVC be attached to `token`, once, until `expiresAt`. */
+  secret: string;
+  /** CVC_SESSION_TTL_SECONDS (10 min) after it was opened. */
+  expiresAt: string;
+}
+
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ProxyRequest {

@@ -118,6 +118,9 @@ export const gatewayConfigSchema = z
     // fields may send card data (their connect-src). Outside production both default to loopback.
     // Hosted payment page (form sessions, docs/browser.md): how long a session's page can be used.
     FORM_SESSION_TTL_SECONDS: env.positiveInt(1800),
+    // tessera.cvcField: how long a CVC session (the single-use grant a secret key opens for one
+    // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page.
+    CVC_SESSION_TTL_SECONDS: env.positiveInt(600),
     FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),

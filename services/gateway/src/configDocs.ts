@@ -54,6 +54,9 @@ export const gatewayConfigDocs: ConfigDocs = {
   FORM_SESSION_TTL_SECONDS: {
     text: 'how long a hosted payment page (form session) can be used; its record stays readable 24 h longer (status `expired`)',
   },
+  CVC_SESSION_TTL_SECONDS: {
+    text: 'how long a CVC session (`POST /v1/token/{token}/cvc-sessions`, the single-use grant `tessera.cvcField` needs) can be used',
+  },
   FIELDS_PORT: {
     default: 'unset (`npm start`: `8082`)',
     text: 'when set, the hosted card fields and `tessera.js` are served on their own listener ([browser.md](browser.md))',

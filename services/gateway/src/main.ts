@@ -24,6 +24,7 @@ import { superviseWorkers } from './cluster';
 import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessionStore';
+import { MemoryCvcSessionStore, RedisCvcSessionStore } from './store/cvcSessionStore';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { CLUSTER_KEY_PREFIX, RedisApiKeyStore } from './store/redisApiKeyStore';
@@ -236,6 +237,11 @@ async function main(): Promise<void> {
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
     ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
     ...(formSessions ? { formSessions } : {}),
+    cvcSessions: {
+      sessions: sharedRedis ? new RedisCvcSessionStore(sharedRedis) : new MemoryCvcSessionStore(),
+      ttlSeconds: config.CVC_SESSION_TTL_SECONDS,
+      now: () => new Date(),
+    },
   });
 
   const server = app.listen(config.PORT, config.HOST);

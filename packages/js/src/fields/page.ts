@@ -9,9 +9,9 @@ import {
   parseCommand,
   parseConnect,
   PROTOCOL_VERSION,
+  type CvcSessionGrant,
   type FieldsEvent,
   type HelloMessage,
-  type CardBrand,
   type TokenizeError,
 } from '../shared/protocol';
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
@@ -37,6 +37,12 @@ function parentOriginOf(): string | undefined {
   return isOrigin(origin) ? origin : undefined;
 }
 
+/** An API answer as the fields read it: the status and the JSON body, if any. */
+interface ApiAnswer {
+  status: number;
+  body: Record<string, unknown> | undefined;
+}
+
 function start(): void {
   const form = byId<HTMLFormElement>('card-form');
   const apiOrigin = form.dataset.apiOrigin ?? '';
@@ -54,8 +60,8 @@ function start(): void {
   let port: MessagePort | undefined;
   let lastChange = '';
   let tokenizing = false;
-  /** Set by the CVC-only field's connect: the token whose CVC is re-collected. */
-  let cvcToken: string | undefined;
+  /** Set by the CVC-only field's connect: the grant (and its token) the CVC is attached under. */
+  let cvcSession: CvcSessionGrant | undefined;
   const send = (event: FieldsEvent): void => port?.postMessage(event);
 
   function applyStyle(input: HTMLInputElement, states: InputStates): void {
@@ -85,7 +91,7 @@ function start(): void {
   form.addEventListener('submit', (event) => event.preventDefault());
 
   /** A call to the API of the fields origin's gateway with the publishable key: status and JSON body. */
-  async function callApi(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  async function callApi(path: string, body: unknown): Promise<ApiAnswer> {
     const response = await fetch(`${apiOrigin}${path}`, {
       method: 'POST',
       mode: 'cors',
@@ -104,55 +110,58 @@ function start(): void {
   }
 
   /**
-   * Sends the card (or, for the CVC-only field, the CVC of `cvcToken`) and tells the page the
-   * token and the card's non-sensitive details, or the API's error; never a digit typed.
+   * Sends the card (or, for the CVC-only field, the CVC under `cvcSession`) and tells the page the
+   * token and the card's brand, last 4 and expiry (the CVC-only field: the token alone), or the
+   * API's error; never a digit typed. The page gets only the fields named here, whatever the API
+   * answered.
    */
   async function tokenize(id: number): Promise<void> {
     const fail = (error: TokenizeError): void => send({ type: 'tokenize_failed', id, error });
+    /** The API's refusal as the page sees it: its code and message only. */
+    const failWith = (answer: ApiAnswer): void => {
+      const error = (answer.body?.error ?? {}) as { code?: unknown; message?: unknown };
+      fail({
+        code: typeof error.code === 'string' ? error.code : 'api_error',
+        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${answer.status}).`,
+      });
+    };
     if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
     const current = values();
     const firstError = card.showAll();
     const { checks } = card.update();
     if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
     const expiry = checks.expiry;
-    if (cvcToken === undefined && expiry.value === undefined)
+    if (cvcSession === undefined && expiry.value === undefined)
       return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
     const name = current.name.trim();
     tokenizing = true;
     try {
-      const answer =
-        cvcToken !== undefined
-          ? await callApi(`/v1/browser/tokens/${encodeURIComponent(cvcToken)}/cvc`, { cvv: digitsOf(current.cvc) })
-          : await callApi('/v1/browser/tokens', {
-              number: digitsOf(current.number),
-              expiryMonth: expiry.value?.month,
-              expiryYear: expiry.value?.year,
-              cvv: digitsOf(current.cvc),
-              ...(name === '' ? {} : { holderName: name }),
-            });
-      const body = answer.body;
-      if (answer.status === (cvcToken !== undefined ? 200 : 201) && body !== undefined) {
-        send({
-          type: 'tokenized',
-          id,
-          result: {
-            token: String(body.token),
-            card: {
-              // The CVC-only field never saw the number: the token's own brand.
-              brand: cvcToken !== undefined ? (body.brand as CardBrand) : checks.brand,
-              last4: String(body.last4),
-              expiryMonth: Number(body.expiryMonth),
-              expiryYear: Number(body.expiryYear),
-            },
-          },
+      if (cvcSession !== undefined) {
+        const answer = await callApi(`/v1/browser/tokens/${encodeURIComponent(cvcSession.token)}/cvc`, {
+          cvv: digitsOf(current.cvc),
+          cvcSession: cvcSession.secret,
         });
-        return;
+        if (answer.status === 200) return send({ type: 'cvc_attached', id, result: { token: cvcSession.token } });
+        return failWith(answer);
       }
-      const error = (body?.error ?? {}) as { code?: unknown; message?: unknown };
-      fail({
-        code: typeof error.code === 'string' ? error.code : 'api_error',
-        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${answer.status}).`,
+      const answer = await callApi('/v1/browser/tokens', {
+        number: digitsOf(current.number),
+        expiryMonth: expiry.value?.month,
+        expiryYear: expiry.value?.year,
+        cvv: digitsOf(current.cvc),
+        ...(name === '' ? {} : { holderName: name }),
       });
+      const body = answer.body;
+      if (answer.status === 201 && body !== undefined) {
+        const summary = {
+          brand: checks.brand,
+          last4: String(body.last4),
+          expiryMonth: Number(body.expiryMonth),
+          expiryYear: Number(body.expiryYear),
+        };
+        return send({ type: 'tokenized', id, result: { token: String(body.token), card: summary } });
+      }
+      failWith(answer);
     } catch {
       fail({ code: 'network_error', message: 'The card could not be sent. Check the connection and try again.' });
     } finally {
@@ -164,7 +173,7 @@ function start(): void {
     const command = parseCommand(event.data);
     if (command === undefined) return;
     if (command.type === 'tokenize') void tokenize(command.id);
-    else if (command.type === 'focus') (cvcToken === undefined ? inputs.number : inputs.cvc).focus();
+    else if (command.type === 'focus') (cvcSession === undefined ? inputs.number : inputs.cvc).focus();
     else card.clear();
   }
 
@@ -177,8 +186,8 @@ function start(): void {
     window.removeEventListener('message', onConnect);
     style = connect.style;
     byId('name-row').hidden = !connect.holderName;
-    cvcToken = connect.cvcToken;
-    if (cvcToken !== undefined) card.only(['cvc']);
+    cvcSession = connect.cvcSession;
+    if (cvcSession !== undefined) card.only(['cvc']);
     port = channel;
     port.onmessage = onCommand;
     send({ type: 'ready' });

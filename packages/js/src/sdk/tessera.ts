@@ -5,11 +5,13 @@
  */
 import {
   isOrigin,
-  isToken,
+  parseCvcSessionGrant,
   parseEvent,
   parseHello,
   PROTOCOL_VERSION,
   type ConnectMessage,
+  type CvcResult,
+  type CvcSessionGrant,
   type FieldsCommand,
   type TokenizeResult,
 } from '../shared/protocol';
@@ -20,6 +22,7 @@ import type {
   CardFieldsEventName,
   CardFieldsOptions,
   CvcField,
+  FieldsFrame,
   TesseraInstance,
   TesseraOptions,
 } from '../shared/api';
@@ -28,6 +31,11 @@ const PUBLISHABLE_KEY = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
 const TOKENIZE_TIMEOUT_MS = 60_000;
 const DEFAULT_TITLE = 'Secure card payment input frame';
 const FIELDS_PATH = '/fields/v1/card';
+
+/** The frame behind both the card fields and the CVC-only field: events, and one submission call. */
+interface FieldsFrameWithSubmit extends FieldsFrame<FieldsFrameWithSubmit> {
+  tokenize(): Promise<FrameResult>;
+}
 
 export class TesseraError extends Error {
   constructor(
@@ -63,8 +71,16 @@ function containerOf(container: string | Element): Element {
   return element;
 }
 
-/** The card fields, or with `cvcToken` the same frame showing the CVC input only (see CvcField). */
-function mountCardFields(publishableKey: string, fieldsOrigin: string, options: CardFieldsOptions, cvcToken?: string): CardFields {
+/** What a frame's submission resolves with: the card fields' tokenize result, or the CVC-only field's. */
+type FrameResult = TokenizeResult | CvcResult;
+
+/** The card fields, or with `cvcSession` the same frame showing the CVC input only (see CvcField). */
+function mountCardFields(
+  publishableKey: string,
+  fieldsOrigin: string,
+  options: CardFieldsOptions,
+  cvcSession?: CvcSessionGrant,
+): FieldsFrameWithSubmit {
   const style = checkFieldsStyle(options.style);
   if (!style.ok) throw new TesseraError('invalid_style', `Tessera: ${style.message}`);
   const container = containerOf(options.container);
@@ -75,7 +91,9 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
     blur: new Set(),
     change: new Set(),
   };
-  const pending = new Map<number, { resolve: (r: TokenizeResult) => void; reject: (e: TesseraError) => void; timer: number }>();
+  const pending = new Map<number, { resolve: (r: FrameResult) => void; reject: (e: TesseraError) => void; timer: number }>();
+  /** The one success message this frame may send: a CVC-only frame never makes a token, the card fields never attach a CVC. */
+  const success = cvcSession === undefined ? 'tokenized' : 'cvc_attached';
   let port: MessagePort | undefined;
   let ready = false;
   let nextId = 1;
@@ -87,7 +105,7 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
   iframe.title = options.title ?? DEFAULT_TITLE;
   iframe.setAttribute('frameborder', '0');
   iframe.setAttribute('scrolling', 'no');
-  const height = cvcToken !== undefined ? 90 : options.holderName ? 230 : 160;
+  const height = cvcSession !== undefined ? 90 : options.holderName ? 230 : 160;
   iframe.style.cssText = `border:0;width:100%;display:block;overflow:hidden;height:${height}px;`;
 
   function emit<E extends CardFieldsEventName>(event: E, payload: CardFieldsEventMap[E]): void {
@@ -123,12 +141,13 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
         iframe.style.height = `${message.height}px`;
         return;
       case 'tokenized':
+      case 'cvc_attached':
       case 'tokenize_failed': {
         const call = pending.get(message.id);
-        if (call === undefined) return;
+        if (call === undefined || (message.type !== 'tokenize_failed' && message.type !== success)) return;
         pending.delete(message.id);
         clearTimeout(call.timer);
-        if (message.type === 'tokenized') call.resolve(message.result);
+        if (message.type !== 'tokenize_failed') call.resolve(message.result);
         else call.reject(new TesseraError(message.error.code, message.error.message));
         return;
       }
@@ -150,7 +169,7 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
       nonce,
       style: style.ok ? style.style : {},
       holderName: options.holderName === true,
-      ...(cvcToken === undefined ? {} : { cvcToken }),
+      ...(cvcSession === undefined ? {} : { cvcSession }),
     };
     iframe.contentWindow.postMessage(connect, fieldsOrigin, [channel.port2]);
   }
@@ -160,7 +179,7 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
   window.addEventListener('message', onHello);
   container.appendChild(iframe);
 
-  const fields: CardFields = {
+  const fields: FieldsFrameWithSubmit = {
     on(event, handler) {
       handlers[event].add(handler);
       return fields;
@@ -174,7 +193,7 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
         return Promise.reject(new TesseraError('fields_not_ready', 'Tessera: the card fields have not loaded yet (wait for "ready").'));
       }
       const id = nextId++;
-      return new Promise<TokenizeResult>((resolve, reject) => {
+      return new Promise<FrameResult>((resolve, reject) => {
         const timer = window.setTimeout(() => {
           pending.delete(id);
           reject(new TesseraError('timeout', 'Tessera: the card fields did not answer in time.'));
@@ -205,6 +224,25 @@ function mountCardFields(publishableKey: string, fieldsOrigin: string, options: 
   return fields;
 }
 
+/** What the page holds: the frame's methods, `on`/`off` chaining on the page's object, and its own submission call. */
+function facadeOf<Self extends FieldsFrame<Self>>(frame: FieldsFrameWithSubmit, own: Omit<Self, keyof FieldsFrame<Self>>): Self {
+  const self = {
+    ...own,
+    focus: frame.focus,
+    clear: frame.clear,
+    destroy: frame.destroy,
+    on<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void) {
+      frame.on(event, handler);
+      return self;
+    },
+    off<E extends CardFieldsEventName>(event: E, handler: (payload: CardFieldsEventMap[E]) => void) {
+      frame.off(event, handler);
+      return self;
+    },
+  } as unknown as Self;
+  return self;
+}
+
 export function Tessera(publishableKey: string, options: TesseraOptions = {}): TesseraInstance {
   if (typeof publishableKey === 'string' && publishableKey.startsWith('tsk_')) {
     // Refused before anything is sent: a secret key in a web page must be revoked, not used.
@@ -221,23 +259,22 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
   return {
-    cardFields: (fieldsOptions) => mountCardFields(publishableKey, fieldsOrigin, fieldsOptions),
-    cvcField: ({ token, ...fieldOptions }) => {
-      if (!isToken(token)) throw new TesseraError('invalid_token', 'Tessera: cvcField needs the token (tok.…) whose CVC is re-entered.');
-      const { tokenize, on, off, ...rest } = mountCardFields(publishableKey, fieldsOrigin, fieldOptions, token);
-      const field: CvcField = {
-        ...rest,
-        submit: tokenize,
-        on(event, handler) {
-          on(event, handler);
-          return field;
-        },
-        off(event, handler) {
-          off(event, handler);
-          return field;
-        },
-      };
-      return field;
+    cardFields: (fieldsOptions) => {
+      const frame = mountCardFields(publishableKey, fieldsOrigin, fieldsOptions);
+      // The card fields' frame answers only 'tokenized' (see `success`).
+      return facadeOf<CardFields>(frame, { tokenize: () => frame.tokenize() as Promise<TokenizeResult> });
+    },
+    cvcField: ({ cvcSession, ...fieldOptions }) => {
+      const grant = parseCvcSessionGrant(cvcSession);
+      if (grant === undefined) {
+        throw new TesseraError(
+          'cvc_session_required',
+          'Tessera: cvcField needs a CVC session ({ token, secret }) your server opened with POST /v1/token/{token}/cvc-sessions.',
+        );
+      }
+      const frame = mountCardFields(publishableKey, fieldsOrigin, fieldOptions, grant);
+      // The CVC-only frame answers only 'cvc_attached' (see `success`).
+      return facadeOf<CvcField>(frame, { submit: () => frame.tokenize() as Promise<CvcResult> });
     },
   };
 }

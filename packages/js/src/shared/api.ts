@@ -2,7 +2,7 @@
  * What tessera.js gives the merchant's page: the types both the script itself (sdk/tessera.ts)
  * and the `@tessera/js` loader (index.ts) describe it with. Types only: nothing here runs.
  */
-import type { ChangeEventPayload, FieldName, TokenizeResult } from './protocol';
+import type { ChangeEventPayload, CvcResult, CvcSessionGrant, FieldName, TokenizeResult } from './protocol';
 import type { FieldsStyle } from './style';
 
 export interface CardFieldsOptions {
@@ -39,8 +39,12 @@ export interface CardFields extends FieldsFrame<CardFields> {
 }
 
 export interface CvcFieldOptions {
-  /** The token (of this merchant and mode) whose CVC the returning shopper re-enters. */
-  token: string;
+  /**
+   * The CVC session your server opened for the token whose CVC the returning shopper re-enters
+   * (POST /v1/token/{token}/cvc-sessions with your secret key): its `{ token, secret }`, or the
+   * whole answer. Single use, valid for minutes: open one per checkout page.
+   */
+  cvcSession: CvcSessionGrant;
   /** A CSS selector or the element the field is placed in. */
   container: string | Element;
   style?: FieldsStyle;
@@ -50,11 +54,13 @@ export interface CvcFieldOptions {
 
 /**
  * The CVC-only field: a returning shopper types the CVC of a stored card; `submit()` attaches it to
- * the token (for its next render only, within CVV_TTL_SECONDS) and resolves with the token and
- * the card's brand, last 4 and expiry. The CVC goes from the iframe to Tessera, never through the page.
+ * the session's token (for its next render only, within CVV_TTL_SECONDS) and resolves with the
+ * token; your server already has the card's details. The CVC goes from the iframe to Tessera,
+ * never through the page. Rejects with `cvc_session_used`, `cvc_session_expired`, … when the session
+ * cannot be used (open a new one).
  */
 export interface CvcField extends FieldsFrame<CvcField> {
-  submit(): Promise<TokenizeResult>;
+  submit(): Promise<CvcResult>;
 }
 
 export interface TesseraOptions {

@@ -1,4 +1,4 @@
-import { isOrigin, parseConnect, parseEvent, parseHello } from './protocol';
+import { isOrigin, parseConnect, parseCvcSessionGrant, parseEvent, parseHello } from './protocol';
 
 const NONCE = 'abcdefghijklmnopqrstuvwx';
 
@@ -44,6 +44,31 @@ describe('message schemas', () => {
       parseEvent({ type: 'tokenized', id: 1, result: { ...result, card: { ...result.card, number: '4242424242424242' } } }),
     ).toBeUndefined();
     expect(parseEvent({ type: 'tokenized', id: 1, result: { ...result, card: { ...result.card, last4: '424242' } } })).toBeUndefined();
+  });
+
+  it('carries a CVC session into the frame only as its token and secret', () => {
+    const grant = { token: 'tok.AAAAAAAAAAAAAAAAAAAAAA', secret: `cvcs_${'A'.repeat(43)}` };
+    const connect = { type: 'tessera:connect', v: 1, nonce: NONCE, style: {}, holderName: false };
+    expect(parseConnect({ ...connect, cvcSession: grant })?.cvcSession).toEqual(grant);
+    // The whole answer of POST /v1/token/{token}/cvc-sessions works; its other fields stay behind.
+    expect(parseCvcSessionGrant({ object: 'cvc_session', ...grant, expiresAt: '2030-01-01T00:00:00Z' })).toEqual(grant);
+    expect(parseConnect({ ...connect, cvcSession: { token: grant.token } })).toBeUndefined();
+    expect(parseConnect({ ...connect, cvcSession: grant.token })).toBeUndefined();
+    expect(parseConnect({ ...connect, cvcToken: grant.token })).toBeUndefined();
+  });
+
+  it('accepts a CVC result with the token alone: no card metadata reaches the page', () => {
+    const token = 'tok.AAAAAAAAAAAAAAAAAAAAAA';
+    expect(parseEvent({ type: 'cvc_attached', id: 2, result: { token } })).toEqual({ type: 'cvc_attached', id: 2, result: { token } });
+    expect(parseEvent({ type: 'cvc_attached', id: 2, result: { token, last4: '4242' } })).toBeUndefined();
+    expect(parseEvent({ type: 'cvc_attached', id: 2, result: { token, bin: '424242' } })).toBeUndefined();
+    expect(
+      parseEvent({
+        type: 'tokenized',
+        id: 1,
+        result: { token, card: { brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: 2030, bin: '424242' } },
+      }),
+    ).toBeUndefined();
   });
 
   it('knows an origin from a URL', () => {

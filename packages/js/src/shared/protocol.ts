@@ -4,7 +4,9 @@
  * anything else, so a script on either page that posts look-alike messages gets nowhere.
  *
  * No message from the iframe to the page ever carries a card number, expiry digits typed so far,
- * or a CVC: only the events below and the tokenize result (token, brand, last 4, expiry).
+ * or a CVC: only the events below and the tokenize result (token, brand, last 4, expiry), or for
+ * the CVC-only field the token alone. Nothing else derived from the number (no BIN, no fingerprint):
+ * the page may run a skimmer, and the API answers the iframe no more than this anyway.
  */
 import { checkFieldsStyle, type FieldsStyle } from './style';
 
@@ -45,9 +47,23 @@ export interface ConnectMessage {
   holderName: boolean;
   /**
    * The CVC-only field (tessera.cvcField): only the CVC input is shown, and `tokenize` attaches the
-   * typed CVC to this existing token instead of making one. Absent for the card fields.
+   * typed CVC to this session's token instead of making one. Absent for the card fields.
    */
-  cvcToken?: string;
+  cvcSession?: CvcSessionGrant;
+}
+
+/**
+ * A CVC session, as the merchant's server got it from POST /v1/token/{token}/cvc-sessions (its
+ * secret key opens it): the grant to attach one CVC to this token, once, within minutes.
+ */
+export interface CvcSessionGrant {
+  token: string;
+  secret: string;
+}
+
+/** What the CVC-only field's submit() resolves with: the token, and nothing about the card. */
+export interface CvcResult {
+  token: string;
 }
 
 export interface ChangeEventPayload {
@@ -75,6 +91,7 @@ export type FieldsEvent =
   | { type: 'blur'; field: FieldName }
   | ({ type: 'change' } & ChangeEventPayload)
   | { type: 'tokenized'; id: number; result: TokenizeResult }
+  | { type: 'cvc_attached'; id: number; result: CvcResult }
   | { type: 'tokenize_failed'; id: number; error: TokenizeError }
   /** The form's height in CSS pixels, so tessera.js sizes the iframe; not passed to the page's handlers. */
   | { type: 'resize'; height: number };
@@ -102,9 +119,10 @@ export function parseHello(data: unknown): HelloMessage | undefined {
 }
 
 export function parseConnect(data: unknown): ConnectMessage | undefined {
-  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'cvcToken'])) return undefined;
+  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'cvcSession'])) return undefined;
   if (data.type !== 'tessera:connect' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce) || !isBool(data.holderName)) return undefined;
-  if (data.cvcToken !== undefined && !isToken(data.cvcToken)) return undefined;
+  const cvcSession = data.cvcSession === undefined ? undefined : parseCvcSessionGrant(data.cvcSession);
+  if (data.cvcSession !== undefined && cvcSession === undefined) return undefined;
   const style = checkFieldsStyle(data.style);
   if (!style.ok) return undefined;
   const connect: ConnectMessage = {
@@ -114,7 +132,17 @@ export function parseConnect(data: unknown): ConnectMessage | undefined {
     style: style.style,
     holderName: data.holderName,
   };
-  return data.cvcToken === undefined ? connect : { ...connect, cvcToken: data.cvcToken };
+  return cvcSession === undefined ? connect : { ...connect, cvcSession };
+}
+
+const CVC_SESSION_SECRET = /^cvcs_[A-Za-z0-9_-]{43}$/;
+
+/** The `{ token, secret }` of a CVC session (extra fields of the API's answer, such as expiresAt, are dropped). */
+export function parseCvcSessionGrant(value: unknown): CvcSessionGrant | undefined {
+  if (!isRecord(value) || !isToken(value.token) || typeof value.secret !== 'string' || !CVC_SESSION_SECRET.test(value.secret)) {
+    return undefined;
+  }
+  return { token: value.token, secret: value.secret };
 }
 
 export function parseCommand(data: unknown): FieldsCommand | undefined {
@@ -162,6 +190,12 @@ export function parseEvent(data: unknown): FieldsEvent | undefined {
       if (!hasOnly(data, ['type', 'id', 'result']) || !isId(data.id)) return undefined;
       const result = parseTokenizeResult(data.result);
       return result ? { type: 'tokenized', id: data.id, result } : undefined;
+    }
+    case 'cvc_attached': {
+      if (!hasOnly(data, ['type', 'id', 'result']) || !isId(data.id)) return undefined;
+      const result = data.result;
+      if (!isRecord(result) || !hasOnly(result, ['token']) || !isToken(result.token)) return undefined;
+      return { type: 'cvc_attached', id: data.id, result: { token: result.token } };
     }
     case 'tokenize_failed': {
       if (!hasOnly(data, ['type', 'id', 'error']) || !isId(data.id) || !isRecord(data.error)) return undefined;

@@ -52,8 +52,21 @@ export const tokenUpdateSchema = z
 
 export type TokenUpdateInput = z.output<typeof tokenUpdateSchema>;
 
-/** POST /v1/token/{token}/cvc (and its browser twin): a freshly collected CVV, typed as on create. */
+/** POST /v1/token/{token}/cvc: a freshly collected CVV, typed as on create. */
 export const cvcInputSchema = z.strictObject({ cvv: cardInputSchema.shape.cvv.unwrap() });
+
+/**
+ * POST /v1/browser/tokens/{token}/cvc: the same CVV, and the CVC session (the grant the merchant's
+ * server opened). Optional in the schema so that a missing grant is refused as such
+ * (cvc_session_required), not as an ordinary missing parameter.
+ */
+export const browserCvcInputSchema = z.strictObject({
+  ...cvcInputSchema.shape,
+  cvcSession: z.string({ error: 'cvcSession must be a string.' }).max(200, { error: 'cvcSession is not a CVC session.' }).optional(),
+});
+
+/** POST /v1/token/{token}/cvc-sessions: no parameters yet; `{}` or no body. */
+export const cvcSessionCreateSchema = z.strictObject({});
 
 export const PROXY_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 export type ProxyMethod = Uppercase<(typeof PROXY_METHODS)[number]>;
@@ -163,6 +176,18 @@ export function parseCvcInput(body: Record<string, unknown>): { cvv: number | st
   // zod reports a missing union as invalid_union, not invalid_type: said here as for any required field.
   if (Object.keys(body).length === 0) throw new TesseraError('parameter_missing', { param: 'cvv', message: 'cvv is required.' });
   return parseBody(cvcInputSchema, body);
+}
+
+export function parseBrowserCvcInput(body: Record<string, unknown>): { cvv: number | string; cvcSession: string | undefined } {
+  // cvv's own rules and messages first, exactly as on the server route.
+  const { cvcSession: _grant, ...cvc } = body;
+  parseCvcInput(cvc);
+  const { cvv, cvcSession } = parseBody(browserCvcInputSchema, body);
+  return { cvv, cvcSession };
+}
+
+export function parseCvcSessionCreate(body: Record<string, unknown>): void {
+  parseBody(cvcSessionCreateSchema, body);
 }
 
 export function parseRetainRequest(body: Record<string, unknown>): void {

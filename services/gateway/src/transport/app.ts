@@ -20,6 +20,8 @@ import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
 import { BROWSER_CVC_PATH, BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
 import type { BrowserTokenLimiter } from './browserLimits';
 import type { FormSessionDeps } from '../app/formSessions';
+import type { CvcSessionDeps } from '../app/cvcSessions';
+import { cvcSessionRoutes } from './cvcSessions';
 import { formSessionRoutes } from './formSessions';
 import type { RequestLogRecorder } from '../app/requestLog';
 import { requestFactsOf } from './requestLogging';
@@ -67,6 +69,11 @@ export interface GatewayDeps {
   readyChecks?: Record<string, () => boolean>;
   /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
   browser?: { fieldsOrigin: string; limiter?: BrowserTokenLimiter };
+  /**
+   * CVC sessions, the grants tessera.cvcField needs (with the browser integration); absent: no
+   * /v1/token/{token}/cvc-sessions and no browser CVC route.
+   */
+  cvcSessions?: Omit<CvcSessionDeps, 'vault'>;
   /** The hosted payment page's sessions (needs the browser integration); absent: no /v1/form-sessions. */
   formSessions?: FormSessionDeps;
 }
@@ -206,11 +213,17 @@ export function createApp(deps: GatewayDeps): Express {
     });
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
-    // token is provisional until the merchant's server retains it (docs/browser.md).
+    // token is provisional until the merchant's server retains it, and the answer is the
+    // browser's own: nothing derived from the number beyond brand and last 4 (docs/browser.md).
     app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
-    app.options(BROWSER_CVC_PATH, cors);
-    // The CVC-only field: under the same publishable-key, origin and card-testing rules.
-    app.post(BROWSER_CVC_PATH, cors, publishableAuth, ...body, tokens.recollectCvvInBrowser);
+    if (deps.cvcSessions) {
+      const cvc = cvcSessionRoutes({ ...deps.cvcSessions, vault });
+      // A secret key opens the grant; the CVC-only field uses it (app/cvcSessions.ts).
+      app.post('/v1/token/:token/cvc-sessions', auth, ...optionalBody, cvc.open);
+      app.options(BROWSER_CVC_PATH, cors);
+      // The CVC-only field: under the same publishable-key, origin and card-testing rules, and a CVC session.
+      app.post(BROWSER_CVC_PATH, cors, publishableAuth, ...body, cvc.attachInBrowser);
+    }
   }
 
   if (deps.formSessions) {

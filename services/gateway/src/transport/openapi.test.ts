@@ -9,6 +9,7 @@ import { createAdminRouter } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { FormSessionDeps } from '../app/formSessions';
+import type { CvcSessionDeps } from '../app/cvcSessions';
 import type { ProxyApi, VaultApi } from './upstreams';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -24,6 +25,7 @@ function app(): Express {
     proxy: {} as ProxyApi,
     browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
     formSessions: {} as FormSessionDeps,
+    cvcSessions: {} as CvcSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
     admin: createAdminRouter(anAdminDeps()),
   });
@@ -153,6 +155,7 @@ describe('OpenAPI document', () => {
       'post /v1/proxy/dry-run',
       'post /v1/token',
       'post /v1/token/{token}/cvc',
+      'post /v1/token/{token}/cvc-sessions',
       'post /v1/token/{token}/retain',
     ]);
     for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
 import {
+  browserCvcInputSchema,
   cardInputSchema,
   cvcInputSchema,
+  cvcSessionCreateSchema,
   PROXY_METHODS,
   proxyRequestSchema,
   retainRequestSchema,
@@ -10,7 +12,7 @@ import {
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
 import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
-import { dryRunSchema, tokenRecordSchema } from './responseJson';
+import { browserCvcSchema, browserTokenSchema, cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
@@ -82,10 +84,14 @@ const json = (schema: JsonObject) => ({ 'application/json': { schema } });
 /** The /v1 routes' 403 is only ever this one; the catalogue's other 403s belong to the admin API. */
 const V1_CODES_BY_STATUS: Partial<Record<number, ErrorCode[]>> = { 403: ['publishable_key_forbidden'] };
 
-function errorResponses(statuses: number[]): Record<string, JsonObject> {
+/** `codesByStatus`: a route's own codes for a status, where the catalogue's whole list would mislead. */
+function errorResponses(
+  statuses: number[],
+  codesByStatus: Partial<Record<number, ErrorCode[]>> = V1_CODES_BY_STATUS,
+): Record<string, JsonObject> {
   const out: Record<string, JsonObject> = {};
   for (const status of statuses) {
-    const codes = V1_CODES_BY_STATUS[status] ?? errorCodes.filter((code) => ERROR_CATALOGUE[code].status === status);
+    const codes = codesByStatus[status] ?? errorCodes.filter((code) => ERROR_CATALOGUE[code].status === status);
     out[String(status)] = {
       description: `Error made by Tessera (${codes.map((c) => `\`${c}\``).join(', ') || 'see docs/errors.md'}).`,
       headers: { 'x-tessera-error': { $ref: '#/components/headers/TesseraError' } },
@@ -106,6 +112,9 @@ const browserPreflight = (operationId: string): JsonObject => ({
   security: [],
   responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
 });
+
+const CVV_RECOLLECTED_DOC =
+  "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.";
 
 const timingHeaders = {
   'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
@@ -139,8 +148,11 @@ export function buildOpenApiDocument(): JsonObject {
     expiryYear: 'Four digits; not expired; at most 50 years ahead; give it with expiryMonth.',
     holderName: 'The new card holder name.',
   });
-  const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), {
-    cvv: "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.",
+  const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), { cvv: CVV_RECOLLECTED_DOC });
+  const browserCvcInput = withPropertyDocs(jsonSchema(browserCvcInputSchema, 'input'), {
+    cvv: CVV_RECOLLECTED_DOC,
+    cvcSession:
+      'The `secret` of a CVC session your server opened for this token (POST /v1/token/{token}/cvc-sessions). Without it: 403 cvc_session_required. Single use.',
   });
   const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 
@@ -178,7 +190,9 @@ export function buildOpenApiDocument(): JsonObject {
           description:
             'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
             "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
-            '(else 401 origin_not_allowed). Same body, rules and answer as POST /v1/token. CORS: the fields origin only. ' +
+            '(else 401 origin_not_allowed). Same body and card rules as POST /v1/token; the answer holds only what the shopper ' +
+            'typed and sees (token, brand, last4, expiry): no bin, fingerprint or other value derived from the number. The token ' +
+            'is provisional. CORS: the fields origin only. ' +
             'Card-testing limits (per publishable key, per shopper IP, distinct cards per IP per hour) answer 429 with Retry-After. ' +
             'See docs/browser.md.',
           parameters: [
@@ -188,7 +202,7 @@ export function buildOpenApiDocument(): JsonObject {
           security: [{ publishableKey: [] }],
           requestBody: { required: true, content: json(ref('CardInput')) },
           responses: {
-            '201': { description: 'The token record.', content: json(ref('TokenRecord')) },
+            '201': { description: 'The token and what the shopper sees of the card.', content: json(ref('BrowserToken')) },
             // No 403: this is the one route a publishable key is for.
             ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
           },
@@ -234,7 +248,8 @@ export function buildOpenApiDocument(): JsonObject {
             'For a returning customer who re-enters the CVC: under the same rules as a CVV given at tokenization, it is used ' +
             'by the next render of [CARD_CVV] only (then 422 cvv_unavailable) and gone after CVV_TTL_SECONDS; cvvAvailable ' +
             'turns true until then. It replaces a CVV not used yet. Send an Idempotency-Key to retry safely. From a browser, ' +
-            'use the CVC-only field of tessera.js (POST /v1/browser/tokens/{token}/cvc) so your page never sees the CVC.',
+            'open a CVC session (POST /v1/token/{token}/cvc-sessions) and use the CVC-only field of tessera.js so your page ' +
+            'never sees the CVC.',
           parameters: [tokenParam],
           requestBody: { required: true, content: json(ref('CvcInput')) },
           responses: {
@@ -243,24 +258,46 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/token/{token}/cvc-sessions': {
+        post: {
+          operationId: 'openCvcSession',
+          summary: 'Open a CVC session: the single-use grant tessera.cvcField needs to re-collect this token’s CVC',
+          description:
+            'Secret key only. The answer’s `secret` is shown once (only its hash is stored); hand `{ token, secret }` to the ' +
+            'checkout page for `tessera.cvcField({ cvcSession })`. It lets one CVC be attached to this token, once, within ' +
+            'CVC_SESSION_TTL_SECONDS (10 min); a failed attach (e.g. a CVC of the wrong length) leaves it usable. No body, or `{}`.',
+          parameters: [tokenParam],
+          requestBody: { required: false, content: json(ref('CvcSessionCreate')) },
+          responses: {
+            '201': { description: 'The grant.', content: json(ref('CvcSession')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
+          },
+        },
+      },
       '/v1/browser/tokens/{token}/cvc': {
         post: {
           operationId: 'recollectBrowserCvc',
-          summary: "Attach a CVC typed into tessera.js's CVC-only field to an existing token",
+          summary: "Attach a CVC typed into tessera.js's CVC-only field to an existing token, under a CVC session",
           description:
             'Called by the CVC-field iframe (tessera.cvcField), not by merchant code, under the rules of POST /v1/browser/tokens ' +
             '(publishable key, Origin = FIELDS_ORIGIN, x-tessera-parent-origin allowed by the key, card-testing limits, CORS for ' +
-            'the fields origin only). Same body and answer as POST /v1/token/{token}/cvc.',
+            'the fields origin only) and a CVC session of this token (cvcSession): missing 403 cvc_session_required; unknown, ' +
+            'of another token, merchant or mode 404 cvc_session_not_found; 410 cvc_session_expired or cvc_session_used. The ' +
+            'session is used up by a successful attach (of two at once, one succeeds). The answer carries no card data.',
           parameters: [
             tokenParam,
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
           ],
           security: [{ publishableKey: [] }],
-          requestBody: { required: true, content: json(ref('CvcInput')) },
+          requestBody: { required: true, content: json(ref('BrowserCvcInput')) },
           responses: {
-            '200': { description: 'The token record, cvvAvailable true.', content: json(ref('TokenRecord')) },
-            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS.filter((status) => status !== 403)]),
+            '200': { description: 'The CVC is attached.', content: json(ref('BrowserCvcResult')) },
+            ...errorResponses([...BODY_ERRORS, 403, 404, 410, ...AUTH_ERRORS.filter((status) => status !== 403)], {
+              403: ['cvc_session_required'],
+              404: ['cvc_session_not_found', 'token_not_found'],
+              410: ['cvc_session_expired', 'cvc_session_used'],
+            }),
           },
         },
         options: browserPreflight('preflightBrowserCvc'),
@@ -382,7 +419,8 @@ export function buildOpenApiDocument(): JsonObject {
           type: 'apiKey',
           in: 'header',
           name: 'x-api-key',
-          description: 'A publishable key (tpk_…): POST /v1/browser/tokens and POST /v1/browser/tokens/{token}/cvc only.',
+          description:
+            'A publishable key (tpk_…): POST /v1/browser/tokens and POST /v1/browser/tokens/{token}/cvc (with a CVC session) only.',
         },
         ...ADMIN_SECURITY_SCHEMES,
       },
@@ -394,11 +432,16 @@ export function buildOpenApiDocument(): JsonObject {
         TokenCreate: tokenCreate,
         TokenUpdate: tokenUpdate,
         CvcInput: cvcInput,
+        BrowserCvcInput: browserCvcInput,
+        CvcSessionCreate: jsonSchema(cvcSessionCreateSchema, 'input'),
         ProxyRequest: proxyRequest,
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),
         FormSession: jsonSchema(formSessionSchema, 'output'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
+        BrowserToken: jsonSchema(browserTokenSchema, 'output'),
+        BrowserCvcResult: jsonSchema(browserCvcSchema, 'output'),
+        CvcSession: jsonSchema(cvcSessionSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),
         Error: jsonSchema(errorEnvelopeSchema, 'output'),
         Health: jsonSchema(healthSchema, 'output'),

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { isHopByHopHeader, isHttpFieldValue, isHttpToken, TesseraError, validateCard, validateExpiry, type Logger } from '@tessera/common';
-import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
+import type { ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import {
   parseCardInput,
   parseCvcInput,
@@ -12,7 +12,7 @@ import {
 } from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import { sendJson } from './envelope';
-import { dryRunJson, tokenRecordJson } from './responseJson';
+import { browserTokenJson, dryRunJson, tokenRecordJson } from './responseJson';
 import { apiKeyOf, contextOf } from './requestContext';
 import type { ProxyApi, VaultApi } from './upstreams';
 import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
@@ -22,7 +22,7 @@ import { beforeHead, markPspPassThrough } from './securityHeaders';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 import type { ProxyCallFacts } from '../domain/requestLog';
 
-function tokenParam(req: Request): string {
+export function tokenParam(req: Request): string {
   const token = req.params.token;
   // Longer than any token we issue: answer like any unknown token without asking the vault.
   if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw new TesseraError('token_not_found');
@@ -45,40 +45,36 @@ const callOptions = (res: Response): { requestId: string } => ({ requestId: cont
 export type BrowserCardGate = (res: Response, number: string) => Promise<void>;
 
 export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) {
-  /** One path for both ways a card arrives: same schema, same card rules, same vault call. */
-  const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<void> => {
+  /**
+   * One path for both ways a card arrives: same schema, same card rules, same vault call. Each
+   * route then answers with what its caller may see (a secret key the record, a browser the least).
+   */
+  const tokenize = async (req: Request, res: Response, provisional: boolean): Promise<TokenRecord__Output> => {
     const key = apiKeyOf(res);
     const body = req.body as Record<string, unknown>;
     // `dedupe` is a merchant server's choice: the browser route's schema does not know it.
     const { dedupe, ...input } = provisional ? { ...parseCardInput(body), dedupe: undefined } : parseTokenCreate(body);
     const card = validateCard(input, key.mode);
     if (provisional) await browserCardGate?.(res, card.number);
-    const record = await vault.tokenize(
-      { ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) },
-      callOptions(res),
-    );
-    // An existing token answered (dedupe) was not created: 200, like a read.
-    sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
-  };
-  /** One path for both ways a CVV is re-collected: a secret key's server, or the CVC-only browser field. */
-  const attachCvv = async (req: Request, res: Response): Promise<void> => {
-    const { cvv } = parseCvcInput(req.body as Record<string, unknown>);
-    const record = await vault.attachCvv(
-      { ...ownedToken(req, res), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
-      callOptions(res),
-    );
-    sendJson(res, 200, tokenRecordJson(record));
+    return vault.tokenize({ ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) }, callOptions(res));
   };
   return {
     /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once. */
-    create: (req: Request, res: Response): Promise<void> => tokenize(req, res, false),
+    async create(req: Request, res: Response): Promise<void> {
+      const record = await tokenize(req, res, false);
+      // An existing token answered (dedupe) was not created: 200, like a read.
+      sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
+    },
 
     /**
      * POST /v1/browser/tokens: Tessera's card fields with a publishable key. The token is
      * provisional (it expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant's server
-     * retains it), so a stolen publishable key fills nothing lasting.
+     * retains it), so a stolen publishable key fills nothing lasting; the answer is the browser's
+     * own, with nothing derived from the number beyond brand and last 4 (responseJson.ts).
      */
-    createInBrowser: (req: Request, res: Response): Promise<void> => tokenize(req, res, true),
+    async createInBrowser(req: Request, res: Response): Promise<void> {
+      sendJson(res, 201, browserTokenJson(await tokenize(req, res, true)));
+    },
 
     async get(req: Request, res: Response): Promise<void> {
       const record = await vault.getToken(ownedToken(req, res), callOptions(res));
@@ -105,14 +101,18 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
       sendJson(res, 200, tokenRecordJson(record));
     },
 
-    /** POST /v1/token/{token}/cvc: a merchant's server (secret key) re-collected the CVV. */
-    recollectCvv: attachCvv,
-
     /**
-     * POST /v1/browser/tokens/{token}/cvc: the CVC-only field (publishable key, fields origin), so
-     * the merchant's page never holds the CVV.
+     * POST /v1/token/{token}/cvc: a merchant's server (secret key) re-collected the CVV. The
+     * browser's way is the CVC-only field under a CVC session (transport/cvcSessions.ts).
      */
-    recollectCvvInBrowser: attachCvv,
+    async recollectCvv(req: Request, res: Response): Promise<void> {
+      const { cvv } = parseCvcInput(req.body as Record<string, unknown>);
+      const record = await vault.attachCvv(
+        { ...ownedToken(req, res), cvv: String(cvv), cvvIsInteger: typeof cvv === 'number' },
+        callOptions(res),
+      );
+      sendJson(res, 200, tokenRecordJson(record));
+    },
 
     /**
      * Makes a provisional (browser-made) token an ordinary one; retaining an ordinary or already
