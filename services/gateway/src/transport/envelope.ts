@@ -1,5 +1,13 @@
 import type { Response } from 'express';
 import { maskCardNumbers, TesseraError } from '@tessera/common';
+import { retryAfterSeconds } from '../domain/rateLimit';
+
+/**
+ * A 503 says nothing was done and the same request may be sent again (docs/failure-modes.md); this
+ * says when. A hung vault or proxy is asked again every GRPC_LIVENESS_INTERVAL_MS (500 ms), and
+ * Redis clients reconnect within their 2 s backoff, so a second is the soonest a retry can succeed.
+ */
+const UNAVAILABLE_RETRY_AFTER_MS = 1000;
 
 /**
  * Headers on every response the gateway itself writes (never on a PSP response passed through):
@@ -42,6 +50,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
+  if (err.status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(retryAfterSeconds(UNAVAILABLE_RETRY_AFTER_MS)));
   const { message, param, ...rest } = err.toJSON();
   const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
   writeJson(res, err.status, { error: { ...shown, requestId } });
