@@ -106,8 +106,8 @@ The local sandbox PSP that \`npm start\` runs listens on \`SANDBOX_PSP_PORT\` (d
 
 **Deadlines nest**: each one is shorter than the one around it, so a failure surfaces as the inner
 service's own error (\`503 service_unavailable\`, \`504 psp_timeout\`) rather than at the caller's
-deadline (\`504 upstream_timeout\`; \`502 psp_outcome_unknown\` for a proxy call), which is stored under
-an \`Idempotency-Key\` and replayed:
+deadline (\`503\` after waiting it out for a vault call; \`502 psp_outcome_unknown\` for a proxy call, which
+is stored under an \`Idempotency-Key\` and replayed):
 vault \`REDIS_COMMAND_TIMEOUT_MS\` (the \`WAIT\` timeout of \`VAULT_WRITE_ACK=replica:N\` below it, checked
 at start-up) < \`VAULT_TIMEOUT_MS\` (gateway, proxy); proxy \`PSP_CONNECT_TIMEOUT_MS\` + \`VAULT_TIMEOUT_MS\` +
 \`PSP_TIMEOUT_MS\` < gateway \`PROXY_TIMEOUT_MS\` (no one service knows both sides of this one: the proxy
