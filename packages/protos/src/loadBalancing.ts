@@ -202,14 +202,18 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
    */
   private sendProbe(): void {
     const { livenessIntervalMs, livenessTimeoutMs } = this.liveness as Liveness;
-    const probe = this.healthClient.Check({ service: '' }, { deadline: Date.now() + livenessTimeoutMs }, (err: grpc.ServiceError | null) => {
-      if (this.probe !== probe) return;
-      this.probe = undefined;
-      const unanswered = err?.code === grpc.status.DEADLINE_EXCEEDED;
-      if (unanswered) this.setHung(true);
-      else if (err?.code !== grpc.status.UNAVAILABLE && err?.code !== grpc.status.CANCELLED) this.setHung(false);
-      this.scheduleProbe(unanswered ? 0 : livenessIntervalMs);
-    });
+    const probe = this.healthClient.Check(
+      { service: '' },
+      { deadline: Date.now() + livenessTimeoutMs },
+      (err: grpc.ServiceError | null) => {
+        if (this.probe !== probe) return;
+        this.probe = undefined;
+        const unanswered = err?.code === grpc.status.DEADLINE_EXCEEDED;
+        if (unanswered) this.setHung(true);
+        else if (err?.code !== grpc.status.UNAVAILABLE && err?.code !== grpc.status.CANCELLED) this.setHung(false);
+        this.scheduleProbe(unanswered ? 0 : livenessIntervalMs);
+      },
+    );
     this.probe = probe;
   }
 

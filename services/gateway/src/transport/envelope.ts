@@ -50,7 +50,8 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
-  if (err.status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(retryAfterSeconds(UNAVAILABLE_RETRY_AFTER_MS)));
+  if (err.status === 503 && !res.hasHeader('retry-after'))
+    res.setHeader('retry-after', String(retryAfterSeconds(UNAVAILABLE_RETRY_AFTER_MS)));
   const { message, param, ...rest } = err.toJSON();
   const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
   writeJson(res, err.status, { error: { ...shown, requestId } });
