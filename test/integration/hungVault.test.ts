@@ -1,13 +1,13 @@
 /**
  * A hung vault (SIGSTOP: its connections stay open, nothing answers) while merchants keep paying
- * with Idempotency-Keys. The stack runs on its default timeouts (VAULT_TIMEOUT_MS 2000 in gateway
+ * with Idempotency-Keys (and tokenize and attach a CVC under keys). The stack runs on its default timeouts (VAULT_TIMEOUT_MS 2000 in gateway
  * and proxy), as the fault run that found keys poisoned by a stored `504 upstream_timeout` did.
  * What must hold: the PSP is never reached while the vault is frozen, so every answer in the freeze
  * is a `503` with `Retry-After` that frees its key; once the gateway has noticed the hang it answers
  * at once instead of waiting out a deadline per call; `/readyz` follows; after SIGCONT everything
  * recovers by itself and each key, retried, reaches the PSP exactly once.
  */
-import { aCard, apiClient, useStack, type TestResponse } from './harness';
+import { aCard, apiClient, httpOk, useStack, waitFor, type TestResponse } from './harness';
 
 jest.setTimeout(90_000);
 
@@ -38,14 +38,6 @@ interface Answer {
   res: TestResponse;
 }
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(100);
-  }
-}
-
 const readyz = async () => (await fetch(`${env.stack.baseUrl}/readyz`)).status;
 
 it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After during the freeze, at once after detection; each key retried after SIGCONT reaches the PSP once', async () => {
@@ -69,13 +61,16 @@ it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After
   const frozenAt = Date.now();
   const payments: Array<Promise<Answer>> = [];
   const tokenizeKey = `hung-token-${frozenAt}`;
+  const cvcKey = `hung-cvc-${frozenAt}`;
   let tokenize: Promise<TestResponse> | undefined;
+  let attachCvc: Promise<TestResponse> | undefined;
   const readiness: Array<Promise<number>> = [];
   let pspRequestsDuringFreeze = -1;
   try {
     for (let i = 0; Date.now() - frozenAt < FREEZE_MS; i++) {
       payments.push(pay(`hung-${frozenAt}-${i}`, 100 + i));
       if (i === 4) tokenize = call('POST', '/v1/token', aCard({ cvv: undefined }), { 'idempotency-key': tokenizeKey });
+      if (i === 8) attachCvc = call('POST', `/v1/token/${token}/cvc`, { cvv: '123' }, { 'idempotency-key': cvcKey });
       if (i % 4 === 0) readiness.push(readyz());
       await sleep(PAYMENT_EVERY_MS);
     }
@@ -86,6 +81,7 @@ it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After
   }
   const answers = await Promise.all(payments);
   const tokenized = await tokenize!;
+  const attachedCvc = await attachCvc!;
 
   // Nothing reached the PSP, and every client was told so: 503, retry with the same key.
   expect(pspRequestsDuringFreeze).toBe(0);
@@ -93,7 +89,9 @@ it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After
     expect({ key, status: res.status, code: res.body?.error?.code }).toEqual({ key, status: 503, code: 'service_unavailable' });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   }
-  expect({ status: tokenized.status, code: tokenized.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+  for (const vaultCall of [tokenized, attachedCvc]) {
+    expect({ status: vaultCall.status, code: vaultCall.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+  }
 
   // Each waited at most one deadline; once the gateway had noticed the hang (within its liveness
   // interval + timeout) it refused at once, without sending the call anywhere, to the end of the freeze.
@@ -108,7 +106,7 @@ it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After
   expect(await Promise.all(readiness)).not.toContain(200);
 
   // The vault answers again: the gateway notices by itself.
-  await waitUntil(async () => (await readyz()) === 200, 15_000);
+  await waitFor(() => httpOk(`${env.stack.baseUrl}/readyz`), 'the gateway to be ready again');
 
   // 0 poisoned keys: every key, retried, runs now and reaches the PSP exactly once.
   const retries = await Promise.all(answers.map(({ key }, i) => pay(key, 100 + i)));
@@ -117,6 +115,16 @@ it('a vault frozen with SIGSTOP poisons no Idempotency-Key: 503 with Retry-After
   }
   const amounts = env.psp.requests.map((r) => Number(/"amount":(\d+)/.exec(r.body.toString('utf8'))?.[1]));
   expect(amounts.sort((a, b) => a - b)).toEqual(answers.map((_, i) => 100 + i));
-  // The tokenize's key was freed too: its retry creates the token.
+  // The keys of the tokenize and the CVC attach were freed too: their retries run.
   expect((await call('POST', '/v1/token', aCard({ cvv: undefined }), { 'idempotency-key': tokenizeKey })).status).toBe(201);
+  const cvcRetry = await call('POST', `/v1/token/${token}/cvc`, { cvv: '123' }, { 'idempotency-key': cvcKey });
+  expect({
+    status: cvcRetry.status,
+    cvvAvailable: cvcRetry.body?.cvvAvailable,
+    replayed: cvcRetry.headers.get('idempotent-replayed'),
+  }).toEqual({
+    status: 200,
+    cvvAvailable: true,
+    replayed: null,
+  });
 });
