@@ -1,11 +1,12 @@
 /**
  * A hung vault (SIGSTOP: its connections stay open, nothing answers) while merchants keep paying
- * with Idempotency-Keys (and tokenize and attach a CVC under keys). The stack runs on its default timeouts (VAULT_TIMEOUT_MS 2000 in gateway
- * and proxy), as the fault run that found keys poisoned by a stored `504 upstream_timeout` did.
- * What must hold: the PSP is never reached while the vault is frozen, so every answer in the freeze
- * is a `503` with `Retry-After` that frees its key; once the gateway has noticed the hang it answers
- * at once instead of waiting out a deadline per call; `/readyz` follows; after SIGCONT everything
- * recovers by itself and each key, retried, reaches the PSP exactly once.
+ * with Idempotency-Keys, and tokenize and attach a CVC under keys. The stack runs on its default
+ * timeouts (VAULT_TIMEOUT_MS 2000 in gateway and proxy), as the fault run that found keys poisoned
+ * by a stored `504 upstream_timeout` did. What must hold: the PSP is never reached while the vault
+ * is frozen, so every answer in the freeze is a `503` with `Retry-After` that frees its key; once
+ * the gateway has noticed the hang it answers at once instead of waiting out a deadline per call;
+ * `/readyz` follows; after SIGCONT everything recovers by itself and each key, retried, reaches the
+ * PSP exactly once.
  */
 import { aCard, apiClient, httpOk, useStack, waitFor, type TestResponse } from './harness';
 
