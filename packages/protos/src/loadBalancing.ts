@@ -108,7 +108,8 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
   /** A connection is up: follow the health its server reports, and (with liveness options) whether it answers at all. */
   private watch(): void {
     this.startWatch();
-    if (this.probe === undefined && this.nextProbe === undefined) this.scheduleProbe(this.liveness?.livenessIntervalMs);
+    if (this.liveness && this.probe === undefined && this.nextProbe === undefined)
+      this.scheduleProbe(this.liveness, this.liveness.livenessIntervalMs);
   }
 
   private get healthClient(): ReturnType<typeof createHealthClient> {
@@ -184,11 +185,10 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
     this.changed();
   }
 
-  private scheduleProbe(afterMs: number | undefined): void {
-    if (afterMs === undefined) return;
+  private scheduleProbe(liveness: Liveness, afterMs: number): void {
     this.nextProbe = setTimeout(() => {
       this.nextProbe = undefined;
-      if (this.connected) this.sendProbe();
+      if (this.connected) this.sendProbe(liveness);
     }, afterMs);
     this.nextProbe.unref();
   }
@@ -200,18 +200,17 @@ class HealthWatchedSubchannel extends experimental.BaseSubchannelWrapper {
    * the connection state says that. While hung the next Check goes out at once, so the replica is
    * back in the rotation as soon as it answers.
    */
-  private sendProbe(): void {
-    const { livenessIntervalMs, livenessTimeoutMs } = this.liveness as Liveness;
+  private sendProbe(liveness: Liveness): void {
     const probe = this.healthClient.Check(
       { service: '' },
-      { deadline: Date.now() + livenessTimeoutMs },
+      { deadline: Date.now() + liveness.livenessTimeoutMs },
       (err: grpc.ServiceError | null) => {
         if (this.probe !== probe) return;
         this.probe = undefined;
         const unanswered = err?.code === grpc.status.DEADLINE_EXCEEDED;
         if (unanswered) this.setHung(true);
         else if (err?.code !== grpc.status.UNAVAILABLE && err?.code !== grpc.status.CANCELLED) this.setHung(false);
-        this.scheduleProbe(unanswered ? 0 : livenessIntervalMs);
+        this.scheduleProbe(liveness, unanswered ? 0 : liveness.livenessIntervalMs);
       },
     );
     this.probe = probe;
