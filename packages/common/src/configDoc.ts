@@ -73,6 +73,12 @@ export const sharedConfigDocs: ConfigDocs = {
     text: "gRPC clients' keepalive ping interval; never below the servers' `GRPC_MIN_PING_INTERVAL_MS` ([scaling.md](scaling.md#settings))",
   },
   GRPC_KEEPALIVE_TIMEOUT_MS: { text: 'how long a client waits for a keepalive ping to be answered before it drops the connection' },
+  GRPC_LIVENESS_INTERVAL_MS: {
+    text: "how often a gRPC client asks each connected vault or proxy replica a health Check, to notice one that is hung (connection open, nothing answered) in seconds rather than after keepalive's 40 s ([failure-modes.md](failure-modes.md#faults))",
+  },
+  GRPC_LIVENESS_TIMEOUT_MS: {
+    text: "a replica that does not answer that Check within this is hung: it gets no calls (with none left, calls are refused at once with `503`) until it answers one again. Keep it above the servers' `HEALTH_CHECK_TIMEOUT_MS`",
+  },
   GRPC_MIN_PING_INTERVAL_MS: { text: 'the shortest keepalive ping interval a gRPC server accepts from a client' },
   GRPC_MAX_CONNECTION_AGE_MS: {
     text: 'a gRPC server closes each connection after this long, so clients re-resolve and find new replicas',
@@ -100,8 +106,8 @@ The local sandbox PSP that \`npm start\` runs listens on \`SANDBOX_PSP_PORT\` (d
 
 **Deadlines nest**: each one is shorter than the one around it, so a failure surfaces as the inner
 service's own error (\`503 service_unavailable\`, \`504 psp_timeout\`) rather than at the caller's
-deadline (\`504 upstream_timeout\`; \`502 psp_outcome_unknown\` for a proxy call), which is stored under
-an \`Idempotency-Key\` and replayed:
+deadline (\`503\` after waiting it out for a vault call; \`502 psp_outcome_unknown\` for a proxy call, which
+is stored under an \`Idempotency-Key\` and replayed):
 vault \`REDIS_COMMAND_TIMEOUT_MS\` (the \`WAIT\` timeout of \`VAULT_WRITE_ACK=replica:N\` below it, checked
 at start-up) < \`VAULT_TIMEOUT_MS\` (gateway, proxy); proxy \`PSP_CONNECT_TIMEOUT_MS\` + \`VAULT_TIMEOUT_MS\` +
 \`PSP_TIMEOUT_MS\` < gateway \`PROXY_TIMEOUT_MS\` (no one service knows both sides of this one: the proxy

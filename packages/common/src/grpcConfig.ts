@@ -53,6 +53,10 @@ export const grpcTarget = (fallback: string) =>
 export const grpcClientEnvShape = {
   GRPC_KEEPALIVE_TIME_MS: z.coerce.number().int().min(1000).default(30_000),
   GRPC_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  // A hung replica is out of the rotation within interval + timeout (1.5 s), not after keepalive's 40 s.
+  GRPC_LIVENESS_INTERVAL_MS: z.coerce.number().int().positive().default(500),
+  // Above the servers' HEALTH_CHECK_TIMEOUT_MS (500), the longest a live server takes to answer a Check.
+  GRPC_LIVENESS_TIMEOUT_MS: z.coerce.number().int().positive().default(1000),
 };
 
 /** Connection age and keepalive policy of a gRPC server, and how fast its health follows its store. */
@@ -69,6 +73,8 @@ export const grpcServerEnvShape = {
 export interface GrpcClientEnv {
   GRPC_KEEPALIVE_TIME_MS: number;
   GRPC_KEEPALIVE_TIMEOUT_MS: number;
+  GRPC_LIVENESS_INTERVAL_MS: number;
+  GRPC_LIVENESS_TIMEOUT_MS: number;
 }
 
 export interface GrpcServerEnv {
@@ -80,8 +86,18 @@ export interface GrpcServerEnv {
 }
 
 /** In the shapes @tessera/protos' clientChannelOptions/serverOptions/createHealthService take. */
-export function grpcClientTuning(config: GrpcClientEnv): { keepaliveTimeMs: number; keepaliveTimeoutMs: number } {
-  return { keepaliveTimeMs: config.GRPC_KEEPALIVE_TIME_MS, keepaliveTimeoutMs: config.GRPC_KEEPALIVE_TIMEOUT_MS };
+export function grpcClientTuning(config: GrpcClientEnv): {
+  keepaliveTimeMs: number;
+  keepaliveTimeoutMs: number;
+  livenessIntervalMs: number;
+  livenessTimeoutMs: number;
+} {
+  return {
+    keepaliveTimeMs: config.GRPC_KEEPALIVE_TIME_MS,
+    keepaliveTimeoutMs: config.GRPC_KEEPALIVE_TIMEOUT_MS,
+    livenessIntervalMs: config.GRPC_LIVENESS_INTERVAL_MS,
+    livenessTimeoutMs: config.GRPC_LIVENESS_TIMEOUT_MS,
+  };
 }
 
 export function grpcServerTuning(config: GrpcServerEnv): {

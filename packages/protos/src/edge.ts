@@ -62,23 +62,22 @@ export function callUnary<Req, Res>(client: grpc.Client, method: UnaryMethod<Req
 }
 
 /**
- * The TesseraError a failed call means to the caller: the peer's own typed error, or 503/504
- * for the transport. A deadline that expires while the channel has no working connection (the
- * peer is down, or accepts TCP but never completes the HTTP/2 handshake) means the call was
- * never delivered: that is the peer being unavailable (503, safe to retry), not a slow answer (504).
+ * The TesseraError a failed call means to the caller: the peer's own typed error, or 503 for the
+ * transport, a deadline included. No call made through `call` can reach a PSP (Forward goes
+ * through callOnceConnected), and the vault answers every call itself before its caller's
+ * deadline, so a deadline means the peer did not answer at all: down, hung (SIGSTOP, a stalled
+ * node) or partitioned. That is 503, which an Idempotency-Key does not keep: the retry runs again,
+ * as after a gateway crash (docs/failure-modes.md says what a call the peer ran late may leave behind).
  */
-export function callError(err: unknown, client: grpc.Client): TesseraError {
+export function callError(err: unknown): TesseraError {
   const error = errorFromGrpc(err);
-  if (error.code === 'upstream_timeout' && client.getChannel().getConnectivityState(false) !== grpc.connectivityState.READY) {
-    return new TesseraError('service_unavailable', { cause: err });
-  }
-  return error;
+  return error.code === 'upstream_timeout' ? new TesseraError('service_unavailable', { cause: err }) : error;
 }
 
 /** callUnary whose failures are already TesseraErrors (see callError); `cause` keeps the gRPC error. */
 export function call<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, request: Req, opts: CallOptions): Promise<Res> {
   return callUnary(client, method, request, opts).catch((err: unknown) => {
-    throw callError(err, client);
+    throw callError(err);
   });
 }
 

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { mayHoldCardNumber } from '@tessera/common';
-import { balancedChannelOptions } from './loadBalancing';
+import { balancedChannelOptions, livenessChannelOptions } from './loadBalancing';
 import { REQUEST_ID_METADATA_KEY } from './edge';
 import { PROTO_ROOT } from './protoFiles';
 import type { ProtoGrpcType as VaultProto } from './generated/vault';
@@ -66,6 +66,14 @@ export const GRPC_DEFAULTS = {
   /** Client: ping an idle connection this often, so a dead peer (a killed node) is noticed. */
   keepaliveTimeMs: 30_000,
   keepaliveTimeoutMs: 10_000,
+  /**
+   * Client: ask each connected replica a health Check this often, and take it out of the rotation
+   * when one gets no answer within the timeout (a hung process keeps its connection open, so
+   * keepalive would notice only after keepaliveTimeMs + keepaliveTimeoutMs). The timeout must be
+   * above the servers' HEALTH_CHECK_TIMEOUT_MS, the longest a live server takes to answer.
+   */
+  livenessIntervalMs: 500,
+  livenessTimeoutMs: 1_000,
   /** Server: the most frequent pings it accepts; at most the clients' keepalive time. */
   minPingIntervalMs: 10_000,
   /**
@@ -80,6 +88,8 @@ export const GRPC_DEFAULTS = {
 export interface ClientTuning {
   keepaliveTimeMs: number;
   keepaliveTimeoutMs: number;
+  livenessIntervalMs: number;
+  livenessTimeoutMs: number;
 }
 
 export interface ServerTuning {
@@ -95,6 +105,7 @@ export function clientChannelOptions(tuning: ClientTuning = GRPC_DEFAULTS): grpc
     'grpc.keepalive_time_ms': tuning.keepaliveTimeMs,
     'grpc.keepalive_timeout_ms': tuning.keepaliveTimeoutMs,
     'grpc.keepalive_permit_without_calls': 1,
+    ...livenessChannelOptions(tuning),
     // A dead peer must surface as UNAVAILABLE quickly rather than after minutes of backoff.
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 2_000,

@@ -2,7 +2,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { experimental } from '@grpc/grpc-js';
 import { checkHealth, createHealthClient, createHealthService, healthService, type HealthClient, type HealthService } from './health';
-import { balancedChannelOptions } from './loadBalancing';
+import { balancedChannelOptions, livenessChannelOptions } from './loadBalancing';
 import { serverOptions } from './index';
 
 jest.setTimeout(30_000);
@@ -16,13 +16,15 @@ interface Replica {
   port: number;
   health: HealthService;
   ready: boolean;
+  /** Answers nothing at all, as a frozen process (SIGSTOP) would: its connection stays open. */
+  hung: boolean;
   calls: number;
 }
 
 async function startReplica(
   options: { watch?: boolean; server?: grpc.ServerOptions; port?: number; readyDelayMs?: number } = {},
 ): Promise<Replica> {
-  const replica = { ready: true, calls: 0 } as Replica;
+  const replica = { ready: true, hung: false, calls: 0 } as Replica;
   const isReady = async () => {
     if (options.readyDelayMs !== undefined) await sleep(options.readyDelayMs);
     return replica.ready;
@@ -32,7 +34,9 @@ async function startReplica(
   const handlers = {
     ...replica.health.handlers,
     Check: (call: Parameters<HealthService['handlers']['Check']>[0], callback: grpc.sendUnaryData<{ status: string }>) => {
-      replica.calls++;
+      if (replica.hung) return;
+      // The balancer's own liveness Checks ask for the server as a whole ('').
+      if (call.request.service === SERVICE) replica.calls++;
       callback(null, { status: 'SERVING' });
     },
   };
@@ -66,11 +70,12 @@ async function twoReplicas(options: { watch?: boolean; server?: grpc.ServerOptio
 }
 
 /** A round-robin client over the given local ports, reconnecting quickly (closed after each test). */
-function balancedClient(ports: number[], maxReconnectBackoffMs = 500): HealthClient {
+function balancedClient(ports: number[], maxReconnectBackoffMs = 500, options: grpc.ChannelOptions = {}): HealthClient {
   const client = createHealthClient(`ipv4:${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, grpc.credentials.createInsecure(), {
     ...balancedChannelOptions(SERVICE),
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': maxReconnectBackoffMs,
+    ...options,
   });
   clients.push(client);
   return client;
@@ -190,6 +195,51 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     expect(a.calls + b.calls).toBe(sent);
     expect(a.calls).toBeGreaterThan(sent / 4);
     expect(b.calls).toBeGreaterThan(sent / 4);
+  });
+
+  describe('with liveness probing', () => {
+    // Asked every 100 ms, hung after 200 ms without an answer: noticed within 300 ms.
+    const probing = livenessChannelOptions({ livenessIntervalMs: 100, livenessTimeoutMs: 200 });
+    const noticed = () => sleep(800);
+
+    it('takes a replica that stops answering out of rotation, and back once it answers again', async () => {
+      const a = await startReplica();
+      const b = await startReplica();
+      replicas.push(a, b);
+      const client = balancedClient([a.port, b.port], 500, probing);
+      await bothConnected(client, a, b);
+      b.hung = true;
+      await noticed();
+      [a.calls, b.calls] = [0, 0];
+      // A call sent to B would never be answered, and checkHealth would reject at its deadline.
+      await send(client, 20);
+      expect([a.calls, b.calls]).toEqual([20, 0]);
+      b.hung = false;
+      await noticed();
+      [a.calls, b.calls] = [0, 0];
+      await send(client, 40);
+      expect(a.calls).toBeGreaterThanOrEqual(10);
+      expect(b.calls).toBeGreaterThanOrEqual(10);
+    });
+
+    it('refuses calls at once (UNAVAILABLE, nothing sent) when its only replica has stopped answering, also under the panic rule', async () => {
+      const a = await startReplica();
+      replicas.push(a);
+      const client = balancedClient([a.port], 500, probing);
+      a.ready = false; // NOT_SERVING: the panic rule would still send it calls
+      await send(client, 1);
+      a.hung = true;
+      await noticed();
+      a.calls = 0;
+      const refused = await checkHealth(client, SERVICE, 5000).catch((err: grpc.ServiceError) => err);
+      expect(refused).toMatchObject({ code: grpc.status.UNAVAILABLE });
+      expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.TRANSIENT_FAILURE);
+      expect(a.calls).toBe(0);
+      a.hung = false;
+      await noticed();
+      await send(client, 1);
+      expect(a.calls).toBe(1);
+    });
   });
 
   it('works with a dns:/// target', async () => {

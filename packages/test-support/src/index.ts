@@ -3,7 +3,7 @@
  * on per-worker port blocks, the stack (started by @tessera/stack), a recording PSP, an API
  * client, card fixtures and the log scan for card data.
  */
-export { grpcTargetOf, ManagedProcess, ROOT } from '@tessera/stack';
+export { grpcTargetOf, httpOk, ManagedProcess, ROOT, waitFor } from '@tessera/stack';
 export { aCard, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV } from './cards';
 export { PspRecorder, startSandboxPsp, type RecordedRequest, type RecorderReply } from './psp';
 export { commandsSentDuring } from './redisCommands';

@@ -42,7 +42,7 @@ export const gatewayConfigSchema = z
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     // Must outlast the proxy's own budget (PSP_CONNECT_TIMEOUT_MS + VAULT_TIMEOUT_MS +
     // PSP_TIMEOUT_MS, 37 s by default) so that a slow PSP surfaces as psp_timeout from the proxy
-    // rather than as our generic upstream_timeout.
+    // rather than as psp_outcome_unknown at our own deadline.
     PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
     REDIS_URL: unsetIfEmpty(env.redisUrl()),

@@ -120,7 +120,7 @@ export const configSchema = z
     // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
     BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'
-    // VAULT_TIMEOUT_MS (gateway, proxy; 2000) so a stalled store answers 503, not the caller's 504.
+    // VAULT_TIMEOUT_MS (gateway, proxy; 2000) so a stalled store answers 503 before the caller gives up.
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
     // The most bytes one rendered PSP body may have; a larger one is refused (422 rendered_body_too_large).
     RENDER_MAX_BYTES: env.positiveInt(DEFAULT_RENDER_MAX_BYTES).refine((n) => n <= MAX_RENDER_MAX_BYTES, {

@@ -33,6 +33,7 @@ describe('sendJson and sendError', () => {
         'rid',
       ),
     );
+    e.all('/error/unavailable', (_req: Request, res: Response) => sendError(res, new TesseraError('service_unavailable'), 'rid'));
     app = await startApp(e);
   });
   afterAll(() => app.close());
@@ -60,6 +61,12 @@ describe('sendJson and sendError', () => {
     const theirs = await app.request('POST', '/error/express');
     expect(ours.status).toBe(404);
     expect([headerLines(ours), ours.body.toString('utf8')]).toEqual([headerLines(theirs), theirs.body.toString('utf8')]);
+  });
+
+  it('tells a client when to retry a 503 (nothing was done), and only a 503', async () => {
+    const unavailable = await app.request('POST', '/error/unavailable');
+    expect([unavailable.status, unavailable.headers['retry-after']]).toEqual([503, '1']);
+    expect((await app.request('POST', '/error/ours')).headers['retry-after']).toBeUndefined();
   });
 
   it('masks a card number in an error message or param, whoever wrote it', async () => {

@@ -1,5 +1,13 @@
 import type { Response } from 'express';
 import { maskCardNumbers, TesseraError } from '@tessera/common';
+import { retryAfterSeconds } from '../domain/rateLimit';
+
+/**
+ * A 503 says nothing reached a PSP and the same request may be sent again (docs/failure-modes.md);
+ * Retry-After says when. A hung vault or proxy is asked again every GRPC_LIVENESS_INTERVAL_MS
+ * (500 ms), so a retry a second later meets it in its current state.
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = retryAfterSeconds(1000);
 
 /**
  * Headers on every response the gateway itself writes (never on a PSP response passed through):
@@ -42,6 +50,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
+  if (err.status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
   const { message, param, ...rest } = err.toJSON();
   const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
   writeJson(res, err.status, { error: { ...shown, requestId } });

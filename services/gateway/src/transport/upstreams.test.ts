@@ -4,8 +4,12 @@ import { TesseraError } from '@tessera/common';
 import {
   refusalOf,
   toGrpcError,
+  clientChannelOptions,
   createProxyClient,
   createVaultClient,
+  GRPC_DEFAULTS,
+  healthService,
+  type HealthCheckHandlers,
   proxyService,
   requestIdFromMetadata,
   SERVER_OPTIONS,
@@ -29,9 +33,39 @@ const record = {
   holderNameAvailable: false,
 };
 
+/** A peer that can be frozen: while `hung`, nothing it is sent is answered, as after SIGSTOP; its connection stays open. */
+interface Freezable {
+  hung: boolean;
+}
+
+/** grpc.health.v1 Check of a Freezable peer: SERVING, or no answer at all while it is hung. */
+function healthOf(peer: Freezable): HealthCheckHandlers {
+  return {
+    Check: (_call, callback) => {
+      if (!peer.hung) callback(null, { status: 'SERVING' });
+    },
+    Watch: () => {},
+  };
+}
+
+/** Liveness probing every 100 ms with a 200 ms timeout: a hung peer is noticed within 300 ms. */
+const QUICK_LIVENESS = clientChannelOptions({ ...GRPC_DEFAULTS, livenessIntervalMs: 100, livenessTimeoutMs: 200 });
+
+async function waitForChannelState(client: grpc.Client, state: grpc.connectivityState): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (client.getChannel().getConnectivityState(false) !== state) {
+    if (Date.now() > deadline) throw new Error(`the channel never reached ${grpc.connectivityState[state]}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** A real gRPC server speaking the vault contract, so the client adapter is tested over the wire. */
-async function startVault(handlers: Partial<VaultHandlers>): Promise<{ address: string; stop: () => Promise<void> }> {
+async function startVault(
+  handlers: Partial<VaultHandlers>,
+  health?: HealthCheckHandlers,
+): Promise<{ address: string; stop: () => Promise<void> }> {
   const server = new grpc.Server(SERVER_OPTIONS);
+  if (health) server.addService(healthService, health);
   const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) => callback({ code: grpc.status.UNIMPLEMENTED });
   server.addService(vaultService, {
     Tokenize: unimplemented,
@@ -178,17 +212,50 @@ describe('vault client adapter', () => {
     }
   });
 
-  it('turns a vault that does not answer within the deadline into 504 upstream_timeout', async () => {
+  it('turns a vault that does not answer within the deadline into 503 service_unavailable, which no Idempotency-Key keeps', async () => {
     const vault = await startVault({ GetToken: () => {} });
     const api = vaultApiFromClient(createVaultClient(vault.address), 200);
     try {
       await expect(api.getToken({ merchantId: 'm', mode: 'test', token: 't' }, { requestId: 'r' })).rejects.toMatchObject({
-        code: 'upstream_timeout',
-        status: 504,
+        code: 'service_unavailable',
+        status: 503,
       });
     } finally {
       api.close();
       await vault.stop();
+    }
+  });
+
+  it('stops sending work to a vault that stops answering (hung): refused at once with 503, and served again once it answers', async () => {
+    const vault: Freezable = { hung: false };
+    let received = 0;
+    const server = await startVault(
+      {
+        GetToken: (_call, callback) => {
+          received++;
+          if (!vault.hung) callback(null, record);
+        },
+      },
+      healthOf(vault),
+    );
+    const client = createVaultClient(server.address, undefined, QUICK_LIVENESS);
+    const api = vaultApiFromClient(client, 5000);
+    const ref = { merchantId: 'm', mode: 'test', token: 'tok.x' };
+    try {
+      await expect(api.getToken(ref, { requestId: 'r' })).resolves.toMatchObject({ token: 'tok.x' });
+      vault.hung = true;
+      await waitForChannelState(client, grpc.connectivityState.TRANSIENT_FAILURE);
+      // Refused without waiting for the 5 s deadline, and without being sent.
+      await expect(api.getToken(ref, { requestId: 'r' })).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+      await expect(api.ready({ requestId: 'r', timeoutMs: 5000 })).rejects.toMatchObject({ code: 'service_unavailable' });
+      expect(received).toBe(1);
+      vault.hung = false;
+      await waitForChannelState(client, grpc.connectivityState.READY);
+      await expect(api.getToken(ref, { requestId: 'r' })).resolves.toMatchObject({ token: 'tok.x' });
+      expect(received).toBe(2);
+    } finally {
+      api.close();
+      await server.stop();
     }
   });
 
@@ -374,8 +441,12 @@ describe('vault client adapter', () => {
 });
 
 /** A real gRPC server speaking the proxy contract. */
-async function startProxy(handlers: Partial<ProxyHandlers>): Promise<{ address: string; stop: () => Promise<void> }> {
+async function startProxy(
+  handlers: Partial<ProxyHandlers>,
+  health?: HealthCheckHandlers,
+): Promise<{ address: string; stop: () => Promise<void> }> {
   const server = new grpc.Server(SERVER_OPTIONS);
+  if (health) server.addService(healthService, health);
   const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) => callback({ code: grpc.status.UNIMPLEMENTED });
   server.addService(proxyService, {
     Forward: unimplemented,
@@ -543,6 +614,40 @@ describe('proxy client adapter: what a failed Forward says about the PSP', () =>
     } finally {
       api.close();
       await proxy.stop();
+    }
+  });
+
+  it('a proxy that stops answering (hung): calls it holds end psp_outcome_unknown; once noticed, new ones are refused 503 unsent', async () => {
+    const proxy: Freezable = { hung: false };
+    let received = 0;
+    const server = await startProxy(
+      {
+        Forward: (_call, callback) => {
+          received++;
+          if (!proxy.hung) callback(null, { status: 200, headers: [], body: Buffer.from('ok'), pspMs: 1 });
+        },
+      },
+      healthOf(proxy),
+    );
+    const client = createProxyClient(server.address, undefined, QUICK_LIVENESS);
+    const api = proxyApiFromClient(client, 1000);
+    try {
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).resolves.toMatchObject({ status: 200 });
+      proxy.hung = true;
+      // Sent before the hang was noticed: it may have reached the PSP.
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({ code: 'psp_outcome_unknown' });
+      await waitForChannelState(client, grpc.connectivityState.TRANSIENT_FAILURE);
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'service_unavailable',
+        message: 'The proxy is not reachable; nothing was sent.',
+      });
+      expect(received).toBe(2);
+      proxy.hung = false;
+      await waitForChannelState(client, grpc.connectivityState.READY);
+      await expect(api.forward(forwardRequest, { requestId: 'r' })).resolves.toMatchObject({ status: 200 });
+    } finally {
+      api.close();
+      await server.stop();
     }
   });
 

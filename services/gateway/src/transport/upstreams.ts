@@ -46,7 +46,7 @@ export type TokenizeInput = TokenizeRequest;
 
 /**
  * What the gateway needs from the vault. Failures reject with a TesseraError (a peer's own error,
- * or 503/504 when it is down or slow), so routes never see raw gRPC errors.
+ * or 503 when it is down, hung or too slow: see callError), so routes never see raw gRPC errors.
  */
 export interface VaultApi {
   tokenize(request: TokenizeInput, ctx: CallContext): Promise<TokenRecord__Output>;

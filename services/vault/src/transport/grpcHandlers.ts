@@ -25,7 +25,8 @@ function logFailure(logger: Logger, fields: Record<string, unknown>, err: unknow
 /**
  * How long the vault may work on a call before it must answer: a little before the caller's gRPC
  * deadline (10 %, at least 50 ms, for the answer to travel), so a slow card store reaches the
- * caller as the vault's own 503 rather than as the caller's 504 upstream_timeout. Undefined when
+ * caller as the vault's own 503 rather than as its deadline passing (which the caller can only read
+ * as a vault that did not answer at all, docs/failure-modes.md "Vault hung"). Undefined when
  * the caller set no deadline.
  */
 export function handlingBudgetMs(deadline: Date | number, now = Date.now()): number | undefined {
