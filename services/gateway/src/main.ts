@@ -29,8 +29,9 @@ import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { CLUSTER_KEY_PREFIX, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
-import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
+import { BrowserTokenLimiter, browserAttackCounter, browserRefusalCounter } from './transport/browserLimits';
 import { cardFingerprintKey } from './domain/browserLimits';
+import { challengeHmacKey } from './domain/browserChallenge';
 import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
@@ -204,8 +205,10 @@ async function main(): Promise<void> {
     cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
     config,
     fingerprintKey: cardFingerprintKey(pepper),
+    challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
     logger,
     onRefused: browserRefusalCounter(metrics),
+    onAttackRequest: browserAttackCounter(metrics),
   });
   const fields = setUpFields({
     config,
@@ -234,7 +237,15 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
-    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
+    ...(fields.origins
+      ? {
+          browser: {
+            fieldsOrigin: fields.origins.fields,
+            limiter: browserLimiter,
+            provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
+          },
+        }
+      : {}),
     ...(formSessions ? { formSessions } : {}),
   });
 

@@ -54,7 +54,7 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     const card = validateCard(input, key.mode);
     if (provisional) await browserCardGate?.(res, card.number);
     const record = await vault.tokenize(
-      { ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) },
+      { ...tokenizeRequestFor(card, key, provisional, contextOf(res).provisionalTtlSeconds), ...(dedupe === true ? { dedupe } : {}) },
       callOptions(res),
     );
     // An existing token answered (dedupe) was not created: 200, like a read.
