@@ -17,7 +17,11 @@ export interface ProofOfWorkChallenge {
 export function solveProofOfWork(c: ProofOfWorkChallenge): { solution: string; hashes: number } {
   const maxnumber = c.maxnumber ?? 1_000_000;
   for (let n = 0; n <= maxnumber; n++) {
-    if (createHash('sha256').update(c.salt + n).digest('hex') === c.challenge) {
+    if (
+      createHash('sha256')
+        .update(c.salt + n)
+        .digest('hex') === c.challenge
+    ) {
       const payload = { algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature };
       return { solution: Buffer.from(JSON.stringify(payload)).toString('base64'), hashes: n + 1 };
     }

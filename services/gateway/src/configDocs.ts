@@ -73,7 +73,9 @@ export const gatewayConfigDocs: ConfigDocs = {
   BROWSER_CHALLENGE_BASE_NUMBER: {
     text: "a challenge's `maxnumber` (expected work: half as many SHA-256 hashes) at the threshold; times the key's volume in thresholds, doubled per card-testing refusal of the asking address in the hour",
   },
-  BROWSER_CHALLENGE_MAX_NUMBER: { text: "the ceiling of a challenge's `maxnumber`, so a shopper's solve stays bounded however hard the attack" },
+  BROWSER_CHALLENGE_MAX_NUMBER: {
+    text: "the ceiling of a challenge's `maxnumber`, so a shopper's solve stays bounded however hard the attack",
+  },
   BROWSER_CHALLENGE_TTL_SECONDS: { text: 'how long a challenge can be solved and spent (each solution once)' },
   BROWSER_ATTACK_COOLDOWN_SECONDS: {
     text: 'once a key reaches its threshold it counts as under attack this long: challenges stay on, the dashboard shows a banner',

@@ -21,9 +21,15 @@ describe('the proof of work of browser tokenization', () => {
 
   it('binds a challenge to the key and the network (an IPv6 /64), with no address in clear', () => {
     const binding = challengeBindingOf('key_1', '2001:db8:1:2::1', 'hmac-key');
-    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_1', '2001:db8:1:2::ffff', 'hmac-key'))).toBe(true);
-    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_1', '2001:db8:1:3::1', 'hmac-key'))).toBe(false);
-    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_2', '2001:db8:1:2::1', 'hmac-key'))).toBe(false);
+    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_1', '2001:db8:1:2::ffff', 'hmac-key'))).toBe(
+      true,
+    );
+    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_1', '2001:db8:1:3::1', 'hmac-key'))).toBe(
+      false,
+    );
+    expect(matchesBinding({ k: binding.keyId, n: binding.network }, challengeBindingOf('key_2', '2001:db8:1:2::1', 'hmac-key'))).toBe(
+      false,
+    );
     expect(binding.network).not.toContain('2001');
   });
 });

@@ -82,7 +82,8 @@ const MESSAGES: Record<Exclude<BrowserLimitReason, 'challenge_required' | 'chall
 
 const CHALLENGE_MESSAGES = {
   challenge_required: 'This card needs a proof of work from the browser: get a challenge, solve it and send the solution with the card.',
-  challenge_invalid: 'The proof of work is not valid for this card: it is wrong, expired, already used or made for another key or network. Get a new challenge.',
+  challenge_invalid:
+    'The proof of work is not valid for this card: it is wrong, expired, already used or made for another key or network. Get a new challenge.',
 };
 
 type SolutionPayload = Parameters<typeof altcha.verifySolution>[0] & object;
@@ -243,7 +244,12 @@ export class BrowserTokenLimiter {
    * carries no valid, unspent solution. Otherwise admitted and counted in the key's volume; an
    * admission that takes the key to its threshold marks it under attack for the cool-down.
    */
-  async recordAttempt(keyId: string, clientIp: string | undefined, solution: string | undefined, requestId: string): Promise<BrowserAdmission> {
+  async recordAttempt(
+    keyId: string,
+    clientIp: string | undefined,
+    solution: string | undefined,
+    requestId: string,
+  ): Promise<BrowserAdmission> {
     const { config } = this.deps;
     if (config.BROWSER_TOKENS_PER_IP_PER_MINUTE > 0) {
       const byIp = await this.ask(() => this.deps.counter.hit(browserIpBucket(clientIp), MINUTE_MS), requestId);

@@ -96,7 +96,12 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
     if (req.method === 'GET') return next();
     // Card testing: counted once the key is known good, before the body is even read.
-    const admission = await deps.browserLimiter?.recordAttempt(result.record.id, ctx.clientIp, header(req, CHALLENGE_SOLUTION_HEADER), ctx.requestId);
+    const admission = await deps.browserLimiter?.recordAttempt(
+      result.record.id,
+      ctx.clientIp,
+      header(req, CHALLENGE_SOLUTION_HEADER),
+      ctx.requestId,
+    );
     if (admission?.refusal) refuseWith(res, admission.refusal);
     if (admission?.underAttack === true && deps.provisionalTtlUnderAttackSeconds !== undefined) {
       ctx.provisionalTtlSeconds = deps.provisionalTtlUnderAttackSeconds;

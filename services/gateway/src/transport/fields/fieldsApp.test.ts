@@ -202,8 +202,14 @@ describe('the hosted page under the card-testing limits', () => {
   }
 
   /** What the page's script does on submit: asks for the session's challenge, and solves it. */
-  async function solvedChallenge(app: RunningApp, session: FormSessionRecord, ip: string): Promise<{ solution: string; required: boolean }> {
-    const res = await app.request('GET', `/pay/${session.id}/challenge`, { headers: { 'sec-fetch-site': 'same-origin', 'x-forwarded-for': ip } });
+  async function solvedChallenge(
+    app: RunningApp,
+    session: FormSessionRecord,
+    ip: string,
+  ): Promise<{ solution: string; required: boolean }> {
+    const res = await app.request('GET', `/pay/${session.id}/challenge`, {
+      headers: { 'sec-fetch-site': 'same-origin', 'x-forwarded-for': ip },
+    });
     expect(res.status).toBe(200);
     const challenge = JSON.parse(res.body.toString()) as ProofOfWorkChallenge;
     return { solution: solveProofOfWork(challenge).solution, required: challenge.required === true };

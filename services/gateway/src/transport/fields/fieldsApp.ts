@@ -156,7 +156,8 @@ const NOTICE_TITLES: Record<number, string> = {
 const SESSION_CLOSED = 'Too many cards were refused on this payment page, so it takes no more. Go back to the shop and start again.';
 
 /** The card arrived without a valid proof of work while the shop is under attack: the page's script solves one (it needs JavaScript). */
-const WORK_REQUIRED = 'This shop is getting unusually many card payments just now. Please submit your card again (this page needs JavaScript for that).';
+const WORK_REQUIRED =
+  'This shop is getting unusually many card payments just now. Please submit your card again (this page needs JavaScript for that).';
 
 const waitPhrase = (seconds: number): string => (seconds <= 60 ? 'in a minute' : `in about ${Math.ceil(seconds / 60)} minutes`);
 
