@@ -139,6 +139,17 @@ async function main(): Promise<void> {
     requestLog === undefined
       ? undefined
       : new RequestLogRecorder(requestLogStore, logger, { maxBuffered: config.REQUEST_LOG_BUFFER_ENTRIES, metrics });
+  // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
+  const browserLimiter = new BrowserTokenLimiter({
+    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
+    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
+    config,
+    fingerprintKey: cardFingerprintKey(pepper),
+    challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
+    logger,
+    onRefused: browserRefusalCounter(metrics),
+    onAttackRequest: browserAttackCounter(metrics),
+  });
   const admin = await setUpAdmin({
     config,
     logger,
@@ -149,6 +160,7 @@ async function main(): Promise<void> {
     detokenizations,
     merchantSettings,
     ...(requestLog ? { requestLog } : {}),
+    cardTesting: browserLimiter,
   });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
@@ -200,16 +212,6 @@ async function main(): Promise<void> {
           ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
           now: () => new Date(),
         };
-  const browserLimiter = new BrowserTokenLimiter({
-    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
-    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
-    config,
-    fingerprintKey: cardFingerprintKey(pepper),
-    challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
-    logger,
-    onRefused: browserRefusalCounter(metrics),
-    onAttackRequest: browserAttackCounter(metrics),
-  });
   const fields = setUpFields({
     config,
     logger,
