@@ -50,19 +50,7 @@ beforeAll(async () => {
 });
 
 function publishableKey(merchant: string): string {
-  const out = env.stack.cli([
-    'create',
-    '--kind',
-    'publishable',
-    '--merchant',
-    merchant,
-    '--mode',
-    'test',
-    '--json',
-    '--origin',
-    MERCHANT_ORIGIN,
-  ]);
-  return (JSON.parse(out.trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
+  return env.stack.createPublishableKey(merchant, [MERCHANT_ORIGIN]).apiKey;
 }
 
 /** The headers Tessera's card fields send: the fields Origin, the merchant page as parent, the shopper's IP via the proxy. */

@@ -5,18 +5,16 @@
  * still gets a token; the dashboard shows the keys under attack. The threshold is 1 here: a key's
  * first card marks it under attack.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { launchChromium, SCREENSHOTS, startMerchantSite, type MerchantSite } from './browser';
-import { apiClient, freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { launchChromium, SCREENSHOTS, startMerchantSite, tesseraJsIntegrity, type MerchantSite } from './browser';
+import { apiClient, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
 /** The page's globals, for functions evaluated inside the browser (tests compile without the DOM lib). */
 declare const window: any;
 
-const MANIFEST = path.join(ROOT, 'packages', 'js', 'dist', 'browser', 'manifest.json');
 const PAN = '4242424242424242';
 const OPERATOR = { email: 'ops@shop.test', password: 'correct-horse-battery' };
 const EXPIRY_TYPED = `12${String(new Date().getUTCFullYear() + 4).slice(2)}`;
@@ -50,7 +48,7 @@ document.getElementById('pay').addEventListener('click', function () {
 }
 
 beforeAll(async () => {
-  const integrity = (JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, { integrity: string }>)['tessera.js']!.integrity;
+  const integrity = tesseraJsIntegrity();
   const fieldsPort = await freePort();
   fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   merchant = await startMerchantSite((url) =>
@@ -60,19 +58,7 @@ beforeAll(async () => {
   );
   redis = await startRedis();
   stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort), BROWSER_TOKENS_PER_KEY_PER_MINUTE: '1' } });
-  const created = stack.cli([
-    'create',
-    '--kind',
-    'publishable',
-    '--merchant',
-    'shop',
-    '--mode',
-    'test',
-    '--json',
-    '--origin',
-    merchant.origin,
-  ]);
-  publishableKey = (JSON.parse(created.trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
+  publishableKey = stack.createPublishableKey('shop', [merchant.origin]).apiKey;
   secretKey = stack.createKey('shop').apiKey;
   stack.cli(['return-urls', 'set', '--merchant', 'shop', `${merchant.origin}/checkout/done`]);
   stack.createOperator(OPERATOR.email, OPERATOR.password, 'shop');
