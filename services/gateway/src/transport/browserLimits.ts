@@ -173,16 +173,15 @@ export class BrowserTokenLimiter {
     return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[reason] }), retryAfterSeconds: 1 };
   }
 
-  /** The key's volume this minute, whether it is marked under attack, and the address's refusals this hour. */
-  private async pressureOf(keyId: string, clientIp: string | undefined, requestId: string) {
-    const [volume, mark, refusals] = await Promise.all([
+  /** The key's volume this minute, whether its attack mark is set, and whether it is under pressure. */
+  private async pressureOf(keyId: string, requestId: string) {
+    const [volume, mark] = await Promise.all([
       this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId)), requestId),
       this.ask(() => this.deps.counter.peek(browserAttackMarkBucket(keyId)), requestId),
-      this.ask(() => this.deps.counter.peek(browserRefusalsBucket(clientIp)), requestId),
     ]);
     const keyVolume = volume?.count ?? 0;
-    const underAttack = isUnderPressure(keyVolume, (mark?.count ?? 0) > 0, this.deps.config.BROWSER_TOKENS_PER_KEY_PER_MINUTE);
-    return { keyVolume, underAttack, addressRefusals: refusals?.count ?? 0 };
+    const marked = (mark?.count ?? 0) > 0;
+    return { keyVolume, marked, underAttack: isUnderPressure(keyVolume, marked, this.deps.config.BROWSER_TOKENS_PER_KEY_PER_MINUTE) };
   }
 
   private difficulty() {
@@ -201,10 +200,13 @@ export class BrowserTokenLimiter {
    * attacker nothing but gains it nothing either: only spending a solution counts.
    */
   async issueChallenge(keyId: string, clientIp: string | undefined, requestId: string): Promise<Challenge & { required: boolean }> {
-    const { keyVolume, underAttack, addressRefusals } = await this.pressureOf(keyId, clientIp, requestId);
+    const [{ keyVolume, underAttack }, refusals] = await Promise.all([
+      this.pressureOf(keyId, requestId),
+      this.ask(() => this.deps.counter.peek(browserRefusalsBucket(clientIp)), requestId),
+    ]);
     const challenge = await altcha.createChallenge({
       hmacKey: this.deps.challengeKey,
-      maxnumber: challengeMaxNumber(keyVolume, addressRefusals, this.difficulty()),
+      maxnumber: challengeMaxNumber(keyVolume, refusals?.count ?? 0, this.difficulty()),
       expires: new Date(this.now() + this.deps.config.BROWSER_CHALLENGE_TTL_SECONDS * 1000),
       params: challengeParams(challengeBindingOf(keyId, clientIp, this.deps.challengeKey)),
     });
@@ -251,15 +253,18 @@ export class BrowserTokenLimiter {
     requestId: string,
   ): Promise<BrowserAdmission> {
     const { config } = this.deps;
-    if (config.BROWSER_TOKENS_PER_IP_PER_MINUTE > 0) {
-      const byIp = await this.ask(() => this.deps.counter.hit(browserIpBucket(clientIp), MINUTE_MS), requestId);
-      if (byIp !== undefined && isOverLimit(byIp.count, config.BROWSER_TOKENS_PER_IP_PER_MINUTE)) {
-        return { refusal: await this.refuse('ip', byIp.resetInMs, { clientIp, requestId }) };
-      }
-    }
     const threshold = config.BROWSER_TOKENS_PER_KEY_PER_MINUTE;
-    if (threshold <= 0) return { underAttack: false };
-    const { underAttack } = await this.pressureOf(keyId, clientIp, requestId);
+    const perIp = config.BROWSER_TOKENS_PER_IP_PER_MINUTE;
+    // Both asked at once: one round trip to Redis on the way in.
+    const [byIp, pressure] = await Promise.all([
+      perIp > 0 ? this.ask(() => this.deps.counter.hit(browserIpBucket(clientIp), MINUTE_MS), requestId) : undefined,
+      threshold > 0 ? this.pressureOf(keyId, requestId) : undefined,
+    ]);
+    if (byIp !== undefined && isOverLimit(byIp.count, perIp)) {
+      return { refusal: await this.refuse('ip', byIp.resetInMs, { clientIp, requestId }) };
+    }
+    if (pressure === undefined) return { underAttack: false };
+    const { underAttack } = pressure;
     if (underAttack) {
       this.deps.onAttackRequest?.(keyId);
       if (solution === undefined) return { refusal: await this.demandWork('challenge_required', clientIp, requestId) };
@@ -268,7 +273,7 @@ export class BrowserTokenLimiter {
       }
     }
     const volume = await this.ask(() => this.deps.counter.hit(browserKeyBucket(keyId), MINUTE_MS), requestId);
-    if (volume !== undefined && volume.count >= threshold) {
+    if (!pressure.marked && volume !== undefined && volume.count >= threshold) {
       // Fixed from the first mark (a hit does not extend it): the volume window sets it again while the attack goes on.
       await this.ask(() => this.deps.counter.hit(browserAttackMarkBucket(keyId), config.BROWSER_ATTACK_COOLDOWN_SECONDS * 1000), requestId);
     }

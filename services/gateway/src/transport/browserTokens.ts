@@ -9,7 +9,7 @@ import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { BrowserTokenLimiter } from './browserLimits';
 import { sendJson } from './envelope';
 import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
-import { contextOf } from './requestContext';
+import { apiKeyOf, contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
 export const BROWSER_TOKENS_PATH = '/v1/browser/tokens';
@@ -52,6 +52,7 @@ export interface BrowserAuthDeps {
   trustedProxies: readonly Cidr[];
   logger: Logger;
   now: () => Date;
+  /** Its failed-authentication limit only: the per-key request limit is not applied to a public key. */
   rateLimiter?: RateLimiter;
   /** The card-testing limits (proof of work per key, per shopper IP, distinct cards); absent: none. */
   browserLimiter?: BrowserTokenLimiter;
@@ -94,6 +95,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     ctx.apiKey = result.record;
     // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
     // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
+    // GET /v1/browser/challenge: asking for a challenge counts nowhere (it stores nothing either).
     if (req.method === 'GET') return next();
     // Card testing: counted once the key is known good, before the body is even read.
     const admission = await deps.browserLimiter?.recordAttempt(
@@ -119,9 +121,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
 export function browserChallenge(limiter: BrowserTokenLimiter): RequestHandler {
   return async (_req: Request, res: Response) => {
     const ctx = contextOf(res);
-    const key = ctx.apiKey;
-    if (key === undefined) throw new Error('no authenticated key: browserAuth must run first');
-    sendJson(res, 200, await limiter.issueChallenge(key.id, ctx.clientIp, ctx.requestId));
+    sendJson(res, 200, await limiter.issueChallenge(apiKeyOf(res).id, ctx.clientIp, ctx.requestId));
   };
 }
 
