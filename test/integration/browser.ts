@@ -9,6 +9,15 @@ import { ROOT } from './harness';
 export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 
+/** The Subresource Integrity hash of the built tessera.js, as docs/browser.md publishes it. */
+export function tesseraJsIntegrity(): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'js', 'dist', 'browser', 'manifest.json'), 'utf8')) as Record<
+    string,
+    { integrity: string }
+  >;
+  return manifest['tessera.js']!.integrity;
+}
+
 /** Headless Chromium for the browser tests, with nothing running in the background. */
 export async function launchChromium(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run node scripts/test-tools.mjs (npm test does)`);

@@ -1,14 +1,24 @@
 /**
  * Card-testing defence on POST /v1/browser/tokens through real gateways sharing one Redis: the
- * per-shopper-IP and per-publishable-key limits and the distinct-cards-per-IP limit answer 429
- * with Retry-After, and are counted in the gateway's metrics by reason only. Plus the CORS rule:
- * no secret-key route answers with any Access-Control-* header.
+ * per-shopper-IP and distinct-cards-per-IP limits answer 429 with Retry-After; a publishable key's
+ * volume refuses nobody but, past its threshold, makes every card cost a proof of work that grows
+ * with the attack (issue 22, finding 3); all counted in the gateway's metrics without card data.
+ * Plus the CORS rule: no secret-key route answers with any Access-Control-* header.
  *
  * The gateway trusts 127.0.0.1 as a proxy here, so X-Forwarded-For names the shopper's address.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { aCard, apiClient, type ManagedProcess, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import {
+  aCard,
+  apiClient,
+  type ManagedProcess,
+  type ProofOfWorkChallenge,
+  solveProofOfWork,
+  TEST_CARDS,
+  TEST_CVV,
+  useStack,
+} from './harness';
 
 jest.setTimeout(90_000);
 
@@ -17,6 +27,8 @@ const MERCHANT_ORIGIN = 'https://shop.example';
 const PER_IP = 5;
 const PER_KEY = 8;
 const DISTINCT_CARDS = 2;
+const CHALLENGE_BASE = 1_000;
+const TTL_UNDER_ATTACK_SECONDS = 120;
 
 const env = useStack({
   env: {
@@ -26,6 +38,8 @@ const env = useStack({
     BROWSER_TOKENS_PER_IP_PER_MINUTE: String(PER_IP),
     BROWSER_TOKENS_PER_KEY_PER_MINUTE: String(PER_KEY),
     BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: String(DISTINCT_CARDS),
+    BROWSER_CHALLENGE_BASE_NUMBER: String(CHALLENGE_BASE),
+    BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: String(TTL_UNDER_ATTACK_SECONDS),
   },
 });
 
@@ -36,36 +50,28 @@ beforeAll(async () => {
 });
 
 function publishableKey(merchant: string): string {
-  const out = env.stack.cli([
-    'create',
-    '--kind',
-    'publishable',
-    '--merchant',
-    merchant,
-    '--mode',
-    'test',
-    '--json',
-    '--origin',
-    MERCHANT_ORIGIN,
-  ]);
-  return (JSON.parse(out.trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
+  return env.stack.createPublishableKey(merchant, [MERCHANT_ORIGIN]).apiKey;
 }
 
-/** What Tessera's card fields send: the fields Origin, the merchant page as parent, the shopper's IP via the proxy. */
+/** The headers Tessera's card fields send: the fields Origin, the merchant page as parent, the shopper's IP via the proxy. */
+function fieldsHeaders(key: string, shopperIp: string): Record<string, string> {
+  return { 'x-api-key': key, origin: FIELDS_ORIGIN, 'x-tessera-parent-origin': MERCHANT_ORIGIN, 'x-forwarded-for': shopperIp };
+}
+
+/** What the card fields send, with a challenge solution when given. */
 async function tokenize(
   key: string,
   shopperIp: string,
   number: string = TEST_CARDS.visa,
   baseUrl = env.stack.baseUrl,
+  solution?: string,
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const res = await fetch(`${baseUrl}/v1/browser/tokens`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-api-key': key,
-      origin: FIELDS_ORIGIN,
-      'x-tessera-parent-origin': MERCHANT_ORIGIN,
-      'x-forwarded-for': shopperIp,
+      ...fieldsHeaders(key, shopperIp),
+      ...(solution !== undefined ? { 'x-tessera-challenge': solution } : {}),
     },
     body: JSON.stringify({
       number,
@@ -75,6 +81,18 @@ async function tokenize(
     }),
   });
   return { status: res.status, headers: res.headers, body: await res.json() };
+}
+
+/** What the card fields do after `challenge_required`: ask for a challenge and solve it (the hashes it took: the card's cost). */
+async function solvedChallenge(
+  key: string,
+  shopperIp: string,
+): Promise<{ solution: string; hashes: number; maxnumber: number; required: boolean }> {
+  const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { headers: fieldsHeaders(key, shopperIp) });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
+  const challenge = (await res.json()) as ProofOfWorkChallenge;
+  return { ...solveProofOfWork(challenge), maxnumber: challenge.maxnumber ?? 0, required: challenge.required === true };
 }
 
 function expectRateLimited(res: { status: number; headers: Headers; body: any }, minSeconds: number, maxSeconds: number) {
@@ -108,11 +126,65 @@ describe('card-testing limits on browser tokenization', () => {
     expect((await tokenize(key, '203.0.113.11')).status).toBe(201);
   });
 
-  it('refuses a publishable key past its per-minute limit, however many shopper IPs it is spread over', async () => {
-    const key = publishableKey('shop-key');
-    for (let i = 0; i < PER_KEY; i++) expect((await tokenize(key, `198.51.100.${i + 1}`)).status).toBe(201);
-    expectRateLimited(await tokenize(key, '198.51.100.200'), 1, 60);
-    expect((await tokenize(publishableKey('shop-key-2'), '198.51.100.200')).status).toBe(201);
+  it('keeps taking cards from a fresh address while 62 addresses attack one key, and makes each attacking card cost more work', async () => {
+    const key = publishableKey('shop-attack');
+    const secret = env.stack.createKey('shop-attack', 'test');
+    const lifeOf = async (token: string): Promise<number> => {
+      const record = (await apiClient(env.stack, secret.apiKey)('GET', `/v1/token/${token}`)).body;
+      return (Date.parse(record.expiresAt) - Date.parse(record.createdAt)) / 1000;
+    };
+    const attackers = Array.from({ length: 62 }, (_, i) => `198.18.0.${i + 1}`);
+    // Up to the threshold the key's cards cost nothing, and their tokens get the vault's full provisional life.
+    const quiet: string[] = [];
+    for (let i = 0; i < PER_KEY; i++) {
+      const res = await tokenize(key, attackers[i]!);
+      expect(res.status).toBe(201);
+      quiet.push(res.body.token);
+    }
+    expect(await lifeOf(quiet[0]!)).toBeGreaterThan(TTL_UNDER_ATTACK_SECONDS);
+    // Past it, a card without work is asked for work (never refused for the key's volume alone).
+    const asked = await tokenize(key, attackers[PER_KEY]!);
+    expect(asked.status).toBe(429);
+    expect(asked.headers.get('x-tessera-error')).toBe('challenge_required');
+    expect(asked.body.error).toMatchObject({ type: 'rate_limit_error', code: 'challenge_required' });
+    expect(asked.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
+    // The attack: 62 addresses each solve and send three cards (within their per-address limit).
+    const stages: Array<{ maxnumber: number; hashes: number }[]> = [];
+    for (let round = 0; round < 3; round++) {
+      const stage: { maxnumber: number; hashes: number }[] = [];
+      for (const ip of attackers) {
+        const work = await solvedChallenge(key, ip);
+        expect(work.required).toBe(true);
+        const res = await tokenize(key, ip, TEST_CARDS.visa, env.stack.baseUrl, work.solution);
+        expect(res.status).toBe(201);
+        // A solution is spent once.
+        if (round === 0 && ip === attackers[0]) {
+          expect((await tokenize(key, ip, TEST_CARDS.visa, env.stack.baseUrl, work.solution)).body.error.code).toBe('challenge_required');
+        }
+        stage.push({ maxnumber: work.maxnumber, hashes: work.hashes });
+      }
+      stages.push(stage);
+    }
+    const meanMaxnumber = (stage: { maxnumber: number }[]) => stage.reduce((sum, c) => sum + c.maxnumber, 0) / stage.length;
+    // The work per card grows with the attack's volume: more than three times as much in its last stage as in its first.
+    expect(meanMaxnumber(stages[2]!)).toBeGreaterThan(3 * meanMaxnumber(stages[0]!));
+    const totalHashes = (stage: { hashes: number }[]) => stage.reduce((sum, c) => sum + c.hashes, 0);
+    expect(totalHashes(stages[2]!)).toBeGreaterThan(totalHashes(stages[0]!));
+
+    // A shopper from a fresh address still pays: asked for work, solves it (as the card fields do), gets the token.
+    const shopper = '203.0.113.200';
+    expect((await tokenize(key, shopper)).body.error.code).toBe('challenge_required');
+    const work = await solvedChallenge(key, shopper);
+    const paid = await tokenize(key, shopper, TEST_CARDS.mastercard, env.stack.baseUrl, work.solution);
+    expect(paid.status).toBe(201);
+    // Made under attack: it lives TTL_UNDER_ATTACK_SECONDS unless the merchant's server retains it.
+    expect(await lifeOf(paid.body.token)).toBeLessThanOrEqual(TTL_UNDER_ATTACK_SECONDS);
+    // An address refused by its own limit pays more for the same key than a fresh one.
+    const noisy = attackers[0]!;
+    expectRateLimited(await tokenize(key, noisy), 1, 60);
+    expect((await solvedChallenge(key, noisy)).maxnumber).toBeGreaterThan((await solvedChallenge(key, '203.0.113.201')).maxnumber);
+    // Another merchant's key is not affected at all.
+    expect((await tokenize(publishableKey('shop-key-2'), shopper)).status).toBe(201);
   });
 
   it('refuses a new card past the distinct-cards limit of a shopper IP across gateway replicas, but not the same card again', async () => {
@@ -154,12 +226,18 @@ describe('card-testing limits on browser tokenization', () => {
       scrape(env.stack.processes.filter((p) => p.name === 'gateway')[1]!),
     ]);
     const total = (reason: string) => (refusals(primary, reason) ?? 0) + (refusals(replica, reason) ?? 0);
-    expect(total('ip')).toBe(2);
-    expect(total('key')).toBe(1);
+    expect(total('ip')).toBe(3);
+    expect(total('challenge_required')).toBe(2);
+    expect(total('challenge_invalid')).toBe(1);
     expect(total('distinct_cards')).toBe(2);
+    // The key under attack is named by id (never the key), with the attempts made on it while under pressure.
+    const attacked = (text: string) => text.split('\n').filter((l) => l.startsWith('tessera_browser_attack_requests_total{key_id="'));
+    const attackLines = [...attacked(primary), ...attacked(replica)];
+    expect(attackLines.length).toBeGreaterThan(0);
+    expect(attackLines.reduce((sum, l) => sum + Number(l.split(' ').pop()), 0)).toBeGreaterThan(186);
     for (const text of [primary, replica]) {
-      const lines = text.split('\n').filter((l) => l.startsWith('tessera_browser_tokens_refused_total'));
-      expect(lines.join('\n')).not.toMatch(/203\.0\.113|198\.51\.100|192\.0\.2|tpk_|4242|shop-/);
+      const lines = text.split('\n').filter((l) => /^tessera_browser_(tokens_refused|attack_requests)_total/.test(l));
+      expect(lines.join('\n')).not.toMatch(/203\.0\.113|198\.51\.100|198\.18\.|192\.0\.2|tpk_|4242|5555|shop-/);
     }
   });
 });

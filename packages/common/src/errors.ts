@@ -139,6 +139,12 @@ export const ERROR_CATALOGUE = {
     message: 'With card data filled in, pspBody would exceed the size limit.',
   },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Too many requests.' },
+  challenge_required: {
+    status: 429,
+    type: 'rate_limit_error',
+    message:
+      'The publishable key is under card-testing pressure: solve a challenge from GET /v1/browser/challenge and send the solution in the x-tessera-challenge header.',
+  },
   idempotency_quota_exceeded: {
     status: 429,
     type: 'rate_limit_error',

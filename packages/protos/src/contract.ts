@@ -43,7 +43,7 @@ import type {
  */
 export type TokenizeRequest = Omit<
   WireTokenizeRequestIn,
-  'keyMode' | 'holderName' | 'cvv' | '_holderName' | '_cvv' | 'provisional' | 'dedupe'
+  'keyMode' | 'holderName' | 'cvv' | '_holderName' | '_cvv' | 'provisional' | 'dedupe' | '_provisionalTtlSeconds'
 > & {
   holderName: string;
   cvv: string;
@@ -109,7 +109,15 @@ export function tokenizeRequestToWire({ holderName, cvv, provisional, ...rest }:
   };
 }
 
-export function tokenizeRequestFromWire({ keyMode, holderName, cvv, _holderName, _cvv, ...rest }: WireTokenizeRequestIn): TokenizeRequest {
+export function tokenizeRequestFromWire({
+  keyMode,
+  holderName,
+  cvv,
+  _holderName,
+  _cvv,
+  _provisionalTtlSeconds,
+  ...rest
+}: WireTokenizeRequestIn): TokenizeRequest {
   return { ...rest, holderName: holderName ?? '', cvv: cvv ?? '', mode: modeFromWire({ keyMode, mode: rest.mode }) };
 }
 

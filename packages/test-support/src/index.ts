@@ -7,6 +7,7 @@ export { grpcTargetOf, httpOk, ManagedProcess, ROOT, waitFor } from '@tessera/st
 export { aCard, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV } from './cards';
 export { PspRecorder, startSandboxPsp, type RecordedRequest, type RecorderReply } from './psp';
 export { commandsSentDuring } from './redisCommands';
+export { solveProofOfWork, type ProofOfWorkChallenge } from './proofOfWork';
 export { startFakeDns, type FakeDns } from './fakeDns';
 export {
   freePort,

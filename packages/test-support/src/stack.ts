@@ -144,6 +144,22 @@ export class Stack extends ServiceStack {
     return JSON.parse(out.trim().split('\n').pop() ?? '') as ApiKey;
   }
 
+  /** Creates a publishable key (tpk_…) for the card fields of `origins` through the real CLI. */
+  createPublishableKey(merchantId: string, origins: string[], mode: 'test' | 'live' = 'test'): ApiKey {
+    const args = [
+      'create',
+      '--kind',
+      'publishable',
+      '--merchant',
+      merchantId,
+      '--mode',
+      mode,
+      '--json',
+      ...origins.flatMap((o) => ['--origin', o]),
+    ];
+    return JSON.parse(this.cli(args).trim().split('\n').pop() ?? '') as ApiKey;
+  }
+
   revokeKey(id: string): void {
     this.cli(['revoke', id]);
   }

@@ -13,6 +13,7 @@ import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './sto
 import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
+import type { AttackStateLookup } from './transport/admin/keyRoutes';
 import { ownListener } from './transport/ownListener';
 
 export interface AdminStores {
@@ -78,8 +79,10 @@ export async function setUpAdmin(params: {
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
   requestLog?: RequestLogDeps;
+  /** The card-testing limiter: the key list says which keys are under attack. */
+  cardTesting?: { attackState: AttackStateLookup };
 }): Promise<AdminSetup> {
-  const { config, logger } = params;
+  const { config, logger, cardTesting } = params;
   const stores = createAdminStores(params.redis, config);
   if (config.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
     await registerDevAdmin(stores.operators, config.TESSERA_DEV_ADMIN_EMAIL, config.TESSERA_DEV_ADMIN_PASSWORD, logger);
@@ -90,6 +93,7 @@ export async function setUpAdmin(params: {
     ...(params.detokenizations ? { detokenizations: params.detokenizations } : {}),
     ...(params.merchantSettings ? { merchantSettings: params.merchantSettings } : {}),
     ...(params.requestLog ? { requestLog: params.requestLog } : {}),
+    ...(cardTesting ? { attackState: (keyId: string) => cardTesting.attackState(keyId) } : {}),
     pepper: params.pepper,
     previousPeppers: params.previousPeppers ?? [],
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),

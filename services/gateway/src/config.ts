@@ -126,9 +126,26 @@ export const gatewayConfigSchema = z
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
-    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's limit is
-    // the whole site's checkouts per minute, so large merchants raise it.
+    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's threshold is
+    // the whole site's checkouts per minute, past which every card costs the browser a proof of
+    // work (never a refusal: that would let anyone lock the merchant's shoppers out).
     BROWSER_TOKENS_PER_KEY_PER_MINUTE: env.nonNegativeInt(600),
+    // The proof of work's maxnumber (expected SHA-256 hashes: half of it) at the threshold, and its
+    // ceiling. A browser's Web Crypto does about 50 hashes/ms (measured in headless Chromium on a
+    // busy 2-core host), so about 0.1 s at the base and 5 s at the ceiling; a card tester's native
+    // code some 5 times faster per core. It grows with the key's volume and doubles per refusal of
+    // the asking address in the hour.
+    BROWSER_CHALLENGE_BASE_NUMBER: env.positiveInt(10_000),
+    BROWSER_CHALLENGE_MAX_NUMBER: env.positiveInt(500_000),
+    // A challenge is solved and spent within this, so work cannot be stockpiled at quiet times.
+    BROWSER_CHALLENGE_TTL_SECONDS: env.positiveInt(120),
+    // Once a key reaches its threshold it stays under attack (challenges on, dashboard banner) this long.
+    BROWSER_ATTACK_COOLDOWN_SECONDS: env.positiveInt(300),
+    // A token made while its key is under attack lives this long unless retained (instead of the
+    // vault's BROWSER_TOKEN_TTL_SECONDS, when that is longer), so an attack's cards do not pile up.
+    BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: env.positiveInt(300),
+    // Signs the challenges; unset: derived from API_KEY_PEPPER. Every replica must share it.
+    BROWSER_CHALLENGE_HMAC_KEY: unsetIfEmpty(z.string().min(32, 'must be at least 32 characters').optional()),
     BROWSER_TOKENS_PER_IP_PER_MINUTE: env.nonNegativeInt(10),
     // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
     // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.

@@ -44,6 +44,7 @@ export function setUpFields(params: {
     hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
     ...(params.formSessions ? { formSessions: params.formSessions } : {}),
     ...(params.cardTesting ? { cardTesting: params.cardTesting } : {}),
+    provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
   });
   const listener = ownListener(() => app, port, config.FIELDS_BIND);

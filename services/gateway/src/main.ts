@@ -30,8 +30,9 @@ import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { CLUSTER_KEY_PREFIX, RedisApiKeyStore } from './store/redisApiKeyStore';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
-import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
+import { BrowserTokenLimiter, browserAttackCounter, browserRefusalCounter } from './transport/browserLimits';
 import { cardFingerprintKey } from './domain/browserLimits';
+import { challengeHmacKey } from './domain/browserChallenge';
 import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
@@ -139,6 +140,17 @@ async function main(): Promise<void> {
     requestLog === undefined
       ? undefined
       : new RequestLogRecorder(requestLogStore, logger, { maxBuffered: config.REQUEST_LOG_BUFFER_ENTRIES, metrics });
+  // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
+  const browserLimiter = new BrowserTokenLimiter({
+    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
+    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
+    config,
+    fingerprintKey: cardFingerprintKey(pepper),
+    challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
+    logger,
+    onRefused: browserRefusalCounter(metrics),
+    onAttackRequest: browserAttackCounter(metrics),
+  });
   const admin = await setUpAdmin({
     config,
     logger,
@@ -149,6 +161,7 @@ async function main(): Promise<void> {
     detokenizations,
     merchantSettings,
     ...(requestLog ? { requestLog } : {}),
+    cardTesting: browserLimiter,
   });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
   const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
@@ -200,14 +213,6 @@ async function main(): Promise<void> {
           ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
           now: () => new Date(),
         };
-  const browserLimiter = new BrowserTokenLimiter({
-    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
-    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
-    config,
-    fingerprintKey: cardFingerprintKey(pepper),
-    logger,
-    onRefused: browserRefusalCounter(metrics),
-  });
   const fields = setUpFields({
     config,
     logger,
@@ -235,7 +240,15 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
-    ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
+    ...(fields.origins
+      ? {
+          browser: {
+            fieldsOrigin: fields.origins.fields,
+            limiter: browserLimiter,
+            provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
+          },
+        }
+      : {}),
     ...(formSessions ? { formSessions } : {}),
     cvcSessions: {
       sessions: sharedRedis ? new RedisCvcSessionStore(sharedRedis) : new MemoryCvcSessionStore(),

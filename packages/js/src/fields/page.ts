@@ -15,7 +15,11 @@ import {
   type TokenizeError,
 } from '../shared/protocol';
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
+import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 import { digitsOf, ERROR_MESSAGES } from './cardState';
+
+/** Where the card's proof-of-work solution goes (the gateway's CHALLENGE_SOLUTION_HEADER). */
+const CHALLENGE_HEADER = 'x-tessera-challenge';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
 function hashParams(): URLSearchParams {
@@ -90,23 +94,38 @@ function start(): void {
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
   form.addEventListener('submit', (event) => event.preventDefault());
 
-  /** A call to the API of the fields origin's gateway with the publishable key: status and JSON body. */
-  async function callApi(path: string, body: unknown): Promise<ApiAnswer> {
+  /** A call to the API of the fields origin's gateway with the publishable key (a GET without `body`): status and JSON body. */
+  async function callApi(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
     const response = await fetch(`${apiOrigin}${path}`, {
-      method: 'POST',
+      method: body === undefined ? 'GET' : 'POST',
       mode: 'cors',
       credentials: 'omit',
       cache: 'no-store',
       referrerPolicy: 'no-referrer',
       headers: {
-        'content-type': 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         'x-api-key': key,
         // The server checks it against the key's allowed origins (see docs/browser.md).
         'x-tessera-parent-origin': parentOrigin as string,
+        ...headers,
       },
-      body: JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+  }
+
+  /**
+   * Sends a card; when the key is under card-testing pressure (`challenge_required`), fetches a
+   * challenge, solves it here in the iframe and sends the card once more with the solution.
+   */
+  async function sendWithProofOfWork(path: string, body: unknown): Promise<ApiAnswer> {
+    const first = await callApi(path, body);
+    const code = (first.body?.error as { code?: unknown } | undefined)?.code;
+    if (first.status !== 429 || code !== 'challenge_required') return first;
+    const issued = await callApi('/v1/browser/challenge');
+    const challenge = issued.status === 200 ? parseChallenge(issued.body) : undefined;
+    const solution = challenge === undefined ? undefined : await solveChallenge(challenge);
+    return solution === undefined ? first : callApi(path, body, { [CHALLENGE_HEADER]: solution });
   }
 
   /**
@@ -137,14 +156,14 @@ function start(): void {
     tokenizing = true;
     try {
       if (cvcSession !== undefined) {
-        const answer = await callApi(`/v1/browser/tokens/${encodeURIComponent(cvcSession.token)}/cvc`, {
+        const answer = await sendWithProofOfWork(`/v1/browser/tokens/${encodeURIComponent(cvcSession.token)}/cvc`, {
           cvv: digitsOf(current.cvc),
           cvcSession: cvcSession.secret,
         });
         if (answer.status === 200) return send({ type: 'cvc_attached', id, result: { token: cvcSession.token } });
         return failWith(answer);
       }
-      const answer = await callApi('/v1/browser/tokens', {
+      const answer = await sendWithProofOfWork('/v1/browser/tokens', {
         number: digitsOf(current.number),
         expiryMonth: expiry.value?.month,
         expiryYear: expiry.value?.year,

@@ -5,6 +5,7 @@
  * a submission the server would refuse anyway, showing why next to the field.
  */
 import { byId, CARD_FIELDS, wireCardInputs } from '../fields/cardInputs';
+import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 
 const FIELD_INPUT: Record<(typeof CARD_FIELDS)[number], string> = { number: 'cc-number', expiry: 'cc-exp', cvc: 'cc-csc' };
 
@@ -27,7 +28,27 @@ function start(): void {
     // One submission: a double click must not post the card twice.
     submitting = true;
     submit.setAttribute('aria-disabled', 'true');
+    // First the proof of work the shop may need just now (card testing); the form is sent either way.
+    event.preventDefault();
+    void proofOfWork(form.getAttribute('action') ?? '').then((solution) => {
+      if (solution !== undefined) byId<HTMLInputElement>('pay-challenge').value = solution;
+      form.submit();
+    });
   });
+}
+
+/**
+ * The solution of this payment page's challenge when the shop is under card-testing pressure
+ * (`required`), else undefined; never throws: without it the server asks again on the page.
+ */
+async function proofOfWork(action: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${action}/challenge`, { credentials: 'omit', cache: 'no-store' });
+    const challenge = response.ok ? parseChallenge(await response.json()) : undefined;
+    return challenge?.required === true ? await solveChallenge(challenge) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 start();

@@ -339,6 +339,7 @@ function renderKeys() {
           'td',
           {},
           el('span', { className: `badge badge-${active ? 'active' : 'revoked'}`, text: STATUS_LABELS[key.status] ?? key.status }),
+          key.underAttackUntil ? el('span', { className: 'badge badge-attack', text: 'Under attack' }) : null,
           statusSub(key),
         ),
         restrictionsCell(key),
@@ -379,6 +380,22 @@ function renderKeys() {
     }),
   );
   $('keys-empty').hidden = state.keys.length > 0;
+  renderAttackBanner();
+}
+
+/**
+ * The banner over the keys while any of them is under card-testing attack: which keys, what it
+ * means for shoppers (nothing is refused; their browser does a little work per card), and until when.
+ */
+function renderAttackBanner() {
+  const attacked = state.keys.filter((key) => key.underAttackUntil);
+  $('attack-banner').hidden = attacked.length === 0;
+  if (attacked.length === 0) return;
+  const until = attacked.map((key) => Date.parse(key.underAttackUntil)).reduce((a, b) => Math.max(a, b));
+  $('attack-banner-text').textContent =
+    `${attacked.map((key) => key.key).join(', ')} ${attacked.length === 1 ? 'is' : 'are'} getting far more card ` +
+    'tokenizations than usual. Checkouts go on: each card now needs a proof of work from the shopper’s browser, ' +
+    `harder for the addresses sending the most, until at least ${dateFormat.format(new Date(until))}.`;
 }
 
 const ACTION_LABELS = {

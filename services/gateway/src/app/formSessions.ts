@@ -195,8 +195,11 @@ function usedOrExpired(outcome: 'not_open' | 'expired' | 'missing'): TesseraErro
  * transport supplies them, bound to the shopper's address; each throws the refusal to answer.
  */
 export interface SubmissionGuard {
-  /** Before the card is read: whether this session and this shopper may submit another card. */
-  beforeCard(record: FormSessionRecord): Promise<void>;
+  /**
+   * Before the card is read: whether this session and this shopper may submit another card
+   * (throws if not); a shorter life for its provisional token when the key is under attack.
+   */
+  beforeCard(record: FormSessionRecord): Promise<{ provisionalTtlSeconds?: number }>;
   /** A card the rules accepted, before it is tokenized. */
   admitCard(number: string): Promise<void>;
   /** A card the rules refused: counted against the session, which may now be closed to cards. */
@@ -226,7 +229,7 @@ export async function submitCardForm(
 ): Promise<PageRedirect> {
   const record = await openFormSessionPage(deps, id);
   checkCsrf(record, form.csrf);
-  await ctx.guard?.beforeCard(record);
+  const admission = await ctx.guard?.beforeCard(record);
   let card: ValidCard;
   try {
     card = readCard(form, record.mode, deps.now());
@@ -236,7 +239,9 @@ export async function submitCardForm(
     throw err;
   }
   await ctx.guard?.admitCard(card.number);
-  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true), { requestId: ctx.requestId });
+  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true, admission?.provisionalTtlSeconds), {
+    requestId: ctx.requestId,
+  });
   const result: FormSessionResult = {
     token: token.token,
     card: { brand: token.brand, last4: token.last4, expiryMonth: token.expiryMonth, expiryYear: token.expiryYear },

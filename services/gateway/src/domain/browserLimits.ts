@@ -4,14 +4,26 @@ import { clientNetworkOf } from './rateLimit';
 /**
  * Card-testing defence on browser tokenization (docs/browser.md, "Card testing"). A publishable
  * key is public, so a fraudster can drive Tessera's card fields, or the route behind them, to
- * check stolen card numbers one after another. Three limits answer that: requests per
- * publishable key, requests per shopper IP (IPv6: per /64), and distinct cards per shopper IP.
+ * check stolen card numbers one after another. Two limits refuse a misbehaving address: requests
+ * per shopper IP (IPv6: per /64), and distinct cards per shopper IP. A key's volume refuses no
+ * one: past its threshold every tokenization costs a proof of work (domain/browserChallenge.ts).
  */
 
-/** Why a browser tokenization was refused: the one label of the refusal metric (a closed set). */
-export type BrowserLimitReason = 'key' | 'ip' | 'distinct_cards' | 'form_session_failures';
+/**
+ * Why a browser tokenization was refused: the one label of the refusal metric (a closed set). A
+ * key's volume refuses nobody: past BROWSER_TOKENS_PER_KEY_PER_MINUTE it demands a proof of work
+ * (domain/browserChallenge.ts), refused as `challenge_required` without one and
+ * `challenge_invalid` with a wrong, expired or spent one.
+ */
+export type BrowserLimitReason = 'ip' | 'distinct_cards' | 'form_session_failures' | 'challenge_required' | 'challenge_invalid';
 
-export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = ['key', 'ip', 'distinct_cards', 'form_session_failures'];
+export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = [
+  'ip',
+  'distinct_cards',
+  'form_session_failures',
+  'challenge_required',
+  'challenge_invalid',
+];
 
 /**
  * Card submissions one hosted-page session may have refused by the card rules before it takes no
@@ -23,7 +35,10 @@ export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = ['key', 'ip'
  */
 export const FAILED_SUBMISSIONS_PER_FORM_SESSION = 5;
 
-/** Per publishable key; the key id, never the key. */
+/**
+ * The tokenizations a key admitted in the current minute, its pressure (the key id, never the
+ * key). Admitted only: requests refused for want of work raise nobody's difficulty.
+ */
 export function browserKeyBucket(keyId: string): string {
   return `browser:key:${keyId}`;
 }

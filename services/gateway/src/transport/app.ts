@@ -17,7 +17,15 @@ import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
-import { BROWSER_CVC_PATH, BROWSER_TOKENS_PATH, browserAuth, browserCardGate, browserCors } from './browserTokens';
+import {
+  BROWSER_CHALLENGE_PATH,
+  BROWSER_CVC_PATH,
+  BROWSER_TOKENS_PATH,
+  browserAuth,
+  browserCardGate,
+  browserChallenge,
+  browserCors,
+} from './browserTokens';
 import type { BrowserTokenLimiter } from './browserLimits';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
@@ -68,7 +76,12 @@ export interface GatewayDeps {
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
   /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
-  browser?: { fieldsOrigin: string; limiter?: BrowserTokenLimiter };
+  browser?: {
+    fieldsOrigin: string;
+    limiter?: BrowserTokenLimiter;
+    /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
+    provisionalTtlUnderAttackSeconds?: number;
+  };
   /**
    * CVC sessions, the grants tessera.cvcField needs (with the browser integration); absent: no
    * /v1/token/{token}/cvc-sessions and no browser CVC route.
@@ -210,6 +223,9 @@ export function createApp(deps: GatewayDeps): Express {
       now,
       ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
       ...(browserLimiter ? { browserLimiter } : {}),
+      ...(deps.browser.provisionalTtlUnderAttackSeconds !== undefined
+        ? { provisionalTtlUnderAttackSeconds: deps.browser.provisionalTtlUnderAttackSeconds }
+        : {}),
     });
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
@@ -223,6 +239,11 @@ export function createApp(deps: GatewayDeps): Express {
       app.options(BROWSER_CVC_PATH, cors);
       // The CVC-only field: under the same publishable-key, origin and card-testing rules, and a CVC session.
       app.post(BROWSER_CVC_PATH, cors, publishableAuth, ...body, cvc.attachInBrowser);
+    }
+    if (browserLimiter) {
+      // The proof of work the two routes above demand while the key is under card-testing pressure.
+      app.options(BROWSER_CHALLENGE_PATH, cors);
+      app.get(BROWSER_CHALLENGE_PATH, cors, publishableAuth, browserChallenge(browserLimiter));
     }
   }
 

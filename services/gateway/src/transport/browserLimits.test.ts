@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import { solveProofOfWork } from '@tessera/test-support';
 import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION, type BrowserLimitReason } from '../domain/browserLimits';
 import { MemoryDistinctCardCounter, type DistinctCardCounter } from '../store/distinctCardCounter';
 import { MemoryRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
@@ -12,8 +13,9 @@ const AMEX = '378282246310005';
 function limiter(
   config: Partial<BrowserLimitConfig>,
   stores: { counter?: RateLimitCounter; cards?: DistinctCardCounter } = {},
-): { limiter: BrowserTokenLimiter; refused: BrowserLimitReason[]; logs: () => string } {
+): { limiter: BrowserTokenLimiter; refused: BrowserLimitReason[]; attacked: string[]; logs: () => string } {
   const refused: BrowserLimitReason[] = [];
+  const attacked: string[] = [];
   const { logger, text } = captureLogger();
   return {
     limiter: new BrowserTokenLimiter({
@@ -23,44 +25,110 @@ function limiter(
         BROWSER_TOKENS_PER_KEY_PER_MINUTE: 0,
         BROWSER_TOKENS_PER_IP_PER_MINUTE: 0,
         BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: 0,
+        BROWSER_CHALLENGE_BASE_NUMBER: 100,
+        BROWSER_CHALLENGE_MAX_NUMBER: 10_000,
+        BROWSER_CHALLENGE_TTL_SECONDS: 60,
+        BROWSER_ATTACK_COOLDOWN_SECONDS: 300,
         ...config,
       },
       fingerprintKey: cardFingerprintKey(TEST_PEPPER),
+      challengeKey: 'challenge-hmac-key-challenge-hmac-key',
       logger,
       onRefused: (reason) => refused.push(reason),
+      onAttackRequest: (keyId) => attacked.push(keyId),
     }),
     refused,
+    attacked,
     logs: text,
   };
+}
+
+/** An attempt without a solution; undefined when admitted. */
+async function attempt(s: BrowserTokenLimiter, keyId: string, ip: string, solution?: string) {
+  const admission = await s.recordAttempt(keyId, ip, solution, 'req');
+  return admission.refusal;
+}
+
+/** Asks for a challenge as the card fields do and solves it. */
+async function solved(s: BrowserTokenLimiter, keyId: string, ip: string) {
+  const challenge = await s.issueChallenge(keyId, ip, 'req');
+  return { ...solveProofOfWork(challenge), maxnumber: challenge.maxnumber, required: challenge.required };
 }
 
 describe('the card-testing limiter', () => {
   it('refuses a shopper IP past its per-minute limit, with a Retry-After within the minute, and not another IP', async () => {
     const s = limiter({ BROWSER_TOKENS_PER_IP_PER_MINUTE: 2 });
-    expect(await s.limiter.recordAttempt('key_1', '203.0.113.7', 'req')).toBeUndefined();
-    expect(await s.limiter.recordAttempt('key_2', '203.0.113.7', 'req')).toBeUndefined();
-    const refusal = await s.limiter.recordAttempt('key_3', '203.0.113.7', 'req');
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.7')).toBeUndefined();
+    expect(await attempt(s.limiter, 'key_2', '203.0.113.7')).toBeUndefined();
+    const refusal = await attempt(s.limiter, 'key_3', '203.0.113.7');
     expect(refusal?.error).toMatchObject({ code: 'rate_limited', status: 429 });
     expect(refusal?.error.message).toMatch(/from this network/);
     expect(refusal?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect(refusal?.retryAfterSeconds).toBeLessThanOrEqual(60);
-    expect(await s.limiter.recordAttempt('key_1', '203.0.113.8', 'req')).toBeUndefined();
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.8')).toBeUndefined();
     expect(s.refused).toEqual(['ip']);
   });
 
-  it('refuses a publishable key past its per-minute limit, whatever IPs the requests come from', async () => {
+  it('refuses nobody for a key past its threshold: it demands a proof of work, bound to key and network, spent once', async () => {
     const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2 });
-    expect(await s.limiter.recordAttempt('key_1', '203.0.113.1', 'req')).toBeUndefined();
-    expect(await s.limiter.recordAttempt('key_1', '203.0.113.2', 'req')).toBeUndefined();
-    expect((await s.limiter.recordAttempt('key_1', '203.0.113.3', 'req'))?.error.message).toMatch(/publishable key/);
-    expect(await s.limiter.recordAttempt('key_2', '203.0.113.3', 'req')).toBeUndefined();
-    expect(s.refused).toEqual(['key']);
+    const before = await solved(s.limiter, 'key_1', '203.0.113.1');
+    expect(before.required).toBe(false);
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.1')).toBeUndefined();
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.2')).toBeUndefined();
+    // Under pressure: a fresh address without work is asked for it, not turned away.
+    const asked = await attempt(s.limiter, 'key_1', '203.0.113.3');
+    expect(asked?.error).toMatchObject({ code: 'challenge_required', status: 429 });
+    expect(asked?.retryAfterSeconds).toBe(1);
+    const work = await solved(s.limiter, 'key_1', '203.0.113.3');
+    expect(work.required).toBe(true);
+    // Not from another network, not for another key (the other key is under no pressure: no work needed at all).
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.4', work.solution))?.error.message).toMatch(/another key or network/);
+    expect(await attempt(s.limiter, 'key_2', '203.0.113.4', work.solution)).toBeUndefined();
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.3', work.solution)).toBeUndefined();
+    // Spent: a replay is refused.
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', work.solution))?.error.code).toBe('challenge_required');
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', 'bm90IGpzb24='))?.error.code).toBe('challenge_required');
+    expect(s.refused).toEqual(['challenge_required', 'challenge_invalid', 'challenge_invalid', 'challenge_invalid']);
+    expect(new Set(s.attacked)).toEqual(new Set(['key_1']));
+  });
+
+  it("makes the work grow with the key's volume and double per refusal of the address, up to the ceiling", async () => {
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2, BROWSER_TOKENS_PER_IP_PER_MINUTE: 3 });
+    expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(100);
+    for (let i = 0; i < 2; i++) expect(await attempt(s.limiter, 'key_1', `198.51.100.${10 + i}`)).toBeUndefined();
+    expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(100);
+    for (let i = 0; i < 2; i++) {
+      const work = await solved(s.limiter, 'key_1', `198.51.100.${20 + i}`);
+      expect(await attempt(s.limiter, 'key_1', `198.51.100.${20 + i}`, work.solution)).toBeUndefined();
+    }
+    // Twice the threshold: twice the work.
+    expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(200);
+    // An address refused by its own limit pays double per refusal.
+    for (let i = 0; i < 3; i++) await attempt(s.limiter, 'key_2', '198.51.100.99');
+    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.error.code).toBe('rate_limited');
+    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.error.code).toBe('rate_limited');
+    expect((await solved(s.limiter, 'key_1', '198.51.100.99')).maxnumber).toBe(800);
+    expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(200);
+  });
+
+  it('keeps demanding work for the cool-down after the key reached its threshold, and says so', async () => {
+    let now = 1_000_000;
+    const counter = new MemoryRateLimitCounter(() => now);
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 1, BROWSER_ATTACK_COOLDOWN_SECONDS: 300 }, { counter });
+    expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
+    expect(await attempt(s.limiter, 'key_1', '192.0.2.1')).toBeUndefined();
+    expect((await s.limiter.attackState('key_1')).underAttack).toBe(true);
+    now += 120_000; // the volume's minute is over, the attack mark is not
+    expect((await attempt(s.limiter, 'key_1', '192.0.2.2'))?.error.code).toBe('challenge_required');
+    now += 200_000;
+    expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
+    expect(await attempt(s.limiter, 'key_1', '192.0.2.2')).toBeUndefined();
   });
 
   it('counts an IPv6 shopper per /64', async () => {
     const s = limiter({ BROWSER_TOKENS_PER_IP_PER_MINUTE: 1 });
-    expect(await s.limiter.recordAttempt('key_1', '2001:db8:1:2::1', 'req')).toBeUndefined();
-    expect(await s.limiter.recordAttempt('key_1', '2001:db8:1:2::2', 'req')).toBeDefined();
+    expect(await attempt(s.limiter, 'key_1', '2001:db8:1:2::1')).toBeUndefined();
+    expect(await attempt(s.limiter, 'key_1', '2001:db8:1:2::2')).toBeDefined();
   });
 
   it('refuses a new card past the distinct-cards limit of an IP, but never the same card again', async () => {
@@ -79,10 +147,10 @@ describe('the card-testing limiter', () => {
   it('closes a form session to cards once it had the fixed number refused, for the rest of its life, and no other session', async () => {
     const s = limiter({});
     for (let i = 1; i < FAILED_SUBMISSIONS_PER_FORM_SESSION; i++) {
-      expect(await s.limiter.recordRefusedCard('fs_a', 600_000, 'req')).toBeUndefined();
+      expect(await s.limiter.recordRefusedCard('fs_a', 600_000, '203.0.113.7', 'req')).toBeUndefined();
       expect(await s.limiter.formSessionClosed('fs_a', 'req')).toBeUndefined();
     }
-    const closing = await s.limiter.recordRefusedCard('fs_a', 600_000, 'req');
+    const closing = await s.limiter.recordRefusedCard('fs_a', 600_000, '203.0.113.7', 'req');
     expect(closing?.error).toMatchObject({ code: 'rate_limited', status: 429 });
     expect(closing?.retryAfterSeconds).toBeGreaterThan(590);
     expect(closing?.retryAfterSeconds).toBeLessThanOrEqual(600);
@@ -94,7 +162,7 @@ describe('the card-testing limiter', () => {
   it('enforces nothing when every limit is 0', async () => {
     const s = limiter({});
     for (const number of [VISA, MASTERCARD, AMEX]) {
-      expect(await s.limiter.recordAttempt('key_1', '203.0.113.7', 'req')).toBeUndefined();
+      expect(await attempt(s.limiter, 'key_1', '203.0.113.7')).toBeUndefined();
       expect(await s.limiter.admitCard(number, '203.0.113.7', 'req')).toBeUndefined();
     }
   });
@@ -109,7 +177,7 @@ describe('the card-testing limiter', () => {
       },
     );
     for (const number of [VISA, MASTERCARD]) {
-      expect(await s.limiter.recordAttempt('key_1', '203.0.113.7', 'req')).toBeUndefined();
+      expect(await attempt(s.limiter, 'key_1', '203.0.113.7')).toBeUndefined();
       expect(await s.limiter.admitCard(number, '203.0.113.7', 'req')).toBeUndefined();
     }
     expect(s.logs()).toMatch(/failing open/);
@@ -127,7 +195,7 @@ describe('the card-testing refusal metric', () => {
     const text = await registry.metrics();
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="distinct_cards"\} 2/);
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="ip"\} 1/);
-    expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="key"\} 0/);
+    expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="challenge_required"\} 0/);
     expect(text).toMatch(/tessera_browser_tokens_refused_total\{reason="form_session_failures"\} 0/);
   });
 });

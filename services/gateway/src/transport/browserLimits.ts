@@ -1,6 +1,16 @@
 import { TesseraError, type Logger } from '@tessera/common';
 import { Counter, type Registry } from 'prom-client';
 import {
+  browserAttackMarkBucket,
+  browserRefusalsBucket,
+  challengeBindingOf,
+  challengeMaxNumber,
+  challengeParams,
+  isUnderPressure,
+  matchesBinding,
+  spentChallengeBucket,
+} from '../domain/browserChallenge';
+import {
   BROWSER_LIMIT_REASONS,
   browserIpBucket,
   browserKeyBucket,
@@ -14,10 +24,19 @@ import { isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
 import type { DistinctCardCounter } from '../store/distinctCardCounter';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
 import type { RateLimitRefusal } from './rateLimit';
+import { altcha, type Challenge } from './altcha';
 
 export interface BrowserLimitConfig {
-  /** Browser tokenizations per publishable key per minute; 0 disables. */
+  /** Browser tokenizations per key per minute past which each needs a proof of work; 0 disables. */
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: number;
+  /** A challenge's maxnumber at the threshold, for an address with no refusals. */
+  BROWSER_CHALLENGE_BASE_NUMBER: number;
+  /** The ceiling of a challenge's maxnumber. */
+  BROWSER_CHALLENGE_MAX_NUMBER: number;
+  /** How long a challenge may be solved and spent. */
+  BROWSER_CHALLENGE_TTL_SECONDS: number;
+  /** How long a key stays under attack (challenges on) once its volume reached the threshold. */
+  BROWSER_ATTACK_COOLDOWN_SECONDS: number;
   /** Browser tokenizations per shopper IP (IPv6: per /64) per minute; 0 disables. */
   BROWSER_TOKENS_PER_IP_PER_MINUTE: number;
   /** Distinct cards tokenized in a browser per shopper IP (IPv6: per /64) per hour; 0 disables. */
@@ -31,7 +50,7 @@ const HOUR_MS = 3_600_000;
 export function browserRefusalCounter(registry: Registry): (reason: BrowserLimitReason) => void {
   const refused = new Counter({
     name: 'tessera_browser_tokens_refused_total',
-    help: 'Browser tokenizations answered 429 by the card-testing limits, by limit (key, ip, distinct_cards, form_session_failures)',
+    help: 'Browser tokenizations answered 429 by the card-testing limits, by limit (ip, distinct_cards, form_session_failures, challenge_required, challenge_invalid)',
     labelNames: ['reason'],
     registers: [registry],
   });
@@ -40,12 +59,50 @@ export function browserRefusalCounter(registry: Registry): (reason: BrowserLimit
   return (reason) => refused.inc({ reason });
 }
 
-const MESSAGES: Record<BrowserLimitReason, string> = {
-  key: 'Too many card tokenizations for this publishable key.',
+/**
+ * tessera_browser_attack_requests_total{key_id}: tokenization attempts on a key under card-testing
+ * pressure (a proof of work demanded). Its rate above 0 means the key is under attack. The key id
+ * is the one label: never the key, an address or a card.
+ */
+export function browserAttackCounter(registry: Registry): (keyId: string) => void {
+  const attacked = new Counter({
+    name: 'tessera_browser_attack_requests_total',
+    help: 'Browser tokenization attempts on a key under card-testing pressure (proof of work demanded), by key id; a rate above 0 means the key is under attack',
+    labelNames: ['key_id'],
+    registers: [registry],
+  });
+  return (keyId) => attacked.inc({ key_id: keyId });
+}
+
+const MESSAGES: Record<Exclude<BrowserLimitReason, 'challenge_required' | 'challenge_invalid'>, string> = {
   ip: 'Too many card tokenizations from this network.',
   distinct_cards: 'Too many different cards from this network.',
   form_session_failures: 'Too many refused cards on this payment page.',
 };
+
+const CHALLENGE_MESSAGES = {
+  challenge_required: 'This card needs a proof of work from the browser: get a challenge, solve it and send the solution with the card.',
+  challenge_invalid:
+    'The proof of work is not valid for this card: it is wrong, expired, already used or made for another key or network. Get a new challenge.',
+};
+
+type SolutionPayload = Parameters<typeof altcha.verifySolution>[0] & object;
+
+/** An ALTCHA payload's shape (what verifySolution reads), before any of it is trusted. */
+function isSolutionShaped(value: unknown): value is SolutionPayload {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.algorithm === 'string' &&
+    typeof v.challenge === 'string' &&
+    typeof v.salt === 'string' &&
+    typeof v.signature === 'string' &&
+    Number.isSafeInteger(v.number)
+  );
+}
+
+/** The outcome of a tokenization attempt: a refusal, or admitted (and whether its key is under attack). */
+export type BrowserAdmission = { refusal: RateLimitRefusal; underAttack?: undefined } | { refusal?: undefined; underAttack: boolean };
 
 /**
  * The card-testing limits of POST /v1/browser/tokens and of the hosted page's POST /pay/{id}. Like the API rate limits they fail open
@@ -62,10 +119,19 @@ export class BrowserTokenLimiter {
       config: BrowserLimitConfig;
       /** From cardFingerprintKey(API_KEY_PEPPER). */
       fingerprintKey: Buffer;
+      /** The challenges' HMAC key (challengeHmacKey). */
+      challengeKey: string;
       logger: Logger;
       onRefused?: (reason: BrowserLimitReason) => void;
+      /** Each attempt on a key under attack (browserAttackCounter). */
+      onAttackRequest?: (keyId: string) => void;
+      now?: () => number;
     },
   ) {}
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
 
   private async ask<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
     try {
@@ -79,33 +145,145 @@ export class BrowserTokenLimiter {
     }
   }
 
-  private refuse(reason: BrowserLimitReason, resetInMs: number): RateLimitRefusal {
+  /**
+   * A limit's refusal. A new one (`against` the address that caused it) also counts against the
+   * address, whose challenges it makes harder for the hour; a page reload told again is not new.
+   */
+  private async refuse(
+    reason: keyof typeof MESSAGES,
+    resetInMs: number,
+    against?: { clientIp: string | undefined; requestId: string },
+  ): Promise<RateLimitRefusal> {
     this.deps.onRefused?.(reason);
+    if (against) await this.countRefusal(against.clientIp, against.requestId);
     const seconds = retryAfterSeconds(resetInMs);
     const message = `${MESSAGES[reason]} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
     return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
   }
 
-  private async window(bucket: string, limit: number, requestId: string): Promise<WindowCount | undefined> {
-    if (limit <= 0) return undefined;
-    const window = await this.ask(() => this.deps.counter.hit(bucket, MINUTE_MS), requestId);
-    return window !== undefined && isOverLimit(window.count, limit) ? window : undefined;
+  private async countRefusal(clientIp: string | undefined, requestId: string): Promise<void> {
+    await this.ask(() => this.deps.counter.hit(browserRefusalsBucket(clientIp), HOUR_MS), requestId);
+  }
+
+  /** Asks for the work: Retry-After 1, since a browser that solves the challenge may send the card again at once. */
+  private async demandWork(reason: 'challenge_required' | 'challenge_invalid', clientIp: string | undefined, requestId: string) {
+    this.deps.onRefused?.(reason);
+    // A missing solution is how every shopper's first try under pressure looks; only a bad one is misbehaviour.
+    if (reason === 'challenge_invalid') await this.countRefusal(clientIp, requestId);
+    return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[reason] }), retryAfterSeconds: 1 };
+  }
+
+  /** The key's volume this minute, whether its attack mark is set, and whether it is under pressure. */
+  private async pressureOf(keyId: string, requestId: string) {
+    const [volume, mark] = await Promise.all([
+      this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId)), requestId),
+      this.ask(() => this.deps.counter.peek(browserAttackMarkBucket(keyId)), requestId),
+    ]);
+    const keyVolume = volume?.count ?? 0;
+    const marked = (mark?.count ?? 0) > 0;
+    return { keyVolume, marked, underAttack: isUnderPressure(keyVolume, marked, this.deps.config.BROWSER_TOKENS_PER_KEY_PER_MINUTE) };
+  }
+
+  private difficulty() {
+    const { config } = this.deps;
+    return {
+      threshold: config.BROWSER_TOKENS_PER_KEY_PER_MINUTE,
+      base: config.BROWSER_CHALLENGE_BASE_NUMBER,
+      max: config.BROWSER_CHALLENGE_MAX_NUMBER,
+    };
   }
 
   /**
-   * Counts one tokenization attempt of an authenticated publishable key from a shopper; the
-   * refusal to answer when the shopper's network or the key is over its per-minute limit. Both
-   * are counted every time, so a refused client keeps its window full.
+   * A challenge for a tokenization with this key from this address (GET /v1/browser/challenge,
+   * GET /pay/{id}/challenge): bound to both, as hard as the key's volume and the address's
+   * refusals make it now. Issuing stores nothing (the challenge is signed), so asking costs an
+   * attacker nothing but gains it nothing either: only spending a solution counts.
    */
-  async recordAttempt(keyId: string, clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined> {
-    const { config } = this.deps;
-    const [byIp, byKey] = await Promise.all([
-      this.window(browserIpBucket(clientIp), config.BROWSER_TOKENS_PER_IP_PER_MINUTE, requestId),
-      this.window(browserKeyBucket(keyId), config.BROWSER_TOKENS_PER_KEY_PER_MINUTE, requestId),
+  async issueChallenge(keyId: string, clientIp: string | undefined, requestId: string): Promise<Challenge & { required: boolean }> {
+    const [{ keyVolume, underAttack }, refusals] = await Promise.all([
+      this.pressureOf(keyId, requestId),
+      this.ask(() => this.deps.counter.peek(browserRefusalsBucket(clientIp)), requestId),
     ]);
-    if (byIp) return this.refuse('ip', byIp.resetInMs);
-    if (byKey) return this.refuse('key', byKey.resetInMs);
-    return undefined;
+    const challenge = await altcha.createChallenge({
+      hmacKey: this.deps.challengeKey,
+      maxnumber: challengeMaxNumber(keyVolume, refusals?.count ?? 0, this.difficulty()),
+      expires: new Date(this.now() + this.deps.config.BROWSER_CHALLENGE_TTL_SECONDS * 1000),
+      params: challengeParams(challengeBindingOf(keyId, clientIp, this.deps.challengeKey)),
+    });
+    return { ...challenge, required: underAttack };
+  }
+
+  /** Whether `solution` (a base64 ALTCHA payload) solves an unexpired challenge issued for this key and address, not spent before. */
+  private async spendSolution(solution: string, keyId: string, clientIp: string | undefined, requestId: string): Promise<boolean> {
+    if (solution.length > 2048) return false;
+    let payload: unknown;
+    try {
+      payload = JSON.parse(Buffer.from(solution, 'base64').toString('utf8'));
+    } catch {
+      return false;
+    }
+    if (!isSolutionShaped(payload)) return false;
+    const params = altcha.extractParams(payload);
+    const expiresAt = Number(params.expires) * 1000;
+    const valid =
+      matchesBinding(params, challengeBindingOf(keyId, clientIp, this.deps.challengeKey)) &&
+      expiresAt > this.now() &&
+      (await altcha.verifySolution(payload, this.deps.challengeKey, false).catch(() => false));
+    if (!valid) return false;
+    // Single use, for every replica: the first spend starts a window as long as the challenge's life.
+    const spent = await this.ask(
+      () => this.deps.counter.hit(spentChallengeBucket(payload.signature), Math.max(1000, expiresAt - this.now())),
+      requestId,
+    );
+    return spent === undefined || spent.count === 1;
+  }
+
+  /**
+   * One tokenization attempt of an authenticated key (a publishable key, or the secret key of a
+   * hosted page's session) from a shopper, with the challenge solution it carries, if any.
+   * Refused when the shopper's network is over its per-minute limit (counted every time, so a
+   * refused client keeps its window full), or when the key is under pressure and the attempt
+   * carries no valid, unspent solution. Otherwise admitted and counted in the key's volume; an
+   * admission that takes the key to its threshold marks it under attack for the cool-down.
+   */
+  async recordAttempt(
+    keyId: string,
+    clientIp: string | undefined,
+    solution: string | undefined,
+    requestId: string,
+  ): Promise<BrowserAdmission> {
+    const { config } = this.deps;
+    const threshold = config.BROWSER_TOKENS_PER_KEY_PER_MINUTE;
+    const perIp = config.BROWSER_TOKENS_PER_IP_PER_MINUTE;
+    // Both asked at once: one round trip to Redis on the way in.
+    const [byIp, pressure] = await Promise.all([
+      perIp > 0 ? this.ask(() => this.deps.counter.hit(browserIpBucket(clientIp), MINUTE_MS), requestId) : undefined,
+      threshold > 0 ? this.pressureOf(keyId, requestId) : undefined,
+    ]);
+    if (byIp !== undefined && isOverLimit(byIp.count, perIp)) {
+      return { refusal: await this.refuse('ip', byIp.resetInMs, { clientIp, requestId }) };
+    }
+    if (pressure === undefined) return { underAttack: false };
+    const { underAttack } = pressure;
+    if (underAttack) {
+      this.deps.onAttackRequest?.(keyId);
+      if (solution === undefined) return { refusal: await this.demandWork('challenge_required', clientIp, requestId) };
+      if (!(await this.spendSolution(solution, keyId, clientIp, requestId))) {
+        return { refusal: await this.demandWork('challenge_invalid', clientIp, requestId) };
+      }
+    }
+    const volume = await this.ask(() => this.deps.counter.hit(browserKeyBucket(keyId), MINUTE_MS), requestId);
+    if (!pressure.marked && volume !== undefined && volume.count >= threshold) {
+      // Fixed from the first mark (a hit does not extend it): the volume window sets it again while the attack goes on.
+      await this.ask(() => this.deps.counter.hit(browserAttackMarkBucket(keyId), config.BROWSER_ATTACK_COOLDOWN_SECONDS * 1000), requestId);
+    }
+    return { underAttack };
+  }
+
+  /** Whether the key is under attack now (its attack mark is set), and for how much longer: for the dashboard. */
+  async attackState(keyId: string): Promise<{ underAttack: boolean; endsInMs: number }> {
+    const mark = await this.deps.counter.peek(browserAttackMarkBucket(keyId));
+    return { underAttack: mark.count > 0, endsInMs: mark.resetInMs };
   }
 
   /**
@@ -117,7 +295,9 @@ export class BrowserTokenLimiter {
     if (limit <= 0) return undefined;
     const fingerprint = cardFingerprint(this.deps.fingerprintKey, number);
     const admission = await this.ask(() => this.deps.cards.admit(distinctCardsBucket(clientIp), fingerprint, limit, HOUR_MS), requestId);
-    return admission === undefined || admission.admitted ? undefined : this.refuse('distinct_cards', admission.resetInMs);
+    return admission === undefined || admission.admitted
+      ? undefined
+      : this.refuse('distinct_cards', admission.resetInMs, { clientIp, requestId });
   }
 
   /**
@@ -133,15 +313,23 @@ export class BrowserTokenLimiter {
    * Counts a card the rules refused on a form session; the counter lives as long as the session
    * (`sessionEndsInMs`). The refusal that closes the session when this was its last allowed failure.
    */
-  async recordRefusedCard(sessionId: string, sessionEndsInMs: number, requestId: string): Promise<RateLimitRefusal | undefined> {
+  async recordRefusedCard(
+    sessionId: string,
+    sessionEndsInMs: number,
+    clientIp: string | undefined,
+    requestId: string,
+  ): Promise<RateLimitRefusal | undefined> {
     const bucket = formSessionFailuresBucket(sessionId);
     const window = await this.ask(() => this.deps.counter.hit(bucket, Math.max(1000, sessionEndsInMs)), requestId);
-    return this.closedBy(window);
+    return this.closedBy(window, { clientIp, requestId });
   }
 
-  private closedBy(window: WindowCount | undefined): RateLimitRefusal | undefined {
+  private async closedBy(
+    window: WindowCount | undefined,
+    against?: { clientIp: string | undefined; requestId: string },
+  ): Promise<RateLimitRefusal | undefined> {
     return window !== undefined && window.count >= FAILED_SUBMISSIONS_PER_FORM_SESSION
-      ? this.refuse('form_session_failures', window.resetInMs)
+      ? this.refuse('form_session_failures', window.resetInMs, against)
       : undefined;
   }
 }

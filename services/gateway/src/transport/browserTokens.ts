@@ -1,20 +1,24 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Cidr, Logger } from '@tessera/common';
 import { presentedKeyOf } from '../domain/apiKeyDecision';
+import { CHALLENGE_SOLUTION_HEADER } from '../domain/browserChallenge';
 import { corsAllowedOrigin } from '../domain/browserFields';
 import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { BrowserTokenLimiter } from './browserLimits';
+import { sendJson } from './envelope';
 import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
-import { contextOf } from './requestContext';
+import { apiKeyOf, contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
 export const BROWSER_TOKENS_PATH = '/v1/browser/tokens';
 /** The CVC-only field re-collects a token's CVV through this route (tessera.cvcField). */
 export const BROWSER_CVC_PATH = '/v1/browser/tokens/:token/cvc';
+/** The card fields fetch a proof-of-work challenge here when the key is under card-testing pressure. */
+export const BROWSER_CHALLENGE_PATH = '/v1/browser/challenge';
 
-const ALLOWED_REQUEST_HEADERS = 'content-type, x-api-key, x-tessera-parent-origin, x-request-id';
+const ALLOWED_REQUEST_HEADERS = `content-type, x-api-key, x-tessera-parent-origin, x-request-id, ${CHALLENGE_SOLUTION_HEADER}`;
 
 /**
  * CORS for the browser route only (secret-key routes send no CORS header at all): the fields
@@ -32,7 +36,7 @@ export function browserCors(fieldsOrigin: string): RequestHandler {
     }
     if (req.method !== 'OPTIONS') return next();
     if (allowed !== undefined) {
-      res.setHeader('access-control-allow-methods', 'POST');
+      res.setHeader('access-control-allow-methods', 'GET, POST');
       res.setHeader('access-control-allow-headers', ALLOWED_REQUEST_HEADERS);
       res.setHeader('access-control-max-age', '600');
     }
@@ -48,9 +52,12 @@ export interface BrowserAuthDeps {
   trustedProxies: readonly Cidr[];
   logger: Logger;
   now: () => Date;
+  /** Its failed-authentication limit only: the per-key request limit is not applied to a public key. */
   rateLimiter?: RateLimiter;
-  /** The card-testing limits (per key, per shopper IP, distinct cards); absent: none. */
+  /** The card-testing limits (proof of work per key, per shopper IP, distinct cards); absent: none. */
   browserLimiter?: BrowserTokenLimiter;
+  /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
+  provisionalTtlUnderAttackSeconds?: number;
 }
 
 function refuseWith(res: Response, refusal: RateLimitRefusal): never {
@@ -85,13 +92,36 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     const fromFields = header(req, 'origin') === deps.fieldsOrigin;
     const result = decideBrowserKey(key, record, deps.now(), fromFields ? header(req, 'x-tessera-parent-origin') : undefined);
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
-    const overLimit = await limiter?.recordKeyRequest(result.record.id, ctx.requestId);
     ctx.apiKey = result.record;
-    if (overLimit) refuseWith(res, overLimit);
+    // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
+    // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
+    // GET /v1/browser/challenge: asking for a challenge counts nowhere (it stores nothing either).
+    if (req.method === 'GET') return next();
     // Card testing: counted once the key is known good, before the body is even read.
-    const testing = await deps.browserLimiter?.recordAttempt(result.record.id, ctx.clientIp, ctx.requestId);
-    if (testing) refuseWith(res, testing);
+    const admission = await deps.browserLimiter?.recordAttempt(
+      result.record.id,
+      ctx.clientIp,
+      header(req, CHALLENGE_SOLUTION_HEADER),
+      ctx.requestId,
+    );
+    if (admission?.refusal) refuseWith(res, admission.refusal);
+    if (admission?.underAttack === true && deps.provisionalTtlUnderAttackSeconds !== undefined) {
+      ctx.provisionalTtlSeconds = deps.provisionalTtlUnderAttackSeconds;
+    }
     next();
+  };
+}
+
+/**
+ * GET /v1/browser/challenge, behind browserAuth: a proof-of-work challenge (ALTCHA's format, plus
+ * `required`: whether the key is under pressure now) for the next card of this key from this
+ * address. The card fields ask for it after a `challenge_required` answer, solve it, and send the
+ * card again with the solution in the x-tessera-challenge header.
+ */
+export function browserChallenge(limiter: BrowserTokenLimiter): RequestHandler {
+  return async (_req: Request, res: Response) => {
+    const ctx = contextOf(res);
+    sendJson(res, 200, await limiter.issueChallenge(apiKeyOf(res).id, ctx.clientIp, ctx.requestId));
   };
 }
 

@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
 import { startApp } from '../testing/http';
+import type { BrowserTokenLimiter } from './browserLimits';
 import { createAdminRouter } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
@@ -23,7 +24,7 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
-    browser: { fieldsOrigin: 'http://127.0.0.1:8082' },
+    browser: { fieldsOrigin: 'http://127.0.0.1:8082', limiter: {} as BrowserTokenLimiter },
     formSessions: {} as FormSessionDeps,
     cvcSessions: {} as CvcSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.

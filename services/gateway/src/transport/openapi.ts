@@ -115,6 +115,31 @@ const browserPreflight = (operationId: string): JsonObject => ({
 
 const CVV_RECOLLECTED_DOC =
   "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.";
+/** The card's proof of work (docs/browser.md, "The challenge"), on both browser routes. */
+const challengeSolutionHeader: JsonObject = {
+  name: 'x-tessera-challenge',
+  in: 'header',
+  required: false,
+  description:
+    'While the key is under card-testing pressure: the solution of a challenge from GET /v1/browser/challenge, as base64 of ' +
+    'the ALTCHA payload {"algorithm","challenge","number","salt","signature"}. Without a valid, unspent one: 429 challenge_required.',
+  schema: { type: 'string' },
+};
+
+/** A challenge as GET /v1/browser/challenge (and the hosted page's GET /pay/{id}/challenge) answer it: ALTCHA v1, plus `required`. */
+const proofOfWorkChallenge: JsonObject = {
+  type: 'object',
+  required: ['algorithm', 'challenge', 'maxnumber', 'salt', 'signature', 'required'],
+  properties: {
+    algorithm: { type: 'string', enum: ['SHA-256'] },
+    challenge: { type: 'string', description: 'Hex SHA-256 of salt + the secret number.' },
+    maxnumber: { type: 'integer', description: 'The number is at most this: expected work is half as many hashes.' },
+    salt: { type: 'string', description: 'Random, with the key id, a tag of the client network and the expiry as parameters.' },
+    signature: { type: 'string', description: 'HMAC-SHA256 of the challenge under the gateway’s challenge key.' },
+    required: { type: 'boolean', description: 'Whether the key is under pressure now: a card without the solution would be refused.' },
+  },
+  additionalProperties: false,
+};
 
 const timingHeaders = {
   'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
@@ -193,11 +218,13 @@ export function buildOpenApiDocument(): JsonObject {
             '(else 401 origin_not_allowed). Same body and card rules as POST /v1/token; the answer holds only what the shopper ' +
             'typed and sees (token, brand, last4, expiry): no bin, fingerprint or other value derived from the number. The token ' +
             'is provisional. CORS: the fields origin only. ' +
-            'Card-testing limits (per publishable key, per shopper IP, distinct cards per IP per hour) answer 429 with Retry-After. ' +
+            'Card-testing limits (per shopper IP, distinct cards per IP per hour) answer 429 rate_limited with Retry-After; past ' +
+            'the key’s threshold each card needs a solved challenge (x-tessera-challenge), else 429 challenge_required. ' +
             'See docs/browser.md.',
           parameters: [
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+            challengeSolutionHeader,
           ],
           security: [{ publishableKey: [] }],
           requestBody: { required: true, content: json(ref('CardInput')) },
@@ -208,6 +235,27 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
         options: browserPreflight('preflightBrowserToken'),
+      },
+      '/v1/browser/challenge': {
+        get: {
+          operationId: 'getBrowserChallenge',
+          summary: 'A proof-of-work challenge for the next card of this publishable key from this address',
+          description:
+            'Called by the card-fields iframe after 429 challenge_required, under the authentication rules of POST /v1/browser/tokens. ' +
+            'The challenge is bound to the key and the client network, expires after BROWSER_CHALLENGE_TTL_SECONDS and its ' +
+            'solution is accepted once. Its maxnumber grows with the key’s volume and doubles per card-testing refusal of the ' +
+            'address. Asking stores nothing. See docs/browser.md.',
+          parameters: [
+            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          security: [{ publishableKey: [] }],
+          responses: {
+            '200': { description: 'The challenge.', content: json(ref('ProofOfWorkChallenge')) },
+            ...errorResponses(AUTH_ERRORS.filter((status) => status !== 403)),
+          },
+        },
+        options: browserPreflight('preflightBrowserChallenge'),
       },
       '/v1/token/{token}': {
         get: {
@@ -288,6 +336,7 @@ export function buildOpenApiDocument(): JsonObject {
             tokenParam,
             { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
+            challengeSolutionHeader,
           ],
           security: [{ publishableKey: [] }],
           requestBody: { required: true, content: json(ref('BrowserCvcInput')) },
@@ -434,6 +483,7 @@ export function buildOpenApiDocument(): JsonObject {
         CvcInput: cvcInput,
         BrowserCvcInput: browserCvcInput,
         CvcSessionCreate: jsonSchema(cvcSessionCreateSchema, 'input'),
+        ProofOfWorkChallenge: proofOfWorkChallenge,
         ProxyRequest: proxyRequest,
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),

@@ -16,6 +16,8 @@ export interface RequestContext {
   startedAt: bigint;
   clientIp?: string;
   apiKey?: ApiKeyRecord;
+  /** Set by the browser route when the key is under card-testing attack: the provisional token's shorter life. */
+  provisionalTtlSeconds?: number;
   /** Set by the proxy routes for the request log: the call as parsed, then the PSP's status and time. */
   proxyCall?: ProxyCallFacts;
 }

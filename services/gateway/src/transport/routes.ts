@@ -56,7 +56,10 @@ export function tokenRoutes(vault: VaultApi, browserCardGate?: BrowserCardGate) 
     const { dedupe, ...input } = provisional ? { ...parseCardInput(body), dedupe: undefined } : parseTokenCreate(body);
     const card = validateCard(input, key.mode);
     if (provisional) await browserCardGate?.(res, card.number);
-    return vault.tokenize({ ...tokenizeRequestFor(card, key, provisional), ...(dedupe === true ? { dedupe } : {}) }, callOptions(res));
+    return vault.tokenize(
+      { ...tokenizeRequestFor(card, key, provisional, contextOf(res).provisionalTtlSeconds), ...(dedupe === true ? { dedupe } : {}) },
+      callOptions(res),
+    );
   };
   return {
     /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once. */

@@ -71,6 +71,19 @@ describe('provisional tokens (real redis-server)', () => {
     expect(await vault.getToken(OWNER, record.token)).toEqual(record);
   });
 
+  it('keeps a provisional token made under card-testing attack for the shorter life the gateway asks, never a longer one', async () => {
+    const shorter = await vault.tokenize(aCard({ provisional: true, provisionalTtlSeconds: 30 }));
+    expect(shorter.expiresAt).toBe(new Date(now + 30_000).toISOString());
+    expect(await pttl(cardKey(shorter.token))).toBeLessThanOrEqual(30_000);
+    expect(await pttl(cvvKey(shorter.token))).toBeLessThanOrEqual(30_000);
+    const longer = await vault.tokenize(aCard({ provisional: true, provisionalTtlSeconds: 86_400 }));
+    expect(longer.expiresAt).toBe(new Date(now + BROWSER_TTL_S * 1000).toISOString());
+    // Only a provisional token takes it: an ordinary one lives as long as its card.
+    const ordinary = await vault.tokenize(aCard({ provisionalTtlSeconds: 30 }));
+    expect(ordinary.provisional).toBe(false);
+    expect(await pttl(cardKey(ordinary.token))).toBeGreaterThan(300 * 24 * HOUR_MS);
+  });
+
   it('keeps a token made without the flag as long as its card, provisional false', async () => {
     const card = aCard();
     const record = await vault.tokenize(card);

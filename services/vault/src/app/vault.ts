@@ -5,6 +5,7 @@ import {
   describeCardFields,
   isPastProvisionalDeadline,
   provisionalRetention,
+  provisionalTtlSecondsOf,
   retentionFor,
   retentionOnRetain,
   toTokenRecordView,
@@ -248,7 +249,11 @@ export class Vault {
     });
     const retention =
       card.provisional === true
-        ? provisionalRetention(normal, this.opts.browserTokenTtlSeconds ?? DEFAULT_BROWSER_TOKEN_TTL_SECONDS, now)
+        ? provisionalRetention(
+            normal,
+            provisionalTtlSecondsOf(card, this.opts.browserTokenTtlSeconds ?? DEFAULT_BROWSER_TOKEN_TTL_SECONDS),
+            now,
+          )
         : normal;
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;

@@ -1,5 +1,5 @@
 import { TesseraError } from '@tessera/common';
-import { checkCardToTokenize, describeCard, retentionFor } from './card';
+import { checkCardToTokenize, describeCard, provisionalTtlSecondsOf, retentionFor } from './card';
 import { aCard } from '../test/builders';
 
 function rejection(fn: () => void): { code: string; param?: string; message: string } {
@@ -106,5 +106,14 @@ describe('describeCard', () => {
     expect(text).not.toContain('555555555555');
     expect(text).not.toContain('Grace');
     expect(text).not.toContain('123');
+  });
+});
+
+describe('provisionalTtlSecondsOf', () => {
+  it("takes a caller's shorter life for a provisional token (made under card-testing attack), never a longer one", () => {
+    expect(provisionalTtlSecondsOf({}, 3600)).toBe(3600);
+    expect(provisionalTtlSecondsOf({ provisionalTtlSeconds: 0 }, 3600)).toBe(3600);
+    expect(provisionalTtlSecondsOf({ provisionalTtlSeconds: 300 }, 3600)).toBe(300);
+    expect(provisionalTtlSecondsOf({ provisionalTtlSeconds: 86_400 }, 3600)).toBe(3600);
   });
 });

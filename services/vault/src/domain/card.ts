@@ -16,6 +16,8 @@ export interface CardToTokenize {
   mode: string;
   /** Made in a browser: kept for BROWSER_TOKEN_TTL_SECONDS only, unless retained. */
   provisional?: boolean;
+  /** A shorter life for this provisional token (made while its key was under card-testing attack); absent or 0: none. */
+  provisionalTtlSeconds?: number;
   /** Answer the merchant's existing token for this card instead of a new one (POST /v1/token's `dedupe`). */
   dedupe?: boolean;
 }
@@ -171,6 +173,15 @@ export function retentionFor(
  * A provisional (browser-made) token lives at most `browserTokenTtlSeconds`, card and CVV alike,
  * unless the merchant's server retains it; never longer than an ordinary token of the same card.
  */
+/**
+ * A provisional token's life: the vault's BROWSER_TOKEN_TTL_SECONDS, or the caller's shorter one.
+ * Only ever shorter: a caller cannot make a browser token outlive the vault's own limit.
+ */
+export function provisionalTtlSecondsOf(card: Pick<CardToTokenize, 'provisionalTtlSeconds'>, browserTokenTtlSeconds: number): number {
+  const asked = card.provisionalTtlSeconds;
+  return asked !== undefined && asked > 0 ? Math.min(asked, browserTokenTtlSeconds) : browserTokenTtlSeconds;
+}
+
 export function provisionalRetention(normal: Retention, browserTokenTtlSeconds: number, now: Date): Retention {
   const cardTtlMs = Math.max(MIN_TTL_MS, Math.min(browserTokenTtlSeconds * 1000, normal.cardTtlMs));
   return { expiresAt: new Date(now.getTime() + cardTtlMs), cardTtlMs, cvvTtlMs: Math.min(normal.cvvTtlMs, cardTtlMs) };

@@ -13,7 +13,7 @@ import { jsonObjectBody } from '../jsonBody';
 import { chooseRequestId, contextOf, routeOf, setContext } from '../requestContext';
 import { installSecurityHeaders } from '../securityHeaders';
 import { registerAuditRoutes } from './auditRoutes';
-import { registerKeyRoutes } from './keyRoutes';
+import { registerKeyRoutes, type AttackStateLookup } from './keyRoutes';
 import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
@@ -35,6 +35,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   merchantSettings?: MerchantSettingsStore;
   /** The merchants' request logs (requestRoutes.ts); absent: those routes answer 404. */
   requestLog?: RequestLogDeps;
+  /** Whether a key is under card-testing attack, for the key list's banner; absent: never shown. */
+  attackState?: AttackStateLookup;
   trustedProxies: readonly Cidr[];
   logger: Logger;
   /** The session and sign-in limits, and HSTS for the admin listener. */
@@ -148,7 +150,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
 
   const merchantSettings = deps.merchantSettings;
   const settingsDeps = merchantSettings === undefined ? undefined : { merchantSettings, audit: deps.audit, pepper: deps.pepper, now };
-  registerKeyRoutes(api, { keyStore: deps.keyStore, audit: deps.audit, pepper: deps.pepper, now }, body);
+  registerKeyRoutes(api, { keyStore: deps.keyStore, audit: deps.audit, pepper: deps.pepper, now }, body, deps.attackState);
   registerMerchantRoutes(api, { keyStore: deps.keyStore, operators: deps.operators, pspHosts: settingsDeps }, body);
   // The hosted payment page's return URLs and signing secret.
   registerReturnUrlRoutes(

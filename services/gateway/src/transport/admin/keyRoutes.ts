@@ -38,9 +38,17 @@ export interface KeyView {
   expiresAt: string | null;
   lastUsedAt: string | null;
   lastUsedIp: string | null;
+  /**
+   * Set while the key is under card-testing attack (browser tokenizations past its threshold):
+   * until when every card needs a proof of work from the shopper's browser. Null: not under attack.
+   */
+  underAttackUntil: string | null;
 }
 
-export function keyView(r: ApiKeyRecord, now: Date = new Date()): KeyView {
+/** Whether a key is under card-testing attack (BrowserTokenLimiter.attackState). */
+export type AttackStateLookup = (keyId: string) => Promise<{ underAttack: boolean; endsInMs: number }>;
+
+export function keyView(r: ApiKeyRecord, now: Date = new Date(), underAttackUntil: string | null = null): KeyView {
   return {
     id: r.id,
     merchantId: r.merchantId,
@@ -57,16 +65,30 @@ export function keyView(r: ApiKeyRecord, now: Date = new Date()): KeyView {
     expiresAt: r.expiresAt ?? null,
     lastUsedAt: r.lastUsedAt ?? null,
     lastUsedIp: r.lastUsedIp ?? null,
+    underAttackUntil,
   };
 }
 
+/** Until when each key is under attack, or null; a store that cannot answer shows no banner rather than no keys. */
+async function attackEnds(keys: readonly ApiKeyRecord[], lookup: AttackStateLookup | undefined, now: Date): Promise<(string | null)[]> {
+  if (lookup === undefined) return keys.map(() => null);
+  return Promise.all(
+    keys.map(async (k) => {
+      const state = await lookup(k.id).catch(() => undefined);
+      return state?.underAttack === true ? new Date(now.getTime() + state.endsInMs).toISOString() : null;
+    }),
+  );
+}
+
 /** `/admin/v1/keys…`: each route parses the request, calls its use case in app/apiKeys.ts, and answers. */
-export function registerKeyRoutes(api: Router, deps: ApiKeyDeps, body: RequestHandler[]): void {
+export function registerKeyRoutes(api: Router, deps: ApiKeyDeps, body: RequestHandler[], attackState?: AttackStateLookup): void {
   api.get('/keys', async (req, res) => {
     const caller = callerOf(res);
     const merchantId = merchantInReach(caller, parseQuery(merchantQuerySchema, req).merchantId);
     const keys = await listApiKeys(deps, caller, merchantId === undefined ? {} : { merchantId });
-    sendJson(res, 200, { keys: keys.map((k) => keyView(k, deps.now())) });
+    const now = deps.now();
+    const attacks = await attackEnds(keys, attackState, now);
+    sendJson(res, 200, { keys: keys.map((k, i) => keyView(k, now, attacks[i] ?? null)) });
   });
 
   api.post('/keys', ...body, async (req: Request, res: Response) => {

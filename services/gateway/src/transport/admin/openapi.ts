@@ -38,6 +38,10 @@ const keyViewSchema = z.object({
   }),
   lastUsedAt: z.string().nullable(),
   lastUsedIp: z.string().nullable(),
+  underAttackUntil: z.string().nullable().meta({
+    description:
+      'Set while the key is under card-testing attack (browser tokenizations past BROWSER_TOKENS_PER_KEY_PER_MINUTE): until when every card needs a proof of work from the shopper’s browser. The dashboard shows a banner.',
+  }),
 }) satisfies z.ZodType<KeyView>;
 
 const sessionSchema = z.object({

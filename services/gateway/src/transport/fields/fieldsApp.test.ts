@@ -4,6 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { parseCidrList } from '@tessera/common';
 import type { TokenizeRequest } from '@tessera/protos';
+import { solveProofOfWork, type ProofOfWorkChallenge } from '@tessera/test-support';
 import type { FormSessionDeps } from '../../app/formSessions';
 import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION } from '../../domain/browserLimits';
 import { newCsrfToken, newFormSessionId, type FormSessionRecord } from '../../domain/formSessions';
@@ -98,7 +99,12 @@ describe('the hosted page under the card-testing limits', () => {
     BROWSER_TOKENS_PER_IP_PER_MINUTE: 6,
     BROWSER_TOKENS_PER_KEY_PER_MINUTE: 10,
     BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: 2,
+    BROWSER_CHALLENGE_BASE_NUMBER: 1_000,
+    BROWSER_CHALLENGE_MAX_NUMBER: 100_000,
+    BROWSER_CHALLENGE_TTL_SECONDS: 60,
+    BROWSER_ATTACK_COOLDOWN_SECONDS: 300,
   };
+  const TTL_UNDER_ATTACK = 240;
   const env = useGatewayRedis();
   let assets: CardFieldsAssets;
   let sessions: RedisFormSessionStore;
@@ -137,6 +143,7 @@ describe('the hosted page under the card-testing limits', () => {
       cards: opts.cards ?? new RedisDistinctCardCounter(env.redis),
       config: LIMITS,
       fingerprintKey: cardFingerprintKey(TEST_PEPPER),
+      challengeKey: 'challenge-hmac-key-challenge-hmac-key',
       logger,
     });
     const app = await startApp(
@@ -147,6 +154,7 @@ describe('the hosted page under the card-testing limits', () => {
         logger,
         formSessions,
         cardTesting,
+        provisionalTtlUnderAttackSeconds: TTL_UNDER_ATTACK,
         trustedProxies: parseCidrList(opts.trustedProxies ?? ['127.0.0.1/32']),
       }),
     );
@@ -173,14 +181,15 @@ describe('the hosted page under the card-testing limits', () => {
     return record;
   }
 
-  /** What the page's form posts, from the shopper at `ip` (named by the load balancer's X-Forwarded-For). */
-  function pay(app: RunningApp, session: FormSessionRecord, ip: string, number: string): Promise<TestResponse> {
+  /** What the page's form posts, from the shopper at `ip` (named by the load balancer's X-Forwarded-For), with its script's proof of work if given. */
+  function pay(app: RunningApp, session: FormSessionRecord, ip: string, number: string, challenge?: string): Promise<TestResponse> {
     const body = new URLSearchParams({
       csrf: session.csrfToken,
       cardnumber: number,
       'exp-date': `12 / ${String((new Date().getUTCFullYear() + 3) % 100)}`,
       cvc: number === AMEX ? '4314' : CVV,
       ccname: 'Ada Shopper',
+      ...(challenge !== undefined ? { challenge } : {}),
     }).toString();
     return app.request('POST', `/pay/${session.id}`, {
       headers: {
@@ -192,11 +201,25 @@ describe('the hosted page under the card-testing limits', () => {
     });
   }
 
+  /** What the page's script does on submit: asks for the session's challenge, and solves it. */
+  async function solvedChallenge(
+    app: RunningApp,
+    session: FormSessionRecord,
+    ip: string,
+  ): Promise<{ solution: string; required: boolean }> {
+    const res = await app.request('GET', `/pay/${session.id}/challenge`, {
+      headers: { 'sec-fetch-site': 'same-origin', 'x-forwarded-for': ip },
+    });
+    expect(res.status).toBe(200);
+    const challenge = JSON.parse(res.body.toString()) as ProofOfWorkChallenge;
+    return { solution: solveProofOfWork(challenge).solution, required: challenge.required === true };
+  }
+
   /** A refusal the shopper can read: an HTML page with the message as an alert, never JSON nor the card. */
-  function expectLimitPage(res: TestResponse, message: RegExp, cards: string[]): void {
+  function expectLimitPage(res: TestResponse, message: RegExp, cards: string[], code = 'rate_limited'): void {
     expect(res.status).toBe(429);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
-    expect(res.headers['x-tessera-error']).toBe('rate_limited');
+    expect(res.headers['x-tessera-error']).toBe(code);
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const html = res.body.toString();
     expect(html).toMatch(/role="alert"/);
@@ -234,7 +257,7 @@ describe('the hosted page under the card-testing limits', () => {
     }
   });
 
-  it('refuses a shopper past the per-IP rate, and a merchant key past the per-key rate however many shoppers it is spread over', async () => {
+  it('refuses a shopper past the per-IP rate; past the per-key threshold it asks every shopper for a proof of work and takes the card with one', async () => {
     const { app } = await hostedPage();
     try {
       for (let i = 0; i < LIMITS.BROWSER_TOKENS_PER_IP_PER_MINUTE; i++) {
@@ -245,7 +268,16 @@ describe('the hosted page under the card-testing limits', () => {
       for (let i = 0; i < LIMITS.BROWSER_TOKENS_PER_KEY_PER_MINUTE; i++) {
         expect((await pay(app, await openSession('key_busy'), `198.51.100.${i + 1}`, VISA)).status).toBe(303);
       }
-      expectLimitPage(await pay(app, await openSession('key_busy'), '198.51.100.200', VISA), /Too many card payments/, [VISA]);
+      expect(tokenized.every((t) => t.provisionalTtlSeconds === undefined)).toBe(true);
+      const session = await openSession('key_busy');
+      const asked = await pay(app, session, '198.51.100.200', VISA);
+      expectLimitPage(asked, /Please submit your card again/, [VISA], 'challenge_required');
+      expect(asked.body.toString()).toContain('id="card-form"');
+      const work = await solvedChallenge(app, session, '198.51.100.200');
+      expect(work.required).toBe(true);
+      expect((await pay(app, session, '198.51.100.200', VISA, work.solution)).status).toBe(303);
+      // Made under attack: a short life unless the merchant's server retains it.
+      expect(tokenized.at(-1)?.provisionalTtlSeconds).toBe(TTL_UNDER_ATTACK);
       expect((await pay(app, await openSession('key_other'), '198.51.100.200', VISA)).status).toBe(303);
     } finally {
       await app.close();

@@ -2,10 +2,11 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps, type SubmissionGuard } from '../../app/formSessions';
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
+import { CHALLENGE_SOLUTION_FIELD } from '../../domain/browserChallenge';
 import { resolveClientIp } from '../../domain/clientIp';
 import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
 import type { BrowserTokenLimiter } from '../browserLimits';
-import { sendError } from '../envelope';
+import { sendError, sendJson } from '../envelope';
 import type { RateLimitRefusal } from '../rateLimit';
 import { chooseRequestId } from '../requestContext';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
@@ -29,6 +30,8 @@ export interface FieldsAppDeps {
   formSessions?: FormSessionDeps;
   /** The browser route's card-testing limits, applied to the hosted page's card too; absent: none. */
   cardTesting?: BrowserTokenLimiter;
+  /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
+  provisionalTtlUnderAttackSeconds?: number;
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the shopper, as on the API listener. */
   trustedProxies?: readonly Cidr[];
 }
@@ -152,6 +155,10 @@ const NOTICE_TITLES: Record<number, string> = {
 
 const SESSION_CLOSED = 'Too many cards were refused on this payment page, so it takes no more. Go back to the shop and start again.';
 
+/** The card arrived without a valid proof of work while the shop is under attack: the page's script solves one (it needs JavaScript). */
+const WORK_REQUIRED =
+  'This shop is getting unusually many card payments just now. Please submit your card again (this page needs JavaScript for that).';
+
 const waitPhrase = (seconds: number): string => (seconds <= 60 ? 'in a minute' : `in about ${Math.ceil(seconds / 60)} minutes`);
 
 /** The limiter's refusal as the page answers it: Retry-After on `res`, and the shopper's words. */
@@ -168,10 +175,10 @@ function refuseOnPage(res: Response, refusal: RateLimitRefusal, message: string)
 function submissionGuard(
   limiter: BrowserTokenLimiter,
   res: Response,
-  clientIp: string | undefined,
-  requestId: string,
+  submission: { clientIp: string | undefined; solution: string | undefined; requestId: string; provisionalTtlUnderAttackSeconds?: number },
   now: () => Date,
 ): SubmissionGuard & { closed: boolean } {
+  const { clientIp, requestId } = submission;
   const tooMany = (refusal: RateLimitRefusal): never =>
     refuseOnPage(
       res,
@@ -190,19 +197,25 @@ function submissionGuard(
       // session carries, it is the same unit BROWSER_TOKENS_PER_KEY_PER_MINUTE already means, and a
       // bot opening checkout after checkout on one shop draws on that one key however many sessions
       // or addresses it uses. (Its id never reaches the browser route, so the two budgets stay apart.)
-      const [closed, overLimit] = await Promise.all([
+      const [closed, admission] = await Promise.all([
         limiter.formSessionClosed(record.id, requestId),
-        limiter.recordAttempt(record.keyId, clientIp, requestId),
+        limiter.recordAttempt(record.keyId, clientIp, submission.solution, requestId),
       ]);
       if (closed) close(closed);
-      if (overLimit) tooMany(overLimit);
+      if (admission.refusal?.error.code === 'challenge_required') {
+        res.setHeader('retry-after', String(admission.refusal.retryAfterSeconds));
+        throw new TesseraError('challenge_required', { message: WORK_REQUIRED });
+      }
+      if (admission.refusal) tooMany(admission.refusal);
+      const ttl = submission.provisionalTtlUnderAttackSeconds;
+      return admission.underAttack && ttl !== undefined ? { provisionalTtlSeconds: ttl } : {};
     },
     async admitCard(number: string) {
       const refusal = await limiter.admitCard(number, clientIp, requestId);
       if (refusal) tooMany(refusal);
     },
     async cardRefused(record: { id: string; expiresAt: string }) {
-      const closed = await limiter.recordRefusedCard(record.id, Date.parse(record.expiresAt) - now().getTime(), requestId);
+      const closed = await limiter.recordRefusedCard(record.id, Date.parse(record.expiresAt) - now().getTime(), clientIp, requestId);
       if (closed) close(closed);
     },
   };
@@ -256,6 +269,8 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
   };
 
   const sessionId = (req: Request): string => String(req.params.id ?? '');
+  const clientIpOf = (req: Request): string | undefined =>
+    resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies ?? []);
 
   const showForm = async (res: Response, id: string, status: number, errorMessage?: string): Promise<void> => {
     const record = await openFormSessionPage(sessions, id);
@@ -301,19 +316,35 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
   app.post('/pay/:id', formBody, async (req: Request, res: Response) => {
     const id = sessionId(req);
     const requestId = String(res.getHeader('x-request-id') ?? '');
-    const clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies ?? []);
-    const guard = deps.cardTesting ? submissionGuard(deps.cardTesting, res, clientIp, requestId, sessions.now) : undefined;
+    const clientIp = clientIpOf(req);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const solution = body[CHALLENGE_SOLUTION_FIELD];
+    const guard = deps.cardTesting
+      ? submissionGuard(
+          deps.cardTesting,
+          res,
+          {
+            clientIp,
+            requestId,
+            solution: typeof solution === 'string' && solution !== '' ? solution : undefined,
+            ...(deps.provisionalTtlUnderAttackSeconds !== undefined
+              ? { provisionalTtlUnderAttackSeconds: deps.provisionalTtlUnderAttackSeconds }
+              : {}),
+          },
+          sessions.now,
+        )
+      : undefined;
     try {
       if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
-      const body = (req.body ?? {}) as Record<string, unknown>;
       const { location } = await submitCardForm(sessions, id, body, { requestId, ...(guard ? { guard } : {}) });
       res.status(303).setHeader('location', location);
       res.setHeader('cache-control', 'no-store');
       res.end();
     } catch (err) {
       const error = failed(res, err, '/pay/:id');
-      // A rate limit passes with time: the form stays, with the wait. A closed session does not.
-      const retryLater = error.code === 'rate_limited' && guard?.closed !== true;
+      // A rate limit passes with time, and a proof of work is the page script's to make: the form
+      // stays, with the wait. A closed session does not.
+      const retryLater = (error.code === 'rate_limited' || error.code === 'challenge_required') && guard?.closed !== true;
       if (!CORRECTABLE.has(error.code) && !retryLater && error.status < 500) return notice(res, error);
       res.setHeader('x-tessera-error', error.code);
       try {
@@ -326,6 +357,23 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
       } catch (again) {
         notice(res, failed(res, again, '/pay/:id'));
       }
+    }
+  });
+
+  /**
+   * GET /pay/{id}/challenge: the proof-of-work challenge for this session's next card from this
+   * address (the page's script asks on submit, solves it when `required`, and sends the solution in
+   * the form's `challenge` field). Bound to the key that opened the session, as the card is counted.
+   */
+  app.get('/pay/:id/challenge', async (req: Request, res: Response) => {
+    const requestId = String(res.getHeader('x-request-id') ?? '');
+    try {
+      if (!deps.cardTesting) throw new TesseraError('route_not_found');
+      if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
+      const record = await openFormSessionPage(sessions, sessionId(req));
+      sendJson(res, 200, await deps.cardTesting.issueChallenge(record.keyId, clientIpOf(req), requestId));
+    } catch (err) {
+      sendError(res, failed(res, err, '/pay/:id/challenge'), requestId);
     }
   });
 

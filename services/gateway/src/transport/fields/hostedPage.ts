@@ -35,6 +35,7 @@ export function renderHostedPage(assets: CardFieldsAssets, input: HostedPageInpu
 <p class="sub">${input.mode === 'test' ? 'Test mode: use a published test card.' : 'Enter your card details.'}</p>
 ${alert}<form id="card-form" method="post" action="${action}" novalidate autocomplete="on">
 <input type="hidden" name="csrf" value="${csrf}">
+<input type="hidden" name="challenge" id="pay-challenge" value="">
 ${cardInputsMarkup({ showName: true })}
 <button type="submit" class="pay" id="pay-submit">Pay</button>
 </form>
