@@ -7,6 +7,17 @@ export { grpcTargetOf, ManagedProcess, ROOT } from '@tessera/stack';
 export { aCard, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV } from './cards';
 export { PspRecorder, startSandboxPsp, type RecordedRequest, type RecorderReply } from './psp';
 export { commandsSentDuring } from './redisCommands';
+export {
+  clusterNodes,
+  clusterStateOk,
+  connectNode,
+  nodeProcess,
+  replicasInSync,
+  restartClusterNode,
+  waitUntil,
+  withNode,
+  type ClusterNode,
+} from './clusterNodes';
 export { startFakeDns, type FakeDns } from './fakeDns';
 export {
   freePort,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger, type Logger, type WriteAck } from '@tessera/common';
 import { AcknowledgedWriter, defineScripts, redisUnavailable, WriteNotAcknowledged, type PipelineCommand } from '@tessera/common/redis';
@@ -174,8 +175,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 `;
 
+/** Drops a claim only if it is still the one this gateway wrote (ARGV[1], unique by its claimId). */
+const RELEASE_OWN_CLAIM = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`;
+
 interface IdempotencyScripts {
   tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyReleaseOwnClaim(key: string, claim: string): Promise<number>;
 }
 
 /**
@@ -185,6 +195,7 @@ interface IdempotencyScripts {
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly writer: AcknowledgedWriter;
+  private readonly scripts: IdempotencyScripts;
 
   /** `durability.writeAck`: IDEMPOTENCY_WRITE_ACK; without it writes are relied on as Redis answers them (none). */
   constructor(
@@ -193,7 +204,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {
     // The number of keys varies (with or without usage counters): given with each call. The
     // claim is sent by name inside the writer's pipeline, followed there by WAIT.
-    defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT } });
+    this.scripts = defineScripts<IdempotencyScripts>(redis, {
+      tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT },
+      tesseraIdempotencyReleaseOwnClaim: { numberOfKeys: 1, lua: RELEASE_OWN_CLAIM },
+    });
     this.writer = new AcknowledgedWriter(redis, durability.writeAck, durability.logger, 'IDEMPOTENCY_WRITE_ACK');
   }
 
@@ -201,6 +215,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
     const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
     const key = PREFIX + scope;
+    // The claimId makes this claim's text unique, so that only this gateway's claim is ever dropped below.
+    const claim = JSON.stringify({ ...claimRecord(fingerprint, opts), claimId: randomBytes(12).toString('base64url') });
     try {
       const [found] = await this.writer.write([
         [
@@ -208,7 +224,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
           1 + counters.length,
           key,
           ...counters,
-          JSON.stringify(claimRecord(fingerprint, opts)),
+          claim,
           opts.keepMs,
           opts.now,
           opts.takeOverStale ? '1' : '0',
@@ -216,15 +232,19 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         ],
       ]);
       if (found === null) return 'claimed';
-      return found === OVER_QUOTA ? OVER_QUOTA : (JSON.parse(found as string) as IdempotencyRecord);
+      if (found === OVER_QUOTA) return OVER_QUOTA;
+      const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
+      return record;
     } catch (err) {
-      if (err instanceof WriteNotAcknowledged && err.replies[0] === null) {
-        // Our claim may be on the primary alone: a failover to a replica that is behind would lose
-        // it while its request runs, and a retry would run the request (charge) again. It is not
-        // acted on: dropped, so a retry may claim the key, and the caller gets 503.
-        await this.redis.del(key).catch(() => undefined);
+      // Not acknowledged (WAIT fell short), or no answer in time (WAITs queued on a connection
+      // whose replica lags): our claim may be on the primary alone, and a failover to a replica
+      // that is behind would lose it while its request runs, so a retry would run (pay) again. It
+      // is not acted on: the caller gets 503, and the claim, if it is ours, is dropped so that a
+      // retry can claim the key (not awaited: it may queue behind those WAITs).
+      if (!(err instanceof WriteNotAcknowledged) || err.replies[0] === null) {
+        void this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim).catch(() => undefined);
       }
-      throw redisUnavailable(err, 'Idempotency-Keys cannot be recorded safely right now; retry with the same key.');
+      throw redisUnavailable(err, 'The Idempotency-Key cannot be recorded durably right now; retry with the same key.');
     }
   }
 
