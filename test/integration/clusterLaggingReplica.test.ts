@@ -176,11 +176,6 @@ describe('Idempotency-Keys across the failover of a master whose replica lags', 
 
     const keys = [...answered, ...inFlight];
     const chargedTwice = keys.filter((order) => chargesOf(order) > 1);
-    // Figures for the report (docs/failure-modes.md): what clients saw before and after the failover.
-    console.log(
-      `lagging-replica failover: first answers ${JSON.stringify(firsts.map((r) => r.status))}, ` +
-        `retries ${JSON.stringify(retries.map((r) => r.status))}, keys charged twice ${chargedTwice.length}/${keys.length}`,
-    );
     expect(chargedTwice).toEqual([]);
     // The claims that could not be confirmed were refused before the vault or the PSP was asked ...
     for (const first of firsts) {
@@ -215,9 +210,6 @@ describe('dedupe across the failover of a master whose replica lags', () => {
     const tokens = [...new Set([...during, after, again].filter((r) => r.status === 201).map((r) => r.body.token as string))];
     const live: string[] = [];
     for (const token of tokens) if ((await call('GET', `/v1/token/${token}`)).status === 200) live.push(token);
-    console.log(
-      `lagging-replica failover, dedupe: during ${JSON.stringify(during.map((r) => r.status))}, live tokens for the card ${live.length}`,
-    );
     expect(live).toEqual([after.body.token]);
     expect(again.body.token).toBe(after.body.token);
     for (const answer of during) {
