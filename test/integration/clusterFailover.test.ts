@@ -6,8 +6,23 @@
  * follow the cluster, one dead master must fail only the cards whose slots it holds, and every
  * token answered 201 must read back.
  */
-import { Redis } from 'ioredis';
-import { aCard, apiClient, ManagedProcess, startRedisCluster, startStack, TEST_CARDS, type RedisCluster, type Stack } from './harness';
+import {
+  aCard,
+  apiClient,
+  clusterNodes,
+  clusterStateOk as clusterStateOkVia,
+  connectNode as connect,
+  nodeProcess,
+  replicasInSync as replicasInSyncVia,
+  restartClusterNode,
+  startRedisCluster,
+  startStack,
+  TEST_CARDS,
+  waitUntil,
+  type ManagedProcess,
+  type RedisCluster,
+  type Stack,
+} from './harness';
 
 jest.setTimeout(180_000);
 
@@ -20,8 +35,6 @@ const acknowledged: Array<{ token: string; last4: string }> = [];
 const touched: string[] = [];
 /** A node that stays up throughout, to ask about the cluster. */
 let observer = '';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   // A short node timeout fails a dead master over in a few seconds (shorter ones fail healthy
@@ -41,100 +54,13 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-interface ClusterNode {
-  id: string;
-  address: string;
-  master: boolean;
-  masterId: string;
-  failed: boolean;
-  slots: number[];
-}
-
-function connect(address: string): Redis {
-  const [host, port] = address.split(':') as [string, string];
-  return new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-}
-
-/** CLUSTER NODES as one live node sees it. */
-async function clusterNodes(via: string): Promise<ClusterNode[]> {
-  const client = connect(via);
-  await client.connect();
-  try {
-    const text = (await client.call('CLUSTER', 'NODES')) as string;
-    return text
-      .trim()
-      .split('\n')
-      .map((line) => {
-        const [id, addr, flags, masterId, , , , , ...ranges] = line.split(' ') as string[];
-        const slots: number[] = [];
-        for (const range of ranges) {
-          if (range.startsWith('[')) continue; // a slot being migrated
-          const [from, to] = range.split('-').map(Number) as [number, number | undefined];
-          for (let s = from; s <= (to ?? from); s++) slots.push(s);
-        }
-        return {
-          id: id ?? '',
-          address: (addr ?? '').split('@')[0] ?? '',
-          master: (flags ?? '').includes('master'),
-          masterId: masterId ?? '-',
-          failed: /fail/.test(flags ?? ''),
-          slots,
-        };
-      });
-  } finally {
-    client.disconnect();
-  }
-}
-
 function processOf(address: string): ManagedProcess {
-  const index = cluster.nodes.indexOf(address);
-  const proc = cluster.processes[index];
-  if (proc === undefined) throw new Error(`no process for ${address}`);
-  return proc;
+  return nodeProcess(cluster, address);
 }
 
-/** Starts a stopped node again on its port and directory; it rejoins with its nodes.conf. */
-async function restartNode(address: string): Promise<void> {
-  const index = cluster.nodes.indexOf(address);
-  const old = processOf(address);
-  const proc = new ManagedProcess(old.name, 'redis-server', old.args, old.env).start();
-  cluster.processes[index] = proc; // cluster.stop() stops what is in this array
-  await proc.waitForOutput('Ready to accept connections');
-}
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
-/** Every live master has a replica whose link is up, so WAIT 1 can be satisfied everywhere. */
-async function replicasInSync(): Promise<boolean> {
-  const nodes = (await clusterNodes(observer)).filter((n) => !n.failed);
-  for (const node of nodes) {
-    const client = connect(node.address);
-    await client.connect();
-    const info = await client.info('replication').finally(() => client.disconnect());
-    if (node.master && node.slots.length > 0 && !/^connected_slaves:[1-9]/m.test(info)) return false;
-    if (!node.master && !/^master_link_status:up/m.test(info)) return false;
-  }
-  return true;
-}
-
-/** Every live node serves queries (a node between two cluster states answers CLUSTERDOWN). */
-async function clusterStateOk(): Promise<boolean> {
-  const nodes = (await clusterNodes(observer)).filter((n) => !n.failed);
-  const states = await Promise.all(
-    nodes.map(async (node) => {
-      const client = connect(node.address);
-      await client.connect();
-      return ((await client.call('CLUSTER', 'INFO').finally(() => client.disconnect())) as string).includes('cluster_state:ok');
-    }),
-  );
-  return states.every(Boolean);
-}
+const restartNode = (address: string): Promise<void> => restartClusterNode(cluster, address);
+const replicasInSync = (): Promise<boolean> => replicasInSyncVia(observer);
+const clusterStateOk = (): Promise<boolean> => clusterStateOkVia(observer);
 
 const numbers = [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.visaDeclined];
 

@@ -109,7 +109,7 @@ service's own error (\`503 service_unavailable\`, \`504 psp_timeout\`) rather th
 deadline (\`503\` after waiting it out for a vault call; \`502 psp_outcome_unknown\` for a proxy call, which
 is stored under an \`Idempotency-Key\` and replayed):
 vault \`REDIS_COMMAND_TIMEOUT_MS\` (the \`WAIT\` timeout of \`VAULT_WRITE_ACK=replica:N\` below it, checked
-at start-up) < \`VAULT_TIMEOUT_MS\` (gateway, proxy); proxy \`PSP_CONNECT_TIMEOUT_MS\` + \`VAULT_TIMEOUT_MS\` +
+at start-up; likewise the gateway's for \`IDEMPOTENCY_WRITE_ACK\`) < \`VAULT_TIMEOUT_MS\` (gateway, proxy); proxy \`PSP_CONNECT_TIMEOUT_MS\` + \`VAULT_TIMEOUT_MS\` +
 \`PSP_TIMEOUT_MS\` < gateway \`PROXY_TIMEOUT_MS\` (no one service knows both sides of this one: the proxy
 checks the deadline each call arrives with and logs a warning). The vault also answers every call a little before the
 caller's gRPC deadline (10 % of it, at least 50 ms), whatever its own settings.

@@ -7,6 +7,7 @@ export * from './net/cidr';
 export * from './net/hostPatterns';
 export * from './tlsConfig';
 export * from './redisConnection';
+export * from './writeAck';
 export * from './metrics';
 export * from './cli';
 export * from './net/httpHeaders';

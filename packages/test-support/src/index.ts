@@ -8,6 +8,17 @@ export { aCard, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV } from '
 export { PspRecorder, startSandboxPsp, type RecordedRequest, type RecorderReply } from './psp';
 export { commandsSentDuring } from './redisCommands';
 export { solveProofOfWork, type ProofOfWorkChallenge } from './proofOfWork';
+export {
+  clusterNodes,
+  clusterStateOk,
+  connectNode,
+  nodeProcess,
+  replicasInSync,
+  restartClusterNode,
+  waitUntil,
+  withNode,
+  type ClusterNode,
+} from './clusterNodes';
 export { startFakeDns, type FakeDns } from './fakeDns';
 export {
   freePort,

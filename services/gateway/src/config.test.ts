@@ -70,6 +70,24 @@ describe('gateway config', () => {
     ]);
   });
 
+  it('reads IDEMPOTENCY_WRITE_ACK as VAULT_WRITE_ACK is read: none by default, a WAIT below the command timeout, with a Redis', () => {
+    expect(parseGatewayConfig({}).IDEMPOTENCY_WRITE_ACK).toEqual({ kind: 'none' });
+    expect(
+      parseGatewayConfig({ REDIS_URL: 'redis://127.0.0.1:7000', IDEMPOTENCY_WRITE_ACK: 'replica:1:300' }).IDEMPOTENCY_WRITE_ACK,
+    ).toEqual({
+      kind: 'replicas',
+      replicas: 1,
+      timeoutMs: 300,
+    });
+    expect(problems({ IDEMPOTENCY_WRITE_ACK: 'aof' })).toEqual(['IDEMPOTENCY_WRITE_ACK: needs REDIS_URL or IDEMPOTENCY_REDIS_URL']);
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:7000', IDEMPOTENCY_WRITE_ACK: 'replica:1:1000' })).toEqual([
+      'IDEMPOTENCY_WRITE_ACK: the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
+    ]);
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:7000', IDEMPOTENCY_WRITE_ACK: 'fsync' })[0]).toMatch(
+      /^IDEMPOTENCY_WRITE_ACK: must be none, aof/,
+    );
+  });
+
   it('runs one gateway process by default and refuses several workers without a shared Redis', () => {
     expect(parseGatewayConfig({}).GATEWAY_WORKERS).toBe(1);
     expect(problems({ GATEWAY_WORKERS: '2' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:.*REDIS_URL/)]);

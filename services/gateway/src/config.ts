@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   checkRedisTlsEnv,
   checkTlsEnv,
+  checkWriteAckEnv,
   env,
   grpcClientEnvShape,
   grpcTarget,
@@ -14,6 +15,7 @@ import {
   type Logger,
   parseCidr,
   redisTlsCaFileEnv,
+  writeAckEnv,
 } from '@tessera/common';
 import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from './domain/apiKeys';
 
@@ -96,6 +98,9 @@ export const gatewayConfigSchema = z
     // A Redis of their own for idempotency records (default: REDIS_URL's), so that they can never
     // fill the memory the card store needs. Never part of a Cluster (REDIS_CLUSTER_NODES).
     IDEMPOTENCY_REDIS_URL: unsetIfEmpty(env.redisUrl()),
+    // How durable a claim and a stored answer must be before they are relied on, as VAULT_WRITE_ACK
+    // for cards: a claim lost in a failover lets a retry pay again (docs/failure-modes.md).
+    IDEMPOTENCY_WRITE_ACK: writeAckEnv(),
     // 0 disables. Per key: generous for a merchant backend (a checkout rarely needs more than a
     // few calls per second), low enough that a leaked key cannot flood the vault and the PSP.
     RATE_LIMIT_PER_KEY_PER_SECOND: env.nonNegativeInt(100),
@@ -195,6 +200,16 @@ export const gatewayConfigSchema = z
   .superRefine((cfg, ctx) => {
     checkTlsEnv(cfg, ctx);
     checkRedisTlsEnv(cfg, ctx);
+    checkWriteAckEnv(
+      'IDEMPOTENCY_WRITE_ACK',
+      cfg.IDEMPOTENCY_WRITE_ACK,
+      {
+        hasRedis: cfg.REDIS_URL !== undefined || cfg.IDEMPOTENCY_REDIS_URL !== undefined,
+        redisVariables: 'REDIS_URL or IDEMPOTENCY_REDIS_URL',
+        commandTimeoutMs: cfg.REDIS_COMMAND_TIMEOUT_MS,
+      },
+      ctx,
+    );
     if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
       ctx.addIssue({
         code: 'custom',

@@ -34,6 +34,10 @@ export const gatewayConfigDocs: ConfigDocs = {
     default: '`REDIS_URL`',
     text: "a Redis of its own for idempotency records, so they can never fill the card store's memory (see [Running in production](operations.md#running-in-production)); `REDIS_TLS_CA_FILE` applies; never a Cluster",
   },
+  IDEMPOTENCY_WRITE_ACK: {
+    default: '`none`',
+    text: '`aof` or `replica:N[:timeoutMs]`, as `VAULT_WRITE_ACK` for cards: an `Idempotency-Key` claim is acted on, and a stored answer relied on, only once fsynced / on N replicas of the Redis holding them. An unacknowledged claim answers `503 service_unavailable` without contacting the vault or the PSP and leaves the key free (see [failure modes](failure-modes.md))',
+  },
   RATE_LIMIT_PER_KEY_PER_SECOND: {
     text: 'requests per API key per one-second window, counted across all gateways in Redis (in memory without `REDIS_URL`); above it `429 rate_limited` with `Retry-After`. `0` disables',
   },

@@ -1,23 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { checkRedisTlsEnv, checkTlsEnv, env, grpcServerEnvShape, metricsEnvShape, redisTlsCaFileEnv, tlsEnvShape } from '@tessera/common';
+import {
+  checkRedisTlsEnv,
+  checkTlsEnv,
+  checkWriteAckEnv,
+  env,
+  writeAckEnv,
+  grpcServerEnvShape,
+  metricsEnvShape,
+  redisTlsCaFileEnv,
+  tlsEnvShape,
+} from '@tessera/common';
 import { MAX_MESSAGE_BYTES } from '@tessera/protos';
 import { parseKeyRing, type EnvKeyRing } from './domain/keyRing';
 import { DEFAULT_RENDER_MAX_BYTES } from './domain/renderPspBody';
 import { parseHsmKeys, Secret, type HsmKey, type Pkcs11Settings } from './hsm/pkcs11Settings';
-import { parseWriteAck, type WriteAck } from './domain/writeAck';
 import type { RedisTarget } from './store/redisCardStore';
-
-const writeAck = z
-  .string()
-  .default('none')
-  .transform((text, ctx): WriteAck => {
-    const parsed = parseWriteAck(text);
-    if (parsed.ok) return parsed.ack;
-    ctx.addIssue({ code: 'custom', message: parsed.problem });
-    return z.NEVER;
-  });
 
 /** A rendered body travels in one Render reply: it must fit a gRPC message with room to spare. */
 const MAX_RENDER_MAX_BYTES = MAX_MESSAGE_BYTES - 1024 * 1024;
@@ -105,7 +104,7 @@ export const configSchema = z
     // Set: the card store is a Redis Cluster (keys carry the {token} hash tag); REDIS_URL, if set, then only lends its credentials/TLS.
     REDIS_CLUSTER_NODES: clusterNodes,
     REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    VAULT_WRITE_ACK: writeAck,
+    VAULT_WRITE_ACK: writeAckEnv(),
     VAULT_KEYS: vaultKeys,
     // Which provider's newest key wraps new data keys; the other one's keys, if configured, stay readable (docs/adr/0009).
     VAULT_KEK_PROVIDER: z.enum(['env', 'pkcs11']).default('env'),
@@ -145,17 +144,12 @@ export const configSchema = z
       // Fields that failed their own check may hold raw input here: look only at parsed shapes.
       const hasRedis =
         config.REDIS_URL !== undefined || (Array.isArray(config.REDIS_CLUSTER_NODES) && config.REDIS_CLUSTER_NODES.length > 0);
-      if (config.VAULT_WRITE_ACK?.kind !== undefined && config.VAULT_WRITE_ACK.kind !== 'none' && !hasRedis) {
-        ctx.addIssue({ code: 'custom', path: ['VAULT_WRITE_ACK'], message: 'needs REDIS_URL or REDIS_CLUSTER_NODES' });
-      }
-      if (config.VAULT_WRITE_ACK?.kind === 'replicas' && config.VAULT_WRITE_ACK.timeoutMs >= config.REDIS_COMMAND_TIMEOUT_MS) {
-        // Otherwise the command timeout fires first and every write would look like an outage.
-        ctx.addIssue({
-          code: 'custom',
-          path: ['VAULT_WRITE_ACK'],
-          message: 'the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
-        });
-      }
+      checkWriteAckEnv(
+        'VAULT_WRITE_ACK',
+        config.VAULT_WRITE_ACK,
+        { hasRedis, redisVariables: 'REDIS_URL or REDIS_CLUSTER_NODES', commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS },
+        ctx,
+      );
       checkPkcs11Env(config, ctx);
       if (config.NODE_ENV !== 'production') return;
       if (config.VAULT_KEYS === undefined && config.VAULT_KEK_PROVIDER !== 'pkcs11') {

@@ -1,6 +1,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  describeWriteAck,
   grpcServerTuning,
   healthServiceOptions,
   limitHeapGrowth,
@@ -14,7 +15,6 @@ import {
 } from '@tessera/common';
 import { isLoopbackAddress, readTlsMaterial, shutdownServer } from '@tessera/protos';
 import { configSchema, redisTargetOf, type VaultConfig } from './config';
-import { describeWriteAck } from './domain/writeAck';
 import { generateKeyRingEntry, parseKeyRing, type EnvKeyRing } from './domain/keyRing';
 import { HsmError } from './hsm/pkcs11KeyRing';
 import { openKeyRing, type OpenedKeyRing } from './openKeyRing';

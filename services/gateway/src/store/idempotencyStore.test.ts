@@ -1,3 +1,4 @@
+import { createLogger } from '@tessera/common';
 import { usageWindow } from '../domain/idempotency';
 import { useGatewayRedis } from '../testing/redis';
 import { isStaleClaim, MemoryIdempotencyStore, RedisIdempotencyStore, type ClaimOptions, type IdempotencyStore } from './idempotencyStore';
@@ -109,5 +110,26 @@ describe('Redis', () => {
     const found = await new RedisIdempotencyStore(db.redis).claim('m:f', 'fp', opts(Date.now() + 3_600_000, true));
     expect(found).toEqual({ state: 'in_progress', fingerprint: 'fp' });
     expect(isStaleClaim(found as never, Date.now() + 3_600_000)).toBe(false);
+  });
+
+  it('IDEMPOTENCY_WRITE_ACK=replica:1: a claim no replica acknowledged answers 503 and leaves the key free for a retry', async () => {
+    await db.redis.flushall();
+    // The test Redis has no replica, so WAIT 1 never has one to count.
+    const unreplicated = new RedisIdempotencyStore(db.redis, {
+      writeAck: { kind: 'replicas', replicas: 1, timeoutMs: 50 },
+      logger: createLogger('gateway', 'silent'),
+    });
+    await expect(unreplicated.claim('m:w', 'fp', opts(Date.now(), false))).rejects.toMatchObject({
+      code: 'service_unavailable',
+      status: 503,
+    });
+    // Dropped without waiting for it (it may queue behind other WAITs): gone moments later.
+    for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:m:w')) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await db.redis.exists('tessera:idempotency:m:w')).toBe(0);
+    expect(await new RedisIdempotencyStore(db.redis).claim('m:w', 'fp', opts(Date.now(), false))).toBe('claimed');
+    // Nor is an answer relied on: its write is reported (the answer itself still goes to the client).
+    await expect(unreplicated.complete('m:w', { state: 'done', fingerprint: 'fp', sealed: 's' }, { ttlMs: TTL })).rejects.toThrow(
+      /replicas acknowledged/,
+    );
   });
 });

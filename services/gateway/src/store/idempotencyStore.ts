@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable } from '@tessera/common/redis';
+import { createLogger, type Logger, type WriteAck } from '@tessera/common';
+import { AcknowledgedWriter, defineScripts, redisUnavailable, WriteNotAcknowledged, type PipelineCommand } from '@tessera/common/redis';
 import type { UsageWindow } from '../domain/idempotency';
 
 /**
@@ -51,9 +53,14 @@ export interface IdempotencyStore {
   /**
    * Claims the scope atomically, or returns what is already there. Exactly one of several
    * concurrent callers gets 'claimed'; 'over_quota' when the scope is free but its owner is full.
+   * Throws service_unavailable when the claim is not acknowledged (IDEMPOTENCY_WRITE_ACK): then the
+   * scope is left free, as far as the store can tell, so a retry may claim it.
    */
   claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord>;
-  /** Replaces the claim with the answer (or what is kept of it), kept for opts.ttlMs. */
+  /**
+   * Replaces the claim with the answer (or what is kept of it), kept for opts.ttlMs. Throws when it
+   * is not acknowledged (IDEMPOTENCY_WRITE_ACK), though the answer may be kept on the primary.
+   */
   complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void>;
   /** Drops the claim (the request did nothing; a retry may run it). */
   release(scope: string): Promise<void>;
@@ -168,8 +175,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 `;
 
+/** Drops a claim only if it is still the one this gateway wrote (ARGV[1], unique by its claimId). */
+const RELEASE_OWN_CLAIM = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`;
+
 interface IdempotencyScripts {
   tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyReleaseOwnClaim(key: string, claim: string): Promise<number>;
 }
 
 /**
@@ -178,53 +194,70 @@ interface IdempotencyScripts {
  * expiring with the last of them (domain/idempotency.ts, usageWindow).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly writer: AcknowledgedWriter;
   private readonly scripts: IdempotencyScripts;
 
-  constructor(private readonly redis: Redis) {
-    // The number of keys varies (with or without usage counters): given with each call.
-    this.scripts = defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT } });
+  /** `durability.writeAck`: IDEMPOTENCY_WRITE_ACK; without it writes are relied on as Redis answers them (none). */
+  constructor(
+    private readonly redis: Redis,
+    durability: { writeAck: WriteAck; logger: Logger } = { writeAck: { kind: 'none' }, logger: createLogger('gateway', 'silent') },
+  ) {
+    // The number of keys varies (with or without usage counters): given with each call. The
+    // claim is sent by name inside the writer's pipeline, followed there by WAIT.
+    this.scripts = defineScripts<IdempotencyScripts>(redis, {
+      tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT },
+      tesseraIdempotencyReleaseOwnClaim: { numberOfKeys: 1, lua: RELEASE_OWN_CLAIM },
+    });
+    this.writer = new AcknowledgedWriter(redis, durability.writeAck, durability.logger, 'IDEMPOTENCY_WRITE_ACK');
   }
 
   async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
     const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
     const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
+    const key = PREFIX + scope;
+    // The claimId makes this claim's text unique, so that only this gateway's claim is ever dropped below.
+    const claim = JSON.stringify({ ...claimRecord(fingerprint, opts), claimId: randomBytes(12).toString('base64url') });
     try {
-      const found = await this.scripts.tesseraIdempotencyClaim(
-        1 + counters.length,
-        PREFIX + scope,
-        ...counters,
-        JSON.stringify(claimRecord(fingerprint, opts)),
-        opts.keepMs,
-        opts.now,
-        opts.takeOverStale ? '1' : '0',
-        quota?.maxBytes ?? 0,
-      );
+      const [found] = await this.writer.write([
+        [
+          'tesseraIdempotencyClaim',
+          1 + counters.length,
+          key,
+          ...counters,
+          claim,
+          opts.keepMs,
+          opts.now,
+          opts.takeOverStale ? '1' : '0',
+          quota?.maxBytes ?? 0,
+        ],
+      ]);
       if (found === null) return 'claimed';
-      return found === OVER_QUOTA ? OVER_QUOTA : (JSON.parse(found) as IdempotencyRecord);
+      if (found === OVER_QUOTA) return OVER_QUOTA;
+      const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
+      return record;
     } catch (err) {
-      throw redisUnavailable(err);
+      // Not acknowledged (WAIT fell short), or no answer in time (WAITs queued on a connection
+      // whose replica lags): our claim may be on the primary alone, and a failover to a replica
+      // that is behind would lose it while its request runs, so a retry would run (pay) again. It
+      // is not acted on: the caller gets 503, and the claim, if it is ours, is dropped so that a
+      // retry can claim the key (not awaited: it may queue behind those WAITs).
+      if (!(err instanceof WriteNotAcknowledged) || err.replies[0] === null) {
+        void this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim).catch(() => undefined);
+      }
+      throw redisUnavailable(err, 'The Idempotency-Key cannot be recorded durably right now; retry with the same key.');
     }
   }
 
   async complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
     const key = PREFIX + scope;
     const value = JSON.stringify(record);
-    if (opts.quota === undefined) {
-      await this.redis.set(key, value, 'PX', opts.ttlMs);
-      return;
+    const commands: PipelineCommand[] = [['set', key, value, 'PX', opts.ttlMs]];
+    if (opts.quota !== undefined) {
+      // One round trip, but not a transaction: the answer must be kept even if counting it fails.
+      const counter = usageKey(opts.quota.owner, opts.quota.window.current);
+      commands.push(['incrby', counter, storedBytes(key, value)], ['pexpireat', counter, opts.quota.window.currentExpiresAt]);
     }
-    // One round trip, but not a transaction: the answer must be kept even if counting it fails.
-    const counter = usageKey(opts.quota.owner, opts.quota.window.current);
-    const replies = await this.redis
-      .pipeline()
-      .set(key, value, 'PX', opts.ttlMs)
-      .incrby(counter, storedBytes(key, value))
-      .pexpireat(counter, opts.quota.window.currentExpiresAt)
-      .exec();
-    const [stored, ...counted] = replies ?? [];
-    if (stored === undefined || stored[0]) throw stored?.[0] ?? new Error('the idempotency record was not written');
-    const countFailed = counted.find(([err]) => err !== null)?.[0];
-    if (countFailed) throw new Error('the answer is kept, but its bytes were not counted against the quota', { cause: countFailed });
+    await this.writer.write(commands);
   }
 
   async release(scope: string): Promise<void> {

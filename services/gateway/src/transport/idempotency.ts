@@ -158,7 +158,11 @@ export function idempotency(opts: IdempotencyOptions) {
         : opts.store.release(scope);
       void persist
         .catch((err: unknown) =>
-          // The answer still goes out; a retry then meets the claim (409 in progress) until lockTtlMs.
+          // The answer still goes out: the request ran (the PSP may have been paid). A retry then
+          // meets the claim (409 in progress) until lockTtlMs, and then, for /v1/proxy, 502
+          // psp_outcome_unknown: never a second run. So does a retry after a failover that lost an
+          // answer kept on the primary alone (not acknowledged under IDEMPOTENCY_WRITE_ACK): the
+          // claim it replaced was acknowledged, so the replica has at least that.
           opts.logger.error({ err, requestId: contextOf(res).requestId }, 'could not record the idempotent answer'),
         )
         .finally(() => (end as (...a: unknown[]) => Response).apply(this, [chunk, ...rest]));

@@ -132,7 +132,15 @@ export class Vault {
       // No entry, or it names a token that is gone (deleted, expired, provisional): a new one.
       const { entry, view } = this.prepareToken(card, key);
       await this.store.save(entry);
-      const holder = await this.store.claimFingerprint(fingerprint, entry.token, existing, entry.cardTtlMs);
+      const holder = await this.store.claimFingerprint(fingerprint, entry.token, existing, entry.cardTtlMs).catch(async (err: unknown) => {
+        // A claim not acknowledged fails the token as an unacknowledged card write does: the
+        // token is never handed out, and its entry (if it landed) and card go again, so a
+        // failover to a lagging replica cannot leave this card with a second live token.
+        await Promise.all(
+          [this.store.releaseFingerprint(fingerprint, entry.token), this.store.delete(entry.token)].map((p) => p.catch(() => undefined)),
+        );
+        throw err;
+      });
       if (holder === entry.token) return view;
       await this.store.delete(entry.token);
     }

@@ -90,7 +90,8 @@ export interface CardStore {
   /**
    * Points the fingerprint at `token` (for `ttlMs`) if the index is empty or still names `replacing`
    * (a token found gone); answers the token the index names afterwards. Atomic: of two concurrent
-   * claims of an empty entry, one wins and the other learns the winner.
+   * claims of an empty entry, one wins and the other learns the winner. Acknowledged like save:
+   * throws service_unavailable when it is not (the entry may still have been written).
    */
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string>;
   /** Removes the entry if it names `token` (the token was deleted). */

@@ -3,7 +3,7 @@ import { createLogger, TesseraError } from '@tessera/common';
 import { RedisCardStore } from './redisCardStore';
 import { cardKey, cvvKey, fingerprintIndexKey } from './records';
 import { generateToken } from '../domain/token';
-import type { WriteAck } from '../domain/writeAck';
+import type { WriteAck } from '@tessera/common';
 import { freePort, startRedisServer, useRedisServer, commandsSentDuring } from '@tessera/test-support';
 import { aStoredCard, aStoredCvv, describeCardStoreContract } from '../test/storeContract';
 
@@ -250,6 +250,16 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
     const t = generateToken();
     await expect(store.save(entry(t))).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(await db.client.exists(cardKey(t), cvvKey(t))).toBe(0);
+    await store.close();
+  });
+
+  it('replica:1: a fingerprint index claim no replica acknowledged fails with service_unavailable', async () => {
+    const store = await openStore(db.server.url, 1000, { kind: 'replicas', replicas: 1, timeoutMs: 100 });
+    const fingerprint = `fp-${generateToken()}`;
+    await expect(store.claimFingerprint(fingerprint, generateToken(), null, 60_000)).rejects.toMatchObject({
+      code: 'service_unavailable',
+      status: 503,
+    });
     await store.close();
   });
 

@@ -1,6 +1,15 @@
 import { Cluster, Command, type Redis } from 'ioredis';
-import { TesseraError, type Logger } from '@tessera/common';
-import { defineScripts, redisUnavailable, type RedisClient } from '@tessera/common/redis';
+import { describeWriteAck, TesseraError, type Logger, type WriteAck } from '@tessera/common';
+import {
+  AcknowledgedWriter,
+  defineScripts,
+  primariesOf,
+  redisUnavailable,
+  unacknowledged,
+  waitCommand,
+  type PipelineCommand,
+  type RedisClient,
+} from '@tessera/common/redis';
 import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
@@ -19,9 +28,6 @@ import {
 } from './records';
 import type { RecordKind } from '../domain/envelope';
 import type { StoredCard, StoredCvv } from '../domain/card';
-import { describeWriteAck, type WriteAck } from '../domain/writeAck';
-
-import { AofGuard } from './aofGuard';
 import { connectRedis, type RedisTarget } from './cardStoreConnection';
 
 export type { RedisClient } from '@tessera/common/redis';
@@ -104,6 +110,7 @@ const TAKE_CVV_ATTEMPTS = 5;
 interface CardScripts {
   tesseraReplaceIfUnchanged(key: string, expected: string, next: string): Promise<number>;
   tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  /** Sent by name inside claimFingerprint's pipeline, followed there by WAIT. */
   tesseraClaimFingerprint(indexKey: string, token: string, replacing: string, ttlMs: number): Promise<string>;
   tesseraReleaseFingerprint(indexKey: string, token: string): Promise<number>;
   /** Sent by name inside createFingerprintKey's pipeline, followed there by WAIT. */
@@ -122,7 +129,7 @@ interface CardScripts {
 export class RedisCardStore implements CardStore {
   private lastLoggedError: string | undefined;
   private readonly writeAck: WriteAck;
-  private readonly aofGuard: AofGuard;
+  private readonly writer: AcknowledgedWriter;
   private readonly scripts: CardScripts;
 
   /** The URL may hold a password: it is given to ioredis only, never logged. */
@@ -139,7 +146,7 @@ export class RedisCardStore implements CardStore {
     private readonly operationTimeoutMs = 2000,
   ) {
     this.writeAck = writeAck;
-    this.aofGuard = new AofGuard(logger);
+    this.writer = new AcknowledgedWriter(redis, writeAck, logger, 'VAULT_WRITE_ACK');
     this.scripts = defineScripts<CardScripts>(redis, {
       tesseraReplaceIfUnchanged: { numberOfKeys: 1, lua: REPLACE_IF_UNCHANGED },
       tesseraTakeCvvIfUnchanged: { numberOfKeys: 2, lua: TAKE_CVV_IF_UNCHANGED },
@@ -156,7 +163,6 @@ export class RedisCardStore implements CardStore {
     });
     redis.on('ready', () => {
       this.lastLoggedError = undefined;
-      this.aofGuard.reset();
       this.logger.info('redis connected');
     });
     redis.on('end', () => this.logger.info('redis connection closed'));
@@ -204,7 +210,7 @@ export class RedisCardStore implements CardStore {
     if (entries.length === 0) return [];
     try {
       await this.withinDeadline(async () => {
-        if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
+        await this.writer.ensureDurable();
         if (this.redis instanceof Cluster) {
           await this.saveOnCluster(this.redis, entries, settle);
           return;
@@ -334,7 +340,8 @@ export class RedisCardStore implements CardStore {
         if (command !== undefined) commands.push(command);
       }
     }
-    if (this.writeAck.kind === 'replicas') commands.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
+    const wait = waitCommand(this.writeAck);
+    if (wait !== undefined) commands.push(wait);
     let replies: Array<[Error | null, unknown]> | null;
     try {
       replies = await node.pipeline(commands).exec();
@@ -360,16 +367,15 @@ export class RedisCardStore implements CardStore {
       const inner = execReply.find((reply): reply is Error => reply instanceof Error);
       return inner === undefined ? { kind: 'saved' } : { kind: 'failed', error: inner };
     });
-    if (this.writeAck.kind !== 'replicas') return results;
-    const [waitErr, waitReply] = replies[commands.length - 1] ?? [new Error('no reply to WAIT')];
-    const acked = Number(waitReply);
+    if (wait === undefined) return results;
+    const shortfall = unacknowledged(this.writeAck, replies[commands.length - 1]);
     const written = entries.filter((_, i) => results[i]?.kind === 'saved');
-    if (written.length === 0 || (!waitErr && acked >= this.writeAck.replicas)) return results;
+    if (written.length === 0 || shortfall === undefined) return results;
     this.logger.error(
       {
-        wanted: this.writeAck.replicas,
-        acked: waitErr ? undefined : acked,
-        waitError: waitErr?.message,
+        wanted: shortfall.wanted,
+        acked: shortfall.acked,
+        waitError: shortfall.cause instanceof Error ? shortfall.cause.message : undefined,
         writeAck: describeWriteAck(this.writeAck),
         cards: written.length,
         node: nodeName(node),
@@ -380,13 +386,7 @@ export class RedisCardStore implements CardStore {
     const cleanup = node.pipeline();
     for (const entry of written) cleanup.del(cardKey(entry.token), cvvKey(entry.token));
     await cleanup.exec().catch(() => undefined);
-    const error = waitErr ?? new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
-    return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error } : result));
-  }
-
-  /** The servers that accept writes: the one Redis, or every Cluster master. */
-  private primaries(): Redis[] {
-    return this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+    return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error: shortfall } : result));
   }
 
   async getCard(token: string): Promise<StoredCard | null> {
@@ -467,10 +467,16 @@ export class RedisCardStore implements CardStore {
     return this.run(() => this.redis.get(fingerprintIndexKey(fingerprint)));
   }
 
+  /**
+   * Acknowledged like a card (replica:N: WAIT on the entry's master): an entry that a failover to a
+   * lagging replica loses would let the next dedupe make a second token while the first lives.
+   */
   async claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
-    return this.run(() =>
-      this.scripts.tesseraClaimFingerprint(fingerprintIndexKey(fingerprint), token, replacing ?? '', Math.max(1, Math.ceil(ttlMs))),
-    );
+    const [holder] = await this.writeAcknowledged([
+      ['tesseraClaimFingerprint', fingerprintIndexKey(fingerprint), token, replacing ?? '', Math.max(1, Math.ceil(ttlMs))],
+    ]);
+    if (typeof holder !== 'string') throw storeUnavailable(new Error('the fingerprint index gave no holder'));
+    return holder;
   }
 
   async releaseFingerprint(fingerprint: string, token: string): Promise<void> {
@@ -482,21 +488,8 @@ export class RedisCardStore implements CardStore {
    * it is acknowledged at the VAULT_WRITE_ACK level; otherwise the call fails (service_unavailable),
    * though the write itself may have landed (each caller's write may be repeated).
    */
-  private async writeAcknowledged(commands: Array<Array<string | number>>): Promise<unknown[]> {
-    return this.run(async () => {
-      if (this.writeAck.kind === 'aof') await this.aofGuard.ensureDurable(this.primaries());
-      const all = [...commands];
-      if (this.writeAck.kind === 'replicas') all.push(['wait', this.writeAck.replicas, this.writeAck.timeoutMs]);
-      const results = await this.redis.pipeline(all).exec();
-      if (results === null) throw new Error('redis pipeline was aborted');
-      for (const [err] of results) if (err) throw err;
-      const replies = results.slice(0, commands.length).map(([, reply]) => reply);
-      if (this.writeAck.kind === 'replicas') {
-        const acked = Number(results[commands.length]?.[1]);
-        if (!(acked >= this.writeAck.replicas)) throw new Error(`WAIT: ${acked} of ${this.writeAck.replicas} replicas acknowledged`);
-      }
-      return replies;
-    });
+  private async writeAcknowledged(commands: PipelineCommand[]): Promise<unknown[]> {
+    return this.run(() => this.writer.write(commands));
   }
 
   async delete(token: string): Promise<boolean> {
@@ -521,7 +514,7 @@ export class RedisCardStore implements CardStore {
       const [next, keys] = await this.run(() => standalone.scan(cursor, 'MATCH', match, 'COUNT', count));
       return { cursor: next, tokens: keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
     }
-    const masters = this.primaries().sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
+    const masters = primariesOf(this.redis).sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
     const [indexText, nodeCursor] = cursor === '0' ? ['0', '0'] : cursor.split(':');
     const index = Number(indexText);
     const node = masters[index];
@@ -560,7 +553,7 @@ export class RedisCardStore implements CardStore {
       if (this.redis instanceof Cluster) {
         // Every master: a token on an unreachable master's slots could be neither written nor read.
         if (this.redis.status !== 'ready') throw new Error('cluster not ready');
-        const masters = this.primaries();
+        const masters = primariesOf(this.redis);
         if (masters.length === 0) throw new Error('no masters');
         await Promise.all(masters.map((node) => node.ping()));
         return { ok: true, detail: `redis cluster ok (${masters.length} masters)` };

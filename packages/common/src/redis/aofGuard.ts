@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '@tessera/common';
+import type { Logger } from '../logger';
 
 /** How long a successful check of the AOF settings is trusted before it is repeated. */
 const AOF_RECHECK_MS = 30_000;
@@ -10,13 +10,17 @@ async function configValue(node: Redis, name: string): Promise<string | undefine
   return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
 }
 
-/** VAULT_WRITE_ACK=aof: refuses card writes while a primary would not fsync them before answering. */
+/** A WriteAck of `aof` (VAULT_WRITE_ACK, IDEMPOTENCY_WRITE_ACK): refuses writes while a primary would not fsync them before answering. */
 export class AofGuard {
   /** When the AOF settings of every primary were last seen durable; 0: check before the next write. */
   private verifiedAt = 0;
   private lastProblem: string | undefined;
 
-  constructor(private readonly logger: Logger) {}
+  /** `variable` names the setting in the log lines, e.g. `VAULT_WRITE_ACK`. */
+  constructor(
+    private readonly logger: Logger,
+    private readonly variable: string,
+  ) {}
 
   /** After a (re)connection, which may have reached another server (failover): check again. */
   reset(): void {
@@ -41,15 +45,15 @@ export class AofGuard {
       } catch {
         const info = await node.info('persistence');
         if (!/^aof_enabled:1\r?$/m.test(info)) problems.push('appendonly is off');
-        else this.warnOnce('CONFIG is not available: appendfsync cannot be verified; VAULT_WRITE_ACK=aof trusts it is "always"');
+        else this.warnOnce(`CONFIG is not available: appendfsync cannot be verified; ${this.variable}=aof trusts it is "always"`);
         continue;
       }
       if (appendonly !== 'yes') problems.push('appendonly is not yes');
       if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync ?? 'unknown'}, not always`);
     }
     if (problems.length > 0) {
-      this.warnOnce(`VAULT_WRITE_ACK=aof but Redis does not fsync every write (${problems.join('; ')}): tokenization refused`);
-      throw new Error('redis persistence does not meet VAULT_WRITE_ACK=aof');
+      this.warnOnce(`${this.variable}=aof but Redis does not fsync every write (${problems.join('; ')}): writes refused`);
+      throw new Error(`redis persistence does not meet ${this.variable}=aof`);
     }
     this.lastProblem = undefined;
     this.verifiedAt = Date.now();
