@@ -212,6 +212,7 @@ async function main(): Promise<void> {
     logger,
     keyStore,
     pepper,
+    previousPeppers,
     ...(formSessions ? { formSessions } : {}),
     cardTesting: browserLimiter,
   });

@@ -8,8 +8,10 @@ import { captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { runKeysCli } from '../cli/keys';
 import { createApp } from './app';
+import { BROWSER_TOKENS_PATH, frameKeyLookup } from './browserTokens';
 
 const OLD = 'old-pepper-old-pepper-old-pepper-0001';
+const MIDDLE = 'mid-pepper-mid-pepper-mid-pepper-0003';
 const NEW = 'new-pepper-new-pepper-new-pepper-0002';
 
 let server: RedisServer;
@@ -38,6 +40,7 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
       pepper,
       previousPeppers,
       ...tokenReadingUpstreams(),
+      browser: { fieldsOrigin: FIELDS },
     }),
   );
   running.push(app);
@@ -46,6 +49,21 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
 
 async function statusWith(app: RunningApp, apiKey: string): Promise<number> {
   return (await app.request('GET', '/v1/token/tok.AAAABBBBCCCCDDDDEEEEFF', { headers: { 'x-api-key': apiKey } })).status;
+}
+
+const FIELDS = 'https://fields.example';
+const SHOP = 'https://shop.example';
+
+/**
+ * What the card fields' call to the browser route gets with a publishable key: 401 when the key is
+ * not found; the empty body's 400 once the key has passed (no card, so no vault is needed).
+ */
+async function browserStatusWith(app: RunningApp, apiKey: string): Promise<number> {
+  const res = await app.request('POST', BROWSER_TOKENS_PATH, {
+    headers: { 'x-api-key': apiKey, origin: FIELDS, 'x-tessera-parent-origin': SHOP, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  return res.status;
 }
 
 /** Rehashing on use is not awaited by the request: wait until the store shows it. */
@@ -59,6 +77,18 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
 
 function keyUnder(pepper: string): { apiKey: string; record: ApiKeyRecord } {
   return issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
+}
+
+function publishableKeyUnder(pepper: string): { apiKey: string; record: ApiKeyRecord } {
+  return issueApiKey({
+    merchantId: 'm_test',
+    mode: 'test',
+    kind: 'publishable',
+    allowedCidrs: [],
+    allowedOrigins: [SHOP],
+    pepper,
+    now: new Date(),
+  });
 }
 
 const stores: Array<[string, () => Promise<ApiKeyStore>]> = [
@@ -104,6 +134,40 @@ describe.each(stores)('API-key pepper rotation (key store %s)', (_name, openStor
     expect((await store.get(record.id))?.digest).toBe(hashApiKey(OLD, apiKey));
   });
 
+  it('keeps a publishable key made under an old pepper working on the browser route, and moves it to the new one', async () => {
+    const { apiKey, record } = publishableKeyUnder(OLD);
+    await store.create(record);
+    expect(await browserStatusWith(await gateway(store, NEW), apiKey)).toBe(401);
+
+    // Two rotations since the key was made: found under the oldest of the listed peppers.
+    expect(await browserStatusWith(await gateway(store, NEW, [MIDDLE, OLD]), apiKey)).toBe(400);
+    await eventually(async () => (await store.findByDigest(hashApiKey(NEW, apiKey)))?.id === record.id);
+    expect(await store.findByDigest(hashApiKey(OLD, apiKey))).toBeUndefined();
+    expect(await store.get(record.id)).toMatchObject({ digest: hashApiKey(NEW, apiKey), pepperId: pepperIdOf(NEW) });
+
+    expect(await browserStatusWith(await gateway(store, NEW), apiKey)).toBe(400);
+  });
+
+  it('lets a publishable key made under an old pepper frame the card fields, and moves it to the new one', async () => {
+    const { apiKey, record } = publishableKeyUnder(OLD);
+    await store.create(record);
+    const deps = { keyStore: store, pepper: NEW, logger: captureLogger().logger, now: () => new Date() };
+    expect(await frameKeyLookup(deps)(apiKey)).toBeUndefined();
+
+    expect(await frameKeyLookup({ ...deps, previousPeppers: [OLD] })(apiKey)).toEqual({ allowedOrigins: [SHOP] });
+    await eventually(async () => (await store.get(record.id))?.digest === hashApiKey(NEW, apiKey));
+    expect(await frameKeyLookup(deps)(apiKey)).toEqual({ allowedOrigins: [SHOP] });
+  });
+
+  it('does not let an old pepper revive a revoked publishable key on the browser route', async () => {
+    const { apiKey, record } = publishableKeyUnder(OLD);
+    await store.create(record);
+    await store.revoke(record.id, new Date());
+    expect(await browserStatusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await store.get(record.id))?.digest).toBe(hashApiKey(OLD, apiKey));
+  });
+
   it('records the pepper of a key made before records named it, on its next use', async () => {
     const { apiKey, record } = keyUnder(NEW);
     const { pepperId: _dropped, ...unrecorded } = record;
@@ -131,11 +195,39 @@ describe('npm run keys -- rehash-status', () => {
       const env = { REDIS_URL: server.url, API_KEY_PEPPERS: `v1:${OLD},v2:${NEW}`, NODE_ENV: 'test' };
       const code = await runKeysCli(['rehash-status', '--json'], env, { out: (l) => out.push(l), err: () => undefined });
       expect(code).toBe(0);
-      expect(JSON.parse(out.join(''))).toEqual({ current: 'v2', byVersion: { v1: 2, v2: 1 }, unrecorded: 1, unknownPepper: 0 });
+      expect(JSON.parse(out.join(''))).toEqual({
+        current: 'v2',
+        byVersion: { v1: 2, v2: 1 },
+        publishableByVersion: { v1: 0, v2: 0 },
+        unrecorded: 1,
+        unknownPepper: 0,
+      });
       const text: string[] = [];
       await runKeysCli(['rehash-status'], env, { out: (l) => text.push(l), err: () => undefined });
       expect(text.join('\n')).not.toContain(OLD);
-      expect(text).toContain('v2 (current): 1 keys');
+      expect(text).toContain('v2 (current): 1 keys (0 publishable)');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts a publishable key on the old pepper until a shopper uses it, then on the current one', async () => {
+    await redis.flushall();
+    const store = new RedisApiKeyStore(new Redis(server.url));
+    try {
+      const { apiKey, record } = publishableKeyUnder(OLD);
+      await store.create(record);
+      const env = { REDIS_URL: server.url, API_KEY_PEPPERS: `v1:${OLD},v2:${NEW}`, NODE_ENV: 'test' };
+      const status = async (): Promise<unknown> => {
+        const out: string[] = [];
+        await runKeysCli(['rehash-status', '--json'], env, { out: (l) => out.push(l), err: () => undefined });
+        return JSON.parse(out.join(''));
+      };
+      expect(await status()).toMatchObject({ byVersion: { v1: 1, v2: 0 }, publishableByVersion: { v1: 1, v2: 0 } });
+
+      expect(await browserStatusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(400);
+      await eventually(async () => (await store.get(record.id))?.pepperId === pepperIdOf(NEW));
+      expect(await status()).toMatchObject({ byVersion: { v1: 0, v2: 1 }, publishableByVersion: { v1: 0, v2: 1 } });
     } finally {
       await store.close();
     }
