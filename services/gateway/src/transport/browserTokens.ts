@@ -79,7 +79,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
       throw blocked.error;
     }
     const { key, found } = await lookUpApiKey(deps, req.headers['x-api-key']);
-    const fromFields = header(req, 'origin') === deps.fieldsOrigin;
+    const fromFields = corsAllowedOrigin(header(req, 'origin'), deps.fieldsOrigin) !== undefined;
     const result = decideBrowserKey(
       found?.key ?? key,
       found?.record,
