@@ -74,13 +74,10 @@ export const STYLE_FUNCTIONS = [
 ] as const;
 
 /** A name before `(`, with any spaces between (CSS names are case-insensitive). */
-const FUNCTION_CALL = /([\w-]*)\s*\(/g;
+const FUNCTION_NAME = /[\w-]+(?=\s*\()/g;
 
 function unknownFunctionIn(value: string): string | undefined {
-  for (const [, name = ''] of value.matchAll(FUNCTION_CALL)) {
-    if (name !== '' && !(STYLE_FUNCTIONS as readonly string[]).includes(name.toLowerCase())) return name;
-  }
-  return undefined;
+  return (value.match(FUNCTION_NAME) ?? []).find((name) => !(STYLE_FUNCTIONS as readonly string[]).includes(name.toLowerCase()));
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
