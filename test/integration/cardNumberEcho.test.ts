@@ -96,13 +96,15 @@ it('keeps a card number in the pspUrl host out of the answer, the proxy log and 
   expect(cardNumbersIn(audit.text)).toEqual([]);
 });
 
-it('does not echo a card number used as a PSP header name, in an error or a dry-run preview', async () => {
-  for (const shape of SHAPES) {
+it('does not echo a card number used as a PSP header name or value, in an error or a dry-run preview', async () => {
+  for (const shape of FREE_TEXT_SHAPES) {
     const preview = await call('POST', '/v1/proxy/dry-run', {
       method: 'post',
       token,
       pspUrl: `${env.psp.url}/charge`,
-      pspHeaders: { [shape]: 'x', 'X-Note': shape },
+      // A shape with spaces is no header name: a value only.
+      pspHeaders: { ...(SHAPES.includes(shape) ? { [shape]: 'x' } : {}), 'X-Note': shape },
+      pspBody: `{"note":"${shape}","n":"[CARD_NUMBER]"}`,
     });
     expect(preview.status).toBe(200);
     expect(cardNumbersIn(preview.text)).toEqual([]);
@@ -112,20 +114,6 @@ it('does not echo a card number used as a PSP header name, in an error or a dry-
       expect(res.status).toBe(400);
       expect(cardNumbersIn(res.text)).toEqual([]);
     }
-  }
-});
-
-it('does not echo a card number used as a PSP header value in a dry-run preview', async () => {
-  for (const shape of FREE_TEXT_SHAPES) {
-    const preview = await call('POST', '/v1/proxy/dry-run', {
-      method: 'post',
-      token,
-      pspUrl: `${env.psp.url}/charge`,
-      pspHeaders: { 'X-Note': shape },
-      pspBody: `{"note":"${shape}","n":"[CARD_NUMBER]"}`,
-    });
-    expect(preview.status).toBe(200);
-    expect(cardNumbersIn(preview.text)).toEqual([]);
   }
 });
 

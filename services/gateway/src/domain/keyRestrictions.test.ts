@@ -12,6 +12,11 @@ import {
 } from './keyRestrictions';
 import { corsAllowedOrigin } from './browserFields';
 
+/** The restrictions of a test publishable key allowing `allowedOrigins`. */
+function aPublishableKey(allowedOrigins: string[]) {
+  return { kind: 'publishable' as const, mode: 'test' as const, allowedCidrs: [], allowedDomains: [], allowedOrigins };
+}
+
 describe('domain restrictions', () => {
   it.each([
     ['Shop.Example.com', 'shop.example.com'],
@@ -199,13 +204,7 @@ describe('allowed origins (publishable keys)', () => {
   });
 
   it('on a /v1 route, refuses a publishable key only for an Origin it does not allow; IP allowlists do not apply', () => {
-    const key = {
-      kind: 'publishable' as const,
-      mode: 'test' as const,
-      allowedCidrs: [],
-      allowedDomains: [],
-      allowedOrigins: ['https://shop.example'],
-    };
+    const key = aPublishableKey(['https://shop.example']);
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://evil.example' })).toBe('origin_not_allowed');
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://shop.example' })).toBeUndefined();
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: undefined })).toBeUndefined();
@@ -249,13 +248,7 @@ describe('restrictions each kind may carry', () => {
  * key's Origin on a /v1 route, and a secret key's allowed domains.
  */
 describe('origins are compared only in their canonical spelling', () => {
-  const publishable = {
-    kind: 'publishable' as const,
-    mode: 'test' as const,
-    allowedCidrs: [],
-    allowedDomains: [],
-    allowedOrigins: ['http://shop.test', 'http://shop.test:3000', 'http://*.wild.test'],
-  };
+  const publishable = aPublishableKey(['http://shop.test', 'http://shop.test:3000', 'http://*.wild.test']);
   const secret = { allowedCidrs: [], allowedDomains: ['shop.test', '*.wild.test'], mode: 'test' as const };
   const request = (origin: string) => ({ clientIp: '198.51.100.1', origin });
 
