@@ -201,7 +201,18 @@ describe('keys', () => {
     expect(key).toMatchObject({ allowedDomains: ['*.shop.example', 'checkout.example.org'] });
     expect((await tokenize(apiKey, '192.0.2.1', { origin: 'https://pay.shop.example' })).status).toBe(201);
     expect((await tokenize(apiKey, '192.0.2.1', { origin: 'https://checkout.example.org:8443' })).status).toBe(201);
-    for (const origin of ['https://shop.example', 'https://evilshop.example', 'https://checkout.example.org.evil.test']) {
+    for (const origin of [
+      'https://shop.example',
+      'https://evilshop.example',
+      'https://checkout.example.org.evil.test',
+      // Spellings a URL parser repairs into an allowed origin: only the canonical one is (issue 22).
+      'http://evil.test@pay.shop.example',
+      'https://PAY.shop.example',
+      'https://pay.shop.example.',
+      'https://pay%2eshop.example',
+      'https://checkout.example.org:08443',
+      'https://.shop.example',
+    ]) {
       const res = await tokenize(apiKey, '192.0.2.1', { origin });
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('origin_not_allowed');

@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AdminClient, loggedIn } from './adminClient';
 import { aCard, apiClient, type ApiKey, useStack } from './harness';
-import { cardNumbersIn, SHAPES } from './cardShapes';
+import { cardNumbersIn, SHAPES, SPACED_SHAPES } from './cardShapes';
+
+/** Every shape, for the places that take free text (a token, a header value, a request id, a field name). */
+const FREE_TEXT_SHAPES = [...SHAPES, ...SPACED_SHAPES];
 
 jest.setTimeout(120_000);
 
@@ -35,7 +38,7 @@ beforeAll(async () => {
 });
 
 it('does not keep a card number sent as the token in the detokenization audit, its admin API or the raw Redis stream', async () => {
-  for (const shape of SHAPES) {
+  for (const shape of FREE_TEXT_SHAPES) {
     const res = await call('POST', '/v1/proxy', {
       method: 'post',
       token: shape,
@@ -46,19 +49,19 @@ it('does not keep a card number sent as the token in the detokenization audit, i
     expect(cardNumbersIn(res.text)).toEqual([]);
   }
   let audit = await platform.call('GET', '/detokenizations?merchantId=acme');
-  for (let i = 0; i < 40 && audit.body.entries.length < SHAPES.length; i++) {
+  for (let i = 0; i < 40 && audit.body.entries.length < FREE_TEXT_SHAPES.length; i++) {
     await new Promise((r) => setTimeout(r, 50));
     audit = await platform.call('GET', '/detokenizations?merchantId=acme');
   }
-  expect(audit.body.entries).toHaveLength(SHAPES.length);
-  expect(audit.body.entries.map((e: { token: string }) => e.token)).toEqual(SHAPES.map(() => '[card number]'));
+  expect(audit.body.entries).toHaveLength(FREE_TEXT_SHAPES.length);
+  expect(audit.body.entries.map((e: { token: string }) => e.token)).toEqual(FREE_TEXT_SHAPES.map(() => '[card number]'));
   expect(cardNumbersIn(audit.text)).toEqual([]);
 
   const redis = new Redis(env.redis.url);
   try {
     for (const key of ['tessera:detokenizations', 'tessera:detokenizations:merchant:acme']) {
       const entries = await redis.xrange(key, '-', '+');
-      expect(entries.length).toBeGreaterThanOrEqual(SHAPES.length);
+      expect(entries.length).toBeGreaterThanOrEqual(FREE_TEXT_SHAPES.length);
       // The field values; stream ids are millisecond times, which the detector may well flag.
       expect(cardNumbersIn(entries.flatMap(([, fields]) => fields).join('\n'))).toEqual([]);
     }
@@ -93,13 +96,15 @@ it('keeps a card number in the pspUrl host out of the answer, the proxy log and 
   expect(cardNumbersIn(audit.text)).toEqual([]);
 });
 
-it('does not echo a card number used as a PSP header name, in an error or a dry-run preview', async () => {
-  for (const shape of SHAPES) {
+it('does not echo a card number used as a PSP header name or value, in an error or a dry-run preview', async () => {
+  for (const shape of FREE_TEXT_SHAPES) {
     const preview = await call('POST', '/v1/proxy/dry-run', {
       method: 'post',
       token,
       pspUrl: `${env.psp.url}/charge`,
-      pspHeaders: { [shape]: 'x', 'X-Note': shape },
+      // A shape with spaces is no header name: a value only.
+      pspHeaders: { ...(SHAPES.includes(shape) ? { [shape]: 'x' } : {}), 'X-Note': shape },
+      pspBody: `{"note":"${shape}","n":"[CARD_NUMBER]"}`,
     });
     expect(preview.status).toBe(200);
     expect(cardNumbersIn(preview.text)).toEqual([]);
@@ -113,7 +118,7 @@ it('does not echo a card number used as a PSP header name, in an error or a dry-
 });
 
 it('does not echo a card number used as an unknown field name, on the public or the admin API', async () => {
-  for (const shape of SHAPES) {
+  for (const shape of FREE_TEXT_SHAPES) {
     const answers = [
       await call('POST', '/v1/token', { ...aCard(), [shape]: 1 }),
       await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: env.psp.url, [shape]: 1 }),
@@ -151,7 +156,7 @@ it('does not echo or store a card number given as an admin list entry (IP range,
 });
 
 it('replaces a request id shaped like a card number with its own, in the answer and in every service log', async () => {
-  for (const shape of SHAPES) {
+  for (const shape of FREE_TEXT_SHAPES) {
     for (const res of [
       await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: `${env.psp.url}/charge` }, { 'x-request-id': shape }),
       await call('GET', '/v1/token/tok.unknown', undefined, { 'x-request-id': shape }),
@@ -170,7 +175,7 @@ it('replaces a request id shaped like a card number with its own, in the answer 
 it('does not put a card number used as an Idempotency-Key into a Redis key name, even hashed', async () => {
   const redis = new Redis(env.redis.url);
   try {
-    for (const shape of SHAPES) {
+    for (const shape of FREE_TEXT_SHAPES) {
       const first = await call('POST', '/v1/token', aCard(), { 'idempotency-key': shape });
       const replay = await call('POST', '/v1/token', aCard(), { 'idempotency-key': shape });
       expect(first.status).toBe(201);
@@ -182,7 +187,7 @@ it('does not put a card number used as an Idempotency-Key into a Redis key name,
     const names = keys.join('\n');
     expect(cardNumbersIn(names)).toEqual([]);
     // An unkeyed SHA-256 of a card number is reversible by trying every number: not in any name.
-    for (const shape of SHAPES) expect(names).not.toContain(createHash('sha256').update(shape).digest('base64url'));
+    for (const shape of FREE_TEXT_SHAPES) expect(names).not.toContain(createHash('sha256').update(shape).digest('base64url'));
   } finally {
     redis.disconnect();
   }

@@ -6,20 +6,39 @@ import fc from 'fast-check';
 import { mayHoldCardNumber } from '@tessera/common';
 import { TEST_CARDS } from './harness';
 
-/** The shapes the red-team review found missed: `_`, mixed separators, Amex 4-6-5, 12-digit Maestro; and a plain PAN. */
-export const SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009', '4242424242424242'];
-const DIGITS = [...new Set(SHAPES.map((s) => s.replace(/\D/g, '')))];
+/**
+ * The shapes the red-team reviews found missed: `_`, mixed separators, Amex 4-6-5, 12-digit Maestro
+ * (issue 11); runs of two or three separators between groups (issue 22); and a plain PAN. Each is
+ * valid anywhere a caller may put it: a host name, a URL path, an HTTP header name.
+ */
+export const SHAPES = [
+  '4242_4242_4242_4242',
+  '4242-4242.4242-4242',
+  '3782-822463-10005',
+  '500000000009',
+  '4242-4242--4242-4242',
+  '4242_-_4242_-_4242_-_4242',
+  '4242424242424242',
+];
+
+/**
+ * Issue 22's shapes with spaces and commas between groups: no host, path or header name can hold
+ * them, so they go where a caller types free text (a body template, a header value, a request id,
+ * an Idempotency-Key, a token, a field name).
+ */
+export const SPACED_SHAPES = ['4242  4242  4242  4242', '4242, 4242, 4242, 4242', '4242 - 4242 - 4242 - 4242'];
+const DIGITS = [...new Set([...SHAPES, ...SPACED_SHAPES].map((s) => s.replace(/\D/g, '')))];
 
 /** Every place a shape (as sent, or as its bare digits) or anything card-number-like shows up in `text`. */
 export function cardNumbersIn(text: string): string[] {
-  const found = [...SHAPES, ...DIGITS].filter((s) => text.includes(s));
+  const found = [...SHAPES, ...SPACED_SHAPES, ...DIGITS].filter((s) => text.includes(s));
   if (mayHoldCardNumber(text)) found.push('card-number-like text');
   return found;
 }
 
 /** Issue 11, finding 4: the shapes the first detector missed. */
 export const CARD_SHAPES = ['4242_4242_4242_4242', '4242-4242.4242-4242', '3782-822463-10005', '500000000009'];
-const SEPARATORS = ['_', '-', '.', ' ', '/', ':', ''];
+const SEPARATORS = ['_', '-', '.', ' ', '/', ':', '', '  ', ', ', ' - ', '--'];
 const PANS = Object.values(TEST_CARDS);
 
 /** A test card (or the 12-digit Maestro) cut as 4-4-4-4(-3) or Amex 4-6-5, each cut joined by any separator. */

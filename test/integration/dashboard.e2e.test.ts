@@ -190,7 +190,11 @@ describe('dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await expectText('#create-origins-error', /at least one allowed origin/);
     expect(await page.locator('#create-origins').getAttribute('aria-invalid')).toBe('true');
-    await page.getByLabel('Allowed origins').and(page.locator('#create-origins')).fill('https://Shop.Example');
+    // An origin is stored exactly as written, so only its canonical spelling is taken; the error says which it is.
+    await page.getByLabel('Allowed origins').and(page.locator('#create-origins')).fill('https://Shop.Example/');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expectText('#create-origins-error', /write it as "https:\/\/shop\.example"/);
+    await page.getByLabel('Allowed origins').and(page.locator('#create-origins')).fill('https://shop.example');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.locator('#new-key').waitFor({ state: 'visible' });
     const publishableKey = ((await page.locator('#new-key-value').textContent()) ?? '').trim();

@@ -65,7 +65,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function createSession(body: Record<string, unknown> = { returnUrl: `${returnUrl()}?order=42`, cancelUrl: cancelUrl() }) {
+async function createSession(body: Record<string, unknown> = { returnUrl: `${returnUrl()}?order=42&amount=1`, cancelUrl: cancelUrl() }) {
   const res = await api('POST', '/v1/form-sessions', body);
   expect(res.status).toBe(201);
   return res.body as { id: string; url: string; expiresAt: string; status: string };
@@ -143,9 +143,25 @@ describe('a completed hosted payment', () => {
     expect(landed.searchParams.get('order')).toBe('42');
     expect(landed.searchParams.get('session')).toBe(session.id);
     expect(merchant.requests.filter((r) => r.startsWith('/checkout/done'))).toEqual([`${landed.pathname}${landed.search}`]);
-    expect(verifyFormSessionReturn(landed, { signingSecret })).toMatchObject({ sessionId: session.id, status: 'completed' });
+    const verified = verifyFormSessionReturn(landed, { signingSecret });
+    expect(verified).toMatchObject({ sessionId: session.id, status: 'completed' });
+    expect(verified.query.toString()).toBe('order=42&amount=1');
     expect(() => verifyFormSessionReturn(landed, { signingSecret: signingSecret.replace(/.$/, (c) => (c === 'x' ? 'y' : 'x')) })).toThrow(
       /does not match/,
+    );
+    // The signature covers the merchant's own query too: an amount or order changed on the way back is caught.
+    for (const [name, value] of [
+      ['amount', '1000'],
+      ['order', '43'],
+      ['coupon', 'FREE'],
+    ] as const) {
+      const tampered = new URL(landed);
+      tampered.searchParams.set(name, value);
+      expect(() => verifyFormSessionReturn(tampered, { signingSecret })).toThrow(/does not match/);
+    }
+    // What a server behind a proxy has: the path and query, with the return URL's origin.
+    expect(verifyFormSessionReturn(`${landed.pathname}${landed.search}`, { signingSecret, origin: merchant.origin }).sessionId).toBe(
+      session.id,
     );
   });
 

@@ -107,7 +107,12 @@ describe('publishable keys in the admin API', () => {
   });
 
   it('are created with a kind and origins, listed, restricted and revoked like secret keys', async () => {
-    const created = await admin.call('POST', '/keys', { kind: 'publishable', mode: 'test', allowedOrigins: ['https://*.Shop.Example'] });
+    // Stored exactly as written: a spelling that is not the canonical one is refused, with the canonical one to use.
+    const loose = await admin.call('POST', '/keys', { kind: 'publishable', mode: 'test', allowedOrigins: ['https://*.Shop.Example/'] });
+    expect(loose.status).toBe(400);
+    expect(loose.body.error).toMatchObject({ code: 'parameter_invalid', param: 'allowedOrigins[0]' });
+    expect(loose.body.error.message).toContain('write it as "https://*.shop.example"');
+    const created = await admin.call('POST', '/keys', { kind: 'publishable', mode: 'test', allowedOrigins: ['https://*.shop.example'] });
     expect(created.status).toBe(201);
     const { apiKey, key } = created.body;
     expect(apiKey).toMatch(/^tpk_test_[0-9A-Za-z]{38}$/);
@@ -121,6 +126,15 @@ describe('publishable keys in the admin API', () => {
     expect(edit.body.key.allowedOrigins).toEqual(['https://checkout.example']);
     const origin = (o: string) => apiClient(env.stack, apiKey)('GET', `/v1/token/${token}`, undefined, { origin: o });
     expect((await origin('https://a.shop.example')).body.error.code).toBe('origin_not_allowed');
+    // Only the canonical spelling of an allowed origin is that origin.
+    for (const spelling of [
+      'https://CHECKOUT.example',
+      'https://checkout.example.',
+      'https://x@checkout.example',
+      'https://checkout.example:443',
+    ]) {
+      expect((await origin(spelling)).body.error.code).toBe('origin_not_allowed');
+    }
     expect((await origin('https://checkout.example')).body.error.code).toBe('publishable_key_forbidden');
     expect((await admin.call('PATCH', `/keys/${key.id}`, { allowedCidrs: ['203.0.113.0/24'] })).status).toBe(400);
 

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { loggedIn, type AdminClient } from './adminClient';
 import { aCard, apiClient, type ApiKey, freePort, TEST_CARDS, useStack } from './harness';
-import { cardNumbersIn, cardShape, SHAPES } from './cardShapes';
+import { cardNumbersIn, cardShape, SHAPES, SPACED_SHAPES } from './cardShapes';
 
 jest.setTimeout(180_000);
 
@@ -210,6 +210,24 @@ describe('card numbers in the request log', () => {
       ];
       sent += answers.length;
     }
+    // Shapes with spaces and commas fit no URL or header name: in free text only.
+    for (const shape of SPACED_SHAPES) {
+      const proxyBody = {
+        method: 'post',
+        token: fencedToken,
+        pspUrl: `${env.psp.url}/charge`,
+        pspHeaders: { 'X-Note': shape },
+        pspBody: `{"n":"[CARD_NUMBER]","typed":"${shape}","alone":${shape.replace(/\D/g, '')}}`,
+      };
+      const answers = [
+        await send('POST', '/v1/proxy', proxyBody, { 'x-request-id': shape }),
+        await send('POST', '/v1/proxy', proxyBody, { 'idempotency-key': shape }),
+        await send('POST', '/v1/proxy/dry-run', proxyBody),
+        await send('POST', '/v1/proxy', { ...proxyBody, token: shape }),
+        await send('POST', '/v1/token', { ...aCard(), [shape]: 1 }),
+      ];
+      sent += answers.length;
+    }
     // The fuzz tests' generator: shapes in the template, a header name, the token and the path.
     await fc.assert(
       fc.asyncProperty(cardShape, fc.constantFrom('template', 'header', 'token', 'path'), async (shape, where) => {
@@ -234,7 +252,9 @@ describe('card numbers in the request log', () => {
     }
     // The shapes did reach the log, masked: the scan above looked at entries that held them.
     const templates = details.map((d) => d.body.psp?.bodyTemplate ?? '');
-    expect(templates.filter((t) => t.includes('"typed":"[redacted]","alone":[redacted]'))).toHaveLength(SHAPES.length * 5);
+    expect(templates.filter((t) => t.includes('"typed":"[redacted]","alone":[redacted]'))).toHaveLength(
+      SHAPES.length * 5 + SPACED_SHAPES.length * 4,
+    );
     expect(details.map((d) => d.body.psp?.token)).toContain('[card number]');
     expect(details.map((d) => d.body.path)).toContain('/v1/token/%5Bcard%20number%5D');
 

@@ -3,6 +3,8 @@ export * from './errors';
 export type * from './types';
 export {
   verifyFormSessionReturn,
+  formSessionReturnPayload,
+  signFormSessionReturn,
   FormSessionReturnError,
   type FormSessionReturn,
   type VerifyFormSessionReturnOptions,

@@ -27,6 +27,8 @@ export function setUpFields(params: {
   logger: Logger;
   keyStore: ApiKeyStore;
   pepper: string;
+  /** Older API-key peppers, newest first: publishable keys made under them still frame the fields. */
+  previousPeppers?: readonly string[];
   /** The hosted payment page's sessions (main builds them with the origins from browserOriginsOf). */
   formSessions?: FormSessionDeps;
   /** The browser route's card-testing limiter, which the hosted page's card submission shares. */
@@ -39,7 +41,13 @@ export function setUpFields(params: {
   const app = createFieldsApp({
     assets: loadCardFieldsAssets(),
     apiOrigin: origins.api,
-    lookupKey: frameKeyLookup({ keyStore: params.keyStore, pepper: params.pepper, now: () => new Date() }),
+    lookupKey: frameKeyLookup({
+      keyStore: params.keyStore,
+      pepper: params.pepper,
+      previousPeppers: params.previousPeppers ?? [],
+      logger,
+      now: () => new Date(),
+    }),
     logger,
     hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
     ...(params.formSessions ? { formSessions: params.formSessions } : {}),

@@ -220,6 +220,7 @@ async function main(): Promise<void> {
     logger,
     keyStore,
     pepper,
+    previousPeppers,
     ...(formSessions ? { formSessions } : {}),
     cardTesting: browserLimiter,
   });

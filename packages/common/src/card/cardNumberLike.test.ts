@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CARD_NUMBER_MASK, findCardNumberRuns, maskCardNumbers, mayHoldCardNumber } from './cardNumberLike';
+import { CARD_NUMBER_MASK, findCardNumberRuns, maskCardNumbers, MAX_SEPARATOR_RUN, mayHoldCardNumber } from './cardNumberLike';
 import { isLuhnValid } from './luhn';
 
 /** `body` (11-18 digits) completed with the check digit that makes it Luhn-valid. */
@@ -22,7 +22,20 @@ const grouped = luhnValidNumber.chain((pan) =>
     .map((cuts) => ({ pan, text: [...pan].map((d, i) => d + (cuts[i]?.[0] ? cuts[i][1] : '')).join('') })),
 );
 
-/** Text around a number that cannot join it: ends in a letter or starts with one, or two separators. */
+/**
+ * The number cut into groups anywhere (at least one cut), each cut joined by a run of 1 to
+ * MAX_SEPARATOR_RUN separators: `4242  4242  4242  4242`, `4242, 4242, …`, `4242 - 4242 …`,
+ * `4242-4242--4242-4242`, and any mix.
+ */
+const separatorRun = fc.array(fc.constantFrom(...SEPARATORS), { minLength: 1, maxLength: MAX_SEPARATOR_RUN }).map((run) => run.join(''));
+const spelled = luhnValidNumber.chain((pan) =>
+  fc
+    .array(fc.option(separatorRun, { nil: undefined }), { minLength: pan.length - 1, maxLength: pan.length - 1 })
+    .filter((cuts) => cuts.some((cut) => cut !== undefined))
+    .map((cuts) => ({ pan, text: [...pan].map((d, i) => d + (cuts[i] ?? '')).join('') })),
+);
+
+/** Text around a number that cannot join it: ends in a letter or starts with one. */
 const surrounding = fc.oneof(
   fc.constantFrom('', ' ', 'card ', 'x', 'token=', 'https://', '"'),
   fc.string({ maxLength: 10 }).map((s) => `${s}z`),
@@ -49,6 +62,14 @@ describe('mayHoldCardNumber', () => {
     'order 94242424242424242',
     '1 4242 4242 4242 4242',
     'https://4242424242424242.example/charge',
+    // Two or three separators between groups (issue 22): doubled, comma and space, spaced hyphen.
+    '4242  4242  4242  4242',
+    '4242, 4242, 4242, 4242',
+    '4242 - 4242 - 4242 - 4242',
+    '4242-4242--4242-4242',
+    '4242--4242--4242--4242',
+    '3782 / 822463 / 10005',
+    '4242\t\t4242\r\n4242  4242',
     // By design, a longer run is flagged when any 12-19 of its digits pass: here the first twelve.
     '4242424242424241',
   ])('flags %s', (text) => expect(mayHoldCardNumber(text)).toBe(true));
@@ -59,17 +80,30 @@ describe('mayHoldCardNumber', () => {
     'order-1700000000001',
     '1111111111111111',
     '424242424243',
-    '4242--4242--4242--4242',
+    // Four separators in a row are layout between separate numbers, not a spelling of one.
+    '4242    4242    4242    4242',
     '2026-11-23T12:51:38.000Z',
     // Addresses are not card numbers, even with 12 digits and a port.
     '192.168.100.200',
     '192.168.100.200:8443',
     '203.100.113.255/32',
+    // An X-Forwarded-For list is addresses too.
+    '203.100.113.255, 198.151.100.222',
+    '10.100.200.250 - 192.168.100.200:8443',
   ])('leaves %s alone', (text) => expect(mayHoldCardNumber(text)).toBe(false));
 
   it('finds every Luhn-valid 12-19 digit number, in any grouping with any separators, wherever it stands', () => {
     fc.assert(
       fc.property(surrounding, grouped, after, (before, { text }, tail) => {
+        expect(mayHoldCardNumber(before + text + tail)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('finds every Luhn-valid 12-19 digit number spelled with runs of up to three separators between its groups', () => {
+    fc.assert(
+      fc.property(surrounding, spelled, after, (before, { text }, tail) => {
         expect(mayHoldCardNumber(before + text + tail)).toBe(true);
       }),
       { numRuns: 2000 },
@@ -100,12 +134,25 @@ describe('maskCardNumbers', () => {
 
   it('never leaves the middle digits of a number it found, nor anything card-number-like', () => {
     fc.assert(
-      fc.property(surrounding, grouped, after, (before, { pan, text }, tail) => {
+      fc.property(surrounding, grouped, after, (before, { text }, tail) => {
         const masked = maskCardNumbers(before + text + tail);
         expect(mayHoldCardNumber(masked)).toBe(false);
         // The surroundings stay as they were; the number, and so its middle digits, are gone.
         expect(masked).toBe(before + CARD_NUMBER_MASK + tail);
-        expect(masked).not.toContain(pan.slice(6, -4));
+        expect(masked.replace(/\D/g, '')).toBe((before + tail).replace(/\D/g, ''));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('never leaves the middle digits of a number spelled with runs of up to three separators', () => {
+    fc.assert(
+      fc.property(surrounding, spelled, after, (before, { text }, tail) => {
+        const masked = maskCardNumbers(before + text + tail);
+        expect(masked).toBe(before + CARD_NUMBER_MASK + tail);
+        // No digit of the number is left, the middle ones above all: only the surroundings' digits remain.
+        expect(masked.replace(/\D/g, '')).toBe((before + tail).replace(/\D/g, ''));
+        expect(mayHoldCardNumber(masked)).toBe(false);
       }),
       { numRuns: 2000 },
     );

@@ -1,25 +1,37 @@
 /**
  * The one card-number detector. Every string a client chose that Tessera echoes (error messages
  * and params, request ids, dry-run previews), logs or stores outside the vault (the detokenization
- * audit, idempotency keys) goes through it, so "what counts as a card number" is decided once.
+ * audit, idempotency keys, the request log) goes through it, so "what counts as a card number" is
+ * decided once.
  *
- * Rule: a *run* is a sequence of ASCII digits in which neighbouring digits touch or are joined by
- * exactly one separator, any character that is not an ASCII letter or digit (space, -, _, ., /,
- * :, …). `4242_4242_4242_4242`, `4242-4242.4242-4242` and Amex's `3782-822463-10005` are each one
- * run. A run is card-number-like when any 12 to 19 consecutive digits of it pass the Luhn check:
- * a PAN cannot hide behind a prefix (`x94242424242424242`) or inside a longer number.
+ * Rule: a *run* is a sequence of ASCII digits in which neighbouring digits touch or are joined by a
+ * short run of separators: one to MAX_SEPARATOR_RUN characters, each anything but an ASCII letter
+ * or digit (space, -, _, ., /, :, ",", a tab, an emoji, …). `4242_4242_4242_4242`,
+ * `4242  4242  4242  4242`, `4242, 4242, 4242, 4242`, `4242 - 4242 - …`, `4242-4242--4242-4242` and
+ * Amex's `3782-822463-10005` are each one run. A run is card-number-like when any 12 to 19
+ * consecutive digits of it pass the Luhn check: a PAN cannot hide behind a prefix
+ * (`x94242424242424242`) or inside a longer number.
+ *
+ * Why any non-alphanumeric character and not a list (spaces, hyphens, dots, …): the caller picks the
+ * spelling, and every list so far has been a list of misses (`_`, `·`, NBSP). Why at most three
+ * in a row: a person or a form writes at most `" - "` or `", "` between groups, and a longer
+ * gap is layout (a column, a new line of a table) between numbers that are separate; joining those
+ * too would flag nearly every run of numbers in a log. A letter always ends a run.
  *
  * False positives are accepted: a run of 13 digits (an epoch in milliseconds) has three windows and
  * is flagged about a quarter of the time; a run of 19 or more almost always. Masking an order id in
- * an error message is cheap; letting a PAN through is not. The one exception is an IPv4 address
- * (four dot-separated numbers up to 255, optionally with :port or /prefix): `192.168.100.200` has
- * 12 digits, and addresses belong in logs.
+ * an error message is cheap; letting a PAN through is not. The one exception is IPv4 addresses
+ * (four dot-separated numbers up to 255, optionally with :port or /prefix), alone or in a list
+ * (`203.0.113.7, 198.51.100.22` of X-Forwarded-For): `192.168.100.200` has 12 digits, and
+ * addresses belong in logs.
  */
 /** What a masked run becomes: the whole run, separators too, so no digit of it is left. */
 export const CARD_NUMBER_MASK = '[redacted]';
 
 const MIN_DIGITS = 12;
 const MAX_DIGITS = 19;
+/** The most separator characters that still join two digits into one run (see the rule above). */
+export const MAX_SEPARATOR_RUN = 3;
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
@@ -29,12 +41,19 @@ function isAsciiAlphanumeric(c: number): boolean {
   return isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 
-/** Code units taken by a separator at `i` before a digit (a surrogate pair is one character), or 0. */
-function separatorWidth(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (isAsciiAlphanumeric(c)) return 0;
-  const width = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length ? 2 : 1;
-  return i + width < text.length && isDigit(text.charCodeAt(i + width)) ? width : 0;
+/**
+ * Code units taken by the separators from `i` up to the next digit, when they are 1 to
+ * MAX_SEPARATOR_RUN characters, none an ASCII letter (a surrogate pair is one character); else 0.
+ */
+function separatorRunWidth(text: string, i: number): number {
+  let j = i;
+  for (let characters = 0; characters < MAX_SEPARATOR_RUN && j < text.length; characters++) {
+    const c = text.charCodeAt(j);
+    if (isAsciiAlphanumeric(c)) return 0;
+    j += c >= 0xd800 && c <= 0xdbff && j + 1 < text.length ? 2 : 1;
+    if (j < text.length && isDigit(text.charCodeAt(j))) return j - i;
+  }
+  return 0;
 }
 
 const DOUBLED = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
@@ -73,12 +92,15 @@ function hasLuhnWindow(digits: Uint8Array, count: number): boolean {
 }
 
 /**
- * A superset of "a run of 12 or more digits" (a separator may be a surrogate pair, two code units),
- * tested first: V8's regex engine rejects a string about twice as fast as a JavaScript loop.
+ * A superset of "a run of 12 or more digits" (up to MAX_SEPARATOR_RUN separators between digits,
+ * each possibly a surrogate pair of two code units), tested first: V8's regex engine rejects a
+ * string about twice as fast as a JavaScript loop.
  */
-const MAY_HAVE_LONG_RUN = /\d(?:[^A-Za-z0-9]{0,2}\d){11}/;
+const MAY_HAVE_LONG_RUN = /\d(?:[^A-Za-z0-9]{0,6}\d){11}/;
 
-const IPV4_RUN = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?::\d{1,5}|\/\d{1,3})?$/;
+const IPV4 = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?::\d{1,5}|\/\d{1,3})?`;
+/** One IPv4 address, or a list of them joined by short separator runs (X-Forwarded-For). */
+const IPV4_RUN = new RegExp(`^${IPV4}(?:[^A-Za-z0-9]{1,${MAX_SEPARATOR_RUN}}${IPV4})*$`);
 
 /** The digits of text[start, end), separators skipped. */
 function digitsOf(text: string, start: number, end: number): Uint8Array {
@@ -114,7 +136,7 @@ export function findCardNumberRuns(text: string): Array<[number, number]> {
         end = ++i;
         continue;
       }
-      const width = separatorWidth(text, i);
+      const width = separatorRunWidth(text, i);
       if (width === 0) break;
       i += width;
     }

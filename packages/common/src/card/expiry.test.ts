@@ -26,10 +26,17 @@ describe('isExpired', () => {
 });
 
 describe('isTooFarAhead', () => {
-  it('allows at most 50 years ahead', () => {
+  it('allows at most 20 years ahead', () => {
     const now = new Date('2026-11-23T00:00:00Z');
-    expect(isTooFarAhead(2076, now)).toBe(false);
-    expect(isTooFarAhead(2077, now)).toBe(true);
+    expect(isTooFarAhead(2046, now)).toBe(false);
+    expect(isTooFarAhead(2047, now)).toBe(true);
+    expect(isTooFarAhead(2076, now)).toBe(true);
+  });
+
+  it('counts the years in UTC-12, like expiry, so the cap never moves ahead of any time zone', () => {
+    // 2027-01-01T11:59Z is still 2026 in UTC-12.
+    expect(isTooFarAhead(2047, new Date('2027-01-01T11:59:59Z'))).toBe(true);
+    expect(isTooFarAhead(2047, new Date('2027-01-01T12:00:00Z'))).toBe(false);
   });
 });
 

@@ -5,7 +5,12 @@
  */
 const EARLIEST_ZONE_OFFSET_MS = -12 * 60 * 60 * 1000;
 
-export const MAX_YEARS_AHEAD = 50;
+/**
+ * The latest expiry accepted, in years after the current one: cards are issued for 2-10 years, so
+ * 20 leaves room for any real card while refusing a typo (`2205`) or a made-up expiry that would
+ * keep a record, and its token, alive for half a century.
+ */
+export const MAX_YEARS_AHEAD = 20;
 
 /** Year and month (1-12) as seen on the clock in UTC-12. */
 function calendarInEarliestZone(now: Date): { year: number; month: number } {

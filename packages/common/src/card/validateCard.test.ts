@@ -51,8 +51,13 @@ describe('validateCard', () => {
     expect(failure(aCard({ expiryYear: 30 }))).toMatchObject({ code: 'parameter_invalid', param: 'expiryYear' });
   });
 
-  it('refuses expired cards and years more than 50 years ahead', () => {
+  it('refuses expired cards and years more than 20 years ahead', () => {
     expect(failure(aCard({ expiryMonth: 10, expiryYear: 2026 }))).toMatchObject({ code: 'card_expired', param: 'expiryYear' });
+    expect(failure(aCard({ expiryYear: 2047 }))).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'expiryYear',
+      message: 'expiryYear is more than 20 years ahead.',
+    });
     expect(failure(aCard({ expiryYear: 2077 }))).toMatchObject({ code: 'parameter_invalid', param: 'expiryYear' });
   });
 

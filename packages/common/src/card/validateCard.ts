@@ -1,7 +1,7 @@
 import { TesseraError } from '../errors';
 import { detectBrand, isValidLengthForBrand, MAX_PAN_LENGTH, MIN_PAN_LENGTH, type Brand } from './brands';
 import { normalizeCvv } from './cvv';
-import { isExpired, isTooFarAhead } from './expiry';
+import { isExpired, isTooFarAhead, MAX_YEARS_AHEAD } from './expiry';
 import { isLuhnValid } from './luhn';
 import { isTestCard } from './testCards';
 
@@ -74,8 +74,8 @@ export function validateCard(input: CardInput, mode: KeyMode, now: Date = new Da
 }
 
 /**
- * The expiry rules of a card (PRODUCT.md): month 1-12, four-digit year, not past, at most 50 years
- * ahead. For a new card and for a stored card's new expiry (PATCH /v1/token/{token}) alike.
+ * The expiry rules of a card (PRODUCT.md): month 1-12, four-digit year, not past, at most
+ * MAX_YEARS_AHEAD (20) years ahead. For a new card and for a stored card's new expiry (PATCH /v1/token/{token}) alike.
  */
 export function validateExpiry(expiryMonth: number, expiryYear: number, now: Date = new Date()): void {
   if (!Number.isInteger(expiryMonth) || expiryMonth < 1 || expiryMonth > 12) {
@@ -88,7 +88,10 @@ export function validateExpiry(expiryMonth: number, expiryYear: number, now: Dat
     throw new TesseraError('card_expired', { param: 'expiryYear' });
   }
   if (isTooFarAhead(expiryYear, now)) {
-    throw new TesseraError('parameter_invalid', { param: 'expiryYear', message: 'expiryYear is more than 50 years ahead.' });
+    throw new TesseraError('parameter_invalid', {
+      param: 'expiryYear',
+      message: `expiryYear is more than ${MAX_YEARS_AHEAD} years ahead.`,
+    });
   }
 }
 

@@ -48,6 +48,38 @@ export type StyleCheck = { ok: true; style: FieldsStyle } | { ok: false; message
 const FORBIDDEN_VALUE = /url\s*\(|image-set\s*\(|image\s*\(|expression\s*\(|[\\;{}<>@]/i;
 const ALLOWED_VALUE = /^[\w\s#%.,()'"+\-/*!]*$/;
 
+/**
+ * The only CSS functions a value may call: colours and arithmetic on lengths. Everything else is
+ * refused, not only what is known to be harmful today: `var(--x)` and `env()` read values the
+ * merchant's check never saw, `attr()` reads the field's own attributes (CSS Values 5 lets it into
+ * any property), and the next new function is unknown. A bare `(` (grouping inside `calc()`) is
+ * allowed: only a name before `(` makes a function.
+ */
+export const STYLE_FUNCTIONS = [
+  'rgb',
+  'rgba',
+  'hsl',
+  'hsla',
+  'hwb',
+  'lab',
+  'lch',
+  'oklab',
+  'oklch',
+  'color',
+  'color-mix',
+  'calc',
+  'min',
+  'max',
+  'clamp',
+] as const;
+
+/** A name before `(`, with any spaces between (CSS names are case-insensitive). */
+const FUNCTION_NAME = /[\w-]+(?=\s*\()/g;
+
+function unknownFunctionIn(value: string): string | undefined {
+  return (value.match(FUNCTION_NAME) ?? []).find((name) => !(STYLE_FUNCTIONS as readonly string[]).includes(name.toLowerCase()));
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function checkStyleValue(value: unknown): string | undefined {
@@ -56,6 +88,8 @@ export function checkStyleValue(value: unknown): string | undefined {
   if (FORBIDDEN_VALUE.test(value) || !ALLOWED_VALUE.test(value)) {
     return 'must be a plain CSS value (no url(), escapes, or the characters ; { } < > @)';
   }
+  const called = unknownFunctionIn(value);
+  if (called !== undefined) return `may call only ${STYLE_FUNCTIONS.map((f) => `${f}()`).join(', ')}; not ${called}()`;
   return undefined;
 }
 

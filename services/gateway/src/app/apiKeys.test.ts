@@ -64,7 +64,7 @@ describe('createApiKey', () => {
     const { apiKey, record } = await createApiKey(
       deps,
       ACME,
-      publishableInput({ allowedOrigins: ['https://Shop.Example/', 'https://*.shop.example:8443'] }),
+      publishableInput({ allowedOrigins: ['https://shop.example', 'https://*.shop.example:8443'] }),
     );
     expect(apiKey).toMatch(/^tpk_test_[0-9A-Za-z]{38}$/);
     expect(record).toMatchObject({ kind: 'publishable', allowedOrigins: ['https://shop.example', 'https://*.shop.example:8443'] });
@@ -73,6 +73,12 @@ describe('createApiKey', () => {
 
   it.each<[string, Record<string, unknown>, string, string]>([
     ['a publishable key without an origin', { kind: 'publishable' }, 'parameter_missing', 'allowedOrigins'],
+    [
+      'an origin not written canonically',
+      { kind: 'publishable', allowedOrigins: ['https://shop.example', 'https://Shop.Example/'] },
+      'parameter_invalid',
+      'allowedOrigins[1]',
+    ],
     ['a publishable key with an empty origin list', { kind: 'publishable', allowedOrigins: [] }, 'parameter_missing', 'allowedOrigins'],
     [
       'an IP allowlist on a publishable key',

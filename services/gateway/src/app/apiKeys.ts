@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
-import { decideApiKey, presentedKeyOf, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
+import { decideApiKey, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
 import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
   canonicalCidrEntry,
@@ -16,6 +16,7 @@ import {
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { auditAs, type Caller } from './caller';
+import { lookUpApiKey } from './keyLookup';
 import { merchantIdSchema } from './merchants';
 import { canonicalListSchema, optionalText, parseInput, requiredText } from './inputLists';
 
@@ -29,6 +30,8 @@ export interface ApiKeyDeps {
   keyStore: ApiKeyStore;
   audit: Pick<AuditLog, 'append'>;
   pepper: string;
+  /** Older API-key peppers, newest first: "test this key" finds keys still under them, as /v1 does. */
+  previousPeppers?: readonly string[];
   now: () => Date;
 }
 
@@ -287,14 +290,13 @@ export async function scheduleApiKeyRevocation(
  * replica), the same constant-time digest comparison, the same restrictions and kind rule.
  */
 export async function checkApiKey(
-  deps: Pick<ApiKeyDeps, 'keyStore' | 'pepper'> & { now?: () => Date },
+  deps: Pick<ApiKeyDeps, 'keyStore' | 'pepper' | 'previousPeppers'> & { now?: () => Date },
   presented: string | string[] | undefined,
   request: { clientIp: string | undefined; origin: string | undefined },
 ): Promise<ApiKeyCheck> {
-  const key = presentedKeyOf(deps.pepper, presented);
+  const { key, found } = await lookUpApiKey(deps, presented);
   if (!key.ok) return { ok: false, code: key.code };
-  const record = await deps.keyStore.findByDigest(key.digest);
-  return decideApiKey(key, record, deps.now?.() ?? new Date(), request);
+  return decideApiKey(found?.key ?? key, found?.record, deps.now?.() ?? new Date(), request);
 }
 
 export interface KeyTestResult {

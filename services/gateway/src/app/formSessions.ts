@@ -8,12 +8,12 @@ import {
   formSigningSecret,
   newCsrfToken,
   newFormSessionId,
-  returnParams,
+  signedReturnLocation,
   type FormSessionRecord,
   type FormSessionResult,
   type FormSessionStatus,
 } from '../domain/formSessions';
-import { checkReturnUrl, MAX_RETURN_URL_LENGTH, returnLocation } from '../domain/returnUrls';
+import { checkReturnUrl, MAX_RETURN_URL_LENGTH } from '../domain/returnUrls';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import type { FormSessionStore } from '../store/formSessionStore';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
@@ -250,7 +250,7 @@ export async function submitCardForm(
   const now = deps.now();
   const outcome = await deps.sessions.finish(record.id, 'completed', result, now);
   if (outcome !== 'finished') throw usedOrExpired(outcome);
-  return { location: returnLocation(record.returnUrl, returnParams(signingSecretOf(deps, record), record.id, 'completed', now)) };
+  return { location: signedReturnLocation(signingSecretOf(deps, record), record.returnUrl, record.id, 'completed', now) };
 }
 
 /** POST /pay/{id}/cancel: the shopper gives up; the session is used and they go to the cancel URL. */
@@ -261,5 +261,5 @@ export async function cancelFormSession(deps: FormSessionDeps, id: string, form:
   const now = deps.now();
   const outcome = await deps.sessions.finish(record.id, 'canceled', null, now);
   if (outcome !== 'finished') throw usedOrExpired(outcome);
-  return { location: returnLocation(record.cancelUrl, returnParams(signingSecretOf(deps, record), record.id, 'canceled', now)) };
+  return { location: signedReturnLocation(signingSecretOf(deps, record), record.cancelUrl, record.id, 'canceled', now) };
 }

@@ -250,7 +250,7 @@ describe('keys CLI', () => {
   describe('publishable keys', () => {
     it('creates a tpk_ key with --kind publishable and its canonical origins, shown by list and show', async () => {
       const res = await run(
-        ['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'test', '--origin', 'https://Shop.Example/', '--json'],
+        ['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'test', '--origin', 'https://shop.example', '--json'],
         env,
       );
       expect(res.code).toBe(0);
@@ -273,6 +273,11 @@ describe('keys CLI', () => {
       ['no origin', [], /at least one allowed origin/],
       ['an IP allowlist', ['--origin', 'https://shop.example', '--allow-ip', '203.0.113.7'], /IP restrictions do not apply/],
       ['a path in an origin', ['--origin', 'https://shop.example/pay'], /--origin "https:\/\/shop\.example\/pay"/],
+      [
+        'an origin not written canonically',
+        ['--origin', 'https://Shop.Example/'],
+        /--origin "https:\/\/Shop\.Example\/" is not written canonically: write it as "https:\/\/shop\.example"/,
+      ],
     ])('refuses a publishable key with %s (exit 2, nothing written)', async (_label, extra, reason) => {
       const res = await run(['create', '--kind', 'publishable', '--merchant', 'shop_1', '--mode', 'test', ...extra], env);
       expect(res.code).toBe(2);

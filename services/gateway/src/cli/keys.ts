@@ -485,30 +485,36 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
 
 /**
  * Usable keys (not revoked or expired) per configured pepper, by the pepper id each record
- * carries. "unrecorded": keys made before records named their pepper and not used since; they
+ * carries, secret and publishable alike (both move to the newest pepper on use); how many of them
+ * are publishable is said too, as those are used only from shoppers' browsers and may take longer
+ * to come by. "unrecorded": keys made before records named their pepper and not used since; they
  * are on whichever pepper was configured when they were made.
  */
 async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: boolean, io: Io): Promise<void> {
   const now = new Date();
   const versionById = new Map(peppers.map((p) => [pepperIdOf(p.pepper), p.version]));
   const counts: Record<string, number> = Object.fromEntries(peppers.map((p) => [p.version, 0]));
+  const publishable: Record<string, number> = Object.fromEntries(peppers.map((p) => [p.version, 0]));
   let unrecorded = 0;
   let unknown = 0;
   for (const record of await store.list()) {
     if (apiKeyStatus(record, now) !== 'active') continue;
+    const version = record.pepperId === undefined ? undefined : versionById.get(record.pepperId);
     if (record.pepperId === undefined) unrecorded++;
+    else if (version === undefined) unknown++;
     else {
-      const version = versionById.get(record.pepperId);
-      if (version === undefined) unknown++;
-      else counts[version] = (counts[version] ?? 0) + 1;
+      counts[version] = (counts[version] ?? 0) + 1;
+      if (keyKindOf(record) === 'publishable') publishable[version] = (publishable[version] ?? 0) + 1;
     }
   }
   const current = peppers[peppers.length - 1]?.version;
   if (json) {
-    io.out(JSON.stringify({ current, byVersion: counts, unrecorded, unknownPepper: unknown }));
+    io.out(JSON.stringify({ current, byVersion: counts, publishableByVersion: publishable, unrecorded, unknownPepper: unknown }));
     return;
   }
-  for (const { version } of peppers) io.out(`${version}${version === current ? ' (current)' : ''}: ${counts[version] ?? 0} keys`);
+  for (const { version } of peppers) {
+    io.out(`${version}${version === current ? ' (current)' : ''}: ${counts[version] ?? 0} keys (${publishable[version] ?? 0} publishable)`);
+  }
   if (unrecorded > 0) io.out(`unrecorded (made before keys named their pepper, unused since): ${unrecorded} keys`);
   if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { canonicalOriginParts } from './keyRestrictions';
 
 /**
  * Rules of the hosted card fields that need no I/O: the Content-Security-Policy of the iframe
@@ -55,10 +56,12 @@ export function refusalCsp(styleHash: string): string {
 
 /**
  * CORS on the browser tokenization route: the fields origin is the only page that calls it, so it
- * is the only origin ever echoed. Credentials are never allowed (the key travels in a header).
+ * is the only origin ever echoed, and only for exactly its canonical spelling (canonicalOriginParts).
+ * Credentials are never allowed (the key travels in a header). The route's own "is this the card
+ * fields calling" check is this one too.
  */
 export function corsAllowedOrigin(requestOrigin: string | undefined, fieldsOrigin: string): string | undefined {
-  return requestOrigin !== undefined && requestOrigin === fieldsOrigin ? fieldsOrigin : undefined;
+  return canonicalOriginParts(requestOrigin) !== undefined && requestOrigin === fieldsOrigin ? fieldsOrigin : undefined;
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -4,7 +4,7 @@ import {
   formSigningSecret,
   hostedPageCsp,
   newFormSessionId,
-  returnParams,
+  signedReturnLocation,
   FORM_SESSION_ID_PATTERN,
 } from './formSessions';
 
@@ -29,10 +29,20 @@ describe('form sessions', () => {
     expect(secret).toMatch(/^fss_test_[A-Za-z0-9_-]{43}$/);
     expect(formSigningSecret('pepper-'.repeat(6), 'shop', 'live')).not.toBe(secret);
     expect(formSigningSecret('pepper-'.repeat(6), 'other', 'test')).not.toBe(secret);
-    const params = returnParams(secret, id, 'completed', NOW);
-    expect(verifyFormSessionReturn(params, { signingSecret: secret, now: NOW })).toMatchObject({ sessionId: id, status: 'completed' });
+    const location = signedReturnLocation(secret, 'https://shop.test/done?order=42&amount=1', id, 'completed', NOW);
+    expect(verifyFormSessionReturn(location, { signingSecret: secret, now: NOW })).toMatchObject({ sessionId: id, status: 'completed' });
     const other = formSigningSecret('pepper-'.repeat(6), 'other', 'test');
-    expect(() => verifyFormSessionReturn(params, { signingSecret: other, now: NOW })).toThrow(/does not match/);
+    expect(() => verifyFormSessionReturn(location, { signingSecret: other, now: NOW })).toThrow(/does not match/);
+  });
+
+  it('sign the whole return URL, so the merchant’s own query cannot be changed on the way back', () => {
+    const secret = formSigningSecret('pepper-'.repeat(6), 'shop', 'test');
+    const location = new URL(
+      signedReturnLocation(secret, 'https://shop.test/done?order=42&amount=1', newFormSessionId(), 'completed', NOW),
+    );
+    expect(verifyFormSessionReturn(location, { signingSecret: secret, now: NOW }).query.toString()).toBe('order=42&amount=1');
+    location.searchParams.set('amount', '1000');
+    expect(() => verifyFormSessionReturn(location, { signingSecret: secret, now: NOW })).toThrow(/does not match/);
   });
 
   it('give the page a policy that is never framed and submits only to itself and the return origins', () => {

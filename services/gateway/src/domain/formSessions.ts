@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import type { KeyMode } from '@tessera/common';
+import { signFormSessionReturn } from '@tessera/sdk';
+import { returnLocation } from './returnUrls';
 
 /**
  * Form sessions: the hosted payment page (the spec's "form-based integration", docs/browser.md).
@@ -68,22 +70,16 @@ export function formSigningSecret(pepper: string, merchantId: string, mode: KeyM
   return `fss_${mode}_${mac}`;
 }
 
-/** What is signed: `<session>.<status>.<timestamp>` (the SDK's verifyFormSessionReturn builds the same). */
-export function signedReturnPayload(sessionId: string, status: string, timestamp: number): string {
-  return `${sessionId}.${status}.${timestamp}`;
-}
-
-export function signReturn(secret: string, sessionId: string, status: string, timestamp: number): string {
-  return crypto
-    .createHmac('sha256', secret)
-    .update(signedReturnPayload(sessionId, status, timestamp))
-    .digest('hex');
-}
-
-/** The query parameters added to the return or cancel URL. */
-export function returnParams(secret: string, sessionId: string, status: 'completed' | 'canceled', now: Date): Record<string, string> {
-  const timestamp = Math.floor(now.getTime() / 1000);
-  return { session: sessionId, status, timestamp: String(timestamp), signature: signReturn(secret, sessionId, status, timestamp) };
+/**
+ * Where the shopper is sent when the session ends: its return (or cancel) URL with the merchant's
+ * own query kept, the outcome and the time set, and a signature over the whole URL, every query
+ * parameter included (the SDK's formSessionReturnPayload, which verifyFormSessionReturn checks), so
+ * a shopper cannot change `order=42&amount=1` on the way back.
+ */
+export function signedReturnLocation(secret: string, url: string, sessionId: string, status: 'completed' | 'canceled', now: Date): string {
+  const timestamp = String(Math.floor(now.getTime() / 1000));
+  const unsigned = new URL(returnLocation(url, { session: sessionId, status, timestamp }));
+  return returnLocation(unsigned.href, { signature: signFormSessionReturn(secret, unsigned) });
 }
 
 /**

@@ -10,6 +10,12 @@ import {
   originMatchesPatterns,
   refusedRestrictions,
 } from './keyRestrictions';
+import { corsAllowedOrigin } from './browserFields';
+
+/** The restrictions of a test publishable key allowing `allowedOrigins`. */
+function aPublishableKey(allowedOrigins: string[]) {
+  return { kind: 'publishable' as const, mode: 'test' as const, allowedCidrs: [], allowedDomains: [], allowedOrigins };
+}
 
 describe('domain restrictions', () => {
   it.each([
@@ -65,7 +71,9 @@ describe('domain restrictions', () => {
   });
 
   it('reads the host of an Origin; a live key needs https', () => {
-    expect(originHost('https://Shop.Example.com:8443', 'live')).toBe('shop.example.com');
+    expect(originHost('https://shop.example.com:8443', 'live')).toBe('shop.example.com');
+    expect(originHost('https://Shop.Example.com:8443', 'live')).toBeUndefined();
+    expect(originHost('http://[::1]:8080', 'test')).toBe('::1');
     expect(originHost('http://localhost:3000', 'test')).toBe('localhost');
     expect(originHost('http://shop.example.com', 'live')).toBeUndefined();
     expect(originHost('null', 'test')).toBeUndefined();
@@ -121,16 +129,31 @@ describe('canonicalCidrEntry', () => {
 
 describe('allowed origins (publishable keys)', () => {
   it.each([
+    'https://shop.example',
+    'http://localhost:3000',
+    'https://*.shop.example:8443',
+    'https://xn--bcher-kva.example',
+    'http://127.0.0.1:5173',
+    'http://[::1]:8080',
+  ])('stores %s as written', (raw) => {
+    expect(canonicalOriginPattern(raw)).toEqual({ ok: true, value: raw });
+  });
+
+  it.each([
     ['https://Shop.Example', 'https://shop.example'],
+    ['HTTPS://shop.example', 'https://shop.example'],
     ['https://shop.example/', 'https://shop.example'],
+    ['https://shop.example.', 'https://shop.example'],
+    [' https://shop.example ', 'https://shop.example'],
     ['https://shop.example:443', 'https://shop.example'],
-    ['http://localhost:3000', 'http://localhost:3000'],
+    ['http://localhost:03000', 'http://localhost:3000'],
+    ['https://shop%2eexample', 'https://shop.example'],
     ['https://*.Shop.Example:8443', 'https://*.shop.example:8443'],
     ['https://bücher.example', 'https://xn--bcher-kva.example'],
-    ['http://127.0.0.1:5173', 'http://127.0.0.1:5173'],
-    ['http://[::1]:8080', 'http://[::1]:8080'],
-  ])('stores %s as %s', (raw, canonical) => {
-    expect(canonicalOriginPattern(raw)).toEqual({ ok: true, value: canonical });
+    ['http://[0:0::1]:8080', 'http://[::1]:8080'],
+  ])('refuses %s, saying to write it as %s', (raw, canonical) => {
+    const result = canonicalOriginPattern(raw);
+    expect(result).toEqual({ ok: false, message: expect.stringContaining(`write it as "${canonical}"`) });
   });
 
   it.each([
@@ -149,7 +172,7 @@ describe('allowed origins (publishable keys)', () => {
 
   it('matches scheme, host and port exactly, and subdomains of a wildcard only', () => {
     const allowed = ['https://shop.example', 'https://*.pay.example:8443', 'http://localhost:3000'];
-    for (const origin of ['https://shop.example', 'https://SHOP.example:443', 'https://a.pay.example:8443', 'http://localhost:3000']) {
+    for (const origin of ['https://shop.example', 'https://a.pay.example:8443', 'http://localhost:3000']) {
       expect(originMatchesPatterns(origin, allowed)).toBe(true);
     }
     for (const origin of [
@@ -160,6 +183,7 @@ describe('allowed origins (publishable keys)', () => {
       'https://pay.example:8443',
       'https://a.pay.example',
       'http://localhost:3001',
+      'https://SHOP.example:443',
       'null',
       'not a url',
       undefined,
@@ -180,13 +204,7 @@ describe('allowed origins (publishable keys)', () => {
   });
 
   it('on a /v1 route, refuses a publishable key only for an Origin it does not allow; IP allowlists do not apply', () => {
-    const key = {
-      kind: 'publishable' as const,
-      mode: 'test' as const,
-      allowedCidrs: [],
-      allowedDomains: [],
-      allowedOrigins: ['https://shop.example'],
-    };
+    const key = aPublishableKey(['https://shop.example']);
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://evil.example' })).toBe('origin_not_allowed');
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: 'https://shop.example' })).toBeUndefined();
     expect(checkKeyRestrictions(key, { clientIp: '198.51.100.1', origin: undefined })).toBeUndefined();
@@ -220,5 +238,51 @@ describe('restrictions each kind may carry', () => {
     expect(
       refusedRestrictions('secret', 'live', { ...none, allowedCidrs: ['203.0.113.0/24'], allowedDomains: ['a.example'] }),
     ).toBeUndefined();
+  });
+});
+
+/**
+ * Issue 22: every origin check accepts exactly the canonical serialization a browser sends and
+ * nothing a URL parser would repair into it. Each spelling is refused by all four checks: CORS and
+ * the fields check of the browser route, the parent origin of a publishable key, a publishable
+ * key's Origin on a /v1 route, and a secret key's allowed domains.
+ */
+describe('origins are compared only in their canonical spelling', () => {
+  const publishable = aPublishableKey(['http://shop.test', 'http://shop.test:3000', 'http://*.wild.test']);
+  const secret = { allowedCidrs: [], allowedDomains: ['shop.test', '*.wild.test'], mode: 'test' as const };
+  const request = (origin: string) => ({ clientIp: '198.51.100.1', origin });
+
+  it.each(['http://shop.test', 'http://shop.test:3000', 'http://a.wild.test'])('accepts %s', (origin) => {
+    expect(authorizePublishableKey(publishable, origin)).toBeUndefined();
+    expect(checkKeyRestrictions(publishable, request(origin))).toBeUndefined();
+    expect(checkKeyRestrictions(secret, request(origin))).toBeUndefined();
+    expect(corsAllowedOrigin(origin, origin)).toBe(origin);
+  });
+
+  it.each([
+    ['an upper-case scheme', 'HTTP://shop.test'],
+    ['an upper-case host', 'http://SHOP.test'],
+    ['a trailing slash', 'http://shop.test/'],
+    ['a trailing dot', 'http://shop.test.'],
+    ['a leading space', ' http://shop.test'],
+    ['a trailing space', 'http://shop.test '],
+    ['a tab inside', 'http://sh\top.test'],
+    ['a percent-escaped dot', 'http://shop%2etest'],
+    ['a zero-padded port', 'http://shop.test:03000'],
+    ['the default port', 'http://shop.test:80'],
+    ['an empty first label under a wildcard', 'http://.wild.test'],
+    ['an empty label inside', 'http://a..wild.test'],
+    ['userinfo before the allowed host', 'http://evil.test@shop.test'],
+    ['userinfo with a password', 'http://a:b@shop.test'],
+    ['a path', 'http://shop.test/pay'],
+    ['a query', 'http://shop.test?x=1'],
+    ['a fragment', 'http://shop.test#x'],
+    ['the opaque origin', 'null'],
+  ])('refuses %s (%j) everywhere', (_what, origin) => {
+    expect(authorizePublishableKey(publishable, origin)).toBe('origin_not_allowed');
+    expect(checkKeyRestrictions(publishable, request(origin))).toBe('origin_not_allowed');
+    expect(checkKeyRestrictions(secret, request(origin))).toBe('origin_not_allowed');
+    expect(corsAllowedOrigin(origin, 'http://shop.test')).toBeUndefined();
+    expect(canonicalOriginPattern(origin).ok).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { canonicalCidr, canonicalHostPattern, hostMatchesPatterns, ipInCidrs, parseCidrList } from '@tessera/common';
+import { canonicalCidr, canonicalHostPattern, hostMatchesPatterns, ipInCidrs, maskCardNumbers, parseCidrList } from '@tessera/common';
 import { keyKindOf, type ApiKeyKind, type ApiKeyRecord, type KeyMode } from './apiKeys';
 
 export const MAX_ALLOWED_CIDRS = 100;
@@ -26,18 +26,12 @@ export function canonicalCidrEntry(raw: string): PatternResult {
   return { ok: true, value };
 }
 
-/** The host of an `Origin` header (`https://shop.example.com:8443` -> `shop.example.com`), or undefined. */
+/** The host of an `Origin` header (`https://shop.example.com:8443` -> `shop.example.com`) when it is canonical, or undefined. */
 export function originHost(origin: string | undefined, mode: ApiKeyRecord['mode']): string | undefined {
-  if (origin === undefined || origin === 'null') return undefined;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return undefined;
-  }
+  const parts = canonicalOriginParts(origin);
   // A live key's form must be served over https; plain http is fine for test keys on a dev machine.
-  if (url.protocol !== 'https:' && !(mode === 'test' && url.protocol === 'http:')) return undefined;
-  return url.hostname.toLowerCase();
+  if (parts === undefined || (parts.scheme !== 'https' && !(mode === 'test' && parts.scheme === 'http'))) return undefined;
+  return parts.host.startsWith('[') ? parts.host.slice(1, -1) : parts.host;
 }
 
 /** An origin split as the browser's `Origin` header states it; `port` is '' for the scheme's default. */
@@ -60,6 +54,24 @@ function originParts(text: string): OriginParts | undefined {
   return { scheme: url.protocol === 'https:' ? 'https' : 'http', host: url.hostname, port: url.port };
 }
 
+/**
+ * The parts of an origin a request names (`Origin`, `x-tessera-parent-origin`) when it is exactly
+ * the serialization a browser sends: `scheme://host[:port]`, http(s), lower case, no default port,
+ * no path, userinfo, spaces, percent-escapes or empty labels. Anything else is refused rather than
+ * repaired: the URL parser reads `HTTP://SHOP.test/`, ` http://shop.test`, `http://shop%2etest`,
+ * `http://shop.test:03000` and `http://evil.test@shop.test` as some canonical origin, so comparing
+ * after parsing accepts text that says something else than it is compared as. A browser never
+ * sends those spellings; only a forged request does.
+ */
+export function canonicalOriginParts(text: string | undefined): OriginParts | undefined {
+  if (text === undefined || !URL.canParse(text)) return undefined;
+  const url = new URL(text);
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== text) return undefined;
+  // The parser keeps `shop.test.`, `.wild.test` and `a..b.test` as written; no browser origin has an empty label.
+  if (!url.hostname.startsWith('[') && url.hostname.split('.').includes('')) return undefined;
+  return { scheme: url.protocol === 'https:' ? 'https' : 'http', host: url.hostname, port: url.port };
+}
+
 /** Stands in for `*` while the URL parser reads a wildcard origin (it would refuse `*`). */
 const WILDCARD_LABEL = 'tessera-wildcard-label';
 
@@ -72,6 +84,19 @@ const WILDCARD_LABEL = 'tessera-wildcard-label';
  * that is also the form a Content-Security-Policy `frame-ancestors` needs.
  */
 export function canonicalOriginPattern(raw: string): PatternResult {
+  const canonical = canonicalFormOfOrigin(raw);
+  // Stored exactly as given, so what an operator typed is what requests are compared with.
+  if (canonical.ok && canonical.value !== raw) {
+    return {
+      ok: false,
+      message: `is not written canonically: write it as "${maskCardNumbers(canonical.value)}" (lower case, no default port, no trailing slash)`,
+    };
+  }
+  return canonical;
+}
+
+/** The canonical spelling of an allowed origin, from any spelling the URL parser reads as one. */
+function canonicalFormOfOrigin(raw: string): PatternResult {
   const trimmed = raw.trim().replace(/\/$/, '');
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(trimmed);
   if (!scheme) return { ok: false, message: 'must be an origin: scheme, host and optional port (e.g. https://shop.example)' };
@@ -87,10 +112,9 @@ export function canonicalOriginPattern(raw: string): PatternResult {
   return { ok: true, value: `${parsed.scheme}://${hostPart}${parsed.port === '' ? '' : `:${parsed.port}`}` };
 }
 
-/** True when the `Origin` header names one of the (canonical) allowed origins. */
+/** True when the `Origin` header is canonical (canonicalOriginParts) and names one of the (canonical) allowed origins. */
 export function originMatchesPatterns(origin: string | undefined, patterns: readonly string[]): boolean {
-  if (origin === undefined || origin === 'null') return false;
-  const actual = originParts(origin);
+  const actual = canonicalOriginParts(origin);
   if (!actual) return false;
   const host = actual.host.startsWith('[') ? actual.host.slice(1, -1) : actual.host;
   return patterns.some((pattern) => {

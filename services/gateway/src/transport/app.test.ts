@@ -361,6 +361,8 @@ describe('gateway HTTP app', () => {
       [{ ...validCard, pan: TEST_PAN }, 'parameter_unknown', 'pan'],
       [{ ...validCard, number: '4242424242424241' }, 'card_number_invalid', 'number'],
       [{ ...validCard, expiryMonth: 13 }, 'parameter_invalid', 'expiryMonth'],
+      // No card is issued for more than about 20 years (the cap of docs/api.md).
+      [{ ...validCard, expiryYear: new Date().getUTCFullYear() + 21 }, 'parameter_invalid', 'expiryYear'],
       [{ ...validCard, cvv: '12' }, 'cvv_invalid', 'cvv'],
     ])('rejects %j with 400 %s (param %s) and never calls the vault', async (body, code, param) => {
       const res = await post(h.testKey, body);
@@ -427,6 +429,13 @@ describe('gateway HTTP app', () => {
 
     it.each([
       ['an expired card', { expiryMonth: 1, expiryYear: 2020 }, 'card_expired', 'expiryYear'],
+      [
+        'an expiry more than 20 years ahead',
+        { expiryMonth: 1, expiryYear: new Date().getUTCFullYear() + 21 },
+        'parameter_invalid',
+        'expiryYear',
+      ],
+      ['an expiry 50 years ahead', { expiryMonth: 1, expiryYear: new Date().getUTCFullYear() + 50 }, 'parameter_invalid', 'expiryYear'],
       ['a month without a year', { expiryMonth: 1 }, 'parameter_missing', 'expiryYear'],
       ['a year without a month', { expiryYear: 2040 }, 'parameter_missing', 'expiryMonth'],
       ['a new number', { number: '4242424242424242' }, 'parameter_unknown', 'number'],

@@ -217,6 +217,7 @@ export function createApp(deps: GatewayDeps): Express {
     const publishableAuth = browserAuth({
       keyStore,
       pepper: deps.pepper,
+      previousPeppers: deps.previousPeppers ?? [],
       fieldsOrigin: deps.browser.fieldsOrigin,
       trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
       logger,

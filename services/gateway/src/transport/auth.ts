@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { TesseraError, type Logger, type Cidr } from '@tessera/common';
+import { keepOnCurrentPepper, lookUpUnderOlderPeppers } from '../app/keyLookup';
 import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
-import { hashApiKey, pepperIdOf } from '../domain/apiKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { MerchantSettings } from '../store/merchantSettingsStore';
@@ -58,41 +58,6 @@ export function createLastUseThrottle(intervalMs = LAST_USE_WRITE_INTERVAL_MS, m
   };
 }
 
-type ValidKey = Extract<PresentedKey, { ok: true }>;
-
-/**
- * A key that is not under the newest pepper, looked up under the older ones (a few HMACs and
- * lookups, and only for keys not found at once). The digest it was found by replaces the one
- * the decision compares.
- */
-async function underPreviousPeppers(
-  deps: Pick<AuthDeps, 'keyStore' | 'previousPeppers'>,
-  key: ValidKey,
-  apiKey: string,
-): Promise<{ key: ValidKey; record: ApiKeyRecord | undefined }> {
-  for (const pepper of deps.previousPeppers ?? []) {
-    const digest = hashApiKey(pepper, apiKey);
-    const record = await deps.keyStore.findByDigest(digest);
-    if (record !== undefined) return { key: { ...key, digest }, record };
-  }
-  return { key, record: undefined };
-}
-
-/**
- * Migration on use: a key that passed under an older pepper gets its digest under the newest, so
- * the old pepper can be dropped once `npm run keys -- rehash-status` counts no key on it; a key
- * made before records named their pepper gets it recorded. Best effort: a failure only means the
- * next use tries again.
- */
-function moveToCurrentPepper(deps: AuthDeps, record: ApiKeyRecord, fromDigest: string, toDigest: string): void {
-  deps.keyStore.rehashDigest(record.id, fromDigest, toDigest, pepperIdOf(deps.pepper)).then(
-    (moved) => {
-      if (moved && fromDigest !== toDigest) deps.logger.info({ keyId: record.id }, 'API key moved to the current pepper');
-    },
-    (err: unknown) => deps.logger.warn({ err, keyId: record.id }, 'could not move an API key to the current pepper'),
-  );
-}
-
 /**
  * Authenticates `x-api-key` on every request against the store, with no cache: a revocation
  * takes effect on the very next request, which is what the rotation procedure relies on.
@@ -113,7 +78,9 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     const underCurrent = lookup.record;
     const presented = req.headers['x-api-key'];
     const found =
-      key.ok && underCurrent === undefined && typeof presented === 'string' ? await underPreviousPeppers(deps, key, presented) : undefined;
+      key.ok && underCurrent === undefined && typeof presented === 'string'
+        ? await lookUpUnderOlderPeppers(deps, key, presented)
+        : undefined;
     const result = key.ok
       ? decideApiKey(found?.key ?? key, found?.record ?? underCurrent, deps.now(), { clientIp: ctx.clientIp, origin })
       : key;
@@ -122,9 +89,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     if (!result.ok && lookup.keyRequest !== undefined && underCurrent !== undefined)
       limiter?.takeBackKeyRequest(underCurrent.id, ctx.requestId);
     // Found under an older pepper, or made before records named their pepper: record the current one.
-    if (result.ok && key.ok && (found !== undefined || result.record.pepperId === undefined)) {
-      moveToCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
-    }
+    if (result.ok && key.ok) keepOnCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
     if (!result.ok && result.code === 'publishable_key_forbidden') {
       // A valid key on the wrong route: not a failed authentication, so it does not count toward
       // the address's failed-auth block; attributed in the access log like any known key.

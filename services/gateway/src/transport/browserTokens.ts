@@ -1,11 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Cidr, Logger } from '@tessera/common';
-import { presentedKeyOf } from '../domain/apiKeyDecision';
+import { keepOnCurrentPepper, lookUpApiKey, type PepperedKeyStore } from '../app/keyLookup';
 import { CHALLENGE_SOLUTION_HEADER } from '../domain/browserChallenge';
 import { corsAllowedOrigin } from '../domain/browserFields';
 import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
-import type { ApiKeyStore } from '../store/apiKeyStore';
 import type { BrowserTokenLimiter } from './browserLimits';
 import { sendJson } from './envelope';
 import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
@@ -45,9 +44,8 @@ export function browserCors(fieldsOrigin: string): RequestHandler {
   };
 }
 
-export interface BrowserAuthDeps {
-  keyStore: ApiKeyStore;
-  pepper: string;
+/** Publishable keys are looked up under every configured pepper and moved to the newest, like secret keys. */
+export interface BrowserAuthDeps extends PepperedKeyStore {
   fieldsOrigin: string;
   trustedProxies: readonly Cidr[];
   logger: Logger;
@@ -87,11 +85,16 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
       res.setHeader('retry-after', String(blocked.retryAfterSeconds));
       throw blocked.error;
     }
-    const key = presentedKeyOf(deps.pepper, req.headers['x-api-key']);
-    const record = key.ok ? await deps.keyStore.findByDigest(key.digest) : undefined;
-    const fromFields = header(req, 'origin') === deps.fieldsOrigin;
-    const result = decideBrowserKey(key, record, deps.now(), fromFields ? header(req, 'x-tessera-parent-origin') : undefined);
+    const { key, found } = await lookUpApiKey(deps, req.headers['x-api-key']);
+    const fromFields = corsAllowedOrigin(header(req, 'origin'), deps.fieldsOrigin) !== undefined;
+    const result = decideBrowserKey(
+      found?.key ?? key,
+      found?.record,
+      deps.now(),
+      fromFields ? header(req, 'x-tessera-parent-origin') : undefined,
+    );
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
+    if (key.ok && found) keepOnCurrentPepper(deps, result.record, found.key.digest, key.digest);
     ctx.apiKey = result.record;
     // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
     // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
@@ -141,11 +144,13 @@ export function browserCardGate(limiter: BrowserTokenLimiter) {
  * For the fields page: the allowed origins of a usable publishable key (its frame-ancestors), or
  * undefined. No origin is checked here: the browser checks the framing page against this list.
  */
-export function frameKeyLookup(deps: Pick<BrowserAuthDeps, 'keyStore' | 'pepper' | 'now'>) {
+export function frameKeyLookup(deps: PepperedKeyStore & Pick<BrowserAuthDeps, 'logger' | 'now'>) {
   return async (presented: string): Promise<{ allowedOrigins: readonly string[] } | undefined> => {
-    const key = presentedKeyOf(deps.pepper, presented);
-    if (!key.ok) return undefined;
-    const usable = usablePublishableKey(key, await deps.keyStore.findByDigest(key.digest), deps.now());
-    return usable.ok ? { allowedOrigins: usable.record.allowedOrigins ?? [] } : undefined;
+    const { key, found } = await lookUpApiKey(deps, presented);
+    if (!key.ok || !found) return undefined;
+    const usable = usablePublishableKey(found.key, found.record, deps.now());
+    if (!usable.ok) return undefined;
+    keepOnCurrentPepper(deps, usable.record, found.key.digest, key.digest);
+    return { allowedOrigins: usable.record.allowedOrigins ?? [] };
   };
 }

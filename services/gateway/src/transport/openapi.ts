@@ -159,7 +159,7 @@ export function buildOpenApiDocument(): JsonObject {
   const cardFieldDocs = {
     number: 'Digits, spaces and hyphens; 12-19 digits, Luhn-valid. Test keys accept only the published test cards.',
     expiryMonth: '1-12',
-    expiryYear: 'Four digits; not expired; at most 50 years ahead.',
+    expiryYear: 'Four digits; not expired; at most 20 years ahead.',
     cvv: '3 digits (4 for amex); an integer is left-padded with zeros. Kept only for CVV_TTL_SECONDS.',
   };
   const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), cardFieldDocs);
@@ -170,7 +170,7 @@ export function buildOpenApiDocument(): JsonObject {
   });
   const tokenUpdate = withPropertyDocs(jsonSchema(tokenUpdateSchema, 'input'), {
     expiryMonth: '1-12; give it with expiryYear.',
-    expiryYear: 'Four digits; not expired; at most 50 years ahead; give it with expiryMonth.',
+    expiryYear: 'Four digits; not expired; at most 20 years ahead; give it with expiryMonth.',
     holderName: 'The new card holder name.',
   });
   const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), { cvv: CVV_RECOLLECTED_DOC });
@@ -272,7 +272,7 @@ export function buildOpenApiDocument(): JsonObject {
           summary: 'Change the expiry and/or holder name of a stored card (a re-issued card with the same number)',
           description:
             'The card number never changes: a new number is a new token. The expiry follows the rules of POST /v1/token ' +
-            "(not expired, at most 50 years ahead) and moves the token's expiresAt with it (a provisional token keeps its " +
+            "(not expired, at most 20 years ahead) and moves the token's expiresAt with it (a provisional token keeps its " +
             'deadline). The CVV is left as it is. Idempotent by nature: the same body gives the same record.',
           parameters: [tokenParam],
           requestBody: { required: true, content: json(ref('TokenUpdate')) },

@@ -8,8 +8,10 @@ import { captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { runKeysCli } from '../cli/keys';
 import { createApp } from './app';
+import { BROWSER_TOKENS_PATH, frameKeyLookup } from './browserTokens';
 
 const OLD = 'old-pepper-old-pepper-old-pepper-0001';
+const MIDDLE = 'mid-pepper-mid-pepper-mid-pepper-0003';
 const NEW = 'new-pepper-new-pepper-new-pepper-0002';
 
 let server: RedisServer;
@@ -38,6 +40,7 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
       pepper,
       previousPeppers,
       ...tokenReadingUpstreams(),
+      browser: { fieldsOrigin: FIELDS },
     }),
   );
   running.push(app);
@@ -46,6 +49,21 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
 
 async function statusWith(app: RunningApp, apiKey: string): Promise<number> {
   return (await app.request('GET', '/v1/token/tok.AAAABBBBCCCCDDDDEEEEFF', { headers: { 'x-api-key': apiKey } })).status;
+}
+
+const FIELDS = 'https://fields.example';
+const SHOP = 'https://shop.example';
+
+/**
+ * What the card fields' call to the browser route gets with a publishable key: 401 when the key is
+ * not found; the empty body's 400 once the key has passed (no card, so no vault is needed).
+ */
+async function browserStatusWith(app: RunningApp, apiKey: string): Promise<number> {
+  const res = await app.request('POST', BROWSER_TOKENS_PATH, {
+    headers: { 'x-api-key': apiKey, origin: FIELDS, 'x-tessera-parent-origin': SHOP, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  return res.status;
 }
 
 /** Rehashing on use is not awaited by the request: wait until the store shows it. */
@@ -59,6 +77,18 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
 
 function keyUnder(pepper: string): { apiKey: string; record: ApiKeyRecord } {
   return issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper, now: new Date() });
+}
+
+function publishableKeyUnder(pepper: string): { apiKey: string; record: ApiKeyRecord } {
+  return issueApiKey({
+    merchantId: 'm_test',
+    mode: 'test',
+    kind: 'publishable',
+    allowedCidrs: [],
+    allowedOrigins: [SHOP],
+    pepper,
+    now: new Date(),
+  });
 }
 
 const stores: Array<[string, () => Promise<ApiKeyStore>]> = [
@@ -81,27 +111,48 @@ describe.each(stores)('API-key pepper rotation (key store %s)', (_name, openStor
     await store.close();
   });
 
-  it('keeps a key made under the old pepper working, moves it to the new one on use, so the old pepper can go', async () => {
-    const { apiKey, record } = keyUnder(OLD);
-    await store.create(record);
-    // Rotating without listing the old pepper would lock every existing key out.
-    expect(await statusWith(await gateway(store, NEW), apiKey)).toBe(401);
+  /** Each kind of key, with the status its route answers once the key has passed. */
+  const kinds = [
+    { kind: 'secret key', issue: keyUnder, use: statusWith, passed: 200 },
+    { kind: 'publishable key (browser route)', issue: publishableKeyUnder, use: browserStatusWith, passed: 400 },
+  ];
 
-    expect(await statusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(200);
-    await eventually(async () => (await store.findByDigest(hashApiKey(NEW, apiKey)))?.id === record.id);
-    expect(await store.findByDigest(hashApiKey(OLD, apiKey))).toBeUndefined();
-    expect(await store.get(record.id)).toMatchObject({ digest: hashApiKey(NEW, apiKey), pepperId: pepperIdOf(NEW) });
+  it.each(kinds)(
+    'keeps a $kind made under an old pepper working, moves it to the new one on use, so the old pepper can go',
+    async ({ issue, use, passed }) => {
+      const { apiKey, record } = issue(OLD);
+      await store.create(record);
+      // Rotating without listing the old pepper would lock every existing key out.
+      expect(await use(await gateway(store, NEW), apiKey)).toBe(401);
 
-    expect(await statusWith(await gateway(store, NEW), apiKey)).toBe(200);
-  });
+      // Two rotations since the key was made: found under the oldest of the listed peppers.
+      expect(await use(await gateway(store, NEW, [MIDDLE, OLD]), apiKey)).toBe(passed);
+      await eventually(async () => (await store.findByDigest(hashApiKey(NEW, apiKey)))?.id === record.id);
+      expect(await store.findByDigest(hashApiKey(OLD, apiKey))).toBeUndefined();
+      expect(await store.get(record.id)).toMatchObject({ digest: hashApiKey(NEW, apiKey), pepperId: pepperIdOf(NEW) });
 
-  it('does not let an old pepper revive a revoked key, and leaves it where it is', async () => {
-    const { apiKey, record } = keyUnder(OLD);
+      expect(await use(await gateway(store, NEW), apiKey)).toBe(passed);
+    },
+  );
+
+  it.each(kinds)('does not let an old pepper revive a revoked $kind, and leaves it where it is', async ({ issue, use }) => {
+    const { apiKey, record } = issue(OLD);
     await store.create(record);
     await store.revoke(record.id, new Date());
-    expect(await statusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(401);
+    expect(await use(await gateway(store, NEW, [OLD]), apiKey)).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await store.get(record.id))?.digest).toBe(hashApiKey(OLD, apiKey));
+  });
+
+  it('lets a publishable key made under an old pepper frame the card fields, and moves it to the new one', async () => {
+    const { apiKey, record } = publishableKeyUnder(OLD);
+    await store.create(record);
+    const deps = { keyStore: store, pepper: NEW, logger: captureLogger().logger, now: () => new Date() };
+    expect(await frameKeyLookup(deps)(apiKey)).toBeUndefined();
+
+    expect(await frameKeyLookup({ ...deps, previousPeppers: [OLD] })(apiKey)).toEqual({ allowedOrigins: [SHOP] });
+    await eventually(async () => (await store.get(record.id))?.digest === hashApiKey(NEW, apiKey));
+    expect(await frameKeyLookup(deps)(apiKey)).toEqual({ allowedOrigins: [SHOP] });
   });
 
   it('records the pepper of a key made before records named it, on its next use', async () => {
@@ -131,11 +182,39 @@ describe('npm run keys -- rehash-status', () => {
       const env = { REDIS_URL: server.url, API_KEY_PEPPERS: `v1:${OLD},v2:${NEW}`, NODE_ENV: 'test' };
       const code = await runKeysCli(['rehash-status', '--json'], env, { out: (l) => out.push(l), err: () => undefined });
       expect(code).toBe(0);
-      expect(JSON.parse(out.join(''))).toEqual({ current: 'v2', byVersion: { v1: 2, v2: 1 }, unrecorded: 1, unknownPepper: 0 });
+      expect(JSON.parse(out.join(''))).toEqual({
+        current: 'v2',
+        byVersion: { v1: 2, v2: 1 },
+        publishableByVersion: { v1: 0, v2: 0 },
+        unrecorded: 1,
+        unknownPepper: 0,
+      });
       const text: string[] = [];
       await runKeysCli(['rehash-status'], env, { out: (l) => text.push(l), err: () => undefined });
       expect(text.join('\n')).not.toContain(OLD);
-      expect(text).toContain('v2 (current): 1 keys');
+      expect(text).toContain('v2 (current): 1 keys (0 publishable)');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts a publishable key on the old pepper until a shopper uses it, then on the current one', async () => {
+    await redis.flushall();
+    const store = new RedisApiKeyStore(new Redis(server.url));
+    try {
+      const { apiKey, record } = publishableKeyUnder(OLD);
+      await store.create(record);
+      const env = { REDIS_URL: server.url, API_KEY_PEPPERS: `v1:${OLD},v2:${NEW}`, NODE_ENV: 'test' };
+      const status = async (): Promise<unknown> => {
+        const out: string[] = [];
+        await runKeysCli(['rehash-status', '--json'], env, { out: (l) => out.push(l), err: () => undefined });
+        return JSON.parse(out.join(''));
+      };
+      expect(await status()).toMatchObject({ byVersion: { v1: 1, v2: 0 }, publishableByVersion: { v1: 1, v2: 0 } });
+
+      expect(await browserStatusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(400);
+      await eventually(async () => (await store.get(record.id))?.pepperId === pepperIdOf(NEW));
+      expect(await status()).toMatchObject({ byVersion: { v1: 0, v2: 1 }, publishableByVersion: { v1: 0, v2: 1 } });
     } finally {
       await store.close();
     }

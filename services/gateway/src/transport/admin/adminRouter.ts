@@ -150,7 +150,12 @@ export function createAdminRouter(deps: AdminDeps): Router {
 
   const merchantSettings = deps.merchantSettings;
   const settingsDeps = merchantSettings === undefined ? undefined : { merchantSettings, audit: deps.audit, pepper: deps.pepper, now };
-  registerKeyRoutes(api, { keyStore: deps.keyStore, audit: deps.audit, pepper: deps.pepper, now }, body, deps.attackState);
+  registerKeyRoutes(
+    api,
+    { keyStore: deps.keyStore, audit: deps.audit, pepper: deps.pepper, previousPeppers: deps.previousPeppers ?? [], now },
+    body,
+    deps.attackState,
+  );
   registerMerchantRoutes(api, { keyStore: deps.keyStore, operators: deps.operators, pspHosts: settingsDeps }, body);
   // The hosted payment page's return URLs and signing secret.
   registerReturnUrlRoutes(
