@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable } from '@tessera/common/redis';
 import type { UsageWindow } from '../domain/idempotency';
+import { inMerchantSlot } from '../domain/slots';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,
@@ -121,7 +122,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (opts.quota) {
       const key = `${opts.quota.owner}:${opts.quota.window.current}`;
       const entry = this.usage.get(key) ?? { bytes: 0, expiresAt: opts.quota.window.currentExpiresAt };
-      entry.bytes += storedBytes(PREFIX + scope, JSON.stringify(record));
+      entry.bytes += storedBytes(recordKey(scope), JSON.stringify(record));
       this.usage.set(key, entry);
     }
     return Promise.resolve();
@@ -133,11 +134,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-const PREFIX = 'tessera:idempotency:';
-const USAGE_PREFIX = 'tessera:idempotency-usage:';
+export const IDEMPOTENCY_PREFIX = 'tessera:idempotency:';
+export const IDEMPOTENCY_USAGE_PREFIX = 'tessera:idempotency-usage:';
 const OVER_QUOTA = 'over_quota';
 
-const usageKey = (owner: string, slice: number): string => `${USAGE_PREFIX}${owner}:${slice}`;
+/**
+ * Scopes and owners begin with their merchant id (domain/idempotency.ts): a record and its
+ * owner's counters sit in the merchant's slot, as the claim script needs them in one slot.
+ */
+const recordKey = (scope: string): string => IDEMPOTENCY_PREFIX + inMerchantSlot(scope);
+const usageKey = (owner: string, slice: number): string => `${IDEMPOTENCY_USAGE_PREFIX}${inMerchantSlot(owner)}:${slice}`;
 
 /**
  * One atomic step: claim an empty scope, or take over a stale claim when asked (ARGV[4] = '1'),
@@ -168,19 +174,31 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 `;
 
+/** Where records of the layout before merchant slots are, and until when one may still be alive (ms since the epoch). */
+export interface LegacyRecords {
+  /** `{tessera-gateway}:` in a Redis Cluster, '' on a standalone Redis. */
+  keyPrefix: string;
+  readUntil: number;
+}
+
 interface IdempotencyScripts {
   tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
 }
 
 /**
- * `tessera:idempotency:<scope>` -> JSON record, with a PX expiry; `tessera:idempotency-usage:
- * <owner>:<slice>` -> bytes of records its owner stored in that slice of the replay window,
- * expiring with the last of them (domain/idempotency.ts, usageWindow).
+ * `tessera:idempotency:{m:<merchantId>}:<rest of scope>` -> JSON record, with a PX expiry;
+ * `tessera:idempotency-usage:{m:<merchantId>}:<mode>:<slice>` -> bytes of records its owner stored
+ * in that slice of the replay window, expiring with the last of them (domain/idempotency.ts,
+ * usageWindow). All in the merchant's slot (domain/slots.ts).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly scripts: IdempotencyScripts;
 
-  constructor(private readonly redis: Redis) {
+  /** `legacy`: records of the layout before merchant slots, read until they have all expired (see layoutMigration.ts). */
+  constructor(
+    private readonly redis: Redis,
+    private readonly legacy?: LegacyRecords,
+  ) {
     // The number of keys varies (with or without usage counters): given with each call.
     this.scripts = defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT } });
   }
@@ -191,7 +209,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     try {
       const found = await this.scripts.tesseraIdempotencyClaim(
         1 + counters.length,
-        PREFIX + scope,
+        recordKey(scope),
         ...counters,
         JSON.stringify(claimRecord(fingerprint, opts)),
         opts.keepMs,
@@ -199,15 +217,31 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         opts.takeOverStale ? '1' : '0',
         quota?.maxBytes ?? 0,
       );
-      if (found === null) return 'claimed';
+      if (found === null) return (await this.legacyRecord(scope, opts)) ?? 'claimed';
       return found === OVER_QUOTA ? OVER_QUOTA : (JSON.parse(found) as IdempotencyRecord);
     } catch (err) {
       throw redisUnavailable(err);
     }
   }
 
+  /**
+   * A record the scope had in the layout before merchant slots (kept under its old name by the
+   * upgrade, which cannot list these), while such records can still be alive: what it holds wins
+   * over the claim just made, which is given back, so a request answered or running before the
+   * upgrade is replayed or refused, never run twice. A stale claim there is one the caller may take over.
+   */
+  private async legacyRecord(scope: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
+    if (this.legacy === undefined || opts.now >= this.legacy.readUntil) return undefined;
+    const raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    if (raw === null) return undefined;
+    const record = JSON.parse(raw) as IdempotencyRecord;
+    if (opts.takeOverStale && isStaleClaim(record, opts.now)) return undefined;
+    await this.redis.del(recordKey(scope));
+    return record;
+  }
+
   async complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
-    const key = PREFIX + scope;
+    const key = recordKey(scope);
     const value = JSON.stringify(record);
     if (opts.quota === undefined) {
       await this.redis.set(key, value, 'PX', opts.ttlMs);
@@ -228,6 +262,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async release(scope: string): Promise<void> {
-    await this.redis.del(PREFIX + scope);
+    await this.redis.del(recordKey(scope));
   }
 }

@@ -85,7 +85,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     const fromFields = header(req, 'origin') === deps.fieldsOrigin;
     const result = decideBrowserKey(key, record, deps.now(), fromFields ? header(req, 'x-tessera-parent-origin') : undefined);
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
-    const overLimit = await limiter?.recordKeyRequest(result.record.id, ctx.requestId);
+    const overLimit = await limiter?.recordKeyRequest(result.record, ctx.requestId);
     ctx.apiKey = result.record;
     if (overLimit) refuseWith(res, overLimit);
     // Card testing: counted once the key is known good, before the body is even read.
