@@ -198,9 +198,7 @@ async function main(): Promise<void> {
   // a claim left by a gateway that died mid-request is then answered as outcome unknown for
   // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
-    store: idempotencyStoreRedis
-      ? new RedisIdempotencyStore(idempotencyStoreRedis, legacyIdempotency)
-      : new MemoryIdempotencyStore(),
+    store: idempotencyStoreRedis ? new RedisIdempotencyStore(idempotencyStoreRedis, legacyIdempotency) : new MemoryIdempotencyStore(),
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
     maxStoredBytes: config.IDEMPOTENCY_MAX_STORED_BYTES,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable } from '@tessera/common/redis';
-import type { UsageWindow } from '../domain/idempotency';
+import { USAGE_SLICES, type UsageWindow } from '../domain/idempotency';
 import { inMerchantSlot } from '../domain/slots';
 
 /**
@@ -181,9 +181,16 @@ export interface LegacyRecords {
   readUntil: number;
 }
 
+/**
+ * The claim script with and without the owner's usage counters (USAGE_SLICES + 1 of them), each
+ * with its fixed number of keys: a Redis Cluster client's auto-pipelining sends a command to the
+ * node of its first argument, which must therefore be a key, not the number of keys.
+ */
 interface IdempotencyScripts {
-  tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyClaim(scopeKey: string, ...args: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyClaimCounted(scopeKey: string, ...countersThenArgs: Array<string | number>): Promise<string | null>;
 }
+const COUNTED_SLICES = USAGE_SLICES + 1;
 
 /**
  * `tessera:idempotency:{m:<merchantId>}:<rest of scope>` -> JSON record, with a PX expiry;
@@ -199,16 +206,20 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly redis: Redis,
     private readonly legacy?: LegacyRecords,
   ) {
-    // The number of keys varies (with or without usage counters): given with each call.
-    this.scripts = defineScripts<IdempotencyScripts>(redis, { tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT } });
+    this.scripts = defineScripts<IdempotencyScripts>(redis, {
+      tesseraIdempotencyClaim: { numberOfKeys: 1, lua: CLAIM_SCRIPT },
+      tesseraIdempotencyClaimCounted: { numberOfKeys: 1 + COUNTED_SLICES, lua: CLAIM_SCRIPT },
+    });
   }
 
   async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
     const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
     const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
+    if (counters.length !== 0 && counters.length !== COUNTED_SLICES) throw new Error(`a quota counts ${COUNTED_SLICES} slices`);
+    const claimScript = counters.length === 0 ? this.scripts.tesseraIdempotencyClaim : this.scripts.tesseraIdempotencyClaimCounted;
     try {
-      const found = await this.scripts.tesseraIdempotencyClaim(
-        1 + counters.length,
+      const found = await claimScript.call(
+        this.scripts,
         recordKey(scope),
         ...counters,
         JSON.stringify(claimRecord(fingerprint, opts)),

@@ -165,9 +165,9 @@ describe('Redis API key store', () => {
     await counter.hit('authfail:203.0.113.9', 60_000);
     const found = await store.lookUp(record.digest, { failedAuthBucket: 'authfail:203.0.113.9' });
     expect(found.record).toEqual(record);
-    expect(found.failedAuth.count).toBe(2);
-    expect(found.failedAuth.resetInMs).toBeGreaterThan(0);
-    expect(found.failedAuth.resetInMs).toBeLessThanOrEqual(60_000);
+    expect(found.failedAuth?.count).toBe(2);
+    expect(found.failedAuth?.resetInMs).toBeGreaterThan(0);
+    expect(found.failedAuth?.resetInMs).toBeLessThanOrEqual(60_000);
     const unknown = await store.lookUp('0'.repeat(64), { failedAuthBucket: 'authfail:203.0.113.9' });
     expect(unknown).toMatchObject({ record: undefined, failedAuth: { count: 2 } });
     expect(await store.lookUp(record.digest, { failedAuthBucket: 'authfail:198.51.100.1' })).toEqual({

@@ -134,9 +134,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const record = result.record;
     const counted =
-      lookup.keyRequest !== undefined
-        ? limiter?.keyRequestRefusalOf(lookup.keyRequest)
-        : limiter?.recordKeyRequest(record, ctx.requestId);
+      lookup.keyRequest !== undefined ? limiter?.keyRequestRefusalOf(lookup.keyRequest) : limiter?.recordKeyRequest(record, ctx.requestId);
     deps.merchantSettings?.(record, res, lookup.merchantSettings);
     const overLimit = await counted;
     if (overLimit) {
