@@ -99,6 +99,20 @@ describe('upgrading a standalone Redis from the layout before merchant slots', (
     expect(await db.redis.exists(`tessera:apikey:${acme.record.id}`)).toBe(1);
   });
 
+  it('copies a long request log whole, in order, with its entry ids', async () => {
+    await db.redis.flushall();
+    const now = Date.now();
+    const { acme } = await writeOldLayout(now);
+    const batch = db.redis.pipeline();
+    for (let i = 1; i <= 2_500; i++) batch.xadd('tessera:request-log:acme', `${now}-${i}`, 'e', JSON.stringify({ requestId: `req_${i}` }));
+    await batch.exec();
+    await migrateToMerchantSlots(db.redis, { clustered: false, now: () => now });
+    expect(await db.redis.xlen('tessera:request-log:{m:acme}')).toBe(2_501);
+    const newest = await new RedisRequestLogStore(db.redis, { maxEntries: 10_000, maxAgeMs: DAY_MS }).range('acme', { count: 2 });
+    expect(newest.map((e) => e.requestId)).toEqual(['req_2500', 'req_2499']);
+    expect(acme.record.merchantId).toBe('acme');
+  });
+
   it('marks a Redis with no old layout as such: no old idempotency records are looked for', async () => {
     await db.redis.flushall();
     const marker = await migrateToMerchantSlots(db.redis, { clustered: false, now: () => 5 });

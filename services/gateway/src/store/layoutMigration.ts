@@ -47,6 +47,24 @@ export function legacyKeyPrefix(clustered: boolean): string {
  */
 export const ROLLOUT_MARGIN_MS = 3_600_000;
 
+/** Entries of a stream copied per round trip (a request log holds up to REQUEST_LOG_MAX_ENTRIES per merchant). */
+const STREAM_BATCH = 1000;
+
+/** The entries keep their ids: the request log's entry ids (its stream ids) stay valid links. */
+async function copyStream(redis: Redis, from: string, to: string): Promise<void> {
+  let start = '-';
+  for (;;) {
+    const entries = await redis.xrange(from, start, '+', 'COUNT', STREAM_BATCH);
+    if (entries.length === 0) return;
+    // One key, so one slot: a pipeline is allowed in a Cluster.
+    const batch = redis.pipeline();
+    for (const [id, fields] of entries) batch.xadd(to, id, ...fields);
+    const failed = (await batch.exec())?.find(([err]) => err !== null);
+    if (failed) throw failed[0];
+    start = `(${entries[entries.length - 1]![0]}`;
+  }
+}
+
 /** Copies `from` to `to` (a string, hash, list, set or stream, with its expiry) unless `to` exists or `from` does not. */
 async function copyIfAbsent(redis: Redis, from: string, to: string): Promise<boolean> {
   const [type, exists] = await Promise.all([redis.type(from), redis.exists(to)]);
@@ -64,9 +82,7 @@ async function copyIfAbsent(redis: Redis, from: string, to: string): Promise<boo
     const members = await redis.smembers(from);
     if (members.length > 0) await redis.sadd(to, ...members);
   } else if (type === 'stream') {
-    // The entries keep their ids: the request log's entry ids (its stream ids) stay valid links.
-    const entries = await redis.xrange(from, '-', '+');
-    for (const [id, fields] of entries) await redis.xadd(to, id, ...fields);
+    await copyStream(redis, from, to);
   } else {
     return false;
   }
