@@ -27,7 +27,7 @@ import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessi
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 import { merchantsWithKeys, RedisApiKeyStore } from './store/redisApiKeyStore';
-import { legacyKeyPrefix, legacyRecordsReadUntil, migrateToMerchantSlots } from './store/layoutMigration';
+import { legacyKeyPrefix, legacyRecordsReadUntil, startLayoutMigration } from './store/layoutMigration';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { BrowserTokenLimiter, browserRefusalCounter } from './transport/browserLimits';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     keyPrefix: config.IDEMPOTENCY_REDIS_URL === undefined ? legacyKeyPrefix(clustered) : '',
     readUntil: Number.POSITIVE_INFINITY,
   };
-  let layoutReady = config.REDIS_URL === undefined;
+  let layoutReady: (() => boolean) | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
@@ -99,15 +99,15 @@ async function main(): Promise<void> {
       logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
     }
     // Before anything reads keys: the old layout's keys are copied to their merchants' slots.
-    const migrate = async (): Promise<void> => {
-      const marker = await migrateToMerchantSlots(redis, { clustered, now: Date.now });
-      legacyIdempotency.readUntil = legacyRecordsReadUntil(marker, config.IDEMPOTENCY_TTL_SECONDS * 1000);
-      layoutReady = true;
-    };
-    await migrate().catch((err: unknown) => {
-      logger.error({ err }, 'could not bring the Redis layout up to date; retrying when Redis is back (not ready meanwhile)');
-      redis.on('ready', () => void migrate().catch((retryErr: unknown) => logger.error({ err: retryErr }, 'Redis layout upgrade failed')));
+    const migration = startLayoutMigration(redis, {
+      clustered,
+      logger,
+      onMarker: (marker) => {
+        legacyIdempotency.readUntil = legacyRecordsReadUntil(marker, config.IDEMPOTENCY_TTL_SECONDS * 1000);
+      },
     });
+    layoutReady = migration.ready;
+    await migration.firstAttempt;
     // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
     // retries with backoff until Redis takes the write.
     devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore: redisStore, apiKey: devKey, pepper, logger });
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     readyChecks: {
-      redisLayout: () => layoutReady,
+      ...(layoutReady ? { redisLayout: layoutReady } : {}),
       ...(devKeyRegistration ? { devApiKey: () => devKeyRegistration.registered } : {}),
     },
     ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),

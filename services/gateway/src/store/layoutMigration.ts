@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from '@tessera/common';
 import type { ApiKeyRecord } from '../domain/apiKeys';
 import { ADMIN_SLOT, merchantSlot } from '../domain/slots';
 import { DETOKENIZATIONS_PREFIX } from './detokenizationLog';
@@ -159,4 +160,26 @@ export async function migrateToMerchantSlots(redis: Redis, opts: { clustered: bo
 /** Until when idempotency records of the old layout may be alive, given the replay window; 0: there are none. */
 export function legacyRecordsReadUntil(marker: LayoutMarker, idempotencyTtlMs: number): number {
   return marker.legacyData ? marker.migratedAt + idempotencyTtlMs + ROLLOUT_MARGIN_MS : 0;
+}
+
+/**
+ * The gateway's upgrade at start: a first attempt to await, then retries with backoff (capped at
+ * 5 s) until it succeeds, as a Redis that is up but refuses writes never reconnects. `ready`
+ * (a /readyz check) is false until it did; `onMarker` learns the marker.
+ */
+export function startLayoutMigration(
+  redis: Redis,
+  opts: { clustered: boolean; logger: Logger; onMarker: (marker: LayoutMarker) => void },
+): { firstAttempt: Promise<void>; ready: () => boolean } {
+  let ready = false;
+  const attempt = async (delayMs: number): Promise<void> => {
+    try {
+      opts.onMarker(await migrateToMerchantSlots(redis, { clustered: opts.clustered, now: Date.now }));
+      ready = true;
+    } catch (err) {
+      opts.logger.error({ err, retryInMs: delayMs }, 'could not bring the Redis layout up to date; retrying (/readyz reports not ready)');
+      setTimeout(() => void attempt(Math.min(delayMs * 2, 5_000)), delayMs).unref();
+    }
+  };
+  return { firstAttempt: attempt(250), ready: () => ready };
 }
