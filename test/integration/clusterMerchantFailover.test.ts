@@ -6,7 +6,8 @@
  * Idempotency-Key, then read the token back: key lookup, rate limits, idempotency and request log)
  * while the master holding one merchant's keys is killed with SIGKILL. Every answer is recorded
  * per merchant and per half second from the kill; merchants whose keys live elsewhere must see
- * no error, and the merchant that was hit must be answered again once its replica took over.
+ * no error, and the merchant that was hit must be answered again once its replica took over;
+ * /readyz stays 200 throughout.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -114,6 +115,14 @@ it('during a master’s failover, merchants whose state lives on other masters s
     }
   };
   const traffic = Promise.all(keys.map((key) => drive(key.apiKey, key.merchantId)));
+  // What a load balancer's readiness probe sees meanwhile.
+  const readiness: number[] = [];
+  const probe = (async () => {
+    while (!stop) {
+      readiness.push((await fetch(`${stack.baseUrl}/readyz`)).status);
+      await sleep(100);
+    }
+  })();
 
   // Steady traffic for every merchant first (and each gateway process has found every key once).
   await sleep(2_000);
@@ -138,7 +147,7 @@ it('during a master’s failover, merchants whose state lives on other masters s
       break;
   }
   stop = true;
-  await traffic;
+  await Promise.all([traffic, probe]);
   for (const answer of answers) answer.at -= killedAt;
 
   // The figures the docs quote: errors / answers per merchant, per half second from the kill.
@@ -155,11 +164,15 @@ it('during a master’s failover, merchants whose state lives on other masters s
   const header = `buckets of ${BUCKET_MS} ms from ${first * BUCKET_MS} ms; the master was killed at 0, its replica promoted at ${promotedAt} ms`;
   process.stdout.write(`errors/answers per merchant:\n${header}\n${rows.join('\n')}\n`);
 
+  process.stdout.write(`/readyz: ${readiness.filter((s) => s !== 200).length} of ${readiness.length} probes not 200\n`);
+
   // The layout spreads merchants over the masters.
   expect(elsewhere.length).toBeGreaterThan(0);
   for (const merchant of elsewhere) {
     expect({ merchant, errors: answers.filter((a) => a.merchant === merchant && a.status >= 300) }).toEqual({ merchant, errors: [] });
   }
+  // The gateway stays ready: it serves every merchant but those of the failed master's slots.
+  expect(readiness.filter((status) => status !== 200)).toEqual([]);
   // The hit merchant waited for the failover, answered 503 (never a wrong 401 or 404) ...
   const hitErrors = answers.filter((a) => hit.includes(a.merchant) && a.status >= 300);
   expect(hitErrors.length).toBeGreaterThan(0);
