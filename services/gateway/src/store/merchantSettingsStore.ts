@@ -57,8 +57,9 @@ export function parseMerchantSettings(raw: string | null | undefined): MerchantS
 }
 
 /**
- * Layout: `tessera:merchant-settings:{m:<merchantId>}` JSON, in the merchant's slot (domain/slots.ts). A read failure surfaces as
- * service_unavailable, so /v1/proxy fails closed rather than skipping a merchant's allowlist.
+ * Layout: `tessera:merchant-settings:{m:<merchantId>}` JSON, in the merchant's slot
+ * (domain/slots.ts). A read failure surfaces as service_unavailable, so /v1/proxy fails closed
+ * rather than skipping a merchant's allowlist.
  */
 export class RedisMerchantSettingsStore implements MerchantSettingsStore {
   constructor(private readonly redis: Redis) {}
