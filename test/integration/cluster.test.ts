@@ -63,7 +63,7 @@ async function cardKeysPerMaster(): Promise<number[]> {
 async function proxyBookkeeping(merchantId: string): Promise<{ audited: number[]; logged: number[] }> {
   const client = new Cluster(cluster.nodes.map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })));
   const statuses = async (key: string, field: string, route?: string): Promise<number[]> =>
-    (await client.xrange(`{tessera-gateway}:${key}`, '-', '+'))
+    (await client.xrange(key, '-', '+'))
       .map(([, fields]) => JSON.parse(fields[fields.indexOf(field) + 1] ?? '{}') as { status: number; route?: string })
       .filter((entry) => route === undefined || entry.route === route)
       .map((entry) => entry.status);
@@ -71,8 +71,8 @@ async function proxyBookkeeping(merchantId: string): Promise<{ audited: number[]
     // Written after the answers: give them a moment.
     for (let i = 0; ; i++) {
       const found = {
-        audited: await statuses(`tessera:detokenizations:merchant:${merchantId}`, 'entry'),
-        logged: await statuses(`tessera:request-log:${merchantId}`, 'e', '/v1/proxy'),
+        audited: await statuses(`tessera:detokenizations:{m:${merchantId}}`, 'entry'),
+        logged: await statuses(`tessera:request-log:{m:${merchantId}}`, 'e', '/v1/proxy'),
       };
       if (i >= 20 || (found.audited.length >= 2 && found.logged.length >= 2)) return found;
       await new Promise((r) => setTimeout(r, 50));
@@ -117,7 +117,7 @@ it('stores tokens across every master, reads, proxies (CVV once) and deletes the
   expect(again.status).toBe(422);
   expect(again.body.error.code).toBe('cvv_unavailable');
   // Both calls rendered card data: each has its audit entry and its request log entry, written
-  // after the answer in one auto-pipelined batch, which the cluster takes only within one slot.
+  // after the answer, both in the merchant's slot.
   expect(await proxyBookkeeping('acme')).toEqual({ audited: [200, 422], logged: [200, 422] });
 
   // The vault CLI's SCAN walks every master: status counts all 30 records, rewrap visits all 30.
@@ -153,12 +153,12 @@ it('keeps and replays an Idempotency-Key answer, and counts it against the merch
   const replay = await call('POST', '/v1/token', aCard(), { 'idempotency-key': 'cluster-1' });
   expect(replay.headers.get('idempotent-replayed')).toBe('true');
   expect(replay.body).toEqual(first.body);
-  // The claim script reads the record and the usage counters in one call: they share the gateway's hash tag.
+  // The claim script reads the record and the usage counters in one call: they share the merchant's hash tag.
   const client = new Cluster(cluster.nodes.map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })));
   try {
     const hour = Math.floor(Date.now() / 3_600_000);
     const counters = await Promise.all(
-      [hour, hour - 1].map((slice) => client.get(`{tessera-gateway}:tessera:idempotency-usage:idem-cluster:test:${slice}`)),
+      [hour, hour - 1].map((slice) => client.get(`tessera:idempotency-usage:{m:idem-cluster}:test:${slice}`)),
     );
     expect(counters.reduce((sum, c) => sum + Number(c ?? 0), 0)).toBeGreaterThan(0);
   } finally {

@@ -98,11 +98,11 @@ let moving: number[] = [];
 it('follows slots that moved to another master (MOVED): every write in replica:1 mode is acknowledged', async () => {
   const before = await clusterNodes(cluster.nodes[0]!);
   const masters = before.filter((n) => n.master && n.slots.length > 0);
-  // The gateway keeps all its keys in the {tessera-gateway} slot: its master is `from` (whose
+  // The gateway keeps the merchant's keys in its {m:acme} slot: its master is `from` (whose
   // non-empty slots stay), so the third master, which the next tests kill, never holds it.
   const probe = connect(cluster.nodes[0]!);
   await probe.connect();
-  const gatewaySlot = (await probe.call('CLUSTER', 'KEYSLOT', '{tessera-gateway}')) as number;
+  const gatewaySlot = (await probe.call('CLUSTER', 'KEYSLOT', '{m:acme}')) as number;
   probe.disconnect();
   const from = masters.find((m) => m.slots.includes(gatewaySlot))!;
   const to = masters.find((m) => m !== from)!;

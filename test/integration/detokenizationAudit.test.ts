@@ -58,7 +58,10 @@ it('records every detokenizing proxy call (merchant, key id, token, PSP host, st
   // The stream holds identifiers only: no PAN, no CVV, no PSP path or query.
   const inspector = new Redis(env.redis.url);
   try {
-    const raw = JSON.stringify(await inspector.xrange('tessera:detokenizations', '-', '+'));
+    const raw = JSON.stringify(
+      await Promise.all(['acme', 'globex'].map((merchant) => inspector.xrange(`tessera:detokenizations:{m:${merchant}}`, '-', '+'))),
+    );
+    expect(raw).toContain(token);
     expect(raw).not.toContain(TEST_CARDS.visa);
     expect(raw).not.toMatch(new RegExp(`[^\\d]${TEST_CVV}[^\\d]`));
     expect(raw).not.toContain('order=42');

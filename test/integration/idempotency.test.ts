@@ -208,9 +208,9 @@ describe('IDEMPOTENCY_REDIS_URL', () => {
       const replay = await call('POST', '/v1/token', aCard(), withKey('own-redis-1'));
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(await recordKeysFor(ownClient, 'own-redis-1')).toHaveLength(1);
-      expect(await ownClient.keys('tessera:idempotency-usage:separate:test:*')).toHaveLength(1);
+      expect(await ownClient.keys('tessera:idempotency-usage:{m:separate}:test:*')).toHaveLength(1);
       expect(await recordKeysFor(shared, 'own-redis-1')).toEqual([]);
-      expect(await shared.keys('tessera:idempotency-usage:separate:*')).toEqual([]);
+      expect(await shared.keys('tessera:idempotency-usage:{m:separate}:*')).toEqual([]);
     } finally {
       ownClient.disconnect();
       shared.disconnect();

@@ -98,6 +98,12 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
       [null, 1],
     ]);
     expect(await gateway.xadd('tessera:detokenizations', '*', 'token', 'tok_1')).toMatch(/^\d+-\d+$/);
+    // The layout of merchant slots: a merchant's keys behind its {m:<id>} tag, the key index and layout version.
+    expect(await gateway.set('tessera:apikey:{m:acme}:key_1', '{}')).toBe('OK');
+    expect(await gateway.hset('tessera:apikey-index', 'key_1', 'acme')).toBe(1);
+    expect(await gateway.set('tessera:layout', '{"version":2}')).toBe('OK');
+    expect(await gateway.xadd('tessera:detokenizations:{m:acme}', '*', 'entry', '{}')).toMatch(/^\d+-\d+$/);
+    expect(await gateway.lpush('{tessera-gateway}:tessera:audit', 'x')).toBe(1);
   });
 
   it('gives the vault user what the card store needs, and nothing of the gateway', async () => {
@@ -200,8 +206,8 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     expect(await vault.exists(`tessera:card:{${token}}`)).toBe(1);
     expect(await refusal(gateway.get(`tessera:card:{${token}}`))).toBe('NOPERM');
     // The request log is written as the gateway's user too (after each answer, so it may lag a little).
-    for (let i = 0; i < 40 && (await gateway.xlen('tessera:request-log:acme')) < 4; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await gateway.xlen('tessera:request-log:acme')).toBeGreaterThanOrEqual(4);
+    for (let i = 0; i < 40 && (await gateway.xlen('tessera:request-log:{m:acme}')) < 4; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await gateway.xlen('tessera:request-log:{m:acme}')).toBeGreaterThanOrEqual(4);
     vault.disconnect();
     gateway.disconnect();
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);

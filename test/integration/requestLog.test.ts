@@ -260,11 +260,11 @@ describe('card numbers in the request log', () => {
 
     const redis = new Redis(env.redis.url);
     try {
-      const stream = await redis.xrange('tessera:request-log:fenced', '-', '+');
+      const stream = await redis.xrange('tessera:request-log:{m:fenced}', '-', '+');
       expect(stream).toHaveLength(sent);
       // The field values; stream ids are millisecond times, which the detector may well flag.
       expect(cardNumbersIn(stream.flatMap(([, fields]) => fields).join('\n'))).toEqual([]);
-      const statsKeys = (await redis.keys('tessera:request-stats:fenced:*')).sort();
+      const statsKeys = (await redis.keys('tessera:request-stats:{m:fenced}:*')).sort();
       expect(statsKeys.length).toBeGreaterThan(0);
       for (const key of statsKeys) expect(cardNumbersIn(JSON.stringify(await redis.hgetall(key)))).toEqual([]);
     } finally {

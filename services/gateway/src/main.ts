@@ -27,7 +27,8 @@ import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessi
 import { MemoryCvcSessionStore, RedisCvcSessionStore } from './store/cvcSessionStore';
 import type { ApiKeyStore } from './store/apiKeyStore';
 import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
-import { CLUSTER_KEY_PREFIX, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { merchantsWithKeys, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { legacyKeyPrefix, legacyRecordsReadUntil, startLayoutMigration } from './store/layoutMigration';
 import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { BrowserTokenLimiter, browserAttackCounter, browserRefusalCounter } from './transport/browserLimits';
@@ -36,7 +37,7 @@ import { challengeHmacKey } from './domain/browserChallenge';
 import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
-import { MemoryIdempotencyStore, RedisIdempotencyStore } from './store/idempotencyStore';
+import { MemoryIdempotencyStore, RedisIdempotencyStore, type LegacyRecords } from './store/idempotencyStore';
 import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
 import { setUpAdmin } from './adminSetup';
 import { setUpFields } from './fieldsSetup';
@@ -65,11 +66,19 @@ async function main(): Promise<void> {
   let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
   let redisKeyStore: RedisApiKeyStore | undefined;
   let devKeyRegistration: DevKeyRegistration | undefined;
+  // Idempotency records of the layout before merchant slots are read until the upgrade says none
+  // can be alive any more; until it has run (Redis down at start), they are read.
+  const clustered = config.REDIS_CLUSTER_NODES !== undefined && config.REDIS_CLUSTER_NODES.length > 0;
+  const legacyIdempotency: LegacyRecords = {
+    // A Redis of their own (IDEMPOTENCY_REDIS_URL) is standalone: no prefix there before either.
+    keyPrefix: config.IDEMPOTENCY_REDIS_URL === undefined ? legacyKeyPrefix(clustered) : '',
+    readUntil: Number.POSITIVE_INFINITY,
+  };
+  let layoutReady: (() => boolean) | undefined;
   if (config.REDIS_URL !== undefined) {
     const redis = createRedisClient(config.REDIS_URL, {
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
       clusterNodes: config.REDIS_CLUSTER_NODES,
-      clusterKeyPrefix: CLUSTER_KEY_PREFIX,
       profile: 'server',
       tlsCaFile: config.REDIS_TLS_CA_FILE,
     });
@@ -91,6 +100,16 @@ async function main(): Promise<void> {
       // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
       logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
     }
+    // Before anything reads keys: the old layout's keys are copied to their merchants' slots.
+    const migration = startLayoutMigration(redis, {
+      clustered,
+      logger,
+      onMarker: (marker) => {
+        legacyIdempotency.readUntil = legacyRecordsReadUntil(marker, config.IDEMPOTENCY_TTL_SECONDS * 1000);
+      },
+    });
+    layoutReady = migration.ready;
+    await migration.firstAttempt;
     // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
     // retries with backoff until Redis takes the write.
     devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore: redisStore, apiKey: devKey, pepper, logger });
@@ -127,7 +146,7 @@ async function main(): Promise<void> {
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
   const detokenizations = sharedRedis
-    ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES)
+    ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES, () => merchantsWithKeys(sharedRedis))
     : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
   const merchantSettings = sharedRedis ? new RedisMerchantSettingsStore(sharedRedis) : new MemoryMerchantSettingsStore();
   const metrics = createMetricsRegistry('gateway');
@@ -194,7 +213,7 @@ async function main(): Promise<void> {
   // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
     store: idempotencyStoreRedis
-      ? new RedisIdempotencyStore(idempotencyStoreRedis, { writeAck: config.IDEMPOTENCY_WRITE_ACK, logger })
+      ? new RedisIdempotencyStore(idempotencyStoreRedis, { writeAck: config.IDEMPOTENCY_WRITE_ACK, logger }, legacyIdempotency)
       : new MemoryIdempotencyStore(),
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
@@ -242,7 +261,10 @@ async function main(): Promise<void> {
     ...(requestLogRecorder ? { requestLog: requestLogRecorder } : {}),
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
-    ...(devKeyRegistration ? { readyChecks: { devApiKey: () => devKeyRegistration.registered } } : {}),
+    readyChecks: {
+      ...(layoutReady ? { redisLayout: layoutReady } : {}),
+      ...(devKeyRegistration ? { devApiKey: () => devKeyRegistration.registered } : {}),
+    },
     ...(fields.origins
       ? {
           browser: {

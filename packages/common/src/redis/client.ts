@@ -17,8 +17,6 @@ export interface RedisClientOptions {
   clusterNodes?: readonly string[] | undefined;
   /** REDIS_TLS_CA_FILE: the CA of Redis's certificate for a rediss:// URL (unset: system CAs). */
   tlsCaFile?: string | undefined;
-  /** Cluster only: a hash tag put before every key, so a service's keys share one slot. */
-  clusterKeyPrefix?: string | undefined;
   /**
    * Bound every command's reply by commandTimeoutMs from when it is issued (default: for the
    * 'server' profile). A store that bounds whole operations itself (the vault's) turns it off.
@@ -84,7 +82,6 @@ function connectClient(url: string | undefined, opts: RedisClientOptions): Redis
   }
   const cluster = new Cluster(opts.clusterNodes.map(hostPortOf), {
     redisOptions: options,
-    ...(opts.clusterKeyPrefix === undefined ? {} : { keyPrefix: opts.clusterKeyPrefix }),
     lazyConnect: options.lazyConnect ?? true,
     enableOfflineQueue: options.enableOfflineQueue ?? false,
     enableAutoPipelining: options.enableAutoPipelining ?? false,

@@ -111,7 +111,7 @@ describe('admin CLI (operators)', () => {
     const after = await operators.findByEmail('lost@b.test');
     expect(after?.mfa).toBeUndefined();
     expect(after?.credentialsVersion).toBe(2);
-    const audit = (await redis.lrange('tessera:audit', 0, -1)).map((line) => JSON.parse(line));
+    const audit = (await redis.lrange('{tessera-gateway}:tessera:audit', 0, -1)).map((line) => JSON.parse(line));
     expect(audit).toEqual([
       expect.objectContaining({
         action: 'mfa.reset',
@@ -132,7 +132,7 @@ describe('admin CLI (operators)', () => {
     const res = await run(['unlock', '--email', 'locked@b.test'], env);
     expect(res).toMatchObject({ code: 0, out: expect.stringMatching(/^Unlocked locked@b\.test/) });
     expect(await throttle.lockRemainingMs(bucket)).toBe(0);
-    const [entry] = (await redis.lrange('tessera:audit', 0, 0)).map((line) => JSON.parse(line));
+    const [entry] = (await redis.lrange('{tessera-gateway}:tessera:audit', 0, 0)).map((line) => JSON.parse(line));
     expect(entry).toMatchObject({ action: 'login.unlocked', merchantId: 'acme', details: { operator: 'locked@b.test', wasLocked: true } });
   });
 

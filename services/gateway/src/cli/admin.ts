@@ -110,7 +110,7 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
       };
       // The password is read before connecting: a prompt must not wait on Redis.
       const password = command === 'create' || command === 'set-password' ? await io.readStdin() : '';
-      await connectCliRedis(redis);
+      await connectCliRedis(redis, config);
       if (command === 'create') {
         const merchantId = args.values.merchant ?? null;
         const created = await asCommand(() => createOperator(deps, { email: address, password: withoutNewline(password), merchantId }));

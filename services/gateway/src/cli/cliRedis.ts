@@ -1,7 +1,7 @@
 import { EXIT_USAGE, parseCliConfig, type CliIo } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import { parseGatewayConfig, type GatewayConfig } from '../config';
-import { CLUSTER_KEY_PREFIX } from '../store/redisApiKeyStore';
+import { migrateToMerchantSlots } from '../store/layoutMigration';
 
 /** An expected failure of a CLI command (unknown id, Redis down): printed as is, exit code 1. */
 export class CommandError extends Error {}
@@ -28,7 +28,6 @@ export function openCliRedis(
   const redis = createRedisClient(config.REDIS_URL, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     clusterNodes: config.REDIS_CLUSTER_NODES,
-    clusterKeyPrefix: CLUSTER_KEY_PREFIX,
     profile: 'cli',
     tlsCaFile: config.REDIS_TLS_CA_FILE,
   });
@@ -38,10 +37,13 @@ export function openCliRedis(
   return { ok: true, config, redis };
 }
 
-export async function connectCliRedis(redis: RedisClient): Promise<void> {
+/** Connects, and brings an old Redis layout up to date first (layoutMigration.ts), as a gateway would at start. */
+export async function connectCliRedis(redis: RedisClient, config: Pick<GatewayConfig, 'REDIS_CLUSTER_NODES'>): Promise<void> {
   await redis.connect().catch(() => {
     throw new CommandError('cannot connect to Redis at REDIS_URL');
   });
+  const clustered = config.REDIS_CLUSTER_NODES !== undefined && config.REDIS_CLUSTER_NODES.length > 0;
+  await migrateToMerchantSlots(redis, { clustered, now: Date.now });
 }
 
 /** Prints a failed command's reason (a CommandError's own words, anything else prefixed) and returns exit code 1. */

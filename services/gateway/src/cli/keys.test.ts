@@ -119,7 +119,7 @@ describe('keys CLI', () => {
         env,
       );
       expect(set.code).toBe(0);
-      expect(JSON.parse((await redis.get('tessera:merchant-settings:acme')) ?? '{}').returnUrls).toEqual([
+      expect(JSON.parse((await redis.get('tessera:merchant-settings:{m:acme}')) ?? '{}').returnUrls).toEqual([
         'https://shop.example/done',
         'https://shop.example/cancel',
       ]);
@@ -134,7 +134,9 @@ describe('keys CLI', () => {
       expect(live).toMatch(/^fss_live_/);
       expect((await run(['return-urls', 'clear', '--merchant', 'acme'], env)).code).toBe(0);
       expect((await run(['return-urls', 'show', '--merchant', 'acme'], env)).out.join('\n')).toMatch(/none/);
-      const audit = (await redis.lrange('tessera:audit:merchant:acme', 0, -1)).map((l) => JSON.parse(l) as { action: string });
+      const audit = (await redis.lrange('{tessera-gateway}:tessera:audit:merchant:acme', 0, -1)).map(
+        (l) => JSON.parse(l) as { action: string },
+      );
       expect(audit.map((e) => e.action).sort()).toEqual([
         'merchant.form_signing_secret_shown',
         'merchant.form_signing_secret_shown',
@@ -153,7 +155,7 @@ describe('keys CLI', () => {
       const res = await run(argv, env);
       expect(res.code).toBe(2);
       expect(res.err.join('\n')).toMatch(reason);
-      expect(await redis.get('tessera:merchant-settings:acme')).toBeNull();
+      expect(await redis.get('tessera:merchant-settings:{m:acme}')).toBeNull();
     });
   });
 
@@ -161,7 +163,7 @@ describe('keys CLI', () => {
     it('sets a canonical, de-duplicated list in Redis, shows it, and clears it', async () => {
       const set = await run(['psp-hosts', 'set', '--merchant', 'acme', 'API.stripe.com', '*.adyen.com', 'api.stripe.com', '[::1]'], env);
       expect(set.code).toBe(0);
-      expect(JSON.parse((await redis.get('tessera:merchant-settings:acme')) ?? '{}').pspHosts).toEqual([
+      expect(JSON.parse((await redis.get('tessera:merchant-settings:{m:acme}')) ?? '{}').pspHosts).toEqual([
         'api.stripe.com',
         '*.adyen.com',
         '::1',
@@ -170,7 +172,9 @@ describe('keys CLI', () => {
       expect(JSON.parse(shown.out.join(''))).toEqual({ merchantId: 'acme', pspHosts: ['api.stripe.com', '*.adyen.com', '::1'] });
       expect((await run(['psp-hosts', 'clear', '--merchant', 'acme'], env)).code).toBe(0);
       expect((await run(['psp-hosts', 'show', '--merchant', 'acme'], env)).out.join('\n')).toMatch(/any public host/);
-      const audit = (await redis.lrange('tessera:audit:merchant:acme', 0, -1)).map((l) => JSON.parse(l) as { action: string });
+      const audit = (await redis.lrange('{tessera-gateway}:tessera:audit:merchant:acme', 0, -1)).map(
+        (l) => JSON.parse(l) as { action: string },
+      );
       expect(audit.map((e) => e.action)).toEqual(['merchant.psp_hosts_updated', 'merchant.psp_hosts_updated']);
     });
 
@@ -239,10 +243,10 @@ describe('keys CLI', () => {
       const created = await create();
       await run(['restrict', created.id, '--allow-ip', '203.0.113.0/24'], env);
       await run(['revoke', created.id], env);
-      const entries = (await redis.lrange('tessera:audit', 0, -1)).map((l) => JSON.parse(l));
+      const entries = (await redis.lrange('{tessera-gateway}:tessera:audit', 0, -1)).map((l) => JSON.parse(l));
       expect(entries.map((e) => e.action)).toEqual(['key.revoked', 'key.updated', 'key.created']);
       for (const e of entries) expect(e).toMatchObject({ keyId: created.id, merchantId: 'shop_1', actor: expect.stringMatching(/^cli:/) });
-      expect(await redis.llen('tessera:audit:merchant:shop_1')).toBe(3);
+      expect(await redis.llen('{tessera-gateway}:tessera:audit:merchant:shop_1')).toBe(3);
       expect(JSON.stringify(entries)).not.toContain(created.apiKey);
     });
   });
@@ -328,7 +332,7 @@ describe('keys CLI', () => {
       const [entry] = JSON.parse((await run(['list', '--json'], env)).out[0] ?? '[]');
       expect(entry).toMatchObject({ id: created.id, revokedAt: null, expiresAt: stored?.expiresAt });
       expect((await run(['list'], env)).out.join('\n')).toContain(`active, expires ${stored?.expiresAt}`);
-      const [audit] = (await redis.lrange('tessera:audit', 0, 0)).map((l) => JSON.parse(l));
+      const [audit] = (await redis.lrange('{tessera-gateway}:tessera:audit', 0, 0)).map((l) => JSON.parse(l));
       expect(audit).toMatchObject({ action: 'key.expiry_scheduled', keyId: created.id, details: { expiresAt: stored?.expiresAt } });
     });
 

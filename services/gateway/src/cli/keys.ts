@@ -468,7 +468,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       const store = new RedisApiKeyStore(redis);
       const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
       const now = () => new Date();
-      await connectCliRedis(redis);
+      await connectCliRedis(redis, config);
       const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now };
       if (plan.create) await create(deps, plan.create, io);
       else if (plan.revoke) await revoke(deps, plan.revoke, io);

@@ -32,7 +32,7 @@ describe('rate limit rules', () => {
     expect(failedAuthBucket('not an ip')).toBe('authfail:unknown');
   });
 
-  it('names key buckets by key id', () => {
-    expect(apiKeyBucket('key_abc')).toBe('key:key_abc');
+  it('names key buckets by key id, in the slot of the key’s merchant', () => {
+    expect(apiKeyBucket({ merchantId: 'acme', id: 'key_abc' })).toBe('key:{m:acme}:key_abc');
   });
 });

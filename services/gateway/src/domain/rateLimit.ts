@@ -1,13 +1,17 @@
 import ipaddr from 'ipaddr.js';
+import { merchantSlot } from './slots';
 
 /** Retry-After in whole seconds (RFC 9110 §10.2.3): rounded up, and never 0, which would invite an instant retry. */
 export function retryAfterSeconds(resetInMs: number): number {
   return Math.max(1, Math.ceil(resetInMs / 1000));
 }
 
-/** Per-key bucket; the key id, never the key or its digest. */
-export function apiKeyBucket(keyId: string): string {
-  return `key:${keyId}`;
+/**
+ * Per-key bucket; the key id, never the key or its digest. In its merchant's slot, where the key
+ * lookup script counts it along with reading the key (domain/slots.ts).
+ */
+export function apiKeyBucket(key: { merchantId: string; id: string }): string {
+  return `key:${merchantSlot(key.merchantId)}:${key.id}`;
 }
 
 /**

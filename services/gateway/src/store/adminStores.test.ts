@@ -163,7 +163,7 @@ describe('Redis-backed', () => {
   it('stores a session under the digest of its id, with the TTL as a Redis expiry', async () => {
     await db.redis.flushall();
     await new RedisSessionStore(db.redis).create('abc', session(), 60_000);
-    const ttl = await db.redis.pttl('tessera:admin-session:abc');
+    const ttl = await db.redis.pttl('{tessera-gateway}:tessera:admin-session:abc');
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });

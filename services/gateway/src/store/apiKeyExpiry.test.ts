@@ -2,7 +2,7 @@ import { useGatewayRedis } from '../testing/redis';
 import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
 import type { ApiKeyStore } from './apiKeyStore';
 import { MemoryApiKeyStore } from './memoryApiKeyStore';
-import { RedisApiKeyStore } from './redisApiKeyStore';
+import { apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'expiry-test-pepper-expiry-test-pepper-01';
 
@@ -60,8 +60,8 @@ describe('Redis', () => {
   it('loads a record written before expiries existed, as a key that never expires', async () => {
     await db.redis.flushall();
     const { expiresAt: _none, allowedDomains: _d, ...legacy } = aRecord();
-    await db.redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
-    await db.redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
+    await db.redis.set(apiKeyRecordKey(legacy), JSON.stringify(legacy));
+    await db.redis.set(apiKeyDigestKey(legacy.digest), JSON.stringify({ merchantId: legacy.merchantId, id: legacy.id }));
     const loaded = await new RedisApiKeyStore(db.redis).findByDigest(legacy.digest);
     expect(loaded?.id).toBe(legacy.id);
     expect(loaded?.expiresAt).toBeUndefined();

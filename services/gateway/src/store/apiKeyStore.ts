@@ -33,7 +33,8 @@ export interface ApiKeyStore {
    * expiry already set is kept, and a revoked key is left as it is. Undefined when there is no such key.
    */
   scheduleExpiry(id: string, expiresAt: Date): Promise<ApiKeyRecord | undefined>;
-  touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void>;
+  /** Records a use of the key: given its merchant too, whose slot holds the key (domain/slots.ts). */
+  touchLastUse(key: Pick<ApiKeyRecord, 'id' | 'merchantId'>, at: Date, ip: string | undefined): Promise<void>;
   /**
    * Moves a key found under an older pepper to its digest under the newest one (API_KEY_PEPPERS
    * rotation): only if the record still has `fromDigest` and nothing else holds `toDigest`.
@@ -49,10 +50,8 @@ export interface ApiKeyStore {
 export interface KeyLookupOptions {
   /** The client's failed-auth counter to read (RateLimitCounter.peek), when that limit is on. */
   failedAuthBucket?: string;
-  /** Refuses to count the key's request (below) when the failed-auth counter has reached it: a blocked client is refused first. */
-  failedAuthLimit?: number;
   /**
-   * Counts the request in the key's own window (RateLimitCounter.hit on `apiKeyBucket(id)`) when its
+   * Counts the request in the key's own window (RateLimitCounter.hit on `apiKeyBucket(key)`) when its
    * record alone shows it passes: active, unexpired at `now`, of the presented mode and kind, secret,
    * and with no IP, domain or origin restriction, which depend on the request and are judged by
    * the caller. Otherwise nothing is counted and the caller counts after its own decision.
@@ -64,8 +63,11 @@ export interface KeyLookupOptions {
 
 export interface KeyLookupResult {
   record: ApiKeyRecord | undefined;
-  /** The failed-auth counter's window; zero when none was asked for. */
-  failedAuth: WindowCount;
+  /**
+   * The failed-auth counter's window; zero when none was asked for. Undefined when it could not be
+   * read: it lives in the client address's slot, not the key's, and the limit fails open.
+   */
+  failedAuth: WindowCount | undefined;
   /** The key's window after counting this request; undefined when it was not counted here. */
   keyRequest?: WindowCount;
   /** Present when asked for and the key was found; undefined inside when the merchant has none. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { defineScripts, redisUnavailable } from '@tessera/common/redis';
+import { redisUnavailable } from '@tessera/common/redis';
+import { merchantSlot } from '../domain/slots';
 import type { DetokenizationRecord } from '../domain/detokenizationAudit';
 
 /** Capped, newest first; `merchantId` narrows to one merchant's entries. */
@@ -26,59 +27,57 @@ export class MemoryDetokenizationLog implements DetokenizationLog {
   }
 }
 
-const ALL = 'tessera:detokenizations';
-const MERCHANT_PREFIX = 'tessera:detokenizations:merchant:';
+export const DETOKENIZATIONS_PREFIX = 'tessera:detokenizations:';
+/** A merchant's entries, in its slot (domain/slots.ts), so an audited /v1/proxy call needs no other master. */
+const merchantLogKey = (merchantId: string): string => DETOKENIZATIONS_PREFIX + merchantSlot(merchantId);
 
-/**
- * Both entries in one step: a script runs atomically, like MULTI, but as a single command it
- * shares a write with the other commands of the same tick (auto-pipelining) instead of costing a
- * socket write per /v1/proxy call.
- */
-const APPEND_SCRIPT = `
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
-return 1`;
-
-interface AuditScripts {
-  tesseraAppendDetokenization(all: string, merchant: string, maxEntries: number, line: string): Promise<unknown>;
+/** Stream ids `<ms>-<seq>`, newest first. */
+function newestFirst(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return bm !== am ? bm - am : bs - as;
 }
 
 /**
- * Two Redis streams, `tessera:detokenizations` and `tessera:detokenizations:merchant:<id>`, written
- * together with XADD MAXLEN ~ (Redis trims whole nodes, cheaply, so a stream may hold a few more
- * than maxEntries). Stream ids are time-ordered, so XREVRANGE reads newest first.
+ * A Redis stream per merchant, `tessera:detokenizations:{m:<merchantId>}`, written with XADD
+ * MAXLEN ~ (Redis trims whole nodes, cheaply, so a stream may hold a few more than maxEntries).
+ * Stream ids are time-ordered, so XREVRANGE reads newest first. There is no stream of all
+ * merchants: it would put one master on every audited call. The platform-wide view merges the
+ * newest `limit` of every merchant that has API keys (`merchants`), newest first.
  */
 export class RedisDetokenizationLog implements DetokenizationLog {
-  private readonly scripts: AuditScripts;
-
   constructor(
     private readonly redis: Redis,
     private readonly maxEntries: number,
-  ) {
-    this.scripts = defineScripts<AuditScripts>(redis, { tesseraAppendDetokenization: { numberOfKeys: 2, lua: APPEND_SCRIPT } });
-  }
+    private readonly merchants: () => Promise<string[]>,
+  ) {}
 
   /**
    * Issued on the event loop's next check phase, not at once: the route appends when the PSP has
    * answered, and the request log entry of the same call is only recorded once the answer went
    * out, to be written on that check phase (app/requestLog.ts). Queued there together, both
    * leave in one auto-pipelined write and come back in one reply instead of two of each. Still
-   * one script per entry, awaited and reported like any write: deferring it drops nothing.
+   * awaited and reported like any write: deferring it drops nothing.
    */
   async append(record: DetokenizationRecord): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     try {
-      await this.scripts.tesseraAppendDetokenization(ALL, MERCHANT_PREFIX + record.merchantId, this.maxEntries, JSON.stringify(record));
+      await this.redis.xadd(merchantLogKey(record.merchantId), 'MAXLEN', '~', this.maxEntries, '*', 'entry', JSON.stringify(record));
     } catch (err) {
       throw redisUnavailable(err);
     }
   }
 
   async list(options: { merchantId?: string; limit: number }): Promise<DetokenizationRecord[]> {
-    const key = options.merchantId === undefined ? ALL : MERCHANT_PREFIX + options.merchantId;
     try {
-      const entries = await this.redis.xrevrange(key, '+', '-', 'COUNT', options.limit);
-      return entries.map(([, fields]) => JSON.parse(fields[1] ?? 'null') as DetokenizationRecord).filter((e) => e !== null);
+      const merchants = options.merchantId === undefined ? await this.merchants() : [options.merchantId];
+      const streams = await Promise.all(merchants.map((m) => this.redis.xrevrange(merchantLogKey(m), '+', '-', 'COUNT', options.limit)));
+      return streams
+        .flat()
+        .sort(([a], [b]) => newestFirst(a, b))
+        .slice(0, options.limit)
+        .map(([, fields]) => JSON.parse(fields[1] ?? 'null') as DetokenizationRecord)
+        .filter((e) => e !== null);
     } catch (err) {
       throw redisUnavailable(err);
     }

@@ -73,8 +73,8 @@ const OUTCOMES: Record<number, FinishOutcome> = { 1: 'finished', 0: 'not_open', 
 /**
  * Layout: `tessera:form-session:<id>`, a hash: `record` (the fixed fields, JSON), `status`,
  * `finishedAt`, `result` (JSON) and `expiresAtMs`; it expires FORM_SESSION_RETENTION_MS after the
- * session does. Under Redis Cluster the client adds the `{tessera-gateway}:` prefix. Failures are
- * service_unavailable: a page that cannot read its session must not guess.
+ * session does. In a Redis Cluster it hashes by its own name, so sessions spread over the slots.
+ * Failures are service_unavailable: a page that cannot read its session must not guess.
  */
 export class RedisFormSessionStore implements FormSessionStore {
   private readonly commands: FormSessionCommands;

@@ -85,7 +85,7 @@ describe('Redis', () => {
   it('keeps a claim as long as an answer would be kept, so a crashed request is still known after its lock', async () => {
     await db.redis.flushall();
     await new RedisIdempotencyStore(db.redis).claim('m:e', 'fp', opts(Date.now(), false));
-    const ttl = await db.redis.pttl('tessera:idempotency:m:e');
+    const ttl = await db.redis.pttl('tessera:idempotency:{m:m}:e');
     expect(ttl).toBeGreaterThan(59_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -96,9 +96,9 @@ describe('Redis', () => {
     const record = { state: 'done' as const, fingerprint: 'fp', sealed: 'x'.repeat(400) };
     const completion = counted('acme:test');
     await store.complete('acme:test:k', record, completion);
-    const counter = `tessera:idempotency-usage:acme:test:${completion.quota.window.current}`;
+    const counter = `tessera:idempotency-usage:{m:acme}:test:${completion.quota.window.current}`;
     expect(Number(await db.redis.get(counter))).toBe(
-      (await db.redis.strlen('tessera:idempotency:acme:test:k')) + 'tessera:idempotency:acme:test:k'.length,
+      (await db.redis.strlen('tessera:idempotency:{m:acme}:test:k')) + 'tessera:idempotency:{m:acme}:test:k'.length,
     );
     const expiresAt = await db.redis.pexpiretime(counter);
     expect(expiresAt).toBe(completion.quota.window.currentExpiresAt);
@@ -106,7 +106,7 @@ describe('Redis', () => {
 
   it('lets a claim written without lockedUntil (an older gateway) expire on its own, never taken over', async () => {
     await db.redis.flushall();
-    await db.redis.set('tessera:idempotency:m:f', JSON.stringify({ state: 'in_progress', fingerprint: 'fp' }), 'PX', 60_000);
+    await db.redis.set('tessera:idempotency:{m:m}:f', JSON.stringify({ state: 'in_progress', fingerprint: 'fp' }), 'PX', 60_000);
     const found = await new RedisIdempotencyStore(db.redis).claim('m:f', 'fp', opts(Date.now() + 3_600_000, true));
     expect(found).toEqual({ state: 'in_progress', fingerprint: 'fp' });
     expect(isStaleClaim(found as never, Date.now() + 3_600_000)).toBe(false);
@@ -124,12 +124,41 @@ describe('Redis', () => {
       status: 503,
     });
     // Dropped without waiting for it (it may queue behind other WAITs): gone moments later.
-    for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:m:w')) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await db.redis.exists('tessera:idempotency:m:w')).toBe(0);
+    for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:{m:m}:w')) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await db.redis.exists('tessera:idempotency:{m:m}:w')).toBe(0);
     expect(await new RedisIdempotencyStore(db.redis).claim('m:w', 'fp', opts(Date.now(), false))).toBe('claimed');
     // Nor is an answer relied on: its write is reported (the answer itself still goes to the client).
     await expect(unreplicated.complete('m:w', { state: 'done', fingerprint: 'fp', sealed: 's' }, { ttlMs: TTL })).rejects.toThrow(
       /replicas acknowledged/,
     );
+  });
+
+  describe('records of the layout before merchant slots (kept under their old names by the upgrade)', () => {
+    const answered = { state: 'done' as const, fingerprint: 'fp', sealed: 'sealed-answer' };
+
+    it('replays an answer stored under its old name instead of running the request again, and keeps no new claim', async () => {
+      await db.redis.flushall();
+      await db.redis.set('{tessera-gateway}:tessera:idempotency:acme:k1', JSON.stringify(answered), 'PX', 60_000);
+      const store = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '{tessera-gateway}:', readUntil: Date.now() + 60_000 });
+      expect(await store.claim('acme:k1', 'fp', opts(Date.now(), true))).toEqual(answered);
+      expect(await db.redis.exists('tessera:idempotency:{m:acme}:k1')).toBe(0);
+      // A claim still running before the upgrade is running: the retry is refused as in progress.
+      await db.redis.set(
+        'tessera:idempotency:acme:k2',
+        JSON.stringify({ state: 'in_progress', fingerprint: 'fp', lockedUntil: Date.now() + 60_000 }),
+      );
+      const standalone = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() + 60_000 });
+      expect(await standalone.claim('acme:k2', 'fp', opts(Date.now(), true))).toMatchObject({ state: 'in_progress' });
+    });
+
+    it('lets a stale old claim be taken over, and stops reading old names once none can be alive', async () => {
+      await db.redis.flushall();
+      await db.redis.set('tessera:idempotency:acme:k3', JSON.stringify({ state: 'in_progress', fingerprint: 'fp', lockedUntil: 1 }));
+      const store = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() + 60_000 });
+      expect(await store.claim('acme:k3', 'fp', opts(Date.now(), true))).toBe('claimed');
+      await db.redis.set('tessera:idempotency:acme:k4', JSON.stringify(answered));
+      const after = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() - 1 });
+      expect(await after.claim('acme:k4', 'fp', opts(Date.now(), true))).toBe('claimed');
+    });
   });
 });

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger, type Logger, type WriteAck } from '@tessera/common';
 import { AcknowledgedWriter, defineScripts, redisUnavailable, WriteNotAcknowledged, type PipelineCommand } from '@tessera/common/redis';
-import type { UsageWindow } from '../domain/idempotency';
+import { USAGE_SLICES, type UsageWindow } from '../domain/idempotency';
+import { inMerchantSlot } from '../domain/slots';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,
@@ -128,7 +129,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (opts.quota) {
       const key = `${opts.quota.owner}:${opts.quota.window.current}`;
       const entry = this.usage.get(key) ?? { bytes: 0, expiresAt: opts.quota.window.currentExpiresAt };
-      entry.bytes += storedBytes(PREFIX + scope, JSON.stringify(record));
+      entry.bytes += storedBytes(recordKey(scope), JSON.stringify(record));
       this.usage.set(key, entry);
     }
     return Promise.resolve();
@@ -140,11 +141,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-const PREFIX = 'tessera:idempotency:';
-const USAGE_PREFIX = 'tessera:idempotency-usage:';
+export const IDEMPOTENCY_PREFIX = 'tessera:idempotency:';
+export const IDEMPOTENCY_USAGE_PREFIX = 'tessera:idempotency-usage:';
 const OVER_QUOTA = 'over_quota';
 
-const usageKey = (owner: string, slice: number): string => `${USAGE_PREFIX}${owner}:${slice}`;
+/**
+ * Scopes and owners begin with their merchant id (domain/idempotency.ts): a record and its
+ * owner's counters sit in the merchant's slot, as the claim script needs them in one slot.
+ */
+const recordKey = (scope: string): string => IDEMPOTENCY_PREFIX + inMerchantSlot(scope);
+const usageKey = (owner: string, slice: number): string => `${IDEMPOTENCY_USAGE_PREFIX}${inMerchantSlot(owner)}:${slice}`;
 
 /**
  * One atomic step: claim an empty scope, or take over a stale claim when asked (ARGV[4] = '1'),
@@ -183,29 +189,48 @@ end
 return 1
 `;
 
-interface IdempotencyScripts {
-  tesseraIdempotencyClaim(...keysThenArgs: Array<string | number>): Promise<string | null>;
-  tesseraIdempotencyReleaseOwnClaim(key: string, claim: string): Promise<number>;
+/** Where records of the layout before merchant slots are, and until when one may still be alive (ms since the epoch). */
+export interface LegacyRecords {
+  /** `{tessera-gateway}:` in a Redis Cluster, '' on a standalone Redis. */
+  keyPrefix: string;
+  readUntil: number;
 }
 
 /**
- * `tessera:idempotency:<scope>` -> JSON record, with a PX expiry; `tessera:idempotency-usage:
- * <owner>:<slice>` -> bytes of records its owner stored in that slice of the replay window,
- * expiring with the last of them (domain/idempotency.ts, usageWindow).
+ * The claim script with and without the owner's usage counters (USAGE_SLICES + 1 of them), each
+ * with its fixed number of keys: a Redis Cluster client's auto-pipelining sends a command to the
+ * node of its first argument, which must therefore be a key, not the number of keys.
+ */
+interface IdempotencyScripts {
+  tesseraIdempotencyClaim(scopeKey: string, ...args: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyClaimCounted(scopeKey: string, ...countersThenArgs: Array<string | number>): Promise<string | null>;
+  tesseraIdempotencyReleaseOwnClaim(key: string, claim: string): Promise<number>;
+}
+const COUNTED_SLICES = USAGE_SLICES + 1;
+
+/**
+ * `tessera:idempotency:{m:<merchantId>}:<rest of scope>` -> JSON record, with a PX expiry;
+ * `tessera:idempotency-usage:{m:<merchantId>}:<mode>:<slice>` -> bytes of records its owner stored
+ * in that slice of the replay window, expiring with the last of them (domain/idempotency.ts,
+ * usageWindow). All in the merchant's slot (domain/slots.ts).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly writer: AcknowledgedWriter;
   private readonly scripts: IdempotencyScripts;
 
-  /** `durability.writeAck`: IDEMPOTENCY_WRITE_ACK; without it writes are relied on as Redis answers them (none). */
+  /**
+   * `durability.writeAck`: IDEMPOTENCY_WRITE_ACK; without it writes are relied on as Redis answers them (none).
+   * `legacy`: records of the layout before merchant slots, read until they have all expired (see layoutMigration.ts).
+   */
   constructor(
     private readonly redis: Redis,
     durability: { writeAck: WriteAck; logger: Logger } = { writeAck: { kind: 'none' }, logger: createLogger('gateway', 'silent') },
+    private readonly legacy?: LegacyRecords,
   ) {
-    // The number of keys varies (with or without usage counters): given with each call. The
-    // claim is sent by name inside the writer's pipeline, followed there by WAIT.
+    // The claim is sent by name inside the writer's pipeline, followed there by WAIT.
     this.scripts = defineScripts<IdempotencyScripts>(redis, {
-      tesseraIdempotencyClaim: { lua: CLAIM_SCRIPT },
+      tesseraIdempotencyClaim: { numberOfKeys: 1, lua: CLAIM_SCRIPT },
+      tesseraIdempotencyClaimCounted: { numberOfKeys: 1 + COUNTED_SLICES, lua: CLAIM_SCRIPT },
       tesseraIdempotencyReleaseOwnClaim: { numberOfKeys: 1, lua: RELEASE_OWN_CLAIM },
     });
     this.writer = new AcknowledgedWriter(redis, durability.writeAck, durability.logger, 'IDEMPOTENCY_WRITE_ACK');
@@ -214,14 +239,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
     const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
     const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
-    const key = PREFIX + scope;
+    if (counters.length !== 0 && counters.length !== COUNTED_SLICES) throw new Error(`a quota counts ${COUNTED_SLICES} slices`);
+    const key = recordKey(scope);
     // The claimId makes this claim's text unique, so that only this gateway's claim is ever dropped below.
     const claim = JSON.stringify({ ...claimRecord(fingerprint, opts), claimId: randomBytes(12).toString('base64url') });
+    let found: unknown;
     try {
-      const [found] = await this.writer.write([
+      [found] = await this.writer.write([
         [
-          'tesseraIdempotencyClaim',
-          1 + counters.length,
+          counters.length === 0 ? 'tesseraIdempotencyClaim' : 'tesseraIdempotencyClaimCounted',
           key,
           ...counters,
           claim,
@@ -231,10 +257,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
           quota?.maxBytes ?? 0,
         ],
       ]);
-      if (found === null) return 'claimed';
-      if (found === OVER_QUOTA) return OVER_QUOTA;
-      const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
-      return record;
     } catch (err) {
       // Not acknowledged (WAIT fell short), or no answer in time (WAITs queued on a connection
       // whose replica lags): our claim may be on the primary alone, and a failover to a replica
@@ -246,10 +268,30 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       }
       throw redisUnavailable(err, 'The Idempotency-Key cannot be recorded durably right now; retry with the same key.');
     }
+    if (found === null) return (await this.legacyRecord(scope, opts)) ?? 'claimed';
+    if (found === OVER_QUOTA) return OVER_QUOTA;
+    const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
+    return record;
+  }
+
+  /**
+   * A record the scope had in the layout before merchant slots (kept under its old name by the
+   * upgrade, which cannot list these), while such records can still be alive: what it holds wins
+   * over the claim just made, which is given back, so a request answered or running before the
+   * upgrade is replayed or refused, never run twice. A stale claim there is one the caller may take over.
+   */
+  private async legacyRecord(scope: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
+    if (this.legacy === undefined || opts.now >= this.legacy.readUntil) return undefined;
+    const raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    if (raw === null) return undefined;
+    const record = JSON.parse(raw) as IdempotencyRecord;
+    if (opts.takeOverStale && isStaleClaim(record, opts.now)) return undefined;
+    await this.redis.del(recordKey(scope));
+    return record;
   }
 
   async complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
-    const key = PREFIX + scope;
+    const key = recordKey(scope);
     const value = JSON.stringify(record);
     const commands: PipelineCommand[] = [['set', key, value, 'PX', opts.ttlMs]];
     if (opts.quota !== undefined) {
@@ -261,6 +303,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async release(scope: string): Promise<void> {
-    await this.redis.del(PREFIX + scope);
+    await this.redis.del(recordKey(scope));
   }
 }

@@ -70,8 +70,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return structuredClone(record);
   }
 
-  async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
-    const record = this.byId.get(id);
+  async touchLastUse(key: Pick<ApiKeyRecord, 'id'>, at: Date, ip: string | undefined): Promise<void> {
+    const record = this.byId.get(key.id);
     if (!record) return;
     record.lastUsedAt = at.toISOString();
     if (ip !== undefined) record.lastUsedIp = ip;

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisUnavailable } from '@tessera/common/redis';
+import { merchantSlot } from '../domain/slots';
 
 /** Per-merchant settings that are not tied to one API key. Absent record: defaults. */
 export interface MerchantSettings {
@@ -39,8 +40,10 @@ export class MemoryMerchantSettingsStore implements MerchantSettingsStore {
   }
 }
 
-/** Where a merchant's settings live; the key store's lookup reads them here too. */
 export const MERCHANT_SETTINGS_PREFIX = 'tessera:merchant-settings:';
+
+/** Where a merchant's settings live, in its slot: the key store's lookup reads them there too. */
+export const merchantSettingsKey = (merchantId: string): string => MERCHANT_SETTINGS_PREFIX + merchantSlot(merchantId);
 
 /** A stored settings document as read, tolerating fields written by older versions or missing. */
 export function parseMerchantSettings(raw: string | null | undefined): MerchantSettings | undefined {
@@ -54,16 +57,16 @@ export function parseMerchantSettings(raw: string | null | undefined): MerchantS
 }
 
 /**
- * Layout: `tessera:merchant-settings:<merchantId>` JSON. Under Redis Cluster the client adds
- * the `{tessera-gateway}:` prefix (see redisApiKeyStore.ts). A read failure surfaces as
- * service_unavailable, so /v1/proxy fails closed rather than skipping a merchant's allowlist.
+ * Layout: `tessera:merchant-settings:{m:<merchantId>}` JSON, in the merchant's slot
+ * (domain/slots.ts). A read failure surfaces as service_unavailable, so /v1/proxy fails closed
+ * rather than skipping a merchant's allowlist.
  */
 export class RedisMerchantSettingsStore implements MerchantSettingsStore {
   constructor(private readonly redis: Redis) {}
 
   async get(merchantId: string): Promise<MerchantSettings | undefined> {
     try {
-      return parseMerchantSettings(await this.redis.get(MERCHANT_SETTINGS_PREFIX + merchantId));
+      return parseMerchantSettings(await this.redis.get(merchantSettingsKey(merchantId)));
     } catch (err) {
       throw redisUnavailable(err);
     }
@@ -74,7 +77,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
       // One field today; a read-modify-write race between two admins only matters once there are more.
       const before = await this.get(merchantId);
       const s: MerchantSettings = { ...(before ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
-      await this.redis.set(MERCHANT_SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      await this.redis.set(merchantSettingsKey(merchantId), JSON.stringify(s));
       return s;
     } catch (err) {
       throw redisUnavailable(err);
@@ -85,7 +88,7 @@ export class RedisMerchantSettingsStore implements MerchantSettingsStore {
     try {
       const before = await this.get(merchantId);
       const s: MerchantSettings = { pspHosts: [], ...(before ?? {}), returnUrls: [...returnUrls], updatedAt: now.toISOString() };
-      await this.redis.set(MERCHANT_SETTINGS_PREFIX + merchantId, JSON.stringify(s));
+      await this.redis.set(merchantSettingsKey(merchantId), JSON.stringify(s));
       return s;
     } catch (err) {
       throw redisUnavailable(err);

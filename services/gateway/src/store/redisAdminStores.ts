@@ -5,14 +5,29 @@ import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript'
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
 import { MAX_FAILURES_LOGGED } from './memoryAdminStores';
+import { ADMIN_SLOT } from '../domain/slots';
 
-const OPERATOR_PREFIX = 'tessera:operator:';
-const OPERATOR_EMAIL_PREFIX = 'tessera:operator-email:';
-const ALL_OPERATORS = 'tessera:operators';
-const SESSION_PREFIX = 'tessera:admin-session:';
-const THROTTLE_PREFIX = 'tessera:admin-login:';
-const AUDIT_ALL = 'tessera:audit';
-const AUDIT_MERCHANT_PREFIX = 'tessera:audit:merchant:';
+/**
+ * Every key here is in the one admin slot (domain/slots.ts): the operator scripts and the audit
+ * MULTI touch several at once, and no API request reads them. The names are those of the layout
+ * before merchant slots, without the slot prefix (layoutMigration.ts renames them on a standalone Redis).
+ */
+export const ADMIN_KEYS = {
+  operator: 'tessera:operator:',
+  operatorEmail: 'tessera:operator-email:',
+  allOperators: 'tessera:operators',
+  session: 'tessera:admin-session:',
+  throttle: 'tessera:admin-login:',
+  auditAll: 'tessera:audit',
+  auditMerchant: 'tessera:audit:merchant:',
+};
+const OPERATOR_PREFIX = ADMIN_SLOT + ADMIN_KEYS.operator;
+const OPERATOR_EMAIL_PREFIX = ADMIN_SLOT + ADMIN_KEYS.operatorEmail;
+const ALL_OPERATORS = ADMIN_SLOT + ADMIN_KEYS.allOperators;
+const SESSION_PREFIX = ADMIN_SLOT + ADMIN_KEYS.session;
+const THROTTLE_PREFIX = ADMIN_SLOT + ADMIN_KEYS.throttle;
+const AUDIT_ALL = ADMIN_SLOT + ADMIN_KEYS.auditAll;
+const AUDIT_MERCHANT_PREFIX = ADMIN_SLOT + ADMIN_KEYS.auditMerchant;
 
 async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {
@@ -22,7 +37,7 @@ async function guarded<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Layout: `tessera:operator:<id>` JSON, `tessera:operator-email:<email>` -> id, set `tessera:operators`. */
+/** Layout (each behind the admin slot's tag): `tessera:operator:<id>` JSON, `tessera:operator-email:<email>` -> id, set `tessera:operators`. */
 export class RedisOperatorStore implements OperatorStore {
   private readonly scripts: CreateIndexedScript;
 

@@ -5,7 +5,8 @@ import { issueApiKey, type ApiKeyRecord, type NewKeyParams } from '../domain/api
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-import { RedisApiKeyStore } from './redisApiKeyStore';
+import { API_KEY_INDEX, apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
+import { apiKeyBucket } from '../domain/rateLimit';
 
 const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
 
@@ -42,9 +43,9 @@ describe('Redis API key store', () => {
         expect(await store.revoke(record.id, new Date())).toBeDefined();
       }
     });
-    // create and the compare-and-set of revoke: one EVAL each, the other calls EVALSHA.
-    expect(sent.filter((c) => c === 'eval')).toHaveLength(2);
-    expect(sent.filter((c) => c === 'evalsha')).toHaveLength(4);
+    // The compare-and-set of revoke: one EVAL, the other calls EVALSHA (create is plain commands).
+    expect(sent.filter((c) => c === 'eval')).toHaveLength(1);
+    expect(sent.filter((c) => c === 'evalsha')).toHaveLength(2);
   });
 
   it('stores a record and finds it by digest and by id', async () => {
@@ -59,9 +60,12 @@ describe('Redis API key store', () => {
   it('uses the documented key layout and never stores the API key itself', async () => {
     const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() });
     await store.create(record);
-    expect(await redis.get(`tessera:apikey-digest:${record.digest}`)).toBe(record.id);
-    expect(JSON.parse((await redis.get(`tessera:apikey:${record.id}`)) ?? 'null')).toEqual(record);
-    expect(await redis.smembers('tessera:apikeys')).toEqual([record.id]);
+    expect(JSON.parse((await redis.get(`tessera:apikey-digest:{${record.digest}}`)) ?? 'null')).toEqual({
+      merchantId: 'm1',
+      id: record.id,
+    });
+    expect(JSON.parse((await redis.get(`tessera:apikey:{m:m1}:${record.id}`)) ?? 'null')).toEqual(record);
+    expect(await redis.hgetall('tessera:apikey-index')).toEqual({ [record.id]: 'm1' });
     for (const key of await redis.keys('*')) {
       const type = await redis.type(key);
       const dump =
@@ -101,9 +105,9 @@ describe('Redis API key store', () => {
   it('records last use apart from the record, so it can never undo a revocation', async () => {
     const record = newRecord();
     await store.create(record);
-    await store.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
+    await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
     await store.revoke(record.id, new Date('2030-06-01T00:00:00Z'));
-    await store.touchLastUse(record.id, new Date('2030-06-02T00:00:00Z'), '2001:db8::1');
+    await store.touchLastUse(record, new Date('2030-06-02T00:00:00Z'), '2001:db8::1');
     expect(await store.get(record.id)).toMatchObject({
       revokedAt: '2030-06-01T00:00:00.000Z',
       lastUsedAt: '2030-06-02T00:00:00.000Z',
@@ -113,9 +117,9 @@ describe('Redis API key store', () => {
 
   it('loads a record written before domain restrictions existed, with no allowed domains', async () => {
     const { allowedDomains: _none, ...legacy } = newRecord('m1', ['10.0.0.0/8']);
-    await redis.set(`tessera:apikey:${legacy.id}`, JSON.stringify(legacy));
-    await redis.set(`tessera:apikey-digest:${legacy.digest}`, legacy.id);
-    await redis.sadd('tessera:apikeys', legacy.id);
+    await redis.set(apiKeyRecordKey(legacy), JSON.stringify(legacy));
+    await redis.set(apiKeyDigestKey(legacy.digest), JSON.stringify({ merchantId: legacy.merchantId, id: legacy.id }));
+    await redis.hset(API_KEY_INDEX, legacy.id, legacy.merchantId);
     expect(await store.findByDigest(legacy.digest)).toEqual({ ...legacy, allowedDomains: [] });
     const updated = await store.updateRestrictions(legacy.id, { allowedCidrs: [], allowedDomains: ['shop.example'] }, new Date());
     expect(updated).toMatchObject({ allowedCidrs: [], allowedDomains: ['shop.example'] });
@@ -143,7 +147,7 @@ describe('Redis API key store', () => {
   it('finds a key with its record and last use in a single command, sent by SHA after the first time', async () => {
     const record = newRecord();
     await store.create(record);
-    await store.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
+    await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
     await store.findByDigest(record.digest);
     let found: unknown;
     const sent = await commandsSentDuring(server.url, async () => {
@@ -161,9 +165,9 @@ describe('Redis API key store', () => {
     await counter.hit('authfail:203.0.113.9', 60_000);
     const found = await store.lookUp(record.digest, { failedAuthBucket: 'authfail:203.0.113.9' });
     expect(found.record).toEqual(record);
-    expect(found.failedAuth.count).toBe(2);
-    expect(found.failedAuth.resetInMs).toBeGreaterThan(0);
-    expect(found.failedAuth.resetInMs).toBeLessThanOrEqual(60_000);
+    expect(found.failedAuth?.count).toBe(2);
+    expect(found.failedAuth?.resetInMs).toBeGreaterThan(0);
+    expect(found.failedAuth?.resetInMs).toBeLessThanOrEqual(60_000);
     const unknown = await store.lookUp('0'.repeat(64), { failedAuthBucket: 'authfail:203.0.113.9' });
     expect(unknown).toMatchObject({ record: undefined, failedAuth: { count: 2 } });
     expect(await store.lookUp(record.digest, { failedAuthBucket: 'authfail:198.51.100.1' })).toEqual({
@@ -174,7 +178,7 @@ describe('Redis API key store', () => {
 
   describe('counting the request with the lookup', () => {
     const count = (now = new Date()) => ({ countKeyRequest: { windowMs: 1_000, now, mode: 'test', kind: 'secret' } });
-    const counterOf = (record: ApiKeyRecord) => redis.get(`tessera:ratelimit:key:${record.id}`);
+    const counterOf = (record: ApiKeyRecord) => redis.get(`tessera:ratelimit:key:{m:${record.merchantId}}:${record.id}`);
 
     it('counts a key whose record alone shows the request passes, in the window the counter itself uses', async () => {
       const record = newRecord();
@@ -184,7 +188,7 @@ describe('Redis API key store', () => {
       expect(again.keyRequest?.count).toBe(2);
       expect(again.keyRequest?.resetInMs).toBeGreaterThan(0);
       expect(again.keyRequest?.resetInMs).toBeLessThanOrEqual(1_000);
-      expect((await new RedisRateLimitCounter(redis).hit(`key:${record.id}`, 1_000)).count).toBe(3);
+      expect((await new RedisRateLimitCounter(redis).hit(apiKeyBucket(record), 1_000)).count).toBe(3);
     });
 
     it('counts nothing for a key the request itself may still fail: an IP, domain or origin restriction, or a publishable key', async () => {
@@ -200,7 +204,7 @@ describe('Redis API key store', () => {
       }
     });
 
-    it('counts nothing for a revoked or expired key, a key of another mode, or a client at its failed-auth limit', async () => {
+    it('counts nothing for a revoked or expired key, or a key of another mode', async () => {
       const revoked = newRecord();
       await store.create(revoked);
       await store.revoke(revoked.id, new Date());
@@ -213,9 +217,6 @@ describe('Redis API key store', () => {
         (await store.lookUp(live.digest, { countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'live', kind: 'secret' } }))
           .keyRequest,
       ).toBeUndefined();
-      await new RedisRateLimitCounter(redis).hit('authfail:203.0.113.9', 60_000);
-      const blocked = await store.lookUp(live.digest, { ...count(), failedAuthBucket: 'authfail:203.0.113.9', failedAuthLimit: 1 });
-      expect(blocked.keyRequest).toBeUndefined();
       for (const record of [revoked, expired, live]) expect(await counterOf(record)).toBeNull();
     });
 
@@ -255,31 +256,52 @@ describe('Redis API key store', () => {
     ).toEqual(record);
   });
 
-  it('looks keys up under the client key prefix, as the cluster hash tag requires of every key a script touches', async () => {
-    const prefixed = new Redis(server.url, { keyPrefix: '{tessera-gateway}:' });
-    try {
-      const tagged = new RedisApiKeyStore(prefixed);
-      const record = newRecord();
-      await tagged.create(record);
-      await tagged.touchLastUse(record.id, new Date('2030-05-05T05:05:05Z'), undefined);
-      await new RedisRateLimitCounter(prefixed).hit('authfail:203.0.113.9', 60_000);
-      await new RedisMerchantSettingsStore(prefixed).setPspHosts(record.merchantId, ['api.psp.example'], new Date());
-      expect(
-        await tagged.lookUp(record.digest, {
-          failedAuthBucket: 'authfail:203.0.113.9',
-          countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' },
-          readMerchantSettings: true,
-        }),
-      ).toMatchObject({
-        record: { ...record, lastUsedAt: '2030-05-05T05:05:05.000Z' },
-        failedAuth: { count: 1 },
-        keyRequest: { count: 1 },
-        merchantSettings: { settings: { pspHosts: ['api.psp.example'] } },
-      });
-      expect((await redis.keys('*')).every((key) => key.startsWith('{tessera-gateway}:tessera:'))).toBe(true);
-    } finally {
-      prefixed.disconnect();
-    }
+  it('keeps what an API request reads in its merchant’s slot: record, last use, rate window and settings', async () => {
+    // Redis Cluster hashes a key by the text inside its first {…} (its hash tag).
+    const hashTagOf = (key: string) => /^[^{]*\{([^}]+)\}/.exec(key)?.[1];
+    const record = newRecord('m_slot');
+    await store.create(record);
+    await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), undefined);
+    await new RedisMerchantSettingsStore(redis).setPspHosts('m_slot', ['api.psp.example'], new Date());
+    await new RedisRateLimitCounter(redis).hit('authfail:203.0.113.9', 60_000);
+    const found = await store.lookUp(record.digest, {
+      failedAuthBucket: 'authfail:203.0.113.9',
+      countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' },
+      readMerchantSettings: true,
+    });
+    expect(found).toMatchObject({
+      record: { ...record, lastUsedAt: '2030-05-05T05:05:05.000Z' },
+      failedAuth: { count: 1 },
+      keyRequest: { count: 1 },
+      merchantSettings: { settings: { pspHosts: ['api.psp.example'] } },
+    });
+    const tags = Object.fromEntries((await redis.keys('*')).map((key) => [key, hashTagOf(key)]));
+    expect(tags).toEqual({
+      [`tessera:apikey:{m:m_slot}:${record.id}`]: 'm:m_slot',
+      [`tessera:apikey-lastuse:{m:m_slot}:${record.id}`]: 'm:m_slot',
+      [`tessera:ratelimit:key:{m:m_slot}:${record.id}`]: 'm:m_slot',
+      'tessera:merchant-settings:{m:m_slot}': 'm:m_slot',
+      // Read beside the script, in slots of their own: the index on a key's first use in a process only.
+      [`tessera:apikey-digest:{${record.digest}}`]: record.digest,
+      'tessera:ratelimit:authfail:203.0.113.9': undefined,
+      // The admin listing's, never read by an API request.
+      'tessera:apikey-index': undefined,
+    });
+  });
+
+  it('finds a key again after its digest moved, though this process remembered where it was', async () => {
+    const record = newRecord();
+    await store.create(record);
+    expect((await store.lookUp(record.digest, {})).record?.id).toBe(record.id);
+    const moved = 'f'.repeat(64);
+    expect(await store.rehashDigest(record.id, record.digest, moved, 'pepper2')).toBe(true);
+    expect((await store.lookUp(record.digest, {})).record).toBeUndefined();
+    expect((await store.lookUp(moved, {})).record).toMatchObject({ id: record.id, digest: moved });
+    // Another process moves it back: this one still remembers the old digest's location and must not trust it.
+    const other = new RedisApiKeyStore(redis);
+    expect(await other.rehashDigest(record.id, moved, record.digest, 'pepper1')).toBe(true);
+    expect((await store.lookUp(moved, {})).record).toBeUndefined();
+    expect((await store.findByDigest(record.digest))?.digest).toBe(record.digest);
   });
 
   it('answers ping while Redis is up', async () => {

@@ -1,16 +1,36 @@
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
-import { apiKeyBucket, failedAuthBucket } from '../domain/rateLimit';
+import { apiKeyBucket } from '../domain/rateLimit';
+import { merchantSlot } from '../domain/slots';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
-import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
-import { MERCHANT_SETTINGS_PREFIX, parseMerchantSettings } from './merchantSettingsStore';
-import { HIT_WINDOW_LUA, PEEK_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
+import { merchantSettingsKey, parseMerchantSettings } from './merchantSettingsStore';
+import { HIT_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, RedisRateLimitCounter, type WindowCount } from './rateLimitCounter';
 
-const KEY_PREFIX = 'tessera:apikey:';
-const DIGEST_PREFIX = 'tessera:apikey-digest:';
-const LAST_USE_PREFIX = 'tessera:apikey-lastuse:';
-const ALL_KEYS = 'tessera:apikeys';
+/** Where a key's record is: its merchant's slot, and its id there. The digest index holds it as JSON. */
+export interface KeyLocation {
+  merchantId: string;
+  id: string;
+}
+
+export const API_KEY_PREFIX = 'tessera:apikey:';
+export const API_KEY_DIGEST_PREFIX = 'tessera:apikey-digest:';
+export const API_KEY_LAST_USE_PREFIX = 'tessera:apikey-lastuse:';
+/** Hash of every key id -> its merchant id: the admin listing, and where `get(id)` finds a key. */
+export const API_KEY_INDEX = 'tessera:apikey-index';
+
+export const apiKeyRecordKey = (key: KeyLocation): string => `${API_KEY_PREFIX}${merchantSlot(key.merchantId)}:${key.id}`;
+export const apiKeyLastUseKey = (key: KeyLocation): string => `${API_KEY_LAST_USE_PREFIX}${merchantSlot(key.merchantId)}:${key.id}`;
+/** In the digest's own slot (the braces make it its hash tag, and a name the old layout never used). */
+export const apiKeyDigestKey = (digest: string): string => `${API_KEY_DIGEST_PREFIX}{${digest}}`;
+
+/** Every merchant that has API keys (revoked ones too): the merchants whose slots hold their logs. */
+export async function merchantsWithKeys(redis: Redis): Promise<string[]> {
+  return [...new Set(await redis.hvals(API_KEY_INDEX))];
+}
+
+/** Digest -> location entries a gateway process remembers (a location never changes while its digest exists). */
+const REMEMBERED_LOCATIONS = 10_000;
 
 /**
  * Compare-and-set of a record: writes only if nobody changed it since it was read, so an edit of
@@ -24,99 +44,59 @@ end
 return 0`;
 const CAS_ATTEMPTS = 5;
 
-/**
- * A key moved to the newest pepper: its record, old digest and new digest change together, and
- * only if the record is as read, the old digest still names it and the new one is free.
- */
-const REHASH_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
-if not redis.call('SET', KEYS[3], ARGV[3], 'NX') then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('DEL', KEYS[2])
-return 1`;
+/** The record (KEYS[1]) and its last use (KEYS[2]) when the record is under digest ARGV[1]; {false} otherwise. */
+const RECORD_UNDER_DIGEST_LUA = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return {false} end
+local ok, record = pcall(cjson.decode, raw)
+if not ok or type(record) ~= 'table' or record.digest ~= ARGV[1] then return {false} end`;
+
+/** A key's lookup in its merchant's slot: record and last use, compared with the digest it was found by. */
+const LOOKUP_SCRIPT = `${RECORD_UNDER_DIGEST_LUA}
+return {raw, redis.call('HGETALL', KEYS[2])}`;
 
 /**
- * A key's lookup: digest -> id, then the record and its last use. The record and last-use keys
- * depend on the id, so KEYS[2] and KEYS[3] are their prefixes: declared as keys so that ioredis
- * puts the cluster hash tag in front of them, which also keeps every key the script touches in
- * the one slot Redis Cluster lets a script use.
+ * The lookup of every API request (KeyLookupWithPeek), in the key's merchant's slot: the record
+ * and last use as LOOKUP_SCRIPT finds them, the key's own rate-limit window (KEYS[3]) counted
+ * (window ARGV[2] ms, '0' for none) when the record alone shows the request passes (ARGV[3] now
+ * as an ISO time, ARGV[4] and ARGV[5] the presented mode and kind), and the merchant's settings
+ * (KEYS[4], when ARGV[6] is '1'). The caller's decision stays authoritative: it takes the count
+ * back if it refuses a key counted here.
  */
-const LOOKUP_SCRIPT = `
-local id = redis.call('GET', KEYS[1])
-if not id then return {false} end
-return {false, redis.call('GET', KEYS[2] .. id), redis.call('HGETALL', KEYS[3] .. id)}`;
-
-/**
- * The lookup of every API request (KeyLookupWithPeek), in one round trip: the client's failed-auth
- * counter (KEYS[4], when ARGV[1] is '1'), the key as LOOKUP_SCRIPT finds it, the key's own
- * rate-limit window counted (prefix KEYS[5], window ARGV[3] ms, '0' for none) when the record alone
- * shows the request passes (ARGV[4] now as an ISO time, ARGV[5] and ARGV[6] the presented mode and
- * kind), and the merchant's settings (prefix KEYS[6], when ARGV[7] is '1'). The caller's decision
- * stays authoritative: it takes the count back if it refuses a key counted here.
- */
-const AUTHENTICATE_SCRIPT = `${PEEK_WINDOW_LUA}
-${HIT_WINDOW_LUA}
+const AUTHENTICATE_SCRIPT = `${HIT_WINDOW_LUA}
 local function absent(value) return value == nil or value == cjson.null end
 local function empty(list) return absent(list) or next(list) == nil end
-local window = false
-if ARGV[1] == '1' then window = peekWindow(KEYS[4]) end
-local id = redis.call('GET', KEYS[1])
-if not id then return {window} end
-local raw = redis.call('GET', KEYS[2] .. id)
-local reply = {window, raw, redis.call('HGETALL', KEYS[3] .. id), false, false}
-if not raw then return reply end
-local ok, record = pcall(cjson.decode, raw)
-if not ok or type(record) ~= 'table' then return reply end
-local failedAuthLimit = tonumber(ARGV[2])
-local blocked = window and failedAuthLimit > 0 and window[1] >= failedAuthLimit
+${RECORD_UNDER_DIGEST_LUA}
+local reply = {raw, redis.call('HGETALL', KEYS[2]), false, false}
 local kind = record.kind
 if absent(kind) then kind = 'secret' end
 local passes = absent(record.revokedAt)
-  and (absent(record.expiresAt) or (type(record.expiresAt) == 'string' and record.expiresAt > ARGV[4]))
-  and record.mode == ARGV[5] and kind == ARGV[6] and kind == 'secret'
+  and (absent(record.expiresAt) or (type(record.expiresAt) == 'string' and record.expiresAt > ARGV[3]))
+  and record.mode == ARGV[4] and kind == ARGV[5] and kind == 'secret'
   and empty(record.allowedCidrs) and empty(record.allowedDomains) and empty(record.allowedOrigins)
-if ARGV[3] ~= '0' and not blocked and passes then reply[4] = hitWindow(KEYS[5] .. id, ARGV[3]) end
-if ARGV[7] == '1' and type(record.merchantId) == 'string' then reply[5] = {redis.call('GET', KEYS[6] .. record.merchantId)} end
+if ARGV[2] ~= '0' and passes then reply[3] = hitWindow(KEYS[3], ARGV[2]) end
+if ARGV[6] == '1' then reply[4] = {redis.call('GET', KEYS[4])} end
 return reply`;
 
 /**
- * [failed-auth window or null, record JSON or null, last use as HGETALL's flat field/value list,
- * the key's counted window or null, [merchant settings JSON or null] or null when not read].
+ * [record JSON, last use as HGETALL's flat field/value list, the key's counted window or null,
+ * [merchant settings JSON or null] or null when not read], or [null] when the record is not there
+ * under the digest asked for.
  */
-type LookupReply = [[number, number] | null, (string | null)?, string[]?, ([number, number] | null)?, ([string | null] | null)?];
+type LookupReply = [(string | null)?, string[]?, ([number, number] | null)?, ([string | null] | null)?];
 
-interface KeyStoreScripts extends CreateIndexedScript {
+interface KeyStoreScripts {
   tesseraApiKeyCompareAndSet(recordKey: string, expected: string, next: string): Promise<number>;
-  tesseraApiKeyRehash(
-    recordKey: string,
-    fromDigestKey: string,
-    toDigestKey: string,
-    expected: string,
-    next: string,
-    id: string,
-  ): Promise<number>;
-  tesseraApiKeyLookup(digestKey: string, recordPrefix: string, lastUsePrefix: string): Promise<LookupReply>;
+  tesseraApiKeyLookup(recordKey: string, lastUseKey: string, digest: string): Promise<LookupReply>;
   tesseraApiKeyAuthenticate(
-    digestKey: string,
-    recordPrefix: string,
-    lastUsePrefix: string,
-    failedAuthKey: string,
-    keyCounterPrefix: string,
-    settingsPrefix: string,
+    recordKey: string,
+    lastUseKey: string,
+    keyCounterKey: string,
+    settingsKey: string,
     ...args: string[]
   ): Promise<LookupReply>;
 }
 
-/**
- * In Cluster mode every gateway key is prefixed with this hash tag, so all of them share one
- * slot: the scripts and MULTIs of the key, operator, audit (and any later) stores touch several
- * keys at once, which Redis Cluster allows only within a slot. Gateway data is small (keys,
- * sessions, counters, replayable responses); the card store, the bulk, shards by token instead.
- * A standalone Redis keeps the unprefixed layout, so moving to a cluster means copying keys.
- * Every gateway client of REDIS_CLUSTER_NODES passes it to createRedisClient.
- */
-export const CLUSTER_KEY_PREFIX = '{tessera-gateway}:';
 function parseRecord(raw: string | null | undefined, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
   if (raw === null || raw === undefined) return undefined;
   const record = JSON.parse(raw) as ApiKeyRecord;
@@ -128,50 +108,93 @@ function parseRecord(raw: string | null | undefined, lastUse: Record<string, str
 }
 
 function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
-  const flat = reply[2] ?? [];
+  const flat = reply[1] ?? [];
   const lastUse: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) lastUse[flat[i] as string] = flat[i + 1] as string;
-  return parseRecord(reply[1], lastUse);
+  return parseRecord(reply[0], lastUse);
 }
 
 /**
- * Layout: `tessera:apikey:<id>` holds the record as JSON (written on create and revoke only),
- * `tessera:apikey-digest:<digest>` -> id, the set `tessera:apikeys` of ids, and last use in the
- * hash `tessera:apikey-lastuse:<id>`. Last use is kept apart because it is written on every
- * request: a read-modify-write of the record could race with a revocation and undo it.
+ * Layout (domain/slots.ts): a key's record `tessera:apikey:{m:<merchantId>}:<id>` (JSON, written
+ * on create, edit and revoke only) and its last use, the hash `tessera:apikey-lastuse:{m:…}:<id>`,
+ * sit in its merchant's slot, with the merchant's settings and the key's rate window; the digest
+ * index `tessera:apikey-digest:{<digest>}` -> {merchantId, id} in the digest's slot; the hash
+ * `tessera:apikey-index` of id -> merchant id for the admin API. Last use is kept apart because it
+ * is written on every request: a read-modify-write of the record could race with a revocation.
+ *
+ * An API request knows only the digest, so its key is found in two steps: the digest index names
+ * the merchant's slot, and a script there reads the record (checking it is still under that
+ * digest), counts the request and reads the settings. Each process remembers the location of the
+ * digests it found, so after a key's first request a lookup is that one script: one round trip in
+ * the merchant's slot, with the read of the address's failed-auth counter beside it in the same
+ * write. The costs: the first request of a key in each process takes a second round trip, and
+ * needs the digest's master as well as the merchant's; a create or a pepper move is two steps
+ * in two slots instead of one script (see create and rehashDigest). Nothing is cached but where
+ * a record is: revocations still take effect on the next request.
  */
 export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   private readonly scripts: KeyStoreScripts;
+  private readonly counters: RedisRateLimitCounter;
+  private readonly locations = new Map<string, KeyLocation>();
 
   constructor(private readonly redis: Redis) {
     this.scripts = defineScripts<KeyStoreScripts>(redis, {
-      tesseraApiKeyLookup: { numberOfKeys: 3, lua: LOOKUP_SCRIPT },
-      tesseraApiKeyAuthenticate: { numberOfKeys: 6, lua: AUTHENTICATE_SCRIPT },
-      tesseraCreateIndexed: CREATE_INDEXED,
+      tesseraApiKeyLookup: { numberOfKeys: 2, lua: LOOKUP_SCRIPT },
+      tesseraApiKeyAuthenticate: { numberOfKeys: 4, lua: AUTHENTICATE_SCRIPT },
       tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
-      tesseraApiKeyRehash: { numberOfKeys: 3, lua: REHASH_SCRIPT },
     });
+    this.counters = new RedisRateLimitCounter(redis);
   }
 
+  /**
+   * The record first, in its merchant's slot, then the digest claimed in its own: the digest is
+   * the unique index (of two creations of one digest only one claims it), and a digest is never
+   * claimed for a record that is not there. When the claim fails the record is removed again; a
+   * crash in between leaves a record no digest leads to, which authenticates nothing.
+   */
   async create(record: ApiKeyRecord): Promise<boolean> {
     const { lastUsedAt: _at, lastUsedIp: _ip, ...stored } = record;
+    const location: KeyLocation = { merchantId: record.merchantId, id: record.id };
     try {
-      const created = await this.scripts.tesseraCreateIndexed(
-        DIGEST_PREFIX + record.digest,
-        KEY_PREFIX + record.id,
-        ALL_KEYS,
-        record.id,
-        JSON.stringify(stored),
-      );
-      return created === 1;
+      await this.redis.hset(API_KEY_INDEX, record.id, record.merchantId);
+      if ((await this.redis.set(apiKeyRecordKey(location), JSON.stringify(stored), 'NX')) === null) return false;
+      if ((await this.redis.set(apiKeyDigestKey(record.digest), JSON.stringify(location), 'NX')) !== null) return true;
+      await Promise.all([this.redis.del(apiKeyRecordKey(location)), this.redis.hdel(API_KEY_INDEX, record.id)]);
+      return false;
     } catch (err) {
       throw unavailable(err);
     }
   }
 
+  private remember(digest: string, location: KeyLocation): void {
+    if (this.locations.size >= REMEMBERED_LOCATIONS) this.locations.clear();
+    this.locations.set(digest, location);
+  }
+
+  /**
+   * `read` in the slot of the key under `digest`: first where this process last found it, then,
+   * when it is not there (deleted, or moved to another digest), where the digest index says now.
+   */
+  private async underDigest<T>(digest: string, read: (location: KeyLocation) => Promise<T | undefined>): Promise<T | undefined> {
+    const remembered = this.locations.get(digest);
+    if (remembered !== undefined) {
+      const found = await read(remembered);
+      if (found !== undefined) return found;
+      this.locations.delete(digest);
+    }
+    const raw = await this.redis.get(apiKeyDigestKey(digest));
+    if (raw === null) return undefined;
+    const location = JSON.parse(raw) as KeyLocation;
+    const found = await read(location);
+    if (found !== undefined) this.remember(digest, location);
+    return found;
+  }
+
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
     try {
-      return recordOf(await this.scripts.tesseraApiKeyLookup(DIGEST_PREFIX + digest, KEY_PREFIX, LAST_USE_PREFIX));
+      return await this.underDigest(digest, async (location) =>
+        recordOf(await this.scripts.tesseraApiKeyLookup(apiKeyRecordKey(location), apiKeyLastUseKey(location), digest)),
+      );
     } catch (err) {
       throw unavailable(err);
     }
@@ -180,41 +203,54 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   /** The counters are RedisRateLimitCounter's and the settings RedisMerchantSettingsStore's, all in this same Redis. */
   async lookUp(digest: string, options: KeyLookupOptions): Promise<KeyLookupResult> {
     const count = options.countKeyRequest;
-    let reply: LookupReply;
+    const bucket = options.failedAuthBucket;
+    // Issued first, so that it leaves in the same write as the key's script (auto-pipelining).
+    const failedAuth: Promise<WindowCount | undefined> =
+      bucket === undefined ? Promise.resolve({ count: 0, resetInMs: 0 }) : this.counters.peek(bucket).catch(() => undefined);
+    let reply: LookupReply | undefined;
     try {
-      reply = await this.scripts.tesseraApiKeyAuthenticate(
-        DIGEST_PREFIX + digest,
-        KEY_PREFIX,
-        LAST_USE_PREFIX,
-        RATE_LIMIT_KEY_PREFIX + (options.failedAuthBucket ?? failedAuthBucket(undefined)),
-        RATE_LIMIT_KEY_PREFIX + apiKeyBucket(''),
-        MERCHANT_SETTINGS_PREFIX,
-        options.failedAuthBucket === undefined ? '0' : '1',
-        String(options.failedAuthLimit ?? 0),
-        String(count?.windowMs ?? 0),
-        count?.now.toISOString() ?? '',
-        count?.mode ?? '',
-        count?.kind ?? '',
-        options.readMerchantSettings === true ? '1' : '0',
-      );
+      reply = await this.underDigest(digest, async (location) => {
+        const found = await this.scripts.tesseraApiKeyAuthenticate(
+          apiKeyRecordKey(location),
+          apiKeyLastUseKey(location),
+          RATE_LIMIT_KEY_PREFIX + apiKeyBucket(location),
+          merchantSettingsKey(location.merchantId),
+          digest,
+          String(count?.windowMs ?? 0),
+          count?.now.toISOString() ?? '',
+          count?.mode ?? '',
+          count?.kind ?? '',
+          options.readMerchantSettings === true ? '1' : '0',
+        );
+        return typeof found[0] === 'string' ? found : undefined;
+      });
     } catch (err) {
       throw unavailable(err);
     }
-    const [failedCount, failedResetInMs] = reply[0] ?? [0, 0];
-    const counted = reply[3];
-    const settings = reply[4];
+    const counted = reply?.[2];
+    const settings = reply?.[3];
     return {
-      record: recordOf(reply),
-      failedAuth: { count: failedCount, resetInMs: failedResetInMs },
+      record: reply === undefined ? undefined : recordOf(reply),
+      failedAuth: await failedAuth,
       ...(counted ? { keyRequest: { count: counted[0], resetInMs: counted[1] } } : {}),
       ...(settings ? { merchantSettings: { settings: parseMerchantSettings(settings[0]) } } : {}),
     };
   }
 
+  private async read(location: KeyLocation): Promise<ApiKeyRecord | undefined> {
+    const [raw, lastUse] = await Promise.all([this.redis.get(apiKeyRecordKey(location)), this.redis.hgetall(apiKeyLastUseKey(location))]);
+    return parseRecord(raw, lastUse);
+  }
+
+  private async locationOf(id: string): Promise<KeyLocation | undefined> {
+    const merchantId = await this.redis.hget(API_KEY_INDEX, id);
+    return merchantId === null ? undefined : { merchantId, id };
+  }
+
   async get(id: string): Promise<ApiKeyRecord | undefined> {
     try {
-      const [raw, lastUse] = await Promise.all([this.redis.get(KEY_PREFIX + id), this.redis.hgetall(LAST_USE_PREFIX + id)]);
-      return parseRecord(raw, lastUse);
+      const location = await this.locationOf(id);
+      return location === undefined ? undefined : await this.read(location);
     } catch (err) {
       throw unavailable(err);
     }
@@ -222,8 +258,8 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
 
   async list(): Promise<ApiKeyRecord[]> {
     try {
-      const ids = await this.redis.smembers(ALL_KEYS);
-      const records = await Promise.all(ids.map((id) => this.get(id)));
+      const index = await this.redis.hgetall(API_KEY_INDEX);
+      const records = await Promise.all(Object.entries(index).map(([id, merchantId]) => this.read({ merchantId, id })));
       return records.filter((r): r is ApiKeyRecord => r !== undefined).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     } catch (err) {
       throw unavailable(err);
@@ -233,13 +269,16 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   /** Read-modify-write of the stored JSON under compare-and-set; retried when another writer won. */
   private async modify(id: string, change: (record: ApiKeyRecord) => boolean): Promise<ApiKeyRecord | undefined> {
     try {
+      const location = await this.locationOf(id);
+      if (location === undefined) return undefined;
+      const key = apiKeyRecordKey(location);
       for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const raw = await this.redis.get(KEY_PREFIX + id);
+        const raw = await this.redis.get(key);
         if (raw === null) return undefined;
         const record = JSON.parse(raw) as ApiKeyRecord;
-        if (!change(record)) return await this.get(id);
-        const written = await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, JSON.stringify(record));
-        if (written === 1) return await this.get(id);
+        if (!change(record)) return await this.read(location);
+        const written = await this.scripts.tesseraApiKeyCompareAndSet(key, raw, JSON.stringify(record));
+        if (written === 1) return await this.read(location);
       }
     } catch (err) {
       throw unavailable(err);
@@ -276,32 +315,41 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     });
   }
 
+  /**
+   * The record stays where it is (its merchant's slot); only its digest index moves, in three
+   * steps over two slots: the new digest is claimed, the record switched to it under
+   * compare-and-set, and then the old digest dropped. A lookup in between finds the record under
+   * whichever digest the record names (the scripts compare), so never under both; a record that
+   * changed meanwhile is left as it is and the claim given back.
+   */
   async rehashDigest(id: string, fromDigest: string, toDigest: string, pepperId: string): Promise<boolean> {
     try {
-      const raw = await this.redis.get(KEY_PREFIX + id);
+      const location = await this.locationOf(id);
+      if (location === undefined) return false;
+      const key = apiKeyRecordKey(location);
+      const raw = await this.redis.get(key);
       if (raw === null) return false;
       const record = JSON.parse(raw) as ApiKeyRecord;
       if (record.digest !== fromDigest) return false;
       const next = JSON.stringify({ ...record, digest: toDigest, pepperId });
       // Same digest: only the record learns which pepper it is under.
-      if (fromDigest === toDigest) return (await this.scripts.tesseraApiKeyCompareAndSet(KEY_PREFIX + id, raw, next)) === 1;
-      const done = await this.scripts.tesseraApiKeyRehash(
-        KEY_PREFIX + id,
-        DIGEST_PREFIX + fromDigest,
-        DIGEST_PREFIX + toDigest,
-        raw,
-        next,
-        id,
-      );
-      return done === 1;
+      if (fromDigest === toDigest) return (await this.scripts.tesseraApiKeyCompareAndSet(key, raw, next)) === 1;
+      if ((await this.redis.set(apiKeyDigestKey(toDigest), JSON.stringify(location), 'NX')) === null) return false;
+      if ((await this.scripts.tesseraApiKeyCompareAndSet(key, raw, next)) !== 1) {
+        await this.redis.del(apiKeyDigestKey(toDigest));
+        return false;
+      }
+      await this.redis.del(apiKeyDigestKey(fromDigest));
+      this.locations.delete(fromDigest);
+      return true;
     } catch (err) {
       throw unavailable(err);
     }
   }
 
-  async touchLastUse(id: string, at: Date, ip: string | undefined): Promise<void> {
+  async touchLastUse(key: KeyLocation, at: Date, ip: string | undefined): Promise<void> {
     try {
-      await this.redis.hset(LAST_USE_PREFIX + id, ip === undefined ? { at: at.toISOString() } : { at: at.toISOString(), ip });
+      await this.redis.hset(apiKeyLastUseKey(key), ip === undefined ? { at: at.toISOString() } : { at: at.toISOString(), ip });
     } catch (err) {
       throw unavailable(err);
     }

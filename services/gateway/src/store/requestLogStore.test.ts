@@ -85,15 +85,15 @@ describe('with Redis', () => {
       );
     }
     // MAXLEN ~ trims whole stream nodes (100 entries each by default): a little over the cap stays.
-    const length = await env.redis.xlen('tessera:request-log:capped');
+    const length = await env.redis.xlen('tessera:request-log:{m:capped}');
     expect(length).toBeGreaterThanOrEqual(100);
     expect(length).toBeLessThan(300);
-    const ttl = await env.redis.pttl('tessera:request-log:capped');
+    const ttl = await env.redis.pttl('tessera:request-log:{m:capped}');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
     // A minute later by the gateway's clock, MINID trims what is older than the retention.
     await store.append([record('capped', 'late', now)], new Date(now.getTime() + 120_000));
-    expect(await env.redis.xlen('tessera:request-log:capped')).toBeLessThan(length);
+    expect(await env.redis.xlen('tessera:request-log:{m:capped}')).toBeLessThan(length);
   });
 
   it('answers 503 when Redis is gone', async () => {

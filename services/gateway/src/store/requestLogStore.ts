@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisUnavailable } from '@tessera/common/redis';
+import { merchantSlot } from '../domain/slots';
 import { countersOf, type MinuteCounters, type RequestLogEntry, type RequestLogRecord } from '../domain/requestLog';
 
 /** One record on its way to its merchant's log. */
@@ -128,14 +129,17 @@ function compareEntryIds(a: string, b: string): number {
   return am !== bm ? am - bm : as - bs;
 }
 
-const LOG_PREFIX = 'tessera:request-log:';
-const STATS_PREFIX = 'tessera:request-stats:';
+export const REQUEST_LOG_PREFIX = 'tessera:request-log:';
+export const REQUEST_STATS_PREFIX = 'tessera:request-stats:';
+/** A merchant's log, in its slot (domain/slots.ts), as its hourly counters. */
+const logKey = (merchantId: string): string => REQUEST_LOG_PREFIX + merchantSlot(merchantId);
+const statsKey = (merchantId: string, hour: number): string => `${REQUEST_STATS_PREFIX}${merchantSlot(merchantId)}:${hour}`;
 
 /**
- * A Redis stream per merchant, `tessera:request-log:<merchantId>`, capped by XADD MAXLEN ~ and
+ * A Redis stream per merchant, `tessera:request-log:{m:<merchantId>}`, capped by XADD MAXLEN ~ and
  * XTRIM MINID ~ (Redis trims whole nodes, cheaply, so a few more entries than the limits may
  * stay) and expiring when nothing was added for the retention time. Per-minute counters for the
- * statistics sit in one hash per merchant and hour, `tessera:request-stats:<merchantId>:<hour>`, so
+ * statistics sit in one hash per merchant and hour, `tessera:request-stats:{m:<merchantId>}:<hour>`, so
  * a chart over hours reads at most 24 small hashes instead of the entries themselves.
  */
 export class RedisRequestLogStore implements RequestLogStore {
@@ -162,9 +166,9 @@ export class RedisRequestLogStore implements RequestLogStore {
     const entries: Array<Promise<unknown>> = [];
     for (const { merchantId, record } of batch) {
       merchants.add(merchantId);
-      entries.push(redis.xadd(LOG_PREFIX + merchantId, 'MAXLEN', '~', this.retention.maxEntries, '*', 'e', JSON.stringify(record)));
+      entries.push(redis.xadd(logKey(merchantId), 'MAXLEN', '~', this.retention.maxEntries, '*', 'e', JSON.stringify(record)));
       const minute = minuteOf(record.at);
-      const key = `${STATS_PREFIX}${merchantId}:${Math.floor(minute / 60)}`;
+      const key = statsKey(merchantId, Math.floor(minute / 60));
       const fields = stats.get(key) ?? {};
       for (const [name, count] of Object.entries(countersOf(record)))
         fields[`${minute}:${name}`] = (fields[`${minute}:${name}`] ?? 0) + count;
@@ -178,8 +182,8 @@ export class RedisRequestLogStore implements RequestLogStore {
     }
     const oldest = now.getTime() - this.retention.maxAgeMs;
     for (const merchantId of merchants) {
-      upkeep.push(redis.xtrim(LOG_PREFIX + merchantId, 'MINID', '~', oldest));
-      upkeep.push(redis.pexpire(LOG_PREFIX + merchantId, this.retention.maxAgeMs));
+      upkeep.push(redis.xtrim(logKey(merchantId), 'MINID', '~', oldest));
+      upkeep.push(redis.pexpire(logKey(merchantId), this.retention.maxAgeMs));
     }
     // Counters and trimming are best effort, as they were in a pipeline: only the entries count.
     const [added] = await Promise.all([Promise.allSettled(entries), Promise.allSettled(upkeep)]);
@@ -194,7 +198,7 @@ export class RedisRequestLogStore implements RequestLogStore {
     const end = before !== undefined ? `(${before}` : range.toMs !== undefined ? String(range.toMs) : '+';
     const start = range.fromMs !== undefined ? String(range.fromMs) : '-';
     try {
-      const rows = await this.redis.xrevrange(LOG_PREFIX + merchantId, end, start, 'COUNT', range.count);
+      const rows = await this.redis.xrevrange(logKey(merchantId), end, start, 'COUNT', range.count);
       const entries = rows.map(([id, fields]) => entryOf(id, fields));
       // With a cursor the end is the cursor; `to` still bounds a cursor made up beyond it.
       const toMs = range.toMs;
@@ -208,7 +212,7 @@ export class RedisRequestLogStore implements RequestLogStore {
     const streamId = streamIdOf(id);
     if (streamId === undefined) return undefined;
     try {
-      const rows = await this.redis.xrange(LOG_PREFIX + merchantId, streamId, streamId);
+      const rows = await this.redis.xrange(logKey(merchantId), streamId, streamId);
       const row = rows[0];
       return row === undefined ? undefined : entryOf(row[0], row[1]);
     } catch (err) {
@@ -221,7 +225,7 @@ export class RedisRequestLogStore implements RequestLogStore {
     for (let hour = Math.floor(fromMinute / 60); hour * 60 < toMinute; hour++) hours.push(hour);
     let hashes: Array<Record<string, string>>;
     try {
-      hashes = await Promise.all(hours.map((hour) => this.redis.hgetall(`${STATS_PREFIX}${merchantId}:${hour}`)));
+      hashes = await Promise.all(hours.map((hour) => this.redis.hgetall(statsKey(merchantId, hour))));
     } catch (err) {
       throw redisUnavailable(err);
     }

@@ -87,7 +87,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     // Counted by the lookup on its record, refused on this request (an address or origin it does
     // not allow, an expiry the script read differently): a refused request uses up no key's limit.
     if (!result.ok && lookup.keyRequest !== undefined && underCurrent !== undefined)
-      limiter?.takeBackKeyRequest(underCurrent.id, ctx.requestId);
+      limiter?.takeBackKeyRequest(underCurrent, ctx.requestId);
     // Found under an older pepper, or made before records named their pepper: record the current one.
     if (result.ok && key.ok) keepOnCurrentPepper(deps, result.record, found?.key.digest ?? key.digest, key.digest);
     if (!result.ok && result.code === 'publishable_key_forbidden') {
@@ -99,9 +99,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
     const record = result.record;
     const counted =
-      lookup.keyRequest !== undefined
-        ? limiter?.keyRequestRefusalOf(lookup.keyRequest)
-        : limiter?.recordKeyRequest(record.id, ctx.requestId);
+      lookup.keyRequest !== undefined ? limiter?.keyRequestRefusalOf(lookup.keyRequest) : limiter?.recordKeyRequest(record, ctx.requestId);
     deps.merchantSettings?.(record, res, lookup.merchantSettings);
     const overLimit = await counted;
     if (overLimit) {
@@ -115,7 +113,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     // Bookkeeping must neither slow nor fail the request it describes.
     const usedAt = deps.now();
     if (shouldRecordLastUse(record.id, usedAt, ctx.clientIp)) {
-      deps.keyStore.touchLastUse(record.id, usedAt, ctx.clientIp).catch((err: unknown) => {
+      deps.keyStore.touchLastUse(record, usedAt, ctx.clientIp).catch((err: unknown) => {
         deps.logger.warn({ err, keyId: record.id, requestId: ctx.requestId }, 'could not record API key last use');
       });
     }
@@ -132,10 +130,11 @@ interface KeyLookup {
 }
 
 /**
- * The client's failed-auth block and the record of the presented key, read together: in one
- * script where the key store can also read the counters (one command, one round trip), which also
- * counts the key's request when the record alone shows it passes and reads the merchant settings
- * the route needs; otherwise side by side, and the key's request is counted after the decision.
+ * The client's failed-auth block and the record of the presented key, read together: where the
+ * key store can also read the counters, in one round trip (a script in the key's merchant's slot,
+ * which also counts the key's request when the record alone shows it passes and reads the
+ * merchant settings the route needs, beside a read of the address's counter); otherwise side by
+ * side, and the key's request is counted after the decision.
  */
 async function lookUpKey(deps: AuthDeps, key: PresentedKey, clientIp: string | undefined, requestId: string): Promise<KeyLookup> {
   const limiter = deps.rateLimiter;
@@ -143,12 +142,16 @@ async function lookUpKey(deps: AuthDeps, key: PresentedKey, clientIp: string | u
     const bucket = limiter?.failedAuthBucketToCheck(clientIp);
     const windowMs = limiter?.keyRequestWindowMs();
     const found = await deps.keyLookupWithPeek.lookUp(key.digest, {
-      ...(limiter && bucket !== undefined ? { failedAuthBucket: bucket, failedAuthLimit: limiter.failedAuthLimit } : {}),
+      ...(bucket !== undefined ? { failedAuthBucket: bucket } : {}),
       ...(windowMs !== undefined ? { countKeyRequest: { windowMs, now: deps.now(), mode: key.mode, kind: key.kind } } : {}),
       readMerchantSettings: deps.merchantSettings !== undefined,
     });
+    // Read beside the key (the counter is in the address's slot, the key in its merchant's), so
+    // the key's request may have been counted for a client that is blocked: take it back.
+    const blocked = bucket === undefined || found.failedAuth === undefined ? undefined : limiter?.failedAuthBlockOf(found.failedAuth);
+    if (blocked && found.keyRequest !== undefined && found.record !== undefined) limiter?.takeBackKeyRequest(found.record, requestId);
     return {
-      blocked: bucket === undefined ? undefined : limiter?.failedAuthBlockOf(found.failedAuth),
+      blocked,
       record: found.record,
       ...(found.keyRequest ? { keyRequest: found.keyRequest } : {}),
       ...(found.merchantSettings ? { merchantSettings: found.merchantSettings } : {}),

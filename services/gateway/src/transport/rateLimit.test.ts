@@ -239,30 +239,47 @@ describe('Redis work of an authenticated request', () => {
     await s.app.close();
   });
 
-  it('is one script call by SHA: the key, the failed-auth counter and the key counter together (plus last use at most once a second)', async () => {
+  it('is two script calls by SHA sent together: the key with its counter (its merchant’s slot), the failed-auth counter (the address’s); plus last use at most once a second', async () => {
     s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 }, undefined, { redis: db.redis });
     const key = s.keys[0] as string;
-    expect((await s.get(key)).status).toBe(200);
+    // The first request of a key in a process also reads where the key is (its digest index).
+    const first = await commandsSentDuring(db.server.url, async () => {
+      expect((await s.get(key)).status).toBe(200);
+    });
+    // (EVAL: each script's text goes once per connection.)
+    expect(first.filter((command) => command !== 'hset').sort()).toEqual(['eval', 'eval', 'get']);
     const sent = await commandsSentDuring(db.server.url, async () => {
       for (let i = 0; i < 5; i++) expect((await s.get(key)).status).toBe(200);
     });
     const hset = sent.filter((command) => command === 'hset').length;
-    expect(sent.filter((command) => command !== 'hset')).toEqual(Array(5).fill('evalsha'));
+    expect(sent.filter((command) => command !== 'hset')).toEqual(Array(10).fill('evalsha'));
     expect(hset).toBeLessThanOrEqual(1);
-    expect(await db.redis.get(`tessera:ratelimit:key:${s.ids[0]}`)).toBe('6');
+    expect(await db.redis.get(`tessera:ratelimit:key:{m:m_a}:${s.ids[0]}`)).toBe('6');
+  });
+
+  it('does not use up the limit of a valid key presented by a client blocked for failed authentications', async () => {
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 1 }, undefined, { redis: db.redis });
+    expect((await s.get('tsk_test_wrong', '203.0.113.50')).status).toBe(401);
+    expect((await s.get(s.keys[0], '203.0.113.50')).status).toBe(429);
+    let counted: string | null = null;
+    for (let i = 0; i < 100 && counted !== '0'; i++) {
+      counted = await db.redis.get(`tessera:ratelimit:key:{m:m_a}:${s.ids[0]}`);
+      if (counted !== '0') await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(counted).toBe('0');
   });
 
   it('takes back a request the lookup counted when the decision then refuses it', async () => {
     s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 }, undefined, { redis: db.redis });
     const id = s.ids[0] as string;
     // An expiry the script reads as a future time but the gateway cannot parse: the gateway fails closed.
-    const stored = JSON.parse((await db.redis.get(`tessera:apikey:${id}`)) as string) as Record<string, unknown>;
-    await db.redis.set(`tessera:apikey:${id}`, JSON.stringify({ ...stored, expiresAt: '9999-unreadable' }));
+    const stored = JSON.parse((await db.redis.get(`tessera:apikey:{m:m_a}:${id}`)) as string) as Record<string, unknown>;
+    await db.redis.set(`tessera:apikey:{m:m_a}:${id}`, JSON.stringify({ ...stored, expiresAt: '9999-unreadable' }));
     expect((await s.get(s.keys[0])).headers['x-tessera-error']).toBe('api_key_invalid');
     // Taken back after the answer, without holding it up.
     let counted: string | null = null;
     for (let i = 0; i < 100 && counted !== '0'; i++) {
-      counted = await db.redis.get(`tessera:ratelimit:key:${id}`);
+      counted = await db.redis.get(`tessera:ratelimit:key:{m:m_a}:${id}`);
       if (counted !== '0') await new Promise((resolve) => setImmediate(resolve));
     }
     expect(counted).toBe('0');

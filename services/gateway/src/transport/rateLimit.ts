@@ -10,6 +10,9 @@ export interface RateLimitConfig {
   RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: number;
 }
 
+/** What names a key's bucket: its id, in its merchant's slot. */
+type KeyOfBucket = Parameters<typeof apiKeyBucket>[0];
+
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
 
@@ -70,16 +73,11 @@ export class RateLimiter {
     return window !== undefined && isOverLimit(window.count, limit) ? rateLimited(window, 'authentication failures') : undefined;
   }
 
-  /** The failed-auth limit, for a store that skips counting a key for a blocked client; 0 when off. */
-  get failedAuthLimit(): number {
-    return this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
-  }
-
   /** Counts one request of an authenticated key; the error to answer when the key is over its limit. */
-  async recordKeyRequest(keyId: string, requestId: string): Promise<RateLimitRefusal | undefined> {
+  async recordKeyRequest(key: KeyOfBucket, requestId: string): Promise<RateLimitRefusal | undefined> {
     const windowMs = this.keyRequestWindowMs();
     if (windowMs === undefined) return undefined;
-    const window = await this.count(() => this.counter.hit(apiKeyBucket(keyId), windowMs), requestId);
+    const window = await this.count(() => this.counter.hit(apiKeyBucket(key), windowMs), requestId);
     return window === undefined ? undefined : this.keyRequestRefusalOf(window);
   }
 
@@ -99,8 +97,8 @@ export class RateLimiter {
    * the request did not), so that only requests passing every check use up a key's limit. Not
    * awaited by the request; a failure is logged like any store failure.
    */
-  takeBackKeyRequest(keyId: string, requestId: string): void {
-    void this.count(() => this.counter.unhit(apiKeyBucket(keyId)), requestId);
+  takeBackKeyRequest(key: KeyOfBucket, requestId: string): void {
+    void this.count(() => this.counter.unhit(apiKeyBucket(key)), requestId);
   }
 }
 

@@ -1,0 +1,184 @@
+/**
+ * One master's failover fails only the merchants whose gateway state it holds (issue 23, finding
+ * 3). A Redis Cluster of three masters and three replicas holds the gateway's state; the vault has
+ * a Redis of its own, so that what is judged is the gateway's state, not where a new card lands.
+ * Several merchants whose API keys live on different masters send steady traffic (tokenize with an
+ * Idempotency-Key, then read the token back: key lookup, rate limits, idempotency and request log)
+ * while the master holding one merchant's keys is killed with SIGKILL. Every answer is recorded
+ * per merchant and per half second from the kill; merchants whose keys live elsewhere must see
+ * no error, and the merchant that was hit must be answered again once its replica took over;
+ * /readyz stays 200 throughout.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { aCard, apiClient, startRedis, startRedisCluster, startStack, type RedisCluster, type RedisServer, type Stack } from './harness';
+
+jest.setTimeout(180_000);
+
+const NODE_TIMEOUT_MS = 2000;
+const BUCKET_MS = 500;
+const MERCHANTS = Array.from({ length: 9 }, (_, i) => `shop_${i}`);
+
+let cluster: RedisCluster;
+let vaultRedis: RedisServer;
+let stack: Stack;
+
+beforeAll(async () => {
+  // Without full coverage the live masters keep serving while a dead one's slots have no owner.
+  cluster = await startRedisCluster({ replicas: 1, nodeTimeoutMs: NODE_TIMEOUT_MS, args: ['--cluster-require-full-coverage', 'no'] });
+  vaultRedis = await startRedis();
+  stack = await startStack(cluster, {
+    env: { REDIS_CLUSTER_NODES: cluster.nodes.join(',') },
+    serviceEnv: { vault: { REDIS_URL: vaultRedis.url, REDIS_CLUSTER_NODES: '' } },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await cluster?.stop();
+  await vaultRedis?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function withNode<T>(address: string, use: (node: Redis) => Promise<T>): Promise<T> {
+  const [host, port] = address.split(':') as [string, string];
+  const node = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  node.on('error', () => undefined);
+  await node.connect();
+  try {
+    return await use(node);
+  } finally {
+    node.disconnect();
+  }
+}
+
+/** [address, node id, master id or '-'] of every node, as `via` sees them. */
+async function nodesSeenBy(via: string): Promise<Array<{ address: string; id: string; master: boolean; masterId: string }>> {
+  const text = (await withNode(via, (node) => node.call('CLUSTER', 'NODES'))) as string;
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id = '', addr = '', flags = '', masterId = '-'] = line.split(' ');
+      return { address: addr.split('@')[0] ?? '', id, master: flags.includes('master') && !flags.includes('fail'), masterId };
+    });
+}
+
+/** The master holding a key record of this API key id, whatever the layout names it: found by SCAN on each master. */
+async function masterHoldingKey(masters: string[], keyId: string): Promise<string> {
+  for (const master of masters) {
+    const found = await withNode(master, async (node) => {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `*apikey:*${keyId}`, 'COUNT', 1000);
+        if (keys.length > 0) return true;
+        cursor = next;
+      } while (cursor !== '0');
+      return false;
+    });
+    if (found) return master;
+  }
+  throw new Error(`no master holds the record of ${keyId}`);
+}
+
+interface Answer {
+  merchant: string;
+  /** When the answer came (ms since the epoch). */
+  at: number;
+  status: number;
+  code?: string;
+}
+
+it('during a master’s failover, merchants whose state lives on other masters see no errors, and the hit merchant recovers', async () => {
+  const keys = MERCHANTS.map((merchant) => stack.createKey(merchant));
+  const masters = (await nodesSeenBy(cluster.nodes[0]!)).filter((n) => n.master).map((n) => n.address);
+  const masterOf = new Map<string, string>();
+  for (const key of keys) masterOf.set(key.merchantId, await masterHoldingKey(masters, key.id));
+  const victim = masterOf.get(MERCHANTS[0]!)!;
+  const hit = MERCHANTS.filter((m) => masterOf.get(m) === victim);
+  const elsewhere = MERCHANTS.filter((m) => masterOf.get(m) !== victim);
+
+  let stop = false;
+  const answers: Answer[] = [];
+  const drive = async (apiKey: string, merchant: string): Promise<void> => {
+    const call = apiClient(stack, apiKey);
+    while (!stop) {
+      const created = await call('POST', '/v1/token', aCard(), { 'idempotency-key': randomUUID() });
+      answers.push({ merchant, at: Date.now(), status: created.status, code: created.body?.error?.code });
+      if (created.status !== 201) {
+        await sleep(50);
+        continue;
+      }
+      const read = await call('GET', `/v1/token/${created.body.token}`);
+      answers.push({ merchant, at: Date.now(), status: read.status, code: read.body?.error?.code });
+    }
+  };
+  const traffic = Promise.all(keys.map((key) => drive(key.apiKey, key.merchantId)));
+  // What a load balancer's readiness probe sees meanwhile.
+  const readiness: number[] = [];
+  const probe = (async () => {
+    while (!stop) {
+      readiness.push((await fetch(`${stack.baseUrl}/readyz`)).status);
+      await sleep(100);
+    }
+  })();
+
+  // Steady traffic for every merchant first (and each gateway process has found every key once).
+  await sleep(2_000);
+  const victimId = (await nodesSeenBy(victim)).find((n) => n.address === victim)!.id;
+  const observer = masters.find((m) => m !== victim)!;
+  const victimProcess = cluster.processes[cluster.nodes.indexOf(victim)]!;
+  const killedAt = Date.now();
+  await victimProcess.stop('SIGKILL');
+
+  // Until a replica of the victim is master and the hit merchant has been answered 2xx for two seconds.
+  const deadline = Date.now() + 60_000;
+  let promotedAt: number | undefined;
+  while (Date.now() < deadline) {
+    await sleep(200);
+    if (promotedAt === undefined) {
+      const nodes = await nodesSeenBy(observer).catch(() => []);
+      const promoted = nodes.find((n) => n.master && n.address !== victim && !masters.includes(n.address));
+      if (promoted !== undefined && nodes.every((n) => n.masterId !== victimId || n.master)) promotedAt = Date.now() - killedAt;
+    }
+    const recent = answers.filter((a) => hit.includes(a.merchant) && a.at > Date.now() - 2_000);
+    if (promotedAt !== undefined && recent.length > 0 && recent.every((a) => a.status < 300) && Date.now() - killedAt > promotedAt + 2_000)
+      break;
+  }
+  stop = true;
+  await Promise.all([traffic, probe]);
+  for (const answer of answers) answer.at -= killedAt;
+
+  // The figures the docs quote: errors / answers per merchant, per half second from the kill.
+  const first = Math.floor(Math.min(...answers.map((a) => a.at)) / BUCKET_MS);
+  const last = Math.floor(Math.max(...answers.map((a) => a.at)) / BUCKET_MS);
+  const rows = MERCHANTS.map((merchant) => {
+    const cells: string[] = [];
+    for (let b = first; b <= last; b++) {
+      const inBucket = answers.filter((a) => a.merchant === merchant && Math.floor(a.at / BUCKET_MS) === b);
+      cells.push(`${inBucket.filter((a) => a.status >= 300).length}/${inBucket.length}`);
+    }
+    return `${merchant.padEnd(8)} ${masterOf.get(merchant) === victim ? 'hit ' : 'else'} ${cells.join(' ')}`;
+  });
+  const header = `buckets of ${BUCKET_MS} ms from ${first * BUCKET_MS} ms; the master was killed at 0, its replica promoted at ${promotedAt} ms`;
+  process.stdout.write(`errors/answers per merchant:\n${header}\n${rows.join('\n')}\n`);
+
+  process.stdout.write(`/readyz: ${readiness.filter((s) => s !== 200).length} of ${readiness.length} probes not 200\n`);
+
+  // The layout spreads merchants over the masters.
+  expect(elsewhere.length).toBeGreaterThan(0);
+  for (const merchant of elsewhere) {
+    expect({ merchant, errors: answers.filter((a) => a.merchant === merchant && a.status >= 300) }).toEqual({ merchant, errors: [] });
+  }
+  // The gateway stays ready: it serves every merchant but those of the failed master's slots.
+  expect(readiness.filter((status) => status !== 200)).toEqual([]);
+  // The hit merchant waited for the failover, answered 503 (never a wrong 401 or 404) ...
+  const hitErrors = answers.filter((a) => hit.includes(a.merchant) && a.status >= 300);
+  expect(hitErrors.length).toBeGreaterThan(0);
+  for (const error of hitErrors) expect({ status: error.status, code: error.code }).toEqual({ status: 503, code: 'service_unavailable' });
+  // ... and is answered again after it.
+  const after = answers.filter((a) => hit.includes(a.merchant) && a.at > (promotedAt ?? 0) + 2_000);
+  expect(after.length).toBeGreaterThan(0);
+  expect(after.filter((a) => a.status >= 300)).toEqual([]);
+});
