@@ -24,6 +24,15 @@ function cardNumbersInLogs(): string[] {
     .filter((line) => cardNumbersIn(line).length > 0);
 }
 
+/**
+ * A key name with its random digests (hex or base64url, 32 characters or more, some of them letters)
+ * blanked: now and then one holds a run of 12 or more decimal digits that passes Luhn by chance
+ * (this test failed about one run in two on the session digests), which no caller put there.
+ */
+function withoutDigests(name: string): string {
+  return name.replace(/[A-Za-z0-9_-]{32,}/g, (run) => (/[A-Za-z]/.test(run) ? '#' : run));
+}
+
 let acme: ApiKey;
 let call: ReturnType<typeof apiClient>;
 let token: string;
@@ -185,8 +194,10 @@ it('does not put a card number used as an Idempotency-Key into a Redis key name,
     }
     const keys = await redis.keys('*');
     const names = keys.join('\n');
-    expect(keys.filter((key) => cardNumbersIn(key).length > 0)).toEqual([]);
-    expect(cardNumbersIn(names)).toEqual([]);
+    expect(keys.filter((key) => cardNumbersIn(withoutDigests(key)).length > 0)).toEqual([]);
+    expect(cardNumbersIn(withoutDigests(names))).toEqual([]);
+    // The literal shapes, in the whole names, digests included.
+    expect(FREE_TEXT_SHAPES.filter((shape) => names.includes(shape))).toEqual([]);
     // An unkeyed SHA-256 of a card number is reversible by trying every number: not in any name.
     for (const shape of FREE_TEXT_SHAPES) expect(names).not.toContain(createHash('sha256').update(shape).digest('base64url'));
   } finally {

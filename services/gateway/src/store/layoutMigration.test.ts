@@ -79,7 +79,10 @@ describe('upgrading a standalone Redis from the layout before merchant slots', (
     expect(await audit.list({ merchantId: 'acme', limit: 10 })).toHaveLength(1);
 
     // An answer stored before the upgrade is replayed, not run again, while such answers may live.
-    const idempotency = new RedisIdempotencyStore(db.redis, { keyPrefix: '', readUntil: legacyRecordsReadUntil(marker, DAY_MS) });
+    const idempotency = new RedisIdempotencyStore(db.redis, undefined, {
+      keyPrefix: '',
+      readUntil: legacyRecordsReadUntil(marker, DAY_MS),
+    });
     const claimOptions = { lockTtlMs: 1_000, keepMs: DAY_MS, takeOverStale: false, now };
     expect(await idempotency.claim('acme:test:k1', 'fp', claimOptions)).toEqual({ state: 'done', fingerprint: 'fp', sealed: 'answer' });
     expect(legacyRecordsReadUntil(marker, DAY_MS)).toBeGreaterThanOrEqual(now + DAY_MS);
