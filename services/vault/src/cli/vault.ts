@@ -5,7 +5,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, createLogger, parseCommandLine, parseConfig, runCliMain, UsageError, type CliIo } from '@tessera/common';
+import {
+  ConfigError,
+  createLogger,
+  parseCommandLine,
+  parseConfig,
+  runCliMain,
+  UsageError,
+  withLocalStack,
+  type CliIo,
+} from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
@@ -223,4 +232,5 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
   return store;
 }
 
-if (require.main === module) runCliMain(run, process.env);
+// Beside npm start, with no Redis named: the stack it runs (.tessera/stack.json).
+if (require.main === module) runCliMain(run, withLocalStack('vault', process.env));
