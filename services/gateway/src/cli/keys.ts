@@ -80,7 +80,8 @@ Commands:
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
-Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), TESSERA_STATE_DIR.`;
+Environment: the gateway's: REDIS_URL, API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), NODE_ENV,
+TESSERA_STATE_DIR. Beside npm start none: without REDIS_URL it reads what npm start wrote in .tessera/stack.json.`;
 
 type Io = CliIo;
 

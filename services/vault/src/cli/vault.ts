@@ -41,7 +41,8 @@ Commands:
   status [--batch <n>] [--json]
       Counts records per key id and where each key lives. A key may be removed once it counts zero.
 
-Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.`;
+Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
+Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/stack.json.`;
 
 export type Io = CliIo;
 
