@@ -1,22 +1,29 @@
 #!/usr/bin/env node
 // Local one-command start: builds if needed, then runs vault, proxy, gateway and the sandbox PSP
 // as separate processes, exactly as they run in production, and prints the URL and a test key.
+// Without REDIS_URL it runs a private redis-server first (its data in .tessera/redis, so tokens,
+// keys and sessions survive a restart), and it writes .tessera/stack.json for the operator CLIs
+// (npm run keys / npm run vault) to find this stack with no environment of their own.
 // Each process gets only its own secrets, as in production: of this environment only the
 // variables its own configuration reads (the proxy and the sandbox PSP never see REDIS_URL,
 // VAULT_KEYS or API_KEY_PEPPER), and a state directory of its own (the vault's key ring in
 // .tessera/vault, the gateway's pepper in .tessera/gateway), which no other process is told of.
 import { spawnSync } from 'node:child_process';
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureTools, REDIS_SERVER } from './system-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const stateDir = path.resolve(root, process.env.TESSERA_STATE_DIR ?? '.tessera');
+// Where npm start runs (npm: the repository root), as the CLIs look for it (.tessera/stack.json).
+const stateDir = path.resolve(process.env.TESSERA_STATE_DIR ?? '.tessera');
 /** Each service's own state directory: the generated secret only it may use. */
 const serviceStateDir = { vault: path.join(stateDir, 'vault'), gateway: path.join(stateDir, 'gateway') };
+/** Without REDIS_URL (or a cluster) the stack runs its own redis-server, its data kept here. */
+const ownRedisDir = process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES ? undefined : path.join(stateDir, 'redis');
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** The dashboard login of the local stack: a platform operator whose password is kept in the state dir. */
@@ -45,6 +52,11 @@ function devApiKey() {
 if (process.env.NODE_ENV === 'production') {
   console.error('npm start is the local development stack. In production run each service on its own (see docs/operations.md).');
   process.exit(2);
+}
+
+if (ownRedisDir !== undefined && !ensureTools([{ ...REDIS_SERVER, usedBy: 'npm start keeps tokens and keys in it' }], 'npm start')) {
+  console.error('npm start: or give it a Redis of your own: REDIS_URL=redis://... npm start');
+  process.exit(1);
 }
 
 const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
@@ -89,11 +101,67 @@ const nodeEnv = process.env.NODE_ENV ?? 'development';
 const portOf = (address, fallback) => Number((address ?? fallback).split(':').pop());
 
 // The launcher is part of the build that has just run.
-const { ownEnvironment, ServiceStack } = await import('@tessera/stack');
+const { ownEnvironment, PROCESS_BASICS, ServiceStack, startLocalRedis } = await import('@tessera/stack');
+const { loadOrCreateDevSecret, readLocalStackFile, writeLocalStackFile } = require('@tessera/common');
 let stopping = false;
+const processOptions = (name) => {
+  const prefix = `[${name}] `.padEnd(10);
+  return {
+    // Printed as it comes, not kept: the local stack may run for days.
+    keepOutput: false,
+    onLine: (line) => process.stdout.write(prefix + line + '\n'),
+    onUnexpectedExit: (code, signal) => {
+      if (stopping) return;
+      console.error(`${prefix}exited (${signal ?? code}); stopping the stack.`);
+      void stopAll(1);
+    },
+  };
+};
+/** Set once the services are started: until then a signal stops only what there is. */
+let stack;
+let ownRedisStarted;
+
+/** The services first (they drain their requests and writes), then their Redis: it saves and exits. */
+async function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  await stack?.stop();
+  // Also when a signal came while it was starting: it is stopped once it has started.
+  const redis = await ownRedisStarted?.catch(() => undefined);
+  await redis?.stop();
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+/**
+ * The private redis-server, when there is no REDIS_URL: on the port it had last time (kept in
+ * stack.json), each service with its own Redis user and password (kept in .tessera/redis).
+ */
+async function startOwnRedis() {
+  if (ownRedisDir === undefined) return undefined;
+  const password = (user) => loadOrCreateDevSecret(ownRedisDir, `${user}-password`, () => randomBytes(24).toString('base64url')).value;
+  return startLocalRedis({
+    dir: ownRedisDir,
+    passwords: { vault: password('vault'), gateway: password('gateway') },
+    port: readLocalStackFile(stateDir)?.redis?.port,
+    process: processOptions('redis'),
+  });
+}
+ownRedisStarted = startOwnRedis();
+const ownRedis = await ownRedisStarted.catch((err) => {
+  console.error(`npm start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
+// A signal came meanwhile: stopAll stops that Redis and exits; nothing more is started.
+if (stopping) await new Promise(() => {});
+/** Each service's Redis: its own user of the private redis-server, or what this environment says. */
+const redisOf = (service) => (ownRedis ? { REDIS_URL: ownRedis.users[service] } : {});
+
 /** Each process's own settings, over what it reads of this environment. */
 const ownSettings = {
-  vault: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.vault },
+  vault: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.vault, ...redisOf('vault') },
   // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
   // told otherwise: exactly that address and that port are opened.
   proxy: {
@@ -104,6 +172,7 @@ const ownSettings = {
   gateway: {
     NODE_ENV: nodeEnv,
     TESSERA_STATE_DIR: serviceStateDir.gateway,
+    ...redisOf('gateway'),
     FIELDS_PORT: fieldsPort,
     TESSERA_DEV_API_KEY: apiKey,
     TESSERA_DEV_ADMIN_EMAIL: adminEmail,
@@ -112,40 +181,31 @@ const ownSettings = {
   sandbox: { SANDBOX_PSP_PORT: sandboxPort },
 };
 const envOf = (name) => ownEnvironment(process.env, ownVariables[name], ownSettings[name]);
-const stack = new ServiceStack({
+stack = new ServiceStack({
   // Nothing shared: each process gets its own environment (serviceEnv).
   env: {},
-  // Without REDIS_URL each service keeps its data in memory (the embedded store; see storageLine()).
   ports: {
     vault: [portOf(process.env.VAULT_ADDR, '127.0.0.1:50051')],
     proxy: [portOf(process.env.PROXY_ADDR, '127.0.0.1:50052')],
     gateway: Number(port),
   },
   serviceEnv: envOf,
-  processOptions: (name) => {
-    const prefix = `[${name}] `.padEnd(10);
-    return {
-      // Printed as it comes, not kept: the local stack may run for days.
-      keepOutput: false,
-      onLine: (line) => process.stdout.write(prefix + line + '\n'),
-      onUnexpectedExit: (code, signal) => {
-        if (stopping) return;
-        console.error(`${prefix}exited (${signal ?? code}); stopping the stack.`);
-        void stopAll(1);
-      },
-    };
-  },
+  processOptions,
 });
 
-async function stopAll(code) {
-  if (stopping) return;
-  stopping = true;
-  await stack.stop();
-  process.exit(code);
+/**
+ * What the CLIs read to reach this stack (.tessera/stack.json): each service's own environment as
+ * given here, less what any process has (PATH, HOME...) and the addresses, which are the stack's.
+ */
+function writeStackFile() {
+  const cliEnvironment = (service) => Object.fromEntries(Object.entries(envOf(service)).filter(([name]) => !PROCESS_BASICS.includes(name)));
+  // The private Redis's port is kept while another Redis is used, for the next start without one.
+  const redis = ownRedis ? { port: ownRedis.port } : readLocalStackFile(stateDir)?.redis;
+  writeLocalStackFile(stateDir, {
+    ...(redis ? { redis } : {}),
+    environments: { gateway: cliEnvironment('gateway'), vault: cliEnvironment('vault') },
+  });
 }
-
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
 
 const base = stack.baseUrl;
 async function startStack() {
@@ -159,12 +219,15 @@ async function startStack() {
   }
 }
 
-/** Where tokens and keys live: the Redis the services were given, never a claim of memory then. */
+/** Where tokens and keys live: the stack's own Redis and its directory, or the Redis it was given. */
 function storageLine() {
-  const url = process.env.REDIS_URL;
-  if (!url && !process.env.REDIS_CLUSTER_NODES) {
-    return 'The embedded store keeps data in memory: tokens are lost when you stop. Set REDIS_URL to keep them.';
+  if (ownRedis) {
+    return (
+      `Tokens, API keys and sessions are kept in Redis (redis://127.0.0.1:${ownRedis.port}), ` +
+      `data in ${path.relative(process.cwd(), ownRedisDir) || ownRedisDir}: they survive a restart.`
+    );
   }
+  const url = process.env.REDIS_URL;
   let where = 'REDIS_CLUSTER_NODES';
   if (url) {
     try {
@@ -179,6 +242,7 @@ function storageLine() {
 }
 
 if (await startStack()) {
+  writeStackFile();
   const banner = [
     '',
     'Tessera is running.',
@@ -193,6 +257,7 @@ if (await startStack()) {
     `    -d '{"number":"4242424242424242","expiryMonth":12,"expiryYear":2030,"cvv":123}'`,
     '',
     storageLine(),
+    `The CLIs (npm run keys, npm run vault) find this stack in ${path.join(path.relative(process.cwd(), stateDir) || '.', 'stack.json')}.`,
     'Press Ctrl+C to stop.',
     '',
   ];

@@ -11,8 +11,12 @@ jest.setTimeout(180_000);
  * The README's quick start, walked literally: the `sh` blocks of the "Quick start" section are
  * read from README.md, `npm start` runs as a real child process, and every other command runs
  * with bash exactly as written. Only the default ports 8080 (gateway) and 8090 (sandbox PSP)
- * are rewritten to free ones, so the test cannot collide with anything on the machine.
+ * are rewritten to free ones, so the test cannot collide with anything on the machine. Then every
+ * CLI command of the README and the docs runs as written beside it, with no environment of its
+ * own; and npm start is stopped and started again, and what was made before is still there.
  *
+ * It runs in a checkout of its own (a temporary directory linking the repository's code), so the
+ * stack's `.tessera` directory is created there, as in a fresh clone, never in the repository.
  * `npm install` is the one command not run: the test suite runs inside an installed checkout
  * and must not touch the network.
  */
@@ -37,6 +41,26 @@ export function extractQuickStart(readme: string): QuickStart {
   return { setup, scripts: rest };
 }
 
+/** Documented CLI commands that name a placeholder (`<id>`, `test|live`, `[--json]`): shown as syntax, not run. */
+const PLACEHOLDER = /<[^>]+>|\|live|\[--/;
+
+/**
+ * Every `npm run keys` / `npm run vault` command of a Markdown file: the lines of its shell blocks
+ * that run one, and the inline code spans that are one (joined where the text wraps them).
+ */
+export function documentedCliCommands(markdown: string): string[] {
+  const commands: string[] = [];
+  for (const [, block] of markdown.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
+    for (const line of block!.split('\n')) if (/\bnpm run (?:keys|vault) --/.test(line)) commands.push(line.trim());
+  }
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
+  for (const [, span] of prose.matchAll(/`([^`]+)`/g)) {
+    const command = span!.replace(/\s+/g, ' ').trim();
+    if (/^npm run (?:keys|vault) --/.test(command)) commands.push(command);
+  }
+  return commands;
+}
+
 function rewritePorts(script: string, gatewayPort: number, sandboxPort: number): string {
   return script.replace(/127\.0\.0\.1:8080\b/g, `127.0.0.1:${gatewayPort}`).replace(/127\.0\.0\.1:8090\b/g, `127.0.0.1:${sandboxPort}`);
 }
@@ -59,6 +83,60 @@ let stack: ChildProcess | undefined;
 let stackOutput = '';
 let stackExited: Promise<void> = Promise.resolve();
 let ports: { gateway: number; sandbox: number; vault: number; proxy: number; fields: number };
+/** What the quick start tokenized, read again after a restart. */
+let quickStartToken: string;
+
+/** A checkout to run in: the repository's code, linked, and a directory of its own for `.tessera`. */
+function makeCheckout(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-quickstart-'));
+  for (const entry of ['package.json', 'node_modules', 'packages', 'services', 'scripts']) {
+    fs.symlinkSync(path.join(ROOT, entry), path.join(dir, entry));
+  }
+  return dir;
+}
+
+/** A command as a developer types it in the checkout: bash, no environment beyond PATH and HOME (and `extra`). */
+function runInCheckout(command: string, extra: NodeJS.ProcessEnv = {}): string {
+  const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', command], {
+    cwd: workDir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...extra },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (run.status !== 0) throw new Error(`command failed (${run.status}): ${command}\n${run.stderr}\n${run.stdout}`);
+  return run.stdout;
+}
+
+/** npm start in the checkout, as the README runs it; resolves once it printed its banner. */
+async function startStack(): Promise<void> {
+  stackOutput = '';
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(ports.gateway),
+    SANDBOX_PSP_PORT: String(ports.sandbox),
+    FIELDS_PORT: String(ports.fields),
+    VAULT_ADDR: `127.0.0.1:${ports.vault}`,
+    PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+  };
+  stack = spawn('npm', ['start'], { cwd: workDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  stackExited = new Promise((resolve) => stack!.once('exit', () => resolve()));
+  stack.stdout!.on('data', (c: Buffer) => (stackOutput += c.toString()));
+  stack.stderr!.on('data', (c: Buffer) => (stackOutput += c.toString()));
+  const deadline = Date.now() + 120_000;
+  while (!stackOutput.includes('Tessera is running.')) {
+    if (stack.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`npm start did not come up:\n${stackOutput.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The port of npm start's own redis-server, as it wrote it for the CLIs. */
+function ownRedisPort(): number {
+  const file = JSON.parse(fs.readFileSync(path.join(workDir, '.tessera', 'stack.json'), 'utf8')) as { redis: { port: number } };
+  return file.redis.port;
+}
 
 function groupAlive(pgid: number): boolean {
   try {
@@ -87,7 +165,7 @@ async function stopStack(): Promise<void> {
 beforeAll(async () => {
   expect(quickStart.setup).toEqual(['npm install', 'npm start']);
   // The commands read .tessera/dev-api-key relative to where they run, as in a fresh clone.
-  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-quickstart-'));
+  workDir = makeCheckout();
   ports = {
     gateway: await freePort(),
     sandbox: await freePort(),
@@ -95,27 +173,7 @@ beforeAll(async () => {
     proxy: await freePort(),
     fields: await freePort(),
   };
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    PORT: String(ports.gateway),
-    SANDBOX_PSP_PORT: String(ports.sandbox),
-    FIELDS_PORT: String(ports.fields),
-    VAULT_ADDR: `127.0.0.1:${ports.vault}`,
-    PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
-    TESSERA_STATE_DIR: path.join(workDir, '.tessera'),
-  };
-  stack = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  stackExited = new Promise((resolve) => stack!.once('exit', () => resolve()));
-  stack.stdout!.on('data', (c: Buffer) => (stackOutput += c.toString()));
-  stack.stderr!.on('data', (c: Buffer) => (stackOutput += c.toString()));
-  const deadline = Date.now() + 120_000;
-  while (!stackOutput.includes('Tessera is running.')) {
-    if (stack.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`npm start did not come up:\n${stackOutput.slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await startStack();
 });
 
 afterAll(async () => {
@@ -130,19 +188,15 @@ describe('README quick start', () => {
     expect(stackOutput).toContain(`Sandbox PSP:   http://127.0.0.1:${ports.sandbox}/v1/charges`);
   });
 
+  it('keeps its data in a redis-server of its own under .tessera/redis, and says so', () => {
+    expect(stackOutput).not.toContain('in memory');
+    expect(stackOutput).toContain(`kept in Redis (redis://127.0.0.1:${ownRedisPort()}), data in .tessera/redis: they survive a restart.`);
+    expect(fs.readdirSync(path.join(workDir, '.tessera', 'redis'))).toContain('appendonlydir');
+  });
+
   it('runs every command of the quick start successfully: tokenize, approved charge, declined 402', () => {
-    const output = quickStart.scripts
-      .map((script) => {
-        const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', rewritePorts(script, ports.gateway, ports.sandbox)], {
-          cwd: workDir,
-          env: { PATH: process.env.PATH, HOME: process.env.HOME },
-          encoding: 'utf8',
-          timeout: 60_000,
-        });
-        if (run.status !== 0) throw new Error(`quick start command failed (${run.status}):\n${run.stderr}\n${run.stdout}`);
-        return run.stdout;
-      })
-      .join('\n');
+    const output = quickStart.scripts.map((script) => runInCheckout(rewritePorts(script, ports.gateway, ports.sandbox))).join('\n');
+    quickStartToken = /"token":"(tok\.[\w-]+)"/.exec(output)![1]!;
 
     // 1. tokenize: the token record and HTTP 201.
     expect(output).toMatch(/"token":"tok\.[\w-]+","last4":"4242","brand":"visa"[^\n]*\nHTTP 201$/m);
@@ -155,11 +209,62 @@ describe('README quick start', () => {
     expect(output).not.toContain('"requestId"');
   });
 
-  it('stops every process it started', async () => {
+  it('runs every CLI command of the README and the docs as written, beside it, with no environment of their own', () => {
+    const files = ['README.md', 'docs/api.md', 'docs/browser.md', 'docs/dashboard.md'];
+    const commands = files.flatMap((file) => documentedCliCommands(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+    const shown = commands.filter((command) => PLACEHOLDER.test(command));
+    expect(shown).toEqual([
+      'npm run keys -- return-urls secret --merchant <id> --mode test|live',
+      'npm run keys -- return-urls set --merchant <id> <url>...',
+      'npm run keys -- revoke <old key id>',
+      'npm run keys -- revoke <old key id> --after 24h',
+    ]);
+    // The passwords the operator examples pipe in.
+    const passwords = { OPS_PASSWORD: 'correct horse battery staple', NEW_PASSWORD: 'another long passphrase' };
+    // `key_…` names the key made last (and once revoked, the one before it).
+    const keyIds: string[] = [];
+    const ran: string[] = [];
+    for (const command of commands.filter((c) => !PLACEHOLDER.test(c))) {
+      const output = runInCheckout(
+        command.replace(/key_(?:OLD)?…/g, () => keyIds[keyIds.length - 1] ?? 'key_none'),
+        passwords,
+      );
+      if (/ -- create /.test(command)) keyIds.push(/key_[A-Za-z0-9]{20}/.exec(output)![0]);
+      if (/ -- revoke key_/.test(command)) keyIds.pop();
+      ran.push(command);
+    }
+    expect(ran).toEqual(
+      expect.arrayContaining([
+        'npm run keys -- create --kind publishable --merchant dev --mode test --origin http://localhost:3000',
+        'npm run keys -- return-urls set --merchant dev https://shop.example/checkout/done https://shop.example/checkout/cancel',
+        'npm run keys -- return-urls secret --merchant dev --mode test',
+        'npm run keys -- admin list',
+      ]),
+    );
+    // What they made is in the running stack's store: the gateway's own CLI sees it.
+    expect(runInCheckout('npm run keys --silent -- admin list')).toContain('ops@acme.example');
+  });
+
+  it('stops every process it started, its redis-server too', async () => {
+    const redisPort = ownRedisPort();
     await stopStack();
     expect(groupAlive(stack!.pid!)).toBe(false);
-    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy]) {
-      expect(await portOpen(port)).toBe(false);
+    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy, redisPort]) {
+      expect({ port, open: await portOpen(port) }).toEqual({ port, open: false });
     }
+  });
+
+  it('keeps tokens, keys and operators across a restart: the token made before reads back', async () => {
+    const redisPort = ownRedisPort();
+    await startStack();
+    expect(ownRedisPort()).toBe(redisPort);
+    const key = fs.readFileSync(path.join(workDir, '.tessera', 'dev-api-key'), 'utf8').trim();
+    const read = runInCheckout(
+      `curl -s -w '\\nHTTP %{http_code}\\n' http://127.0.0.1:${ports.gateway}/v1/token/${quickStartToken} -H "x-api-key: ${key}"`,
+    );
+    expect(read).toMatch(new RegExp(`"token":"${quickStartToken.replace(/\./g, '\\.')}","last4":"4242"[^\\n]*\\nHTTP 200`));
+    expect(runInCheckout('npm run keys --silent -- list --merchant acme')).toContain('acme');
+    expect(runInCheckout('npm run keys --silent -- admin list')).toContain('ops@acme.example');
+    await stopStack();
   });
 });

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { aCard, apiClient, type RedisServer, ROOT, startRedis, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, type RedisServer, restartRedis, ROOT, startRedis, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(90_000);
 
@@ -124,6 +124,27 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await refusal(vault.call('CONFIG', 'SET', 'appendfsync', 'no'))).toBe('NOPERM');
     expect(await refusal(vault.flushall())).toBe('NOPERM');
     expect(await refusal(vault.keys('*'))).toBe('NOPERM');
+  });
+
+  // Redis replays its append-only file as the default user and re-checks permissions at each EXEC:
+  // with a default user of no permissions, every transaction and script write was dropped here.
+  it('keeps transaction and script writes across a restart of Redis (the AOF replays them all)', async () => {
+    await vault.multi().set('tessera:card:{t3}', 'sealed-3').set('tessera:cvv:{t3}', 'cvv-3').exec();
+    await gateway.eval("return redis.call('SET', KEYS[1], ARGV[1])", 1, 'tessera:apikey:key_3', '{"id":"key_3"}');
+    await redis.process.stop();
+    await restartRedis(redis);
+    const [vaultAgain, gatewayAgain] = [await connect(redis.users!.vault), await connect(redis.users!.gateway)];
+    try {
+      expect(await vaultAgain.mget('tessera:card:{t3}', 'tessera:cvv:{t3}', card)).toEqual(['sealed-3', 'cvv-3', '{"sealed":"card"}']);
+      expect(await gatewayAgain.mget('tessera:apikey:key_3', 'tessera:idempotency:m:k', 'tessera:apikey:key_1')).toEqual([
+        '{"id":"key_3"}',
+        '{}',
+        '{"id":"key_1"}',
+      ]);
+    } finally {
+      vaultAgain.disconnect();
+      gatewayAgain.disconnect();
+    }
   });
 });
 

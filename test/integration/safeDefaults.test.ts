@@ -92,6 +92,56 @@ function childEnvironments(launcher: number): Record<string, Record<string, stri
   return found;
 }
 
+/** npm start (scripts/start.mjs) run with `env` over free ports, in its own process group; resolves once it is up. */
+async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  let output = '';
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(ports[0]),
+      SANDBOX_PSP_PORT: String(ports[1]),
+      FIELDS_PORT: String(ports[2]),
+      VAULT_ADDR: `127.0.0.1:${ports[3]}`,
+      PROXY_ADDR: `127.0.0.1:${ports[4]}`,
+      ...env,
+    },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const deadline = Date.now() + 150_000;
+  while (!output.includes('Press Ctrl+C to stop.')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output.slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output };
+}
+
+/** SIGTERM to npm start's process group; resolves once none of the group is left. */
+async function stopNpmStart(child: ChildProcess | undefined): Promise<void> {
+  const pgid = child?.pid;
+  if (pgid === undefined || child?.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  process.kill(-pgid, 'SIGTERM');
+  await exited;
+  // The services shut down after the launcher; wait until none of the group is left.
+  const deadline = Date.now() + 15_000;
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (alive()) process.kill(-pgid, 'SIGKILL');
+}
+
 describe('npm start', () => {
   let redis: RedisServer;
   let stack: ChildProcess | undefined;
@@ -113,53 +163,13 @@ describe('npm start', () => {
     redis = await startRedis();
     fs.mkdirSync(root(), { recursive: true, mode: 0o700 });
     for (const [file, value] of Object.entries(legacyFiles)) fs.writeFileSync(path.join(root(), file), value + '\n', { mode: 0o600 });
-    const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(ports[0]),
-      SANDBOX_PSP_PORT: String(ports[1]),
-      FIELDS_PORT: String(ports[2]),
-      VAULT_ADDR: `127.0.0.1:${ports[3]}`,
-      PROXY_ADDR: `127.0.0.1:${ports[4]}`,
-      TESSERA_STATE_DIR: root(),
-      REDIS_URL: redis.url,
-      ...secrets,
-    };
-    stack = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
-      cwd: ROOT,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stack.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    stack.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const deadline = Date.now() + 150_000;
-    while (!output.includes('Press Ctrl+C to stop.')) {
-      if (stack.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output.slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const started = await startNpmStart({ TESSERA_STATE_DIR: root(), REDIS_URL: redis.url, ...secrets });
+    stack = started.child;
+    output = started.output();
   });
 
   afterAll(async () => {
-    const pgid = stack?.pid;
-    if (pgid !== undefined && stack?.exitCode === null) {
-      const exited = new Promise((r) => stack!.once('exit', r));
-      process.kill(-pgid, 'SIGTERM');
-      await exited;
-      // The services shut down after the launcher; wait until none of the group is left.
-      const deadline = Date.now() + 15_000;
-      const alive = () => {
-        try {
-          process.kill(-pgid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      if (alive()) process.kill(-pgid, 'SIGKILL');
-    }
+    await stopNpmStart(stack);
     await redis?.stop();
   });
 
@@ -197,5 +207,32 @@ describe('npm start', () => {
     expect(fs.readFileSync(path.join(root(), 'vault', 'vault-keys'), 'utf8').trim()).toBe(legacyFiles['vault-keys']);
     expect(fs.readFileSync(path.join(root(), 'gateway', 'api-key-pepper'), 'utf8').trim()).toBe(legacyFiles['api-key-pepper']);
     expect(fs.readdirSync(root()).filter((f) => f in legacyFiles)).toEqual([]);
+  });
+});
+
+describe('npm start without REDIS_URL', () => {
+  let stack: ChildProcess | undefined;
+  const root = () => path.join(stateDir, 'npm-start-own-redis');
+
+  beforeAll(async () => {
+    stack = (await startNpmStart({ TESSERA_STATE_DIR: root() })).child;
+  });
+  afterAll(() => stopNpmStart(stack));
+
+  it('logs the vault and the gateway in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
+    const envs = childEnvironments(stack!.pid!);
+    const password = (user: string) => fs.readFileSync(path.join(root(), 'redis', `${user}-password`), 'utf8').trim();
+    const [vaultPassword, gatewayPassword] = [password('vault'), password('gateway')];
+    const port = (JSON.parse(fs.readFileSync(path.join(root(), 'stack.json'), 'utf8')) as { redis: { port: number } }).redis.port;
+    expect(envs.vault!.REDIS_URL).toBe(`redis://tessera-vault:${vaultPassword}@127.0.0.1:${port}`);
+    expect(envs.gateway!.REDIS_URL).toBe(`redis://tessera-gateway:${gatewayPassword}@127.0.0.1:${port}`);
+    const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
+    for (const name of ['proxy', 'sandbox']) {
+      expect(Object.keys(envs[name]!).filter((v) => v.startsWith('REDIS_'))).toEqual([]);
+      for (const value of [vaultPassword, gatewayPassword, `:${port}`])
+        expect({ name, holding: holding(name, value) }).toEqual({ name, holding: [] });
+    }
+    expect(holding('vault', gatewayPassword)).toEqual([]);
+    expect(holding('gateway', vaultPassword)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ export * from './errors';
 export * from './config';
 export * from './logger';
 export * from './devSecrets';
+export * from './localStack';
 export * from './card';
 export * from './net/cidr';
 export * from './net/hostPatterns';

@@ -1,8 +1,21 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ManagedProcess, type ManagedProcessOptions } from './managedProcess';
+import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProcess';
 import { tcpOpen, waitFor } from './wait';
+
+/** The users of deploy/redis/users.acl: one per service that reads or writes Redis. */
+export type RedisUser = 'vault' | 'gateway';
+
+export interface RedisAclOptions {
+  /** Each user's password; Redis is given only their SHA-256 unless `plainPasswords`. */
+  passwords: Record<RedisUser, string>;
+  /** Give deploy/redis/start.sh the passwords themselves (it accepts either, as the recipes do). */
+  plainPasswords?: boolean;
+  /** More environment of start.sh, e.g. TESSERA_REDIS_TLS_DIR and TESSERA_REDIS_PORT: TLS only (no --port then). */
+  scriptEnv?: NodeJS.ProcessEnv;
+}
 
 export interface RedisServerOptions {
   port: number;
@@ -10,37 +23,103 @@ export interface RedisServerOptions {
   appendfsync?: 'always' | 'everysec';
   /** More redis-server arguments (e.g. `--enable-debug-command yes`). */
   args?: string[];
+  /**
+   * The directory of its data, kept when it stops (created, owner only, if missing), so that a
+   * restart finds the AOF again. Default: a temporary directory of its own, removed on stop.
+   */
+  dir?: string;
+  /** The addresses it binds (redis-server's `--bind`): loopback only by default. */
+  bind?: string;
+  /**
+   * Run it as the recipes do, through deploy/redis/start.sh: the users of deploy/redis/users.acl
+   * with these passwords, the default user off. `users` of the result are then their URLs.
+   */
+  acl?: RedisAclOptions;
   process?: ManagedProcessOptions;
 }
 
 export interface RedisServerProcess {
+  /** Without `acl` no credentials; with `acl` the gateway user's URL. */
   url: string;
   port: number;
   dir: string;
+  /** With `acl`: one URL per service user, with its password. */
+  users?: Record<RedisUser, string>;
   process: ManagedProcess;
   stop(): Promise<void>;
 }
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** What deploy/redis/start.sh reads: each user's password (or its digest) and where to write the ACL. */
+function aclScriptEnv(acl: RedisAclOptions, dir: string): NodeJS.ProcessEnv {
+  const { vault, gateway } = acl.passwords;
+  return {
+    PATH: process.env.PATH,
+    ...(acl.plainPasswords
+      ? { REDIS_VAULT_PASSWORD: vault, REDIS_GATEWAY_PASSWORD: gateway }
+      : { REDIS_VAULT_PASSWORD_SHA256: sha256(vault), REDIS_GATEWAY_PASSWORD_SHA256: sha256(gateway) }),
+    TESSERA_REDIS_RUN_DIR: path.join(dir, 'run'),
+    ...acl.scriptEnv,
+  };
+}
+
 /**
- * A private redis-server on a loopback port, with a temporary directory of its own (AOF files and
- * snapshots never land in the repository), removed on stop. Never the machine's own Redis.
+ * A private redis-server on a loopback port, with a directory of its own (AOF files and snapshots
+ * never land in the repository unless `dir` says so). Never the machine's own Redis.
  */
 export async function startRedisServer(options: RedisServerOptions): Promise<RedisServerProcess> {
-  const { port } = options;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
+  const { port, acl } = options;
+  const keepDir = options.dir !== undefined;
+  const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
+  if (keepDir) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const aof = options.appendfsync === undefined ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', options.appendfsync];
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...aof, ...(options.args ?? [])];
-  const proc = new ManagedProcess('redis', 'redis-server', args, process.env, options.process).start();
-  await redisReady(proc, port);
+  const tls = acl?.scriptEnv?.TESSERA_REDIS_TLS_DIR !== undefined;
+  const args = [
+    // With TLS, start.sh turns the plaintext port off and listens with TLS on TESSERA_REDIS_PORT.
+    ...(tls ? [] : ['--port', String(port)]),
+    '--bind',
+    options.bind ?? '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    ...aof,
+    ...(options.args ?? []),
+  ];
+  const proc = (
+    acl === undefined
+      ? new ManagedProcess('redis', 'redis-server', args, process.env, options.process)
+      : new ManagedProcess(
+          'redis',
+          'sh',
+          [path.join(ROOT, 'deploy', 'redis', 'start.sh'), ...args],
+          aclScriptEnv(acl, dir),
+          options.process,
+        )
+  ).start();
+  try {
+    await redisReady(proc, port);
+  } catch (err) {
+    await proc.stop();
+    if (!keepDir) fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const base = tls ? `rediss://%s@localhost:${port}` : `redis://%s@127.0.0.1:${port}`;
+  const users = acl && {
+    vault: base.replace('%s', `tessera-vault:${encodeURIComponent(acl.passwords.vault)}`),
+    gateway: base.replace('%s', `tessera-gateway:${encodeURIComponent(acl.passwords.gateway)}`),
+  };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: users?.gateway ?? `redis://127.0.0.1:${port}`,
     port,
     dir,
+    ...(users ? { users } : {}),
     process: proc,
     async stop(this: RedisServerProcess) {
       // this.process: a test may have restarted it (restartRedis).
       await this.process.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

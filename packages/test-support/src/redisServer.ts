@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,6 @@ import {
   ManagedProcess,
   PortBlock,
   redisReady,
-  ROOT,
   startRedisServer as launchRedisServer,
   waitFor,
   type RedisServerProcess,
@@ -58,8 +57,6 @@ export function useRedisServer<C extends { disconnect(): void }>(
 
 /** `url`: without `acl` no credentials; with `acl` the gateway's URL (as the keys CLI uses it). */
 export interface RedisServer extends RedisServerProcess {
-  /** With `acl`: one URL per service user of deploy/redis/users.acl, with its password. */
-  users?: { vault: string; gateway: string };
   /** With `tls`: the CA file a service gives as REDIS_TLS_CA_FILE. */
   tlsCaFile?: string;
 }
@@ -82,46 +79,34 @@ export interface RedisStartOptions {
 export async function startRedis(options: RedisStartOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   if (!options.acl) return launchRedisServer({ port, appendfsync: 'always', args: options.args });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-'));
-  const serverArgs = ['--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', ...(options.args ?? [])];
-  let tlsCaFile: string | undefined;
   const passwords = { vault: randomBytes(24).toString('hex'), gateway: randomBytes(24).toString('hex') };
-  const sha256 = (password: string) => createHash('sha256').update(password).digest('hex');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    ...(options.digestsOnly
-      ? { REDIS_VAULT_PASSWORD_SHA256: sha256(passwords.vault), REDIS_GATEWAY_PASSWORD_SHA256: sha256(passwords.gateway) }
-      : { REDIS_VAULT_PASSWORD: passwords.vault, REDIS_GATEWAY_PASSWORD: passwords.gateway }),
-    TESSERA_REDIS_RUN_DIR: path.join(dir, 'run'),
-  };
-  // localhost may resolve to ::1 first: listen on both loopbacks ("-": if the host has IPv6).
-  const bind = ['--bind', '127.0.0.1 -::1'];
+  let tls: { dir: string; caFile: string } | undefined;
   if (options.tls) {
-    const certDir = path.join(dir, 'certs');
-    generateDevCertificates(certDir, ['localhost']);
-    env.TESSERA_REDIS_TLS_DIR = path.join(certDir, 'localhost');
-    env.TESSERA_REDIS_PORT = String(port);
-    tlsCaFile = path.join(certDir, 'ca.crt');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-certs-'));
+    generateDevCertificates(dir, ['localhost']);
+    tls = { dir, caFile: path.join(dir, 'ca.crt') };
   }
-  const args = [path.join(ROOT, 'deploy', 'redis', 'start.sh'), ...(options.tls ? [] : ['--port', String(port)]), ...bind, ...serverArgs];
-  const proc = new ManagedProcess('redis', 'sh', args, env).start();
-  await redisReady(proc, port);
-  const base = options.tls ? `rediss://%s@localhost:${port}` : `redis://%s@127.0.0.1:${port}`;
-  const users = {
-    vault: base.replace('%s', `tessera-vault:${passwords.vault}`),
-    gateway: base.replace('%s', `tessera-gateway:${passwords.gateway}`),
-  };
-  return {
-    url: users.gateway,
+  const server = await launchRedisServer({
     port,
-    dir,
-    process: proc,
-    users,
-    ...(tlsCaFile ? { tlsCaFile } : {}),
+    appendfsync: 'always',
+    args: options.args,
+    // localhost may resolve to ::1 first: listen on both loopbacks ("-": if the host has IPv6).
+    bind: '127.0.0.1 -::1',
+    acl: {
+      passwords,
+      // digestsOnly: start.sh gets only the SHA-256, as deploy/k8s and docker-compose.yml give it.
+      plainPasswords: !options.digestsOnly,
+      scriptEnv: tls && { TESSERA_REDIS_TLS_DIR: path.join(tls.dir, 'localhost'), TESSERA_REDIS_PORT: String(port) },
+    },
+  });
+  if (tls === undefined) return server;
+  const certDir = tls.dir;
+  return {
+    ...server,
+    tlsCaFile: tls.caFile,
     async stop(this: RedisServer) {
-      // this.process: restartRedis may have replaced the process.
-      await this.process.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await server.stop.call(this);
+      fs.rmSync(certDir, { recursive: true, force: true });
     },
   };
 }

@@ -5,7 +5,7 @@
  * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
-import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, type CliIo } from '@tessera/common';
+import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, withLocalStack, type CliIo } from '@tessera/common';
 import {
   createApiKey,
   getApiKey,
@@ -80,7 +80,8 @@ Commands:
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
-Environment: REDIS_URL (required), API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), TESSERA_STATE_DIR.`;
+Environment: the gateway's: REDIS_URL, API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), NODE_ENV,
+TESSERA_STATE_DIR. Beside npm start none: without REDIS_URL it reads what npm start wrote in .tessera/stack.json.`;
 
 type Io = CliIo;
 
@@ -519,4 +520,5 @@ async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: bo
   if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
-if (require.main === module) runCliMain(runKeysCli, process.env);
+// Beside npm start, with no Redis named: the stack it runs (.tessera/stack.json).
+if (require.main === module) runCliMain(runKeysCli, withLocalStack('gateway', process.env));

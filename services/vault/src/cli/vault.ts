@@ -5,7 +5,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, createLogger, parseCommandLine, parseConfig, runCliMain, UsageError, type CliIo } from '@tessera/common';
+import {
+  ConfigError,
+  createLogger,
+  parseCommandLine,
+  parseConfig,
+  runCliMain,
+  UsageError,
+  withLocalStack,
+  type CliIo,
+} from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
 import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
@@ -32,7 +41,8 @@ Commands:
   status [--batch <n>] [--json]
       Counts records per key id and where each key lives. A key may be removed once it counts zero.
 
-Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.`;
+Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
+Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/stack.json.`;
 
 export type Io = CliIo;
 
@@ -223,4 +233,5 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
   return store;
 }
 
-if (require.main === module) runCliMain(run, process.env);
+// Beside npm start, with no Redis named: the stack it runs (.tessera/stack.json).
+if (require.main === module) runCliMain(run, withLocalStack('vault', process.env));
