@@ -82,12 +82,15 @@ export async function waitUntil(check: () => Promise<boolean>, what: string, tim
   }
 }
 
-/** Every live master has a replica whose link is up, so WAIT 1 can be satisfied everywhere. */
+/**
+ * Every live master has a replica that finished its sync (connected_slaves also counts one still
+ * waiting for its first copy) and every replica's link is up, so WAIT 1 can be satisfied everywhere.
+ */
 export async function replicasInSync(via: string): Promise<boolean> {
   const nodes = (await clusterNodes(via)).filter((n) => !n.failed);
   for (const node of nodes) {
     const info = await withNode(node.address, (client) => client.info('replication'));
-    if (node.master && node.slots.length > 0 && !/^connected_slaves:[1-9]/m.test(info)) return false;
+    if (node.master && node.slots.length > 0 && !/^slave\d+:.*state=online/m.test(info)) return false;
     if (!node.master && !/^master_link_status:up/m.test(info)) return false;
   }
   return true;

@@ -179,6 +179,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
           'yes',
           '--appendfsync',
           'always',
+          // A replica's first sync starts at once instead of after Redis's 5 s wait for more replicas.
+          '--repl-diskless-sync-delay',
+          '0',
           ...(options.args ?? []),
         ],
         process.env,
@@ -202,6 +205,10 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     'redis cluster state ok',
     30_000,
   );
+  // The cluster is ok before any replica has its master's data. A replica that never synced is
+  // never promoted (its data counts as too old), so a master killed before then stays dead and its
+  // slots unanswered for good: a failover test must start only once every replica is in sync.
+  if (replicas > 0) await waitFor(() => everyReplicaInSync(nodes, 3 * replicas), 'every replica in sync', 30_000);
   const first = processes[0] as ManagedProcess;
   return {
     url: `redis://${nodes[0]}`,
@@ -215,4 +222,21 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `count` replicas have a replication link that is up (their first sync is done), and every node
+ * knows all of them as replicas (the masters that vote in a failover need to).
+ */
+function everyReplicaInSync(nodes: readonly string[], count: number): boolean {
+  const ask = (node: string, ...command: string[]): string => {
+    const [host, port] = node.split(':') as [string, string];
+    return spawnSync('redis-cli', ['-h', host, '-p', port, ...command], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+  };
+  const synced = nodes.filter((node) => /^master_link_status:up/m.test(ask(node, 'info', 'replication'))).length;
+  const known = (node: string) =>
+    ask(node, 'cluster', 'nodes')
+      .split('\n')
+      .filter((line) => / (myself,)?slave /.test(line)).length;
+  return synced === count && nodes.every((node) => known(node) === count);
 }
