@@ -1,4 +1,5 @@
 import { createLogger } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import { usageWindow } from '../domain/idempotency';
 import { useGatewayRedis } from '../testing/redis';
 import { isStaleClaim, MemoryIdempotencyStore, RedisIdempotencyStore, type ClaimOptions, type IdempotencyStore } from './idempotencyStore';
@@ -149,6 +150,32 @@ describe('Redis', () => {
       );
       const standalone = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() + 60_000 });
       expect(await standalone.claim('acme:k2', 'fp', opts(Date.now(), true))).toMatchObject({ state: 'in_progress' });
+    });
+
+    it('answers 503 and leaves the key free when the old name cannot be read (its master failing over)', async () => {
+      await db.redis.flushall();
+      // A client allowed the merchant slots' names but not the old ones: its GET of the old name fails as a down master's would.
+      await db.redis.call('ACL', 'SETUSER', 'legacy-blind', 'on', '>pw', 'resetkeys', '~tessera:idempotency:*', '+@all');
+      const blind = createRedisClient(db.server.url.replace('redis://', 'redis://legacy-blind:pw@'), {
+        commandTimeoutMs: 1000,
+        profile: 'server',
+      });
+      try {
+        await blind.connect();
+        const store = new RedisIdempotencyStore(blind, undefined, { keyPrefix: '{tessera-gateway}:', readUntil: Date.now() + 60_000 });
+        await expect(store.claim('acme:k5', 'fp', opts(Date.now(), false))).rejects.toMatchObject({
+          code: 'service_unavailable',
+          status: 503,
+        });
+        for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:{m:acme}:k5')) > 0; i++)
+          await new Promise((r) => setTimeout(r, 20));
+        expect(await db.redis.exists('tessera:idempotency:{m:acme}:k5')).toBe(0);
+        const healthy = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '{tessera-gateway}:', readUntil: Date.now() + 60_000 });
+        expect(await healthy.claim('acme:k5', 'fp', opts(Date.now(), false))).toBe('claimed');
+      } finally {
+        blind.disconnect();
+        await db.redis.call('ACL', 'DELUSER', 'legacy-blind');
+      }
     });
 
     it('lets a stale old claim be taken over, and stops reading old names once none can be alive', async () => {

@@ -268,7 +268,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       }
       throw redisUnavailable(err, 'The Idempotency-Key cannot be recorded durably right now; retry with the same key.');
     }
-    if (found === null) return (await this.legacyRecord(scope, opts)) ?? 'claimed';
+    if (found === null) return (await this.legacyRecord(scope, key, claim, opts)) ?? 'claimed';
     if (found === OVER_QUOTA) return OVER_QUOTA;
     const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
     return record;
@@ -280,13 +280,23 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    * over the claim just made, which is given back, so a request answered or running before the
    * upgrade is replayed or refused, never run twice. A stale claim there is one the caller may take over.
    */
-  private async legacyRecord(scope: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
+  private async legacyRecord(scope: string, key: string, claim: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
     if (this.legacy === undefined || opts.now >= this.legacy.readUntil) return undefined;
-    const raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    let raw: string | null;
+    try {
+      raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    } catch (err) {
+      // Unread, the old record may hold an answer or a running request, so the claim cannot be
+      // acted on; kept, it would hold the key (409, then psp_outcome_unknown) for a request that
+      // never ran. In a Cluster the old names sit in another slot than the claim: its master may
+      // be failing over alone. Given back (not awaited, as above) so that a retry can claim the key.
+      void this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim).catch(() => undefined);
+      throw redisUnavailable(err, 'The Idempotency-Key cannot be checked right now; retry with the same key.');
+    }
     if (raw === null) return undefined;
     const record = JSON.parse(raw) as IdempotencyRecord;
     if (opts.takeOverStale && isStaleClaim(record, opts.now)) return undefined;
-    await this.redis.del(recordKey(scope));
+    await this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim);
     return record;
   }
 
