@@ -86,4 +86,12 @@ describe('CVC sessions', () => {
     expect(await codeOf(attach(secret))).toBe('cvv_invalid');
     expect(await codeOf(attach(secret))).toBe('attached');
   });
+
+  it('keeps the grant used when the attach fails with 503, as the vault may have run it late and attached the CVC', async () => {
+    const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
+    vault.refuse = new TesseraError('service_unavailable');
+    expect(await codeOf(attach(secret))).toBe('service_unavailable');
+    expect(await codeOf(attach(secret))).toBe('cvc_session_used');
+    expect(vault.attached).toEqual([]);
+  });
 });

@@ -61,7 +61,7 @@ export async function openCvcSession(
 
 /**
  * POST /v1/browser/tokens/{token}/cvc: the grant is taken (atomically, once) before the vault is
- * asked, and given back if the attach fails, so a mistyped CVC can be corrected under the same
+ * asked, and given back if the vault refuses the CVC, so a mistyped CVC can be corrected under the same
  * grant while two concurrent attaches still cannot both succeed.
  */
 export async function attachCvcUnderSession(
@@ -81,7 +81,10 @@ export async function attachCvcUnderSession(
   try {
     return await deps.vault.attachCvv({ ...target, cvv: String(input.cvv), cvvIsInteger: typeof input.cvv === 'number' }, ctx);
   } catch (err) {
-    await deps.sessions.release(digest).catch(() => undefined);
+    // Only a refusal (4xx: cvv_invalid, token_not_found, ...) proves nothing was written. A 5xx
+    // (deadline, vault unavailable) may come from a call the vault ran late, CVC attached: the
+    // grant stays used, as handing it back would let a second CVC be attached under it.
+    if (err instanceof TesseraError && err.status < 500) await deps.sessions.release(digest).catch(() => undefined);
     throw err;
   }
 }

@@ -1,7 +1,15 @@
 import { createLogger } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
 import { usageWindow } from '../domain/idempotency';
 import { useGatewayRedis } from '../testing/redis';
-import { isStaleClaim, MemoryIdempotencyStore, RedisIdempotencyStore, type ClaimOptions, type IdempotencyStore } from './idempotencyStore';
+import {
+  isStaleClaim,
+  MemoryIdempotencyStore,
+  RedisIdempotencyStore,
+  type ClaimOptions,
+  type IdempotencyStore,
+  type OwnClaim,
+} from './idempotencyStore';
 
 const T0 = 1_800_000_000_000;
 const opts = (now: number, takeOverStale: boolean): ClaimOptions => ({ lockTtlMs: 1_000, keepMs: 60_000, takeOverStale, now });
@@ -11,6 +19,9 @@ const withQuota = (owner: string, maxBytes: number): ClaimOptions => ({
   ...opts(Date.now(), true),
   quota: { owner, maxBytes, window: usageWindow(Date.now(), TTL) },
 });
+const CLAIMED = { state: 'claimed' };
+const isClaimed = (found: Awaited<ReturnType<IdempotencyStore['claim']>>): found is OwnClaim =>
+  typeof found === 'object' && found.state === 'claimed';
 const counted = (owner: string) => ({ ttlMs: TTL, quota: { owner, window: usageWindow(Date.now(), TTL) } });
 
 function contract(name: string, make: () => Promise<IdempotencyStore>) {
@@ -21,7 +32,7 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
     });
 
     it('gives the scope to one claimant and shows the running claim to the next', async () => {
-      expect(await store.claim('m:a', 'fp', opts(T0, true))).toBe('claimed');
+      expect(await store.claim('m:a', 'fp', opts(T0, true))).toMatchObject(CLAIMED);
       const next = await store.claim('m:a', 'fp', opts(T0 + 500, true));
       expect(next).toEqual({ state: 'in_progress', fingerprint: 'fp', lockedUntil: T0 + 1_000 });
       expect(isStaleClaim(next as never, T0 + 500)).toBe(false);
@@ -38,11 +49,29 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
     it('lets exactly one caller take over a stale claim when the route may run again', async () => {
       await store.claim('m:c', 'fp', opts(T0, true));
       const takers = await Promise.all([1, 2, 3].map(() => store.claim('m:c', 'fp', opts(T0 + 1_500, true))));
-      expect(takers.filter((t) => t === 'claimed')).toHaveLength(1);
-      expect(takers.filter((t) => t !== 'claimed')).toEqual([
+      expect(takers.filter(isClaimed)).toHaveLength(1);
+      expect(takers.filter((t) => !isClaimed(t))).toEqual([
         { state: 'in_progress', fingerprint: 'fp', lockedUntil: T0 + 2_500 },
         { state: 'in_progress', fingerprint: 'fp', lockedUntil: T0 + 2_500 },
       ]);
+    });
+
+    it('a request that outlived its lock neither drops nor overwrites the claim of the retry that took it over', async () => {
+      const first = (await store.claim('m:h', 'fp', opts(T0, true))) as OwnClaim;
+      const retry = (await store.claim('m:h', 'fp', opts(T0 + 1_500, true))) as OwnClaim;
+      expect(retry).toMatchObject(CLAIMED);
+      await store.release('m:h', first);
+      expect(await store.claim('m:h', 'fp', opts(T0 + 1_600, true))).toEqual({
+        state: 'in_progress',
+        fingerprint: 'fp',
+        lockedUntil: T0 + 2_500,
+      });
+      const late = { state: 'done' as const, fingerprint: 'fp', sealed: 'first-answer' };
+      await expect(store.complete('m:h', late, { ttlMs: TTL, replaces: first })).rejects.toThrow(/taken over/);
+      expect(await store.claim('m:h', 'fp', opts(T0 + 1_600, true))).toMatchObject({ state: 'in_progress', lockedUntil: T0 + 2_500 });
+      // The retry's own answer is kept, and its release (had it done nothing) would have freed the key.
+      await store.complete('m:h', { ...late, sealed: 'retry-answer' }, { ttlMs: TTL, replaces: retry });
+      expect(await store.claim('m:h', 'fp', opts(T0 + 1_600, true))).toMatchObject({ sealed: 'retry-answer' });
     });
 
     it('never takes over an answer, nor what is kept of one too large to keep', async () => {
@@ -57,7 +86,7 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
     it('refuses new claims of an owner once its stored records reach the quota, and only those', async () => {
       const record = { state: 'done' as const, fingerprint: 'fp', sealed: 'x'.repeat(400) };
       let claims = 0;
-      while ((await store.claim(`q:${claims}`, 'fp', withQuota('acme:test', 1_000))) === 'claimed') {
+      while (isClaimed(await store.claim(`q:${claims}`, 'fp', withQuota('acme:test', 1_000)))) {
         await store.complete(`q:${claims}`, record, counted('acme:test'));
         claims++;
         if (claims > 10) break;
@@ -67,8 +96,8 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
       expect(await store.claim(`q:${claims}`, 'fp', withQuota('acme:test', 1_000))).toBe('over_quota');
       // What is already there is still returned; other owners and an unlimited quota are not held back.
       expect(await store.claim('q:0', 'fp', withQuota('acme:test', 1_000))).toEqual(record);
-      expect(await store.claim('q:other', 'fp', withQuota('acme:live', 1_000))).toBe('claimed');
-      expect(await store.claim('q:unlimited', 'fp', withQuota('acme:test', 0))).toBe('claimed');
+      expect(await store.claim('q:other', 'fp', withQuota('acme:live', 1_000))).toMatchObject(CLAIMED);
+      expect(await store.claim('q:unlimited', 'fp', withQuota('acme:test', 0))).toMatchObject(CLAIMED);
     });
   });
 }
@@ -126,7 +155,7 @@ describe('Redis', () => {
     // Dropped without waiting for it (it may queue behind other WAITs): gone moments later.
     for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:{m:m}:w')) > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await db.redis.exists('tessera:idempotency:{m:m}:w')).toBe(0);
-    expect(await new RedisIdempotencyStore(db.redis).claim('m:w', 'fp', opts(Date.now(), false))).toBe('claimed');
+    expect(await new RedisIdempotencyStore(db.redis).claim('m:w', 'fp', opts(Date.now(), false))).toMatchObject(CLAIMED);
     // Nor is an answer relied on: its write is reported (the answer itself still goes to the client).
     await expect(unreplicated.complete('m:w', { state: 'done', fingerprint: 'fp', sealed: 's' }, { ttlMs: TTL })).rejects.toThrow(
       /replicas acknowledged/,
@@ -151,14 +180,40 @@ describe('Redis', () => {
       expect(await standalone.claim('acme:k2', 'fp', opts(Date.now(), true))).toMatchObject({ state: 'in_progress' });
     });
 
+    it('answers 503 and leaves the key free when the old name cannot be read (its master failing over)', async () => {
+      await db.redis.flushall();
+      // A client allowed the merchant slots' names but not the old ones: its GET of the old name fails as a down master's would.
+      await db.redis.call('ACL', 'SETUSER', 'legacy-blind', 'on', '>pw', 'resetkeys', '~tessera:idempotency:*', '+@all');
+      const blind = createRedisClient(db.server.url.replace('redis://', 'redis://legacy-blind:pw@'), {
+        commandTimeoutMs: 1000,
+        profile: 'server',
+      });
+      try {
+        await blind.connect();
+        const store = new RedisIdempotencyStore(blind, undefined, { keyPrefix: '{tessera-gateway}:', readUntil: Date.now() + 60_000 });
+        await expect(store.claim('acme:k5', 'fp', opts(Date.now(), false))).rejects.toMatchObject({
+          code: 'service_unavailable',
+          status: 503,
+        });
+        for (let i = 0; i < 50 && (await db.redis.exists('tessera:idempotency:{m:acme}:k5')) > 0; i++)
+          await new Promise((r) => setTimeout(r, 20));
+        expect(await db.redis.exists('tessera:idempotency:{m:acme}:k5')).toBe(0);
+        const healthy = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '{tessera-gateway}:', readUntil: Date.now() + 60_000 });
+        expect(await healthy.claim('acme:k5', 'fp', opts(Date.now(), false))).toMatchObject(CLAIMED);
+      } finally {
+        blind.disconnect();
+        await db.redis.call('ACL', 'DELUSER', 'legacy-blind');
+      }
+    });
+
     it('lets a stale old claim be taken over, and stops reading old names once none can be alive', async () => {
       await db.redis.flushall();
       await db.redis.set('tessera:idempotency:acme:k3', JSON.stringify({ state: 'in_progress', fingerprint: 'fp', lockedUntil: 1 }));
       const store = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() + 60_000 });
-      expect(await store.claim('acme:k3', 'fp', opts(Date.now(), true))).toBe('claimed');
+      expect(await store.claim('acme:k3', 'fp', opts(Date.now(), true))).toMatchObject(CLAIMED);
       await db.redis.set('tessera:idempotency:acme:k4', JSON.stringify(answered));
       const after = new RedisIdempotencyStore(db.redis, undefined, { keyPrefix: '', readUntil: Date.now() - 1 });
-      expect(await after.claim('acme:k4', 'fp', opts(Date.now(), true))).toBe('claimed');
+      expect(await after.claim('acme:k4', 'fp', opts(Date.now(), true))).toMatchObject(CLAIMED);
     });
   });
 });

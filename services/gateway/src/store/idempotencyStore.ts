@@ -44,8 +44,20 @@ export interface ClaimOptions {
   quota?: QuotaOptions;
 }
 
+/**
+ * The caller's own claim, as claim() wrote it: release and complete act only while the scope still
+ * holds it, so a request that outlived lockTtlMs, its stale claim taken over by a retry, can neither
+ * drop nor overwrite the retry's claim. Opaque to callers.
+ */
+export interface OwnClaim {
+  state: 'claimed';
+  claim: string;
+}
+
 export interface CompleteOptions {
   ttlMs: number;
+  /** Replace only this claim; without it, whatever is there (a stale claim answered psp_outcome_unknown). */
+  replaces?: OwnClaim;
   /** Counts the stored record against its owner in the window's current slice. */
   quota?: { owner: string; window: UsageWindow };
 }
@@ -53,18 +65,19 @@ export interface CompleteOptions {
 export interface IdempotencyStore {
   /**
    * Claims the scope atomically, or returns what is already there. Exactly one of several
-   * concurrent callers gets 'claimed'; 'over_quota' when the scope is free but its owner is full.
+   * concurrent callers gets its OwnClaim; 'over_quota' when the scope is free but its owner is full.
    * Throws service_unavailable when the claim is not acknowledged (IDEMPOTENCY_WRITE_ACK): then the
    * scope is left free, as far as the store can tell, so a retry may claim it.
    */
-  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord>;
+  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<OwnClaim | 'over_quota' | IdempotencyRecord>;
   /**
    * Replaces the claim with the answer (or what is kept of it), kept for opts.ttlMs. Throws when it
-   * is not acknowledged (IDEMPOTENCY_WRITE_ACK), though the answer may be kept on the primary.
+   * is not acknowledged (IDEMPOTENCY_WRITE_ACK), though the answer may be kept on the primary, and
+   * when opts.replaces is no longer there (a retry took it over: its answer will be kept).
    */
   complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void>;
-  /** Drops the claim (the request did nothing; a retry may run it). */
-  release(scope: string): Promise<void>;
+  /** Drops the caller's own claim, if still there (the request did nothing; a retry may run it). */
+  release(scope: string, own: OwnClaim): Promise<void>;
   close?(): Promise<void>;
 }
 
@@ -77,13 +90,26 @@ function claimRecord(fingerprint: string, opts: ClaimOptions): IdempotencyRecord
   return { state: 'in_progress', fingerprint, lockedUntil: opts.now + opts.lockTtlMs };
 }
 
+/** The stored text of a new claim: its claimId makes it unique, so that only its owner ever drops or replaces it. */
+function newClaimText(fingerprint: string, opts: ClaimOptions): string {
+  return JSON.stringify({ ...claimRecord(fingerprint, opts), claimId: randomBytes(12).toString('base64url') });
+}
+
+/** complete() found another claim than the caller's: a retry took its stale claim over, and the retry's answer is kept. */
+export class ClaimTakenOver extends Error {
+  constructor() {
+    super('the Idempotency-Key claim was taken over by a retry after lockTtlMs; its answer is kept instead');
+  }
+}
+
 /** Bytes a record takes in the store, as counted against its owner's quota. */
 function storedBytes(key: string, value: string): number {
   return Buffer.byteLength(key) + Buffer.byteLength(value);
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, { record: IdempotencyRecord; expiresAt: number }>();
+  /** `claim`: the OwnClaim text of a claim, so that only its owner releases or completes it. */
+  private readonly records = new Map<string, { record: IdempotencyRecord; expiresAt: number; claim?: string }>();
   /** `<owner>:<slice>` -> bytes counted, as the Redis store's counters. */
   private readonly usage = new Map<string, { bytes: number; expiresAt: number }>();
 
@@ -111,7 +137,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return entry.record;
   }
 
-  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
+  claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<OwnClaim | 'over_quota' | IdempotencyRecord> {
     const existing = this.live(scope);
     if (existing && !(opts.takeOverStale && isStaleClaim(existing, opts.now))) return Promise.resolve(existing);
     if (!existing && opts.quota && opts.quota.maxBytes > 0 && this.used(opts.quota) >= opts.quota.maxBytes) {
@@ -120,11 +146,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     // Expired entries would otherwise pile up in a long-running development process.
     if (this.records.size > 10_000) for (const key of [...this.records.keys()]) this.live(key);
     if (this.usage.size > 10_000) for (const [key, entry] of this.usage) if (entry.expiresAt <= this.now()) this.usage.delete(key);
-    this.records.set(scope, { record: claimRecord(fingerprint, opts), expiresAt: this.now() + opts.keepMs });
-    return Promise.resolve('claimed');
+    const own: OwnClaim = { state: 'claimed', claim: newClaimText(fingerprint, opts) };
+    this.records.set(scope, { record: claimRecord(fingerprint, opts), expiresAt: this.now() + opts.keepMs, claim: own.claim });
+    return Promise.resolve(own);
+  }
+
+  private holds(scope: string, own: OwnClaim): boolean {
+    return this.live(scope) !== undefined && this.records.get(scope)?.claim === own.claim;
   }
 
   complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
+    if (opts.replaces !== undefined && !this.holds(scope, opts.replaces)) return Promise.reject(new ClaimTakenOver());
     this.records.set(scope, { record, expiresAt: this.now() + opts.ttlMs });
     if (opts.quota) {
       const key = `${opts.quota.owner}:${opts.quota.window.current}`;
@@ -135,8 +167,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return Promise.resolve();
   }
 
-  release(scope: string): Promise<void> {
-    this.records.delete(scope);
+  release(scope: string, own: OwnClaim): Promise<void> {
+    if (this.holds(scope, own)) this.records.delete(scope);
     return Promise.resolve();
   }
 }
@@ -189,6 +221,13 @@ end
 return 1
 `;
 
+/** Sets the answer (ARGV[2], kept ARGV[3] ms) only while the scope holds the caller's own claim (ARGV[1]); 0 otherwise. */
+const COMPLETE_OWN_CLAIM = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+
 /** Where records of the layout before merchant slots are, and until when one may still be alive (ms since the epoch). */
 export interface LegacyRecords {
   /** `{tessera-gateway}:` in a Redis Cluster, '' on a standalone Redis. */
@@ -205,6 +244,7 @@ interface IdempotencyScripts {
   tesseraIdempotencyClaim(scopeKey: string, ...args: Array<string | number>): Promise<string | null>;
   tesseraIdempotencyClaimCounted(scopeKey: string, ...countersThenArgs: Array<string | number>): Promise<string | null>;
   tesseraIdempotencyReleaseOwnClaim(key: string, claim: string): Promise<number>;
+  tesseraIdempotencyCompleteOwnClaim(key: string, claim: string, record: string, ttlMs: number): Promise<number>;
 }
 const COUNTED_SLICES = USAGE_SLICES + 1;
 
@@ -232,17 +272,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       tesseraIdempotencyClaim: { numberOfKeys: 1, lua: CLAIM_SCRIPT },
       tesseraIdempotencyClaimCounted: { numberOfKeys: 1 + COUNTED_SLICES, lua: CLAIM_SCRIPT },
       tesseraIdempotencyReleaseOwnClaim: { numberOfKeys: 1, lua: RELEASE_OWN_CLAIM },
+      tesseraIdempotencyCompleteOwnClaim: { numberOfKeys: 1, lua: COMPLETE_OWN_CLAIM },
     });
     this.writer = new AcknowledgedWriter(redis, durability.writeAck, durability.logger, 'IDEMPOTENCY_WRITE_ACK');
   }
 
-  async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<'claimed' | 'over_quota' | IdempotencyRecord> {
+  async claim(scope: string, fingerprint: string, opts: ClaimOptions): Promise<OwnClaim | 'over_quota' | IdempotencyRecord> {
     const quota = opts.quota !== undefined && opts.quota.maxBytes > 0 ? opts.quota : undefined;
     const counters = quota ? quota.window.counted.map((slice) => usageKey(quota.owner, slice)) : [];
     if (counters.length !== 0 && counters.length !== COUNTED_SLICES) throw new Error(`a quota counts ${COUNTED_SLICES} slices`);
     const key = recordKey(scope);
-    // The claimId makes this claim's text unique, so that only this gateway's claim is ever dropped below.
-    const claim = JSON.stringify({ ...claimRecord(fingerprint, opts), claimId: randomBytes(12).toString('base64url') });
+    const claim = newClaimText(fingerprint, opts);
     let found: unknown;
     try {
       [found] = await this.writer.write([
@@ -268,7 +308,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       }
       throw redisUnavailable(err, 'The Idempotency-Key cannot be recorded durably right now; retry with the same key.');
     }
-    if (found === null) return (await this.legacyRecord(scope, opts)) ?? 'claimed';
+    if (found === null) return (await this.legacyRecord(scope, key, claim, opts)) ?? { state: 'claimed', claim };
     if (found === OVER_QUOTA) return OVER_QUOTA;
     const { claimId: _claimId, ...record } = JSON.parse(found as string) as IdempotencyRecord & { claimId?: string };
     return record;
@@ -280,29 +320,44 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    * over the claim just made, which is given back, so a request answered or running before the
    * upgrade is replayed or refused, never run twice. A stale claim there is one the caller may take over.
    */
-  private async legacyRecord(scope: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
+  private async legacyRecord(scope: string, key: string, claim: string, opts: ClaimOptions): Promise<IdempotencyRecord | undefined> {
     if (this.legacy === undefined || opts.now >= this.legacy.readUntil) return undefined;
-    const raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    let raw: string | null;
+    try {
+      raw = await this.redis.get(this.legacy.keyPrefix + IDEMPOTENCY_PREFIX + scope);
+    } catch (err) {
+      // Unread, the old record may hold an answer or a running request, so the claim cannot be
+      // acted on; kept, it would hold the key (409, then psp_outcome_unknown) for a request that
+      // never ran. In a Cluster the old names sit in another slot than the claim: its master may
+      // be failing over alone. Given back (not awaited, as above) so that a retry can claim the key.
+      void this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim).catch(() => undefined);
+      throw redisUnavailable(err, 'The Idempotency-Key cannot be checked right now; retry with the same key.');
+    }
     if (raw === null) return undefined;
     const record = JSON.parse(raw) as IdempotencyRecord;
     if (opts.takeOverStale && isStaleClaim(record, opts.now)) return undefined;
-    await this.redis.del(recordKey(scope));
+    await this.scripts.tesseraIdempotencyReleaseOwnClaim(key, claim);
     return record;
   }
 
   async complete(scope: string, record: FinalRecord, opts: CompleteOptions): Promise<void> {
     const key = recordKey(scope);
     const value = JSON.stringify(record);
-    const commands: PipelineCommand[] = [['set', key, value, 'PX', opts.ttlMs]];
+    const commands: PipelineCommand[] = [
+      opts.replaces === undefined
+        ? ['set', key, value, 'PX', opts.ttlMs]
+        : ['tesseraIdempotencyCompleteOwnClaim', key, opts.replaces.claim, value, opts.ttlMs],
+    ];
     if (opts.quota !== undefined) {
       // One round trip, but not a transaction: the answer must be kept even if counting it fails.
       const counter = usageKey(opts.quota.owner, opts.quota.window.current);
       commands.push(['incrby', counter, storedBytes(key, value)], ['pexpireat', counter, opts.quota.window.currentExpiresAt]);
     }
-    await this.writer.write(commands);
+    const [stored] = await this.writer.write(commands);
+    if (stored === 0) throw new ClaimTakenOver();
   }
 
-  async release(scope: string): Promise<void> {
-    await this.redis.del(recordKey(scope));
+  async release(scope: string, own: OwnClaim): Promise<void> {
+    await this.scripts.tesseraIdempotencyReleaseOwnClaim(recordKey(scope), own.claim);
   }
 }

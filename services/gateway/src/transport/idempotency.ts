@@ -87,11 +87,11 @@ export function idempotency(opts: IdempotencyOptions) {
       throw new TesseraError('idempotency_quota_exceeded', { param: 'Idempotency-Key' });
     }
     let abandoned = false;
-    if (found !== 'claimed') {
+    if (found.state !== 'claimed') {
       if (found.fingerprint !== fingerprint) throw new TesseraError('idempotency_key_reused', { param: 'Idempotency-Key' });
       abandoned = isStaleClaim(found, now);
     }
-    if (found !== 'claimed' && !abandoned) {
+    if (found.state !== 'claimed' && !abandoned) {
       if (found.state === 'in_progress') {
         res.setHeader('retry-after', '1');
         throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key' });
@@ -150,12 +150,17 @@ export function idempotency(opts: IdempotencyOptions) {
       res.end = end;
       capture(chunk, rest[0]);
       const status = res.statusCode;
+      // Our own claim; none when answering an abandoned one (psp_outcome_unknown), which is replaced as it is.
+      const own = found.state === 'claimed' ? found : undefined;
       const persist = isReplayable(status)
         ? opts.store.complete(scope, finalRecord(status), {
             ttlMs: opts.ttlMs,
             quota: { owner, window: usageWindow(Date.now(), opts.ttlMs) },
+            replaces: own,
           })
-        : opts.store.release(scope);
+        : own === undefined
+          ? Promise.resolve()
+          : opts.store.release(scope, own);
       void persist
         .catch((err: unknown) =>
           // The answer still goes out: the request ran (the PSP may have been paid). A retry then
