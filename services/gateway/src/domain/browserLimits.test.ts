@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   browserIpBucket,
   browserKeyBucket,
+  volumeMinuteOf,
   cardFingerprint,
   cardFingerprintKey,
   distinctCardsBucket,
@@ -15,7 +16,8 @@ describe('card-testing limit rules', () => {
     expect(distinctCardsBucket('2001:db8:1:2::1')).toBe(distinctCardsBucket('2001:db8:1:2:ffff::9'));
     expect(distinctCardsBucket('2001:db8:1:3::1')).not.toBe(distinctCardsBucket('2001:db8:1:2::1'));
     expect(browserIpBucket(undefined)).toBe('browser:ip:unknown');
-    expect(browserKeyBucket('key_abc')).toBe('browser:key:key_abc');
+    expect(browserKeyBucket('key_abc', volumeMinuteOf(120_000))).toBe('browser:key:key_abc:2');
+    expect(volumeMinuteOf(179_999)).toBe(2);
   });
 
   it('fingerprints a card by a keyed hash: stable per number and secret, different across numbers and secrets, never the number', () => {

@@ -35,12 +35,20 @@ export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = [
  */
 export const FAILED_SUBMISSIONS_PER_FORM_SESSION = 5;
 
+/** The clock minute a key's volume is counted in (minutes since the epoch, the same on every replica). */
+export function volumeMinuteOf(nowMs: number): number {
+  return Math.floor(nowMs / 60_000);
+}
+
 /**
- * The tokenizations a key admitted in the current minute, its pressure (the key id, never the
- * key). Admitted only: requests refused for want of work raise nobody's difficulty.
+ * The tokenizations a key admitted in one clock minute, its pressure (the key id, never the key).
+ * Admitted only: requests refused for want of work raise nobody's difficulty. Per clock minute
+ * rather than a window opened by the first hit, so the minute before is still there to read: a
+ * challenge's difficulty looks back at it (BrowserTokenLimiter), else a window that has just begun
+ * would price the work as if the attack had stopped.
  */
-export function browserKeyBucket(keyId: string): string {
-  return `browser:key:${keyId}`;
+export function browserKeyBucket(keyId: string, minute: number): string {
+  return `browser:key:${keyId}:${minute}`;
 }
 
 /** Per shopper network, counted like failed authentication (one IPv6 /64 is one client). */
