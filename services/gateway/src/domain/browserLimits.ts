@@ -51,6 +51,19 @@ export function browserKeyBucket(keyId: string, minute: number): string {
   return `browser:key:${keyId}:${minute}`;
 }
 
+/**
+ * The key's volume a challenge's difficulty follows, from its count this clock minute and the last
+ * one's, `msIntoMinute` into this one. Never below the last minute's (a minute that has just begun
+ * does not price the work as if the attack had stopped), and growing with this minute's from the
+ * start: this minute's plus the part of the last one still within sixty seconds (a sliding
+ * minute), else an attack running across the boundary would pay the last minute's price until this
+ * one caught up with it.
+ */
+export function recentKeyVolume(current: number, previous: number, msIntoMinute: number): number {
+  const previousStillInside = previous * Math.max(0, 1 - msIntoMinute / 60_000);
+  return Math.max(previous, Math.round(current + previousStillInside));
+}
+
 /** Per shopper network, counted like failed authentication (one IPv6 /64 is one client). */
 export function browserIpBucket(clientIp: string | undefined): string {
   return `browser:ip:${clientNetworkOf(clientIp)}`;

@@ -19,6 +19,7 @@ import {
   distinctCardsBucket,
   FAILED_SUBMISSIONS_PER_FORM_SESSION,
   formSessionFailuresBucket,
+  recentKeyVolume,
   type BrowserLimitReason,
   volumeMinuteOf,
 } from '../domain/browserLimits';
@@ -185,19 +186,19 @@ export class BrowserTokenLimiter {
   }
 
   /**
-   * The key's volume this clock minute, its recent volume (the larger of this minute's and the
-   * last's: what a challenge's difficulty follows), whether its attack mark is set, and whether it
-   * is under pressure.
+   * The key's volume this clock minute, its recent volume (recentKeyVolume: what a challenge's
+   * difficulty follows), whether its attack mark is set, and whether it is under pressure.
    */
   private async pressureOf(keyId: string, requestId: string) {
-    const minute = volumeMinuteOf(this.now());
+    const now = this.now();
+    const minute = volumeMinuteOf(now);
     const [current, previous, mark] = await Promise.all([
       this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId, minute)), requestId),
       this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId, minute - 1)), requestId),
       this.ask(() => this.deps.counter.peek(browserAttackMarkBucket(keyId)), requestId),
     ]);
     const keyVolume = current?.count ?? 0;
-    const recentVolume = Math.max(keyVolume, previous?.count ?? 0);
+    const recentVolume = recentKeyVolume(keyVolume, previous?.count ?? 0, now - minute * MINUTE_MS);
     const marked = (mark?.count ?? 0) > 0;
     return {
       keyVolume,
