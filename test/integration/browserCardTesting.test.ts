@@ -126,6 +126,17 @@ describe('card-testing limits on browser tokenization', () => {
     expect((await tokenize(key, '203.0.113.11')).status).toBe(201);
   });
 
+  it('counts no challenge request as a card, whatever its method (HEAD is answered by the GET route)', async () => {
+    const key = publishableKey('shop-head');
+    for (const method of ['GET', 'HEAD']) {
+      for (let i = 0; i < PER_IP; i++) {
+        const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { method, headers: fieldsHeaders(key, '203.0.113.12') });
+        expect(res.status).toBe(200);
+      }
+    }
+    for (let i = 0; i < PER_IP; i++) expect((await tokenize(key, '203.0.113.12')).status).toBe(201);
+  });
+
   it('keeps taking cards from a fresh address while 62 addresses attack one key, and makes each attacking card cost more work', async () => {
     const key = publishableKey('shop-attack');
     const secret = env.stack.createKey('shop-attack', 'test');

@@ -128,6 +128,17 @@ describe('gateway config', () => {
     );
   });
 
+  it('keeps a CVC session within an hour and the challenge base at or below its ceiling', () => {
+    expect(parseGatewayConfig({ CVC_SESSION_TTL_SECONDS: '3600' }).CVC_SESSION_TTL_SECONDS).toBe(3600);
+    expect(problems({ CVC_SESSION_TTL_SECONDS: '86400' }).join('\n')).toMatch(/CVC_SESSION_TTL_SECONDS.*at most 3600/);
+    expect(parseGatewayConfig({ BROWSER_CHALLENGE_BASE_NUMBER: '500000', BROWSER_CHALLENGE_MAX_NUMBER: '500000' })).toMatchObject({
+      BROWSER_CHALLENGE_BASE_NUMBER: 500_000,
+    });
+    expect(problems({ BROWSER_CHALLENGE_BASE_NUMBER: '600000', BROWSER_CHALLENGE_MAX_NUMBER: '500000' }).join('\n')).toMatch(
+      /BROWSER_CHALLENGE_BASE_NUMBER.*must not exceed BROWSER_CHALLENGE_MAX_NUMBER/,
+    );
+  });
+
   it('rejects a short pepper, a malformed dev key and a bad trusted proxy, listing all of them', () => {
     const found = problems({ API_KEY_PEPPER: 'short', TESSERA_DEV_API_KEY: 'tsk_live_x', TRUSTED_PROXIES: '10.0.0.0/8, nope' });
     expect(found).toHaveLength(3);

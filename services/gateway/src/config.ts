@@ -124,8 +124,9 @@ export const gatewayConfigSchema = z
     // Hosted payment page (form sessions, docs/browser.md): how long a session's page can be used.
     FORM_SESSION_TTL_SECONDS: env.positiveInt(1800),
     // tessera.cvcField: how long a CVC session (the single-use grant a secret key opens for one
-    // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page.
-    CVC_SESSION_TTL_SECONDS: env.positiveInt(600),
+    // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page,
+    // so at most an hour: a grant to attach a CVV must not outlive the checkout it was opened for.
+    CVC_SESSION_TTL_SECONDS: z.coerce.number().int().positive().max(3600, 'must be at most 3600 (an hour)').default(600),
     FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
@@ -237,6 +238,13 @@ export const gatewayConfigSchema = z
         code: 'custom',
         path: ['FIELDS_ORIGIN'],
         message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
+      });
+    }
+    if (cfg.BROWSER_CHALLENGE_BASE_NUMBER > cfg.BROWSER_CHALLENGE_MAX_NUMBER) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['BROWSER_CHALLENGE_BASE_NUMBER'],
+        message: 'must not exceed BROWSER_CHALLENGE_MAX_NUMBER (the ceiling of every challenge)',
       });
     }
     if (cfg.API_KEY_PEPPER !== undefined && cfg.API_KEY_PEPPERS !== undefined) {

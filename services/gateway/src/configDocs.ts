@@ -59,7 +59,7 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: 'how long a hosted payment page (form session) can be used; its record stays readable 24 h longer (status `expired`)',
   },
   CVC_SESSION_TTL_SECONDS: {
-    text: 'how long a CVC session (`POST /v1/token/{token}/cvc-sessions`, the single-use grant `tessera.cvcField` needs) can be used',
+    text: 'how long a CVC session (`POST /v1/token/{token}/cvc-sessions`, the single-use grant `tessera.cvcField` needs) can be used; at most 3600',
   },
   FIELDS_PORT: {
     default: 'unset (`npm start`: `8082`)',
@@ -78,7 +78,7 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: "card-testing threshold of `POST /v1/browser/tokens` and the hosted page's `POST /pay/{id}`: tokenizations per publishable key (hosted page: per secret key that opened the form session) per minute past which every card needs a solved proof-of-work challenge (`429 challenge_required` without one); nobody is refused for the key's volume alone. `0` disables ([browser.md](browser.md#card-testing))",
   },
   BROWSER_CHALLENGE_BASE_NUMBER: {
-    text: "a challenge's `maxnumber` (expected work: half as many SHA-256 hashes) at the threshold; times the key's volume in thresholds, doubled per card-testing refusal of the asking address in the hour",
+    text: "a challenge's `maxnumber` (expected work: half as many SHA-256 hashes) at the threshold; times the key's recent volume in thresholds, doubled per card-testing refusal of the asking address in the hour. At most `BROWSER_CHALLENGE_MAX_NUMBER`",
   },
   BROWSER_CHALLENGE_MAX_NUMBER: {
     text: "the ceiling of a challenge's `maxnumber`, so a shopper's solve stays bounded however hard the attack",

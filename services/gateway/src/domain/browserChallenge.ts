@@ -65,10 +65,9 @@ export function challengeHmacKey(configured: string | undefined, serverSecret: s
 
 /**
  * What a challenge is bound to, carried in its salt (which the challenge hash, and so the
- * signature, covers): the key it was issued for, the address's network (hashed: the salt is read
- * by the browser and logged by proxies), and the maxnumber it was issued with. A solution for
- * another key or from another network is refused, so work done from a clean address at a quiet
- * time cannot be spent by a misbehaving one.
+ * signature, covers): the key it was issued for and the address's network (hashed: the salt is
+ * read by the browser and logged by proxies). A solution for another key or from another network
+ * is refused, so work done from a clean address cannot be spent by a misbehaving one.
  */
 export interface ChallengeBinding {
   keyId: string;
@@ -80,9 +79,21 @@ export function challengeBindingOf(keyId: string, clientIp: string | undefined, 
   return { keyId, network };
 }
 
-/** As salt parameters (altcha-lib `params`). */
-export function challengeParams(binding: ChallengeBinding): Record<string, string> {
-  return { k: binding.keyId, n: binding.network };
+/**
+ * As salt parameters (altcha-lib `params`), with the maxnumber the challenge is issued with as `d`.
+ * altcha-lib signs the salt but not the challenge's own `maxnumber`, so the difficulty is known at
+ * spending time only from here: a solution whose `d` is below what is required by then was bought
+ * cheap at a quiet moment and is refused (signedMaxNumber), and a `d` changed by the client breaks
+ * the challenge hash.
+ */
+export function challengeParams(binding: ChallengeBinding, maxnumber: number): Record<string, string> {
+  return { k: binding.keyId, n: binding.network, d: String(maxnumber) };
+}
+
+/** The maxnumber a verified solution's challenge was issued with; 0 when its salt carries none. */
+export function signedMaxNumber(params: Record<string, string>): number {
+  const d = Number(params.d);
+  return Number.isSafeInteger(d) && d > 0 ? d : 0;
 }
 
 /** Whether a verified solution's salt parameters name this binding. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import {
   browserIpBucket,
   browserKeyBucket,
+  recentKeyVolume,
+  volumeMinuteOf,
   cardFingerprint,
   cardFingerprintKey,
   distinctCardsBucket,
@@ -15,7 +17,18 @@ describe('card-testing limit rules', () => {
     expect(distinctCardsBucket('2001:db8:1:2::1')).toBe(distinctCardsBucket('2001:db8:1:2:ffff::9'));
     expect(distinctCardsBucket('2001:db8:1:3::1')).not.toBe(distinctCardsBucket('2001:db8:1:2::1'));
     expect(browserIpBucket(undefined)).toBe('browser:ip:unknown');
-    expect(browserKeyBucket('key_abc')).toBe('browser:key:key_abc');
+    expect(browserKeyBucket('key_abc', volumeMinuteOf(120_000))).toBe('browser:key:key_abc:2');
+    expect(volumeMinuteOf(179_999)).toBe(2);
+  });
+
+  it("prices a challenge by the key's recent volume: never below the last minute's, growing with this one's from its start", () => {
+    expect(recentKeyVolume(0, 0, 0)).toBe(0);
+    expect(recentKeyVolume(0, 600, 0)).toBe(600);
+    expect(recentKeyVolume(0, 600, 59_000)).toBe(600);
+    expect(recentKeyVolume(60, 600, 6_000)).toBe(600);
+    expect(recentKeyVolume(120, 600, 6_000)).toBe(660);
+    expect(recentKeyVolume(900, 600, 30_000)).toBe(1_200);
+    expect(recentKeyVolume(900, 0, 30_000)).toBe(900);
   });
 
   it('fingerprints a card by a keyed hash: stable per number and secret, different across numbers and secrets, never the number', () => {

@@ -35,12 +35,33 @@ export const BROWSER_LIMIT_REASONS: readonly BrowserLimitReason[] = [
  */
 export const FAILED_SUBMISSIONS_PER_FORM_SESSION = 5;
 
+/** The clock minute a key's volume is counted in (minutes since the epoch, the same on every replica). */
+export function volumeMinuteOf(nowMs: number): number {
+  return Math.floor(nowMs / 60_000);
+}
+
 /**
- * The tokenizations a key admitted in the current minute, its pressure (the key id, never the
- * key). Admitted only: requests refused for want of work raise nobody's difficulty.
+ * The tokenizations a key admitted in one clock minute, its pressure (the key id, never the key).
+ * Admitted only: requests refused for want of work raise nobody's difficulty. Per clock minute
+ * rather than a window opened by the first hit, so the minute before is still there to read: a
+ * challenge's difficulty looks back at it (BrowserTokenLimiter), else a window that has just begun
+ * would price the work as if the attack had stopped.
  */
-export function browserKeyBucket(keyId: string): string {
-  return `browser:key:${keyId}`;
+export function browserKeyBucket(keyId: string, minute: number): string {
+  return `browser:key:${keyId}:${minute}`;
+}
+
+/**
+ * The key's volume a challenge's difficulty follows, from its count this clock minute and the last
+ * one's, `msIntoMinute` into this one. Never below the last minute's (a minute that has just begun
+ * does not price the work as if the attack had stopped), and growing with this minute's from the
+ * start: this minute's plus the part of the last one still within sixty seconds (a sliding
+ * minute), else an attack running across the boundary would pay the last minute's price until this
+ * one caught up with it.
+ */
+export function recentKeyVolume(current: number, previous: number, msIntoMinute: number): number {
+  const previousStillInside = previous * Math.max(0, 1 - msIntoMinute / 60_000);
+  return Math.max(previous, Math.round(current + previousStillInside));
 }
 
 /** Per shopper network, counted like failed authentication (one IPv6 /64 is one client). */

@@ -22,6 +22,7 @@ import {
   BROWSER_CVC_PATH,
   BROWSER_TOKENS_PATH,
   browserAuth,
+  type BrowserAuthDeps,
   browserCardGate,
   browserChallenge,
   browserCors,
@@ -214,7 +215,7 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, proxyAuth, ...body, proxying.dryRun);
   if (deps.browser) {
     const cors = browserCors(deps.browser.fieldsOrigin);
-    const publishableAuth = browserAuth({
+    const publishableAuthDeps: BrowserAuthDeps = {
       keyStore,
       pepper: deps.pepper,
       previousPeppers: deps.previousPeppers ?? [],
@@ -227,7 +228,8 @@ export function createApp(deps: GatewayDeps): Express {
       ...(deps.browser.provisionalTtlUnderAttackSeconds !== undefined
         ? { provisionalTtlUnderAttackSeconds: deps.browser.provisionalTtlUnderAttackSeconds }
         : {}),
-    });
+    };
+    const publishableAuth = browserAuth(publishableAuthDeps);
     app.options(BROWSER_TOKENS_PATH, cors);
     // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
     // token is provisional until the merchant's server retains it, and the answer is the
@@ -244,7 +246,12 @@ export function createApp(deps: GatewayDeps): Express {
     if (browserLimiter) {
       // The proof of work the two routes above demand while the key is under card-testing pressure.
       app.options(BROWSER_CHALLENGE_PATH, cors);
-      app.get(BROWSER_CHALLENGE_PATH, cors, publishableAuth, browserChallenge(browserLimiter));
+      app.get(
+        BROWSER_CHALLENGE_PATH,
+        cors,
+        browserAuth({ ...publishableAuthDeps, countsAsAttempt: false }),
+        browserChallenge(browserLimiter),
+      );
     }
   }
 

@@ -12,7 +12,7 @@ const AMEX = '378282246310005';
 
 function limiter(
   config: Partial<BrowserLimitConfig>,
-  stores: { counter?: RateLimitCounter; cards?: DistinctCardCounter } = {},
+  stores: { counter?: RateLimitCounter; cards?: DistinctCardCounter; now?: () => number } = {},
 ): { limiter: BrowserTokenLimiter; refused: BrowserLimitReason[]; attacked: string[]; logs: () => string } {
   const refused: BrowserLimitReason[] = [];
   const attacked: string[] = [];
@@ -36,6 +36,7 @@ function limiter(
       logger,
       onRefused: (reason) => refused.push(reason),
       onAttackRequest: (keyId) => attacked.push(keyId),
+      ...(stores.now ? { now: stores.now } : {}),
     }),
     refused,
     attacked,
@@ -109,6 +110,43 @@ describe('the card-testing limiter', () => {
     expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.error.code).toBe('rate_limited');
     expect((await solved(s.limiter, 'key_1', '198.51.100.99')).maxnumber).toBe(800);
     expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(200);
+  });
+
+  it('refuses work bought while the key was quiet once its volume has outgrown it, this minute and the next', async () => {
+    let now = 6_000_000; // the start of a clock minute
+    const counter = new MemoryRateLimitCounter(() => now);
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2 }, { counter, now: () => now });
+    // Bought in bulk at the quiet start of the minute, at the base difficulty.
+    const cheap = [await solved(s.limiter, 'key_1', '203.0.113.5'), await solved(s.limiter, 'key_1', '203.0.113.5')];
+    expect(cheap.map((c) => c.maxnumber)).toEqual([100, 100]);
+    for (let i = 0; i < 2; i++) expect(await attempt(s.limiter, 'key_1', `198.51.100.${i}`)).toBeUndefined();
+    // At the threshold the base still does: the first cheap solution is spent.
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.5', cheap[0]!.solution)).toBeUndefined();
+    const fair = await solved(s.limiter, 'key_1', '198.51.100.9');
+    expect(await attempt(s.limiter, 'key_1', '198.51.100.9', fair.solution)).toBeUndefined();
+    // Twice the threshold: the second cheap one no longer pays for a card, and the address is not punished for it.
+    const outgrown = await attempt(s.limiter, 'key_1', '203.0.113.5', cheap[1]!.solution);
+    expect(outgrown?.error).toMatchObject({ code: 'challenge_required', status: 429 });
+    expect(outgrown?.error.message).toMatch(/less card-testing pressure/);
+    expect((await solved(s.limiter, 'key_1', '203.0.113.5')).maxnumber).toBe(200);
+    // The next minute starts at the last one's difficulty, not the base.
+    now += 60_000;
+    const early = await solved(s.limiter, 'key_1', '203.0.113.5');
+    expect(early.maxnumber).toBe(200);
+    expect(await attempt(s.limiter, 'key_1', '203.0.113.5', early.solution)).toBeUndefined();
+    expect(s.refused).toEqual(['challenge_required']);
+  });
+
+  it('refuses a solution whose signed difficulty was changed by the client', async () => {
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 1 });
+    expect(await attempt(s.limiter, 'key_1', '198.51.100.1')).toBeUndefined();
+    const work = await solved(s.limiter, 'key_1', '203.0.113.5');
+    const payload = JSON.parse(Buffer.from(work.solution, 'base64').toString('utf8')) as { salt: string };
+    const raised = { ...payload, salt: payload.salt.replace(/([?&])d=\d+/, '$1d=10000') };
+    expect(raised.salt).not.toBe(payload.salt);
+    const refusal = await attempt(s.limiter, 'key_1', '203.0.113.5', Buffer.from(JSON.stringify(raised)).toString('base64'));
+    expect(refusal?.error.message).toMatch(/not valid/);
+    expect(s.refused).toEqual(['challenge_invalid']);
   });
 
   it('keeps demanding work for the cool-down after the key reached its threshold, and says so', async () => {

@@ -8,6 +8,7 @@ import {
   challengeParams,
   isUnderPressure,
   matchesBinding,
+  signedMaxNumber,
   spentChallengeBucket,
 } from '../domain/browserChallenge';
 import {
@@ -18,7 +19,9 @@ import {
   distinctCardsBucket,
   FAILED_SUBMISSIONS_PER_FORM_SESSION,
   formSessionFailuresBucket,
+  recentKeyVolume,
   type BrowserLimitReason,
+  volumeMinuteOf,
 } from '../domain/browserLimits';
 import { isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
 import type { DistinctCardCounter } from '../store/distinctCardCounter';
@@ -84,7 +87,12 @@ const CHALLENGE_MESSAGES = {
   challenge_required: 'This card needs a proof of work from the browser: get a challenge, solve it and send the solution with the card.',
   challenge_invalid:
     'The proof of work is not valid for this card: it is wrong, expired, already used or made for another key or network. Get a new challenge.',
+  challenge_outgrown:
+    'The proof of work was made for less card-testing pressure than this key is under now: get a new challenge, solve it and send the solution with the card.',
 };
+
+/** What spending a solution came to: spent (the attempt may go on), or why not. */
+type Spending = 'spent' | 'invalid' | 'outgrown';
 
 type SolutionPayload = Parameters<typeof altcha.verifySolution>[0] & object;
 
@@ -165,23 +173,45 @@ export class BrowserTokenLimiter {
     await this.ask(() => this.deps.counter.hit(browserRefusalsBucket(clientIp), HOUR_MS), requestId);
   }
 
-  /** Asks for the work: Retry-After 1, since a browser that solves the challenge may send the card again at once. */
-  private async demandWork(reason: 'challenge_required' | 'challenge_invalid', clientIp: string | undefined, requestId: string) {
-    this.deps.onRefused?.(reason);
-    // A missing solution is how every shopper's first try under pressure looks; only a bad one is misbehaviour.
-    if (reason === 'challenge_invalid') await this.countRefusal(clientIp, requestId);
-    return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[reason] }), retryAfterSeconds: 1 };
+  /**
+   * Asks for the work: Retry-After 1, since a browser that solves the challenge may send the card
+   * again at once. A missing solution is how every shopper's first try under pressure looks, and an
+   * outgrown one how a shopper's looks when the attack grew while it solved; only an invalid one is
+   * misbehaviour, counted against the address.
+   */
+  private async demandWork(why: keyof typeof CHALLENGE_MESSAGES, clientIp: string | undefined, requestId: string) {
+    this.deps.onRefused?.(why === 'challenge_invalid' ? 'challenge_invalid' : 'challenge_required');
+    if (why === 'challenge_invalid') await this.countRefusal(clientIp, requestId);
+    return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[why] }), retryAfterSeconds: 1 };
   }
 
-  /** The key's volume this minute, whether its attack mark is set, and whether it is under pressure. */
+  /**
+   * The key's volume this clock minute, its recent volume (recentKeyVolume: what a challenge's
+   * difficulty follows), whether its attack mark is set, and whether it is under pressure.
+   */
   private async pressureOf(keyId: string, requestId: string) {
-    const [volume, mark] = await Promise.all([
-      this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId)), requestId),
+    const now = this.now();
+    const minute = volumeMinuteOf(now);
+    const [current, previous, mark] = await Promise.all([
+      this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId, minute)), requestId),
+      this.ask(() => this.deps.counter.peek(browserKeyBucket(keyId, minute - 1)), requestId),
       this.ask(() => this.deps.counter.peek(browserAttackMarkBucket(keyId)), requestId),
     ]);
-    const keyVolume = volume?.count ?? 0;
+    const keyVolume = current?.count ?? 0;
+    const recentVolume = recentKeyVolume(keyVolume, previous?.count ?? 0, now - minute * MINUTE_MS);
     const marked = (mark?.count ?? 0) > 0;
-    return { keyVolume, marked, underAttack: isUnderPressure(keyVolume, marked, this.deps.config.BROWSER_TOKENS_PER_KEY_PER_MINUTE) };
+    return {
+      keyVolume,
+      recentVolume,
+      marked,
+      underAttack: isUnderPressure(keyVolume, marked, this.deps.config.BROWSER_TOKENS_PER_KEY_PER_MINUTE),
+    };
+  }
+
+  /** The maxnumber a challenge must have now: as hard as the key's recent volume and the address's refusals make it. */
+  private async requiredMaxNumber(recentVolume: number, clientIp: string | undefined, requestId: string): Promise<number> {
+    const refusals = await this.ask(() => this.deps.counter.peek(browserRefusalsBucket(clientIp)), requestId);
+    return challengeMaxNumber(recentVolume, refusals?.count ?? 0, this.difficulty());
   }
 
   private difficulty() {
@@ -195,47 +225,59 @@ export class BrowserTokenLimiter {
 
   /**
    * A challenge for a tokenization with this key from this address (GET /v1/browser/challenge,
-   * GET /pay/{id}/challenge): bound to both, as hard as the key's volume and the address's
-   * refusals make it now. Issuing stores nothing (the challenge is signed), so asking costs an
-   * attacker nothing but gains it nothing either: only spending a solution counts.
+   * GET /pay/{id}/challenge): bound to both, as hard as the key's recent volume and the address's
+   * refusals make it now, and signed with that difficulty. Issuing stores nothing (the challenge is
+   * signed), so asking costs an attacker nothing but gains it nothing either: only spending a
+   * solution counts, and only while the pressure has not outgrown the difficulty it was made for.
    */
   async issueChallenge(keyId: string, clientIp: string | undefined, requestId: string): Promise<Challenge & { required: boolean }> {
-    const [{ keyVolume, underAttack }, refusals] = await Promise.all([
-      this.pressureOf(keyId, requestId),
-      this.ask(() => this.deps.counter.peek(browserRefusalsBucket(clientIp)), requestId),
-    ]);
+    const { recentVolume, underAttack } = await this.pressureOf(keyId, requestId);
+    const maxnumber = await this.requiredMaxNumber(recentVolume, clientIp, requestId);
     const challenge = await altcha.createChallenge({
       hmacKey: this.deps.challengeKey,
-      maxnumber: challengeMaxNumber(keyVolume, refusals?.count ?? 0, this.difficulty()),
+      maxnumber,
       expires: new Date(this.now() + this.deps.config.BROWSER_CHALLENGE_TTL_SECONDS * 1000),
-      params: challengeParams(challengeBindingOf(keyId, clientIp, this.deps.challengeKey)),
+      params: challengeParams(challengeBindingOf(keyId, clientIp, this.deps.challengeKey), maxnumber),
     });
     return { ...challenge, required: underAttack };
   }
 
-  /** Whether `solution` (a base64 ALTCHA payload) solves an unexpired challenge issued for this key and address, not spent before. */
-  private async spendSolution(solution: string, keyId: string, clientIp: string | undefined, requestId: string): Promise<boolean> {
-    if (solution.length > 2048) return false;
+  /**
+   * Spends `solution` (a base64 ALTCHA payload): it must solve an unexpired challenge issued for
+   * this key and address, not spent before ('invalid' otherwise), and one at least as hard as the
+   * key's recent volume and the address's refusals require now ('outgrown' otherwise, left
+   * unspent): else challenges fetched in bulk just after the key's minute began, at the base
+   * difficulty, could be spent through their whole life however hard the attack pushed meanwhile.
+   */
+  private async spendSolution(
+    solution: string,
+    keyId: string,
+    clientIp: string | undefined,
+    recentVolume: number,
+    requestId: string,
+  ): Promise<Spending> {
+    if (solution.length > 2048) return 'invalid';
     let payload: unknown;
     try {
       payload = JSON.parse(Buffer.from(solution, 'base64').toString('utf8'));
     } catch {
-      return false;
+      return 'invalid';
     }
-    if (!isSolutionShaped(payload)) return false;
+    if (!isSolutionShaped(payload)) return 'invalid';
     const params = altcha.extractParams(payload);
     const expiresAt = Number(params.expires) * 1000;
     const valid =
       matchesBinding(params, challengeBindingOf(keyId, clientIp, this.deps.challengeKey)) &&
       expiresAt > this.now() &&
       (await altcha.verifySolution(payload, this.deps.challengeKey, false).catch(() => false));
-    if (!valid) return false;
+    if (!valid) return 'invalid';
+    if (signedMaxNumber(params) < (await this.requiredMaxNumber(recentVolume, clientIp, requestId))) return 'outgrown';
     // Single use, for every replica: the first spend starts a window as long as the challenge's life.
     const spent = await this.ask(
       () => this.deps.counter.hit(spentChallengeBucket(payload.signature), Math.max(1000, expiresAt - this.now())),
       requestId,
     );
-    return spent === undefined || spent.count === 1;
+    return spent === undefined || spent.count === 1 ? 'spent' : 'invalid';
   }
 
   /**
@@ -268,11 +310,15 @@ export class BrowserTokenLimiter {
     if (underAttack) {
       this.deps.onAttackRequest?.(keyId);
       if (solution === undefined) return { refusal: await this.demandWork('challenge_required', clientIp, requestId) };
-      if (!(await this.spendSolution(solution, keyId, clientIp, requestId))) {
-        return { refusal: await this.demandWork('challenge_invalid', clientIp, requestId) };
-      }
+      const spending = await this.spendSolution(solution, keyId, clientIp, pressure.recentVolume, requestId);
+      if (spending === 'invalid') return { refusal: await this.demandWork('challenge_invalid', clientIp, requestId) };
+      if (spending === 'outgrown') return { refusal: await this.demandWork('challenge_outgrown', clientIp, requestId) };
     }
-    const volume = await this.ask(() => this.deps.counter.hit(browserKeyBucket(keyId), MINUTE_MS), requestId);
+    // Two minutes: the next minute's challenges read this one's volume (pressureOf).
+    const volume = await this.ask(
+      () => this.deps.counter.hit(browserKeyBucket(keyId, volumeMinuteOf(this.now())), 2 * MINUTE_MS),
+      requestId,
+    );
     if (!pressure.marked && volume !== undefined && volume.count >= threshold) {
       // Fixed from the first mark (a hit does not extend it): the volume window sets it again while the attack goes on.
       await this.ask(() => this.deps.counter.hit(browserAttackMarkBucket(keyId), config.BROWSER_ATTACK_COOLDOWN_SECONDS * 1000), requestId);

@@ -56,6 +56,12 @@ export interface BrowserAuthDeps extends PepperedKeyStore {
   browserLimiter?: BrowserTokenLimiter;
   /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
   provisionalTtlUnderAttackSeconds?: number;
+  /**
+   * Whether a request on this route is a tokenization attempt for the card-testing limits (default
+   * true). Decided by route where the middleware is mounted, not by method: Express answers HEAD
+   * through a GET route, so a method test would count a HEAD of the challenge route as a card.
+   */
+  countsAsAttempt?: boolean;
 }
 
 function refuseWith(res: Response, refusal: RateLimitRefusal): never {
@@ -98,8 +104,8 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     ctx.apiKey = result.record;
     // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
     // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
-    // GET /v1/browser/challenge: asking for a challenge counts nowhere (it stores nothing either).
-    if (req.method === 'GET') return next();
+    // GET /v1/browser/challenge: asking for a challenge is no card (it stores nothing either).
+    if (deps.countsAsAttempt === false) return next();
     // Card testing: counted once the key is known good, before the body is even read.
     const admission = await deps.browserLimiter?.recordAttempt(
       result.record.id,
