@@ -157,11 +157,16 @@ describe('npm start', () => {
   const legacyFiles = {
     'vault-keys': `dev1:${randomBytes(32).toString('base64')}`,
     'api-key-pepper': randomBytes(32).toString('base64url'),
+    'redis/vault-password': randomBytes(24).toString('base64url'),
+    'redis/gateway-password': randomBytes(24).toString('base64url'),
+    // The one file for both CLIs of earlier versions, with every service's environment.
+    'stack.json': JSON.stringify({ redis: { port: 41999 }, environments: { vault: { VAULT_KEYS: 'k0:old' } } }),
   };
 
   beforeAll(async () => {
     redis = await startRedis();
     fs.mkdirSync(root(), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(root(), 'redis'), { mode: 0o700 });
     for (const [file, value] of Object.entries(legacyFiles)) fs.writeFileSync(path.join(root(), file), value + '\n', { mode: 0o600 });
     const started = await startNpmStart({ TESSERA_STATE_DIR: root(), REDIS_URL: redis.url, ...secrets });
     stack = started.child;
@@ -207,6 +212,14 @@ describe('npm start', () => {
     expect(fs.readFileSync(path.join(root(), 'vault', 'vault-keys'), 'utf8').trim()).toBe(legacyFiles['vault-keys']);
     expect(fs.readFileSync(path.join(root(), 'gateway', 'api-key-pepper'), 'utf8').trim()).toBe(legacyFiles['api-key-pepper']);
     expect(fs.readdirSync(root()).filter((f) => f in legacyFiles)).toEqual([]);
+  });
+
+  it("moves an earlier stack's Redis passwords into each service's directory and removes its shared stack.json, keeping its Redis port", () => {
+    expect(fs.readFileSync(path.join(root(), 'vault', 'redis-password'), 'utf8').trim()).toBe(legacyFiles['redis/vault-password']);
+    expect(fs.readFileSync(path.join(root(), 'gateway', 'redis-password'), 'utf8').trim()).toBe(legacyFiles['redis/gateway-password']);
+    expect(fs.readdirSync(path.join(root(), 'redis'))).toEqual(['port']);
+    expect(fs.readFileSync(path.join(root(), 'redis', 'port'), 'utf8').trim()).toBe('41999');
+    expect(fs.existsSync(path.join(root(), 'stack.json'))).toBe(false);
   });
 });
 
