@@ -2,12 +2,14 @@
 // Local one-command start: builds if needed, then runs vault, proxy, gateway and the sandbox PSP
 // as separate processes, exactly as they run in production, and prints the URL and a test key.
 // Without REDIS_URL it runs a private redis-server first (its data in .tessera/redis, so tokens,
-// keys and sessions survive a restart), and it writes .tessera/stack.json for the operator CLIs
-// (npm run keys / npm run vault) to find this stack with no environment of their own.
+// keys and sessions survive a restart), and it writes a stack.json into each service's own
+// directory (.tessera/gateway for npm run keys, .tessera/vault for npm run vault) for its CLI to
+// find this stack with no environment of its own: that service's Redis, NODE_ENV and directory.
 // Each process gets only its own secrets, as in production: of this environment only the
 // variables its own configuration reads (the proxy and the sandbox PSP never see REDIS_URL,
-// VAULT_KEYS or API_KEY_PEPPER), and a state directory of its own (the vault's key ring in
-// .tessera/vault, the gateway's pepper in .tessera/gateway), which no other process is told of.
+// VAULT_KEYS or API_KEY_PEPPER), and a state directory of its own (the vault's key ring and Redis
+// password in .tessera/vault, the gateway's pepper and Redis password in .tessera/gateway), which
+// no other process is told of.
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs';
@@ -18,12 +20,14 @@ import { ensureTools, REDIS_SERVER } from './system-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-// Where npm start runs (npm: the repository root), as the CLIs look for it (.tessera/stack.json).
+// Where npm start runs (npm: the repository root), as the CLIs look for it (.tessera/<service>).
 const stateDir = path.resolve(process.env.TESSERA_STATE_DIR ?? '.tessera');
 /** Each service's own state directory: the generated secret only it may use. */
 const serviceStateDir = { vault: path.join(stateDir, 'vault'), gateway: path.join(stateDir, 'gateway') };
 /** Without REDIS_URL (or a cluster) the stack runs its own redis-server, its data kept here. */
 const ownRedisDir = process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES ? undefined : path.join(stateDir, 'redis');
+/** The port npm start's own redis-server had last time (not a secret): taken again on the next start. */
+const ownRedisPortFile = path.join(stateDir, 'redis', 'port');
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** The dashboard login of the local stack: a platform operator whose password is kept in the state dir. */
@@ -64,11 +68,12 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 
 /**
  * Earlier versions kept the vault's key ring and the gateway's pepper side by side in the stack's
- * directory, which every process was told of: each moves into its service's own directory.
+ * directory, which every process was told of, and both Redis passwords in .tessera/redis: each
+ * moves into its service's own directory (as `name` there).
  */
-function moveIntoOwnDir(file, service) {
+function moveIntoOwnDir(file, service, name = path.basename(file)) {
   const from = path.join(stateDir, file);
-  const to = path.join(serviceStateDir[service], file);
+  const to = path.join(serviceStateDir[service], name);
   if (!fs.existsSync(from) || fs.existsSync(to)) return;
   fs.mkdirSync(serviceStateDir[service], { recursive: true, mode: 0o700 });
   fs.renameSync(from, to);
@@ -76,6 +81,40 @@ function moveIntoOwnDir(file, service) {
 }
 moveIntoOwnDir('vault-keys', 'vault');
 moveIntoOwnDir('api-key-pepper', 'gateway');
+moveIntoOwnDir('redis/vault-password', 'vault', 'redis-password');
+moveIntoOwnDir('redis/gateway-password', 'gateway', 'redis-password');
+
+/**
+ * Earlier versions wrote every service's environment (both Redis passwords, the keys, the pepper,
+ * the dashboard password) into one stack.json in the stack's directory: its Redis port is kept,
+ * the file removed.
+ */
+function retireSharedStackFile() {
+  const shared = path.join(stateDir, 'stack.json');
+  if (!fs.existsSync(shared)) return;
+  try {
+    const port = JSON.parse(fs.readFileSync(shared, 'utf8'))?.redis?.port;
+    if (Number.isInteger(port) && !fs.existsSync(ownRedisPortFile)) writeOwnRedisPort(port);
+  } catch {
+    // Not readable as JSON: there is no port to keep.
+  }
+  fs.rmSync(shared, { force: true });
+}
+
+function readOwnRedisPort() {
+  try {
+    const port = Number(fs.readFileSync(ownRedisPortFile, 'utf8').trim());
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeOwnRedisPort(port) {
+  fs.mkdirSync(path.dirname(ownRedisPortFile), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(ownRedisPortFile, `${port}\n`, { mode: 0o600 });
+}
+retireSharedStackFile();
 
 // What each process's configuration reads: all of this environment it is given. The addresses
 // and the gateway's port are the stack's to set (from the ports below), as before.
@@ -101,8 +140,8 @@ const nodeEnv = process.env.NODE_ENV ?? 'development';
 const portOf = (address, fallback) => Number((address ?? fallback).split(':').pop());
 
 // The launcher is part of the build that has just run.
-const { ownEnvironment, PROCESS_BASICS, ServiceStack, startLocalRedis } = await import('@tessera/stack');
-const { loadOrCreateDevSecret, readLocalStackFile, writeLocalStackFile } = require('@tessera/common');
+const { ownEnvironment, ServiceStack, startLocalRedis } = await import('@tessera/stack');
+const { loadOrCreateDevSecret, writeLocalStackFile } = require('@tessera/common');
 let stopping = false;
 const processOptions = (name) => {
   const prefix = `[${name}] `.padEnd(10);
@@ -137,17 +176,21 @@ process.on('SIGTERM', () => void stopAll(0));
 
 /**
  * The private redis-server, when there is no REDIS_URL: on the port it had last time (kept in
- * stack.json), each service with its own Redis user and password (kept in .tessera/redis).
+ * .tessera/redis/port), each service with its own Redis user and password (kept in that service's
+ * own directory; Redis is given only their digests).
  */
 async function startOwnRedis() {
   if (ownRedisDir === undefined) return undefined;
-  const password = (user) => loadOrCreateDevSecret(ownRedisDir, `${user}-password`, () => randomBytes(24).toString('base64url')).value;
-  return startLocalRedis({
+  const password = (user) =>
+    loadOrCreateDevSecret(serviceStateDir[user], 'redis-password', () => randomBytes(24).toString('base64url')).value;
+  const redis = await startLocalRedis({
     dir: ownRedisDir,
     passwords: { vault: password('vault'), gateway: password('gateway') },
-    port: readLocalStackFile(stateDir)?.redis?.port,
+    port: readOwnRedisPort(),
     process: processOptions('redis'),
   });
+  writeOwnRedisPort(redis.port);
+  return redis;
 }
 ownRedisStarted = startOwnRedis();
 const ownRedis = await ownRedisStarted.catch((err) => {
@@ -194,17 +237,12 @@ stack = new ServiceStack({
 });
 
 /**
- * What the CLIs read to reach this stack (.tessera/stack.json): each service's own environment as
- * given here, less what any process has (PATH, HOME...) and the addresses, which are the stack's.
+ * What each service's CLI reads to reach this stack (stack.json in that service's own directory):
+ * of the environment given here, only its Redis, NODE_ENV and directory (writeLocalStackFile
+ * keeps nothing else), so that no file outside a service's directory holds its secrets.
  */
-function writeStackFile() {
-  const cliEnvironment = (service) => Object.fromEntries(Object.entries(envOf(service)).filter(([name]) => !PROCESS_BASICS.includes(name)));
-  // The private Redis's port is kept while another Redis is used, for the next start without one.
-  const redis = ownRedis ? { port: ownRedis.port } : readLocalStackFile(stateDir)?.redis;
-  writeLocalStackFile(stateDir, {
-    ...(redis ? { redis } : {}),
-    environments: { gateway: cliEnvironment('gateway'), vault: cliEnvironment('vault') },
-  });
+function writeStackFiles() {
+  for (const service of ['gateway', 'vault']) writeLocalStackFile(serviceStateDir[service], envOf(service));
 }
 
 const base = stack.baseUrl;
@@ -242,7 +280,7 @@ function storageLine() {
 }
 
 if (await startStack()) {
-  writeStackFile();
+  writeStackFiles();
   const banner = [
     '',
     'Tessera is running.',
@@ -257,7 +295,7 @@ if (await startStack()) {
     `    -d '{"number":"4242424242424242","expiryMonth":12,"expiryYear":2030,"cvv":123}'`,
     '',
     storageLine(),
-    `The CLIs (npm run keys, npm run vault) find this stack in ${path.join(path.relative(process.cwd(), stateDir) || '.', 'stack.json')}.`,
+    `The CLIs find this stack in stack.json of each service's directory (npm run keys: ${path.relative(process.cwd(), serviceStateDir.gateway)}, npm run vault: ${path.relative(process.cwd(), serviceStateDir.vault)}).`,
     'Press Ctrl+C to stop.',
     '',
   ];

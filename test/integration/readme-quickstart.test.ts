@@ -132,10 +132,9 @@ async function startStack(): Promise<void> {
   }
 }
 
-/** The port of npm start's own redis-server, as it wrote it for the CLIs. */
+/** The port of npm start's own redis-server, as it keeps it for its next start. */
 function ownRedisPort(): number {
-  const file = JSON.parse(fs.readFileSync(path.join(workDir, '.tessera', 'stack.json'), 'utf8')) as { redis: { port: number } };
-  return file.redis.port;
+  return Number(fs.readFileSync(path.join(workDir, '.tessera', 'redis', 'port'), 'utf8').trim());
 }
 
 function groupAlive(pgid: number): boolean {

@@ -157,11 +157,16 @@ describe('npm start', () => {
   const legacyFiles = {
     'vault-keys': `dev1:${randomBytes(32).toString('base64')}`,
     'api-key-pepper': randomBytes(32).toString('base64url'),
+    'redis/vault-password': randomBytes(24).toString('base64url'),
+    'redis/gateway-password': randomBytes(24).toString('base64url'),
+    // The one file for both CLIs of earlier versions, with every service's environment.
+    'stack.json': JSON.stringify({ redis: { port: 41999 }, environments: { vault: { VAULT_KEYS: 'k0:old' } } }),
   };
 
   beforeAll(async () => {
     redis = await startRedis();
     fs.mkdirSync(root(), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(root(), 'redis'), { mode: 0o700 });
     for (const [file, value] of Object.entries(legacyFiles)) fs.writeFileSync(path.join(root(), file), value + '\n', { mode: 0o600 });
     const started = await startNpmStart({ TESSERA_STATE_DIR: root(), REDIS_URL: redis.url, ...secrets });
     stack = started.child;
@@ -208,22 +213,35 @@ describe('npm start', () => {
     expect(fs.readFileSync(path.join(root(), 'gateway', 'api-key-pepper'), 'utf8').trim()).toBe(legacyFiles['api-key-pepper']);
     expect(fs.readdirSync(root()).filter((f) => f in legacyFiles)).toEqual([]);
   });
+
+  it("moves an earlier stack's Redis passwords into each service's directory and removes its shared stack.json, keeping its Redis port", () => {
+    expect(fs.readFileSync(path.join(root(), 'vault', 'redis-password'), 'utf8').trim()).toBe(legacyFiles['redis/vault-password']);
+    expect(fs.readFileSync(path.join(root(), 'gateway', 'redis-password'), 'utf8').trim()).toBe(legacyFiles['redis/gateway-password']);
+    expect(fs.readdirSync(path.join(root(), 'redis'))).toEqual(['port']);
+    expect(fs.readFileSync(path.join(root(), 'redis', 'port'), 'utf8').trim()).toBe('41999');
+    expect(fs.existsSync(path.join(root(), 'stack.json'))).toBe(false);
+  });
 });
 
 describe('npm start without REDIS_URL', () => {
   let stack: ChildProcess | undefined;
   const root = () => path.join(stateDir, 'npm-start-own-redis');
+  // Secrets for one service each, set where npm start runs, as a developer would export them.
+  const secrets = { VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}`, API_KEY_PEPPER: randomBytes(32).toString('hex') };
 
   beforeAll(async () => {
-    stack = (await startNpmStart({ TESSERA_STATE_DIR: root() })).child;
+    stack = (await startNpmStart({ TESSERA_STATE_DIR: root(), ...secrets })).child;
   });
   afterAll(() => stopNpmStart(stack));
 
+  /** The Redis password in the REDIS_URL npm start gave a service. */
+  const redisPasswordOf = (env: Record<string, string>) => decodeURIComponent(new URL(env.REDIS_URL!).password);
+
   it('logs the vault and the gateway in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
     const envs = childEnvironments(stack!.pid!);
-    const password = (user: string) => fs.readFileSync(path.join(root(), 'redis', `${user}-password`), 'utf8').trim();
+    const password = (user: string) => fs.readFileSync(path.join(root(), user, 'redis-password'), 'utf8').trim();
     const [vaultPassword, gatewayPassword] = [password('vault'), password('gateway')];
-    const port = (JSON.parse(fs.readFileSync(path.join(root(), 'stack.json'), 'utf8')) as { redis: { port: number } }).redis.port;
+    const port = Number(fs.readFileSync(path.join(root(), 'redis', 'port'), 'utf8').trim());
     expect(envs.vault!.REDIS_URL).toBe(`redis://tessera-vault:${vaultPassword}@127.0.0.1:${port}`);
     expect(envs.gateway!.REDIS_URL).toBe(`redis://tessera-gateway:${gatewayPassword}@127.0.0.1:${port}`);
     const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
@@ -234,5 +252,28 @@ describe('npm start without REDIS_URL', () => {
     }
     expect(holding('vault', gatewayPassword)).toEqual([]);
     expect(holding('gateway', vaultPassword)).toEqual([]);
+  });
+
+  it("keeps each service's secrets in its own directory: no other file of the stack holds its Redis password, keys or pepper", () => {
+    const envs = childEnvironments(stack!.pid!);
+    const vaultSecrets = [redisPasswordOf(envs.vault!), secrets.VAULT_KEYS];
+    const gatewaySecrets = [redisPasswordOf(envs.gateway!), secrets.API_KEY_PEPPER];
+    const files = (fs.readdirSync(root(), { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(root(), f)).isFile());
+    /** The files outside `dir` of the stack's directory that hold any of `values`. */
+    const holdingOutside = (dir: string, values: string[]) =>
+      files.filter((f) => !f.startsWith(dir + path.sep) && values.some((v) => fs.readFileSync(path.join(root(), f), 'latin1').includes(v)));
+    expect(holdingOutside('vault', vaultSecrets)).toEqual([]);
+    expect(holdingOutside('gateway', gatewaySecrets)).toEqual([]);
+    // What the CLIs beside it read: each service's own file, reaching Redis as that service's user.
+    for (const service of ['vault', 'gateway']) {
+      const file = path.join(root(), service, 'stack.json');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      const { environment } = JSON.parse(fs.readFileSync(file, 'utf8')) as { environment: Record<string, string> };
+      expect(environment).toEqual({
+        NODE_ENV: 'development',
+        REDIS_URL: envs[service]!.REDIS_URL,
+        TESSERA_STATE_DIR: path.join(root(), service),
+      });
+    }
   });
 });

@@ -25,12 +25,12 @@ export const sharedConfigDocs: ConfigDocs = {
   NODE_ENV: {
     default: '`production` when unset',
     alsoUsedBy: 'CLIs',
-    text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `.tessera/stack.json`. Set `NODE_ENV=development` to run a service by hand against the development stack',
+    text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `stack.json` in `.tessera/gateway` and `.tessera/vault`. Set `NODE_ENV=development` to run a service by hand against the development stack',
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
   TESSERA_STATE_DIR: {
     default: '`./.tessera/<service>`',
-    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the gateway's API-key pepper in `./.tessera/gateway`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`, `stack.json` for the CLIs; default `./.tessera` where it runs) and tells each service only of its own subdirectory",
+    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the gateway's API-key pepper in `./.tessera/gateway`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`; default `./.tessera` where it runs) and tells each service only of its own subdirectory, where it also keeps that service's Redis password and `stack.json` for its CLI (which reads it from there)",
   },
   VAULT_ADDR: {
     text: 'vault gRPC address: the vault listens on it (`host:port`); the clients dial it as a gRPC target, `host:port`, `dns:///host:port` or `ipv4:a:p,b:q`, balancing over every replica ([scaling.md](scaling.md))',

@@ -4,21 +4,30 @@ import path from 'node:path';
 import { readLocalStackFile, withLocalStack, writeLocalStackFile } from './localStack';
 
 const gatewayUrl = 'redis://tessera-gateway:secret@127.0.0.1:41234';
+const vaultUrl = 'redis://tessera-vault:other@127.0.0.1:41234';
 let cwd: string;
+const stateDirOf = (service: string) => path.join(cwd, '.tessera', service);
 
 beforeEach(() => {
   cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-local-stack-'));
 });
 afterEach(() => fs.rmSync(cwd, { recursive: true, force: true }));
 
-/** What npm start writes into .tessera of where it runs. */
+/** What npm start writes into each service's own directory, from the environment it gave that service. */
 function npmStartWrote(): void {
-  writeLocalStackFile(path.join(cwd, '.tessera'), {
-    redis: { port: 41234 },
-    environments: {
-      gateway: { NODE_ENV: 'development', REDIS_URL: gatewayUrl, TESSERA_STATE_DIR: '/repo/.tessera/gateway' },
-      vault: { NODE_ENV: 'development', REDIS_URL: 'redis://tessera-vault:other@127.0.0.1:41234' },
-    },
+  writeLocalStackFile(stateDirOf('gateway'), {
+    NODE_ENV: 'development',
+    REDIS_URL: gatewayUrl,
+    TESSERA_STATE_DIR: stateDirOf('gateway'),
+    API_KEY_PEPPER: 'the-pepper',
+    TESSERA_DEV_API_KEY: 'sk_test_dev',
+    TESSERA_DEV_ADMIN_PASSWORD: 'admin-password',
+  });
+  writeLocalStackFile(stateDirOf('vault'), {
+    NODE_ENV: 'development',
+    REDIS_URL: vaultUrl,
+    TESSERA_STATE_DIR: stateDirOf('vault'),
+    VAULT_KEYS: 'k1:the-key',
   });
 }
 
@@ -30,9 +39,32 @@ describe('withLocalStack (the CLIs beside npm start)', () => {
       LOG_LEVEL: 'debug',
       NODE_ENV: 'test',
       REDIS_URL: gatewayUrl,
-      TESSERA_STATE_DIR: '/repo/.tessera/gateway',
+      TESSERA_STATE_DIR: stateDirOf('gateway'),
     });
-    expect(withLocalStack('vault', {}, cwd).REDIS_URL).toBe('redis://tessera-vault:other@127.0.0.1:41234');
+    expect(withLocalStack('vault', {}, cwd)).toEqual({
+      NODE_ENV: 'development',
+      REDIS_URL: vaultUrl,
+      TESSERA_STATE_DIR: stateDirOf('vault'),
+    });
+  });
+
+  it("keeps each service's file in its own state directory with only its Redis, NODE_ENV and state directory: no other secret", () => {
+    npmStartWrote();
+    expect(fs.readdirSync(path.join(cwd, '.tessera')).sort()).toEqual(['gateway', 'vault']);
+    const gatewayFile = fs.readFileSync(path.join(stateDirOf('gateway'), 'stack.json'), 'utf8');
+    const vaultFile = fs.readFileSync(path.join(stateDirOf('vault'), 'stack.json'), 'utf8');
+    for (const secret of ['the-pepper', 'sk_test_dev', 'admin-password', 'the-key', vaultUrl]) expect(gatewayFile).not.toContain(secret);
+    for (const secret of ['the-pepper', 'sk_test_dev', 'admin-password', 'the-key', gatewayUrl]) expect(vaultFile).not.toContain(secret);
+  });
+
+  it('reads the file of the state directory the CLI is told of', () => {
+    npmStartWrote();
+    const elsewhere = path.join(cwd, 'elsewhere');
+    writeLocalStackFile(elsewhere, { REDIS_URL: 'redis://tessera-gateway:moved@127.0.0.1:41235' });
+    expect(withLocalStack('gateway', { TESSERA_STATE_DIR: 'elsewhere' }, cwd)).toEqual({
+      TESSERA_STATE_DIR: 'elsewhere',
+      REDIS_URL: 'redis://tessera-gateway:moved@127.0.0.1:41235',
+    });
   });
 
   it('leaves an environment that names a Redis as it is: nothing of the development stack mixes into it', () => {
@@ -45,16 +77,15 @@ describe('withLocalStack (the CLIs beside npm start)', () => {
   it('leaves the environment as it is where npm start has not run, or left no readable file', () => {
     const env = { PATH: '/usr/bin' };
     expect(withLocalStack('gateway', env, cwd)).toBe(env);
-    fs.mkdirSync(path.join(cwd, '.tessera'));
-    fs.writeFileSync(path.join(cwd, '.tessera', 'stack.json'), '{ not json');
+    fs.mkdirSync(stateDirOf('gateway'), { recursive: true });
+    fs.writeFileSync(path.join(stateDirOf('gateway'), 'stack.json'), '{ not json');
     expect(withLocalStack('gateway', env, cwd)).toBe(env);
-    expect(readLocalStackFile(path.join(cwd, '.tessera'))).toBeUndefined();
+    expect(readLocalStackFile(stateDirOf('gateway'))).toBeUndefined();
   });
 
-  it('keeps the file (it holds Redis passwords) readable by its owner only', () => {
+  it('keeps the file (it holds a Redis password) readable by its owner only', () => {
     npmStartWrote();
-    expect(fs.statSync(path.join(cwd, '.tessera', 'stack.json')).mode & 0o777).toBe(0o600);
-    expect(fs.statSync(path.join(cwd, '.tessera')).mode & 0o777).toBe(0o700);
-    expect(readLocalStackFile(path.join(cwd, '.tessera'))?.redis).toEqual({ port: 41234 });
+    expect(fs.statSync(path.join(stateDirOf('vault'), 'stack.json')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(stateDirOf('vault')).mode & 0o777).toBe(0o700);
   });
 });

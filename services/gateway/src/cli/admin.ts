@@ -33,7 +33,7 @@ Dashboard operators (they log in at /dashboard):
 The password (at least 12 characters) is read from standard input, e.g.
   printf '%s' "$PASSWORD" | npm run keys -- admin create --email ops@acme.test --merchant acme --password-stdin
 
-Environment: as npm run keys (beside npm start none: .tessera/stack.json).`;
+Environment: as npm run keys (beside npm start none: .tessera/gateway/stack.json).`;
 
 export interface AdminIo extends CliIo {
   readStdin: () => Promise<string>;

@@ -81,7 +81,8 @@ Commands:
       Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
 Environment: the gateway's: REDIS_URL, API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway), NODE_ENV,
-TESSERA_STATE_DIR. Beside npm start none: without REDIS_URL it reads what npm start wrote in .tessera/stack.json.`;
+TESSERA_STATE_DIR. Beside npm start none: without REDIS_URL it reads what npm start wrote in .tessera/gateway/stack.json
+(or stack.json in TESSERA_STATE_DIR).`;
 
 type Io = CliIo;
 
@@ -520,5 +521,5 @@ async function rehashStatus(store: RedisApiKeyStore, peppers: Pepper[], json: bo
   if (unknown > 0) io.out(`on a pepper that is no longer configured (these keys fail): ${unknown} keys`);
 }
 
-// Beside npm start, with no Redis named: the stack it runs (.tessera/stack.json).
+// Beside npm start, with no Redis named: the stack it runs (.tessera/gateway/stack.json).
 if (require.main === module) runCliMain(runKeysCli, withLocalStack('gateway', process.env));

@@ -82,8 +82,9 @@ const CLAIMS: Record<number, CvcSessionClaim> = { 1: 'claimed', 0: 'used', [-1]:
 /**
  * Layout: `tessera:cvc-session:<sha256 of the secret, base64url>`, a hash: merchantId, mode, token,
  * keyId, createdAt, expiresAt, expiresAtMs and status (`open` or `used`); it expires
- * CVC_SESSION_RETENTION_MS after the session does. Under Redis Cluster the client adds the
- * `{tessera-gateway}:` prefix. Failures are service_unavailable: a grant that cannot be checked
+ * CVC_SESSION_RETENTION_MS after the session does. The name carries no hash tag, in a Redis
+ * Cluster as on a standalone Redis (the client adds no prefix): every command touches that one
+ * key, so its slot is its own. Failures are service_unavailable: a grant that cannot be checked
  * is not granted.
  */
 export class RedisCvcSessionStore implements CvcSessionStore {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisUnavailable } from '@tessera/common/redis';
 import { merchantSlot } from '../domain/slots';
 import type { DetokenizationRecord } from '../domain/detokenizationAudit';
+import { compareStreamIds } from './requestLogStore';
 
 /** Capped, newest first; `merchantId` narrows to one merchant's entries. */
 export interface DetokenizationLog {
@@ -30,13 +31,6 @@ export class MemoryDetokenizationLog implements DetokenizationLog {
 export const DETOKENIZATIONS_PREFIX = 'tessera:detokenizations:';
 /** A merchant's entries, in its slot (domain/slots.ts), so an audited /v1/proxy call needs no other master. */
 const merchantLogKey = (merchantId: string): string => DETOKENIZATIONS_PREFIX + merchantSlot(merchantId);
-
-/** Stream ids `<ms>-<seq>`, newest first. */
-function newestFirst(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return bm !== am ? bm - am : bs - as;
-}
 
 /**
  * A Redis stream per merchant, `tessera:detokenizations:{m:<merchantId>}`, written with XADD
@@ -74,7 +68,7 @@ export class RedisDetokenizationLog implements DetokenizationLog {
       const streams = await Promise.all(merchants.map((m) => this.redis.xrevrange(merchantLogKey(m), '+', '-', 'COUNT', options.limit)));
       return streams
         .flat()
-        .sort(([a], [b]) => newestFirst(a, b))
+        .sort(([a], [b]) => compareStreamIds(b, a))
         .slice(0, options.limit)
         .map(([, fields]) => JSON.parse(fields[1] ?? 'null') as DetokenizationRecord)
         .filter((e) => e !== null);

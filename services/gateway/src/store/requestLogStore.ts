@@ -101,7 +101,7 @@ export class MemoryRequestLogStore implements RequestLogStore {
     for (let i = log.length - 1; i >= 0 && out.length < range.count; i--) {
       const entry = log[i] as RequestLogEntry;
       const ms = msOfEntryId(entry.id);
-      if (range.before !== undefined && compareEntryIds(entry.id, range.before) >= 0) continue;
+      if (range.before !== undefined && compareStreamIds(entry.id, range.before, 36) >= 0) continue;
       if (range.toMs !== undefined && ms > range.toMs) continue;
       if (range.fromMs !== undefined && ms < range.fromMs) break;
       out.push(structuredClone(entry));
@@ -123,9 +123,13 @@ export class MemoryRequestLogStore implements RequestLogStore {
   }
 }
 
-function compareEntryIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map((p) => parseInt(p, 36));
-  const [bm = 0, bs = 0] = b.split('-').map((p) => parseInt(p, 36));
+/**
+ * The time order of two Redis stream ids `<ms>-<seq>`, oldest first (swap them for newest first);
+ * `radix` 36 compares entry ids, which are stream ids in base 36.
+ */
+export function compareStreamIds(a: string, b: string, radix = 10): number {
+  const [am = 0, as = 0] = a.split('-').map((p) => parseInt(p, radix));
+  const [bm = 0, bs = 0] = b.split('-').map((p) => parseInt(p, radix));
   return am !== bm ? am - bm : as - bs;
 }
 

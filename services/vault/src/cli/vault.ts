@@ -42,7 +42,8 @@ Commands:
       Counts records per key id and where each key lives. A key may be removed once it counts zero.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
-Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/stack.json.`;
+Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
+(or stack.json in TESSERA_STATE_DIR).`;
 
 export type Io = CliIo;
 
@@ -233,5 +234,5 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
   return store;
 }
 
-// Beside npm start, with no Redis named: the stack it runs (.tessera/stack.json).
+// Beside npm start, with no Redis named: the stack it runs (.tessera/vault/stack.json).
 if (require.main === module) runCliMain(run, withLocalStack('vault', process.env));

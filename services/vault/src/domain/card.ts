@@ -170,10 +170,6 @@ export function retentionFor(
 }
 
 /**
- * A provisional (browser-made) token lives at most `browserTokenTtlSeconds`, card and CVV alike,
- * unless the merchant's server retains it; never longer than an ordinary token of the same card.
- */
-/**
  * A provisional token's life: the vault's BROWSER_TOKEN_TTL_SECONDS, or the caller's shorter one.
  * Only ever shorter: a caller cannot make a browser token outlive the vault's own limit.
  */
@@ -182,6 +178,10 @@ export function provisionalTtlSecondsOf(card: Pick<CardToTokenize, 'provisionalT
   return asked !== undefined && asked > 0 ? Math.min(asked, browserTokenTtlSeconds) : browserTokenTtlSeconds;
 }
 
+/**
+ * A provisional (browser-made) token lives at most `browserTokenTtlSeconds`, card and CVV alike,
+ * unless the merchant's server retains it; never longer than an ordinary token of the same card.
+ */
 export function provisionalRetention(normal: Retention, browserTokenTtlSeconds: number, now: Date): Retention {
   const cardTtlMs = Math.max(MIN_TTL_MS, Math.min(browserTokenTtlSeconds * 1000, normal.cardTtlMs));
   return { expiresAt: new Date(now.getTime() + cardTtlMs), cardTtlMs, cvvTtlMs: Math.min(normal.cvvTtlMs, cardTtlMs) };
