@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from '../logger';
 import type { WriteAck } from '../writeAck';
 import { AofGuard } from './aofGuard';
-import type { RedisClient } from './client';
+import { isStaleSlotMapError, type RedisClient } from './client';
 
 /** A command of a pipeline as ioredis takes it: its name (or a script defined on the client), then its arguments. */
 export type PipelineCommand = [string, ...Array<string | number>];
@@ -85,6 +85,11 @@ export class AcknowledgedWriter {
     const wait = waitCommand(this.ack);
     const results = await this.redis.pipeline(wait === undefined ? [...commands] : [...commands, wait]).exec();
     if (results === null) throw new Error('redis pipeline was aborted');
+    // ioredis follows a pipeline's MOVED only when every reply is that same error, and WAIT sent
+    // to a replica answers differently: without a refresh of the slot map, every write of a slot
+    // whose master was failed over went to the old master again, and failed, until something
+    // else happened to refresh the map. The caller retries the write (service_unavailable).
+    if (this.redis instanceof Cluster && results.some(([err]) => isStaleSlotMapError(err))) this.redis.refreshSlotsCache();
     const replies = results.slice(0, commands.length).map(([, reply]) => reply);
     for (const [err] of results.slice(0, commands.length)) if (err) throw err;
     const shortfall = unacknowledged(this.ack, results[commands.length], replies);

@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { redisConnectionOptions } from '../redisConnection';
-import { withCommandDeadline } from './commandDeadline';
+import { isPromise, withCommandDeadline } from './commandDeadline';
 
 /** A Redis client, or a Redis Cluster client (see createRedisClient). */
 export type RedisClient = Redis | Cluster;
@@ -54,6 +54,40 @@ function profileOptions(opts: RedisClientOptions): RedisOptions {
   return { ...common, enableOfflineQueue: true, retryStrategy: (times) => (times > 3 ? null : 200) };
 }
 
+/**
+ * Redis answers that name another node for a key (MOVED, ASK) or a node between two cluster states
+ * (CLUSTERDOWN): the client's slot map may be out of date, after a failover or a resharding.
+ */
+export function isStaleSlotMapError(err: unknown): boolean {
+  return err instanceof Error && /^(MOVED|ASK|CLUSTERDOWN) /.test(err.message);
+}
+
+/**
+ * The Cluster client re-reading its slot map whenever a command fails with a stale-map answer.
+ * ioredis does so itself for a MOVED it follows, but not for one that reaches the caller: with
+ * auto-pipelining, the commands of one tick to one node share a pipeline, and ioredis follows a
+ * pipeline's redirection only when every reply is the same error. Commands of two slots of a
+ * master that was failed over each get their own MOVED, fail, and the map stayed stale: every
+ * later request went to the old master and failed again (the gateway answered 503 for good).
+ * The failed command is not resent (the caller retries it, as for any 503); the refresh makes
+ * that retry go to the node that serves the slot now.
+ */
+function refreshingSlotsWhenStale(cluster: Cluster): Redis {
+  const proxy = new Proxy(cluster, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        // The caller still gets the rejection from `result`; this branch only refreshes.
+        if (isPromise(result)) result.then(undefined, (err: unknown) => isStaleSlotMapError(err) && target.refreshSlotsCache());
+        return result === target ? proxy : result;
+      };
+    },
+  });
+  return proxy as unknown as Redis;
+}
+
 function hostPortOf(entry: string): { host: string; port: number } {
   const at = entry.lastIndexOf(':');
   return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
@@ -69,7 +103,8 @@ function hostPortOf(entry: string): { host: string; port: number } {
  * need to know; one that does (the vault's group commit) tests `instanceof Cluster`.
  */
 export function createRedisClient(url: string | undefined, opts: RedisClientOptions): Redis {
-  const client = connectClient(url, opts);
+  const connected = connectClient(url, opts);
+  const client = connected instanceof Cluster ? refreshingSlotsWhenStale(connected) : connected;
   // With auto-pipelining only a deadline of its own keeps REDIS_COMMAND_TIMEOUT_MS true (commandDeadline.ts).
   return (opts.commandDeadline ?? opts.profile === 'server') ? withCommandDeadline(client, opts.commandTimeoutMs) : client;
 }

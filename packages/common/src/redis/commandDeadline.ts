@@ -21,7 +21,7 @@ export function withCommandDeadline<C extends object>(client: C, timeoutMs: numb
   });
 }
 
-function isPromise(value: unknown): value is Promise<unknown> {
+export function isPromise(value: unknown): value is Promise<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
