@@ -17,10 +17,10 @@ import {
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 import { digitsOf, ERROR_MESSAGES } from './cardState';
+import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
 /** Where the card's proof-of-work solution goes (the gateway's CHALLENGE_SOLUTION_HEADER). */
 const CHALLENGE_HEADER = 'x-tessera-challenge';
-import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
 function hashParams(): URLSearchParams {
   return new URLSearchParams(location.hash.slice(1));

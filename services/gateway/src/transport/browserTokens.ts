@@ -87,10 +87,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
     const limiter = deps.rateLimiter;
     const blocked = await limiter?.failedAuthBlock(ctx.clientIp, ctx.requestId);
-    if (blocked) {
-      res.setHeader('retry-after', String(blocked.retryAfterSeconds));
-      throw blocked.error;
-    }
+    if (blocked) refuseWith(res, blocked);
     const { key, found } = await lookUpApiKey(deps, req.headers['x-api-key']);
     const fromFields = corsAllowedOrigin(header(req, 'origin'), deps.fieldsOrigin) !== undefined;
     const result = decideBrowserKey(
