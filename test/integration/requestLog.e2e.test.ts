@@ -123,7 +123,10 @@ describe('the Requests page', () => {
     expect(await dialog.textContent()).toContain('Authorization, Content-Type');
     expect(await dialog.textContent()).toMatch(/PSP status402/);
     await page.locator('#request-dialog').screenshot({ path: path.join(SCREENSHOTS, 'requests-detail.png') });
-    const html = await page.content();
+    // The dashboard writes each time as "Nov 26, 2026, 11:13:40 AM": twelve digits joined by short
+    // separators, which the detector flags whenever they happen to pass Luhn (one second in ten).
+    // They come from the clock, not from a caller, so they are left out of the scan.
+    const html = (await page.content()).replace(/[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}:\d{2}\s?[AP]M/g, '[time]');
     expect(html).not.toContain('sk_psp_secret_value');
     // What the detector flags, with some context, so a failure shows where.
     expect(findCardNumberRuns(html).map(([start, end]) => html.slice(Math.max(0, start - 60), end + 10))).toEqual([]);
