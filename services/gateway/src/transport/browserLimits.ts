@@ -28,6 +28,7 @@ import type { DistinctCardCounter } from '../store/distinctCardCounter';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
 import type { RateLimitRefusal } from './rateLimit';
 import { altcha, type Challenge } from './altcha';
+import { failOpen, type FailOpen } from './failOpen';
 
 export interface BrowserLimitConfig {
   /** Browser tokenizations per key per minute past which each needs a proof of work; 0 disables. */
@@ -114,11 +115,11 @@ export type BrowserAdmission = { refusal: RateLimitRefusal; underAttack?: undefi
 
 /**
  * The card-testing limits of POST /v1/browser/tokens and of the hosted page's POST /pay/{id}. Like the API rate limits they fail open
- * when their store cannot answer (logged at most every 10 s): a limiter outage must not stop
- * checkouts. A refusal is a 429 with Retry-After, as every other limit.
+ * when their store cannot answer (failOpen): a limiter outage must not stop checkouts. A refusal
+ * is a 429 with Retry-After, as every other limit.
  */
 export class BrowserTokenLimiter {
-  private lastStoreErrorLog = 0;
+  private readonly ask: FailOpen;
 
   constructor(
     private readonly deps: {
@@ -135,22 +136,12 @@ export class BrowserTokenLimiter {
       onAttackRequest?: (keyId: string) => void;
       now?: () => number;
     },
-  ) {}
+  ) {
+    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
+  }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
-  }
-
-  private async ask<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
-    try {
-      return await op();
-    } catch (err) {
-      if (Date.now() - this.lastStoreErrorLog > 10_000) {
-        this.lastStoreErrorLog = Date.now();
-        this.deps.logger.error({ err, requestId }, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
-      }
-      return undefined;
-    }
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { TesseraError, type ErrorCode, type Logger } from '@tessera/common';
 import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
+import { failOpen, type FailOpen } from './failOpen';
 
 export interface RateLimitConfig {
   /** Requests per API key per one-second window; 0 disables. */
@@ -16,30 +17,16 @@ type KeyOfBucket = Parameters<typeof apiKeyBucket>[0];
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
 
-/**
- * The API rate limits. Both fail open when the counter store cannot answer: an outage of the
- * limiter must not become an outage of payments (and a dead Redis fails the key lookup anyway).
- * The failure is logged, at most once every 10 s.
- */
+/** The API rate limits. Both fail open when the counter store cannot answer (failOpen). */
 export class RateLimiter {
-  private lastStoreErrorLog = 0;
+  private readonly count: FailOpen;
 
   constructor(
     private readonly counter: RateLimitCounter,
     private readonly config: RateLimitConfig,
-    private readonly logger: Logger,
-  ) {}
-
-  private async count<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
-    try {
-      return await op();
-    } catch (err) {
-      if (Date.now() - this.lastStoreErrorLog > 10_000) {
-        this.lastStoreErrorLog = Date.now();
-        this.logger.error({ err, requestId }, 'rate limit store unavailable: limits are not enforced (failing open)');
-      }
-      return undefined;
-    }
+    logger: Logger,
+  ) {
+    this.count = failOpen(logger, 'rate limit store unavailable: limits are not enforced (failing open)');
   }
 
   /**
