@@ -1,4 +1,4 @@
-import { TesseraError, type Logger } from '@tessera/common';
+import type { Logger } from '@tessera/common';
 import { Counter, type Registry } from 'prom-client';
 import {
   browserAttackMarkBucket,
@@ -23,10 +23,9 @@ import {
   type BrowserLimitReason,
   volumeMinuteOf,
 } from '../domain/browserLimits';
-import { isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
+import { isOverLimit, limitRefusal, rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { DistinctCardCounter } from '../store/distinctCardCounter';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
-import type { RateLimitRefusal } from './rateLimit';
 import { altcha, type Challenge } from './altcha';
 import { failOpen, type FailOpen } from './failOpen';
 
@@ -155,9 +154,7 @@ export class BrowserTokenLimiter {
   ): Promise<RateLimitRefusal> {
     this.deps.onRefused?.(reason);
     if (against) await this.countRefusal(against.clientIp, against.requestId);
-    const seconds = retryAfterSeconds(resetInMs);
-    const message = `${MESSAGES[reason]} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-    return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
+    return rateLimitRefusal(MESSAGES[reason], resetInMs);
   }
 
   private async countRefusal(clientIp: string | undefined, requestId: string): Promise<void> {
@@ -170,10 +167,14 @@ export class BrowserTokenLimiter {
    * outgrown one how a shopper's looks when the attack grew while it solved; only an invalid one is
    * misbehaviour, counted against the address.
    */
-  private async demandWork(why: keyof typeof CHALLENGE_MESSAGES, clientIp: string | undefined, requestId: string) {
+  private async demandWork(
+    why: keyof typeof CHALLENGE_MESSAGES,
+    clientIp: string | undefined,
+    requestId: string,
+  ): Promise<RateLimitRefusal> {
     this.deps.onRefused?.(why === 'challenge_invalid' ? 'challenge_invalid' : 'challenge_required');
     if (why === 'challenge_invalid') await this.countRefusal(clientIp, requestId);
-    return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[why] }), retryAfterSeconds: 1 };
+    return limitRefusal('challenge_required', CHALLENGE_MESSAGES[why], 1);
   }
 
   /**

@@ -1,6 +1,5 @@
-import type { Response } from 'express';
 import { TesseraError, type ErrorCode, type Logger } from '@tessera/common';
-import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
+import { apiKeyBucket, failedAuthBucket, isOverLimit, rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
 import { failOpen, type FailOpen } from './failOpen';
 
@@ -89,31 +88,19 @@ export class RateLimiter {
   }
 }
 
-/** What to answer instead: a 429 whose message and Retry-After header name the same wait. */
-export interface RateLimitRefusal {
-  error: TesseraError;
-  retryAfterSeconds: number;
-}
-
 /**
  * A key that failed authentication (either route): counts the failure toward the address's
- * failed-auth limit and returns the error to answer, that limit's 429 (its Retry-After header set
- * on `res`) once it is passed, otherwise the key decision's own `code`.
+ * failed-auth limit and returns the error to answer, that limit's 429 once it is passed,
+ * otherwise the key decision's own `code`.
  */
 export async function countFailedAuth(
   limiter: RateLimiter | undefined,
-  res: Response,
   ctx: { clientIp?: string; requestId: string },
   code: ErrorCode,
 ): Promise<TesseraError> {
-  const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
-  if (!refused) return new TesseraError(code);
-  res.setHeader('retry-after', String(refused.retryAfterSeconds));
-  return refused.error;
+  return (await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId)) ?? new TesseraError(code);
 }
 
 function rateLimited(window: WindowCount, what: string): RateLimitRefusal {
-  const seconds = retryAfterSeconds(window.resetInMs);
-  const message = `Too many ${what}. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-  return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
+  return rateLimitRefusal(`Too many ${what}.`, window.resetInMs);
 }
