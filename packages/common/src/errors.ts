@@ -173,6 +173,8 @@ export interface TesseraErrorOptions {
   message?: string;
   param?: string;
   cause?: unknown;
+  /** How long to wait before trying again, in whole seconds: the gateway answers it as Retry-After (RFC 9110 §10.2.3). */
+  retryAfterSeconds?: number;
 }
 
 export class TesseraError extends Error {
@@ -180,6 +182,8 @@ export class TesseraError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly param?: string;
+  /** Not part of the envelope body: the gateway's envelope writer sends it as the Retry-After header. */
+  readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, opts: TesseraErrorOptions = {}) {
     const spec: ErrorSpec = ERROR_CATALOGUE[code];
@@ -189,6 +193,7 @@ export class TesseraError extends Error {
     this.type = spec.type;
     this.status = spec.status;
     if (opts.param !== undefined) this.param = opts.param;
+    if (opts.retryAfterSeconds !== undefined) this.retryAfterSeconds = opts.retryAfterSeconds;
   }
 
   toJSON(): { type: ErrorType; code: ErrorCode; message: string; param?: string } {

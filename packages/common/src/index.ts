@@ -14,6 +14,7 @@ export * from './cli';
 export * from './net/httpHeaders';
 export * from './randomPool';
 export * from './heapGrowth';
+export * from './logThrottle';
 export * from './shutdownSignal';
 export * from './grpcConfig';
 export * from './configDoc';

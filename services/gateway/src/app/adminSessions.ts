@@ -14,6 +14,7 @@ import {
   type SessionRecord,
 } from '../domain/admin/sessions';
 import { base32Encode, matchTotp, newTotpSecret, otpauthUri, TOTP } from '../domain/admin/totp';
+import { rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from '../store/adminStores';
 import { optionalText, requiredText } from './inputLists';
 
@@ -82,8 +83,8 @@ export interface StartedSession {
 
 export type SignInResult =
   | ({ status: 'signed_in' } & StartedSession)
-  /** Too many attempts: `error` to answer, after `retryAfterSeconds`. */
-  | { status: 'throttled'; retryAfterSeconds: number; error: TesseraError };
+  /** Too many attempts: the 429 to answer, carrying its wait. */
+  | { status: 'throttled'; error: RateLimitRefusal };
 
 /** The live session of a request, checked and extended. */
 export interface AdminSession {
@@ -200,7 +201,6 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
         ? { by: 'ip', retryInMs: byIp.resetInMs }
         : loginBlock({ accountLockMs, sourceLockMs, trustedDevice: deviceId !== undefined });
     if (block) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(block.retryInMs / 1000));
       await record(from.ip, {
         action: 'login.throttled',
         actor: operator ?? null,
@@ -208,8 +208,7 @@ export function createAdminSessions(deps: AdminSessionDeps): AdminSessions {
         details: { limit: block.by },
       });
       const what = block.by === 'ip' ? 'from this address' : 'for this account';
-      const message = `Too many failed sign-ins ${what}. Try again in ${retryAfterSeconds} seconds.`;
-      return { status: 'throttled', retryAfterSeconds, error: new TesseraError('rate_limited', { message }) };
+      return { status: 'throttled', error: rateLimitRefusal(`Too many failed sign-ins ${what}.`, block.retryInMs) };
     }
 
     /** Counts a failure for the account and this source, locks what reached its limit, throws `error`. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Counter, type Registry } from 'prom-client';
-import { TesseraError, type Logger } from '@tessera/common';
+import { createLogThrottle, TesseraError, type Logger } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
 import {
   buildRequestLogRecord,
@@ -48,7 +48,8 @@ export class RequestLogRecorder {
   private readonly now: () => Date;
   private readonly dropped: Counter<'reason'> | undefined;
   private readonly written: Counter | undefined;
-  private lastErrorLog = 0;
+  /** One line every 10 s is enough to notice a store that keeps failing. */
+  private readonly mayLogStoreError = createLogThrottle();
 
   constructor(
     private readonly store: RequestLogStore,
@@ -114,11 +115,8 @@ export class RequestLogRecorder {
         this.written?.inc(batch.length - failed);
       } catch (err) {
         this.dropped?.inc({ reason: 'store_unavailable' }, taken.length);
-        // One line every 10 s is enough to notice; ids only (the error is Redis's).
-        if (Date.now() - this.lastErrorLog > 10_000) {
-          this.lastErrorLog = Date.now();
-          this.logger.error({ err, dropped: taken.length }, 'could not write the request log (entries dropped)');
-        }
+        // Ids only (the error is Redis's).
+        if (this.mayLogStoreError()) this.logger.error({ err, dropped: taken.length }, 'could not write the request log (entries dropped)');
       }
     };
     const flight = run().finally(() => {

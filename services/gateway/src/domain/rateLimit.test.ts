@@ -1,4 +1,4 @@
-import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from './rateLimit';
+import { apiKeyBucket, failedAuthBucket, isOverLimit, rateLimitRefusal, retryAfterSeconds } from './rateLimit';
 
 describe('rate limit rules', () => {
   it('rounds Retry-After up to whole seconds and never answers 0', () => {
@@ -7,6 +7,15 @@ describe('rate limit rules', () => {
     expect(retryAfterSeconds(1000)).toBe(1);
     expect(retryAfterSeconds(1001)).toBe(2);
     expect(retryAfterSeconds(59_500)).toBe(60);
+  });
+
+  it('refuses with a 429 whose message names the same whole-second wait it carries for Retry-After', () => {
+    const refusal = rateLimitRefusal('Too many requests for this API key.', 1500);
+    expect(refusal).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSeconds: 2 });
+    expect(refusal.message).toBe('Too many requests for this API key. Try again in 2 seconds.');
+    expect(rateLimitRefusal('Too many refused cards on this payment page.', 0).message).toBe(
+      'Too many refused cards on this payment page. Try again in 1 second.',
+    );
   });
 
   it('is over the limit only once the window has counted more hits than the limit, and never when the limit is 0', () => {

@@ -1,9 +1,26 @@
 import ipaddr from 'ipaddr.js';
+import { TesseraError } from '@tessera/common';
 import { merchantSlot } from './slots';
 
 /** Retry-After in whole seconds (RFC 9110 §10.2.3): rounded up, and never 0, which would invite an instant retry. */
 export function retryAfterSeconds(resetInMs: number): number {
   return Math.max(1, Math.ceil(resetInMs / 1000));
+}
+
+/** A limit's answer: a 429 that carries its wait, which the envelope sends as Retry-After. */
+export interface RateLimitRefusal extends TesseraError {
+  readonly retryAfterSeconds: number;
+}
+
+/** A limit's 429 (`rate_limited`, or `challenge_required` for a proof of work) with its message and wait. */
+export function limitRefusal(code: 'rate_limited' | 'challenge_required', message: string, seconds: number): RateLimitRefusal {
+  return new TesseraError(code, { message, retryAfterSeconds: seconds }) as RateLimitRefusal;
+}
+
+/** A rate_limited refusal whose message and Retry-After name the same wait: `why` (a sentence), then when to try again. */
+export function rateLimitRefusal(why: string, resetInMs: number): RateLimitRefusal {
+  const seconds = retryAfterSeconds(resetInMs);
+  return limitRefusal('rate_limited', `${why} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, seconds);
 }
 
 /**

@@ -3,10 +3,11 @@ import { TesseraError, type Logger, type Cidr } from '@tessera/common';
 import { keepOnCurrentPepper, lookUpUnderOlderPeppers } from '../app/keyLookup';
 import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
 import { resolveClientIp } from '../domain/clientIp';
+import type { RateLimitRefusal } from '../domain/rateLimit';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { MerchantSettings } from '../store/merchantSettingsStore';
 import type { WindowCount } from '../store/rateLimitCounter';
-import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
+import { countFailedAuth, type RateLimiter } from './rateLimit';
 import { contextOf } from './requestContext';
 
 export interface AuthDeps {
@@ -71,10 +72,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     const limiter = deps.rateLimiter;
     const key = presentedKeyOf(deps.pepper, req.headers['x-api-key']);
     const lookup = await lookUpKey(deps, key, ctx.clientIp, ctx.requestId);
-    if (lookup.blocked) {
-      res.setHeader('retry-after', String(lookup.blocked.retryAfterSeconds));
-      throw lookup.blocked.error;
-    }
+    if (lookup.blocked) throw lookup.blocked;
     const underCurrent = lookup.record;
     const presented = req.headers['x-api-key'];
     const found =
@@ -96,7 +94,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
       if (result.record) ctx.apiKey = result.record;
       throw new TesseraError('publishable_key_forbidden');
     }
-    if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
+    if (!result.ok) throw await countFailedAuth(limiter, ctx, result.code);
     const record = result.record;
     const counted =
       lookup.keyRequest !== undefined ? limiter?.keyRequestRefusalOf(lookup.keyRequest) : limiter?.recordKeyRequest(record, ctx.requestId);
@@ -105,8 +103,7 @@ export function createAuthMiddleware(deps: AuthDeps): RequestHandler {
     if (overLimit) {
       // Attributed in the access log, so an operator sees which key is being throttled.
       ctx.apiKey = record;
-      res.setHeader('retry-after', String(overLimit.retryAfterSeconds));
-      throw overLimit.error;
+      throw overLimit;
     }
 
     ctx.apiKey = record;

@@ -62,8 +62,8 @@ describe('the card-testing limiter', () => {
     expect(await attempt(s.limiter, 'key_1', '203.0.113.7')).toBeUndefined();
     expect(await attempt(s.limiter, 'key_2', '203.0.113.7')).toBeUndefined();
     const refusal = await attempt(s.limiter, 'key_3', '203.0.113.7');
-    expect(refusal?.error).toMatchObject({ code: 'rate_limited', status: 429 });
-    expect(refusal?.error.message).toMatch(/from this network/);
+    expect(refusal).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(refusal?.message).toMatch(/from this network/);
     expect(refusal?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect(refusal?.retryAfterSeconds).toBeLessThanOrEqual(60);
     expect(await attempt(s.limiter, 'key_1', '203.0.113.8')).toBeUndefined();
@@ -78,17 +78,17 @@ describe('the card-testing limiter', () => {
     expect(await attempt(s.limiter, 'key_1', '203.0.113.2')).toBeUndefined();
     // Under pressure: a fresh address without work is asked for it, not turned away.
     const asked = await attempt(s.limiter, 'key_1', '203.0.113.3');
-    expect(asked?.error).toMatchObject({ code: 'challenge_required', status: 429 });
+    expect(asked).toMatchObject({ code: 'challenge_required', status: 429 });
     expect(asked?.retryAfterSeconds).toBe(1);
     const work = await solved(s.limiter, 'key_1', '203.0.113.3');
     expect(work.required).toBe(true);
     // Not from another network, not for another key (the other key is under no pressure: no work needed at all).
-    expect((await attempt(s.limiter, 'key_1', '203.0.113.4', work.solution))?.error.message).toMatch(/another key or network/);
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.4', work.solution))?.message).toMatch(/another key or network/);
     expect(await attempt(s.limiter, 'key_2', '203.0.113.4', work.solution)).toBeUndefined();
     expect(await attempt(s.limiter, 'key_1', '203.0.113.3', work.solution)).toBeUndefined();
     // Spent: a replay is refused.
-    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', work.solution))?.error.code).toBe('challenge_required');
-    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', 'bm90IGpzb24='))?.error.code).toBe('challenge_required');
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', work.solution))?.code).toBe('challenge_required');
+    expect((await attempt(s.limiter, 'key_1', '203.0.113.3', 'bm90IGpzb24='))?.code).toBe('challenge_required');
     expect(s.refused).toEqual(['challenge_required', 'challenge_invalid', 'challenge_invalid', 'challenge_invalid']);
     expect(new Set(s.attacked)).toEqual(new Set(['key_1']));
   });
@@ -106,8 +106,8 @@ describe('the card-testing limiter', () => {
     expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(200);
     // An address refused by its own limit pays double per refusal.
     for (let i = 0; i < 3; i++) await attempt(s.limiter, 'key_2', '198.51.100.99');
-    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.error.code).toBe('rate_limited');
-    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.error.code).toBe('rate_limited');
+    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.code).toBe('rate_limited');
+    expect((await attempt(s.limiter, 'key_2', '198.51.100.99'))?.code).toBe('rate_limited');
     expect((await solved(s.limiter, 'key_1', '198.51.100.99')).maxnumber).toBe(800);
     expect((await solved(s.limiter, 'key_1', '198.51.100.1')).maxnumber).toBe(200);
   });
@@ -126,8 +126,8 @@ describe('the card-testing limiter', () => {
     expect(await attempt(s.limiter, 'key_1', '198.51.100.9', fair.solution)).toBeUndefined();
     // Twice the threshold: the second cheap one no longer pays for a card, and the address is not punished for it.
     const outgrown = await attempt(s.limiter, 'key_1', '203.0.113.5', cheap[1]!.solution);
-    expect(outgrown?.error).toMatchObject({ code: 'challenge_required', status: 429 });
-    expect(outgrown?.error.message).toMatch(/less card-testing pressure/);
+    expect(outgrown).toMatchObject({ code: 'challenge_required', status: 429 });
+    expect(outgrown?.message).toMatch(/less card-testing pressure/);
     expect((await solved(s.limiter, 'key_1', '203.0.113.5')).maxnumber).toBe(200);
     // The next minute starts at the last one's difficulty, not the base.
     now += 60_000;
@@ -145,7 +145,7 @@ describe('the card-testing limiter', () => {
     const raised = { ...payload, salt: payload.salt.replace(/([?&])d=\d+/, '$1d=10000') };
     expect(raised.salt).not.toBe(payload.salt);
     const refusal = await attempt(s.limiter, 'key_1', '203.0.113.5', Buffer.from(JSON.stringify(raised)).toString('base64'));
-    expect(refusal?.error.message).toMatch(/not valid/);
+    expect(refusal?.message).toMatch(/not valid/);
     expect(s.refused).toEqual(['challenge_invalid']);
   });
 
@@ -157,7 +157,7 @@ describe('the card-testing limiter', () => {
     expect(await attempt(s.limiter, 'key_1', '192.0.2.1')).toBeUndefined();
     expect((await s.limiter.attackState('key_1')).underAttack).toBe(true);
     now += 120_000; // the volume's minute is over, the attack mark is not
-    expect((await attempt(s.limiter, 'key_1', '192.0.2.2'))?.error.code).toBe('challenge_required');
+    expect((await attempt(s.limiter, 'key_1', '192.0.2.2'))?.code).toBe('challenge_required');
     now += 200_000;
     expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
     expect(await attempt(s.limiter, 'key_1', '192.0.2.2')).toBeUndefined();
@@ -174,7 +174,7 @@ describe('the card-testing limiter', () => {
     expect(await s.limiter.admitCard(VISA, '203.0.113.7', 'req')).toBeUndefined();
     expect(await s.limiter.admitCard(MASTERCARD, '203.0.113.7', 'req')).toBeUndefined();
     const refusal = await s.limiter.admitCard(AMEX, '203.0.113.7', 'req');
-    expect(refusal?.error.message).toMatch(/different cards/);
+    expect(refusal?.message).toMatch(/different cards/);
     expect(refusal?.retryAfterSeconds).toBeGreaterThan(3000);
     expect(refusal?.retryAfterSeconds).toBeLessThanOrEqual(3600);
     for (let i = 0; i < 5; i++) expect(await s.limiter.admitCard(VISA, '203.0.113.7', 'req')).toBeUndefined();
@@ -189,7 +189,7 @@ describe('the card-testing limiter', () => {
       expect(await s.limiter.formSessionClosed('fs_a', 'req')).toBeUndefined();
     }
     const closing = await s.limiter.recordRefusedCard('fs_a', 600_000, '203.0.113.7', 'req');
-    expect(closing?.error).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(closing).toMatchObject({ code: 'rate_limited', status: 429 });
     expect(closing?.retryAfterSeconds).toBeGreaterThan(590);
     expect(closing?.retryAfterSeconds).toBeLessThanOrEqual(600);
     expect(await s.limiter.formSessionClosed('fs_a', 'req')).toBeDefined();

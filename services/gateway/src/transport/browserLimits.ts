@@ -1,4 +1,4 @@
-import { TesseraError, type Logger } from '@tessera/common';
+import type { Logger } from '@tessera/common';
 import { Counter, type Registry } from 'prom-client';
 import {
   browserAttackMarkBucket,
@@ -23,11 +23,11 @@ import {
   type BrowserLimitReason,
   volumeMinuteOf,
 } from '../domain/browserLimits';
-import { isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
+import { isOverLimit, limitRefusal, rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { DistinctCardCounter } from '../store/distinctCardCounter';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
-import type { RateLimitRefusal } from './rateLimit';
 import { altcha, type Challenge } from './altcha';
+import { failOpen, type FailOpen } from './failOpen';
 
 export interface BrowserLimitConfig {
   /** Browser tokenizations per key per minute past which each needs a proof of work; 0 disables. */
@@ -114,11 +114,11 @@ export type BrowserAdmission = { refusal: RateLimitRefusal; underAttack?: undefi
 
 /**
  * The card-testing limits of POST /v1/browser/tokens and of the hosted page's POST /pay/{id}. Like the API rate limits they fail open
- * when their store cannot answer (logged at most every 10 s): a limiter outage must not stop
- * checkouts. A refusal is a 429 with Retry-After, as every other limit.
+ * when their store cannot answer (failOpen): a limiter outage must not stop checkouts. A refusal
+ * is a 429 with Retry-After, as every other limit.
  */
 export class BrowserTokenLimiter {
-  private lastStoreErrorLog = 0;
+  private readonly ask: FailOpen;
 
   constructor(
     private readonly deps: {
@@ -135,22 +135,12 @@ export class BrowserTokenLimiter {
       onAttackRequest?: (keyId: string) => void;
       now?: () => number;
     },
-  ) {}
+  ) {
+    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
+  }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
-  }
-
-  private async ask<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
-    try {
-      return await op();
-    } catch (err) {
-      if (Date.now() - this.lastStoreErrorLog > 10_000) {
-        this.lastStoreErrorLog = Date.now();
-        this.deps.logger.error({ err, requestId }, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
-      }
-      return undefined;
-    }
   }
 
   /**
@@ -164,9 +154,7 @@ export class BrowserTokenLimiter {
   ): Promise<RateLimitRefusal> {
     this.deps.onRefused?.(reason);
     if (against) await this.countRefusal(against.clientIp, against.requestId);
-    const seconds = retryAfterSeconds(resetInMs);
-    const message = `${MESSAGES[reason]} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-    return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
+    return rateLimitRefusal(MESSAGES[reason], resetInMs);
   }
 
   private async countRefusal(clientIp: string | undefined, requestId: string): Promise<void> {
@@ -179,10 +167,14 @@ export class BrowserTokenLimiter {
    * outgrown one how a shopper's looks when the attack grew while it solved; only an invalid one is
    * misbehaviour, counted against the address.
    */
-  private async demandWork(why: keyof typeof CHALLENGE_MESSAGES, clientIp: string | undefined, requestId: string) {
+  private async demandWork(
+    why: keyof typeof CHALLENGE_MESSAGES,
+    clientIp: string | undefined,
+    requestId: string,
+  ): Promise<RateLimitRefusal> {
     this.deps.onRefused?.(why === 'challenge_invalid' ? 'challenge_invalid' : 'challenge_required');
     if (why === 'challenge_invalid') await this.countRefusal(clientIp, requestId);
-    return { error: new TesseraError('challenge_required', { message: CHALLENGE_MESSAGES[why] }), retryAfterSeconds: 1 };
+    return limitRefusal('challenge_required', CHALLENGE_MESSAGES[why], 1);
   }
 
   /**

@@ -7,7 +7,7 @@ import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { BrowserTokenLimiter } from './browserLimits';
 import { sendJson } from './envelope';
-import { countFailedAuth, type RateLimiter, type RateLimitRefusal } from './rateLimit';
+import { countFailedAuth, type RateLimiter } from './rateLimit';
 import { apiKeyOf, contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
@@ -64,11 +64,6 @@ export interface BrowserAuthDeps extends PepperedKeyStore {
   countsAsAttempt?: boolean;
 }
 
-function refuseWith(res: Response, refusal: RateLimitRefusal): never {
-  res.setHeader('retry-after', String(refusal.retryAfterSeconds));
-  throw refusal.error;
-}
-
 const header = (req: Request, name: string): string | undefined => {
   const value = req.headers[name];
   return typeof value === 'string' ? value : undefined;
@@ -87,7 +82,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
     const limiter = deps.rateLimiter;
     const blocked = await limiter?.failedAuthBlock(ctx.clientIp, ctx.requestId);
-    if (blocked) refuseWith(res, blocked);
+    if (blocked) throw blocked;
     const { key, found } = await lookUpApiKey(deps, req.headers['x-api-key']);
     const fromFields = corsAllowedOrigin(header(req, 'origin'), deps.fieldsOrigin) !== undefined;
     const result = decideBrowserKey(
@@ -96,7 +91,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
       deps.now(),
       fromFields ? header(req, 'x-tessera-parent-origin') : undefined,
     );
-    if (!result.ok) throw await countFailedAuth(limiter, res, ctx, result.code);
+    if (!result.ok) throw await countFailedAuth(limiter, ctx, result.code);
     if (key.ok && found) keepOnCurrentPepper(deps, result.record, found.key.digest, key.digest);
     ctx.apiKey = result.record;
     // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
@@ -110,7 +105,7 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
       header(req, CHALLENGE_SOLUTION_HEADER),
       ctx.requestId,
     );
-    if (admission?.refusal) refuseWith(res, admission.refusal);
+    if (admission?.refusal) throw admission.refusal;
     if (admission?.underAttack === true && deps.provisionalTtlUnderAttackSeconds !== undefined) {
       ctx.provisionalTtlSeconds = deps.provisionalTtlUnderAttackSeconds;
     }
@@ -139,7 +134,7 @@ export function browserCardGate(limiter: BrowserTokenLimiter) {
   return async (res: Response, number: string): Promise<void> => {
     const ctx = contextOf(res);
     const refusal = await limiter.admitCard(number, ctx.clientIp, ctx.requestId);
-    if (refusal) refuseWith(res, refusal);
+    if (refusal) throw refusal;
   };
 }
 

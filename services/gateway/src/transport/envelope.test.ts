@@ -34,6 +34,12 @@ describe('sendJson and sendError', () => {
       ),
     );
     e.all('/error/unavailable', (_req: Request, res: Response) => sendError(res, new TesseraError('service_unavailable'), 'rid'));
+    e.all('/error/limited', (_req: Request, res: Response) =>
+      sendError(res, new TesseraError('rate_limited', { retryAfterSeconds: 42 }), 'rid'),
+    );
+    e.all('/error/unavailable-for-long', (_req: Request, res: Response) =>
+      sendError(res, new TesseraError('service_unavailable', { retryAfterSeconds: 30 }), 'rid'),
+    );
     app = await startApp(e);
   });
   afterAll(() => app.close());
@@ -67,6 +73,14 @@ describe('sendJson and sendError', () => {
     const unavailable = await app.request('POST', '/error/unavailable');
     expect([unavailable.status, unavailable.headers['retry-after']]).toEqual([503, '1']);
     expect((await app.request('POST', '/error/ours')).headers['retry-after']).toBeUndefined();
+  });
+
+  it('sends the wait an error carries as Retry-After, in place of the 503 default', async () => {
+    const limited = await app.request('POST', '/error/limited');
+    expect([limited.status, limited.headers['retry-after']]).toEqual([429, '42']);
+    expect(JSON.parse(limited.body.toString('utf8')).error).not.toHaveProperty('retryAfterSeconds');
+    const unavailable = await app.request('POST', '/error/unavailable-for-long');
+    expect([unavailable.status, unavailable.headers['retry-after']]).toEqual([503, '30']);
   });
 
   it('masks a card number in an error message or param, whoever wrote it', async () => {

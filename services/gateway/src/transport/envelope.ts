@@ -42,15 +42,29 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   writeJson(res, status, body);
 }
 
+function writeRetryAfter(res: Response, seconds: number | undefined): void {
+  if (seconds !== undefined) res.setHeader('retry-after', String(seconds));
+}
+
+/**
+ * Retry-After for an answer that is not the envelope (the fields origin's HTML pages): the wait
+ * the error carries, if any. sendError writes it the same way for every enveloped error.
+ */
+export function setRetryAfter(res: Response, err: TesseraError): void {
+  writeRetryAfter(res, err.retryAfterSeconds);
+}
+
 /**
  * The documented envelope; `x-tessera-error` lets callers tell our errors from a PSP's. Every
  * error of the public and the admin API leaves here, so this is where its message and param
- * (which may quote a caller's field name, header or value) are masked, whoever wrote them.
+ * (which may quote a caller's field name, header or value) are masked, whoever wrote them, and
+ * where the wait it carries (a limit's, or a 503's default) becomes Retry-After.
  */
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
-  if (err.status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  const unavailable = err.status === 503 && !res.hasHeader('retry-after') ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
+  writeRetryAfter(res, err.retryAfterSeconds ?? unavailable);
   const { message, param, ...rest } = err.toJSON();
   const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
   writeJson(res, err.status, { error: { ...shown, requestId } });

@@ -14,6 +14,7 @@ import {
   storableIdempotencyKey,
   usageWindow,
 } from '../domain/idempotency';
+import { retryAfterSeconds } from '../domain/rateLimit';
 import { isStaleClaim, type FinalRecord, type IdempotencyStore } from '../store/idempotencyStore';
 import { apiKeyOf, contextOf, routeOf } from './requestContext';
 
@@ -78,13 +79,15 @@ export function idempotency(opts: IdempotencyOptions) {
       quota: { owner, maxBytes: opts.maxBytesPerMerchant, window },
     });
     if (found === 'over_quota') {
-      // The soonest the merchant's count can shrink: when the current slice of the window ends.
-      res.setHeader('retry-after', String(Math.max(1, Math.ceil((window.currentEndsAt - now) / 1000))));
       opts.logger.warn(
         { requestId: contextOf(res).requestId, merchantId: apiKey.merchantId, mode: apiKey.mode },
         'idempotency quota reached: new Idempotency-Keys refused until older answers expire',
       );
-      throw new TesseraError('idempotency_quota_exceeded', { param: 'Idempotency-Key' });
+      throw new TesseraError('idempotency_quota_exceeded', {
+        param: 'Idempotency-Key',
+        // The soonest the merchant's count can shrink: when the current slice of the window ends.
+        retryAfterSeconds: retryAfterSeconds(window.currentEndsAt - now),
+      });
     }
     let abandoned = false;
     if (found.state !== 'claimed') {
@@ -93,8 +96,7 @@ export function idempotency(opts: IdempotencyOptions) {
     }
     if (found.state !== 'claimed' && !abandoned) {
       if (found.state === 'in_progress') {
-        res.setHeader('retry-after', '1');
-        throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key' });
+        throw new TesseraError('idempotency_in_progress', { param: 'Idempotency-Key', retryAfterSeconds: 1 });
       }
       if (found.state === 'too_large') {
         const { status } = openResponse(keys.seal, scope, found.sealedStatus);

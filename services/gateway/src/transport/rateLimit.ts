@@ -1,7 +1,7 @@
-import type { Response } from 'express';
 import { TesseraError, type ErrorCode, type Logger } from '@tessera/common';
-import { apiKeyBucket, failedAuthBucket, isOverLimit, retryAfterSeconds } from '../domain/rateLimit';
+import { apiKeyBucket, failedAuthBucket, isOverLimit, rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
+import { failOpen, type FailOpen } from './failOpen';
 
 export interface RateLimitConfig {
   /** Requests per API key per one-second window; 0 disables. */
@@ -16,30 +16,16 @@ type KeyOfBucket = Parameters<typeof apiKeyBucket>[0];
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
 
-/**
- * The API rate limits. Both fail open when the counter store cannot answer: an outage of the
- * limiter must not become an outage of payments (and a dead Redis fails the key lookup anyway).
- * The failure is logged, at most once every 10 s.
- */
+/** The API rate limits. Both fail open when the counter store cannot answer (failOpen). */
 export class RateLimiter {
-  private lastStoreErrorLog = 0;
+  private readonly count: FailOpen;
 
   constructor(
     private readonly counter: RateLimitCounter,
     private readonly config: RateLimitConfig,
-    private readonly logger: Logger,
-  ) {}
-
-  private async count<T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> {
-    try {
-      return await op();
-    } catch (err) {
-      if (Date.now() - this.lastStoreErrorLog > 10_000) {
-        this.lastStoreErrorLog = Date.now();
-        this.logger.error({ err, requestId }, 'rate limit store unavailable: limits are not enforced (failing open)');
-      }
-      return undefined;
-    }
+    logger: Logger,
+  ) {
+    this.count = failOpen(logger, 'rate limit store unavailable: limits are not enforced (failing open)');
   }
 
   /**
@@ -102,31 +88,19 @@ export class RateLimiter {
   }
 }
 
-/** What to answer instead: a 429 whose message and Retry-After header name the same wait. */
-export interface RateLimitRefusal {
-  error: TesseraError;
-  retryAfterSeconds: number;
-}
-
 /**
  * A key that failed authentication (either route): counts the failure toward the address's
- * failed-auth limit and returns the error to answer, that limit's 429 (its Retry-After header set
- * on `res`) once it is passed, otherwise the key decision's own `code`.
+ * failed-auth limit and returns the error to answer, that limit's 429 once it is passed,
+ * otherwise the key decision's own `code`.
  */
 export async function countFailedAuth(
   limiter: RateLimiter | undefined,
-  res: Response,
   ctx: { clientIp?: string; requestId: string },
   code: ErrorCode,
 ): Promise<TesseraError> {
-  const refused = await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId);
-  if (!refused) return new TesseraError(code);
-  res.setHeader('retry-after', String(refused.retryAfterSeconds));
-  return refused.error;
+  return (await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId)) ?? new TesseraError(code);
 }
 
 function rateLimited(window: WindowCount, what: string): RateLimitRefusal {
-  const seconds = retryAfterSeconds(window.resetInMs);
-  const message = `Too many ${what}. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`;
-  return { error: new TesseraError('rate_limited', { message }), retryAfterSeconds: seconds };
+  return rateLimitRefusal(`Too many ${what}.`, window.resetInMs);
 }

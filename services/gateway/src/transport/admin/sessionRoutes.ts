@@ -51,10 +51,7 @@ export function registerSignInRoute(api: Router, sessions: AdminSessions, body: 
       deviceToken: readCookie(req.headers.cookie, DEVICE_COOKIE),
       previousSessionId: readCookie(req.headers.cookie, SESSION_COOKIE),
     });
-    if (result.status === 'throttled') {
-      res.setHeader('retry-after', String(result.retryAfterSeconds));
-      throw result.error;
-    }
+    if (result.status === 'throttled') throw result.error;
     setSessionCookies(res, result);
     sendJson(res, 200, sessions.sessionView(result.operator, result.session));
   });

@@ -5,9 +5,9 @@ import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
 import { CHALLENGE_SOLUTION_FIELD } from '../../domain/browserChallenge';
 import { resolveClientIp } from '../../domain/clientIp';
 import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
+import type { RateLimitRefusal } from '../../domain/rateLimit';
 import type { BrowserTokenLimiter } from '../browserLimits';
-import { sendError, sendJson } from '../envelope';
-import type { RateLimitRefusal } from '../rateLimit';
+import { sendError, sendJson, setRetryAfter } from '../envelope';
 import { chooseRequestId } from '../requestContext';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
@@ -161,10 +161,9 @@ const WORK_REQUIRED =
 
 const waitPhrase = (seconds: number): string => (seconds <= 60 ? 'in a minute' : `in about ${Math.ceil(seconds / 60)} minutes`);
 
-/** The limiter's refusal as the page answers it: Retry-After on `res`, and the shopper's words. */
-function refuseOnPage(res: Response, refusal: RateLimitRefusal, message: string): never {
-  res.setHeader('retry-after', String(refusal.retryAfterSeconds));
-  throw new TesseraError('rate_limited', { message });
+/** The limiter's refusal as the page answers it: its wait, in the shopper's words. */
+function refuseOnPage(refusal: RateLimitRefusal, message: string): never {
+  throw new TesseraError('rate_limited', { message, retryAfterSeconds: refusal.retryAfterSeconds });
 }
 
 /**
@@ -174,20 +173,15 @@ function refuseOnPage(res: Response, refusal: RateLimitRefusal, message: string)
  */
 function submissionGuard(
   limiter: BrowserTokenLimiter,
-  res: Response,
   submission: { clientIp: string | undefined; solution: string | undefined; requestId: string; provisionalTtlUnderAttackSeconds?: number },
   now: () => Date,
 ): SubmissionGuard & { closed: boolean } {
   const { clientIp, requestId } = submission;
   const tooMany = (refusal: RateLimitRefusal): never =>
-    refuseOnPage(
-      res,
-      refusal,
-      `Too many card payments have been tried just now. Please try again ${waitPhrase(refusal.retryAfterSeconds)}.`,
-    );
+    refuseOnPage(refusal, `Too many card payments have been tried just now. Please try again ${waitPhrase(refusal.retryAfterSeconds)}.`);
   const close = (refusal: RateLimitRefusal): never => {
     guard.closed = true;
-    return refuseOnPage(res, refusal, SESSION_CLOSED);
+    return refuseOnPage(refusal, SESSION_CLOSED);
   };
   const guard = {
     closed: false,
@@ -202,9 +196,8 @@ function submissionGuard(
         limiter.recordAttempt(record.keyId, clientIp, submission.solution, requestId),
       ]);
       if (closed) close(closed);
-      if (admission.refusal?.error.code === 'challenge_required') {
-        res.setHeader('retry-after', String(admission.refusal.retryAfterSeconds));
-        throw new TesseraError('challenge_required', { message: WORK_REQUIRED });
+      if (admission.refusal?.code === 'challenge_required') {
+        throw new TesseraError('challenge_required', { message: WORK_REQUIRED, retryAfterSeconds: admission.refusal.retryAfterSeconds });
       }
       if (admission.refusal) tooMany(admission.refusal);
       const ttl = submission.provisionalTtlUnderAttackSeconds;
@@ -248,6 +241,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
     const status = error.status >= 500 ? 503 : error.status;
     pageHeaders(res, []);
     res.setHeader('x-tessera-error', error.code);
+    setRetryAfter(res, error);
     res.status(status);
     const message =
       error.code === 'csrf_token_invalid'
@@ -294,7 +288,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
       const closed = FORM_SESSION_ID_PATTERN.test(id)
         ? await deps.cardTesting?.formSessionClosed(id, String(res.getHeader('x-request-id') ?? ''))
         : undefined;
-      if (closed) refuseOnPage(res, closed, SESSION_CLOSED);
+      if (closed) refuseOnPage(closed, SESSION_CLOSED);
       await showForm(res, id, 200);
     } catch (err) {
       notice(res, failed(res, err, '/pay/:id'));
@@ -322,7 +316,6 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
     const guard = deps.cardTesting
       ? submissionGuard(
           deps.cardTesting,
-          res,
           {
             clientIp,
             requestId,
@@ -342,6 +335,8 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSes
       res.end();
     } catch (err) {
       const error = failed(res, err, '/pay/:id');
+      // Whichever page answers below: the form again, or a notice when the form cannot be shown.
+      setRetryAfter(res, error);
       // A rate limit passes with time, and a proof of work is the page script's to make: the form
       // stays, with the wait. A closed session does not.
       const retryLater = (error.code === 'rate_limited' || error.code === 'challenge_required') && guard?.closed !== true;
