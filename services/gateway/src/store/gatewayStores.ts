@@ -10,7 +10,7 @@ import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
-import { RedisRequestLogStore } from './requestLogStore';
+import { RedisRequestLogStore, type RequestLogRetention } from './requestLogStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 
 export interface AdminStores {
@@ -44,7 +44,9 @@ export type GatewayStoresConfig = Pick<
   | 'IDEMPOTENCY_WRITE_ACK'
 >;
 
-export function requestLogRetention(config: Pick<GatewayConfig, 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>) {
+export function requestLogRetention(
+  config: Pick<GatewayConfig, 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>,
+): RequestLogRetention {
   return { maxEntries: config.REQUEST_LOG_MAX_ENTRIES, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000 };
 }
 
