@@ -49,6 +49,21 @@ describe('a service started without NODE_ENV', () => {
   );
 });
 
+describe('a gateway started without REDIS_URL', () => {
+  it('refuses to start in development too, saying that its state lives in Redis only', async () => {
+    const ports = { vault: await freePort(), proxy: await freePort(), gateway: await freePort() };
+    const { status, output } = await startAlone('gateway', {
+      NODE_ENV: 'development',
+      VAULT_ADDR: `127.0.0.1:${ports.vault}`,
+      PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+      PORT: String(ports.gateway),
+    });
+    expect(status).toBe(78);
+    expect(output).toContain('REDIS_URL: is required: the gateway keeps API keys');
+    expect(output).not.toContain('gateway listening');
+  });
+});
+
 describe('the proxy in production', () => {
   it.each(['0.0.0.0/0', '::/0', '169.254.169.254/32'])(
     'exits at start-up with PSP_ALLOWED_CIDRS=%s, naming the variable and the explicit override',

@@ -42,7 +42,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
   },
   REDIS_URL: {
-    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged); unset: an in-memory store inside each process (development only)",
+    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). Required by the gateway in every `NODE_ENV` (`npm start` runs a private redis-server and sets it); unset in the vault: an in-memory store inside its process (development only)",
   },
   REDIS_TLS_CA_FILE: {
     alsoUsedBy: 'CLIs',
@@ -96,7 +96,7 @@ const INTRO = `# Configuration
 (services/*/src/configDocs.ts, packages/common/src/configDoc.ts). Do not edit by hand. -->
 
 Each service validates its environment once at start and exits (code 78) listing every bad
-variable. \`NODE_ENV=production\` makes \`VAULT_KEYS\` (unless the KEK is in an HSM), \`API_KEY_PEPPER\` (or \`API_KEY_PEPPERS\`) and \`REDIS_URL\` mandatory
+variable. The gateway needs \`REDIS_URL\` in every \`NODE_ENV\`. \`NODE_ENV=production\` makes \`VAULT_KEYS\` (unless the KEK is in an HSM), \`API_KEY_PEPPER\` (or \`API_KEY_PEPPERS\`) and the vault's \`REDIS_URL\` mandatory
 and refuses \`TESSERA_DEV_API_KEY\`.
 
 `;

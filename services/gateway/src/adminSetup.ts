@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Router } from 'express';
 import { parseCidrList, type Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
@@ -9,37 +8,11 @@ import type { ApiKeyStore } from './store/apiKeyStore';
 import type { DetokenizationLog } from './store/detokenizationLog';
 import type { RequestLogDeps } from './app/requestLog';
 import type { MerchantSettingsStore } from './store/merchantSettingsStore';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './store/adminStores';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './store/memoryAdminStores';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './store/redisAdminStores';
+import type { OperatorStore } from './store/adminStores';
+import type { AdminStores } from './store/gatewayStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
 import type { AttackStateLookup } from './transport/admin/keyRoutes';
 import { ownListener } from './transport/ownListener';
-
-export interface AdminStores {
-  operators: OperatorStore;
-  sessions: SessionStore;
-  throttle: LoginThrottle;
-  audit: AuditLog;
-}
-
-/** Redis when the gateway has one (shared by every replica), memory otherwise (development only). */
-export function createAdminStores(redis: Redis | undefined, config: Pick<GatewayConfig, 'ADMIN_AUDIT_MAX_ENTRIES'>): AdminStores {
-  if (redis) {
-    return {
-      operators: new RedisOperatorStore(redis),
-      sessions: new RedisSessionStore(redis),
-      throttle: new RedisLoginThrottle(redis),
-      audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
-    };
-  }
-  return {
-    operators: new MemoryOperatorStore(),
-    sessions: new MemorySessionStore(),
-    throttle: new MemoryLoginThrottle(),
-    audit: new MemoryAuditLog(config.ADMIN_AUDIT_MAX_ENTRIES),
-  };
-}
 
 /**
  * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a
@@ -75,15 +48,14 @@ export async function setUpAdmin(params: {
   pepper: string;
   /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
   previousPeppers?: readonly string[];
-  redis: Redis | undefined;
+  stores: AdminStores;
   detokenizations?: DetokenizationLog;
   merchantSettings?: MerchantSettingsStore;
   requestLog?: RequestLogDeps;
   /** The card-testing limiter: the key list says which keys are under attack. */
   cardTesting?: { attackState: AttackStateLookup };
 }): Promise<AdminSetup> {
-  const { config, logger, cardTesting } = params;
-  const stores = createAdminStores(params.redis, config);
+  const { config, logger, cardTesting, stores } = params;
   if (config.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
     await registerDevAdmin(stores.operators, config.TESSERA_DEV_ADMIN_EMAIL, config.TESSERA_DEV_ADMIN_PASSWORD, logger);
   }

@@ -5,8 +5,12 @@ import { ConfigError } from '@tessera/common';
 import { GRPC_DEFAULTS } from '@tessera/protos';
 import { browserOriginsOf, parseGatewayConfig as parseEnv, resolveApiKeyPepper } from './config';
 
-/** These tests read development defaults unless they set NODE_ENV: unset means production (see the last test). */
-const parseGatewayConfig: typeof parseEnv = (env) => parseEnv({ NODE_ENV: 'development', ...env });
+/**
+ * These tests read development defaults unless they set NODE_ENV: unset means production (see the
+ * last test). REDIS_URL, which the gateway always needs, is given unless a test unsets it (parsing
+ * never connects).
+ */
+const parseGatewayConfig: typeof parseEnv = (env) => parseEnv({ NODE_ENV: 'development', REDIS_URL: 'redis://127.0.0.1:7000', ...env });
 
 function problems(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -21,7 +25,6 @@ function problems(env: NodeJS.ProcessEnv): string[] {
 describe('gateway config', () => {
   it('has working defaults for local development', () => {
     const config = parseGatewayConfig({});
-    expect(config.REDIS_URL).toBeUndefined();
     expect(config).toMatchObject({
       PORT: 8080,
       HOST: '127.0.0.1',
@@ -64,7 +67,9 @@ describe('gateway config', () => {
   it('takes REDIS_CLUSTER_NODES as host:port seeds, together with REDIS_URL for credentials', () => {
     const config = parseGatewayConfig({ REDIS_URL: 'redis://127.0.0.1:7000', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' });
     expect(config.REDIS_CLUSTER_NODES).toEqual(['127.0.0.1:7000', '127.0.0.1:7001']);
-    expect(problems({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toEqual([expect.stringMatching(/^REDIS_CLUSTER_NODES: needs REDIS_URL/)]);
+    expect(problems({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_URL: undefined })).toEqual([
+      expect.stringMatching(/^REDIS_CLUSTER_NODES: needs REDIS_URL/),
+    ]);
     expect(problems({ REDIS_URL: 'redis://127.0.0.1:7000', REDIS_CLUSTER_NODES: 'nodeport' })).toEqual([
       'REDIS_CLUSTER_NODES: "nodeport" is not host:port',
     ]);
@@ -79,7 +84,8 @@ describe('gateway config', () => {
       replicas: 1,
       timeoutMs: 300,
     });
-    expect(problems({ IDEMPOTENCY_WRITE_ACK: 'aof' })).toEqual(['IDEMPOTENCY_WRITE_ACK: needs REDIS_URL or IDEMPOTENCY_REDIS_URL']);
+    expect(parseGatewayConfig({ IDEMPOTENCY_WRITE_ACK: 'aof' }).IDEMPOTENCY_WRITE_ACK).toEqual({ kind: 'aof' });
+    expect(problems({ IDEMPOTENCY_WRITE_ACK: 'aof', REDIS_URL: undefined })).toEqual([expect.stringMatching(/^REDIS_URL: is required/)]);
     expect(problems({ REDIS_URL: 'redis://127.0.0.1:7000', IDEMPOTENCY_WRITE_ACK: 'replica:1:1000' })).toEqual([
       'IDEMPOTENCY_WRITE_ACK: the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
     ]);
@@ -90,13 +96,13 @@ describe('gateway config', () => {
 
   it('runs one gateway process by default and refuses several workers without a shared Redis', () => {
     expect(parseGatewayConfig({}).GATEWAY_WORKERS).toBe(1);
-    expect(problems({ GATEWAY_WORKERS: '2' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:.*REDIS_URL/)]);
+    expect(problems({ GATEWAY_WORKERS: '2', REDIS_URL: undefined })).toEqual([expect.stringMatching(/^REDIS_URL: is required/)]);
     expect(parseGatewayConfig({ GATEWAY_WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6390' }).GATEWAY_WORKERS).toBe(2);
     expect(problems({ GATEWAY_WORKERS: '0' })).toEqual([expect.stringMatching(/^GATEWAY_WORKERS:/)]);
   });
 
   it('requires API_KEY_PEPPER and REDIS_URL in production and refuses TESSERA_DEV_API_KEY there', () => {
-    const found = problems({ NODE_ENV: 'production', TESSERA_DEV_API_KEY: `tsk_test_${'a'.repeat(32)}` });
+    const found = problems({ NODE_ENV: 'production', REDIS_URL: undefined, TESSERA_DEV_API_KEY: `tsk_test_${'a'.repeat(32)}` });
     expect(found).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^API_KEY_PEPPER:/),
@@ -175,8 +181,25 @@ describe('gateway config', () => {
   });
 
   it('treats an empty optional variable as unset', () => {
-    expect(parseGatewayConfig({ REDIS_URL: '', API_KEY_PEPPER: '' })).toMatchObject({ REDIS_URL: undefined, API_KEY_PEPPER: undefined });
+    expect(parseGatewayConfig({ API_KEY_PEPPER: '', IDEMPOTENCY_REDIS_URL: '' })).toMatchObject({
+      API_KEY_PEPPER: undefined,
+      IDEMPOTENCY_REDIS_URL: undefined,
+    });
+    // An empty REDIS_URL is no Redis: refused as a missing one.
+    expect(problems({ REDIS_URL: '' })).toEqual([expect.stringMatching(/^REDIS_URL: is required/)]);
   });
+
+  it.each(['development', 'test', 'production'])(
+    'refuses to start without REDIS_URL when NODE_ENV=%s, saying where the gateway keeps its state',
+    (nodeEnv) => {
+      const found = problems({ NODE_ENV: nodeEnv, REDIS_URL: undefined, API_KEY_PEPPER: 'p'.repeat(32) });
+      expect(found).toContain(
+        'REDIS_URL: is required: the gateway keeps API keys, dashboard operators and sessions, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
+      );
+      // No default: the local development defaults include none.
+      expect(found.filter((problem) => problem.startsWith('REDIS_URL'))).toHaveLength(1);
+    },
+  );
 
   it('creates a development pepper once in the state dir and reuses it', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-config-'));

@@ -204,11 +204,8 @@ export const gatewayConfigSchema = z
     checkWriteAckEnv(
       'IDEMPOTENCY_WRITE_ACK',
       cfg.IDEMPOTENCY_WRITE_ACK,
-      {
-        hasRedis: cfg.REDIS_URL !== undefined || cfg.IDEMPOTENCY_REDIS_URL !== undefined,
-        redisVariables: 'REDIS_URL or IDEMPOTENCY_REDIS_URL',
-        commandTimeoutMs: cfg.REDIS_COMMAND_TIMEOUT_MS,
-      },
+      // A Redis is always there: REDIS_URL is required below.
+      { hasRedis: true, redisVariables: 'REDIS_URL', commandTimeoutMs: cfg.REDIS_COMMAND_TIMEOUT_MS },
       ctx,
     );
     if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
@@ -217,13 +214,14 @@ export const gatewayConfigSchema = z
         path: ['REDIS_CLUSTER_NODES'],
         message: 'needs REDIS_URL as well (any node; its credentials and TLS apply to every node)',
       });
-    }
-    if (cfg.GATEWAY_WORKERS > 1 && cfg.REDIS_URL === undefined) {
-      // In-memory keys and sessions would differ per worker: a key revoked in one would live on.
+    } else if (cfg.REDIS_URL === undefined) {
+      // In every NODE_ENV: keys, sessions and counters held per process would differ between
+      // replicas and workers (a key revoked in one would live on) and vanish on restart.
       ctx.addIssue({
         code: 'custom',
-        path: ['GATEWAY_WORKERS'],
-        message: 'above 1 requires REDIS_URL (workers share keys only through Redis)',
+        path: ['REDIS_URL'],
+        message:
+          'is required: the gateway keeps API keys, dashboard operators and sessions, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
       });
     }
     if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && (cfg.FIELDS_PORT === cfg.ADMIN_PORT || cfg.FIELDS_PORT === cfg.PORT)) {
@@ -258,10 +256,6 @@ export const gatewayConfigSchema = z
     if (cfg.API_KEY_PEPPER === undefined && cfg.API_KEY_PEPPERS === undefined) {
       ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production (or API_KEY_PEPPERS)' });
     }
-    if (cfg.REDIS_URL === undefined) {
-      // The in-memory key store is per process: replicas would disagree and restarts lose keys.
-      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'is required in production' });
-    }
     if (cfg.FIELDS_PORT !== undefined) {
       // Browsers must reach the fields and the API over https, at names the operator chose.
       for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
@@ -295,7 +289,9 @@ export const gatewayConfigSchema = z
         message: 'must not be set in production (it registers a well-known key)',
       });
     }
-  });
+  })
+  // Runs only on a config the refinement accepted, which has a REDIS_URL.
+  .transform((cfg) => ({ ...cfg, REDIS_URL: cfg.REDIS_URL as string }));
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 

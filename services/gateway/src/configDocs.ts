@@ -39,7 +39,7 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: '`aof` or `replica:N[:timeoutMs]`, as `VAULT_WRITE_ACK` for cards: an `Idempotency-Key` claim is acted on, and a stored answer relied on, only once fsynced / on N replicas of the Redis holding them. An unacknowledged claim answers `503 service_unavailable` without contacting the vault or the PSP and leaves the key free (see [failure modes](failure-modes.md))',
   },
   RATE_LIMIT_PER_KEY_PER_SECOND: {
-    text: 'requests per API key per one-second window, counted across all gateways in Redis (in memory without `REDIS_URL`); above it `429 rate_limited` with `Retry-After`. `0` disables',
+    text: 'requests per API key per one-second window, counted across all gateways in Redis; above it `429 rate_limited` with `Retry-After`. `0` disables',
   },
   RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: {
     text: '`401`s per client IP (IPv6: per /64) per minute; after that every request from it, even with a valid key, gets `429` until the minute is over. `0` disables',
@@ -49,7 +49,7 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: '`Strict-Transport-Security: max-age=…` on every response; set it (e.g. `31536000`) when clients reach the gateway over HTTPS through a TLS-terminating load balancer',
   },
   GATEWAY_WORKERS: {
-    text: 'processes serving the public port (`node:cluster`); above 1 requires `REDIS_URL`. See [PERFORMANCE.md](PERFORMANCE.md)',
+    text: 'processes serving the public port (`node:cluster`), sharing keys and counters through Redis. See [PERFORMANCE.md](PERFORMANCE.md)',
   },
   ADMIN_PORT: {
     text: 'when set, the dashboard and admin API are served only on `ADMIN_BIND:ADMIN_PORT` (e.g. an internal address), not on `PORT`',

@@ -1,16 +1,28 @@
 import { hashApiKey } from './domain/apiKeys';
 import { registerDevKey } from './devKey';
-import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
+import { RedisApiKeyStore } from './store/redisApiKeyStore';
 import { captureLogger } from './testing/fixtures';
+import { useGatewayRedis } from './testing/redis';
 import type { ApiKeyRecord } from './domain/apiKeys';
 
 const DEV_KEY = `tsk_test_${'d'.repeat(32)}`;
 const PEPPER = 'p'.repeat(32);
-/** Fake timers: the retry delays pass at once and the same number of attempts happens on every run. */
-const sleep = (ms: number) => jest.advanceTimersByTimeAsync(ms);
+const db = useGatewayRedis();
+
+/**
+ * Fake timers: the retry delays pass at once and the same number of attempts happens on every run.
+ * Time moves in steps; after each, a PING's answer (queued behind any attempt's command) lets
+ * that attempt's Redis round trip finish before the next step.
+ */
+async function sleep(ms: number): Promise<void> {
+  for (let passed = 0; passed < ms; passed += 5) {
+    await jest.advanceTimersByTimeAsync(5);
+    await db.redis.ping();
+  }
+}
 
 /** A store that refuses writes (as Redis does with NOREPLICAS) until told otherwise. */
-class RefusingStore extends MemoryApiKeyStore {
+class RefusingStore extends RedisApiKeyStore {
   refuse = true;
   writes = 0;
   override async create(record: ApiKeyRecord): Promise<boolean> {
@@ -21,11 +33,15 @@ class RefusingStore extends MemoryApiKeyStore {
 }
 
 describe('registerDevKey', () => {
-  beforeEach(() => jest.useFakeTimers());
+  // The Redis client's own ticks stay real: only the retry delays are faked.
+  beforeEach(async () => {
+    await db.redis.flushall();
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+  });
   afterEach(() => jest.useRealTimers());
 
   it('keeps retrying with growing delays while the store refuses writes, and registers the key once it accepts', async () => {
-    const store = new RefusingStore();
+    const store = new RefusingStore(db.redis);
     const { logger, text } = captureLogger();
     const registration = registerDevKey({ keyStore: store, apiKey: DEV_KEY, pepper: PEPPER, logger, initialDelayMs: 10, maxDelayMs: 40 });
     try {
@@ -51,7 +67,7 @@ describe('registerDevKey', () => {
   });
 
   it('registers at once on a store that accepts writes', async () => {
-    const store = new RefusingStore();
+    const store = new RefusingStore(db.redis);
     store.refuse = false;
     const registration = registerDevKey({ keyStore: store, apiKey: DEV_KEY, pepper: PEPPER, logger: captureLogger().logger });
     await registration.firstAttempt;

@@ -9,7 +9,6 @@ export {
   type ReadyResult,
 } from './transport/upstreams';
 export type { ApiKeyStore } from './store/apiKeyStore';
-export { MemoryApiKeyStore } from './store/memoryApiKeyStore';
 export { createRedisClient } from '@tessera/common/redis';
 export { RedisApiKeyStore } from './store/redisApiKeyStore';
 export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from './domain/apiKeys';

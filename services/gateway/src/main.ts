@@ -23,27 +23,18 @@ import { registerDevKey, type DevKeyRegistration } from './devKey';
 import { superviseWorkers } from './cluster';
 import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { FormSessionDeps } from './app/formSessions';
-import { MemoryFormSessionStore, RedisFormSessionStore } from './store/formSessionStore';
-import { MemoryCvcSessionStore, RedisCvcSessionStore } from './store/cvcSessionStore';
-import type { ApiKeyStore } from './store/apiKeyStore';
-import { MemoryApiKeyStore } from './store/memoryApiKeyStore';
-import { merchantsWithKeys, RedisApiKeyStore } from './store/redisApiKeyStore';
+import { openGatewayStores, requestLogRetention } from './store/gatewayStores';
 import { legacyKeyPrefix, legacyRecordsReadUntil, startLayoutMigration } from './store/layoutMigration';
-import { MemoryRateLimitCounter, RedisRateLimitCounter } from './store/rateLimitCounter';
 import { RateLimiter } from './transport/rateLimit';
 import { BrowserTokenLimiter, browserAttackCounter, browserRefusalCounter } from './transport/browserLimits';
 import { cardFingerprintKey } from './domain/browserLimits';
 import { challengeHmacKey } from './domain/browserChallenge';
-import { MemoryDistinctCardCounter, RedisDistinctCardCounter } from './store/distinctCardCounter';
 import { createApp } from './transport/app';
 import { drainDeadlineMs, installDrain } from './transport/drain';
-import { MemoryIdempotencyStore, RedisIdempotencyStore, type LegacyRecords } from './store/idempotencyStore';
-import { MemoryDetokenizationLog, RedisDetokenizationLog } from './store/detokenizationLog';
+import type { LegacyRecords } from './store/idempotencyStore';
 import { setUpAdmin } from './adminSetup';
 import { setUpFields } from './fieldsSetup';
 import { proxyApiFromClient, vaultApiFromClient } from './transport/upstreams';
-import { MemoryMerchantSettingsStore, RedisMerchantSettingsStore } from './store/merchantSettingsStore';
-import { MemoryRequestLogStore, RedisRequestLogStore } from './store/requestLogStore';
 import { RequestLogRecorder, type RequestLogDeps } from './app/requestLog';
 
 const SERVICE = 'gateway';
@@ -62,10 +53,6 @@ async function main(): Promise<void> {
   }
 
   const devKey = config.TESSERA_DEV_API_KEY;
-  let keyStore: ApiKeyStore;
-  let sharedRedis: ReturnType<typeof createRedisClient> | undefined;
-  let redisKeyStore: RedisApiKeyStore | undefined;
-  let devKeyRegistration: DevKeyRegistration | undefined;
   // Idempotency records of the layout before merchant slots are read until the upgrade says none
   // can be alive any more; until it has run (Redis down at start), they are read.
   const clustered = config.REDIS_CLUSTER_NODES !== undefined && config.REDIS_CLUSTER_NODES.length > 0;
@@ -74,61 +61,59 @@ async function main(): Promise<void> {
     keyPrefix: config.IDEMPOTENCY_REDIS_URL === undefined ? legacyKeyPrefix(clustered) : '',
     readUntil: Number.POSITIVE_INFINITY,
   };
-  let layoutReady: (() => boolean) | undefined;
-  if (config.REDIS_URL !== undefined) {
-    const redis = createRedisClient(config.REDIS_URL, {
-      commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-      clusterNodes: config.REDIS_CLUSTER_NODES,
-      profile: 'server',
-      tlsCaFile: config.REDIS_TLS_CA_FILE,
-    });
-    let lastErrorLog = 0;
-    redis.on('error', (err: Error) => {
-      // ioredis emits on every reconnect attempt; one line every 10s is enough to notice.
-      if (Date.now() - lastErrorLog > 10_000) {
-        lastErrorLog = Date.now();
-        logger.error({ err }, 'redis connection error (API keys unavailable: requests answer 503)');
-      }
-    });
-    const redisStore = new RedisApiKeyStore(redis);
-    sharedRedis = redis;
-    redisKeyStore = redisStore;
-    keyStore = redisStore;
-    try {
-      await redis.connect();
-    } catch (err) {
-      // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
-      logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
+  const redis = createRedisClient(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    clusterNodes: config.REDIS_CLUSTER_NODES,
+    profile: 'server',
+    tlsCaFile: config.REDIS_TLS_CA_FILE,
+  });
+  // Idempotency records may have a Redis of their own (IDEMPOTENCY_REDIS_URL): then no flood of
+  // them can fill the memory the card store and the keys need. While it is down, only requests
+  // with an Idempotency-Key fail (503). Connected further down.
+  const idempotencyRedis =
+    config.IDEMPOTENCY_REDIS_URL === undefined
+      ? undefined
+      : createRedisClient(config.IDEMPOTENCY_REDIS_URL, {
+          commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+          profile: 'server',
+          tlsCaFile: config.REDIS_TLS_CA_FILE,
+        });
+  const stores = openGatewayStores(redis, idempotencyRedis, config, { logger, legacyIdempotency });
+  const keyStore = stores.keyStore;
+  let lastErrorLog = 0;
+  redis.on('error', (err: Error) => {
+    // ioredis emits on every reconnect attempt; one line every 10s is enough to notice.
+    if (Date.now() - lastErrorLog > 10_000) {
+      lastErrorLog = Date.now();
+      logger.error({ err }, 'redis connection error (API keys unavailable: requests answer 503)');
     }
-    // Before anything reads keys: the old layout's keys are copied to their merchants' slots.
-    const migration = startLayoutMigration(redis, {
-      clustered,
-      logger,
-      onMarker: (marker) => {
-        legacyIdempotency.readUntil = legacyRecordsReadUntil(marker, config.IDEMPOTENCY_TTL_SECONDS * 1000);
-      },
-    });
-    layoutReady = migration.ready;
-    await migration.firstAttempt;
-    // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
-    // retries with backoff until Redis takes the write.
-    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore: redisStore, apiKey: devKey, pepper, logger });
-    await devKeyRegistration?.firstAttempt;
-    // Attached after the first attempt so start-up registers once. Registering again on every
-    // reconnect (it is idempotent) covers a Redis that came back empty.
-    redis.on('ready', () => {
-      logger.info('redis connected');
-      devKeyRegistration?.again();
-    });
-  } else {
-    logger.warn(
-      'REDIS_URL is not set: API keys are kept IN MEMORY. They vanish on restart, are not shared between gateway ' +
-        'instances, and the keys CLI cannot reach them. Use this for local development only.',
-    );
-    keyStore = new MemoryApiKeyStore();
-    devKeyRegistration = devKey === undefined ? undefined : registerDevKey({ keyStore, apiKey: devKey, pepper, logger });
-    await devKeyRegistration?.firstAttempt;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    // Keep starting: /readyz reports the store, requests get 503 and ioredis keeps retrying.
+    logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
   }
+  // Before anything reads keys: the old layout's keys are copied to their merchants' slots.
+  const migration = startLayoutMigration(redis, {
+    clustered,
+    logger,
+    onMarker: (marker) => {
+      legacyIdempotency.readUntil = legacyRecordsReadUntil(marker, config.IDEMPOTENCY_TTL_SECONDS * 1000);
+    },
+  });
+  await migration.firstAttempt;
+  // Awaited (its first attempt) so the key works as soon as 'gateway listening' is logged; it
+  // retries with backoff until Redis takes the write.
+  const devKeyRegistration: DevKeyRegistration | undefined =
+    devKey === undefined ? undefined : registerDevKey({ keyStore, apiKey: devKey, pepper, logger });
+  await devKeyRegistration?.firstAttempt;
+  // Attached after the first attempt so start-up registers once. Registering again on every
+  // reconnect (it is idempotent) covers a Redis that came back empty.
+  redis.on('ready', () => {
+    logger.info('redis connected');
+    devKeyRegistration?.again();
+  });
 
   // mTLS to vault and proxy (npm run certs); plaintext only in development, which the config enforces.
   const tlsFiles = tlsFilesOf(config);
@@ -145,14 +130,11 @@ async function main(): Promise<void> {
     config.PROXY_TIMEOUT_MS,
   );
   // The dashboard shares the key store and Redis connection; see adminSetup.ts for ADMIN_PORT.
-  const detokenizations = sharedRedis
-    ? new RedisDetokenizationLog(sharedRedis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES, () => merchantsWithKeys(sharedRedis))
-    : new MemoryDetokenizationLog(config.DETOKENIZATION_AUDIT_MAX_ENTRIES);
-  const merchantSettings = sharedRedis ? new RedisMerchantSettingsStore(sharedRedis) : new MemoryMerchantSettingsStore();
+  const { detokenizations, merchantSettings } = stores;
   const metrics = createMetricsRegistry('gateway');
   // The merchants' request log: written after each answer, in batches (app/requestLog.ts).
-  const retention = { maxEntries: config.REQUEST_LOG_MAX_ENTRIES, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000 };
-  const requestLogStore = sharedRedis ? new RedisRequestLogStore(sharedRedis, retention) : new MemoryRequestLogStore(retention);
+  const retention = requestLogRetention(config);
+  const requestLogStore = stores.requestLog;
   const requestLog: RequestLogDeps | undefined =
     config.REQUEST_LOG_MAX_ENTRIES === 0 ? undefined : { store: requestLogStore, maxAgeMs: retention.maxAgeMs, now: () => new Date() };
   const requestLogRecorder =
@@ -161,8 +143,8 @@ async function main(): Promise<void> {
       : new RequestLogRecorder(requestLogStore, logger, { maxBuffered: config.REQUEST_LOG_BUFFER_ENTRIES, metrics });
   // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
   const browserLimiter = new BrowserTokenLimiter({
-    counter: sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(),
-    cards: sharedRedis ? new RedisDistinctCardCounter(sharedRedis) : new MemoryDistinctCardCounter(),
+    counter: stores.rateLimits,
+    cards: stores.distinctCards,
     config,
     fingerprintKey: cardFingerprintKey(pepper),
     challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
@@ -176,25 +158,14 @@ async function main(): Promise<void> {
     keyStore,
     pepper,
     previousPeppers,
-    redis: sharedRedis,
+    stores: stores.admin,
     detokenizations,
     merchantSettings,
     ...(requestLog ? { requestLog } : {}),
     cardTesting: browserLimiter,
   });
   // Counters live where the keys live: in Redis they are shared by every replica and worker.
-  const rateLimiter = new RateLimiter(sharedRedis ? new RedisRateLimitCounter(sharedRedis) : new MemoryRateLimitCounter(), config, logger);
-  // Idempotency records may have a Redis of their own (IDEMPOTENCY_REDIS_URL): then no flood of
-  // them can fill the memory the card store and the keys need. While it is down, only requests
-  // with an Idempotency-Key fail (503).
-  const idempotencyRedis =
-    config.IDEMPOTENCY_REDIS_URL === undefined
-      ? undefined
-      : createRedisClient(config.IDEMPOTENCY_REDIS_URL, {
-          commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-          profile: 'server',
-          tlsCaFile: config.REDIS_TLS_CA_FILE,
-        });
+  const rateLimiter = new RateLimiter(stores.rateLimits, config, logger);
   if (idempotencyRedis !== undefined) {
     let lastErrorLog = 0;
     idempotencyRedis.on('error', (err: Error) => {
@@ -207,14 +178,11 @@ async function main(): Promise<void> {
       logger.error({ err }, 'the idempotency redis is not reachable at start-up; retrying in the background');
     });
   }
-  const idempotencyStoreRedis = idempotencyRedis ?? sharedRedis;
   // Claims outlive the longest request (a whole proxy call) so a duplicate never runs beside it;
   // a claim left by a gateway that died mid-request is then answered as outcome unknown for
   // /v1/proxy, and run again for /v1/token (see transport/idempotency.ts).
   const idempotency = {
-    store: idempotencyStoreRedis
-      ? new RedisIdempotencyStore(idempotencyStoreRedis, { writeAck: config.IDEMPOTENCY_WRITE_ACK, logger }, legacyIdempotency)
-      : new MemoryIdempotencyStore(),
+    store: stores.idempotency,
     ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
     lockTtlMs: config.PROXY_TIMEOUT_MS + 10_000,
     maxStoredBytes: config.IDEMPOTENCY_MAX_STORED_BYTES,
@@ -226,7 +194,7 @@ async function main(): Promise<void> {
     browserOrigins === undefined
       ? undefined
       : {
-          sessions: sharedRedis ? new RedisFormSessionStore(sharedRedis) : new MemoryFormSessionStore(),
+          sessions: stores.formSessions,
           merchantSettings,
           vault,
           pepper,
@@ -254,7 +222,7 @@ async function main(): Promise<void> {
     admin: admin.router,
     rateLimiter,
     // The counters and merchant settings above are in the same Redis as the keys.
-    ...(redisKeyStore ? { keyLookupWithPeek: redisKeyStore } : {}),
+    keyLookupWithPeek: keyStore,
     idempotency,
     metrics,
     detokenizations,
@@ -262,7 +230,7 @@ async function main(): Promise<void> {
     merchantSettings,
     // Until the quick-start key is registered, requests with it fail: not ready.
     readyChecks: {
-      ...(layoutReady ? { redisLayout: layoutReady } : {}),
+      redisLayout: migration.ready,
       ...(devKeyRegistration ? { devApiKey: () => devKeyRegistration.registered } : {}),
     },
     ...(fields.origins
@@ -276,7 +244,7 @@ async function main(): Promise<void> {
       : {}),
     ...(formSessions ? { formSessions } : {}),
     cvcSessions: {
-      sessions: sharedRedis ? new RedisCvcSessionStore(sharedRedis) : new MemoryCvcSessionStore(),
+      sessions: stores.cvcSessions,
       ttlSeconds: config.CVC_SESSION_TTL_SECONDS,
       now: () => new Date(),
     },

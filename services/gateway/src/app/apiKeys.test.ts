@@ -1,7 +1,8 @@
 import { TesseraError } from '@tessera/common';
-import { MemoryAuditLog } from '../store/memoryAdminStores';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import { RedisAuditLog } from '../store/redisAdminStores';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { TEST_PEPPER } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import {
   checkApiKey,
   createApiKey,
@@ -20,10 +21,13 @@ import {
 const PLATFORM: KeyCaller = { actor: { id: 'op_platform', email: 'platform@tessera.test' }, ip: '198.18.0.1', merchantId: null };
 const ACME: KeyCaller = { actor: { id: 'op_acme', email: 'ops@acme.test' }, ip: '198.18.0.2', merchantId: 'acme' };
 
+const db = useGatewayRedis();
+beforeEach(() => db.redis.flushall());
+
 function setup() {
   let nowMs = Date.parse('2030-01-01T00:00:00.000Z');
-  const audit = new MemoryAuditLog(100);
-  const deps: ApiKeyDeps = { keyStore: new MemoryApiKeyStore(), audit, pepper: TEST_PEPPER, now: () => new Date(nowMs) };
+  const audit = new RedisAuditLog(db.redis, 100);
+  const deps: ApiKeyDeps = { keyStore: new RedisApiKeyStore(db.redis), audit, pepper: TEST_PEPPER, now: () => new Date(nowMs) };
   return {
     deps,
     audit: () => audit.list({ limit: 100 }),

@@ -1,7 +1,8 @@
 import { createLogger } from '@tessera/common';
 import { Registry } from 'prom-client';
 import { aRequest } from '../testing/fixtures';
-import { MemoryRequestLogStore, type MerchantRecord, type RequestLogStore } from '../store/requestLogStore';
+import { RedisRequestLogStore, type MerchantRecord, type RequestLogRetention, type RequestLogStore } from '../store/requestLogStore';
+import { useGatewayRedis } from '../testing/redis';
 import {
   getRequest,
   listRequests,
@@ -16,13 +17,17 @@ const logger = createLogger('test', 'silent');
 
 const facts = aRequest;
 
+const db = useGatewayRedis();
+beforeEach(() => db.redis.flushall());
+const storeOf = (retention: RequestLogRetention) => new RedisRequestLogStore(db.redis, retention);
+
 async function droppedTotal(metrics: Registry, reason: string): Promise<number> {
   const metric = await metrics.getSingleMetric('tessera_request_log_dropped_total')?.get();
   return metric?.values.find((v) => v.labels.reason === reason)?.value ?? 0;
 }
 
 /** A store whose writes wait until released, or fail. */
-class SlowStore extends MemoryRequestLogStore {
+class SlowStore extends RedisRequestLogStore {
   release: () => void = () => undefined;
   fail = false;
   batches: number[] = [];
@@ -36,7 +41,7 @@ class SlowStore extends MemoryRequestLogStore {
 
 describe('RequestLogRecorder', () => {
   it('writes nothing during the call that records, then the whole buffer in one batch', async () => {
-    const store = new MemoryRequestLogStore({ maxEntries: 100, maxAgeMs: 60_000 });
+    const store = storeOf({ maxEntries: 100, maxAgeMs: 60_000 });
     const append = jest.spyOn(store, 'append');
     const recorder = new RequestLogRecorder(store, logger, { maxBuffered: 100 });
     for (let i = 0; i < 10; i++) recorder.record(facts({ requestId: `req_${i}` }));
@@ -47,7 +52,7 @@ describe('RequestLogRecorder', () => {
   });
 
   it('drops and counts what does not fit while Redis is slow, and what Redis refused, without ever throwing', async () => {
-    const store = new SlowStore({ maxEntries: 100, maxAgeMs: 60_000 });
+    const store = new SlowStore(db.redis, { maxEntries: 100, maxAgeMs: 60_000 });
     const metrics = new Registry();
     const recorder = new RequestLogRecorder(store, logger, { maxBuffered: 5, metrics });
     recorder.record(facts());
@@ -74,7 +79,7 @@ describe('reading the request log', () => {
   const platform = { merchantId: null };
 
   beforeEach(async () => {
-    store = new MemoryRequestLogStore({ maxEntries: 10_000, maxAgeMs: 86_400_000 });
+    store = storeOf({ maxEntries: 10_000, maxAgeMs: 86_400_000 });
     deps = { store, maxAgeMs: 86_400_000, now: () => new Date() };
     const recorder = new RequestLogRecorder(store, logger, { maxBuffered: 10_000 });
     for (let i = 0; i < 300; i++) {
@@ -88,6 +93,10 @@ describe('reading the request log', () => {
         }),
       );
     }
+    await recorder.flush();
+    // Entry ids are stream ids (per merchant): globex's is written in a later millisecond so that
+    // no acme entry has the same id.
+    await new Promise((r) => setTimeout(r, 2));
     recorder.record(facts({ merchantId: 'globex', requestId: 'req_globex' }));
     await recorder.flush();
   });

@@ -1,14 +1,18 @@
 import { TesseraError } from '@tessera/common';
 import type { AuditRecord } from '../domain/admin/audit';
-import { MemoryMerchantSettingsStore } from '../store/merchantSettingsStore';
+import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
+import { useGatewayRedis } from '../testing/redis';
 import type { KeyCaller } from './apiKeys';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from './returnUrls';
 
-function deps(): ReturnUrlDeps & { entries: AuditRecord[]; merchantSettings: MemoryMerchantSettingsStore } {
+const db = useGatewayRedis();
+beforeEach(() => db.redis.flushall());
+
+function deps(): ReturnUrlDeps & { entries: AuditRecord[]; merchantSettings: RedisMerchantSettingsStore } {
   const entries: AuditRecord[] = [];
   return {
     entries,
-    merchantSettings: new MemoryMerchantSettingsStore(),
+    merchantSettings: new RedisMerchantSettingsStore(db.redis),
     audit: { append: async (record: AuditRecord) => void entries.push(record) },
     pepper: 'p'.repeat(32),
     now: () => new Date('2026-11-23T12:00:00Z'),

@@ -95,8 +95,8 @@ export async function runAdminCli(argv: string[], environment: NodeJS.ProcessEnv
   return runWithCliRedis(
     environment,
     io,
-    'Without Redis the gateway keeps operators in memory inside its own process, where this CLI ' +
-      'cannot reach them (use TESSERA_DEV_ADMIN_PASSWORD for local development).',
+    "Operators live in the gateway's Redis: point REDIS_URL at the one the gateway uses " +
+      '(for local development, TESSERA_DEV_ADMIN_PASSWORD registers an operator when the gateway starts).',
     async ({ config, redis }) => {
       const deps = {
         operators: new RedisOperatorStore(redis),

@@ -11,20 +11,21 @@ type RedisClient = ReturnType<typeof createRedisClient>;
 /**
  * The gateway's configuration and a not-yet-connected client of the shared Redis, as the keys
  * and admin CLIs need them; or the exit code when either is missing. `withoutRedis` tells the
- * operator why the embedded store of a running gateway is out of the CLI's reach.
+ * operator where to point REDIS_URL.
  */
 export function openCliRedis(
   environment: NodeJS.ProcessEnv,
   io: CliIo,
   withoutRedis: string,
 ): { ok: true; config: GatewayConfig; redis: RedisClient } | { ok: false; exitCode: number } {
-  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
-  if (!parsed.ok) return parsed;
-  const config = parsed.config;
-  if (config.REDIS_URL === undefined) {
+  // Before the configuration, which refuses it too: the CLI's own words say where to point it.
+  if (!environment.REDIS_URL) {
     io.err(`REDIS_URL is not set. ${withoutRedis}`);
     return { ok: false, exitCode: EXIT_USAGE };
   }
+  const parsed = parseCliConfig(() => parseGatewayConfig(environment), io);
+  if (!parsed.ok) return parsed;
+  const config = parsed.config;
   const redis = createRedisClient(config.REDIS_URL, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     clusterNodes: config.REDIS_CLUSTER_NODES,

@@ -33,10 +33,10 @@ describe('keys CLI', () => {
     await redis.flushall();
   });
 
-  it('exits 2 without REDIS_URL, explaining that the in-memory store lives inside the gateway', async () => {
+  it('exits 2 without REDIS_URL, saying to point it at the gateway’s Redis', async () => {
     const res = await run(['list'], { API_KEY_PEPPER: PEPPER, NODE_ENV: 'development' });
     expect(res.code).toBe(2);
-    expect(res.err.join('\n')).toMatch(/REDIS_URL is not set.*in memory inside its own process/s);
+    expect(res.err.join('\n')).toMatch(/REDIS_URL is not set.*the gateway's Redis/s);
   });
 
   it('creates a key, prints exactly one JSON line with --json, and stores only its digest', async () => {

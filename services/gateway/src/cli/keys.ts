@@ -458,8 +458,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
   return runWithCliRedis(
     environment,
     io,
-    'Without Redis the gateway keeps API keys in memory inside its own process, ' +
-      'where this CLI cannot reach them. Point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.',
+    "API keys live in the gateway's Redis: point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.",
     async ({ config, redis }) => {
       const { pepper, peppers, source } = resolveApiKeyPepper(config);
       if (source === 'dev-file') {

@@ -40,11 +40,6 @@ export function cvcSessionDigest(secret: string): string {
   return crypto.createHash('sha256').update(secret).digest('base64url');
 }
 
-/** Whether the grant names exactly this merchant, mode and token (anything else reads as unknown). */
-export function cvcSessionCovers(record: Pick<CvcSessionRecord, 'merchantId' | 'mode' | 'token'>, wanted: CvcSessionTarget): boolean {
-  return record.merchantId === wanted.merchantId && record.mode === wanted.mode && record.token === wanted.token;
-}
-
 export interface CvcSessionTarget {
   merchantId: string;
   mode: KeyMode;

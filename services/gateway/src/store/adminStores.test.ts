@@ -2,7 +2,6 @@ import { useGatewayRedis } from '../testing/redis';
 import { buildAuditRecord } from '../domain/admin/audit';
 import { newOperatorRecord } from '../domain/admin/operators';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from './memoryAdminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 import { createRedisClient } from '@tessera/common/redis';
 
@@ -11,7 +10,7 @@ interface Stores {
   sessions: SessionStore;
   throttle: LoginThrottle;
   audit: AuditLog;
-  /** Lets time pass: a fake clock for memory, a real wait for Redis. */
+  /** Lets time pass: a real wait. */
   advance(ms: number): Promise<void>;
 }
 
@@ -131,20 +130,6 @@ function contract(name: string, make: () => Promise<Stores>) {
     });
   });
 }
-
-contract('in-memory', async () => {
-  let now = 1_000_000;
-  const clock = () => now;
-  return {
-    operators: new MemoryOperatorStore(),
-    sessions: new MemorySessionStore(clock),
-    throttle: new MemoryLoginThrottle(clock),
-    audit: new MemoryAuditLog(4),
-    advance: async (ms) => {
-      now += ms;
-    },
-  };
-});
 
 describe('Redis-backed', () => {
   const db = useGatewayRedis();

@@ -1,7 +1,6 @@
 import { useGatewayRedis } from '../testing/redis';
 import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
 import type { ApiKeyStore } from './apiKeyStore';
-import { MemoryApiKeyStore } from './memoryApiKeyStore';
 import { apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
 
 const PEPPER = 'expiry-test-pepper-expiry-test-pepper-01';
@@ -46,8 +45,6 @@ function contract(name: string, make: () => Promise<ApiKeyStore>) {
     });
   });
 }
-
-contract('memory', async () => new MemoryApiKeyStore());
 
 describe('Redis', () => {
   const db = useGatewayRedis();

@@ -1,5 +1,5 @@
 import { cvcSessionDigest, newCvcSessionSecret, type CvcSessionRecord } from '../domain/cvcSessions';
-import { MemoryCvcSessionStore, RedisCvcSessionStore, type CvcSessionStore } from './cvcSessionStore';
+import { RedisCvcSessionStore, type CvcSessionStore } from './cvcSessionStore';
 import { useGatewayRedis } from '../testing/redis';
 
 const NOW = new Date();
@@ -56,8 +56,6 @@ function behavesAsACvcSessionStore(make: () => CvcSessionStore): void {
     expect(await store.claim(record.digest, TARGET, NOW)).toBe('expired');
   });
 }
-
-describe('MemoryCvcSessionStore', () => behavesAsACvcSessionStore(() => new MemoryCvcSessionStore()));
 
 describe('RedisCvcSessionStore', () => {
   const redis = useGatewayRedis();

@@ -1,12 +1,6 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable } from '@tessera/common/redis';
-import {
-  CVC_SESSION_RETENTION_MS,
-  cvcSessionCovers,
-  type CvcSessionClaim,
-  type CvcSessionRecord,
-  type CvcSessionTarget,
-} from '../domain/cvcSessions';
+import { CVC_SESSION_RETENTION_MS, type CvcSessionClaim, type CvcSessionRecord, type CvcSessionTarget } from '../domain/cvcSessions';
 
 /**
  * Where CVC sessions live, by the digest of their secret. Single use is decided here, atomically:
@@ -22,33 +16,6 @@ export interface CvcSessionStore {
 
 function retentionMs(record: CvcSessionRecord, now: Date): number {
   return Math.max(1000, Date.parse(record.expiresAt) - now.getTime() + CVC_SESSION_RETENTION_MS);
-}
-
-/** For a single local gateway without Redis: lost on restart. */
-export class MemoryCvcSessionStore implements CvcSessionStore {
-  private readonly byDigest = new Map<string, { record: CvcSessionRecord; used: boolean; dropAt: number }>();
-
-  constructor(private readonly now: () => Date = () => new Date()) {}
-
-  async create(record: CvcSessionRecord): Promise<void> {
-    const now = this.now();
-    for (const [digest, entry] of this.byDigest) if (entry.dropAt <= now.getTime()) this.byDigest.delete(digest);
-    this.byDigest.set(record.digest, { record: { ...record }, used: false, dropAt: now.getTime() + retentionMs(record, now) });
-  }
-
-  async claim(digest: string, target: CvcSessionTarget, now: Date): Promise<CvcSessionClaim> {
-    const entry = this.byDigest.get(digest);
-    if (entry === undefined || entry.dropAt <= now.getTime() || !cvcSessionCovers(entry.record, target)) return 'not_found';
-    if (entry.used) return 'used';
-    if (now.getTime() >= Date.parse(entry.record.expiresAt)) return 'expired';
-    entry.used = true;
-    return 'claimed';
-  }
-
-  async release(digest: string): Promise<void> {
-    const entry = this.byDigest.get(digest);
-    if (entry) entry.used = false;
-  }
 }
 
 const PREFIX = 'tessera:cvc-session:';

@@ -10,24 +10,6 @@ export interface DetokenizationLog {
   list(options: { merchantId?: string; limit: number }): Promise<DetokenizationRecord[]>;
 }
 
-/** A ring per process (development): the oldest entries drop out past maxEntries. */
-export class MemoryDetokenizationLog implements DetokenizationLog {
-  private readonly entries: DetokenizationRecord[] = [];
-
-  constructor(private readonly maxEntries: number) {}
-
-  append(record: DetokenizationRecord): Promise<void> {
-    this.entries.push(record);
-    if (this.entries.length > this.maxEntries) this.entries.splice(0, this.entries.length - this.maxEntries);
-    return Promise.resolve();
-  }
-
-  list(options: { merchantId?: string; limit: number }): Promise<DetokenizationRecord[]> {
-    const matching = this.entries.filter((e) => options.merchantId === undefined || e.merchantId === options.merchantId);
-    return Promise.resolve(matching.slice(-options.limit).reverse());
-  }
-}
-
 export const DETOKENIZATIONS_PREFIX = 'tessera:detokenizations:';
 /** A merchant's entries, in its slot (domain/slots.ts), so an audited /v1/proxy call needs no other master. */
 const merchantLogKey = (merchantId: string): string => DETOKENIZATIONS_PREFIX + merchantSlot(merchantId);

@@ -1,5 +1,5 @@
 import { useGatewayRedis } from '../testing/redis';
-import { MemoryDistinctCardCounter, RedisDistinctCardCounter, type DistinctCardCounter } from './distinctCardCounter';
+import { RedisDistinctCardCounter, type DistinctCardCounter } from './distinctCardCounter';
 
 interface Subject {
   counter: DistinctCardCounter;
@@ -39,24 +39,6 @@ function contract(name: string, make: () => Promise<Subject>) {
     });
   });
 }
-
-contract('memory', async () => {
-  let now = 1_000_000;
-  return {
-    counter: new MemoryDistinctCardCounter(() => now),
-    advance: async (ms) => {
-      now += ms;
-    },
-  };
-});
-
-describe('memory distinct card counter bounds', () => {
-  it('never holds more buckets than its cap, however many networks send cards', async () => {
-    const counter = new MemoryDistinctCardCounter(Date.now, 100);
-    for (let i = 0; i < 1000; i++) await counter.admit(`ip-${i}`, 'card', 5, 60_000);
-    expect((counter as unknown as { windows: Map<string, unknown> }).windows.size).toBeLessThanOrEqual(100);
-  });
-});
 
 describe('Redis distinct card counter', () => {
   const db = useGatewayRedis();

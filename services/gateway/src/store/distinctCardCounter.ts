@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable } from '@tessera/common/redis';
-import { isNewCardOverLimit } from '../domain/browserLimits';
 import { RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
 /** One card's admission into a bucket's window of distinct cards. */
@@ -24,7 +23,7 @@ export interface DistinctCardCounter {
 }
 
 /**
- * isNewCardOverLimit in Lua, so the membership test, the count and the add are one step for
+ * isNewCardOverLimit (domain/browserLimits.ts) in Lua, so the membership test, the count and the add are one step for
  * every gateway replica (two requests racing cannot both take the last place). The window's
  * expiry is set with the first member, in the same script, so a set never outlives its hour.
  */
@@ -64,33 +63,5 @@ export class RedisDistinctCardCounter implements DistinctCardCounter {
     } catch (err) {
       throw redisUnavailable(err);
     }
-  }
-}
-
-/** For a single development process without Redis; forgets the oldest windows past maxBuckets. */
-export class MemoryDistinctCardCounter implements DistinctCardCounter {
-  private readonly windows = new Map<string, { cards: Set<string>; until: number }>();
-
-  constructor(
-    private readonly clock: () => number = Date.now,
-    private readonly maxBuckets = 100_000,
-  ) {}
-
-  async admit(bucket: string, fingerprint: string, limit: number, windowMs: number): Promise<CardAdmission> {
-    const now = this.clock();
-    let entry = this.windows.get(bucket);
-    if (!entry || entry.until <= now) {
-      this.windows.delete(bucket);
-      if (this.windows.size >= this.maxBuckets) {
-        for (const [name, old] of this.windows) if (old.until <= now) this.windows.delete(name);
-        const oldest = this.windows.keys().next();
-        if (this.windows.size >= this.maxBuckets && !oldest.done) this.windows.delete(oldest.value);
-      }
-      entry = { cards: new Set(), until: now + windowMs };
-      this.windows.set(bucket, entry);
-    }
-    const refused = isNewCardOverLimit(entry.cards.has(fingerprint), entry.cards.size, limit);
-    if (!refused) entry.cards.add(fingerprint);
-    return { admitted: !refused, distinct: entry.cards.size, resetInMs: entry.until - now };
   }
 }

@@ -1,5 +1,5 @@
 import { newCsrfToken, newFormSessionId, type FormSessionRecord } from '../domain/formSessions';
-import { MemoryFormSessionStore, RedisFormSessionStore, type FormSessionStore } from './formSessionStore';
+import { RedisFormSessionStore, type FormSessionStore } from './formSessionStore';
 import { useGatewayRedis } from '../testing/redis';
 
 const NOW = new Date();
@@ -51,8 +51,6 @@ function behavesAsAFormSessionStore(make: () => FormSessionStore): void {
     expect((await store.get(session.id))?.status).toBe('open');
   });
 }
-
-describe('MemoryFormSessionStore', () => behavesAsAFormSessionStore(() => new MemoryFormSessionStore()));
 
 describe('RedisFormSessionStore', () => {
   const redis = useGatewayRedis();

@@ -19,39 +19,6 @@ function retentionMs(record: FormSessionRecord, now: Date): number {
   return Math.max(1000, Date.parse(record.expiresAt) - now.getTime() + FORM_SESSION_RETENTION_MS);
 }
 
-/** For a single local gateway without Redis: lost on restart. */
-export class MemoryFormSessionStore implements FormSessionStore {
-  private readonly byId = new Map<string, { record: FormSessionRecord; dropAt: number }>();
-
-  constructor(private readonly now: () => Date = () => new Date()) {}
-
-  private sweep(): void {
-    const t = this.now().getTime();
-    for (const [id, entry] of this.byId) if (entry.dropAt <= t) this.byId.delete(id);
-  }
-
-  async create(record: FormSessionRecord): Promise<void> {
-    this.sweep();
-    const now = this.now();
-    this.byId.set(record.id, { record: structuredClone(record), dropAt: now.getTime() + retentionMs(record, now) });
-  }
-
-  async get(id: string): Promise<FormSessionRecord | undefined> {
-    this.sweep();
-    const entry = this.byId.get(id);
-    return entry ? structuredClone(entry.record) : undefined;
-  }
-
-  async finish(id: string, status: 'completed' | 'canceled', result: FormSessionResult | null, now: Date): Promise<FinishOutcome> {
-    const entry = this.byId.get(id);
-    if (!entry) return 'missing';
-    if (entry.record.status !== 'open') return 'not_open';
-    if (now.getTime() >= Date.parse(entry.record.expiresAt)) return 'expired';
-    entry.record = { ...entry.record, status, result: result === null ? null : structuredClone(result), finishedAt: now.toISOString() };
-    return 'finished';
-  }
-}
-
 const PREFIX = 'tessera:form-session:';
 
 interface FormSessionCommands {

@@ -2,14 +2,7 @@ import { createLogger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import { usageWindow } from '../domain/idempotency';
 import { useGatewayRedis } from '../testing/redis';
-import {
-  isStaleClaim,
-  MemoryIdempotencyStore,
-  RedisIdempotencyStore,
-  type ClaimOptions,
-  type IdempotencyStore,
-  type OwnClaim,
-} from './idempotencyStore';
+import { isStaleClaim, RedisIdempotencyStore, type ClaimOptions, type IdempotencyStore, type OwnClaim } from './idempotencyStore';
 
 const T0 = 1_800_000_000_000;
 const opts = (now: number, takeOverStale: boolean): ClaimOptions => ({ lockTtlMs: 1_000, keepMs: 60_000, takeOverStale, now });
@@ -101,8 +94,6 @@ function contract(name: string, make: () => Promise<IdempotencyStore>) {
     });
   });
 }
-
-contract('memory', async () => new MemoryIdempotencyStore());
 
 describe('Redis', () => {
   const db = useGatewayRedis();

@@ -17,29 +17,6 @@ export interface MerchantSettingsStore {
   setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings>;
 }
 
-/** For a single local gateway without Redis: lost on restart, invisible to the CLI. */
-export class MemoryMerchantSettingsStore implements MerchantSettingsStore {
-  private readonly byMerchant = new Map<string, MerchantSettings>();
-
-  async get(merchantId: string): Promise<MerchantSettings | undefined> {
-    const s = this.byMerchant.get(merchantId);
-    return s ? structuredClone(s) : undefined;
-  }
-
-  async setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings> {
-    const s: MerchantSettings = { ...(this.byMerchant.get(merchantId) ?? {}), pspHosts: [...pspHosts], updatedAt: now.toISOString() };
-    this.byMerchant.set(merchantId, s);
-    return structuredClone(s);
-  }
-
-  async setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings> {
-    const before = this.byMerchant.get(merchantId);
-    const s: MerchantSettings = { pspHosts: [], ...(before ?? {}), returnUrls: [...returnUrls], updatedAt: now.toISOString() };
-    this.byMerchant.set(merchantId, s);
-    return structuredClone(s);
-  }
-}
-
 export const MERCHANT_SETTINGS_PREFIX = 'tessera:merchant-settings:';
 
 /** Where a merchant's settings live, in its slot: the key store's lookup reads them there too. */

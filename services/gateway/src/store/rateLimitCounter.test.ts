@@ -1,6 +1,6 @@
 import { useGatewayRedis } from '../testing/redis';
 import { commandsSentDuring } from '@tessera/test-support';
-import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
+import { RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from '@tessera/common/redis';
 
 interface Subject {
@@ -43,26 +43,6 @@ function contract(name: string, make: () => Promise<Subject>) {
     });
   });
 }
-
-contract('memory', async () => {
-  let now = 1_000_000;
-  return {
-    counter: new MemoryRateLimitCounter(() => now),
-    advance: async (ms) => {
-      now += ms;
-    },
-  };
-});
-
-describe('memory rate limit counter bounds', () => {
-  it('never holds more buckets than its cap, however many clients fail', async () => {
-    const counter = new MemoryRateLimitCounter(Date.now, 100);
-    for (let i = 0; i < 1000; i++) await counter.hit(`authfail:client-${i}`, 60_000);
-    const size = (counter as unknown as { windows: Map<string, unknown> }).windows.size;
-    expect(size).toBeLessThanOrEqual(100);
-    expect((await counter.peek('authfail:client-999')).count).toBe(1);
-  });
-});
 
 describe('Redis rate limit counter', () => {
   const db = useGatewayRedis();

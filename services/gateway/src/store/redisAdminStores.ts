@@ -4,8 +4,10 @@ import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
-import { MAX_FAILURES_LOGGED } from './memoryAdminStores';
 import { ADMIN_SLOT } from '../domain/slots';
+
+/** Only counts up to the lockout thresholds (at most 10) matter: the log of a bucket stays small. */
+const MAX_FAILURES_LOGGED = 100;
 
 /**
  * Every key here is in the one admin slot (domain/slots.ts): the operator scripts and the audit

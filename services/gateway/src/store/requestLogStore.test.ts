@@ -3,7 +3,6 @@ import { aRequest } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import {
   entryIdOf,
-  MemoryRequestLogStore,
   RedisRequestLogStore,
   streamIdOf,
   type MerchantRecord,
@@ -68,8 +67,6 @@ function contract(name: string, make: (retention: RequestLogRetention) => Reques
     });
   });
 }
-
-contract('memory', (retention) => new MemoryRequestLogStore(retention));
 
 describe('with Redis', () => {
   const env = useGatewayRedis();

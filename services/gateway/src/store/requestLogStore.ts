@@ -63,66 +63,6 @@ function msOfEntryId(entryId: string): number {
 
 const minuteOf = (at: string): number => Math.floor(Date.parse(at) / 60_000);
 
-/** Per merchant, oldest first (development without Redis): lost on restart, one per process. */
-export class MemoryRequestLogStore implements RequestLogStore {
-  private readonly logs = new Map<string, RequestLogEntry[]>();
-  private readonly counters = new Map<string, Map<number, MinuteCounters>>();
-  private lastMs = 0;
-  private seq = 0;
-
-  constructor(private readonly retention: RequestLogRetention) {}
-
-  append(batch: readonly MerchantRecord[], now: Date): Promise<number> {
-    for (const { merchantId, record } of batch) {
-      const ms = Math.max(now.getTime(), this.lastMs);
-      this.seq = ms === this.lastMs ? this.seq + 1 : 0;
-      this.lastMs = ms;
-      const log = this.logs.get(merchantId) ?? [];
-      log.push({ id: entryIdOf(`${ms}-${this.seq}`), ...record });
-      const oldest = now.getTime() - this.retention.maxAgeMs;
-      const drop = Math.max(
-        log.length - this.retention.maxEntries,
-        log.findIndex((e) => msOfEntryId(e.id) >= oldest),
-      );
-      if (drop > 0) log.splice(0, drop);
-      this.logs.set(merchantId, log);
-      const byMinute = this.counters.get(merchantId) ?? new Map<number, MinuteCounters>();
-      const minute = byMinute.get(minuteOf(record.at)) ?? {};
-      for (const [field, count] of Object.entries(countersOf(record))) minute[field] = (minute[field] ?? 0) + count;
-      byMinute.set(minuteOf(record.at), minute);
-      this.counters.set(merchantId, byMinute);
-    }
-    return Promise.resolve(0);
-  }
-
-  range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]> {
-    const out: RequestLogEntry[] = [];
-    const log = this.logs.get(merchantId) ?? [];
-    for (let i = log.length - 1; i >= 0 && out.length < range.count; i--) {
-      const entry = log[i] as RequestLogEntry;
-      const ms = msOfEntryId(entry.id);
-      if (range.before !== undefined && compareStreamIds(entry.id, range.before, 36) >= 0) continue;
-      if (range.toMs !== undefined && ms > range.toMs) continue;
-      if (range.fromMs !== undefined && ms < range.fromMs) break;
-      out.push(structuredClone(entry));
-    }
-    return Promise.resolve(out);
-  }
-
-  get(merchantId: string, id: string): Promise<RequestLogEntry | undefined> {
-    const entry = this.logs.get(merchantId)?.find((e) => e.id === id);
-    return Promise.resolve(entry === undefined ? undefined : structuredClone(entry));
-  }
-
-  minuteCounters(merchantId: string, fromMinute: number, toMinute: number): Promise<Map<number, MinuteCounters>> {
-    const out = new Map<number, MinuteCounters>();
-    for (const [minute, counters] of this.counters.get(merchantId) ?? []) {
-      if (minute >= fromMinute && minute < toMinute) out.set(minute, { ...counters });
-    }
-    return Promise.resolve(out);
-  }
-}
-
 /**
  * The time order of two Redis stream ids `<ms>-<seq>`, oldest first (swap them for newest first);
  * `radix` 36 compares entry ids, which are stream ids in base 36.

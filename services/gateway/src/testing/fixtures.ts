@@ -3,8 +3,11 @@ import type { TokenRecord__Output } from '@tessera/protos';
 import type { AdminDeps } from '../transport/admin/adminRouter';
 import type { ProxyApi, VaultApi } from '../transport/upstreams';
 import type { RequestFacts } from '../domain/requestLog';
-import { MemoryAuditLog, MemoryLoginThrottle, MemoryOperatorStore, MemorySessionStore } from '../store/memoryAdminStores';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
+import type { Redis } from 'ioredis';
+import type { GatewayDeps } from '../transport/app';
+import { RedisIdempotencyStore } from '../store/idempotencyStore';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 
 /** The API-key pepper of the gateway's unit tests. */
 export const TEST_PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
@@ -69,16 +72,17 @@ export function aRequest(overrides: Partial<RequestFacts> = {}): RequestFacts {
 }
 
 /**
- * What the admin router needs, in memory: empty stores, the test pepper, generous sign-in limits
- * (a test that is about limits says its own), no trusted proxies, a silent logger.
+ * What the admin router needs: the stores on `redis` (a test's private server; flush it between
+ * tests that need them empty), the test pepper, generous sign-in limits (a test that is about
+ * limits says its own), no trusted proxies, a silent logger.
  */
-export function anAdminDeps(overrides: Partial<AdminDeps> = {}): AdminDeps {
+export function anAdminDeps(redis: Redis, overrides: Partial<AdminDeps> = {}): AdminDeps {
   return {
-    keyStore: new MemoryApiKeyStore(),
-    operators: new MemoryOperatorStore(),
-    sessions: new MemorySessionStore(),
-    throttle: new MemoryLoginThrottle(),
-    audit: new MemoryAuditLog(1000),
+    keyStore: new RedisApiKeyStore(redis),
+    operators: new RedisOperatorStore(redis),
+    sessions: new RedisSessionStore(redis),
+    throttle: new RedisLoginThrottle(redis),
+    audit: new RedisAuditLog(redis, 1000),
     pepper: TEST_PEPPER,
     trustedProxies: [],
     logger: createLogger('gateway-test', 'silent'),
@@ -92,4 +96,25 @@ export function anAdminDeps(overrides: Partial<AdminDeps> = {}): AdminDeps {
       ...overrides.config,
     },
   };
+}
+
+const idempotencyOf = new WeakMap<Redis, GatewayDeps['idempotency']>();
+
+/**
+ * Idempotency-Key answers on `redis` with the configuration's default limits; one per client,
+ * since each store watches its client's reconnects.
+ */
+export function anIdempotency(redis: Redis): GatewayDeps['idempotency'] {
+  let deps = idempotencyOf.get(redis);
+  if (deps === undefined) {
+    deps = {
+      store: new RedisIdempotencyStore(redis),
+      ttlMs: 86_400_000,
+      lockTtlMs: 60_000,
+      maxStoredBytes: 65_536,
+      maxBytesPerMerchant: 134_217_728,
+    };
+    idempotencyOf.set(redis, deps);
+  }
+  return deps;
 }

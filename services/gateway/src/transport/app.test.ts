@@ -10,15 +10,18 @@ import type {
   AttachCvvRequest,
 } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { aTokenRecord, captureLogger, TEST_PEPPER } from '../testing/fixtures';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
-import { MemoryMerchantSettingsStore } from '../store/merchantSettingsStore';
+import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const TEST_PAN = '4242424242424242';
+
+const db = useGatewayRedis();
 
 const tokenRecord = (overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output =>
   aTokenRecord({ cvvAvailable: true, ...overrides });
@@ -97,10 +100,10 @@ class FakeProxy implements ProxyApi {
 
 interface Harness {
   app: RunningApp;
-  store: MemoryApiKeyStore;
+  store: RedisApiKeyStore;
   vault: FakeVault;
   proxy: FakeProxy;
-  merchantSettings: MemoryMerchantSettingsStore;
+  merchantSettings: RedisMerchantSettingsStore;
   logs: () => string[];
   testKey: string;
   liveKey: string;
@@ -109,10 +112,11 @@ interface Harness {
 async function startHarness(
   config: Partial<{ BODY_LIMIT_BYTES: number; TRUSTED_PROXIES: string[]; READY_TIMEOUT_MS: number }> = {},
 ): Promise<Harness> {
-  const store = new MemoryApiKeyStore();
+  await db.redis.flushall();
+  const store = new RedisApiKeyStore(db.redis);
   const vault = new FakeVault();
   const proxy = new FakeProxy();
-  const merchantSettings = new MemoryMerchantSettingsStore();
+  const merchantSettings = new RedisMerchantSettingsStore(db.redis);
   const { logger, lines } = captureLogger();
   const test = issueApiKey({ merchantId: 'm_test', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
   const live = issueApiKey({ merchantId: 'm_live', mode: 'live', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
@@ -124,6 +128,7 @@ async function startHarness(
       logger,
       keyStore: store,
       pepper: TEST_PEPPER,
+      idempotency: anIdempotency(db.redis),
       vault,
       proxy,
       merchantSettings,

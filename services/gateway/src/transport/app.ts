@@ -6,7 +6,7 @@ import { idempotency } from './idempotency';
 import { httpMetrics } from './httpMetrics';
 import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { Registry } from 'prom-client';
-import { MemoryIdempotencyStore, type IdempotencyStore } from '../store/idempotencyStore';
+import type { IdempotencyStore } from '../store/idempotencyStore';
 import { installSecurityHeaders } from './securityHeaders';
 import { createAuthMiddleware } from './auth';
 import { sendJson } from './envelope';
@@ -61,11 +61,8 @@ export interface GatewayDeps {
    * request's key lookup then reads and counts them in the same command (see auth.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
-  /**
-   * Idempotency-Key answers (Redis when the gateway has it) and their limits; absent: in memory,
-   * 24 h, 60 s claims, the configuration's default limits.
-   */
-  idempotency?: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number; maxStoredBytes: number; maxBytesPerMerchant: number };
+  /** Idempotency-Key answers and their limits. */
+  idempotency: { store: IdempotencyStore; ttlMs: number; lockTtlMs: number; maxStoredBytes: number; maxBytesPerMerchant: number };
   /** Prometheus registry for request counts and latencies (served on METRICS_PORT by main). */
   metrics?: Registry;
   /** Where every detokenizing /v1/proxy call is recorded (admin API: /admin/v1/detokenizations). */
@@ -187,13 +184,7 @@ export function createApp(deps: GatewayDeps): Express {
   // The PSP host allowlist is read in the key lookup's round trip (see AuthDeps.merchantSettings).
   const proxyAuth = createAuthMiddleware({ ...authDeps, merchantSettings: proxying.takeMerchantSettings });
   const idempotencyOptions = {
-    ...(deps.idempotency ?? {
-      store: new MemoryIdempotencyStore(),
-      ttlMs: 86_400_000,
-      lockTtlMs: 60_000,
-      maxStoredBytes: 65_536,
-      maxBytesPerMerchant: 134_217_728,
-    }),
+    ...deps.idempotency,
     pepper: deps.pepper,
     logger,
   };

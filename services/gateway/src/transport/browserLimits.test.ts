@@ -1,14 +1,18 @@
 import { Registry } from 'prom-client';
 import { solveProofOfWork } from '@tessera/test-support';
 import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION, type BrowserLimitReason } from '../domain/browserLimits';
-import { MemoryDistinctCardCounter, type DistinctCardCounter } from '../store/distinctCardCounter';
-import { MemoryRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
+import { RedisDistinctCardCounter, type DistinctCardCounter } from '../store/distinctCardCounter';
+import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { captureLogger, TEST_PEPPER } from '../testing/fixtures';
+import { letTimePass, useGatewayRedis } from '../testing/redis';
 import { BrowserTokenLimiter, browserRefusalCounter, type BrowserLimitConfig } from './browserLimits';
 
 const VISA = '4242424242424242';
 const MASTERCARD = '5555555555554444';
 const AMEX = '378282246310005';
+
+const db = useGatewayRedis();
+beforeEach(() => db.redis.flushall());
 
 function limiter(
   config: Partial<BrowserLimitConfig>,
@@ -19,8 +23,8 @@ function limiter(
   const { logger, text } = captureLogger();
   return {
     limiter: new BrowserTokenLimiter({
-      counter: stores.counter ?? new MemoryRateLimitCounter(),
-      cards: stores.cards ?? new MemoryDistinctCardCounter(),
+      counter: stores.counter ?? new RedisRateLimitCounter(db.redis),
+      cards: stores.cards ?? new RedisDistinctCardCounter(db.redis),
       config: {
         BROWSER_TOKENS_PER_KEY_PER_MINUTE: 0,
         BROWSER_TOKENS_PER_IP_PER_MINUTE: 0,
@@ -114,8 +118,7 @@ describe('the card-testing limiter', () => {
 
   it('refuses work bought while the key was quiet once its volume has outgrown it, this minute and the next', async () => {
     let now = 6_000_000; // the start of a clock minute
-    const counter = new MemoryRateLimitCounter(() => now);
-    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2 }, { counter, now: () => now });
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2 }, { now: () => now });
     // Bought in bulk at the quiet start of the minute, at the base difficulty.
     const cheap = [await solved(s.limiter, 'key_1', '203.0.113.5'), await solved(s.limiter, 'key_1', '203.0.113.5')];
     expect(cheap.map((c) => c.maxnumber)).toEqual([100, 100]);
@@ -131,6 +134,7 @@ describe('the card-testing limiter', () => {
     expect((await solved(s.limiter, 'key_1', '203.0.113.5')).maxnumber).toBe(200);
     // The next minute starts at the last one's difficulty, not the base.
     now += 60_000;
+    await letTimePass(db.redis, 60_000);
     const early = await solved(s.limiter, 'key_1', '203.0.113.5');
     expect(early.maxnumber).toBe(200);
     expect(await attempt(s.limiter, 'key_1', '203.0.113.5', early.solution)).toBeUndefined();
@@ -150,15 +154,13 @@ describe('the card-testing limiter', () => {
   });
 
   it('keeps demanding work for the cool-down after the key reached its threshold, and says so', async () => {
-    let now = 1_000_000;
-    const counter = new MemoryRateLimitCounter(() => now);
-    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 1, BROWSER_ATTACK_COOLDOWN_SECONDS: 300 }, { counter });
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 1, BROWSER_ATTACK_COOLDOWN_SECONDS: 300 });
     expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
     expect(await attempt(s.limiter, 'key_1', '192.0.2.1')).toBeUndefined();
     expect((await s.limiter.attackState('key_1')).underAttack).toBe(true);
-    now += 120_000; // the volume's minute is over, the attack mark is not
+    await letTimePass(db.redis, 120_000); // the volume's minute is over, the attack mark is not
     expect((await attempt(s.limiter, 'key_1', '192.0.2.2'))?.code).toBe('challenge_required');
-    now += 200_000;
+    await letTimePass(db.redis, 200_000);
     expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
     expect(await attempt(s.limiter, 'key_1', '192.0.2.2')).toBeUndefined();
   });

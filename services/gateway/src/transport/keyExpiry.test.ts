@@ -1,12 +1,14 @@
 import { createLogger } from '@tessera/common';
 import { issueApiKey } from '../domain/apiKeys';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { aTokenRecord, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { aTokenRecord, anIdempotency, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 
 const record = aTokenRecord();
 const { vault, proxy } = tokenReadingUpstreams(record);
+const db = useGatewayRedis();
 
 describe('authentication of a key with a scheduled expiry', () => {
   let app: RunningApp;
@@ -16,7 +18,8 @@ describe('authentication of a key with a scheduled expiry', () => {
 
   beforeEach(async () => {
     clock = new Date('2030-06-01T12:00:00.000Z');
-    const store = new MemoryApiKeyStore();
+    await db.redis.flushall();
+    const store = new RedisApiKeyStore(db.redis);
     const old = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: clock });
     const fresh = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: clock });
     await store.create(old.record);
@@ -30,6 +33,7 @@ describe('authentication of a key with a scheduled expiry', () => {
         logger: createLogger('gateway-test', 'silent'),
         keyStore: store,
         pepper: TEST_PEPPER,
+        idempotency: anIdempotency(db.redis),
         vault,
         proxy,
         now: () => clock,

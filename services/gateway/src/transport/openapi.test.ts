@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
 import type { Express } from 'express';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import { startApp } from '../testing/http';
 import type { BrowserTokenLimiter } from './browserLimits';
 import { createAdminRouter } from './admin/adminRouter';
@@ -15,11 +16,15 @@ import type { ProxyApi, VaultApi } from './upstreams';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
+// The stores are never called: these tests only look at the routing table and the document.
+const db = useGatewayRedis();
+
 function app(): Express {
   return createApp({
     config: { BODY_LIMIT_BYTES: 1024, READY_TIMEOUT_MS: 100, TRUSTED_PROXIES: [] },
     logger: pino({ level: 'silent' }),
-    keyStore: new MemoryApiKeyStore(),
+    keyStore: new RedisApiKeyStore(db.redis),
+    idempotency: anIdempotency(db.redis),
     pepper: TEST_PEPPER,
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
@@ -28,7 +33,7 @@ function app(): Express {
     formSessions: {} as FormSessionDeps,
     cvcSessions: {} as CvcSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
-    admin: createAdminRouter(anAdminDeps()),
+    admin: createAdminRouter(anAdminDeps(db.redis)),
   });
 }
 

@@ -2,9 +2,8 @@ import { Redis } from 'ioredis';
 import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
+import { anIdempotency, captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { runKeysCli } from '../cli/keys';
 import { createApp } from './app';
@@ -39,6 +38,7 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
       keyStore,
       pepper,
       previousPeppers,
+      idempotency: anIdempotency(redis),
       ...tokenReadingUpstreams(),
       browser: { fieldsOrigin: FIELDS },
     }),
@@ -92,7 +92,6 @@ function publishableKeyUnder(pepper: string): { apiKey: string; record: ApiKeyRe
 }
 
 const stores: Array<[string, () => Promise<ApiKeyStore>]> = [
-  ['in memory', async () => new MemoryApiKeyStore()],
   [
     'in Redis',
     async () => {

@@ -1,10 +1,11 @@
 import { redisUnavailable } from '@tessera/common/redis';
 import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { MemoryMerchantSettingsStore, type MerchantSettings } from '../store/merchantSettingsStore';
-import { MemoryRateLimitCounter, type WindowCount } from '../store/rateLimitCounter';
-import { captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { RedisMerchantSettingsStore, type MerchantSettings } from '../store/merchantSettingsStore';
+import { RedisRateLimitCounter, type WindowCount } from '../store/rateLimitCounter';
+import { anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 import { RateLimiter } from './rateLimit';
@@ -16,7 +17,7 @@ import { RateLimiter } from './rateLimit';
  */
 
 /** Per-key counts wait until the test releases them; reads of the allowlist are recorded. */
-class HeldCounter extends MemoryRateLimitCounter {
+class HeldCounter extends RedisRateLimitCounter {
   held: Array<() => void> = [];
   override async hit(bucket: string, windowMs: number): Promise<WindowCount> {
     await new Promise<void>((resolve) => this.held.push(resolve));
@@ -24,7 +25,7 @@ class HeldCounter extends MemoryRateLimitCounter {
   }
 }
 
-class RecordingSettings extends MemoryMerchantSettingsStore {
+class RecordingSettings extends RedisMerchantSettingsStore {
   reads = 0;
   failWith: Error | undefined;
   override async get(merchantId: string): Promise<MerchantSettings | undefined> {
@@ -44,6 +45,7 @@ const proxy = {
   },
 };
 
+const db = useGatewayRedis();
 let app: RunningApp;
 let counter: HeldCounter;
 let settings: RecordingSettings;
@@ -51,10 +53,12 @@ let apiKey: string;
 
 beforeEach(async () => {
   forwarded.length = 0;
-  counter = new HeldCounter();
-  settings = new RecordingSettings();
-  await settings.setPspHosts('m_1', ['psp.example'], new Date());
-  const store = new MemoryApiKeyStore();
+  await db.redis.flushall();
+  counter = new HeldCounter(db.redis);
+  settings = new RecordingSettings(db.redis);
+  // Written through a store of its own: only the gateway's reads are counted.
+  await new RedisMerchantSettingsStore(db.redis).setPspHosts('m_1', ['psp.example'], new Date());
+  const store = new RedisApiKeyStore(db.redis);
   const issued = issueApiKey({ merchantId: 'm_1', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
   await store.create(issued.record);
   apiKey = issued.apiKey;
@@ -65,6 +69,7 @@ beforeEach(async () => {
       logger,
       keyStore: store,
       pepper: TEST_PEPPER,
+      idempotency: anIdempotency(db.redis),
       vault,
       proxy,
       merchantSettings: settings,

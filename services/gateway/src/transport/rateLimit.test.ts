@@ -1,20 +1,20 @@
-import type { Redis } from 'ioredis';
 import { issueApiKey } from '../domain/apiKeys';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { commandsSentDuring, startRedisServer, type RedisServer } from '@tessera/test-support';
+import { commandsSentDuring } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import { MemoryRateLimitCounter, RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
-import { createRedisClient } from '@tessera/common/redis';
+import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { aTokenRecord, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
+import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
-import { useGatewayRedis } from '../testing/redis';
+import { letTimePass, useGatewayRedis } from '../testing/redis';
 import { createApp } from './app';
 import { RateLimiter, type RateLimitConfig } from './rateLimit';
 
 /** Only GET /v1/token is exercised: the vault answers it, nothing else is reached. */
 const record = aTokenRecord();
 const { vault, proxy } = tokenReadingUpstreams(record);
+
+const db = useGatewayRedis();
+beforeEach(() => db.redis.flushall());
 
 interface Setup {
   app: RunningApp;
@@ -28,15 +28,11 @@ interface Setup {
 
 /**
  * The gateway trusts 127.0.0.1 as a proxy, so each test can speak for several client addresses.
- * With `redis`, keys and counters live there as in production (one script reads both per request).
+ * Keys and counters live in the test's Redis as in production (one script reads both per
+ * request), unless `counter` replaces the counters.
  */
-async function setUp(
-  limits: RateLimitConfig,
-  counter: RateLimitCounter = new MemoryRateLimitCounter(),
-  options: { redis?: Redis; allowedCidrs?: string[] } = {},
-): Promise<Setup> {
-  const redisStore = options.redis ? new RedisApiKeyStore(options.redis) : undefined;
-  const store = redisStore ?? new MemoryApiKeyStore();
+async function setUp(limits: RateLimitConfig, options: { counter?: RateLimitCounter; allowedCidrs?: string[] } = {}): Promise<Setup> {
+  const store = new RedisApiKeyStore(db.redis);
   const keys: string[] = [];
   const ids: string[] = [];
   for (const merchantId of ['m_a', 'm_b']) {
@@ -58,10 +54,11 @@ async function setUp(
       logger,
       keyStore: store,
       pepper: TEST_PEPPER,
+      idempotency: anIdempotency(db.redis),
       vault,
       proxy,
-      rateLimiter: new RateLimiter(options.redis ? new RedisRateLimitCounter(options.redis) : counter, limits, logger),
-      ...(redisStore ? { keyLookupWithPeek: redisStore } : {}),
+      rateLimiter: new RateLimiter(options.counter ?? new RedisRateLimitCounter(db.redis), limits, logger),
+      ...(options.counter ? {} : { keyLookupWithPeek: store }),
     }),
   );
   const get = (apiKey: string | undefined, ip = '198.51.100.1') =>
@@ -90,11 +87,8 @@ describe('API rate limits', () => {
   });
 
   it('answers 429 with Retry-After once a key passes its per-second limit, without affecting other keys', async () => {
-    // A stopped clock: every request falls into the same one-second window.
-    s = await setUp(
-      { RATE_LIMIT_PER_KEY_PER_SECOND: 3, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 },
-      new MemoryRateLimitCounter(() => 5_000),
-    );
+    // The window opens with the key's first request: the four fall into it.
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 3, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 });
     const [keyA, keyB] = s.keys as [string, string];
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await s.get(keyA)).status);
@@ -104,17 +98,13 @@ describe('API rate limits', () => {
   });
 
   it('lets the key through again once its window has passed', async () => {
-    // The counter's clock, moved by hand: the window passes without the test waiting for it.
-    let now = 5_000;
-    s = await setUp(
-      { RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 },
-      new MemoryRateLimitCounter(() => now),
-    );
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 });
     const key = s.keys[0] as string;
     await s.get(key);
     const second = await s.get(key);
     expectRateLimited(second, 1);
-    now += 1100;
+    // The window passes without the test waiting for it.
+    await letTimePass(db.redis, 1100);
     expect((await s.get(key)).status).toBe(200);
   });
 
@@ -170,7 +160,7 @@ describe('API rate limits', () => {
       peek: () => Promise.reject(new Error('redis down')),
       unhit: () => Promise.reject(new Error('redis down')),
     };
-    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 1 }, broken);
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 1, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 1 }, { counter: broken });
     for (let i = 0; i < 3; i++) expect((await s.get(s.keys[0])).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await s.get('tsk_test_nope')).status).toBe(401);
     expect(s.logs()).toContain('rate limit store unavailable');
@@ -178,28 +168,12 @@ describe('API rate limits', () => {
   });
 });
 
-describe.each(['memory', 'Redis'])('API rate limits with the keys and counters in %s', (where) => {
-  let server: RedisServer | undefined;
-  let redis: Redis | undefined;
+describe('API rate limits with the keys and counters in Redis', () => {
   let s: Setup;
-  beforeAll(async () => {
-    if (where !== 'Redis') return;
-    server = await startRedisServer();
-    redis = createRedisClient(server.url, { commandTimeoutMs: 1000, profile: 'server' });
-    await redis.connect();
-  });
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
-  });
-  beforeEach(async () => {
-    await redis?.flushall();
-  });
   afterEach(async () => {
     await s.app.close();
   });
-  const setUpHere = (limits: RateLimitConfig, allowedCidrs?: string[]) =>
-    setUp(limits, new MemoryRateLimitCounter(), { ...(redis ? { redis } : {}), ...(allowedCidrs ? { allowedCidrs } : {}) });
+  const setUpHere = (limits: RateLimitConfig, allowedCidrs?: string[]) => setUp(limits, allowedCidrs ? { allowedCidrs } : {});
 
   it('answers 429 to a client that failed authentication too often, even for a valid key, and not to others', async () => {
     s = await setUpHere({ RATE_LIMIT_PER_KEY_PER_SECOND: 0, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 2 });
@@ -228,19 +202,18 @@ describe.each(['memory', 'Redis'])('API rate limits with the keys and counters i
     expect((await s.get(keyA)).headers['x-tessera-error']).toBe('api_key_invalid');
     expect((await s.get(keyA)).headers['x-tessera-error']).toBe('api_key_invalid');
     expect((await s.get(keyB)).status).toBe(200);
-    if (redis) expect(await redis.exists(`tessera:ratelimit:key:${s.ids[0]}`)).toBe(0);
+    expect(await db.redis.exists(`tessera:ratelimit:key:${s.ids[0]}`)).toBe(0);
   });
 });
 
 describe('Redis work of an authenticated request', () => {
-  const db = useGatewayRedis();
   let s: Setup;
   afterAll(async () => {
     await s.app.close();
   });
 
   it('is two script calls by SHA sent together: the key with its counter (its merchant’s slot), the failed-auth counter (the address’s); plus last use at most once a second', async () => {
-    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 }, undefined, { redis: db.redis });
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 30 });
     const key = s.keys[0] as string;
     // The first request of a key in a process also reads where the key is (its digest index).
     const first = await commandsSentDuring(db.server.url, async () => {
@@ -258,7 +231,7 @@ describe('Redis work of an authenticated request', () => {
   });
 
   it('does not use up the limit of a valid key presented by a client blocked for failed authentications', async () => {
-    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 1 }, undefined, { redis: db.redis });
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 1 });
     expect((await s.get('tsk_test_wrong', '203.0.113.50')).status).toBe(401);
     expect((await s.get(s.keys[0], '203.0.113.50')).status).toBe(429);
     let counted: string | null = null;
@@ -270,7 +243,7 @@ describe('Redis work of an authenticated request', () => {
   });
 
   it('takes back a request the lookup counted when the decision then refuses it', async () => {
-    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 }, undefined, { redis: db.redis });
+    s = await setUp({ RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 });
     const id = s.ids[0] as string;
     // An expiry the script reads as a future time but the gateway cannot parse: the gateway fails closed.
     const stored = JSON.parse((await db.redis.get(`tessera:apikey:{m:m_a}:${id}`)) as string) as Record<string, unknown>;

@@ -2,8 +2,9 @@ import express from 'express';
 import { createLogger, TesseraError } from '@tessera/common';
 import type { ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
-import { MemoryApiKeyStore } from '../store/memoryApiKeyStore';
-import { aTokenRecord, anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
+import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { aTokenRecord, anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
+import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
@@ -11,6 +12,7 @@ import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from './securityHead
 import type { ProxyApi, VaultApi } from './upstreams';
 
 const logger = createLogger('gateway-test', 'silent');
+const db = useGatewayRedis();
 
 const tokenRecord = aTokenRecord();
 
@@ -36,12 +38,12 @@ const vault = {
 } as unknown as VaultApi;
 const proxy = { forward: async () => pspAnswer, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
 
-function adminDeps(keyStore: MemoryApiKeyStore, hsts: number): AdminDeps {
-  return anAdminDeps({ keyStore, logger, config: { ...anAdminDeps().config, HSTS_MAX_AGE_SECONDS: hsts } });
+function adminDeps(keyStore: RedisApiKeyStore, hsts: number): AdminDeps {
+  return anAdminDeps(db.redis, { keyStore, logger, config: { ...anAdminDeps(db.redis).config, HSTS_MAX_AGE_SECONDS: hsts } });
 }
 
 async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string }> {
-  const keyStore = new MemoryApiKeyStore();
+  const keyStore = new RedisApiKeyStore(db.redis);
   const issued = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
   await keyStore.create(issued.record);
   const app = await startApp(
@@ -50,6 +52,7 @@ async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string 
       logger,
       keyStore,
       pepper: TEST_PEPPER,
+      idempotency: anIdempotency(db.redis),
       vault,
       proxy,
       admin: createAdminRouter(adminDeps(keyStore, hsts)),
@@ -122,7 +125,7 @@ describe('security headers', () => {
   });
 
   it('gives the separate admin listener (ADMIN_PORT) the same headers', async () => {
-    g = { app: await startApp(createAdminApp(adminDeps(new MemoryApiKeyStore(), 600))), apiKey: '' };
+    g = { app: await startApp(createAdminApp(adminDeps(new RedisApiKeyStore(db.redis), 600))), apiKey: '' };
     for (const path of ['/admin/v1/session', '/v1/token/x']) {
       const res = await g.app.request('GET', path);
       expectServiceHeaders(res);

@@ -1,9 +1,10 @@
 import { parseCidrList } from '@tessera/common';
 import { newOperatorRecord } from '../../domain/admin/operators';
 import { hashPassword } from '../../domain/admin/passwords';
-import { MemoryOperatorStore } from '../../store/memoryAdminStores';
-import { MemoryMerchantSettingsStore } from '../../store/merchantSettingsStore';
+import { RedisOperatorStore } from '../../store/redisAdminStores';
+import { RedisMerchantSettingsStore } from '../../store/merchantSettingsStore';
 import { anAdminDeps } from '../../testing/fixtures';
+import { useGatewayRedis } from '../../testing/redis';
 import { startApp, type RunningApp } from '../../testing/http';
 import { createAdminApp } from './adminRouter';
 
@@ -12,17 +13,22 @@ jest.setTimeout(60_000);
 
 const PASSWORD = 'operator-password-1';
 
+const db = useGatewayRedis();
 let app: RunningApp;
 let session: { cookie: string; csrf: string };
 
 beforeAll(async () => {
-  const operators = new MemoryOperatorStore();
+  const operators = new RedisOperatorStore(db.redis);
   await operators.create(
     newOperatorRecord({ email: 'ops@acme.test', passwordHash: await hashPassword(PASSWORD), merchantId: 'acme', now: new Date() }),
   );
   app = await startApp(
     createAdminApp(
-      anAdminDeps({ operators, merchantSettings: new MemoryMerchantSettingsStore(), trustedProxies: parseCidrList(['127.0.0.1/32']) }),
+      anAdminDeps(db.redis, {
+        operators,
+        merchantSettings: new RedisMerchantSettingsStore(db.redis),
+        trustedProxies: parseCidrList(['127.0.0.1/32']),
+      }),
     ),
   );
   const res = await login({ email: 'ops@acme.test', password: PASSWORD });

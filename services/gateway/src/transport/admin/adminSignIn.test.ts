@@ -3,12 +3,15 @@ import { parseCidrList } from '@tessera/common';
 import { newOperatorRecord } from '../../domain/admin/operators';
 import { hashPassword, verifyPassword } from '../../domain/admin/passwords';
 import { base32Decode, totp } from '../../domain/admin/totp';
-import { MemoryOperatorStore } from '../../store/memoryAdminStores';
+import { RedisOperatorStore } from '../../store/redisAdminStores';
 import { anAdminDeps, TEST_PEPPER } from '../../testing/fixtures';
+import { useGatewayRedis } from '../../testing/redis';
 import { startApp, type RunningApp, type TestResponse } from '../../testing/http';
 import { createAdminApp } from './adminRouter';
 
 jest.setTimeout(120_000);
+
+const db = useGatewayRedis();
 
 const PASSWORD = 'operator-password-1';
 
@@ -62,13 +65,15 @@ async function setUp(
   options: {
     mfaRequired?: boolean;
     maxPerAccount?: number;
-    operators?: MemoryOperatorStore;
+    /** The operators of an earlier setUp, kept; without them every store starts empty. */
+    operators?: RedisOperatorStore;
     pepper?: string;
     previousPeppers?: string[];
   } = {},
 ) {
-  const operators = options.operators ?? new MemoryOperatorStore();
-  const deps = anAdminDeps({
+  if (options.operators === undefined) await db.redis.flushall();
+  const operators = options.operators ?? new RedisOperatorStore(db.redis);
+  const deps = anAdminDeps(db.redis, {
     operators,
     pepper: options.pepper ?? TEST_PEPPER,
     previousPeppers: options.previousPeppers ?? [],
@@ -89,7 +94,7 @@ async function setUp(
   return { app, operators, deps };
 }
 
-async function createOperator(operators: MemoryOperatorStore, email: string, passwordHash?: string) {
+async function createOperator(operators: RedisOperatorStore, email: string, passwordHash?: string) {
   const op = newOperatorRecord({
     email,
     passwordHash: passwordHash ?? (await hashPassword(PASSWORD)),

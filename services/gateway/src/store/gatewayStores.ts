@@ -1,0 +1,84 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '@tessera/common';
+import type { GatewayConfig } from '../config';
+import { RedisCvcSessionStore } from './cvcSessionStore';
+import { RedisDetokenizationLog } from './detokenizationLog';
+import { RedisDistinctCardCounter } from './distinctCardCounter';
+import { RedisFormSessionStore } from './formSessionStore';
+import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
+import { RedisMerchantSettingsStore } from './merchantSettingsStore';
+import { RedisRateLimitCounter } from './rateLimitCounter';
+import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
+import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
+import { RedisRequestLogStore, type RequestLogRetention } from './requestLogStore';
+import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
+
+export interface AdminStores {
+  operators: OperatorStore;
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+}
+
+/** Everything a gateway process keeps, all of it in Redis and so shared by every replica and worker. */
+export interface GatewayStores {
+  keyStore: RedisApiKeyStore;
+  detokenizations: RedisDetokenizationLog;
+  merchantSettings: RedisMerchantSettingsStore;
+  requestLog: RedisRequestLogStore;
+  /** Per-key request windows, of the API's rate limit and of the card-testing limits alike. */
+  rateLimits: RedisRateLimitCounter;
+  distinctCards: RedisDistinctCardCounter;
+  idempotency: RedisIdempotencyStore;
+  formSessions: RedisFormSessionStore;
+  cvcSessions: RedisCvcSessionStore;
+  admin: AdminStores;
+}
+
+export type GatewayStoresConfig = Pick<
+  GatewayConfig,
+  | 'ADMIN_AUDIT_MAX_ENTRIES'
+  | 'DETOKENIZATION_AUDIT_MAX_ENTRIES'
+  | 'REQUEST_LOG_MAX_ENTRIES'
+  | 'REQUEST_LOG_MAX_AGE_SECONDS'
+  | 'IDEMPOTENCY_WRITE_ACK'
+>;
+
+export function requestLogRetention(
+  config: Pick<GatewayConfig, 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>,
+): RequestLogRetention {
+  return { maxEntries: config.REQUEST_LOG_MAX_ENTRIES, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000 };
+}
+
+/**
+ * The gateway's stores on `redis`; idempotency records on `idempotencyRedis` when they have a
+ * Redis of their own (IDEMPOTENCY_REDIS_URL). `legacyIdempotency`: see layoutMigration.ts.
+ */
+export function openGatewayStores(
+  redis: Redis,
+  idempotencyRedis: Redis | undefined,
+  config: GatewayStoresConfig,
+  options: { logger: Logger; legacyIdempotency?: LegacyRecords },
+): GatewayStores {
+  return {
+    keyStore: new RedisApiKeyStore(redis),
+    detokenizations: new RedisDetokenizationLog(redis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES, () => merchantsWithKeys(redis)),
+    merchantSettings: new RedisMerchantSettingsStore(redis),
+    requestLog: new RedisRequestLogStore(redis, requestLogRetention(config)),
+    rateLimits: new RedisRateLimitCounter(redis),
+    distinctCards: new RedisDistinctCardCounter(redis),
+    idempotency: new RedisIdempotencyStore(
+      idempotencyRedis ?? redis,
+      { writeAck: config.IDEMPOTENCY_WRITE_ACK, logger: options.logger },
+      options.legacyIdempotency,
+    ),
+    formSessions: new RedisFormSessionStore(redis),
+    cvcSessions: new RedisCvcSessionStore(redis),
+    admin: {
+      operators: new RedisOperatorStore(redis),
+      sessions: new RedisSessionStore(redis),
+      throttle: new RedisLoginThrottle(redis),
+      audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
+    },
+  };
+}
