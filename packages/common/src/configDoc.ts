@@ -42,7 +42,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
   },
   REDIS_URL: {
-    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged); unset: an in-memory store inside each process (development only)",
+    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). The vault requires it or `REDIS_CLUSTER_NODES` in every `NODE_ENV` (its cards live only in Redis; `npm start` runs one for development); unset in the gateway: an in-memory store inside each process (development only)",
   },
   REDIS_TLS_CA_FILE: {
     alsoUsedBy: 'CLIs',

@@ -15,8 +15,9 @@ export function grpcTargetOf(ports: readonly number[]): string {
 
 export interface ServiceStackOptions {
   /**
-   * Environment of every service and CLI. Without REDIS_URL (and without `redis`) each service
-   * keeps its data in memory. VAULT_ADDR, PROXY_ADDR and PORT are set from `ports`.
+   * Environment of every service and CLI. Without REDIS_URL or REDIS_CLUSTER_NODES (and without
+   * `redis`) the vault refuses to start: it keeps cards only in Redis. VAULT_ADDR, PROXY_ADDR and
+   * PORT are set from `ports`.
    */
   env: NodeJS.ProcessEnv;
   /** One port per vault and proxy replica (each binds its own; clients dial them all), and the gateway's. */
