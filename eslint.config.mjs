@@ -40,6 +40,8 @@ export default tseslint.config(
       'scripts/**',
       'bench/**',
       '**/src/main.ts',
+      // Where every service's main.ts has its config parsed (runService's default runtime).
+      'packages/common/src/runService.ts',
       '**/src/cli/**',
       '**/src/testing/**',
       'jest.config.js',

@@ -42,7 +42,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
   },
   REDIS_URL: {
-    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). Required by the gateway in every `NODE_ENV` (`npm start` runs a private redis-server and sets it); unset in the vault: an in-memory store inside its process (development only)",
+    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). Required by the gateway, and by the vault unless `REDIS_CLUSTER_NODES` is set, in every `NODE_ENV`: both keep their data only in Redis (`npm start` runs a private redis-server and sets it)",
   },
   REDIS_TLS_CA_FILE: {
     alsoUsedBy: 'CLIs',

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { toGrpcError } from './grpcErrors';
+import type { Listener } from '@tessera/common';
 
 export interface Answering<Res> {
   /** Refuse with `error()` after `ms` unless answered by then; what still runs is abandoned, its answer dropped. */
@@ -48,4 +49,18 @@ export function shutdownServer(server: grpc.Server, graceMs: number): Promise<vo
       resolve();
     });
   });
+}
+
+/**
+ * A gRPC server as runService drains it: its health service (if any) says NOT_SERVING first, so
+ * watching clients send new calls to the other replicas while the calls in flight finish.
+ */
+export function grpcListener(server: grpc.Server, health?: { shutdown(): void }): Listener {
+  return {
+    drain: () => {
+      health?.shutdown();
+      return new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    },
+    cut: () => server.forceShutdown(),
+  };
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@tessera/common';
 
 export interface TlsFiles {
   caFile: string;
@@ -113,6 +114,32 @@ export function isLoopbackAddress(hostPort: string): boolean {
   if (isIPv4(host)) return LOOPBACK.check(host, 'ipv4');
   if (isIPv6(host)) return LOOPBACK.check(host, 'ipv6');
   return false;
+}
+
+/** Where a gRPC server binds: `variable` is the setting that chose `address` (VAULT_ADDR, PROXY_ADDR). */
+export interface ServerBinding {
+  service: string;
+  variable: string;
+  address: string;
+}
+
+/**
+ * The TLS material a gRPC server binds with, read from `files` (TLS_*_FILE). Without files the
+ * server runs plaintext without caller authentication: allowed on a loopback address only (with a
+ * warning), anywhere else the service stops with exit 78 and what to set.
+ */
+export function serverTlsOrExit(files: TlsFiles | undefined, binding: ServerBinding, logger: Logger): TlsMaterial | undefined {
+  if (files !== undefined) return readTlsMaterial(files);
+  if (!isLoopbackAddress(binding.address)) {
+    process.stderr.write(
+      `[${binding.service}] ${binding.variable} is not a loopback address: set TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE (plaintext gRPC is for loopback only)\n`,
+    );
+    process.exit(78);
+  }
+  logger.warn(
+    'TLS is not configured: gRPC runs in PLAINTEXT without caller authentication. Development on loopback only; set TLS_CA_FILE, TLS_CERT_FILE, TLS_KEY_FILE (npm run certs).',
+  );
+  return undefined;
 }
 
 const CERT_DAYS = '825';

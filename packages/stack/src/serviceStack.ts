@@ -15,8 +15,9 @@ export function grpcTargetOf(ports: readonly number[]): string {
 
 export interface ServiceStackOptions {
   /**
-   * Environment of every service and CLI. Without `redis` it must name one (REDIS_URL): the
-   * gateway refuses to start without Redis. VAULT_ADDR, PROXY_ADDR and PORT are set from `ports`.
+   * Environment of every service and CLI. Without `redis` it must name one (REDIS_URL or
+   * REDIS_CLUSTER_NODES): the gateway and the vault refuse to start without Redis. VAULT_ADDR,
+   * PROXY_ADDR and PORT are set from `ports`.
    */
   env: NodeJS.ProcessEnv;
   /** One port per vault and proxy replica (each binds its own; clients dial them all), and the gateway's. */

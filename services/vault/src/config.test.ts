@@ -6,8 +6,15 @@ import { ConfigError, grpcServerTuning, healthServiceOptions, parseConfig as par
 import { GRPC_DEFAULTS } from '@tessera/protos';
 import { configSchema, redisTargetOf } from './config';
 
-/** These tests read development defaults unless they set NODE_ENV: unset means production (see the last test). */
-const parseConfig: typeof parseEnv = (schema, env) => parseEnv(schema, { NODE_ENV: 'development', ...env });
+const A_REDIS = 'redis://127.0.0.1:6380';
+
+/**
+ * These tests read development defaults with a card store's Redis unless they set NODE_ENV or
+ * REDIS_URL (to undefined: unset): unset NODE_ENV means production (see the last test).
+ */
+const parseConfig: typeof parseEnv = (schema, env) => parseEnv(schema, { NODE_ENV: 'development', REDIS_URL: A_REDIS, ...env });
+const REDIS_REQUIRED =
+  'REDIS_URL: is required (or REDIS_CLUSTER_NODES): the vault keeps cards only in Redis, in every NODE_ENV; npm start runs one for development';
 
 const key = (id: string): string => `${id}:${randomBytes(32).toString('base64')}`;
 
@@ -22,7 +29,7 @@ function problems(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('vault config', () => {
-  it('has development defaults and no required variables outside production', () => {
+  it("has development defaults and requires nothing but the card store's Redis outside production", () => {
     const config = parseConfig(configSchema, {});
     expect(config).toMatchObject({
       VAULT_ADDR: '127.0.0.1:50051',
@@ -34,8 +41,18 @@ describe('vault config', () => {
       LOG_LEVEL: 'info',
       TESSERA_STATE_DIR: path.resolve('.tessera/vault'),
     });
-    expect(config.REDIS_URL).toBeUndefined();
+    expect(redisTargetOf(config)).toEqual({ url: A_REDIS });
     expect(config.VAULT_KEYS).toBeUndefined();
+  });
+
+  it('requires Redis in every NODE_ENV: there is no in-memory card store', () => {
+    for (const NODE_ENV of ['development', 'test', 'production']) {
+      expect(problems({ NODE_ENV, REDIS_URL: undefined })).toContain(REDIS_REQUIRED);
+    }
+    expect(problems({ REDIS_URL: undefined })).toEqual([REDIS_REQUIRED]);
+    expect(parseConfig(configSchema, { REDIS_URL: undefined, REDIS_CLUSTER_NODES: '127.0.0.1:7000' }).REDIS_CLUSTER_NODES).toEqual([
+      '127.0.0.1:7000',
+    ]);
   });
 
   it('bounds gRPC connection age (clients re-resolve and find new replicas) with the shared defaults, and takes overrides', () => {
@@ -69,7 +86,8 @@ describe('vault config', () => {
   });
 
   it('refuses a write acknowledgement without Redis, a WAIT longer than the command timeout, and bad nodes', () => {
-    expect(problems({ VAULT_WRITE_ACK: 'aof' })).toEqual(['VAULT_WRITE_ACK: needs REDIS_URL or REDIS_CLUSTER_NODES']);
+    // One problem: the missing Redis, not also the acknowledgement that needs it.
+    expect(problems({ REDIS_URL: undefined, VAULT_WRITE_ACK: 'aof' })).toEqual([REDIS_REQUIRED]);
     expect(problems({ REDIS_URL: 'redis://127.0.0.1:6380', VAULT_WRITE_ACK: 'replica:1:2000' })).toEqual([
       'VAULT_WRITE_ACK: the WAIT timeout must be below REDIS_COMMAND_TIMEOUT_MS',
     ]);
@@ -87,10 +105,10 @@ describe('vault config', () => {
   const tlsFiles = { TLS_CA_FILE: '/certs/ca.crt', TLS_CERT_FILE: '/certs/vault.crt', TLS_KEY_FILE: '/certs/vault.key' };
 
   it('requires VAULT_KEYS, REDIS_URL and TLS in production and lists them at once', () => {
-    expect(problems({ NODE_ENV: 'production' })).toEqual([
+    expect(problems({ NODE_ENV: 'production', REDIS_URL: undefined })).toEqual([
       'TLS_CA_FILE: TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE are required when NODE_ENV=production (mTLS between services)',
+      REDIS_REQUIRED,
       'VAULT_KEYS: is required when NODE_ENV=production',
-      'REDIS_URL: is required when NODE_ENV=production (the in-memory store loses tokens)',
     ]);
     expect(() =>
       parseConfig(configSchema, { NODE_ENV: 'production', VAULT_KEYS: key('k1'), REDIS_URL: 'redis://127.0.0.1:6380', ...tlsFiles }),

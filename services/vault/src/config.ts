@@ -144,26 +144,28 @@ export const configSchema = z
       // Fields that failed their own check may hold raw input here: look only at parsed shapes.
       const hasRedis =
         config.REDIS_URL !== undefined || (Array.isArray(config.REDIS_CLUSTER_NODES) && config.REDIS_CLUSTER_NODES.length > 0);
+      // A missing Redis is one problem, reported below, not also one of VAULT_WRITE_ACK's.
       checkWriteAckEnv(
         'VAULT_WRITE_ACK',
         config.VAULT_WRITE_ACK,
-        { hasRedis, redisVariables: 'REDIS_URL or REDIS_CLUSTER_NODES', commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS },
+        { hasRedis: true, redisVariables: 'REDIS_URL or REDIS_CLUSTER_NODES', commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS },
         ctx,
       );
       checkPkcs11Env(config, ctx);
+      if (!hasRedis) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['REDIS_URL'],
+          message:
+            'is required (or REDIS_CLUSTER_NODES): the vault keeps cards only in Redis, in every NODE_ENV; npm start runs one for development',
+        });
+      }
       if (config.NODE_ENV !== 'production') return;
       if (config.VAULT_KEYS === undefined && config.VAULT_KEK_PROVIDER !== 'pkcs11') {
         ctx.addIssue({
           code: 'custom',
           path: ['VAULT_KEYS'],
           message: 'is required when NODE_ENV=production',
-        });
-      }
-      if (!hasRedis) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['REDIS_URL'],
-          message: 'is required when NODE_ENV=production (the in-memory store loses tokens)',
         });
       }
     },
@@ -224,12 +226,13 @@ function pkcs11SettingsOf(config: Pkcs11Env): Pkcs11Settings | undefined {
   return { modulePath: config.PKCS11_MODULE, token, pin: pinSecret, keys: config.PKCS11_KEYS };
 }
 
-/** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL; undefined: in memory. */
+/** The card store's Redis: a Cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL (the schema requires one of them). */
 export function redisTargetOf(
   config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'> & Partial<Pick<VaultConfig, 'REDIS_TLS_CA_FILE'>>,
-): RedisTarget | undefined {
+): RedisTarget {
   const tlsCaFile = config.REDIS_TLS_CA_FILE;
   if (config.REDIS_CLUSTER_NODES.length > 0)
     return { clusterNodes: config.REDIS_CLUSTER_NODES, credentialsUrl: config.REDIS_URL, tlsCaFile };
-  return config.REDIS_URL === undefined ? undefined : { url: config.REDIS_URL, tlsCaFile };
+  if (config.REDIS_URL === undefined) throw new Error('REDIS_URL or REDIS_CLUSTER_NODES is required');
+  return { url: config.REDIS_URL, tlsCaFile };
 }

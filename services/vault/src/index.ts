@@ -5,7 +5,6 @@ export { parseKeyRing, generateKeyRingEntry, type KeyRing } from './domain/keyRi
 export { renderPspBody, encodingForContentType, PLACEHOLDERS } from './domain/renderPspBody';
 export { isTokenShaped } from './domain/token';
 export type { CardStore } from './store/cardStore';
-export { MemoryCardStore } from './store/memoryCardStore';
 export { RedisCardStore } from './store/redisCardStore';
 export { createVaultHandlers } from './transport/grpcHandlers';
 export { startVaultServer } from './transport/server';

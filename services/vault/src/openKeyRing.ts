@@ -1,7 +1,7 @@
-import type { Logger } from '@tessera/common';
+import { loadOrCreateDevSecret, type Logger } from '@tessera/common';
 import type { VaultConfig } from './config';
-import { combineKeyRings, type EnvKeyRing, type KeyRing } from './domain/keyRing';
-import { Pkcs11KeyRing } from './hsm/pkcs11KeyRing';
+import { combineKeyRings, generateKeyRingEntry, parseKeyRing, type EnvKeyRing, type KeyRing } from './domain/keyRing';
+import { HsmError, Pkcs11KeyRing } from './hsm/pkcs11KeyRing';
 
 export interface OpenedKeyRing {
   ring: KeyRing;
@@ -42,4 +42,35 @@ export function openKeyRing(
     hsm?.close();
     throw err;
   }
+}
+
+/**
+ * The vault service's ring: openKeyRing with the development key as fallback. A key ring that
+ * cannot be used stops the vault (exit 78) with the reason: a CKR_* code, never the PIN.
+ */
+export function openServiceKeyRing(config: VaultConfig, logger: Logger): OpenedKeyRing {
+  try {
+    return openKeyRing(config, () => developmentKeyRing(config, logger), logger);
+  } catch (err) {
+    if (!(err instanceof HsmError)) throw err;
+    process.stderr.write(`[vault] the HSM cannot be used: ${err.message}\n`);
+    process.exit(78);
+  }
+}
+
+/** Outside production only (the config schema enforces that): one generated key kept on disk. */
+function developmentKeyRing(config: VaultConfig, logger: Logger): EnvKeyRing {
+  const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'vault-keys', () => generateKeyRingEntry('dev1'));
+  const parsed = parseKeyRing(value);
+  if (!parsed.ok) {
+    process.stderr.write(
+      `[vault] the development key file in ${config.TESSERA_STATE_DIR} is invalid:\n${parsed.problems.map((p) => `  - ${p}`).join('\n')}\n`,
+    );
+    process.exit(78);
+  }
+  logger.warn(
+    { stateDir: config.TESSERA_STATE_DIR, created },
+    'VAULT_KEYS is not set: using a DEVELOPMENT key stored on local disk. Never use this outside development; set VAULT_KEYS.',
+  );
+  return parsed.ring;
 }

@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import net from 'node:net';
+import type { Listener } from '@tessera/common';
 
 export interface Drain {
   /** True once drain() was called. */
@@ -64,5 +65,16 @@ export function installDrain(server: http.Server): Drain {
       // net.Server's close, not http.Server's: stop listening without the idle-connection sweep.
       net.Server.prototype.close.call(server, () => closed());
     },
+  };
+}
+
+/**
+ * The public server as runService drains it: drain() above; at the grace deadline
+ * (drainDeadlineMs) every connection still open is cut.
+ */
+export function drainingListener(server: http.Server, drain: Drain): Listener {
+  return {
+    drain: () => new Promise<void>((resolve) => drain.drain(resolve)),
+    cut: () => server.closeAllConnections(),
   };
 }

@@ -219,11 +219,7 @@ export async function run(
 }
 
 async function openRedisStore(config: VaultConfig): Promise<CardStore> {
-  const target = redisTargetOf(config);
-  if (target === undefined) {
-    throw new ConfigError(['REDIS_URL or REDIS_CLUSTER_NODES is required: the in-memory store lives inside the vault process']);
-  }
-  const store = RedisCardStore.connect(target, {
+  const store = RedisCardStore.connect(redisTargetOf(config), {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     logger: createLogger('vault-cli', 'silent'),
   });

@@ -4,6 +4,7 @@ import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize } from '../domain/card';
 import { RedisCardStore } from '../store/redisCardStore';
+import { CARD_KEY_PREFIX, CVV_KEY_PREFIX } from '../store/records';
 import { Vault, type VaultOptions } from '../app/vault';
 import type { RedisServerHandle } from '@tessera/test-support';
 
@@ -78,4 +79,41 @@ export async function editRecord(
 ): Promise<void> {
   const raw = (await client.get(key)) as string;
   await client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
+}
+
+export interface JumpingClock {
+  /** For the Vault's `now` option. */
+  now(): Date;
+  /** Moves the vault's time and the Redis keys' TTLs `ms` ahead together. */
+  advance(ms: number): Promise<void>;
+  /** advance() to the instant `at` (ms since the epoch). */
+  advanceTo(at: number): Promise<void>;
+}
+
+/**
+ * A clock shared by a Vault and the test's private Redis: the vault reads real time plus every
+ * jump so far, and each jump brings every key's TTL that much closer to expiry (a key whose time
+ * is up is deleted), as if that time had passed for Redis too. Both keep running in real time, so
+ * a test that looks just before a deadline leaves room for the milliseconds the calls take.
+ */
+export function aJumpingClock(client: Redis, startAt: number = Date.now()): JumpingClock {
+  let offset = startAt - Date.now();
+  const current = (): number => Date.now() + offset;
+  const advance = async (ms: number): Promise<void> => {
+    offset += ms;
+    for (const key of await client.keys('*')) {
+      const left = await client.pttl(key);
+      // -1: no TTL, -2: already gone.
+      if (left < 0) continue;
+      if (left <= ms) await client.del(key);
+      else await client.pexpire(key, left - ms);
+    }
+  };
+  return { now: () => new Date(current()), advance, advanceTo: (at) => advance(at - current()) };
+}
+
+/** The card and CVV-side keys (CVVs and used-CVV marks) in the test's Redis: what a store holds per token. */
+export async function cardAndCvvKeyCount(client: Redis): Promise<number> {
+  const [cards, cvvs] = await Promise.all([client.keys(`${CARD_KEY_PREFIX}*`), client.keys(`${CVV_KEY_PREFIX}*`)]);
+  return cards.length + cvvs.length;
 }

@@ -26,8 +26,10 @@ import {
 import { createVaultHandlers } from './grpcHandlers';
 import { startVaultServer } from './server';
 import { shutdownServer } from '@tessera/protos';
-import { MemoryCardStore } from '../store/memoryCardStore';
-import { aVault } from '../test/builders';
+import { Redis } from 'ioredis';
+import { useRedisServer } from '@tessera/test-support';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { anEmptyRedisCardStore, aVault } from '../test/builders';
 
 const PAN = '5555555555554444';
 /** A card of merchant_a without CVV or holder name. */
@@ -51,10 +53,15 @@ const logger = pino({ level: 'debug', ...LOG_REDACTION }, sink);
 
 let server: grpc.Server;
 let client: VaultClient;
-let store: MemoryCardStore;
+let store: RedisCardStore;
+
+jest.setTimeout(20_000);
+
+/** This file's private redis-server: the vault's card store. */
+const db = useRedisServer((url) => new Redis(url));
 
 beforeAll(async () => {
-  store = new MemoryCardStore();
+  store = await anEmptyRedisCardStore(db);
   const vault = aVault({ store });
   const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, logger));
   server = running.server;
@@ -111,7 +118,7 @@ async function failure(promise: Promise<unknown>): Promise<TesseraError> {
   return err;
 }
 
-describe('the vault gRPC server (memory store)', () => {
+describe('the vault gRPC server (Redis store)', () => {
   it('tokenizes, reads back, renders, deletes, and then no longer knows the token', async () => {
     const created = await rpc.tokenize({
       merchantId: 'merchant_a',
@@ -153,12 +160,15 @@ describe('the vault gRPC server (memory store)', () => {
 
   it('answers 404 token_not_found to another merchant', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
-    for (const attempt of [
-      rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }),
-      rpc.render({ merchantId: 'merchant_b', mode: 'test', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
-      rpc.deleteToken({ merchantId: 'merchant_b', mode: 'test', token }),
-    ]) {
-      expect(await failure(attempt)).toMatchObject({ code: 'token_not_found', status: 404 });
+    // Sent together; each refusal is caught as it arrives (none is left unhandled while another is awaited).
+    for (const refusal of await Promise.all(
+      [
+        rpc.getToken({ merchantId: 'merchant_b', mode: 'test', token }),
+        rpc.render({ merchantId: 'merchant_b', mode: 'test', token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
+        rpc.deleteToken({ merchantId: 'merchant_b', mode: 'test', token }),
+      ].map(failure),
+    )) {
+      expect(refusal).toMatchObject({ code: 'token_not_found', status: 404 });
     }
     expect((await rpc.getToken({ merchantId: 'merchant_a', mode: 'test', token })).token).toBe(token);
   });
@@ -166,12 +176,14 @@ describe('the vault gRPC server (memory store)', () => {
   it('answers 404 token_not_found to the other mode and to a caller that sends no mode, in batches too', async () => {
     const { token } = await rpc.tokenize(CARD_WITHOUT_CVV);
     for (const mode of ['live', '']) {
-      for (const attempt of [
-        rpc.getToken({ merchantId: 'merchant_a', mode, token }),
-        rpc.render({ merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
-        rpc.deleteToken({ merchantId: 'merchant_a', mode, token }),
-      ]) {
-        expect(await failure(attempt)).toMatchObject({ code: 'token_not_found', status: 404 });
+      for (const refusal of await Promise.all(
+        [
+          rpc.getToken({ merchantId: 'merchant_a', mode, token }),
+          rpc.render({ merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' }),
+          rpc.deleteToken({ merchantId: 'merchant_a', mode, token }),
+        ].map(failure),
+      )) {
+        expect(refusal).toMatchObject({ code: 'token_not_found', status: 404 });
       }
       const { results } = await rpc.renderBatch([
         { requestId: 'req-m1', request: { merchantId: 'merchant_a', mode, token, template: '[CARD_NUMBER]', contentType: 'text/plain' } },
@@ -287,7 +299,7 @@ describe('the vault gRPC server (memory store)', () => {
   });
 
   it('reports readiness from the store', async () => {
-    expect(await rpc.ready()).toEqual({ ready: true, detail: 'in-memory store (tokens are lost on restart)' });
+    expect(await rpc.ready()).toEqual({ ready: true, detail: 'redis ok' });
   });
 
   it('logs the request id on every line and never the card number, CVV, holder name or rendered body', async () => {

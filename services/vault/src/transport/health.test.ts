@@ -13,8 +13,10 @@ import {
   tlsChannelOptions,
   type HealthClient,
 } from '@tessera/protos';
-import { MemoryCardStore } from '../store/memoryCardStore';
-import { aVault } from '../test/builders';
+import { Redis } from 'ioredis';
+import { useRedisServer } from '@tessera/test-support';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { anEmptyRedisCardStore, aVault } from '../test/builders';
 import { createVaultHandlers } from './grpcHandlers';
 import { startVaultServer, VAULT_SERVICE_NAME } from './server';
 import { shutdownServer } from '@tessera/protos';
@@ -25,12 +27,17 @@ let dir: string;
 let server: grpc.Server;
 let address: string;
 let ready = true;
+let store: RedisCardStore;
 const clients: HealthClient[] = [];
+
+/** This file's private redis-server: the vault's card store. */
+const db = useRedisServer((url) => new Redis(url));
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-health-certs-'));
   generateDevCertificates(dir, ['gateway', 'vault', 'proxy', 'intruder']);
-  const vault = aVault({ store: new MemoryCardStore() });
+  store = await anEmptyRedisCardStore(db);
+  const vault = aVault({ store });
   const running = await startVaultServer(
     '127.0.0.1:0',
     createVaultHandlers(vault, createLogger('vault-test', 'silent')),
@@ -44,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) c.close();
   if (server) await shutdownServer(server, 2000);
+  await store?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -21,8 +21,10 @@ import {
 import { createVaultHandlers } from './grpcHandlers';
 import { startVaultServer } from './server';
 import { shutdownServer } from '@tessera/protos';
-import { MemoryCardStore } from '../store/memoryCardStore';
-import { aVault } from '../test/builders';
+import { Redis } from 'ioredis';
+import { useRedisServer } from '@tessera/test-support';
+import type { RedisCardStore } from '../store/redisCardStore';
+import { anEmptyRedisCardStore, aVault } from '../test/builders';
 
 jest.setTimeout(30_000);
 
@@ -30,10 +32,13 @@ let dir: string;
 let otherCaDir: string;
 let server: grpc.Server;
 let address: string;
-let store: MemoryCardStore;
+let store: RedisCardStore;
 const clients: VaultClient[] = [];
 
 const material = (certDir: string, name: string): TlsMaterial => readTlsMaterial(devTlsFiles(certDir, name));
+
+/** This file's private redis-server: the vault's card store. */
+const db = useRedisServer((url) => new Redis(url));
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-certs-'));
@@ -42,7 +47,7 @@ beforeAll(async () => {
   // A whole second PKI whose "gateway" certificate carries the right name but the wrong issuer.
   generateDevCertificates(otherCaDir, ['gateway']);
 
-  store = new MemoryCardStore();
+  store = await anEmptyRedisCardStore(db);
   const vault = aVault({ store });
   const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, createLogger('vault-test', 'silent')), {
     material: material(dir, 'vault'),
