@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { parseCidrList, type Logger } from '@tessera/common';
+import { parseCidrList, type Listener, type Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
 import { createOperator, setOperatorPassword } from './app/operators';
 import { normalizeEmail } from './domain/admin/operators';
@@ -12,7 +12,7 @@ import type { OperatorStore } from './store/adminStores';
 import type { AdminStores } from './store/gatewayStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
 import type { AttackStateLookup } from './transport/admin/keyRoutes';
-import { ownListener } from './transport/ownListener';
+import { NO_OWN_LISTENER, ownListener } from './transport/ownListener';
 
 /**
  * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a
@@ -38,7 +38,8 @@ export interface AdminSetup {
   router: Router | undefined;
   /** Starts the separate listener when ADMIN_PORT is set. */
   listen(): Promise<void>;
-  close(): Promise<void>;
+  /** Drained and cut with the API's port by runService. */
+  listener: Listener;
 }
 
 export async function setUpAdmin(params: {
@@ -75,7 +76,7 @@ export async function setUpAdmin(params: {
     mfaRequired: config.ADMIN_MFA_REQUIRED ?? config.NODE_ENV === 'production',
   };
   if (config.ADMIN_PORT === undefined) {
-    return { router: createAdminRouter(deps), listen: async () => undefined, close: async () => undefined };
+    return { router: createAdminRouter(deps), listen: async () => undefined, listener: NO_OWN_LISTENER };
   }
   const listener = ownListener(() => createAdminApp(deps), config.ADMIN_PORT, config.ADMIN_BIND);
   return {
@@ -83,6 +84,6 @@ export async function setUpAdmin(params: {
     async listen() {
       logger.info({ url: `${await listener.listen()}/dashboard/` }, 'admin listening');
     },
-    close: listener.close,
+    listener,
   };
 }

@@ -1,4 +1,4 @@
-import { parseCidrList, type Logger } from '@tessera/common';
+import { parseCidrList, type Listener, type Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import type { ApiKeyStore } from './store/apiKeyStore';
@@ -6,14 +6,15 @@ import type { BrowserTokenLimiter } from './transport/browserLimits';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
 import { createFieldsApp } from './transport/fields/fieldsApp';
-import { ownListener } from './transport/ownListener';
+import { NO_OWN_LISTENER, ownListener } from './transport/ownListener';
 
 export interface FieldsSetup {
   /** The public origins, when the browser integration is on (FIELDS_PORT or FIELDS_ORIGIN set). */
   origins: BrowserOrigins | undefined;
   /** Starts the fields listener when FIELDS_PORT is set. */
   listen(): Promise<void>;
-  close(): Promise<void>;
+  /** Drained and cut with the API's port by runService. */
+  listener: Listener;
 }
 
 /**
@@ -37,7 +38,7 @@ export function setUpFields(params: {
   const { config, logger } = params;
   const origins = browserOriginsOf(config);
   const port = config.FIELDS_PORT;
-  if (origins === undefined || port === undefined) return { origins, listen: async () => undefined, close: async () => undefined };
+  if (origins === undefined || port === undefined) return { origins, listen: async () => undefined, listener: NO_OWN_LISTENER };
   const app = createFieldsApp({
     assets: loadCardFieldsAssets(),
     apiOrigin: origins.api,
@@ -62,6 +63,6 @@ export function setUpFields(params: {
       const url = await listener.listen();
       logger.info({ url, fieldsOrigin: origins.fields, apiOrigin: origins.api }, 'fields listening');
     },
-    close: listener.close,
+    listener,
   };
 }

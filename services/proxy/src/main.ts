@@ -16,9 +16,6 @@ import { createProxyHandlers } from './transport/proxyHandlers';
 import { startProxyServer } from './transport/server';
 import { createVaultPort } from './transport/vaultClient';
 
-/** Longest wait for in-flight PSP calls on shutdown before connections are cut. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
 void runService({
   name: 'proxy',
   configSchema,
@@ -62,7 +59,6 @@ void runService({
       ],
       // With PROXY_ADDR port 0 the OS picks the port; report the real one for harnesses.
       listening: { address: config.PROXY_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined },
-      drainGraceMs: SHUTDOWN_GRACE_MS,
     };
   },
 });

@@ -8,9 +8,6 @@ import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 
-/** Longest wait for in-flight calls on shutdown before connections are cut. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
 void runService({
   name: 'vault',
   configSchema,
@@ -45,7 +42,6 @@ void runService({
       ],
       // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.
       listening: { address: config.VAULT_ADDR.replace(/:\d+$/, `:${port}`), tls: tls !== undefined },
-      drainGraceMs: SHUTDOWN_GRACE_MS,
     };
   },
 });

@@ -137,6 +137,23 @@ export interface RequestLogDeps {
   now: () => Date;
 }
 
+/**
+ * The merchants' request log as a gateway runs it: written after each answer, in batches
+ * (`recorder`), read by the dashboard (`deps`). Undefined when REQUEST_LOG_MAX_ENTRIES is 0.
+ */
+export function openRequestLog(
+  store: RequestLogStore,
+  settings: { maxEntries: number; maxAgeMs: number; maxBuffered: number },
+  logger: Logger,
+  metrics: Registry,
+): { deps: RequestLogDeps; recorder: RequestLogRecorder } | undefined {
+  if (settings.maxEntries === 0) return undefined;
+  return {
+    deps: { store, maxAgeMs: settings.maxAgeMs, now: () => new Date() },
+    recorder: new RequestLogRecorder(store, logger, { maxBuffered: settings.maxBuffered, metrics }),
+  };
+}
+
 /** Who asks: a merchant operator sees only its own merchant. */
 export interface LogCaller {
   merchantId: string | null;

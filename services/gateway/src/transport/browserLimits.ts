@@ -4,6 +4,7 @@ import {
   browserAttackMarkBucket,
   browserRefusalsBucket,
   challengeBindingOf,
+  challengeHmacKey,
   challengeMaxNumber,
   challengeParams,
   isUnderPressure,
@@ -16,6 +17,7 @@ import {
   browserIpBucket,
   browserKeyBucket,
   cardFingerprint,
+  cardFingerprintKey,
   distinctCardsBucket,
   FAILED_SUBMISSIONS_PER_FORM_SESSION,
   formSessionFailuresBucket,
@@ -370,4 +372,29 @@ export class BrowserTokenLimiter {
       ? this.refuse('form_session_failures', window.resetInMs, against)
       : undefined;
   }
+}
+
+/**
+ * The card-testing limiter a gateway runs: its windows beside the API's rate limits, its
+ * fingerprints and challenges keyed from the pepper (unless BROWSER_CHALLENGE_HMAC_KEY is set),
+ * its refusals and attack requests counted in `metrics`.
+ */
+export function cardTestingLimiter(params: {
+  config: BrowserLimitConfig & { BROWSER_CHALLENGE_HMAC_KEY?: string | undefined };
+  stores: { rateLimits: RateLimitCounter; distinctCards: DistinctCardCounter };
+  pepper: string;
+  logger: Logger;
+  metrics: Registry;
+}): BrowserTokenLimiter {
+  const { config, stores, pepper, metrics } = params;
+  return new BrowserTokenLimiter({
+    counter: stores.rateLimits,
+    cards: stores.distinctCards,
+    config,
+    fingerprintKey: cardFingerprintKey(pepper),
+    challengeKey: challengeHmacKey(config.BROWSER_CHALLENGE_HMAC_KEY, pepper),
+    logger: params.logger,
+    onRefused: browserRefusalCounter(metrics),
+    onAttackRequest: browserAttackCounter(metrics),
+  });
 }

@@ -44,7 +44,7 @@ describe('a listener of its own (card fields, dashboard)', () => {
     const answer = post(baseUrl);
     await arrival;
     let closed = false;
-    const closing = listener.close().then(() => {
+    const closing = listener.drain().then(() => {
       closed = true;
     });
     await new Promise((resolve) => setImmediate(resolve));
@@ -55,13 +55,15 @@ describe('a listener of its own (card fields, dashboard)', () => {
     expect(await post(baseUrl)).toEqual({ error: 'ECONNREFUSED' });
   });
 
-  it('cuts a connection still open at the deadline, so a stuck request cannot hold the shutdown', async () => {
+  it('cuts a connection still open when told to (at the drain deadline), so a stuck request cannot hold the shutdown', async () => {
     const { app, arrival } = heldApp();
     const listener = ownListener(() => app, 0, '127.0.0.1');
     const baseUrl = await listener.listen();
     const answer = post(baseUrl);
     await arrival;
-    await listener.close(50);
+    const drained = listener.drain();
+    listener.cut();
+    await drained;
     expect((await answer).error).toBe('ECONNRESET');
   });
 });

@@ -1,26 +1,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Listener } from '@tessera/common';
 import { installDrain } from './drain';
 
-export interface OwnListener {
+export interface OwnListener extends Listener {
   /** Starts listening; resolves with the base URL actually bound (port 0 becomes the OS's pick). */
   listen(): Promise<string>;
-  /**
-   * Stops accepting connections and answers every request already read, as the API's port does
-   * (drain.ts); resolves once the last connection is gone, or at `deadlineMs`, when the ones
-   * still open are cut.
-   */
-  close(deadlineMs?: number): Promise<void>;
 }
 
-/** Long enough for an idle keep-alive connection to time out and for a card submission to finish. */
-const DEFAULT_CLOSE_DEADLINE_MS = 15_000;
+/** The listener of a part this gateway does not serve on a port of its own: nothing to drain or cut. */
+export const NO_OWN_LISTENER: Listener = { drain: async () => undefined, cut: () => undefined };
 
 /**
  * A listener of its own for a part of the gateway kept off the API's port (the admin dashboard,
  * the card fields), so each can be bound to its own address. The app is made when listen() runs.
- * It drains like the API's port: a shopper's card submission in flight when the gateway is told
- * to stop is answered, not cut.
+ * It drains like the API's port (drain.ts): a shopper's card submission in flight when the gateway
+ * is told to stop is answered, not cut; runService cuts what is still open at its deadline.
  */
 export function ownListener(app: () => http.RequestListener, port: number, host: string): OwnListener {
   let server: http.Server | undefined;
@@ -38,16 +33,7 @@ export function ownListener(app: () => http.RequestListener, port: number, host:
       const hostName = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${hostName}:${address.port}`;
     },
-    close: (deadlineMs = DEFAULT_CLOSE_DEADLINE_MS) =>
-      new Promise<void>((resolve) => {
-        if (!server || !drain) return resolve();
-        const draining = server;
-        const force = setTimeout(() => draining.closeAllConnections(), deadlineMs);
-        force.unref();
-        drain.drain(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      }),
+    drain: () => new Promise<void>((resolve) => (drain ? drain.drain(resolve) : resolve())),
+    cut: () => server?.closeAllConnections(),
   };
 }

@@ -26,8 +26,15 @@ import {
   startedCallError,
   whenConnected,
   type VaultClient,
+  clientChannelOptions,
+  clientCredentials,
+  createProxyClient,
+  createVaultClient,
+  readTlsMaterial,
+  tlsChannelOptions,
 } from '@tessera/protos';
-import { TesseraError } from '@tessera/common';
+import { grpcClientTuning, tlsFilesOf, TesseraError, type Logger } from '@tessera/common';
+import type { GatewayConfig } from '../config';
 
 export interface CallContext {
   requestId: string;
@@ -169,5 +176,27 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
       }).then(dryRunResponseFromWire),
     ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
     close: () => client.close(),
+  };
+}
+
+/**
+ * The vault and proxy clients, over mTLS (npm run certs); plaintext only in development, which the
+ * config enforces. Each balances round_robin over every replica its target resolves to that
+ * reports SERVING.
+ */
+export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault: VaultApi; proxy: ProxyApi } {
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
+  if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
+  const keepalive = clientChannelOptions(grpcClientTuning(config));
+  return {
+    vault: vaultApiFromClient(
+      createVaultClient(config.VAULT_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_VAULT) }),
+      config.VAULT_TIMEOUT_MS,
+    ),
+    proxy: proxyApiFromClient(
+      createProxyClient(config.PROXY_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_PROXY) }),
+      config.PROXY_TIMEOUT_MS,
+    ),
   };
 }
