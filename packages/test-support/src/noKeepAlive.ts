@@ -3,16 +3,20 @@
  * revokeKey, createOperator, ...) block the event loop with spawnSync. A keep-alive connection
  * reused after such a pause can be closed by the server's idle timeout just as the next request
  * is written ("other side closed"): a flake of the tests, not of the services. An idle one also
- * holds up every gateway's graceful stop (it drains until its last connection is gone) until the
+ * holds up a gateway's graceful stop (it drains until its last connection is gone) until the
  * client drops it, about 4 s later. So every fetch in an integration test opens its own
  * connection. Tests of keep-alive behaviour (gatewayDrain) use node:http agents of their own.
  */
 import { Agent, setGlobalDispatcher } from 'undici';
 
-const noKeepAlive = new Agent({ pipelining: 0 });
 // npm undici's fetch reads the dispatcher from this (the test file's) realm.
-setGlobalDispatcher(noKeepAlive);
+setGlobalDispatcher(new Agent({ pipelining: 0 }));
+
 // Jest runs a test file in a vm context of its own, but the fetch it hands in is Node's built-in
-// one from the outer realm, which reads the dispatcher from that realm's global: set it there too.
+// one, which reads its dispatcher from the outer realm's global. That one gets an Agent of
+// Node's own undici (npm undici's Agent there trips its parser's assertions).
+const DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 const outerGlobal = (fetch.constructor as FunctionConstructor)('return globalThis')() as Record<symbol, unknown>;
-outerGlobal[Symbol.for('undici.globalDispatcher.1')] = noKeepAlive;
+const builtIn = outerGlobal[DISPATCHER] as { constructor: new (options: { pipelining: number }) => unknown } | undefined;
+if (builtIn === undefined) throw new Error('noKeepAlive: Node has no global fetch dispatcher to replace');
+outerGlobal[DISPATCHER] = new builtIn.constructor({ pipelining: 0 });
