@@ -119,8 +119,12 @@ it('during a master’s failover, merchants whose state lives on other masters s
     }
   })();
 
-  // Steady traffic for every merchant first (and each gateway process has found every key once).
-  await sleep(2_000);
+  // Steady traffic for every merchant first: each answered a few times (its key found, its token read back).
+  const warmUntil = Date.now() + 30_000;
+  while (!MERCHANTS.every((m) => answers.filter((a) => a.merchant === m && a.status < 300).length >= 4)) {
+    if (Date.now() > warmUntil) throw new Error('not every merchant was answered before the failover');
+    await sleep(50);
+  }
   const victimId = (await nodesSeenBy(victim)).find((n) => n.address === victim)!.id;
   const observer = masters.find((m) => m !== victim)!;
   const victimProcess = cluster.processes[cluster.nodes.indexOf(victim)]!;

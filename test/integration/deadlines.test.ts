@@ -31,11 +31,18 @@ beforeAll(() => {
   call = apiClient(env.stack, env.stack.createKey('acme').apiKey);
 });
 
-/** Blocks a Redis for `seconds` (the card store's unless told); `over` resolves once it answers again. */
-async function stallCardStore(seconds: number, url = cardStore.url): Promise<{ over: Promise<unknown> }> {
+/**
+ * How long a stall lasts: the last request is sent 0.35 s into it and must be answered within
+ * REDIS_COMMAND_TIMEOUT_MS + MARGIN_MS, so 1.75 s in at the latest; any request that a shorter
+ * stall would let through has already failed that bound.
+ */
+const STALL_SECONDS = 2;
+
+/** Blocks a Redis for STALL_SECONDS (the card store's unless told); `over` resolves once it answers again. */
+async function stallCardStore(url = cardStore.url): Promise<{ over: Promise<unknown> }> {
   const client = new Redis(url, { lazyConnect: true });
   await client.connect();
-  const over = client.call('DEBUG', 'SLEEP', String(seconds)).finally(() => client.disconnect());
+  const over = client.call('DEBUG', 'SLEEP', String(STALL_SECONDS)).finally(() => client.disconnect());
   await new Promise((r) => setTimeout(r, 50)); // let Redis start sleeping
   return { over };
 }
@@ -48,7 +55,7 @@ async function timed<T>(request: Promise<T>): Promise<T & { ms: number }> {
 
 it('a stalled card store: tokenize and read answer 503 service_unavailable within REDIS_COMMAND_TIMEOUT_MS, also when requests queue', async () => {
   const { token } = (await call('POST', '/v1/token', aCard())).body as { token: string };
-  const { over } = await stallCardStore(4);
+  const { over } = await stallCardStore();
   // Concurrent requests share the vault's Redis connection: later ones queue behind the first.
   const first = Array.from({ length: 6 }, () => timed(call('POST', '/v1/token', aCard())));
   await new Promise((r) => setTimeout(r, 300));
@@ -64,7 +71,7 @@ it('a stalled card store: tokenize and read answer 503 service_unavailable withi
 
 it('a 503 from a stalled card store frees the Idempotency-Key: the retry after the stall creates the token', async () => {
   const headers = { 'idempotency-key': `stall-${Date.now()}` };
-  const { over } = await stallCardStore(4);
+  const { over } = await stallCardStore();
   const refused = await call('POST', '/v1/token', aCard(), headers);
   expect({ status: refused.status, code: refused.body?.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
   await over;
@@ -78,7 +85,7 @@ it('a 503 from a stalled card store frees the Idempotency-Key: the retry after t
 
 it("a stalled gateway Redis: requests answer 503 service_unavailable within the gateway's REDIS_COMMAND_TIMEOUT_MS, also when they queue", async () => {
   const GATEWAY_REDIS_COMMAND_TIMEOUT_MS = 1000; // its documented default
-  const { over } = await stallCardStore(4, env.redis.url);
+  const { over } = await stallCardStore(env.redis.url);
   const first = Array.from({ length: 6 }, () => timed(call('POST', '/v1/token', aCard())));
   await new Promise((r) => setTimeout(r, 300));
   const later = Array.from({ length: 3 }, () => timed(call('POST', '/v1/token', aCard())));

@@ -48,9 +48,13 @@ ${amd.trim()}
 fs.mkdirSync(out, { recursive: true });
 const manifest = {};
 for (const { name, project, entry } of ENTRIES) {
+  // Incremental (tsconfig.browser.json): the AMD file and its .tsbuildinfo stay in dist/amd,
+  // outside what the gateway serves, so npm start and npm run build, which run this each time,
+  // re-check only what changed. Not `tsc -b`: its up-to-date check looks at the entry file alone,
+  // not at what it imports.
   const result = spawnSync(process.execPath, [tsc, '-p', path.join(here, project)], { cwd: here, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
-  const amd = fs.readFileSync(path.join(out, 'amd', name), 'utf8');
+  const amd = fs.readFileSync(path.join(here, 'dist', 'amd', name), 'utf8');
   const script = wrap(amd, entry, name);
   fs.writeFileSync(path.join(out, name), script);
   manifest[name] = {
@@ -58,6 +62,7 @@ for (const { name, project, entry } of ENTRIES) {
     bytes: Buffer.byteLength(script),
   };
 }
+// An older build kept the AMD files here, where the gateway serves from.
 fs.rmSync(path.join(out, 'amd'), { recursive: true, force: true });
 fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
 

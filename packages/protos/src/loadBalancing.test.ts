@@ -95,6 +95,21 @@ async function bothConnected(client: HealthClient, a: Replica, b: Replica): Prom
   }
 }
 
+/**
+ * Rounds of 10 calls until one round meets `done`, failing if that takes longer than `withinMs`:
+ * the bound on how soon the balancer acts on what it heard, without waiting all of it out.
+ */
+async function within(withinMs: number, what: string, client: HealthClient, a: Replica, b: Replica, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    [a.calls, b.calls] = [0, 0];
+    await send(client, 10);
+    if (done()) return;
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
 describe('health-checked round_robin (balancedChannelOptions)', () => {
   it('spreads calls over every address of a static ipv4: list', async () => {
     const [a, b, client] = await twoReplicas();
@@ -111,13 +126,13 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     await bothConnected(client, a, b);
     b.ready = false;
     // Polled every 100 ms, with a 200 ms timeout: well under a second to hear of it.
-    await sleep(1000);
+    await within(1000, 'B out of rotation', client, a, b, () => b.calls === 0);
     [a.calls, b.calls] = [0, 0];
     await send(client, 40);
     expect(b.calls).toBe(0);
     expect(a.calls).toBe(40);
     b.ready = true;
-    await sleep(1000);
+    await within(1000, 'B back in rotation', client, a, b, () => b.calls > 0);
     [a.calls, b.calls] = [0, 0];
     await send(client, 40);
     expect(b.calls).toBeGreaterThanOrEqual(10);
@@ -159,7 +174,7 @@ describe('health-checked round_robin (balancedChannelOptions)', () => {
     const [a, b, client] = await twoReplicas();
     await bothConnected(client, a, b);
     b.health.shutdown();
-    await sleep(500);
+    await within(500, 'B out of rotation', client, a, b, () => b.calls === 0);
     [a.calls, b.calls] = [0, 0];
     await send(client, 20);
     expect(b.calls).toBe(0);

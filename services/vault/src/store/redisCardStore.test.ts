@@ -264,7 +264,8 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
   });
 
   it('replica:1: stores the card once a real replica has acknowledged the write', async () => {
-    const primary = await startRedisServer();
+    // The replica's first sync starts at once instead of after Redis's 5 s wait for more replicas.
+    const primary = await startRedisServer(['--repl-diskless-sync-delay', '0']);
     const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
     const replicaClient = new Redis(replica.url);
     try {

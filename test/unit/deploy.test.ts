@@ -13,7 +13,7 @@ import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
 import { browserOriginsOf, parseGatewayConfig } from '../../services/gateway/src/config';
 import { drainDeadlineMs } from '../../services/gateway/src/transport/drain';
-import { ROOT } from './harness';
+import { ROOT } from '@tessera/stack';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
 
