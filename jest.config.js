@@ -27,6 +27,9 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       setupFiles: ['<rootDir>/packages/test-support/src/noKeepAlive.ts'],
+      // One stack per worker for the files that use useSharedStack() (packages/test-support/src/sharedStack.ts).
+      globalSetup: '<rootDir>/packages/test-support/src/sharedStacksSetup.ts',
+      globalTeardown: '<rootDir>/packages/test-support/src/sharedStacksTeardown.ts',
       slowTestThreshold: 30,
     },
   ],
