@@ -31,7 +31,7 @@ export interface SharedStackState {
 
 export interface SharedStackFixture extends StackFixture {
   /**
-   * A merchant id of this file's own (`acme` → `acme-1a2b3c`): files share the stack's Redis, so
+   * A merchant id of this file's own (`acme` → `acme-qbxkzt`): files share the stack's Redis, so
    * what one file's merchants write (tokens, keys, request log, audit) is never another file's.
    */
   merchant(name: string): string;
@@ -129,7 +129,8 @@ class SharedStack extends Stack {
  * globalSetup (another runner) the file gets a stack of its own.
  */
 export function useSharedStack(options: { psp?: boolean } = {}): SharedStackFixture {
-  const suffix = randomBytes(3).toString('hex');
+  // Letters only: digits of an id next to a time or a count on a page could read as a card number to a scan for them.
+  const suffix = Array.from(randomBytes(6), (byte) => String.fromCharCode(97 + (byte % 26))).join('');
   const merchant = (name: string) => `${name}-${suffix}`;
   const dir = process.env[SHARED_STACKS_DIR_ENV];
   if (dir === undefined) return Object.assign(useStack(options), { merchant });
