@@ -5,17 +5,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { aCard, apiClient, type ApiKey, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, type ApiKey, TEST_CARDS, TEST_CVV, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
 
 let key: ApiKey;
 let call: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  key = env.stack.createKey('acme', 'test');
+  key = env.stack.createKey(acmeId, 'test');
   call = apiClient(env.stack, key.apiKey);
 });
 

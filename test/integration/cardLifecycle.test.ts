@@ -4,7 +4,7 @@
  * token; PATCH changes a re-issued card's expiry and holder; a re-collected CVV is used once.
  * Real gateway, vault, proxy and Redis; the PSP is a recorder.
  */
-import { aCard, apiClient, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, findCardDataInLogs, TEST_CARDS, TEST_CVV, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
@@ -13,7 +13,11 @@ const LIVE_PAN = '4111111111111111';
 /** Leading zeros, so a log scan cannot confuse them with numbers that happen to be in a log line. */
 const RECOLLECTED_CVV = '037';
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
+const hooliId = env.merchant('hooli');
+const initechId = env.merchant('initech');
 
 type Client = ReturnType<typeof apiClient>;
 let acmeTest: Client;
@@ -22,10 +26,10 @@ let globexTest: Client;
 let globexLive: Client;
 
 beforeAll(() => {
-  acmeTest = apiClient(env.stack, env.stack.createKey('acme', 'test').apiKey);
-  acmeLive = apiClient(env.stack, env.stack.createKey('acme', 'live').apiKey);
-  globexTest = apiClient(env.stack, env.stack.createKey('globex', 'test').apiKey);
-  globexLive = apiClient(env.stack, env.stack.createKey('globex', 'live').apiKey);
+  acmeTest = apiClient(env.stack, env.stack.createKey(acmeId, 'test').apiKey);
+  acmeLive = apiClient(env.stack, env.stack.createKey(acmeId, 'live').apiKey);
+  globexTest = apiClient(env.stack, env.stack.createKey(globexId, 'test').apiKey);
+  globexLive = apiClient(env.stack, env.stack.createKey(globexId, 'live').apiKey);
 });
 
 beforeEach(() => env.psp.reset());
@@ -119,7 +123,7 @@ describe('dedupe', () => {
   });
 
   it('answers a token made without dedupe until it is deleted, then makes a new one', async () => {
-    const merchant = apiClient(env.stack, env.stack.createKey('hooli', 'test').apiKey);
+    const merchant = apiClient(env.stack, env.stack.createKey(hooliId, 'test').apiKey);
     const plain = await create(merchant, { number: TEST_CARDS.mastercard });
     const found = await merchant('POST', '/v1/token', aCard({ number: TEST_CARDS.mastercard, dedupe: true }));
     expect(found.status).toBe(200);
@@ -135,7 +139,7 @@ describe('dedupe', () => {
   });
 
   it('gives one token to concurrent dedupe creates of the same card, and a new one once that token is deleted', async () => {
-    const merchant = apiClient(env.stack, env.stack.createKey('initech', 'test').apiKey);
+    const merchant = apiClient(env.stack, env.stack.createKey(initechId, 'test').apiKey);
     const answers = await Promise.all(
       Array.from({ length: 12 }, () => merchant('POST', '/v1/token', aCard({ number: TEST_CARDS.visaDeclined, dedupe: true }))),
     );

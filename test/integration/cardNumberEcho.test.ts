@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AdminClient, loggedIn } from './adminClient';
-import { aCard, apiClient, type ApiKey, useStack } from './harness';
+import { aCard, apiClient, type ApiKey, useSharedStack } from './harness';
 import { cardNumbersIn, SHAPES, SPACED_SHAPES } from './cardShapes';
 
 /** Every shape, for the places that take free text (a token, a header value, a request id, a field name). */
@@ -14,7 +14,9 @@ const FREE_TEXT_SHAPES = [...SHAPES, ...SPACED_SHAPES];
 
 jest.setTimeout(120_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const hostyId = env.merchant('hosty');
 
 /** Log lines of this stack that hold a shape, or anything the detector flags. */
 function cardNumbersInLogs(): string[] {
@@ -39,11 +41,11 @@ let token: string;
 let platform: AdminClient;
 
 beforeAll(async () => {
-  acme = env.stack.createKey('acme');
+  acme = env.stack.createKey(acmeId);
   call = apiClient(env.stack, acme.apiKey);
   token = (await call('POST', '/v1/token', aCard())).body.token;
-  env.stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
-  platform = await loggedIn(env.stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
+  env.stack.createOperator(`${env.merchant('ops')}@tessera.test`, 'correct horse battery staple', null);
+  platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
 });
 
 it('does not keep a card number sent as the token in the detokenization audit, its admin API or the raw Redis stream', async () => {
@@ -57,10 +59,10 @@ it('does not keep a card number sent as the token in the detokenization audit, i
     expect(res.status).toBe(404);
     expect(cardNumbersIn(res.text)).toEqual([]);
   }
-  let audit = await platform.call('GET', '/detokenizations?merchantId=acme');
+  let audit = await platform.call('GET', `/detokenizations?merchantId=${acmeId}`);
   for (let i = 0; i < 40 && audit.body.entries.length < FREE_TEXT_SHAPES.length; i++) {
     await new Promise((r) => setTimeout(r, 50));
-    audit = await platform.call('GET', '/detokenizations?merchantId=acme');
+    audit = await platform.call('GET', `/detokenizations?merchantId=${acmeId}`);
   }
   expect(audit.body.entries).toHaveLength(FREE_TEXT_SHAPES.length);
   expect(audit.body.entries.map((e: { token: string }) => e.token)).toEqual(FREE_TEXT_SHAPES.map(() => '[card number]'));
@@ -68,7 +70,7 @@ it('does not keep a card number sent as the token in the detokenization audit, i
 
   const redis = new Redis(env.redis.url);
   try {
-    for (const key of ['tessera:detokenizations:{m:acme}']) {
+    for (const key of [`tessera:detokenizations:{m:${acmeId}}`]) {
       const entries = await redis.xrange(key, '-', '+');
       expect(entries.length).toBeGreaterThanOrEqual(FREE_TEXT_SHAPES.length);
       // The field values; stream ids are millisecond times, which the detector may well flag.
@@ -82,8 +84,8 @@ it('does not keep a card number sent as the token in the detokenization audit, i
 it('keeps a card number in the pspUrl host out of the answer, the proxy log and the audit', async () => {
   // An allowlist refuses the host before any DNS lookup (the tests have no network); the proxy
   // still logs the refusal with the host, and the call is audited.
-  expect((await platform.call('PUT', '/merchants/hosty/psp-hosts', { pspHosts: ['psp.example'] })).status).toBe(200);
-  const hosty = apiClient(env.stack, env.stack.createKey('hosty').apiKey);
+  expect((await platform.call('PUT', `/merchants/${hostyId}/psp-hosts`, { pspHosts: ['psp.example'] })).status).toBe(200);
+  const hosty = apiClient(env.stack, env.stack.createKey(hostyId).apiKey);
   const hostyToken = (await hosty('POST', '/v1/token', aCard())).body.token;
   for (const shape of SHAPES) {
     for (const path of ['/v1/proxy', '/v1/proxy/dry-run']) {
@@ -98,8 +100,9 @@ it('keeps a card number in the pspUrl host out of the answer, the proxy log and 
       expect(cardNumbersIn(res.text)).toEqual([]);
     }
   }
-  expect(env.stack.proxy.output).toContain('psp exchange failed');
-  const audit = await platform.call('GET', '/detokenizations?merchantId=hosty');
+  // The proxy's own log line (the shared stack's processes write to files: logs() has them).
+  expect(env.stack.logs()).toMatch(/"service":"proxy"[^\n]*psp exchange failed/);
+  const audit = await platform.call('GET', `/detokenizations?merchantId=${hostyId}`);
   expect(audit.body.entries.length).toBeGreaterThan(0);
   expect(audit.body.entries.map((e: { pspHost: string }) => e.pspHost)).toContain('[card number]');
   expect(cardNumbersIn(audit.text)).toEqual([]);
@@ -131,10 +134,10 @@ it('does not echo a card number used as an unknown field name, on the public or 
     const answers = [
       await call('POST', '/v1/token', { ...aCard(), [shape]: 1 }),
       await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: env.psp.url, [shape]: 1 }),
-      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', [shape]: 1 }),
-      await platform.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [], [shape]: 1 }),
+      await platform.call('POST', '/keys', { merchantId: acmeId, mode: 'test', [shape]: 1 }),
+      await platform.call('PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts: [], [shape]: 1 }),
       await new AdminClient(env.stack.baseUrl).call('POST', '/login', {
-        email: 'ops@tessera.test',
+        email: `${env.merchant('ops')}@tessera.test`,
         password: 'x',
         [shape]: 1,
       }),
@@ -151,17 +154,17 @@ it('does not echo a card number used as an unknown field name, on the public or 
 it('does not echo or store a card number given as an admin list entry (IP range, domain, PSP host)', async () => {
   for (const shape of SHAPES) {
     const answers = [
-      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedCidrs: [shape] }),
-      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedCidrs: [`${shape}/24`] }),
-      await platform.call('POST', '/keys', { merchantId: 'acme', mode: 'test', allowedDomains: [`${shape}.example`] }),
-      await platform.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [`${shape}.example`] }),
+      await platform.call('POST', '/keys', { merchantId: acmeId, mode: 'test', allowedCidrs: [shape] }),
+      await platform.call('POST', '/keys', { merchantId: acmeId, mode: 'test', allowedCidrs: [`${shape}/24`] }),
+      await platform.call('POST', '/keys', { merchantId: acmeId, mode: 'test', allowedDomains: [`${shape}.example`] }),
+      await platform.call('PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts: [`${shape}.example`] }),
     ];
     for (const res of answers) {
       expect(res.status).toBe(400);
       expect(cardNumbersIn(res.text)).toEqual([]);
     }
   }
-  expect(cardNumbersIn((await platform.call('GET', '/merchants/acme/psp-hosts')).text)).toEqual([]);
+  expect(cardNumbersIn((await platform.call('GET', `/merchants/${acmeId}/psp-hosts`)).text)).toEqual([]);
 });
 
 it('replaces a request id shaped like a card number with its own, in the answer and in every service log', async () => {

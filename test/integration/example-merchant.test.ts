@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { findCardDataInLogs, freePort, ManagedProcess, ROOT, startSandboxPsp, TEST_CARDS, useStack } from './harness';
+import { findCardDataInLogs, freePort, ManagedProcess, ROOT, startSandboxPsp, TEST_CARDS, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack();
+const env = useSharedStack();
+const shopId = env.merchant('shop');
 
 /**
  * examples/merchant-backend/server.mjs, run as a real process on @tessera/sdk, against the real
@@ -17,7 +18,7 @@ let merchantUrl: string;
 beforeAll(async () => {
   const psp = await startSandboxPsp();
   sandbox = psp.sandbox;
-  const key = env.stack.createKey('shop', 'test');
+  const key = env.stack.createKey(shopId, 'test');
   const merchantPort = await freePort();
   merchantUrl = `http://127.0.0.1:${merchantPort}`;
   merchant = new ManagedProcess('merchant', process.execPath, [path.join(ROOT, 'examples/merchant-backend/server.mjs')], {

@@ -1,15 +1,20 @@
 import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
-import { aCard, apiClient, startRedis, TEST_CARDS, useStack } from './harness';
+import { aCard, apiClient, startRedis, TEST_CARDS, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
+const hoarderId = env.merchant('hoarder');
+const modestId = env.merchant('modest');
+const separateId = env.merchant('separate');
 
 let acme: ReturnType<typeof apiClient>;
 
 beforeAll(async () => {
-  acme = apiClient(env.stack, env.stack.createKey('acme').apiKey);
+  acme = apiClient(env.stack, env.stack.createKey(acmeId).apiKey);
 });
 
 beforeEach(() => env.psp.reset());
@@ -38,7 +43,7 @@ describe('Idempotency-Key on POST /v1/token', () => {
   });
 
   it('keeps keys per merchant: another merchant’s same key runs on its own', async () => {
-    const other = apiClient(env.stack, env.stack.createKey('globex').apiKey);
+    const other = apiClient(env.stack, env.stack.createKey(globexId).apiKey);
     const a = await acme('POST', '/v1/token', aCard(), withKey('shared-key'));
     const b = await other('POST', '/v1/token', aCard(), withKey('shared-key'));
     expect(a.status).toBe(201);
@@ -82,7 +87,7 @@ describe('Idempotency-Key on POST /v1/proxy', () => {
     const replica = await env.stack.startGatewayReplica();
     const viaReplica = await fetch(`${replica.baseUrl}/v1/proxy`, {
       method: 'POST',
-      headers: { 'x-api-key': env.stack.createKey('acme').apiKey, 'content-type': 'application/json', 'idempotency-key': 'order-42' },
+      headers: { 'x-api-key': env.stack.createKey(acmeId).apiKey, 'content-type': 'application/json', 'idempotency-key': 'order-42' },
       body: JSON.stringify(body),
     });
     expect(viaReplica.status).toBe(201);
@@ -166,7 +171,7 @@ describe('Idempotency-Key storage limits', () => {
     const replica = await env.stack.startGatewayReplica({ IDEMPOTENCY_MAX_BYTES_PER_MERCHANT: '4096' });
     try {
       const viaReplica = (apiKey: string) => apiClient({ baseUrl: replica.baseUrl } as typeof env.stack, apiKey);
-      const hoarder = viaReplica(env.stack.createKey('hoarder').apiKey);
+      const hoarder = viaReplica(env.stack.createKey(hoarderId).apiKey);
       const answers = [];
       for (let i = 0; i < 30; i++) {
         const res = await hoarder('POST', '/v1/token', aCard(), withKey(`quota-${i}`));
@@ -186,9 +191,9 @@ describe('Idempotency-Key storage limits', () => {
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect((await hoarder('POST', '/v1/token', aCard())).status).toBe(201);
       // The quota is per merchant and mode: the same merchant's live key and other merchants are not held back.
-      const live = viaReplica(env.stack.createKey('hoarder', 'live').apiKey);
+      const live = viaReplica(env.stack.createKey(hoarderId, 'live').apiKey);
       expect((await live('POST', '/v1/token', aCard({ number: '4111111111111111' }), withKey('quota-live'))).status).toBe(201);
-      const other = viaReplica(env.stack.createKey('modest').apiKey);
+      const other = viaReplica(env.stack.createKey(modestId).apiKey);
       expect((await other('POST', '/v1/token', aCard(), withKey('quota-0'))).status).toBe(201);
     } finally {
       await replica.process.stop();
@@ -203,14 +208,14 @@ describe('IDEMPOTENCY_REDIS_URL', () => {
     const ownClient = new Redis(own.url);
     const shared = new Redis(env.redis.url);
     try {
-      const call = apiClient({ baseUrl: replica.baseUrl } as typeof env.stack, env.stack.createKey('separate').apiKey);
+      const call = apiClient({ baseUrl: replica.baseUrl } as typeof env.stack, env.stack.createKey(separateId).apiKey);
       expect((await call('POST', '/v1/token', aCard(), withKey('own-redis-1'))).status).toBe(201);
       const replay = await call('POST', '/v1/token', aCard(), withKey('own-redis-1'));
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(await recordKeysFor(ownClient, 'own-redis-1')).toHaveLength(1);
-      expect(await ownClient.keys('tessera:idempotency-usage:{m:separate}:test:*')).toHaveLength(1);
+      expect(await ownClient.keys(`tessera:idempotency-usage:{m:${separateId}}:test:*`)).toHaveLength(1);
       expect(await recordKeysFor(shared, 'own-redis-1')).toEqual([]);
-      expect(await shared.keys('tessera:idempotency-usage:{m:separate}:*')).toEqual([]);
+      expect(await shared.keys(`tessera:idempotency-usage:{m:${separateId}}:*`)).toEqual([]);
     } finally {
       ownClient.disconnect();
       shared.disconnect();
@@ -222,7 +227,7 @@ describe('IDEMPOTENCY_REDIS_URL', () => {
 
 describe('Idempotency-Key scope: merchant and mode', () => {
   it('does not replay a test key’s answer to a live key of the same merchant with the same Idempotency-Key and body', async () => {
-    const live = apiClient(env.stack, env.stack.createKey('acme', 'live').apiKey);
+    const live = apiClient(env.stack, env.stack.createKey(acmeId, 'live').apiKey);
     const tokenized = await acme('POST', '/v1/token', aCard(), withKey('mode-1'));
     expect(tokenized.status).toBe(201);
     // A live key refuses test cards: replaying the test answer would hand it a test token.

@@ -1,20 +1,22 @@
 import { loggedIn } from './adminClient';
-import { apiClient, useStack } from './harness';
+import { apiClient, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack();
+const env = useSharedStack();
+const acme = env.merchant('acme');
+const operator = `ops@${acme}.example`;
 
 beforeAll(async () => {
-  env.stack.createOperator('ops@acme.example', 'correct horse battery staple', 'acme');
+  env.stack.createOperator(operator, 'correct horse battery staple', acme);
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('overlapping key rotation against the real gateway', () => {
   it('keeps the old key working until its scheduled expiry, shows the expiry in the CLI and the admin API, then refuses it', async () => {
-    const oldKey = env.stack.createKey('acme', 'test');
-    const newKey = env.stack.createKey('acme', 'test');
+    const oldKey = env.stack.createKey(acme, 'test');
+    const newKey = env.stack.createKey(acme, 'test');
     const out = env.stack.cli(['revoke', oldKey.id, '--after', '3s']);
     expect(out).toContain('works until');
     const scheduledAt = Date.now();
@@ -26,10 +28,10 @@ describe('overlapping key rotation against the real gateway', () => {
 
     const [listed] = JSON.parse(env.stack.cli(['list', '--json'])).filter((k: { id: string }) => k.id === oldKey.id);
     expect(listed.expiresAt).toEqual(expect.any(String));
-    const admin = await loggedIn(env.stack.baseUrl, 'ops@acme.example', 'correct horse battery staple');
+    const admin = await loggedIn(env.stack.baseUrl, operator, 'correct horse battery staple');
     const viewOf = async () =>
       (
-        (await admin.call('GET', '/keys?merchantId=acme')).body.keys as Array<{ id: string; status: string; expiresAt: string | null }>
+        (await admin.call('GET', `/keys?merchantId=${acme}`)).body.keys as Array<{ id: string; status: string; expiresAt: string | null }>
       ).find((k) => k.id === oldKey.id);
     expect(await viewOf()).toMatchObject({ status: 'active', expiresAt: listed.expiresAt });
 

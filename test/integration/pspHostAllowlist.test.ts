@@ -1,9 +1,12 @@
 import { loggedIn } from './adminClient';
-import { aCard, apiClient, useStack } from './harness';
+import { aCard, apiClient, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
+const initechId = env.merchant('initech');
 
 beforeEach(() => env.psp.reset());
 
@@ -15,7 +18,7 @@ const charge = (token: string, host: string) => ({
 });
 
 it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 before any connection, and lets listed hosts through', async () => {
-  const key = env.stack.createKey('acme');
+  const key = env.stack.createKey(acmeId);
   const acme = apiClient(env.stack, key.apiKey);
   const { token } = (await acme('POST', '/v1/token', aCard())).body;
 
@@ -24,10 +27,10 @@ it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 befo
   expect(env.psp.connections).toBe(1);
   env.psp.reset();
 
-  const out = env.stack.cli(['psp-hosts', 'set', '--merchant', 'acme', '127.0.0.1', '*.adyen.com', 'API.Stripe.com']);
+  const out = env.stack.cli(['psp-hosts', 'set', '--merchant', acmeId, '127.0.0.1', '*.adyen.com', 'API.Stripe.com']);
   expect(out).toContain('127.0.0.1, *.adyen.com, api.stripe.com');
-  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', 'acme', '--json']))).toEqual({
-    merchantId: 'acme',
+  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', acmeId, '--json']))).toEqual({
+    merchantId: acmeId,
     pspHosts: ['127.0.0.1', '*.adyen.com', 'api.stripe.com'],
   });
 
@@ -46,46 +49,48 @@ it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 befo
   expect(env.psp.requests).toHaveLength(1);
 
   // Another merchant's traffic is not affected.
-  const globex = apiClient(env.stack, env.stack.createKey('globex').apiKey);
+  const globex = apiClient(env.stack, env.stack.createKey(globexId).apiKey);
   const { token: globexToken } = (await globex('POST', '/v1/token', aCard())).body;
   expect((await globex('POST', '/v1/proxy', charge(globexToken, 'localhost'))).status).toBe(200);
 
-  env.stack.cli(['psp-hosts', 'clear', '--merchant', 'acme']);
+  env.stack.cli(['psp-hosts', 'clear', '--merchant', acmeId]);
   expect((await acme('POST', '/v1/proxy', charge(token, 'localhost'))).status).toBe(200);
 });
 
 it('the admin API reads and replaces a merchant’s PSP host allowlist, scoped to the operator’s merchants and audited', async () => {
-  env.stack.createOperator('ops@platform.test', 'correct horse battery staple', null);
-  env.stack.createOperator('ops@initech.test', 'correct horse battery staple', 'initech');
-  const platform = await loggedIn(env.stack.baseUrl, 'ops@platform.test', 'correct horse battery staple');
-  const initechOps = await loggedIn(env.stack.baseUrl, 'ops@initech.test', 'correct horse battery staple');
+  env.stack.createOperator(`${env.merchant('ops')}@platform.test`, 'correct horse battery staple', null);
+  env.stack.createOperator(`${env.merchant('ops')}@initech.test`, 'correct horse battery staple', initechId);
+  const platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@platform.test`, 'correct horse battery staple');
+  const initechOps = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@initech.test`, 'correct horse battery staple');
 
-  expect((await initechOps.call('GET', '/merchants/initech/psp-hosts')).body).toMatchObject({ merchantId: 'initech', pspHosts: [] });
-  const set = await initechOps.call('PUT', '/merchants/initech/psp-hosts', { pspHosts: ['127.0.0.1', '*.Adyen.com'] });
+  expect((await initechOps.call('GET', `/merchants/${initechId}/psp-hosts`)).body).toMatchObject({ merchantId: initechId, pspHosts: [] });
+  const set = await initechOps.call('PUT', `/merchants/${initechId}/psp-hosts`, { pspHosts: ['127.0.0.1', '*.Adyen.com'] });
   expect(set.status).toBe(200);
   expect(set.body.pspHosts).toEqual(['127.0.0.1', '*.adyen.com']);
 
-  const invalid = await initechOps.call('PUT', '/merchants/initech/psp-hosts', { pspHosts: ['https://api.stripe.com/v1'] });
+  const invalid = await initechOps.call('PUT', `/merchants/${initechId}/psp-hosts`, { pspHosts: ['https://api.stripe.com/v1'] });
   expect(invalid.status).toBe(400);
   expect(invalid.body.error).toMatchObject({ code: 'parameter_invalid', param: 'pspHosts[0]' });
-  expect((await initechOps.call('PUT', '/merchants/initech/psp-hosts', { pspHosts: [] }, { 'x-csrf-token': 'wrong' })).status).toBe(403);
-  expect((await initechOps.call('GET', '/merchants/acme/psp-hosts')).status).toBe(403);
-  expect((await initechOps.call('PUT', '/merchants/acme/psp-hosts', { pspHosts: [] })).status).toBe(403);
+  expect((await initechOps.call('PUT', `/merchants/${initechId}/psp-hosts`, { pspHosts: [] }, { 'x-csrf-token': 'wrong' })).status).toBe(
+    403,
+  );
+  expect((await initechOps.call('GET', `/merchants/${acmeId}/psp-hosts`)).status).toBe(403);
+  expect((await initechOps.call('PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts: [] })).status).toBe(403);
 
   // What the admin API set is what the CLI (and the gateway) read.
-  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', 'initech', '--json'])).pspHosts).toEqual([
+  expect(JSON.parse(env.stack.cli(['psp-hosts', 'show', '--merchant', initechId, '--json'])).pspHosts).toEqual([
     '127.0.0.1',
     '*.adyen.com',
   ]);
-  const initech = apiClient(env.stack, env.stack.createKey('initech').apiKey);
+  const initech = apiClient(env.stack, env.stack.createKey(initechId).apiKey);
   const { token } = (await initech('POST', '/v1/token', aCard())).body;
   expect((await initech('POST', '/v1/proxy', charge(token, 'localhost'))).status).toBe(400);
 
-  const audit = await platform.call('GET', '/audit?merchantId=initech');
+  const audit = await platform.call('GET', `/audit?merchantId=${initechId}`);
   const entry = audit.body.entries.find((e: { action: string }) => e.action === 'merchant.psp_hosts_updated');
   expect(entry).toMatchObject({
-    actor: 'ops@initech.test',
-    merchantId: 'initech',
+    actor: `${env.merchant('ops')}@initech.test`,
+    merchantId: initechId,
     details: { pspHosts: ['127.0.0.1', '*.adyen.com'], previousPspHosts: [] },
   });
 });

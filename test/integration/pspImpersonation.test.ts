@@ -1,5 +1,5 @@
 import { Tessera, TesseraApiError } from '../../packages/sdk/src';
-import { aCard, apiClient, useStack } from './harness';
+import { aCard, apiClient, useSharedStack } from './harness';
 
 /**
  * A PSP's answer is passed through, but it must not pass for Tessera's own: headers Tessera uses
@@ -9,13 +9,14 @@ import { aCard, apiClient, useStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
 
 let apiKey: string;
 let acme: ReturnType<typeof apiClient>;
 
 beforeAll(() => {
-  apiKey = env.stack.createKey('acme').apiKey;
+  apiKey = env.stack.createKey(acmeId).apiKey;
   acme = apiClient(env.stack, apiKey);
 });
 

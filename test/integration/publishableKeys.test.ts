@@ -1,10 +1,11 @@
 import { loggedIn, type AdminClient } from './adminClient';
-import { aCard, apiClient, useStack } from './harness';
+import { aCard, apiClient, useSharedStack } from './harness';
 
 jest.setTimeout(90_000);
 
-const env = useStack();
-const OPERATOR = { email: 'ops@acme.test', password: 'acme-password-12' };
+const env = useSharedStack();
+const acmeId = env.merchant('acme');
+const OPERATOR = { email: `ops@${acmeId}.test`, password: 'acme-password-12' };
 
 interface CliKey {
   apiKey: string;
@@ -17,7 +18,7 @@ function createPublishableKey(origins: string[]): CliKey {
     '--kind',
     'publishable',
     '--merchant',
-    'acme',
+    acmeId,
     '--mode',
     'test',
     '--json',
@@ -32,9 +33,9 @@ let publishable: CliKey;
 let token: string;
 
 beforeAll(async () => {
-  env.stack.createOperator(OPERATOR.email, OPERATOR.password, 'acme');
+  env.stack.createOperator(OPERATOR.email, OPERATOR.password, acmeId);
   admin = await loggedIn(env.stack.baseUrl, OPERATOR.email, OPERATOR.password);
-  secret = env.stack.createKey('acme', 'test');
+  secret = env.stack.createKey(acmeId, 'test');
   publishable = createPublishableKey(['https://shop.example']);
   const created = await apiClient(env.stack, secret.apiKey)('POST', '/v1/token', aCard());
   expect(created.status).toBe(201);

@@ -8,21 +8,22 @@ import AxeBuilder from '@axe-core/playwright';
 import { findCardNumberRuns } from '@tessera/common';
 import type { Browser, Page } from 'playwright-core';
 import { collectPageProblems, launchChromium, SCREENSHOTS } from './browser';
-import { aCard, apiClient, freePort, TEST_CARDS, useStack } from './harness';
+import { aCard, apiClient, freePort, TEST_CARDS, useSharedStack } from './harness';
 import { cardNumbersIn } from './cardShapes';
 
 jest.setTimeout(120_000);
 
-const env = useStack({ psp: true });
-const OPERATOR = { email: 'ops@acme.test', password: 'correct-horse-battery' };
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const OPERATOR = { email: `ops@${acmeId}.test`, password: 'correct-horse-battery' };
 
 let browser: Browser;
 let page: Page;
 let pageProblems: string[] = [];
 
 beforeAll(async () => {
-  env.stack.createOperator(OPERATOR.email, OPERATOR.password, 'acme');
-  const call = apiClient(env.stack, env.stack.createKey('acme').apiKey);
+  env.stack.createOperator(OPERATOR.email, OPERATOR.password, acmeId);
+  const call = apiClient(env.stack, env.stack.createKey(acmeId).apiKey);
   // The mixed session: 3 cards tokenized and read back, refusals, PSP answers 200 and 402, an unreachable PSP.
   const tokens: string[] = [];
   for (const number of [TEST_CARDS.visa, TEST_CARDS.mastercard, TEST_CARDS.amex]) {

@@ -7,12 +7,15 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { loggedIn, type AdminClient } from './adminClient';
-import { aCard, apiClient, type ApiKey, freePort, TEST_CARDS, useStack } from './harness';
+import { aCard, apiClient, type ApiKey, freePort, TEST_CARDS, useSharedStack } from './harness';
 import { cardNumbersIn, cardShape, SHAPES, SPACED_SHAPES } from './cardShapes';
 
 jest.setTimeout(180_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
+const fencedId = env.merchant('fenced');
 
 let acme: ApiKey;
 let call: ReturnType<typeof apiClient>;
@@ -46,11 +49,11 @@ async function logOf(merchantId: string, count: number): Promise<any[]> {
 }
 
 beforeAll(async () => {
-  acme = env.stack.createKey('acme');
+  acme = env.stack.createKey(acmeId);
   call = apiClient(env.stack, acme.apiKey);
-  env.stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
-  env.stack.createOperator('globex@tessera.test', 'correct horse battery staple', 'globex');
-  platform = await loggedIn(env.stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
+  env.stack.createOperator(`${env.merchant('ops')}@tessera.test`, 'correct horse battery staple', null);
+  env.stack.createOperator(`${env.merchant('globex')}@tessera.test`, 'correct horse battery staple', globexId);
+  platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
 });
 
 describe('a mixed session', () => {
@@ -87,9 +90,9 @@ describe('a mixed session', () => {
     expect(unreachable.status).toBe(502);
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
     // Another merchant's request, and one with no key at all: neither is acme's.
-    expect((await apiClient(env.stack, env.stack.createKey('globex').apiKey)('GET', '/v1/token/tok.x')).status).toBe(404);
+    expect((await apiClient(env.stack, env.stack.createKey(globexId).apiKey)('GET', '/v1/token/tok.x')).status).toBe(404);
     expect((await apiClient(env.stack)('GET', '/v1/token/tok.x')).status).toBe(401);
-    session = await logOf('acme', 7);
+    session = await logOf(acmeId, 7);
   });
 
   it('records every request of the merchant, newest first, with time, ids, route, status, error code and total time', () => {
@@ -119,7 +122,7 @@ describe('a mixed session', () => {
   });
 
   it('shows an entry in full: the body template with its placeholders and header names, never the rendered body or header values', async () => {
-    const detail = await platform.call('GET', `/requests/${session[2].id}?merchantId=acme`);
+    const detail = await platform.call('GET', `/requests/${session[2].id}?merchantId=${acmeId}`);
     expect(detail.status).toBe(200);
     expect(detail.body.psp).toEqual({
       host: `127.0.0.1:${env.psp.port}`,
@@ -135,13 +138,13 @@ describe('a mixed session', () => {
     expect(cardNumbersIn(detail.text)).toEqual([]);
     // What the PSP really received held the card: the log holds the template only.
     expect(env.psp.requests.at(-1)?.body.toString()).toContain(TEST_CARDS.visa);
-    expect((await platform.call('GET', `/requests/${session[2].id}?merchantId=globex`)).status).toBe(404);
-    expect((await platform.call('GET', '/requests/zz-0?merchantId=acme')).body.error.code).toBe('request_log_entry_not_found');
+    expect((await platform.call('GET', `/requests/${session[2].id}?merchantId=${globexId}`)).status).toBe(404);
+    expect((await platform.call('GET', `/requests/zz-0?merchantId=${acmeId}`)).body.error.code).toBe('request_log_entry_not_found');
   });
 
   it('filters by status class, path, key and request id, and pages with a cursor', async () => {
     const ids = async (query: string) =>
-      (await platform.call('GET', `/requests?merchantId=acme&${query}`)).body.entries.map((e: any) => e.id);
+      (await platform.call('GET', `/requests?merchantId=${acmeId}&${query}`)).body.entries.map((e: any) => e.id);
     expect(await ids('status=4xx')).toEqual([session[2].id, session[3].id, session[4].id]);
     expect(await ids('status=5xx')).toEqual([session[1].id]);
     expect(await ids('path=/v1/proxy')).toEqual([session[1].id, session[2].id]);
@@ -149,19 +152,19 @@ describe('a mixed session', () => {
     expect(await ids('requestId=order-1001')).toEqual([session[6].id]);
     expect(await ids(`keyId=${acme.id}`)).toHaveLength(7);
     expect(await ids('keyId=key_other')).toEqual([]);
-    const first = await platform.call('GET', '/requests?merchantId=acme&limit=3');
+    const first = await platform.call('GET', `/requests?merchantId=${acmeId}&limit=3`);
     expect(first.body.entries.map((e: any) => e.id)).toEqual(session.slice(0, 3).map((e) => e.id));
-    const second = await platform.call('GET', `/requests?merchantId=acme&limit=3&cursor=${first.body.nextCursor}`);
+    const second = await platform.call('GET', `/requests?merchantId=${acmeId}&limit=3&cursor=${first.body.nextCursor}`);
     expect(second.body.entries.map((e: any) => e.id)).toEqual(session.slice(3, 6).map((e) => e.id));
     const future = new Date(Date.now() + 3_600_000).toISOString();
     expect(await ids(`from=${encodeURIComponent(future)}`)).toEqual([]);
-    const bad = await platform.call('GET', '/requests?merchantId=acme&status=6xx');
+    const bad = await platform.call('GET', `/requests?merchantId=${acmeId}&status=6xx`);
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'status' });
   });
 
   it('counts requests per minute, the error rate and PSP latency over the last hours', async () => {
-    const stats = await platform.call('GET', '/requests/stats?merchantId=acme&hours=1');
+    const stats = await platform.call('GET', `/requests/stats?merchantId=${acmeId}&hours=1`);
     expect(stats.status).toBe(200);
     expect(stats.body.minutes).toHaveLength(60);
     // The PSP's 402 is a 4xx answer too.
@@ -172,22 +175,22 @@ describe('a mixed session', () => {
   });
 
   it('shows a merchant operator its own log only, and nobody without a session', async () => {
-    const globex = await loggedIn(env.stack.baseUrl, 'globex@tessera.test', 'correct horse battery staple');
+    const globex = await loggedIn(env.stack.baseUrl, `${env.merchant('globex')}@tessera.test`, 'correct horse battery staple');
     const own = await globex.call('GET', '/requests');
     expect(own.status).toBe(200);
     expect(own.body.entries.map((e: any) => e.path)).toEqual(['/v1/token/tok.x']);
-    expect((await globex.call('GET', '/requests?merchantId=acme')).body.error.code).toBe('merchant_forbidden');
-    expect((await globex.call('GET', `/requests/${session[0].id}?merchantId=acme`)).status).toBe(403);
-    const anonymous = await fetch(`${env.stack.baseUrl}/admin/v1/requests?merchantId=acme`);
+    expect((await globex.call('GET', `/requests?merchantId=${acmeId}`)).body.error.code).toBe('merchant_forbidden');
+    expect((await globex.call('GET', `/requests/${session[0].id}?merchantId=${acmeId}`)).status).toBe(403);
+    const anonymous = await fetch(`${env.stack.baseUrl}/admin/v1/requests?merchantId=${acmeId}`);
     expect(anonymous.status).toBe(401);
   });
 });
 
 describe('card numbers in the request log', () => {
   it('keeps none of the echo tests’ card-number shapes, wherever a caller puts them', async () => {
-    const fenced = env.stack.createKey('fenced');
+    const fenced = env.stack.createKey(fencedId);
     // Only the recording PSP: a card-number host is refused before any DNS lookup (the tests have no network).
-    env.stack.cli(['psp-hosts', 'set', '--merchant', 'fenced', '127.0.0.1']);
+    env.stack.cli(['psp-hosts', 'set', '--merchant', fencedId, '127.0.0.1']);
     const send = apiClient(env.stack, fenced.apiKey);
     const fencedToken = (await send('POST', '/v1/token', aCard())).body.token;
     let sent = 1;
@@ -244,8 +247,8 @@ describe('card numbers in the request log', () => {
       { numRuns: 60 },
     );
 
-    const log = await logOf('fenced', sent);
-    const details = await Promise.all(log.map((e) => platform.call('GET', `/requests/${e.id}?merchantId=fenced`)));
+    const log = await logOf(fencedId, sent);
+    const details = await Promise.all(log.map((e) => platform.call('GET', `/requests/${e.id}?merchantId=${fencedId}`)));
     for (const detail of details) {
       expect(detail.status).toBe(200);
       expect(cardNumbersIn(detail.text)).toEqual([]);
@@ -260,11 +263,11 @@ describe('card numbers in the request log', () => {
 
     const redis = new Redis(env.redis.url);
     try {
-      const stream = await redis.xrange('tessera:request-log:{m:fenced}', '-', '+');
+      const stream = await redis.xrange(`tessera:request-log:{m:${fencedId}}`, '-', '+');
       expect(stream).toHaveLength(sent);
       // The field values; stream ids are millisecond times, which the detector may well flag.
       expect(cardNumbersIn(stream.flatMap(([, fields]) => fields).join('\n'))).toEqual([]);
-      const statsKeys = (await redis.keys('tessera:request-stats:{m:fenced}:*')).sort();
+      const statsKeys = (await redis.keys(`tessera:request-stats:{m:${fencedId}}:*`)).sort();
       expect(statsKeys.length).toBeGreaterThan(0);
       for (const key of statsKeys) expect(cardNumbersIn(JSON.stringify(await redis.hgetall(key)))).toEqual([]);
     } finally {

@@ -13,12 +13,15 @@
 import fc from 'fast-check';
 import { mayHoldCardNumber } from '@tessera/common';
 import { loggedIn, type AdminClient } from './adminClient';
-import { apiClient, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { apiClient, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useSharedStack } from './harness';
 import { CARD_SHAPES, cardShape } from './cardShapes';
 
 jest.setTimeout(180_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
+const fencedId = env.merchant('fenced');
 
 const NUM_RUNS = 150;
 const PANS = Object.values(TEST_CARDS);
@@ -33,8 +36,8 @@ let fencedToken: string;
 let operator: AdminClient;
 
 beforeAll(async () => {
-  acme = env.stack.createKey('acme', 'test');
-  const globex = env.stack.createKey('globex', 'test');
+  acme = env.stack.createKey(acmeId, 'test');
+  const globex = env.stack.createKey(globexId, 'test');
   const card = {
     number: TEST_CARDS.visa,
     holderName: 'Ada Lovelace',
@@ -45,11 +48,11 @@ beforeAll(async () => {
   token = (await apiClient(env.stack, acme.apiKey)('POST', '/v1/token', card)).body.token;
   otherMerchantsToken = (await apiClient(env.stack, globex.apiKey)('POST', '/v1/token', { ...card, number: TEST_CARDS.mastercard })).body
     .token;
-  fenced = env.stack.createKey('fenced', 'test');
-  env.stack.cli(['psp-hosts', 'set', '--merchant', 'fenced', 'psp.example']);
+  fenced = env.stack.createKey(fencedId, 'test');
+  env.stack.cli(['psp-hosts', 'set', '--merchant', fencedId, 'psp.example']);
   fencedToken = (await apiClient(env.stack, fenced.apiKey)('POST', '/v1/token', card)).body.token;
-  env.stack.createOperator('fuzz@tessera.test', 'correct horse battery staple', null);
-  operator = await loggedIn(env.stack.baseUrl, 'fuzz@tessera.test', 'correct horse battery staple');
+  env.stack.createOperator(`${env.merchant('fuzz')}@tessera.test`, 'correct horse battery staple', null);
+  operator = await loggedIn(env.stack.baseUrl, `${env.merchant('fuzz')}@tessera.test`, 'correct horse battery staple');
 });
 
 interface Answer {
@@ -365,12 +368,16 @@ describe('REST surface under arbitrary input (fast-check)', () => {
   it('the admin API never echoes a card number given as an unknown parameter, a list entry or a request id', async () => {
     const listEntry = cardShape.chain((shape) => fc.constantFrom(shape, `${shape}/24`, `${shape}.example`, `https://${shape}.example`));
     const adminCall = fc.oneof(
-      fc.tuple(cardShape, anyValue).map(([name, value]) => ['POST', '/keys', { merchantId: 'acme', mode: 'test', [name]: value }] as const),
+      fc.tuple(cardShape, anyValue).map(([name, value]) => ['POST', '/keys', { merchantId: acmeId, mode: 'test', [name]: value }] as const),
       fc
         .tuple(fc.constantFrom('allowedCidrs', 'allowedDomains', 'allowedOrigins'), fc.array(listEntry, { minLength: 1, maxLength: 3 }))
-        .map(([name, entries]) => ['POST', '/keys', { merchantId: 'acme', mode: 'test', [name]: entries }] as const),
-      fc.array(listEntry, { minLength: 1, maxLength: 3 }).map((pspHosts) => ['PUT', '/merchants/acme/psp-hosts', { pspHosts }] as const),
-      fc.tuple(cardShape, anyValue).map(([name, value]) => ['PUT', '/merchants/acme/psp-hosts', { pspHosts: [], [name]: value }] as const),
+        .map(([name, entries]) => ['POST', '/keys', { merchantId: acmeId, mode: 'test', [name]: entries }] as const),
+      fc
+        .array(listEntry, { minLength: 1, maxLength: 3 })
+        .map((pspHosts) => ['PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts }] as const),
+      fc
+        .tuple(cardShape, anyValue)
+        .map(([name, value]) => ['PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts: [], [name]: value }] as const),
       cardShape.map((merchantId) => ['GET', `/detokenizations?merchantId=${encodeURIComponent(merchantId)}`, undefined] as const),
     );
     await fc.assert(

@@ -5,11 +5,12 @@ import {
   TesseraNotFoundError,
   type CardInput,
 } from '../../packages/sdk/src';
-import { aCard as aHarnessCard, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard as aHarnessCard, type ApiKey, findCardDataInLogs, TEST_CARDS, TEST_CVV, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack({ psp: true });
+const env = useSharedStack({ psp: true });
+const acmeId = env.merchant('acme');
 
 /** The SDK against the real gateway, vault and proxy processes, with a recording PSP. */
 
@@ -26,7 +27,7 @@ const chargeBody = JSON.stringify({
 });
 
 beforeAll(async () => {
-  key = env.stack.createKey('acme', 'test');
+  key = env.stack.createKey(acmeId, 'test');
   tessera = new Tessera(key.apiKey, { baseUrl: `${env.stack.baseUrl}/v1`, timeoutMs: 20_000 });
 });
 

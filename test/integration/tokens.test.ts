@@ -1,15 +1,17 @@
-import { aCard, apiClient, type ApiKey, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, type ApiKey, findCardDataInLogs, TEST_AMEX_CVV, TEST_CARDS, TEST_CVV, useSharedStack } from './harness';
 
 jest.setTimeout(60_000);
 
-const env = useStack();
+const env = useSharedStack();
+const acmeId = env.merchant('acme');
+const globexId = env.merchant('globex');
 
 let acme: ApiKey;
 let globex: ApiKey;
 
 beforeAll(async () => {
-  acme = env.stack.createKey('acme', 'test');
-  globex = env.stack.createKey('globex', 'test');
+  acme = env.stack.createKey(acmeId, 'test');
+  globex = env.stack.createKey(globexId, 'test');
 });
 
 describe('POST /v1/token', () => {
@@ -79,7 +81,7 @@ describe('POST /v1/token', () => {
   });
 
   it('refuses a test card on a live key', async () => {
-    const live = env.stack.createKey('acme', 'live');
+    const live = env.stack.createKey(acmeId, 'live');
     const res = await apiClient(env.stack, live.apiKey)('POST', '/v1/token', aCard());
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'test_card_in_live_mode', param: 'number' });
@@ -165,7 +167,7 @@ describe('authentication', () => {
   });
 
   it('answers 401 api_key_invalid as soon as a key is revoked', async () => {
-    const key = env.stack.createKey('acme', 'test');
+    const key = env.stack.createKey(acmeId, 'test');
     expect((await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard())).status).toBe(201);
     env.stack.revokeKey(key.id);
     const res = await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard());
@@ -174,8 +176,8 @@ describe('authentication', () => {
   });
 
   it('answers 401 ip_not_allowed from outside the key allowlist, and 201 from inside', async () => {
-    const outside = env.stack.createKey('acme', 'test', ['10.0.0.0/8', '2001:db8::/32']);
-    const inside = env.stack.createKey('acme', 'test', ['127.0.0.0/8']);
+    const outside = env.stack.createKey(acmeId, 'test', ['10.0.0.0/8', '2001:db8::/32']);
+    const inside = env.stack.createKey(acmeId, 'test', ['127.0.0.0/8']);
     const refused = await apiClient(env.stack, outside.apiKey)('POST', '/v1/token', aCard());
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('ip_not_allowed');
@@ -183,7 +185,7 @@ describe('authentication', () => {
   });
 
   it('ignores X-Forwarded-For from an untrusted peer', async () => {
-    const key = env.stack.createKey('acme', 'test', ['10.1.2.3/32']);
+    const key = env.stack.createKey(acmeId, 'test', ['10.1.2.3/32']);
     const res = await apiClient(env.stack, key.apiKey)('POST', '/v1/token', aCard(), { 'x-forwarded-for': '10.1.2.3' });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('ip_not_allowed');

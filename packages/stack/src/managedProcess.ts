@@ -103,6 +103,14 @@ export class ManagedProcess {
     }
   }
 
+  /**
+   * Lets the Node process that started it exit while it runs (with `logFile` no pipe ties them
+   * together); whoever keeps its pid stops it later.
+   */
+  unref(): void {
+    this.child?.unref();
+  }
+
   /** Sends a signal and returns at once (SIGSTOP/SIGCONT to pause a process, SIGTERM to watch a drain). */
   signal(signal: NodeJS.Signals): void {
     if (this.running) this.child?.kill(signal);

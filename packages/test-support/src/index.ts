@@ -33,6 +33,7 @@ export {
   type RedisServerHandle,
   type RedisStartOptions,
 } from './redisServer';
+export { useSharedStack, type SharedStackFixture } from './sharedStack';
 export {
   apiClient,
   readResponse,

@@ -35,6 +35,8 @@ export interface StackOptions {
    */
   vaultReplicas?: number;
   proxyReplicas?: number;
+  /** Every process writes its output to <logDir>/<name>.log instead of memory (the shared stacks: sharedStack.ts). */
+  logDir?: string;
 }
 
 /**
@@ -92,7 +94,13 @@ export class Stack extends ServiceStack {
     ports: { vault: number[]; proxy: number[]; gateway: number },
     options: StackOptions,
   ) {
-    super({ env: {}, ports });
+    super({
+      env: {},
+      ports,
+      ...(options.logDir !== undefined && {
+        processOptions: (name: string) => ({ logFile: path.join(options.logDir as string, `${name}.log`) }),
+      }),
+    });
     this.testOptions = options;
     Object.assign(this.env, testEnv(redis, this.tempDir('tessera-state-'), options.env));
     if (options.tls) {
