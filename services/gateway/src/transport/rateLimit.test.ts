@@ -208,7 +208,8 @@ describe('API rate limits with the keys and counters in Redis', () => {
 
 describe('Redis work of an authenticated request', () => {
   let s: Setup;
-  afterAll(async () => {
+  // Each test sets up its own app: every one is closed, or its server keeps the worker alive.
+  afterEach(async () => {
     await s.app.close();
   });
 
