@@ -20,12 +20,19 @@ const outcomes: string[] = [];
 
 /** A vault whose Render answers only when the test says so. */
 let releaseRender: () => void = () => undefined;
+let announceRender: () => void = () => undefined;
 const slowVault = {
   render: () =>
     new Promise<Buffer>((resolve) => {
       releaseRender = () => resolve(Buffer.from('rendered'));
+      announceRender();
     }),
 } as unknown as Vault;
+
+/** Resolves once the next Render reached the vault: on a loaded machine that can take longer than any fixed wait. */
+function nextRenderArrives(): Promise<void> {
+  return new Promise((resolve) => (announceRender = resolve));
+}
 
 let server: grpc.Server;
 let client: VaultClient;
@@ -65,8 +72,9 @@ const linesOf = (requestId: string) => logLines.filter((l) => l.requestId === re
 
 describe('the vault logs a render as ok only once its answer went out', () => {
   it('logs "rpc ok" and counts ok for a render the caller received', async () => {
+    const arrived = nextRenderArrives();
     const { done } = render('req-delivered');
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     releaseRender();
     expect(await done).toBeNull();
     await until(() => outcomes.includes('Render ok'));
@@ -74,8 +82,9 @@ describe('the vault logs a render as ok only once its answer went out', () => {
   });
 
   it('does not log "ok" for a render the caller had cancelled before the answer was written', async () => {
+    const arrived = nextRenderArrives();
     const { call, done } = render('req-cancelled');
-    await new Promise((r) => setTimeout(r, 100));
+    await arrived;
     call.cancel();
     expect((await done)?.code).toBe(grpc.status.CANCELLED);
     // Time for the cancellation (RST_STREAM) to reach the vault, as when the proxy gives up.
