@@ -46,7 +46,8 @@ it('sends a proxy call’s audit entry and its request log entry to Redis in one
 
 it('still reports an audit entry that could not be written', async () => {
   const client = env.redis.duplicate();
-  await client.quit().catch(() => undefined);
+  // disconnect(), not quit(): quit() on a client that never connected dials first and leaves its connect timer running.
+  client.disconnect();
   const audit = new RedisDetokenizationLog(client, 100, merchants);
   await expect(audit.append(auditOf('req_lost'))).rejects.toMatchObject({ code: 'service_unavailable' });
 });
