@@ -10,7 +10,12 @@ import {
   forwardRequestToWire,
   tokenizeRequestToWire,
   tokenRefToWire,
-  withModeToWire,
+  updateTokenRequestToWire,
+  attachCvvRequestToWire,
+  readinessOverChannel,
+  VAULT_SERVICE_NAME,
+  PROXY_SERVICE_NAME,
+  type Readiness,
   type WireDryRunResponse,
   type WireForwardRequest,
   type ForwardResponse__Output,
@@ -21,7 +26,7 @@ import {
   type UpdateTokenRequest,
   type AttachCvvRequest,
   type TokenizeBatchItem,
-  type ForwardBatchResult__Output,
+  type ForwardBatchResponse__Output,
   type TokenizeBatchResponse,
   startedCallError,
   whenConnected,
@@ -40,10 +45,8 @@ export interface CallContext {
   requestId: string;
 }
 
-export interface ReadyResult {
-  ready: boolean;
-  detail: string;
-}
+/** A peer's grpc.health.v1 answer: ready when it says SERVING. */
+export type ReadyResult = Readiness;
 
 /**
  * A card to tokenize. `provisional` (default false) is for browser tokenization only: the token
@@ -109,9 +112,10 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
     deleteToken: async (ref, ctx) => {
       await call(client, client.DeleteToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId });
     },
-    updateToken: (request, ctx) => call(client, client.UpdateToken, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    attachCvv: (request, ctx) => call(client, client.AttachCvv, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
+    updateToken: (request, ctx) =>
+      call(client, client.UpdateToken, updateTokenRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
+    attachCvv: (request, ctx) => call(client, client.AttachCvv, attachCvvRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
+    ready: readinessOverChannel(client, VAULT_SERVICE_NAME, 'vault'),
     close: () => client.close(),
   };
 }
@@ -148,7 +152,7 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
           { items: items.map(({ request, requestId }) => ({ requestId, request: forwardRequestToWire(request) })) },
           { deadline: new Date(deadline) },
         );
-        call.on('data', (result: ForwardBatchResult__Output) => {
+        call.on('data', (result: ForwardBatchResponse__Output) => {
           answered.add(result.index);
           deliver(result.index, result.response ?? batchItemError(result));
         });
@@ -174,7 +178,7 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
         timeoutMs,
         requestId: ctx.requestId,
       }).then(dryRunResponseFromWire),
-    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
+    ready: readinessOverChannel(client, PROXY_SERVICE_NAME, 'proxy'),
     close: () => client.close(),
   };
 }
