@@ -6,8 +6,9 @@
  * conversion happens here only, called by the clients and handlers at each service's edge, so the
  * rest of the code never sees an enum name or an unset optional.
  *
- * The domain views keep the names callers imported before (`TokenizeRequest`,
- * `ForwardRequest__Output`...), so no use case changed with the wire.
+ * Most domain views keep the names callers imported before (`TokenizeRequest`, `TokenRef`...), so no
+ * use case changed with the wire; the proxy call's are `ForwardCall` and `DryRunReport`, so that no
+ * domain type goes by a generated wire type's name (`ForwardCall` once did).
  */
 import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
 import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
@@ -72,12 +73,12 @@ export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode'> & { mod
  * Forward's and DryRun's request (their wire messages have the same fields). `method` upper case
  * (the proxy refuses one it does not know); `bodyTemplate` only meaningful when `hasBody`.
  */
-export type ForwardRequest = Omit<WireForwardRequestIn, 'keyMode' | 'httpMethod' | 'bodyTemplate' | '_bodyTemplate'> & {
+export type ForwardCall = Omit<WireForwardRequestIn, 'keyMode' | 'httpMethod' | 'bodyTemplate' | '_bodyTemplate'> & {
   bodyTemplate: string;
 };
 
 /** The destination error fields are '' when the destination is allowed. */
-export type DryRunResponse = Omit<
+export type DryRunReport = Omit<
   WireDryRunResponseIn,
   'httpMethod' | 'destinationErrorCode' | 'destinationErrorMessage' | '_destinationErrorCode' | '_destinationErrorMessage'
 > & { destinationErrorCode: string; destinationErrorMessage: string };
@@ -161,17 +162,11 @@ export function renderRequestFromWire({ keyMode, ...rest }: WireRenderRequestIn)
   return { ...rest, mode: modeFromWire({ keyMode, mode: rest.mode }) };
 }
 
-export function forwardRequestToWire({ bodyTemplate, ...rest }: ForwardRequest): WireForwardRequest {
+export function forwardRequestToWire({ bodyTemplate, ...rest }: ForwardCall): WireForwardRequest {
   return { ...rest, ...modeToWire(rest.mode), ...methodToWire(rest.method), ...(rest.hasBody ? { bodyTemplate } : {}) };
 }
 
-export function forwardRequestFromWire({
-  keyMode,
-  httpMethod,
-  bodyTemplate,
-  _bodyTemplate,
-  ...rest
-}: WireForwardRequestIn): ForwardRequest {
+export function forwardRequestFromWire({ keyMode, httpMethod, bodyTemplate, _bodyTemplate, ...rest }: WireForwardRequestIn): ForwardCall {
   return {
     ...rest,
     mode: modeFromWire({ keyMode, mode: rest.mode }),
@@ -182,7 +177,7 @@ export function forwardRequestFromWire({
   };
 }
 
-export function dryRunResponseToWire({ destinationErrorCode, destinationErrorMessage, ...rest }: DryRunResponse): WireDryRunResponse {
+export function dryRunResponseToWire({ destinationErrorCode, destinationErrorMessage, ...rest }: DryRunReport): WireDryRunResponse {
   return {
     ...rest,
     ...methodToWire(rest.method),
@@ -198,7 +193,7 @@ export function dryRunResponseFromWire({
   _destinationErrorCode,
   _destinationErrorMessage,
   ...rest
-}: WireDryRunResponseIn): DryRunResponse {
+}: WireDryRunResponseIn): DryRunReport {
   return {
     ...rest,
     method: methodFromWire({ httpMethod, method: rest.method }),

@@ -21,7 +21,6 @@ export type { ForwardBatchResponse, ForwardBatchResponse__Output } from './gener
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
-export type { ForwardRequest as ForwardRequest__Output, DryRunResponse as DryRunResponse__Output } from './contract';
 export * from './contract';
 
 const LOADER_OPTIONS: protoLoader.Options = {

@@ -14,7 +14,7 @@ import {
   requestIdFromMetadata,
   SERVER_OPTIONS,
   vaultService,
-  type ForwardRequest__Output,
+  type ForwardCall,
   type ProxyHandlers,
   type VaultHandlers,
 } from '@tessera/protos';
@@ -501,7 +501,7 @@ describe('readiness of the vault and the proxy (for /readyz)', () => {
 });
 
 describe('proxy client adapter: forward batching', () => {
-  const forwardRequest = (url: string): ForwardRequest__Output => ({
+  const forwardRequest = (url: string): ForwardCall => ({
     merchantId: 'm',
     mode: 'test',
     token: 'tok.x',
@@ -594,7 +594,7 @@ describe('proxy client adapter: forward batching', () => {
 });
 
 describe('proxy client adapter: what a failed Forward says about the PSP', () => {
-  const forwardRequest: ForwardRequest__Output = {
+  const forwardRequest: ForwardCall = {
     merchantId: 'm',
     mode: 'test',
     token: 'tok.x',

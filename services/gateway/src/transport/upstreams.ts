@@ -4,8 +4,8 @@ import {
   callOnceConnected,
   createBatcher,
   MAX_BATCH_BODY_BYTES,
-  type ForwardRequest__Output,
-  type DryRunResponse__Output,
+  type ForwardCall,
+  type DryRunReport,
   dryRunResponseFromWire,
   forwardRequestToWire,
   tokenizeRequestToWire,
@@ -73,9 +73,9 @@ export interface VaultApi {
 }
 
 export interface ProxyApi {
-  forward(request: ForwardRequest__Output, ctx: CallContext): Promise<ForwardResponse__Output>;
+  forward(request: ForwardCall, ctx: CallContext): Promise<ForwardResponse__Output>;
   /** The checks of forward and a masked preview of the body; nothing is sent. */
-  dryRun(request: ForwardRequest__Output, ctx: CallContext): Promise<DryRunResponse__Output>;
+  dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
 }
@@ -134,7 +134,7 @@ export const MAX_FORWARD_BATCH = 64;
  * stream back one by one as each PSP answers (a slow PSP holds up nobody else).
  */
 function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forward'] {
-  const forward = createBatcher<{ request: ForwardRequest__Output; requestId: string }, ForwardResponse__Output>({
+  const forward = createBatcher<{ request: ForwardCall; requestId: string }, ForwardResponse__Output>({
     maxBatch: MAX_FORWARD_BATCH,
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
     weigh: ({ request }) =>

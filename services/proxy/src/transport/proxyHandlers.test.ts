@@ -19,10 +19,10 @@ import {
   dryRunResponseFromWire,
   forwardRequestToWire,
   renderRequestFromWire,
-  type ForwardRequest,
+  type ForwardCall,
   type ForwardResponse__Output,
   type ForwardBatchResponse__Output,
-  type DryRunResponse__Output,
+  type DryRunReport,
   type ProxyClient,
   type RenderRequest,
   type VaultHandlers,
@@ -180,7 +180,7 @@ afterAll(async () => {
 });
 
 /** A Forward request as the gateway sends it. */
-function forwardRequest(overrides: Partial<ForwardRequest> = {}): WireForwardRequest {
+function forwardRequest(overrides: Partial<ForwardCall> = {}): WireForwardRequest {
   return forwardRequestToWire({
     merchantId: 'mer_1',
     mode: 'test',
@@ -413,7 +413,7 @@ describe('the wire during a rolling upgrade', () => {
 });
 
 describe('DryRun', () => {
-  function dryRun(req: WireForwardRequest): Promise<DryRunResponse__Output> {
+  function dryRun(req: WireForwardRequest): Promise<DryRunReport> {
     return callUnary<WireForwardRequest, WireDryRunResponse>(client, client.DryRun, req, {
       timeoutMs: 10_000,
       requestId: 'req_dry_1',
