@@ -6,8 +6,9 @@
  * conversion happens here only, called by the clients and handlers at each service's edge, so the
  * rest of the code never sees an enum name or an unset optional.
  *
- * The domain views keep the names callers imported before (`TokenizeRequest`,
- * `ForwardRequest__Output`...), so no use case changed with the wire.
+ * Most domain views keep the names callers imported before (`TokenizeRequest`, `TokenRef`...), so no
+ * use case changed with the wire; the proxy call's are `ForwardCall` and `DryRunReport`, so that no
+ * domain type goes by a generated wire type's name (`ForwardCall` once did).
  */
 import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
 import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
@@ -15,13 +16,21 @@ import type {
   TokenizeRequest as WireTokenizeRequest,
   TokenizeRequest__Output as WireTokenizeRequestIn,
 } from './generated/tessera/vault/v1/TokenizeRequest';
-import type { TokenRef as WireTokenRef, TokenRef__Output as WireTokenRefIn } from './generated/tessera/vault/v1/TokenRef';
+// GetToken, DeleteToken and RetainToken have one request message each, with the same fields (see
+// vault.proto): GetToken's stands for the three.
+import type {
+  GetTokenRequest as WireTokenRef,
+  GetTokenRequest__Output as WireTokenRefIn,
+} from './generated/tessera/vault/v1/GetTokenRequest';
 import type {
   RenderRequest as WireRenderRequest,
   RenderRequest__Output as WireRenderRequestIn,
 } from './generated/tessera/vault/v1/RenderRequest';
-import type { UpdateTokenRequest__Output } from './generated/tessera/vault/v1/UpdateTokenRequest';
-import type { AttachCvvRequest__Output } from './generated/tessera/vault/v1/AttachCvvRequest';
+import type {
+  UpdateTokenRequest as WireUpdateTokenRequest,
+  UpdateTokenRequest__Output,
+} from './generated/tessera/vault/v1/UpdateTokenRequest';
+import type { AttachCvvRequest as WireAttachCvvRequest, AttachCvvRequest__Output } from './generated/tessera/vault/v1/AttachCvvRequest';
 import type {
   ForwardRequest as WireForwardRequest,
   ForwardRequest__Output as WireForwardRequestIn,
@@ -54,17 +63,22 @@ export type TokenizeRequest = Omit<
 /** `mode` is the key's mode, "test" or "live"; anything else finds nothing, as before the enum. */
 export type TokenRef = Omit<WireTokenRefIn, 'keyMode'>;
 
+/** Render's and Preview's request (their wire messages have the same fields). */
 export type RenderRequest = Omit<WireRenderRequestIn, 'keyMode'>;
-export type UpdateTokenRequest = Omit<UpdateTokenRequest__Output, 'keyMode'>;
-export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode'>;
+/** On the wire the mode is the key_mode enum only (no deprecated string form). */
+export type UpdateTokenRequest = Omit<UpdateTokenRequest__Output, 'keyMode'> & { mode: string };
+export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode'> & { mode: string };
 
-/** `method` upper case (the proxy refuses one it does not know); `bodyTemplate` only meaningful when `hasBody`. */
-export type ForwardRequest = Omit<WireForwardRequestIn, 'keyMode' | 'httpMethod' | 'bodyTemplate' | '_bodyTemplate'> & {
+/**
+ * Forward's and DryRun's request (their wire messages have the same fields). `method` upper case
+ * (the proxy refuses one it does not know); `bodyTemplate` only meaningful when `hasBody`.
+ */
+export type ForwardCall = Omit<WireForwardRequestIn, 'keyMode' | 'httpMethod' | 'bodyTemplate' | '_bodyTemplate'> & {
   bodyTemplate: string;
 };
 
 /** The destination error fields are '' when the destination is allowed. */
-export type DryRunResponse = Omit<
+export type DryRunReport = Omit<
   WireDryRunResponseIn,
   'httpMethod' | 'destinationErrorCode' | 'destinationErrorMessage' | '_destinationErrorCode' | '_destinationErrorMessage'
 > & { destinationErrorCode: string; destinationErrorMessage: string };
@@ -81,9 +95,12 @@ function modeToWire(mode: string): { keyMode: Mode; mode: string } {
   return { keyMode: MODES[mode] ?? 'MODE_UNSPECIFIED', mode };
 }
 
-/** The enum when set; else what a caller of the previous release sent ("" from older ones still). */
-export function modeFromWire(message: { keyMode: Mode__Output; mode: string }): string {
-  return MODE_NAMES[message.keyMode] ?? message.mode;
+/**
+ * The enum when set; else what a caller of the previous release sent ("" from older ones still,
+ * and from messages that never had the string form).
+ */
+export function modeFromWire(message: { keyMode: Mode__Output; mode?: string }): string {
+  return MODE_NAMES[message.keyMode] ?? message.mode ?? '';
 }
 
 function methodToWire(method: string): { httpMethod: HttpMethod; method: string } {
@@ -121,9 +138,12 @@ export function tokenizeRequestFromWire({
   return { ...rest, holderName: holderName ?? '', cvv: cvv ?? '', mode: modeFromWire({ keyMode, mode: rest.mode }) };
 }
 
-/** A message whose only converted field is the key mode (UpdateTokenRequest, AttachCvvRequest). */
-export function withModeToWire<T extends { mode: string }>(message: T): T & { keyMode: Mode } {
-  return { ...message, ...modeToWire(message.mode) };
+export function updateTokenRequestToWire({ mode, ...rest }: UpdateTokenRequest): WireUpdateTokenRequest {
+  return { ...rest, keyMode: modeToWire(mode).keyMode };
+}
+
+export function attachCvvRequestToWire({ mode, ...rest }: AttachCvvRequest): WireAttachCvvRequest {
+  return { ...rest, keyMode: modeToWire(mode).keyMode };
 }
 
 export function tokenRefToWire(ref: TokenRef): WireTokenRef {
@@ -142,17 +162,11 @@ export function renderRequestFromWire({ keyMode, ...rest }: WireRenderRequestIn)
   return { ...rest, mode: modeFromWire({ keyMode, mode: rest.mode }) };
 }
 
-export function forwardRequestToWire({ bodyTemplate, ...rest }: ForwardRequest): WireForwardRequest {
+export function forwardRequestToWire({ bodyTemplate, ...rest }: ForwardCall): WireForwardRequest {
   return { ...rest, ...modeToWire(rest.mode), ...methodToWire(rest.method), ...(rest.hasBody ? { bodyTemplate } : {}) };
 }
 
-export function forwardRequestFromWire({
-  keyMode,
-  httpMethod,
-  bodyTemplate,
-  _bodyTemplate,
-  ...rest
-}: WireForwardRequestIn): ForwardRequest {
+export function forwardRequestFromWire({ keyMode, httpMethod, bodyTemplate, _bodyTemplate, ...rest }: WireForwardRequestIn): ForwardCall {
   return {
     ...rest,
     mode: modeFromWire({ keyMode, mode: rest.mode }),
@@ -163,7 +177,7 @@ export function forwardRequestFromWire({
   };
 }
 
-export function dryRunResponseToWire({ destinationErrorCode, destinationErrorMessage, ...rest }: DryRunResponse): WireDryRunResponse {
+export function dryRunResponseToWire({ destinationErrorCode, destinationErrorMessage, ...rest }: DryRunReport): WireDryRunResponse {
   return {
     ...rest,
     ...methodToWire(rest.method),
@@ -179,7 +193,7 @@ export function dryRunResponseFromWire({
   _destinationErrorCode,
   _destinationErrorMessage,
   ...rest
-}: WireDryRunResponseIn): DryRunResponse {
+}: WireDryRunResponseIn): DryRunReport {
   return {
     ...rest,
     method: methodFromWire({ httpMethod, method: rest.method }),

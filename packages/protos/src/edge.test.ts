@@ -9,10 +9,11 @@ describe('client calls', () => {
   it('reject with a TesseraError: a peer nobody listens on is 503, and a call never started says nothing was sent', async () => {
     const client = createVaultClient('127.0.0.1:1');
     try {
-      const err = await call(client, client.Ready, {}, { timeoutMs: 2000 }).catch((e: unknown) => e);
+      const ref = { merchantId: 'm', mode: 'test', token: 't' };
+      const err = await call(client, client.GetToken, ref, { timeoutMs: 2000 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TesseraError);
       expect(err).toMatchObject({ code: 'service_unavailable', status: 503 });
-      const once = await callOnceConnected(client, client.Ready, {}, { timeoutMs: 2000, peer: 'vault' }).catch((e: unknown) => e);
+      const once = await callOnceConnected(client, client.GetToken, ref, { timeoutMs: 2000, peer: 'vault' }).catch((e: unknown) => e);
       expect(once).toMatchObject({ code: 'service_unavailable', message: 'The vault is not reachable; nothing was sent.' });
     } finally {
       client.close();
@@ -72,7 +73,7 @@ describe('unary answers', () => {
       });
     const server = new grpc.Server({ interceptors: [holdOkStatus] });
     const handlers: Partial<VaultHandlers> = {
-      Ready: (_call, callback) => callback(null, { ready: true, detail: 'up' }),
+      DeleteToken: (_call, callback) => callback(null, {}),
       GetToken: (_call, callback) => callback(toGrpcError(new TesseraError('token_not_found'))),
     };
     server.addService(vaultService, handlers as VaultHandlers);
@@ -82,10 +83,10 @@ describe('unary answers', () => {
     const client = createVaultClient(`127.0.0.1:${port}`);
     try {
       const answer = await Promise.race([
-        call(client, client.Ready, {}, { timeoutMs: 5000 }),
+        call(client, client.DeleteToken, { merchantId: 'm', mode: 'test', token: 't' }, { timeoutMs: 5000 }),
         new Promise((resolve) => setTimeout(() => resolve('still waiting for the trailers'), 1500)),
       ]);
-      expect(answer).toMatchObject({ ready: true, detail: 'up' });
+      expect(answer).toEqual({});
       const refused = await call(client, client.GetToken, { merchantId: 'm', mode: 'test', token: 't' }, { timeoutMs: 5000 }).catch(
         (e: unknown) => e,
       );

@@ -1,9 +1,11 @@
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { call } from './edge';
 import type { ProtoGrpcType as HealthProto } from './generated/health';
 import type { HealthClient, HealthHandlers } from './generated/grpc/health/v1/Health';
 import type { HealthCheckResponse__Output } from './generated/grpc/health/v1/HealthCheckResponse';
+import type { HealthCheckRequest } from './generated/grpc/health/v1/HealthCheckRequest';
 
 export type { HealthClient, HealthHandlers, HealthCheckResponse__Output };
 
@@ -172,4 +174,38 @@ export function checkHealth(client: HealthClient, service: string, timeoutMs: nu
       else resolve(res?.status ?? 'UNKNOWN');
     });
   });
+}
+
+/** Whether a service answers, and if not, why (for logs; /readyz shows only ok or unavailable). */
+export interface Readiness {
+  ready: boolean;
+  detail: string;
+}
+
+/**
+ * Asks grpc.health.v1 Check for `service` over `client`'s own channel: the same replicas (a
+ * balanced channel sends it to a SERVING one when there is one), the same credentials and no
+ * second connection. `peer` names the service in `detail`, e.g. "vault". A Check that gets no
+ * answer rejects as any call does (see `call`): 503 service_unavailable.
+ */
+export function readinessOverChannel(
+  client: grpc.Client,
+  service: string,
+  peer: string,
+): (opts: { timeoutMs: number; requestId?: string }) => Promise<Readiness> {
+  const health = new healthProto.grpc.health.v1.Health('unused: channelOverride', grpc.credentials.createInsecure(), {
+    channelOverride: client.getChannel(),
+  });
+  return async ({ timeoutMs, requestId }) => {
+    const { status } = await call<HealthCheckRequest, HealthCheckResponse__Output>(
+      health,
+      health.Check,
+      { service },
+      {
+        timeoutMs,
+        ...(requestId ? { requestId } : {}),
+      },
+    );
+    return status === 'SERVING' ? { ready: true, detail: '' } : { ready: false, detail: `${peer} not ready` };
+  };
 }

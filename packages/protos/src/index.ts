@@ -17,11 +17,10 @@ export type { RenderResponse__Output as RenderResponse } from './generated/tesse
 export type { RenderBatchItem } from './generated/tessera/vault/v1/RenderBatchItem';
 export type { RenderBatchResponse__Output as RenderBatchResponse } from './generated/tessera/vault/v1/RenderBatchResponse';
 export type { ForwardBatchItem } from './generated/tessera/proxy/v1/ForwardBatchItem';
-export type { ForwardBatchResult, ForwardBatchResult__Output } from './generated/tessera/proxy/v1/ForwardBatchResult';
+export type { ForwardBatchResponse, ForwardBatchResponse__Output } from './generated/tessera/proxy/v1/ForwardBatchResponse';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
-export type { ForwardRequest as ForwardRequest__Output, DryRunResponse as DryRunResponse__Output } from './contract';
 export * from './contract';
 
 const LOADER_OPTIONS: protoLoader.Options = {

@@ -42,7 +42,7 @@ export const configSchema = z
     PROXY_ADDR: env.hostPort('127.0.0.1:50052'),
     /** A gRPC target: host:port, dns:///host:port (every vault replica DNS returns) or ipv4:a:p,b:q. */
     VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
-    /** Deadline of each vault call (Render, Ready). */
+    /** Deadline of each vault call (Render, Preview, and the health Check behind the proxy's readiness). */
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     /** Total time for one PSP exchange, body included. */
     PSP_TIMEOUT_MS: env.positiveInt(30000),

@@ -42,7 +42,7 @@ void runService({
       observe: rpcObserver(metrics),
       checkCallerDeadline: callerDeadlineCheck(config.PSP_CONNECT_TIMEOUT_MS + config.VAULT_TIMEOUT_MS + config.PSP_TIMEOUT_MS, logger),
     });
-    // grpc.health.v1 says SERVING when the vault answers, like Ready.
+    // SERVING while the vault's own grpc.health.v1 says SERVING.
     const { server, port, health } = await startProxyServer(handlers, async () => (await vault.ready()).ready, {
       address: config.PROXY_ADDR,
       tls,

@@ -1,7 +1,7 @@
 import { TesseraError } from '@tessera/common';
 import type {
-  DryRunResponse__Output,
-  ForwardRequest__Output,
+  DryRunReport,
+  ForwardCall,
   ForwardResponse__Output,
   TokenizeRequest,
   TokenRecord__Output,
@@ -67,17 +67,17 @@ class FakeVault implements VaultApi {
 }
 
 class FakeProxy implements ProxyApi {
-  calls: Array<{ request: ForwardRequest__Output; requestId: string }> = [];
+  calls: Array<{ request: ForwardCall; requestId: string }> = [];
   response: ForwardResponse__Output = { status: 200, headers: [], body: Buffer.alloc(0), pspMs: 1 };
   failWith?: TesseraError;
   readyResult: ReadyResult = { ready: true, detail: '' };
 
-  async forward(request: ForwardRequest__Output, ctx: { requestId: string }) {
+  async forward(request: ForwardCall, ctx: { requestId: string }) {
     this.calls.push({ request, requestId: ctx.requestId });
     if (this.failWith) throw this.failWith;
     return this.response;
   }
-  dryRunResponse: DryRunResponse__Output = {
+  dryRunResponse: DryRunReport = {
     method: 'POST',
     url: 'https://psp.example/charges',
     headers: [{ name: 'content-type', value: 'application/json' }],
@@ -87,7 +87,7 @@ class FakeProxy implements ProxyApi {
     destinationErrorCode: '',
     destinationErrorMessage: '',
   };
-  async dryRun(request: ForwardRequest__Output, ctx: { requestId: string }) {
+  async dryRun(request: ForwardCall, ctx: { requestId: string }) {
     this.calls.push({ request, requestId: ctx.requestId });
     if (this.failWith) throw this.failWith;
     return this.dryRunResponse;

@@ -1,5 +1,5 @@
 import { redisUnavailable } from '@tessera/common/redis';
-import type { ForwardRequest__Output, ForwardResponse__Output } from '@tessera/protos';
+import type { ForwardCall, ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey } from '../domain/apiKeys';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { RedisMerchantSettingsStore, type MerchantSettings } from '../store/merchantSettingsStore';
@@ -35,11 +35,11 @@ class RecordingSettings extends RedisMerchantSettingsStore {
   }
 }
 
-const forwarded: ForwardRequest__Output[] = [];
+const forwarded: ForwardCall[] = [];
 const { vault, proxy: baseProxy } = tokenReadingUpstreams();
 const proxy = {
   ...baseProxy,
-  forward: async (request: ForwardRequest__Output): Promise<ForwardResponse__Output> => {
+  forward: async (request: ForwardCall): Promise<ForwardResponse__Output> => {
     forwarded.push(request);
     return { status: 200, headers: [], body: Buffer.from('{}'), pspMs: 1 };
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, isErrorCode, maskCardNumbers } from '@tessera/common';
-import type { DryRunResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import type { DryRunReport, TokenRecord__Output } from '@tessera/protos';
 
 /**
  * The public API's answers built from the services' replies: each shape is written once, as the
@@ -134,7 +134,7 @@ export const dryRunSchema = z.object({
 
 export type DryRunJson = z.output<typeof dryRunSchema>;
 
-export function dryRunJson(result: DryRunResponse__Output): DryRunJson {
+export function dryRunJson(result: DryRunReport): DryRunJson {
   const preview = result.preview;
   const unfillable = (preview?.unfillable ?? []).map(({ placeholder, code }) => ({
     placeholder,

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { isHopByHopHeader, isHttpFieldValue, isHttpToken, TesseraError, validateCard, validateExpiry, type Logger } from '@tessera/common';
-import type { ForwardRequest__Output, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
+import type { ForwardCall, ForwardResponse__Output, TokenRecord__Output } from '@tessera/protos';
 import {
   parseCardInput,
   parseCvcInput,
@@ -142,7 +142,7 @@ function isFramingHeader(lowerCaseName: string): boolean {
   return lowerCaseName === 'content-length' || isHopByHopHeader(lowerCaseName);
 }
 
-function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): ForwardRequest__Output {
+function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): ForwardCall {
   const key = apiKeyOf(res);
   const input = parseProxyRequest(req.body as Record<string, unknown>);
   return {
@@ -159,7 +159,7 @@ function forwardRequestOf(req: Request, res: Response, allowedHosts: string[]): 
 }
 
 /** The call as the request log shows it (domain/requestLog.ts masks it later); filled in as the call goes. */
-function noteProxyCall(res: Response, request: ForwardRequest__Output): ProxyCallFacts {
+function noteProxyCall(res: Response, request: ForwardCall): ProxyCallFacts {
   const call: ProxyCallFacts = {
     pspUrl: request.url,
     method: request.method,
@@ -213,7 +213,7 @@ export function proxyRoutes(
    * Every call that asks the vault to render card data (a body was given) is audited, whatever
    * its outcome. Written without holding up the answer; a failed write is logged (ids only).
    */
-  const audit = (req: Request, res: Response, request: ForwardRequest__Output, status: number, code: string | null): void => {
+  const audit = (req: Request, res: Response, request: ForwardCall, status: number, code: string | null): void => {
     if (detokenizations === undefined || !request.hasBody) return;
     const ctx = contextOf(res);
     const record = buildDetokenizationRecord({

@@ -14,7 +14,7 @@ import {
   requestIdFromMetadata,
   SERVER_OPTIONS,
   vaultService,
-  type ForwardRequest__Output,
+  type ForwardCall,
   type ProxyHandlers,
   type VaultHandlers,
 } from '@tessera/protos';
@@ -74,7 +74,6 @@ async function startVault(
     DeleteToken: unimplemented,
     RetainToken: unimplemented,
     Render: unimplemented,
-    Ready: unimplemented,
     ...handlers,
   } as VaultHandlers);
   const port = await new Promise<number>((resolve, reject) =>
@@ -452,7 +451,6 @@ async function startProxy(
     Forward: unimplemented,
     ForwardBatch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED }),
     DryRun: unimplemented,
-    Ready: unimplemented,
     ...handlers,
   } as ProxyHandlers);
   const port = await new Promise<number>((resolve, reject) =>
@@ -461,8 +459,49 @@ async function startProxy(
   return { address: `127.0.0.1:${port}`, stop: async () => server.forceShutdown() };
 }
 
+describe('readiness of the vault and the proxy (for /readyz)', () => {
+  /** grpc.health.v1 that answers `status` and records the service names and request ids it was asked for. */
+  function recordingHealth(status: () => 'SERVING' | 'NOT_SERVING', asked: string[]): HealthCheckHandlers {
+    return {
+      Check: (call, callback) => {
+        asked.push(`${call.request.service} ${requestIdFromMetadata(call.metadata) ?? ''}`);
+        callback(null, { status: status() });
+      },
+      Watch: () => {},
+    };
+  }
+
+  it('asks each peer’s grpc.health.v1 Check for its own service name: ready while SERVING, not while NOT_SERVING', async () => {
+    let status: 'SERVING' | 'NOT_SERVING' = 'SERVING';
+    const asked: string[] = [];
+    const vault = await startVault(
+      {},
+      recordingHealth(() => status, asked),
+    );
+    const proxy = await startProxy(
+      {},
+      recordingHealth(() => status, asked),
+    );
+    const vaultApi = vaultApiFromClient(createVaultClient(vault.address), 5000);
+    const proxyApi = proxyApiFromClient(createProxyClient(proxy.address), 5000);
+    try {
+      await expect(vaultApi.ready({ requestId: 'req-ready', timeoutMs: 5000 })).resolves.toEqual({ ready: true, detail: '' });
+      await expect(proxyApi.ready({ requestId: 'req-ready', timeoutMs: 5000 })).resolves.toEqual({ ready: true, detail: '' });
+      expect(asked).toContain('tessera.vault.v1.Vault req-ready');
+      expect(asked).toContain('tessera.proxy.v1.Proxy req-ready');
+      status = 'NOT_SERVING';
+      await expect(vaultApi.ready({ requestId: 'r', timeoutMs: 5000 })).resolves.toEqual({ ready: false, detail: 'vault not ready' });
+      await expect(proxyApi.ready({ requestId: 'r', timeoutMs: 5000 })).resolves.toEqual({ ready: false, detail: 'proxy not ready' });
+    } finally {
+      vaultApi.close();
+      proxyApi.close();
+      await Promise.all([vault.stop(), proxy.stop()]);
+    }
+  });
+});
+
 describe('proxy client adapter: forward batching', () => {
-  const forwardRequest = (url: string): ForwardRequest__Output => ({
+  const forwardRequest = (url: string): ForwardCall => ({
     merchantId: 'm',
     mode: 'test',
     token: 'tok.x',
@@ -555,7 +594,7 @@ describe('proxy client adapter: forward batching', () => {
 });
 
 describe('proxy client adapter: what a failed Forward says about the PSP', () => {
-  const forwardRequest: ForwardRequest__Output = {
+  const forwardRequest: ForwardCall = {
     merchantId: 'm',
     mode: 'test',
     token: 'tok.x',

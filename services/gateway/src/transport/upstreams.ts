@@ -4,13 +4,18 @@ import {
   callOnceConnected,
   createBatcher,
   MAX_BATCH_BODY_BYTES,
-  type ForwardRequest__Output,
-  type DryRunResponse__Output,
+  type ForwardCall,
+  type DryRunReport,
   dryRunResponseFromWire,
   forwardRequestToWire,
   tokenizeRequestToWire,
   tokenRefToWire,
-  withModeToWire,
+  updateTokenRequestToWire,
+  attachCvvRequestToWire,
+  readinessOverChannel,
+  VAULT_SERVICE_NAME,
+  PROXY_SERVICE_NAME,
+  type Readiness,
   type WireDryRunResponse,
   type WireForwardRequest,
   type ForwardResponse__Output,
@@ -21,7 +26,7 @@ import {
   type UpdateTokenRequest,
   type AttachCvvRequest,
   type TokenizeBatchItem,
-  type ForwardBatchResult__Output,
+  type ForwardBatchResponse__Output,
   type TokenizeBatchResponse,
   startedCallError,
   whenConnected,
@@ -40,10 +45,8 @@ export interface CallContext {
   requestId: string;
 }
 
-export interface ReadyResult {
-  ready: boolean;
-  detail: string;
-}
+/** A peer's grpc.health.v1 answer: ready when it says SERVING. */
+export type ReadyResult = Readiness;
 
 /**
  * A card to tokenize. `provisional` (default false) is for browser tokenization only: the token
@@ -70,9 +73,9 @@ export interface VaultApi {
 }
 
 export interface ProxyApi {
-  forward(request: ForwardRequest__Output, ctx: CallContext): Promise<ForwardResponse__Output>;
+  forward(request: ForwardCall, ctx: CallContext): Promise<ForwardResponse__Output>;
   /** The checks of forward and a masked preview of the body; nothing is sent. */
-  dryRun(request: ForwardRequest__Output, ctx: CallContext): Promise<DryRunResponse__Output>;
+  dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
 }
@@ -109,9 +112,10 @@ export function vaultApiFromClient(client: VaultClient, timeoutMs: number): Vaul
     deleteToken: async (ref, ctx) => {
       await call(client, client.DeleteToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId });
     },
-    updateToken: (request, ctx) => call(client, client.UpdateToken, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    attachCvv: (request, ctx) => call(client, client.AttachCvv, withModeToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
+    updateToken: (request, ctx) =>
+      call(client, client.UpdateToken, updateTokenRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
+    attachCvv: (request, ctx) => call(client, client.AttachCvv, attachCvvRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
+    ready: readinessOverChannel(client, VAULT_SERVICE_NAME, 'vault'),
     close: () => client.close(),
   };
 }
@@ -130,7 +134,7 @@ export const MAX_FORWARD_BATCH = 64;
  * stream back one by one as each PSP answers (a slow PSP holds up nobody else).
  */
 function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forward'] {
-  const forward = createBatcher<{ request: ForwardRequest__Output; requestId: string }, ForwardResponse__Output>({
+  const forward = createBatcher<{ request: ForwardCall; requestId: string }, ForwardResponse__Output>({
     maxBatch: MAX_FORWARD_BATCH,
     maxBatchBytes: MAX_BATCH_BODY_BYTES,
     weigh: ({ request }) =>
@@ -148,7 +152,7 @@ function batchedForward(client: ProxyClient, timeoutMs: number): ProxyApi['forwa
           { items: items.map(({ request, requestId }) => ({ requestId, request: forwardRequestToWire(request) })) },
           { deadline: new Date(deadline) },
         );
-        call.on('data', (result: ForwardBatchResult__Output) => {
+        call.on('data', (result: ForwardBatchResponse__Output) => {
           answered.add(result.index);
           deliver(result.index, result.response ?? batchItemError(result));
         });
@@ -174,7 +178,7 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
         timeoutMs,
         requestId: ctx.requestId,
       }).then(dryRunResponseFromWire),
-    ready: (ctx) => call(client, client.Ready, {}, { timeoutMs: ctx.timeoutMs, requestId: ctx.requestId }),
+    ready: readinessOverChannel(client, PROXY_SERVICE_NAME, 'proxy'),
     close: () => client.close(),
   };
 }

@@ -1,5 +1,5 @@
 import { TesseraError, type Logger } from '@tessera/common';
-import type { DryRunResponse, ForwardRequest__Output } from '@tessera/protos';
+import type { DryRunReport, ForwardCall } from '@tessera/protos';
 import { parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
 import { maskCredentialHeaders } from '../domain/maskHeaders';
@@ -26,11 +26,7 @@ const DESTINATION_VERDICTS = new Set(['psp_destination_forbidden', 'psp_unreacha
  * at once); malformed input (bad method, header, URL) and vault errors such as token_not_found
  * fail the call as they would fail Forward.
  */
-export async function dryRunForward(
-  deps: DryRunDeps,
-  input: ForwardRequest__Output,
-  ctx: { requestId?: string } = {},
-): Promise<DryRunResponse> {
+export async function dryRunForward(deps: DryRunDeps, input: ForwardCall, ctx: { requestId?: string } = {}): Promise<DryRunReport> {
   const method = parsePspMethod(input.method);
   const headers = filterRequestHeaders(input.headers);
   let destinationError: TesseraError | undefined;

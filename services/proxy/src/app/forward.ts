@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { TesseraError, type Logger } from '@tessera/common';
-import type { ForwardRequest__Output, ForwardResponse } from '@tessera/protos';
+import type { ForwardCall, ForwardResponse } from '@tessera/protos';
 import { logHostOf, parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
 import { parsePspMethod } from '../domain/method';
@@ -34,7 +34,7 @@ function causeCode(err: unknown): string | undefined {
  * Logs carry the PSP host, method, status and timings; never the path, query, header values
  * (they hold PSP credentials) or bodies.
  */
-export async function forwardToPsp(deps: ForwardDeps, input: ForwardRequest__Output, ctx: ForwardContext = {}): Promise<ForwardResponse> {
+export async function forwardToPsp(deps: ForwardDeps, input: ForwardCall, ctx: ForwardContext = {}): Promise<ForwardResponse> {
   const started = performance.now();
   const log = deps.logger;
   const logFields: Record<string, unknown> = { requestId: ctx.requestId, merchantId: input.merchantId };

@@ -1,4 +1,4 @@
-import type { ForwardRequest__Output, PreviewResponse__Output } from '@tessera/protos';
+import type { ForwardCall, PreviewResponse__Output } from '@tessera/protos';
 import { findContentType, type HeaderEntry } from '../domain/headers';
 
 export interface RenderInput {
@@ -23,7 +23,7 @@ export interface VaultPort {
 }
 
 /** What Forward and DryRun ask the vault to fill in, or undefined when the request has no body. */
-export function renderInputOf(input: ForwardRequest__Output, headers: readonly HeaderEntry[]): RenderInput | undefined {
+export function renderInputOf(input: ForwardCall, headers: readonly HeaderEntry[]): RenderInput | undefined {
   if (!input.hasBody) return undefined;
   return {
     merchantId: input.merchantId,

@@ -3,7 +3,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { ForwardRequest__Output } from '@tessera/protos';
+import type { ForwardCall } from '@tessera/protos';
 import { TesseraError } from '@tessera/common';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { createDestinationPolicy, parseCidrList, type DestinationPolicyConfig } from '../domain/destinationPolicy';
@@ -49,7 +49,7 @@ function deps(config: Partial<DestinationPolicyConfig> = {}): ForwardDeps {
   return { policy, egress, vault, logger };
 }
 
-function forwardRequest(url: string, mode: 'test' | 'live' = 'test', allowedHosts: string[] = []): ForwardRequest__Output {
+function forwardRequest(url: string, mode: 'test' | 'live' = 'test', allowedHosts: string[] = []): ForwardCall {
   return {
     merchantId: 'm',
     mode,

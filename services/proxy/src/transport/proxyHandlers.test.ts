@@ -8,6 +8,9 @@ import {
   errorFromGrpc,
   toGrpcError,
   callUnary,
+  createHealthHandlers,
+  healthService,
+  VAULT_SERVICE_NAME,
   createProxyClient,
   proxyService,
   requestIdFromMetadata,
@@ -16,10 +19,10 @@ import {
   dryRunResponseFromWire,
   forwardRequestToWire,
   renderRequestFromWire,
-  type ForwardRequest,
+  type ForwardCall,
   type ForwardResponse__Output,
-  type ForwardBatchResult__Output,
-  type DryRunResponse__Output,
+  type ForwardBatchResponse__Output,
+  type DryRunReport,
   type ProxyClient,
   type RenderRequest,
   type VaultHandlers,
@@ -33,7 +36,7 @@ import { createProxyHandlers } from './proxyHandlers';
 import { createVaultPort } from './vaultClient';
 
 /**
- * Forward and Ready end to end over real gRPC and real sockets: a stand-in vault gRPC server
+ * Forward, DryRun and the vault's readiness end to end over real gRPC and real sockets: a stand-in vault gRPC server
  * (records Render calls, renders by plain substitution), the proxy handlers, and a PSP HTTP
  * server on loopback.
  */
@@ -64,6 +67,8 @@ let vault: VaultPort;
 let egress: PspEgress;
 let client: ProxyClient;
 let renderCalls: RenderCall[];
+/** What the stand-in vault's grpc.health.v1 answers: SERVING or NOT_SERVING. */
+let vaultServing = true;
 let previewCalls: RenderRequest[];
 /** The key modes of the Render calls as they crossed the wire. */
 let renderWireModes: string[];
@@ -100,11 +105,12 @@ beforeAll(async () => {
         unknown: [],
       });
     },
-    Ready(_call, callback) {
-      callback(null, { ready: true, detail: '' });
-    },
   };
   vaultServer.addService(vaultService, vaultHandlers as VaultHandlers);
+  vaultServer.addService(
+    healthService,
+    createHealthHandlers([VAULT_SERVICE_NAME], async () => vaultServing),
+  );
   const vaultAddress = await bind(vaultServer);
 
   psp = http.createServer((req, res) => {
@@ -174,7 +180,7 @@ afterAll(async () => {
 });
 
 /** A Forward request as the gateway sends it. */
-function forwardRequest(overrides: Partial<ForwardRequest> = {}): WireForwardRequest {
+function forwardRequest(overrides: Partial<ForwardCall> = {}): WireForwardRequest {
   return forwardRequestToWire({
     merchantId: 'mer_1',
     mode: 'test',
@@ -285,8 +291,8 @@ describe('Forward', () => {
   });
 
   it('answers a ForwardBatch item by item, by index, each like its own Forward call, then ends the stream', async () => {
-    const results = await new Promise<ForwardBatchResult__Output[]>((resolve, reject) => {
-      const seen: ForwardBatchResult__Output[] = [];
+    const results = await new Promise<ForwardBatchResponse__Output[]>((resolve, reject) => {
+      const seen: ForwardBatchResponse__Output[] = [];
       const call = client.ForwardBatch(
         {
           items: [
@@ -297,7 +303,7 @@ describe('Forward', () => {
         },
         { deadline: new Date(Date.now() + 10_000) },
       );
-      call.on('data', (result: ForwardBatchResult__Output) => seen.push(result));
+      call.on('data', (result: ForwardBatchResponse__Output) => seen.push(result));
       call.on('error', reject);
       call.on('end', () => resolve(seen));
     });
@@ -407,7 +413,7 @@ describe('the wire during a rolling upgrade', () => {
 });
 
 describe('DryRun', () => {
-  function dryRun(req: WireForwardRequest): Promise<DryRunResponse__Output> {
+  function dryRun(req: WireForwardRequest): Promise<DryRunReport> {
     return callUnary<WireForwardRequest, WireDryRunResponse>(client, client.DryRun, req, {
       timeoutMs: 10_000,
       requestId: 'req_dry_1',
@@ -464,10 +470,15 @@ describe('DryRun', () => {
   });
 });
 
-describe('Ready', () => {
-  it('is ready when the vault answers Ready', async () => {
-    const res = await callUnary<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs: 5000 });
-    expect(res.ready).toBe(true);
+describe('vault readiness (what the proxy’s own grpc.health.v1 answers)', () => {
+  it('is ready while the vault’s grpc.health.v1 says SERVING, and not ready while it says NOT_SERVING', async () => {
+    await expect(vault.ready()).resolves.toEqual({ ready: true, detail: '' });
+    vaultServing = false;
+    try {
+      await expect(vault.ready()).resolves.toEqual({ ready: false, detail: 'vault not ready' });
+    } finally {
+      vaultServing = true;
+    }
   });
 
   it('is not ready when the vault cannot be reached within its deadline', async () => {

@@ -6,7 +6,7 @@ import {
   refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
-  type ForwardBatchResult,
+  type ForwardBatchResponse,
   type ProxyHandlers,
 } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
@@ -15,7 +15,7 @@ import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
 import type { VaultPort } from '../app/vaultPort';
 
 export interface HandlerDeps extends ForwardDeps {
-  vault: Pick<VaultPort, 'render' | 'preview' | 'ready'>;
+  vault: Pick<VaultPort, 'render' | 'preview'>;
   logger: Logger;
   /** Counts RPCs by outcome; Forward's outcome is the PSP's status class (2xx…5xx) or the error code. */
   observe?: RpcObserver;
@@ -56,7 +56,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       });
       const started = process.hrtime.bigint();
       let open = call.request.items.length;
-      const answer = (result: ForwardBatchResult): void => {
+      const answer = (result: ForwardBatchResponse): void => {
         if (!callCancelled) call.write(result);
         open -= 1;
         if (open === 0) call.end();
@@ -94,12 +94,6 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
           ok: () => deps.observe?.('DryRun', 'ok', seconds(started)),
           failed: (err) => deps.observe?.('DryRun', outcomeLabel(err), seconds(started)),
         },
-      );
-    },
-    Ready(_call, callback) {
-      deps.vault.ready().then(
-        (state) => callback(null, state),
-        () => callback(null, { ready: false, detail: 'vault unreachable' }),
       );
     },
   };

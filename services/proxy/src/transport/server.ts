@@ -34,7 +34,7 @@ export interface ProxyServerOptions {
 
 /**
  * Binds the proxy's gRPC server. `isReady` backs grpc.health.v1 Check and Watch (SERVING when
- * the vault answers, like Ready): the gateways balance over the replicas that say SERVING.
+ * the vault's own grpc.health.v1 says SERVING): the gateways balance over the replicas that say SERVING.
  */
 export function startProxyServer(
   handlers: ProxyHandlers,
@@ -48,7 +48,6 @@ export function startProxyServer(
     Forward: gatewayOnly,
     ForwardBatch: gatewayOnly,
     DryRun: gatewayOnly,
-    Ready: gatewayOnly,
   };
   server.addService(proxyService, restrictCallers(handlers, policy, authenticated));
   const health = createHealthService([PROXY_SERVICE_NAME], isReady, options.health);

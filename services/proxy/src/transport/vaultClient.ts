@@ -3,7 +3,9 @@ import {
   call,
   createBatcher,
   createVaultClient,
+  readinessOverChannel,
   renderRequestToWire,
+  VAULT_SERVICE_NAME,
   type RenderResponse,
   type WireRenderRequest,
   MAX_BATCH_BODY_BYTES,
@@ -61,6 +63,7 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
       results.forEach((result, i) => deliver(i, result.outcome === 'body' && result.body ? result.body : batchItemError(result)));
     },
   });
+  const vaultReadiness = readinessOverChannel(client, VAULT_SERVICE_NAME, 'vault');
   return {
     render: (input, requestId) => render({ request: input, requestId: requestId ?? '' }),
     preview: (input, requestId) =>
@@ -68,14 +71,7 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         timeoutMs,
         ...(requestId ? { requestId } : {}),
       }),
-    async ready() {
-      try {
-        const res = await call<Record<string, never>, { ready: boolean }>(client, client.Ready, {}, { timeoutMs });
-        return { ready: res.ready, detail: res.ready ? '' : 'vault not ready' };
-      } catch {
-        return { ready: false, detail: 'vault unreachable' };
-      }
-    },
+    ready: () => vaultReadiness({ timeoutMs }).catch(() => ({ ready: false, detail: 'vault unreachable' })),
     close() {
       client.close();
     },

@@ -150,10 +150,6 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
       };
     }),
     Preview: unaryRpc('Preview', logger, (req) => vault.preview(ownerOf(req), req.token, req.template, req.contentType)),
-    Ready: unaryRpc('Ready', logger, async () => {
-      const health = await vault.ready();
-      return { ready: health.ok, detail: health.detail };
-    }),
     // 0 and '' are "keep" (proto3 has no absent scalar; neither is a valid expiry or holder name).
     UpdateToken: unaryRpc('UpdateToken', logger, (req) =>
       vault.updateToken(ownerOf(req), req.token, {

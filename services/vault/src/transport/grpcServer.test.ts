@@ -5,7 +5,10 @@ import { LOG_REDACTION, TesseraError } from '@tessera/common';
 import {
   errorFromGrpc,
   callUnary,
+  checkHealth,
+  createHealthClient,
   createVaultClient,
+  type HealthClient,
   type RenderBatchItem,
   type RenderBatchResponse,
   type RenderRequest,
@@ -24,7 +27,7 @@ import {
   tokenRefToWire,
 } from '@tessera/protos';
 import { createVaultHandlers } from './grpcHandlers';
-import { startVaultServer } from './server';
+import { startVaultServer, VAULT_SERVICE_NAME } from './server';
 import { shutdownServer } from '@tessera/protos';
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
@@ -53,6 +56,7 @@ const logger = pino({ level: 'debug', ...LOG_REDACTION }, sink);
 
 let server: grpc.Server;
 let client: VaultClient;
+let health: HealthClient;
 let store: RedisCardStore;
 
 jest.setTimeout(20_000);
@@ -63,13 +67,21 @@ const db = useRedisServer((url) => new Redis(url));
 beforeAll(async () => {
   store = await anEmptyRedisCardStore(db);
   const vault = aVault({ store });
-  const running = await startVaultServer('127.0.0.1:0', createVaultHandlers(vault, logger));
+  // Readiness as main.ts wires it: the store's.
+  const running = await startVaultServer(
+    '127.0.0.1:0',
+    createVaultHandlers(vault, logger),
+    undefined,
+    async () => (await vault.ready()).ok,
+  );
   server = running.server;
   client = createVaultClient(`127.0.0.1:${running.port}`);
+  health = createHealthClient(`127.0.0.1:${running.port}`);
 });
 
 afterAll(async () => {
   client?.close();
+  health?.close();
   if (server) await shutdownServer(server, 2000);
   await store?.close();
 });
@@ -106,7 +118,6 @@ const rpc = {
       { items: items.map(({ requestId, request }) => ({ requestId, request: renderRequestToWire(request) })) },
       'req-batch',
     ),
-  ready: () => call<object, { ready: boolean; detail: string }>(client.ready, {}, 'req-test'),
 };
 
 async function failure(promise: Promise<unknown>): Promise<TesseraError> {
@@ -298,8 +309,8 @@ describe('the vault gRPC server (Redis store)', () => {
     expect(err).toMatchObject({ code: 'cvv_unavailable', status: 422 });
   });
 
-  it('reports readiness from the store', async () => {
-    expect(await rpc.ready()).toEqual({ ready: true, detail: 'redis ok' });
+  it('reports readiness from the store through grpc.health.v1', async () => {
+    expect(await checkHealth(health, VAULT_SERVICE_NAME, 5000)).toBe('SERVING');
   });
 
   it('logs the request id on every line and never the card number, CVV, holder name or rendered body', async () => {

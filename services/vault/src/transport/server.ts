@@ -36,7 +36,7 @@ export interface VaultServerTls {
 
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
- * can have card data rendered, both may ask for readiness. Retaining a browser-made token is token
+ * can have card data rendered, both may ask for readiness (grpc.health.v1, below). Retaining a browser-made token is token
  * management: the gateway's, on a secret key's request.
  */
 export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
@@ -49,7 +49,6 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     Render: [tls.proxyName],
     RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
-    Ready: [tls.gatewayName, tls.proxyName],
     UpdateToken: [tls.gatewayName],
     AttachCvv: [tls.gatewayName],
   };
@@ -70,7 +69,7 @@ export interface VaultServerOptions {
 
 /**
  * With `tls`: mTLS with client certificates required and every RPC authorized by caller SAN. Without: plaintext.
- * `isReady` backs grpc.health.v1 Check and Watch (the same answer as Ready); absent, they say SERVING while the
+ * `isReady` backs grpc.health.v1 Check and Watch (the vault's only readiness answer); absent, they say SERVING while the
  * server runs. Clients balance over the replicas whose Watch says SERVING, so a vault that cannot reach its store
  * stops getting calls.
  */
