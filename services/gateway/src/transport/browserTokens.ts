@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Cidr, Logger } from '@tessera/common';
 import { keepOnCurrentPepper, lookUpApiKey, type PepperedKeyStore } from '../app/keyLookup';
+import type { AdmitCard } from '../app/tokens';
 import { CHALLENGE_SOLUTION_HEADER } from '../domain/browserChallenge';
 import { corsAllowedOrigin } from '../domain/browserFields';
 import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
@@ -127,11 +128,11 @@ export function browserChallenge(limiter: BrowserTokenLimiter): RequestHandler {
 }
 
 /**
- * The distinct-cards limit, for the token route to call with a card that passed validation (only
- * cards that would be tokenized count; a refused card is not tokenized).
+ * The distinct-cards limit as the token route's card-testing check (app/tokens.ts AdmitCard),
+ * bound to the request's shopper; the hosted page binds the same limit in its submission guard.
  */
-export function browserCardGate(limiter: BrowserTokenLimiter) {
-  return async (res: Response, number: string): Promise<void> => {
+export function browserCardGate(limiter: BrowserTokenLimiter): (res: Response) => AdmitCard {
+  return (res) => async (number) => {
     const ctx = contextOf(res);
     const refusal = await limiter.admitCard(number, ctx.clientIp, ctx.requestId);
     if (refusal) throw refusal;
