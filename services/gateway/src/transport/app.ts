@@ -58,7 +58,7 @@ export interface GatewayDeps {
   rateLimiter?: RateLimiter;
   /**
    * Set when keyStore also holds rateLimiter's counters and the merchant settings (one Redis): each
-   * request's key lookup then reads and counts them in the same command (see auth.ts).
+   * request's key lookup then reads and counts them in the same command (see app/authenticate.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
   /** Idempotency-Key answers and their limits. */
