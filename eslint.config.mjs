@@ -63,4 +63,41 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The gateway's layers (CONVENTIONS.md): domain is plain rules, app the use cases over ports,
+    // store hides Redis, transport parses and answers. Each imports only the layers below it; a
+    // test may assemble several (store/detokenizationLog.test.ts writes through app's recorder).
+    files: ['services/gateway/src/domain/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(\\.\\./)+(app|transport|store)(/|$)', message: 'Domain code is plain rules: no app, transport or store imports.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['services/gateway/src/app/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+transport(/|$)', message: 'Use cases do not import transport: put the port in app/ports.ts.' }] },
+      ],
+    },
+  },
+  {
+    files: ['services/gateway/src/store/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+(app|transport)(/|$)', message: 'Stores do not import use cases or transport.' }] },
+      ],
+    },
+  },
 );

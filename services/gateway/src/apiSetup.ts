@@ -10,7 +10,7 @@ import { createApp } from './transport/app';
 import type { BrowserTokenLimiter } from './transport/browserLimits';
 import { drainingListener, installDrain } from './transport/drain';
 import { RateLimiter } from './transport/rateLimit';
-import type { ProxyApi, VaultApi } from './transport/upstreams';
+import type { ProxyApi, VaultApi } from './app/ports';
 
 export interface ApiSetup {
   /** Starts listening on HOST:PORT; resolves with the base URL actually bound. */

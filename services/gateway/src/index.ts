@@ -1,13 +1,7 @@
 export { gatewayConfigSchema, parseGatewayConfig, resolveApiKeyPepper, type GatewayConfig } from './config';
 export { createApp, type GatewayDeps } from './transport/app';
-export {
-  vaultApiFromClient,
-  proxyApiFromClient,
-  type VaultApi,
-  type ProxyApi,
-  type CallContext,
-  type ReadyResult,
-} from './transport/upstreams';
+export { vaultApiFromClient, proxyApiFromClient } from './transport/upstreams';
+export type { VaultApi, ProxyApi, CallContext, ReadyResult } from './app/ports';
 export type { ApiKeyStore } from './store/apiKeyStore';
 export { createRedisClient } from '@tessera/common/redis';
 export { RedisApiKeyStore } from './store/redisApiKeyStore';

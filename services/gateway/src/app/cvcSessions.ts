@@ -9,7 +9,7 @@ import {
   type CvcSessionRecord,
 } from '../domain/cvcSessions';
 import type { CvcSessionStore } from '../store/cvcSessionStore';
-import type { VaultApi } from '../transport/upstreams';
+import type { VaultApi } from './ports';
 
 /**
  * Re-collecting a CVC in a browser (tessera.cvcField): a merchant's server opens a CVC session

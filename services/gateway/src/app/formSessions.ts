@@ -14,11 +14,11 @@ import {
   type FormSessionStatus,
 } from '../domain/formSessions';
 import { checkReturnUrl, MAX_RETURN_URL_LENGTH } from '../domain/returnUrls';
-import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import type { FormSessionStore } from '../store/formSessionStore';
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
-import type { VaultApi } from '../transport/upstreams';
+import type { VaultApi } from './ports';
 import { parseInput } from './inputLists';
+import { tokenizeBrowserCard, type AdmitCard } from './tokens';
 
 /**
  * The hosted payment page's use cases: a merchant's server opens and reads a form session (secret
@@ -200,8 +200,8 @@ export interface SubmissionGuard {
    * (throws if not); a shorter life for its provisional token when the key is under attack.
    */
   beforeCard(record: FormSessionRecord): Promise<{ provisionalTtlSeconds?: number }>;
-  /** A card the rules accepted, before it is tokenized. */
-  admitCard(number: string): Promise<void>;
+  /** A card the rules accepted, before it is tokenized: the browser route's check (app/tokens.ts). */
+  admitCard: AdmitCard;
   /** A card the rules refused: counted against the session, which may now be closed to cards. */
   cardRefused(record: FormSessionRecord): Promise<void>;
 }
@@ -238,10 +238,12 @@ export async function submitCardForm(
     if (err instanceof TesseraError && err.status === 400) await ctx.guard?.cardRefused(record);
     throw err;
   }
-  await ctx.guard?.admitCard(card.number);
-  const token = await deps.vault.tokenize(tokenizeRequestFor(card, record, true, admission?.provisionalTtlSeconds), {
-    requestId: ctx.requestId,
-  });
+  const guard = ctx.guard;
+  const checks = {
+    ...(guard ? { admitCard: (number: string) => guard.admitCard(number) } : {}),
+    ...(admission?.provisionalTtlSeconds !== undefined ? { provisionalTtlSeconds: admission.provisionalTtlSeconds } : {}),
+  };
+  const token = await tokenizeBrowserCard(deps.vault, record, card, checks, { requestId: ctx.requestId });
   const result: FormSessionResult = {
     token: token.token,
     card: { brand: token.brand, last4: token.last4, expiryMonth: token.expiryMonth, expiryYear: token.expiryYear },

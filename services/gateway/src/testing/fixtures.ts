@@ -1,7 +1,7 @@
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { AdminDeps } from '../transport/admin/adminRouter';
-import type { ProxyApi, VaultApi } from '../transport/upstreams';
+import type { ProxyApi, VaultApi } from '../app/ports';
 import type { RequestFacts } from '../domain/requestLog';
 import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../transport/app';

@@ -15,7 +15,7 @@ import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../test
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
-import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
 import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

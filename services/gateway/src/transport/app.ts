@@ -16,7 +16,7 @@ import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } 
 import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
-import type { ProxyApi, ReadyResult, VaultApi } from './upstreams';
+import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
 import {
   BROWSER_CHALLENGE_PATH,
   BROWSER_CVC_PATH,
@@ -58,7 +58,7 @@ export interface GatewayDeps {
   rateLimiter?: RateLimiter;
   /**
    * Set when keyStore also holds rateLimiter's counters and the merchant settings (one Redis): each
-   * request's key lookup then reads and counts them in the same command (see auth.ts).
+   * request's key lookup then reads and counts them in the same command (see app/authenticate.ts).
    */
   keyLookupWithPeek?: KeyLookupWithPeek;
   /** Idempotency-Key answers and their limits. */
@@ -180,7 +180,7 @@ export function createApp(deps: GatewayDeps): Express {
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const browserLimiter = deps.browser?.limiter;
   const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
-  const proxying = proxyRoutes(proxy, logger, deps.detokenizations, deps.merchantSettings);
+  const proxying = proxyRoutes({ proxy, logger, detokenizations: deps.detokenizations, merchantSettings: deps.merchantSettings });
   // The PSP host allowlist is read in the key lookup's round trip (see AuthDeps.merchantSettings).
   const proxyAuth = createAuthMiddleware({ ...authDeps, merchantSettings: proxying.takeMerchantSettings });
   const idempotencyOptions = {

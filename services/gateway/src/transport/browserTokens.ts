@@ -1,13 +1,15 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Cidr, Logger } from '@tessera/common';
-import { keepOnCurrentPepper, lookUpApiKey, type PepperedKeyStore } from '../app/keyLookup';
+import type { Cidr } from '@tessera/common';
+import { authenticatePublishableKey, framingOriginsOf, type PublishableKeyDeps } from '../app/authenticate';
+import type { PepperedKeyStore } from '../app/keyLookup';
+import type { AdmitCard } from '../app/tokens';
 import { CHALLENGE_SOLUTION_HEADER } from '../domain/browserChallenge';
 import { corsAllowedOrigin } from '../domain/browserFields';
-import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
 import { resolveClientIp } from '../domain/clientIp';
 import type { BrowserTokenLimiter } from './browserLimits';
 import { sendJson } from './envelope';
-import { countFailedAuth, type RateLimiter } from './rateLimit';
+import { admit } from './auth';
+import type { RateLimiter } from './rateLimit';
 import { apiKeyOf, contextOf } from './requestContext';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
@@ -45,17 +47,13 @@ export function browserCors(fieldsOrigin: string): RequestHandler {
 }
 
 /** Publishable keys are looked up under every configured pepper and moved to the newest, like secret keys. */
-export interface BrowserAuthDeps extends PepperedKeyStore {
+export interface BrowserAuthDeps extends PublishableKeyDeps {
   fieldsOrigin: string;
   trustedProxies: readonly Cidr[];
-  logger: Logger;
-  now: () => Date;
   /** Its failed-authentication limit only: the per-key request limit is not applied to a public key. */
   rateLimiter?: RateLimiter;
   /** The card-testing limits (proof of work per key, per shopper IP, distinct cards); absent: none. */
   browserLimiter?: BrowserTokenLimiter;
-  /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
-  provisionalTtlUnderAttackSeconds?: number;
   /**
    * Whether a request on this route is a tokenization attempt for the card-testing limits (default
    * true). Decided by route where the middleware is mounted, not by method: Express answers HEAD
@@ -80,35 +78,16 @@ export function browserAuth(deps: BrowserAuthDeps): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const ctx = contextOf(res);
     ctx.clientIp = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies);
-    const limiter = deps.rateLimiter;
-    const blocked = await limiter?.failedAuthBlock(ctx.clientIp, ctx.requestId);
-    if (blocked) throw blocked;
-    const { key, found } = await lookUpApiKey(deps, req.headers['x-api-key']);
     const fromFields = corsAllowedOrigin(header(req, 'origin'), deps.fieldsOrigin) !== undefined;
-    const result = decideBrowserKey(
-      found?.key ?? key,
-      found?.record,
-      deps.now(),
-      fromFields ? header(req, 'x-tessera-parent-origin') : undefined,
-    );
-    if (!result.ok) throw await countFailedAuth(limiter, ctx, result.code);
-    if (key.ok && found) keepOnCurrentPepper(deps, result.record, found.key.digest, key.digest);
-    ctx.apiKey = result.record;
-    // No per-key request limit here: a public key's budget spent by anyone would refuse everyone.
-    // Its volume is answered by the proof of work below; misbehaving addresses by their own limits.
-    // GET /v1/browser/challenge: asking for a challenge is no card (it stores nothing either).
-    if (deps.countsAsAttempt === false) return next();
-    // Card testing: counted once the key is known good, before the body is even read.
-    const admission = await deps.browserLimiter?.recordAttempt(
-      result.record.id,
-      ctx.clientIp,
-      header(req, CHALLENGE_SOLUTION_HEADER),
-      ctx.requestId,
-    );
-    if (admission?.refusal) throw admission.refusal;
-    if (admission?.underAttack === true && deps.provisionalTtlUnderAttackSeconds !== undefined) {
-      ctx.provisionalTtlSeconds = deps.provisionalTtlUnderAttackSeconds;
-    }
+    const authentication = await authenticatePublishableKey(deps, {
+      presented: req.headers['x-api-key'],
+      clientIp: ctx.clientIp,
+      requestId: ctx.requestId,
+      parentOrigin: fromFields ? header(req, 'x-tessera-parent-origin') : undefined,
+      countsAsAttempt: deps.countsAsAttempt !== false,
+      challengeSolution: header(req, CHALLENGE_SOLUTION_HEADER),
+    });
+    admit(ctx, authentication);
     next();
   };
 }
@@ -127,28 +106,18 @@ export function browserChallenge(limiter: BrowserTokenLimiter): RequestHandler {
 }
 
 /**
- * The distinct-cards limit, for the token route to call with a card that passed validation (only
- * cards that would be tokenized count; a refused card is not tokenized).
+ * The distinct-cards limit as the token route's card-testing check (app/tokens.ts AdmitCard),
+ * bound to the request's shopper; the hosted page binds the same limit in its submission guard.
  */
-export function browserCardGate(limiter: BrowserTokenLimiter) {
-  return async (res: Response, number: string): Promise<void> => {
+export function browserCardGate(limiter: BrowserTokenLimiter): (res: Response) => AdmitCard {
+  return (res) => async (number) => {
     const ctx = contextOf(res);
     const refusal = await limiter.admitCard(number, ctx.clientIp, ctx.requestId);
     if (refusal) throw refusal;
   };
 }
 
-/**
- * For the fields page: the allowed origins of a usable publishable key (its frame-ancestors), or
- * undefined. No origin is checked here: the browser checks the framing page against this list.
- */
+/** For the fields page: the allowed origins of a usable publishable key (app/authenticate.ts framingOriginsOf). */
 export function frameKeyLookup(deps: PepperedKeyStore & Pick<BrowserAuthDeps, 'logger' | 'now'>) {
-  return async (presented: string): Promise<{ allowedOrigins: readonly string[] } | undefined> => {
-    const { key, found } = await lookUpApiKey(deps, presented);
-    if (!key.ok || !found) return undefined;
-    const usable = usablePublishableKey(found.key, found.record, deps.now());
-    if (!usable.ok) return undefined;
-    keepOnCurrentPepper(deps, usable.record, found.key.digest, key.digest);
-    return { allowedOrigins: usable.record.allowedOrigins ?? [] };
-  };
+  return (presented: string): Promise<{ allowedOrigins: readonly string[] } | undefined> => framingOriginsOf(deps, presented);
 }

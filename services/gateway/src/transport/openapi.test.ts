@@ -12,7 +12,7 @@ import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
-import type { ProxyApi, VaultApi } from './upstreams';
+import type { ProxyApi, VaultApi } from '../app/ports';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 

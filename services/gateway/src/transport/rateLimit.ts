@@ -1,4 +1,4 @@
-import { TesseraError, type ErrorCode, type Logger } from '@tessera/common';
+import type { Logger } from '@tessera/common';
 import { apiKeyBucket, failedAuthBucket, isOverLimit, rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
 import type { RateLimitCounter, WindowCount } from '../store/rateLimitCounter';
 import { failOpen, type FailOpen } from './failOpen';
@@ -86,19 +86,6 @@ export class RateLimiter {
   takeBackKeyRequest(key: KeyOfBucket, requestId: string): void {
     void this.count(() => this.counter.unhit(apiKeyBucket(key)), requestId);
   }
-}
-
-/**
- * A key that failed authentication (either route): counts the failure toward the address's
- * failed-auth limit and returns the error to answer, that limit's 429 once it is passed,
- * otherwise the key decision's own `code`.
- */
-export async function countFailedAuth(
-  limiter: RateLimiter | undefined,
-  ctx: { clientIp?: string; requestId: string },
-  code: ErrorCode,
-): Promise<TesseraError> {
-  return (await limiter?.recordFailedAuth(ctx.clientIp, ctx.requestId)) ?? new TesseraError(code);
 }
 
 function rateLimited(window: WindowCount, what: string): RateLimitRefusal {

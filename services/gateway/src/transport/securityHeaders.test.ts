@@ -9,7 +9,7 @@ import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
-import type { ProxyApi, VaultApi } from './upstreams';
+import type { ProxyApi, VaultApi } from '../app/ports';
 
 const logger = createLogger('gateway-test', 'silent');
 const db = useGatewayRedis();
