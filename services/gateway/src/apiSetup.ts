@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Listener, Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
@@ -28,7 +29,8 @@ export function setUpApi(params: {
   upstreams: { vault: VaultApi; proxy: ProxyApi };
   pepper: string;
   previousPeppers: readonly string[];
-  admin: { router: Parameters<typeof createApp>[0]['admin'] };
+  /** The dashboard and admin API, mounted on this port when they have no ADMIN_PORT of their own. */
+  admin: { router: Router | undefined };
   /** The fields' origins (browser tokenization) and their card-testing limiter, when the browser integration is on. */
   browser?: { fieldsOrigin: string; limiter: BrowserTokenLimiter };
   formSessions?: FormSessionDeps;
@@ -43,7 +45,7 @@ export function setUpApi(params: {
     pepper: params.pepper,
     previousPeppers: params.previousPeppers,
     ...params.upstreams,
-    admin: params.admin.router,
+    ...(params.admin.router ? { admin: params.admin.router } : {}),
     // Counters live where the keys live, shared by every replica and worker; the key lookup reads
     // and counts them (and the merchant settings) in one command.
     rateLimiter: new RateLimiter(stores.rateLimits, config, params.logger),
