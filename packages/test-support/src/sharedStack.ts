@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startRedisServer as launchRedisServer } from '@tessera/stack';
+import { isRunning } from './processRunning';
 import { PspRecorder } from './psp';
 import { freePort, type RedisServer } from './redisServer';
 import { Stack, startStack, useStack, type StackFixture } from './stack';
@@ -39,17 +40,6 @@ export interface SharedStackFixture extends StackFixture {
 
 function stateFileOf(dir: string): string {
   return path.join(dir, `worker-${process.env.JEST_WORKER_ID ?? '1'}.json`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie (exited, its parent not yet reaping) answers kill 0 too.
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return !/^\d+ \(.*\) Z/.test(stat);
 }
 
 async function startSharedStack(dir: string): Promise<SharedStackState> {
@@ -88,9 +78,9 @@ async function sharedStackState(dir: string): Promise<SharedStackState> {
   const file = stateFileOf(dir);
   if (fs.existsSync(file)) {
     const state = JSON.parse(fs.readFileSync(file, 'utf8')) as SharedStackState;
-    if (state.pids.every(alive)) return state;
+    if (state.pids.every(isRunning)) return state;
     // A process of it died (a crashed service): none of this file's tests should see that.
-    for (const pid of state.pids.filter(alive)) process.kill(pid, 'SIGKILL');
+    for (const pid of state.pids.filter(isRunning)) process.kill(pid, 'SIGKILL');
   }
   return startSharedStack(dir);
 }

@@ -1,25 +1,13 @@
 /**
  * The integration project's globalTeardown: stops every shared stack (sharedStack.ts) the workers
  * started, keeps their logs in test-artifacts/logs for a human to read, and removes their data.
- * Node's modules only, as sharedStacksSetup.ts.
+ * Node's modules and relative imports only, as sharedStacksSetup.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { isRunning } from './processRunning';
 
 const ARTIFACTS = path.resolve(__dirname, '../../../test-artifacts/logs');
-
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 function signal(pid: number, name: NodeJS.Signals): void {
   try {
@@ -33,8 +21,8 @@ function signal(pid: number, name: NodeJS.Signals): void {
 async function stopAll(pids: number[]): Promise<void> {
   for (const pid of pids) signal(pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
-  while (pids.some((pid) => !gone(pid)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  for (const pid of pids.filter((p) => !gone(p))) signal(pid, 'SIGKILL');
+  while (pids.some(isRunning) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const pid of pids.filter(isRunning)) signal(pid, 'SIGKILL');
 }
 
 export default async function tearDownSharedStacks(): Promise<void> {
