@@ -7,13 +7,16 @@
  * while the master holding one merchant's keys is killed with SIGKILL. Every answer is recorded
  * per merchant and per half second from the kill; merchants whose keys live elsewhere must see
  * no error, and the merchant that was hit must be answered again once its replica took over;
- * /readyz stays 200 throughout.
+ * /readyz stays 200 throughout. The clients speak from an address whose failed-auth counter is on
+ * the killed master too, so that the other merchants' requests meet the dead slot: none of them
+ * may wait REDIS_COMMAND_TIMEOUT_MS for it (the limiter gives up after RATE_LIMIT_STORE_TIMEOUT_MS).
  */
 import { randomUUID } from 'node:crypto';
 import {
   aCard,
   apiClient,
   clusterNodes,
+  connectNode,
   replicasInSync,
   startRedis,
   startRedisCluster,
@@ -29,6 +32,8 @@ jest.setTimeout(180_000);
 const NODE_TIMEOUT_MS = 2000;
 const BUCKET_MS = 500;
 const MERCHANTS = Array.from({ length: 9 }, (_, i) => `shop_${i}`);
+/** The gateway's REDIS_COMMAND_TIMEOUT_MS (its default): what a request waited for a dead counter before. */
+const COMMAND_TIMEOUT_MS = 1000;
 
 let cluster: RedisCluster;
 let vaultRedis: RedisServer;
@@ -42,7 +47,11 @@ beforeAll(async () => {
   replicasSyncedAtStart = await replicasInSync(cluster.nodes[0]!);
   vaultRedis = await startRedis();
   stack = await startStack(cluster, {
-    env: { REDIS_CLUSTER_NODES: cluster.nodes.join(',') },
+    env: {
+      REDIS_CLUSTER_NODES: cluster.nodes.join(','),
+      TRUSTED_PROXIES: '127.0.0.1/32',
+      REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS),
+    },
     serviceEnv: { vault: { REDIS_URL: vaultRedis.url, REDIS_CLUSTER_NODES: '' } },
   });
 });
@@ -77,10 +86,28 @@ async function masterHoldingKey(masters: string[], keyId: string): Promise<strin
   throw new Error(`no master holds the record of ${keyId}`);
 }
 
+/** A client address whose failed-auth counter (`tessera:ratelimit:authfail:<address>`) lives on `master`. */
+async function addressCountedOn(master: string): Promise<string> {
+  const owned = new Set((await clusterNodes(master)).find((n) => n.address === master)!.slots);
+  const node = connectNode(master);
+  await node.connect();
+  try {
+    for (let i = 1; i < 255; i++) {
+      const address = `198.51.100.${i}`;
+      if (owned.has((await node.call('CLUSTER', 'KEYSLOT', `tessera:ratelimit:authfail:${address}`)) as number)) return address;
+    }
+  } finally {
+    node.disconnect();
+  }
+  throw new Error(`no address of 198.51.100.0/24 is counted on ${master}`);
+}
+
 interface Answer {
   merchant: string;
   /** When the answer came (ms since the epoch). */
   at: number;
+  /** How long the client waited for it. */
+  tookMs: number;
   status: number;
   code?: string;
 }
@@ -93,20 +120,25 @@ it('during a master’s failover, merchants whose state lives on other masters s
   const victim = masterOf.get(MERCHANTS[0]!)!;
   const hit = MERCHANTS.filter((m) => masterOf.get(m) === victim);
   const elsewhere = MERCHANTS.filter((m) => masterOf.get(m) !== victim);
+  const clientAddress = await addressCountedOn(victim);
 
   let stop = false;
   const answers: Answer[] = [];
   const drive = async (apiKey: string, merchant: string): Promise<void> => {
-    const call = apiClient(stack, apiKey);
+    const client = apiClient(stack, apiKey);
+    const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const sentAt = Date.now();
+      const res = await client(method, route, body, { ...headers, 'x-forwarded-for': clientAddress });
+      answers.push({ merchant, at: Date.now(), tookMs: Date.now() - sentAt, status: res.status, code: res.body?.error?.code });
+      return res;
+    };
     while (!stop) {
       const created = await call('POST', '/v1/token', aCard(), { 'idempotency-key': randomUUID() });
-      answers.push({ merchant, at: Date.now(), status: created.status, code: created.body?.error?.code });
       if (created.status !== 201) {
         await sleep(50);
         continue;
       }
-      const read = await call('GET', `/v1/token/${created.body.token}`);
-      answers.push({ merchant, at: Date.now(), status: read.status, code: read.body?.error?.code });
+      await call('GET', `/v1/token/${created.body.token}`);
     }
   };
   const traffic = Promise.all(keys.map((key) => drive(key.apiKey, key.merchantId)));
@@ -164,6 +196,8 @@ it('during a master’s failover, merchants whose state lives on other masters s
   process.stdout.write(`errors/answers per merchant:\n${header}\n${rows.join('\n')}\n`);
 
   process.stdout.write(`/readyz: ${readiness.filter((s) => s !== 200).length} of ${readiness.length} probes not 200\n`);
+  const slowest = (group: string[]) => Math.max(...answers.filter((a) => group.includes(a.merchant) && a.at >= 0).map((a) => a.tookMs));
+  process.stdout.write(`slowest answer after the kill: ${slowest(elsewhere)} ms elsewhere, ${slowest(hit)} ms on the hit master\n`);
 
   // A replica that never synced is never promoted, and its master's merchants would never be
   // answered again whatever the gateway did: that is the cluster's failure, not the gateway's.
@@ -173,6 +207,12 @@ it('during a master’s failover, merchants whose state lives on other masters s
   expect(elsewhere.length).toBeGreaterThan(0);
   for (const merchant of elsewhere) {
     expect({ merchant, errors: answers.filter((a) => a.merchant === merchant && a.status >= 300) }).toEqual({ merchant, errors: [] });
+  }
+  // Nor did they wait: the failed-auth counter of their address was on the dead master, and the
+  // limit fails open by RATE_LIMIT_STORE_TIMEOUT_MS, long before the command timeout.
+  for (const merchant of elsewhere) {
+    const slow = answers.filter((a) => a.merchant === merchant && a.tookMs >= COMMAND_TIMEOUT_MS);
+    expect({ merchant, slow }).toEqual({ merchant, slow: [] });
   }
   // The gateway stays ready: it serves every merchant but those of the failed master's slots.
   expect(readiness.filter((status) => status !== 200)).toEqual([]);

@@ -107,6 +107,11 @@ export const gatewayConfigSchema = z
     // Per client IP (an IPv6 /64): 401s per minute before further attempts get 429, so keys
     // cannot be guessed or sprayed online.
     RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: env.nonNegativeInt(30),
+    // How long a request waits for a rate-limit or card-testing counter before going through as if
+    // under its limit (they fail open). Shorter than REDIS_COMMAND_TIMEOUT_MS: a counter lives in
+    // the client address's slot, so with that Cluster master down every request from the address
+    // would otherwise wait the full command timeout although its key had answered at once.
+    RATE_LIMIT_STORE_TIMEOUT_MS: env.positiveInt(100),
     // Strict-Transport-Security on every response; only meaningful when clients reach the gateway
     // over HTTPS (a TLS-terminating load balancer), so off by default. 31536000 = one year.
     HSTS_MAX_AGE_SECONDS: env.nonNegativeInt(0),

@@ -44,6 +44,9 @@ export const gatewayConfigDocs: ConfigDocs = {
   RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: {
     text: '`401`s per client IP (IPv6: per /64) per minute; after that every request from it, even with a valid key, gets `429` until the minute is over. `0` disables',
   },
+  RATE_LIMIT_STORE_TIMEOUT_MS: {
+    text: "how long a request waits for a rate-limit or card-testing counter in Redis before going through as if under that limit (the limits fail open). Keep it below `REDIS_COMMAND_TIMEOUT_MS`: a client address's counters live in its own slot, so with that Cluster master down its requests otherwise wait the full command timeout although their key answered at once. A counter that answers within it is always enforced",
+  },
   HSTS_MAX_AGE_SECONDS: {
     default: '`0` (off)',
     text: '`Strict-Transport-Security: max-age=…` on every response; set it (e.g. `31536000`) when clients reach the gateway over HTTPS through a TLS-terminating load balancer',

@@ -24,10 +24,10 @@ export interface AuthenticateDeps extends PepperedKeyStore {
   /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */
   rateLimiter?: AuthRateLimits | undefined;
   /**
-   * The key store's lookup that also reads the client's failed-auth counter, counts the key's
-   * request when its record alone shows it passes, and reads the merchant settings: one round trip
-   * instead of three. Only where the key store also holds the counters and settings; absent: one
-   * read each. Secret-key routes only.
+   * The key store's lookup that also counts the key's request when its record alone shows it
+   * passes and reads the merchant settings: one round trip instead of three (the limiter's read
+   * of the client's failed-auth counter leaves beside it). Only where the key store also holds the
+   * counters and settings; absent: one read each. Secret-key routes only.
    */
   keyLookupWithPeek?: KeyLookupWithPeek | undefined;
 }
@@ -201,26 +201,30 @@ interface KeyLookup {
 }
 
 /**
- * The client's failed-auth block and the record of the presented key, read together: where the
- * key store can also read the counters, in one round trip (a script in the key's merchant's slot,
- * which also counts the key's request when the record alone shows it passes and reads the
- * merchant settings the route needs, beside a read of the address's counter); otherwise side by
- * side, and the key's request is counted after the decision.
+ * The client's failed-auth block and the record of the presented key, read side by side: where
+ * the key store can also count and read settings, the key's part is one script in its merchant's
+ * slot (which also counts the key's request when the record alone shows it passes, and reads the
+ * merchant settings the route needs); otherwise a plain read, and the key's request is counted
+ * after the decision. The address's counter is the limiter's own read, issued first so that on
+ * one connection it leaves in the same auto-pipelined write as the key's script: it lives in the
+ * address's slot, so with that master down it answers by the limiter's deadline
+ * (RATE_LIMIT_STORE_TIMEOUT_MS), not the key lookup's command timeout (transport/failOpen.ts).
  */
 async function lookUpKey(deps: AuthenticateDeps, key: PresentedKey, attempt: SecretKeyAttempt): Promise<KeyLookup> {
   const limiter = deps.rateLimiter;
   const { clientIp, requestId } = attempt;
+  const block = limiter?.failedAuthBlock(clientIp, requestId);
   if (key.ok && deps.keyLookupWithPeek) {
-    const bucket = limiter?.failedAuthBucketToCheck(clientIp);
     const windowMs = limiter?.keyRequestWindowMs();
-    const found = await deps.keyLookupWithPeek.lookUp(key.digest, {
-      ...(bucket !== undefined ? { failedAuthBucket: bucket } : {}),
-      ...(windowMs !== undefined ? { countKeyRequest: { windowMs, now: deps.now(), mode: key.mode, kind: key.kind } } : {}),
-      readMerchantSettings: attempt.merchantSettings !== undefined,
-    });
+    const [blocked, found] = await Promise.all([
+      block,
+      deps.keyLookupWithPeek.lookUp(key.digest, {
+        ...(windowMs !== undefined ? { countKeyRequest: { windowMs, now: deps.now(), mode: key.mode, kind: key.kind } } : {}),
+        readMerchantSettings: attempt.merchantSettings !== undefined,
+      }),
+    ]);
     // Read beside the key (the counter is in the address's slot, the key in its merchant's), so
     // the key's request may have been counted for a client that is blocked: take it back.
-    const blocked = bucket === undefined || found.failedAuth === undefined ? undefined : limiter?.failedAuthBlockOf(found.failedAuth);
     if (blocked && found.keyRequest !== undefined && found.record !== undefined) limiter?.takeBackKeyRequest(found.record, requestId);
     return {
       blocked,
@@ -229,9 +233,6 @@ async function lookUpKey(deps: AuthenticateDeps, key: PresentedKey, attempt: Sec
       ...(found.merchantSettings ? { merchantSettings: found.merchantSettings } : {}),
     };
   }
-  const [blocked, record] = await Promise.all([
-    limiter?.failedAuthBlock(clientIp, requestId),
-    key.ok ? deps.keyStore.findByDigest(key.digest) : undefined,
-  ]);
+  const [blocked, record] = await Promise.all([block, key.ok ? deps.keyStore.findByDigest(key.digest) : undefined]);
   return { blocked, record };
 }

@@ -65,8 +65,6 @@ export interface ProxyApi {
  */
 export interface AuthRateLimits {
   failedAuthBlock(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined>;
-  failedAuthBucketToCheck(clientIp: string | undefined): string | undefined;
-  failedAuthBlockOf(window: WindowCount): RateLimitRefusal | undefined;
   recordFailedAuth(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined>;
   recordKeyRequest(key: { merchantId: string; id: string }, requestId: string): Promise<RateLimitRefusal | undefined>;
   keyRequestWindowMs(): number | undefined;

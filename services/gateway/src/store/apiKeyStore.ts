@@ -48,8 +48,6 @@ export interface ApiKeyStore {
 
 /** What the lookup of an API request does besides finding the key, in the same script. */
 export interface KeyLookupOptions {
-  /** The client's failed-auth counter to read (RateLimitCounter.peek), when that limit is on. */
-  failedAuthBucket?: string;
   /**
    * Counts the request in the key's own window (RateLimitCounter.hit on `apiKeyBucket(key)`) when its
    * record alone shows it passes: active, unexpired at `now`, of the presented mode and kind, secret,
@@ -63,11 +61,6 @@ export interface KeyLookupOptions {
 
 export interface KeyLookupResult {
   record: ApiKeyRecord | undefined;
-  /**
-   * The failed-auth counter's window; zero when none was asked for. Undefined when it could not be
-   * read: it lives in the client address's slot, not the key's, and the limit fails open.
-   */
-  failedAuth: WindowCount | undefined;
   /** The key's window after counting this request; undefined when it was not counted here. */
   keyRequest?: WindowCount;
   /** Present when asked for and the key was found; undefined inside when the merchant has none. */
@@ -75,7 +68,7 @@ export interface KeyLookupResult {
 }
 
 /**
- * The key lookup of an API request together with the rate-limit counters and the merchant settings
+ * The key lookup of an API request together with the key's rate-limit counter and the merchant settings
  * it would otherwise read in further round trips. Only a key store whose backend also holds those
  * (Redis) has it: authenticating an API request then costs one script call and one round trip.
  */

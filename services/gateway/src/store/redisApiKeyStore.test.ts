@@ -157,25 +157,6 @@ describe('Redis API key store', () => {
     expect(sent).toEqual(['evalsha']);
   });
 
-  it('reads a rate-limit counter with the key lookup, as the counter itself would peek at it', async () => {
-    const record = newRecord();
-    await store.create(record);
-    const counter = new RedisRateLimitCounter(redis);
-    await counter.hit('authfail:203.0.113.9', 60_000);
-    await counter.hit('authfail:203.0.113.9', 60_000);
-    const found = await store.lookUp(record.digest, { failedAuthBucket: 'authfail:203.0.113.9' });
-    expect(found.record).toEqual(record);
-    expect(found.failedAuth?.count).toBe(2);
-    expect(found.failedAuth?.resetInMs).toBeGreaterThan(0);
-    expect(found.failedAuth?.resetInMs).toBeLessThanOrEqual(60_000);
-    const unknown = await store.lookUp('0'.repeat(64), { failedAuthBucket: 'authfail:203.0.113.9' });
-    expect(unknown).toMatchObject({ record: undefined, failedAuth: { count: 2 } });
-    expect(await store.lookUp(record.digest, { failedAuthBucket: 'authfail:198.51.100.1' })).toEqual({
-      record,
-      failedAuth: { count: 0, resetInMs: 0 },
-    });
-  });
-
   describe('counting the request with the lookup', () => {
     const count = (now = new Date()) => ({ countKeyRequest: { windowMs: 1_000, now, mode: 'test', kind: 'secret' } });
     const counterOf = (record: ApiKeyRecord) => redis.get(`tessera:ratelimit:key:{m:${record.merchantId}}:${record.id}`);
@@ -249,8 +230,7 @@ describe('Redis API key store', () => {
     expect(
       (
         await store.lookUp(record.digest, {
-          failedAuthBucket: 'authfail:x',
-          ...{ countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' } },
+          countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' },
         })
       ).record,
     ).toEqual(record);
@@ -263,15 +243,12 @@ describe('Redis API key store', () => {
     await store.create(record);
     await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), undefined);
     await new RedisMerchantSettingsStore(redis).setPspHosts('m_slot', ['api.psp.example'], new Date());
-    await new RedisRateLimitCounter(redis).hit('authfail:203.0.113.9', 60_000);
     const found = await store.lookUp(record.digest, {
-      failedAuthBucket: 'authfail:203.0.113.9',
       countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'test', kind: 'secret' },
       readMerchantSettings: true,
     });
     expect(found).toMatchObject({
       record: { ...record, lastUsedAt: '2030-05-05T05:05:05.000Z' },
-      failedAuth: { count: 1 },
       keyRequest: { count: 1 },
       merchantSettings: { settings: { pspHosts: ['api.psp.example'] } },
     });
@@ -283,7 +260,6 @@ describe('Redis API key store', () => {
       'tessera:merchant-settings:{m:m_slot}': 'm:m_slot',
       // Read beside the script, in slots of their own: the index on a key's first use in a process only.
       [`tessera:apikey-digest:{${record.digest}}`]: record.digest,
-      'tessera:ratelimit:authfail:203.0.113.9': undefined,
       // The admin listing's, never read by an API request.
       'tessera:apikey-index': undefined,
     });

@@ -5,7 +5,7 @@ import { apiKeyBucket } from '../domain/rateLimit';
 import { merchantSlot } from '../domain/slots';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
 import { merchantSettingsKey, parseMerchantSettings } from './merchantSettingsStore';
-import { HIT_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, RedisRateLimitCounter, type WindowCount } from './rateLimitCounter';
+import { HIT_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
 
 /** Where a key's record is: its merchant's slot, and its id there. The digest index holds it as JSON. */
 export interface KeyLocation {
@@ -126,15 +126,14 @@ function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
  * the merchant's slot, and a script there reads the record (checking it is still under that
  * digest), counts the request and reads the settings. Each process remembers the location of the
  * digests it found, so after a key's first request a lookup is that one script: one round trip in
- * the merchant's slot, with the read of the address's failed-auth counter beside it in the same
- * write. The costs: the first request of a key in each process takes a second round trip, and
+ * the merchant's slot (the rate limiter's read of the address's failed-auth counter leaves beside
+ * it, in the same write on one connection). The costs: the first request of a key in each process takes a second round trip, and
  * needs the digest's master as well as the merchant's; a create or a pepper move is two steps
  * in two slots instead of one script (see create and rehashDigest). Nothing is cached but where
  * a record is: revocations still take effect on the next request.
  */
 export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   private readonly scripts: KeyStoreScripts;
-  private readonly counters: RedisRateLimitCounter;
   private readonly locations = new Map<string, KeyLocation>();
 
   constructor(private readonly redis: Redis) {
@@ -143,7 +142,6 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
       tesseraApiKeyAuthenticate: { numberOfKeys: 4, lua: AUTHENTICATE_SCRIPT },
       tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
     });
-    this.counters = new RedisRateLimitCounter(redis);
   }
 
   /**
@@ -200,13 +198,9 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     }
   }
 
-  /** The counters are RedisRateLimitCounter's and the settings RedisMerchantSettingsStore's, all in this same Redis. */
+  /** The key's counter is RedisRateLimitCounter's and the settings RedisMerchantSettingsStore's, all in this same Redis. */
   async lookUp(digest: string, options: KeyLookupOptions): Promise<KeyLookupResult> {
     const count = options.countKeyRequest;
-    const bucket = options.failedAuthBucket;
-    // Issued first, so that it leaves in the same write as the key's script (auto-pipelining).
-    const failedAuth: Promise<WindowCount | undefined> =
-      bucket === undefined ? Promise.resolve({ count: 0, resetInMs: 0 }) : this.counters.peek(bucket).catch(() => undefined);
     let reply: LookupReply | undefined;
     try {
       reply = await this.underDigest(digest, async (location) => {
@@ -231,7 +225,6 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
     const settings = reply?.[3];
     return {
       record: reply === undefined ? undefined : recordOf(reply),
-      failedAuth: await failedAuth,
       ...(counted ? { keyRequest: { count: counted[0], resetInMs: counted[1] } } : {}),
       ...(settings ? { merchantSettings: { settings: parseMerchantSettings(settings[0]) } } : {}),
     };

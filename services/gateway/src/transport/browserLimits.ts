@@ -32,6 +32,8 @@ import { altcha, type Challenge } from './altcha';
 import { failOpen, type FailOpen } from './failOpen';
 
 export interface BrowserLimitConfig {
+  /** As the API rate limits' (transport/failOpen.ts): how long an attempt waits for a counter; absent: no deadline of its own. */
+  RATE_LIMIT_STORE_TIMEOUT_MS?: number | undefined;
   /** Browser tokenizations per key per minute past which each needs a proof of work; 0 disables. */
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: number;
   /** A challenge's maxnumber at the threshold, for an address with no refusals. */
@@ -138,7 +140,9 @@ export class BrowserTokenLimiter {
       now?: () => number;
     },
   ) {
-    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
+    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)', {
+      deadlineMs: deps.config.RATE_LIMIT_STORE_TIMEOUT_MS,
+    });
   }
 
   private now(): number {

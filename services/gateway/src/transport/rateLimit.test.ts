@@ -31,7 +31,10 @@ interface Setup {
  * Keys and counters live in the test's Redis as in production (one script reads both per
  * request), unless `counter` replaces the counters.
  */
-async function setUp(limits: RateLimitConfig, options: { counter?: RateLimitCounter; allowedCidrs?: string[] } = {}): Promise<Setup> {
+async function setUp(
+  limits: RateLimitConfig,
+  options: { counter?: RateLimitCounter; allowedCidrs?: string[]; keyLookupCountsInRedis?: boolean } = {},
+): Promise<Setup> {
   const store = new RedisApiKeyStore(db.redis);
   const keys: string[] = [];
   const ids: string[] = [];
@@ -58,7 +61,7 @@ async function setUp(limits: RateLimitConfig, options: { counter?: RateLimitCoun
       vault,
       proxy,
       rateLimiter: new RateLimiter(options.counter ?? new RedisRateLimitCounter(db.redis), limits, logger),
-      ...(options.counter ? {} : { keyLookupWithPeek: store }),
+      ...(options.counter && options.keyLookupCountsInRedis !== true ? {} : { keyLookupWithPeek: store }),
     }),
   );
   const get = (apiKey: string | undefined, ip = '198.51.100.1') =>
@@ -203,6 +206,52 @@ describe('API rate limits with the keys and counters in Redis', () => {
     expect((await s.get(keyA)).headers['x-tessera-error']).toBe('api_key_invalid');
     expect((await s.get(keyB)).status).toBe(200);
     expect(await db.redis.exists(`tessera:ratelimit:key:${s.ids[0]}`)).toBe(0);
+  });
+});
+
+describe('the failed-auth counter of an address whose Redis master is down or slow (RATE_LIMIT_STORE_TIMEOUT_MS)', () => {
+  let s: Setup;
+  afterEach(async () => {
+    await s.app.close();
+  });
+  /** The gateway's REDIS_COMMAND_TIMEOUT_MS default: what every request waited for before the deadline. */
+  const COMMAND_TIMEOUT_MS = 1_000;
+  const limits = { RATE_LIMIT_PER_KEY_PER_SECOND: 100, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 2, RATE_LIMIT_STORE_TIMEOUT_MS: 100 };
+  /** The counters in the test's Redis, but the failed-auth ones (the address's slot) answer after `delay` (never, by default). */
+  const failedAuthCountersAnsweringAfter = (delayMs?: number): RateLimitCounter => {
+    const redis = new RedisRateLimitCounter(db.redis);
+    return {
+      hit: (bucket, windowMs) => redis.hit(bucket, windowMs),
+      unhit: (bucket) => redis.unhit(bucket),
+      peek: (bucket) =>
+        !bucket.startsWith('authfail:')
+          ? redis.peek(bucket)
+          : delayMs === undefined
+            ? new Promise<never>(() => undefined)
+            : new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => redis.peek(bucket)),
+    };
+  };
+
+  it('answers an authenticated request without waiting for a counter that never answers', async () => {
+    s = await setUp(limits, { counter: failedAuthCountersAnsweringAfter(), keyLookupCountsInRedis: true });
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const res = await s.get(s.keys[0], '203.0.113.9');
+      expect(res.status).toBe(200);
+      // Bound generously: the deadline is 100 ms, the request used to wait the whole command timeout.
+      expect(Date.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS);
+    }
+    expect(s.logs()).toContain('rate limit store unavailable');
+  });
+
+  it('still refuses an address over its failed-auth limit when its counter answers after the key, within the deadline', async () => {
+    s = await setUp(limits, { counter: failedAuthCountersAnsweringAfter(30), keyLookupCountsInRedis: true });
+    const wrong = 'tsk_test_' + 'A'.repeat(32);
+    expect((await s.get(wrong, '203.0.113.9')).status).toBe(401);
+    expect((await s.get(wrong, '203.0.113.9')).status).toBe(401);
+    // The key's script answers first; were the counter not waited for, a valid key would pass here.
+    expectRateLimited(await s.get(s.keys[0], '203.0.113.9'), 60);
+    expect((await s.get(s.keys[0], '203.0.113.10')).status).toBe(200);
   });
 });
 

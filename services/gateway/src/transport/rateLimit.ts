@@ -8,6 +8,8 @@ export interface RateLimitConfig {
   RATE_LIMIT_PER_KEY_PER_SECOND: number;
   /** Failed authentications (401) per client IP (IPv6: per /64) per one-minute window; 0 disables. */
   RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: number;
+  /** How long a request waits for a counter before going through as if under the limit; absent: no deadline of its own. */
+  RATE_LIMIT_STORE_TIMEOUT_MS?: number | undefined;
 }
 
 /** What names a key's bucket: its id, in its merchant's slot. */
@@ -25,7 +27,9 @@ export class RateLimiter {
     private readonly config: RateLimitConfig,
     logger: Logger,
   ) {
-    this.count = failOpen(logger, 'rate limit store unavailable: limits are not enforced (failing open)');
+    this.count = failOpen(logger, 'rate limit store unavailable: limits are not enforced (failing open)', {
+      deadlineMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+    });
   }
 
   /**
@@ -34,21 +38,10 @@ export class RateLimiter {
    * more about keys, not even whether the next one it tries is valid.
    */
   async failedAuthBlock(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined> {
-    const bucket = this.failedAuthBucketToCheck(clientIp);
-    if (bucket === undefined) return undefined;
-    const window = await this.count(() => this.counter.peek(bucket), requestId);
-    return window === undefined ? undefined : this.failedAuthBlockOf(window);
-  }
-
-  /** The counter failedAuthBlock peeks at, for a store that reads it along with the key; undefined when that limit is off. */
-  failedAuthBucketToCheck(clientIp: string | undefined): string | undefined {
-    return this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE > 0 ? failedAuthBucket(clientIp) : undefined;
-  }
-
-  /** failedAuthBlock's decision on a window already read (see failedAuthBucketToCheck). */
-  failedAuthBlockOf(window: WindowCount): RateLimitRefusal | undefined {
     const limit = this.config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE;
-    return limit > 0 && window.count >= limit ? rateLimited(window, 'authentication failures') : undefined;
+    if (limit <= 0) return undefined;
+    const window = await this.count(() => this.counter.peek(failedAuthBucket(clientIp)), requestId);
+    return window !== undefined && window.count >= limit ? rateLimited(window, 'authentication failures') : undefined;
   }
 
   /** Counts a failed authentication; the error to answer instead of the 401 once the limit is passed. */
