@@ -1,5 +1,5 @@
 import type { Logger } from '@tessera/common';
-import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
+import { buildApiKeyRecord, hashApiKey } from '@tessera/merchant-data';
 import type { ApiKeyStore } from './store/apiKeyStore';
 
 export interface DevKeyRegistration {

@@ -5,4 +5,4 @@ export type { VaultApi, ProxyApi, CallContext, ReadyResult } from './app/ports';
 export type { ApiKeyStore } from './store/apiKeyStore';
 export { createRedisClient } from '@tessera/common/redis';
 export { RedisApiKeyStore } from './store/redisApiKeyStore';
-export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from './domain/apiKeys';
+export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from '@tessera/merchant-data';

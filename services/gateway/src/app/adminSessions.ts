@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
+import { buildAuditRecord, type AuditInput } from '@tessera/merchant-data';
 import { loginBlock, loginBuckets, locksAfterFailure, lockoutPolicy } from '../domain/admin/lockout';
 import * as mfaSecrets from '../domain/admin/mfaSecrets';
 import { credentialsVersionOf, normalizeEmail, operatorView, type OperatorRecord, type OperatorView } from '../domain/admin/operators';

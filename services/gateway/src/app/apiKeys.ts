@@ -1,18 +1,24 @@
 import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
-import { decideApiKey, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
-import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
+  API_KEY_KINDS,
+  type ApiKeyCheck,
+  type ApiKeyKind,
+  type ApiKeyRecord,
+  type ApiKeyRefusal,
   canonicalCidrEntry,
   canonicalDomainPattern,
   canonicalOriginPattern,
+  decideApiKey,
+  issueApiKey,
+  keyKindOf,
+  type KeyRestrictionLists,
   MAX_ALLOWED_CIDRS,
   MAX_ALLOWED_DOMAINS,
   MAX_ALLOWED_ORIGINS,
   refusedRestrictions,
-  type KeyRestrictionLists,
-} from '../domain/keyRestrictions';
+} from '@tessera/merchant-data';
 import type { AuditLog } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { auditAs, type Caller } from './caller';

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import type { AuditRecord } from '../domain/admin/audit';
+import type { AuditRecord, DetokenizationLog, DetokenizationRecord } from '@tessera/merchant-data';
 import type { AuditLog } from '../store/adminStores';
-import type { DetokenizationRecord } from '../domain/detokenizationAudit';
-import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { Caller } from './caller';
 import { merchantInReach, merchantQuerySchema } from './merchants';
 

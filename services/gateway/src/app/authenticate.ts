@@ -1,11 +1,16 @@
 import type { ErrorCode, Logger } from '@tessera/common';
 import { TesseraError } from '@tessera/common';
-import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
+import {
+  type ApiKeyRecord,
+  decideApiKey,
+  decideBrowserKey,
+  type MerchantSettings,
+  type PresentedKey,
+  presentedKeyOf,
+  usablePublishableKey,
+} from '@tessera/merchant-data';
 import type { RateLimitRefusal } from '../domain/rateLimit';
 import type { ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
-import type { MerchantSettings } from '../store/merchantSettingsStore';
 import type { WindowCount } from '../store/rateLimitCounter';
 import { keepOnCurrentPepper, lookUpApiKey, lookUpUnderOlderPeppers, type PepperedKeyStore } from './keyLookup';
 import type { AuthRateLimits, CardTestingAttempts } from './ports';

@@ -1,4 +1,4 @@
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
+import { buildAuditRecord, type AuditInput } from '@tessera/merchant-data';
 import type { AuditLog } from '../store/adminStores';
 
 /** Who acts in a use case: recorded in the audit log, and limited to the merchants they may manage. */

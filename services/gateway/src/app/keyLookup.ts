@@ -1,6 +1,5 @@
 import type { Logger } from '@tessera/common';
-import { presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
-import { hashApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
+import { type ApiKeyRecord, hashApiKey, pepperIdOf, type PresentedKey, presentedKeyOf } from '@tessera/merchant-data';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 
 /**

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
-import { MERCHANT_ID_PATTERN } from '../domain/apiKeys';
-import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
+import {
+  canonicalPspHostEntry,
+  MAX_PSP_HOSTS,
+  MERCHANT_ID_PATTERN,
+  type MerchantSettings,
+  type MerchantSettingsStore,
+} from '@tessera/merchant-data';
 import type { AuditLog, OperatorStore } from '../store/adminStores';
 import type { ApiKeyStore } from '../store/apiKeyStore';
-import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
 import { auditAs, type Caller } from './caller';
 import { canonicalListSchema } from './inputLists';
 

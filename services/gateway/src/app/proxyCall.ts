@@ -1,11 +1,14 @@
 import { TesseraError, type Logger } from '@tessera/common';
 import type { DryRunReport, ForwardCall, ForwardResponse__Output } from '@tessera/protos';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
+import {
+  type ApiKeyRecord,
+  buildDetokenizationRecord,
+  type DetokenizationLog,
+  type MerchantSettings,
+  type MerchantSettingsStore,
+  type ProxyCallFacts,
+} from '@tessera/merchant-data';
 import { parseProxyRequest } from '../domain/requestSchemas';
-import type { ProxyCallFacts } from '../domain/requestLog';
-import type { DetokenizationLog } from '../store/detokenizationLog';
-import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
 import type { ProxyApi } from './ports';
 
 /**

@@ -5,15 +5,18 @@ import { canManageMerchant } from '../domain/admin/operators';
 import {
   buildRequestLogRecord,
   buildRequestStats,
+  ENTRY_ID_PATTERN,
   matchesFilter,
-  summaryOf,
+  type MerchantRecord,
   type RequestFacts,
   type RequestLogEntry,
   type RequestLogFilter,
+  type RequestLogStore,
   type RequestLogSummary,
   type RequestStats,
-} from '../domain/requestLog';
-import { ENTRY_ID_PATTERN, STATS_MAX_HOURS, type MerchantRecord, type RequestLogStore } from '../store/requestLogStore';
+  STATS_MAX_HOURS,
+  summaryOf,
+} from '@tessera/merchant-data';
 import { parseInput } from './inputLists';
 
 /**

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { hashApiKey } from '../domain/apiKeys';
+import { hashApiKey } from '@tessera/merchant-data';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { parseRotationDelay, runKeysCli } from './keys';

@@ -22,10 +22,9 @@ import {
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
+import { type ApiKeyRecord, apiKeyStatus, keyKindOf, type Pepper, pepperIdOf, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { RedisAuditLog } from '../store/redisAdminStores';
-import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
 import { parseInput } from '../app/inputLists';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { TesseraError } from '@tessera/common';
-import { merchantSlot } from './slots';
+import { merchantSlot } from '@tessera/merchant-data';
 
 /** Retry-After in whole seconds (RFC 9110 §10.2.3): rounded up, and never 0, which would invite an instant retry. */
 export function retryAfterSeconds(resetInMs: number): number {

@@ -1,5 +1,5 @@
 import { useGatewayRedis } from '../testing/redis';
-import { buildAuditRecord } from '../domain/admin/audit';
+import { buildAuditRecord } from '@tessera/merchant-data';
 import { newOperatorRecord } from '../domain/admin/operators';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';

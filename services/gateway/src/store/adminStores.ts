@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../domain/admin/audit';
+import type { AuditRecord } from '@tessera/merchant-data';
 import type { OperatorChange, OperatorRecord } from '../domain/admin/operators';
 import type { SessionRecord } from '../domain/admin/sessions';
 

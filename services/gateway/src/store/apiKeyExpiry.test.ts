@@ -1,5 +1,5 @@
 import { useGatewayRedis } from '../testing/redis';
-import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
+import { buildApiKeyRecord, generateApiKey } from '@tessera/merchant-data';
 import type { ApiKeyStore } from './apiKeyStore';
 import { apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
 

@@ -1,5 +1,4 @@
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import type { MerchantSettings } from './merchantSettingsStore';
+import type { ApiKeyRecord, MerchantSettings } from '@tessera/merchant-data';
 import type { WindowCount } from './rateLimitCounter';
 
 export type { ApiKeyRecord };

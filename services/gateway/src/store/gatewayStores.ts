@@ -2,15 +2,13 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
 import { RedisCvcSessionStore } from './cvcSessionStore';
-import { RedisDetokenizationLog } from './detokenizationLog';
+import { RedisDetokenizationLog, RedisMerchantSettingsStore, RedisRequestLogStore, type RequestLogRetention } from '@tessera/merchant-data';
 import { RedisDistinctCardCounter } from './distinctCardCounter';
 import { RedisFormSessionStore } from './formSessionStore';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
-import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
-import { RedisRequestLogStore, type RequestLogRetention } from './requestLogStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 
 export interface AdminStores {

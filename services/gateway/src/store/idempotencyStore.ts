@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { createLogger, type Logger, type WriteAck } from '@tessera/common';
 import { AcknowledgedWriter, defineScripts, redisUnavailable, WriteNotAcknowledged, type PipelineCommand } from '@tessera/common/redis';
 import { USAGE_SLICES, type UsageWindow } from '../domain/idempotency';
-import { inMerchantSlot } from '../domain/slots';
+import { inMerchantSlot } from '@tessera/merchant-data';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,

@@ -1,12 +1,9 @@
-import { issueApiKey } from '../domain/apiKeys';
+import { issueApiKey, RedisDetokenizationLog, RedisMerchantSettingsStore, RedisRequestLogStore } from '@tessera/merchant-data';
 import { useGatewayRedis } from '../testing/redis';
-import { RedisDetokenizationLog } from './detokenizationLog';
 import { RedisIdempotencyStore } from './idempotencyStore';
 import { LAYOUT_KEY, legacyRecordsReadUntil, migrateToMerchantSlots } from './layoutMigration';
-import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisAuditLog, RedisOperatorStore } from './redisAdminStores';
 import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
-import { RedisRequestLogStore } from './requestLogStore';
 
 const PEPPER = 'layout-migration-test-pepper-0123456789';
 const DAY_MS = 86_400_000;

@@ -1,12 +1,18 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { ADMIN_SLOT, merchantSlot } from '../domain/slots';
-import { DETOKENIZATIONS_PREFIX } from './detokenizationLog';
-import { MERCHANT_SETTINGS_PREFIX, merchantSettingsKey } from './merchantSettingsStore';
+import {
+  ADMIN_SLOT,
+  type ApiKeyRecord,
+  DETOKENIZATIONS_PREFIX,
+  MERCHANT_SETTINGS_PREFIX,
+  merchantSettingsKey,
+  merchantSlot,
+  REQUEST_LOG_PREFIX,
+  REQUEST_STATS_PREFIX,
+  STATS_MAX_HOURS,
+} from '@tessera/merchant-data';
 import { ADMIN_KEYS } from './redisAdminStores';
 import { API_KEY_INDEX, apiKeyDigestKey, apiKeyLastUseKey, apiKeyRecordKey, type KeyLocation } from './redisApiKeyStore';
-import { REQUEST_LOG_PREFIX, REQUEST_STATS_PREFIX, STATS_MAX_HOURS } from './requestLogStore';
 
 /**
  * The upgrade from the layout before merchant slots (every gateway key under one name space:

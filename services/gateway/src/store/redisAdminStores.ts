@@ -4,7 +4,7 @@ import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
 import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
-import { ADMIN_SLOT } from '../domain/slots';
+import { ADMIN_SLOT } from '@tessera/merchant-data';
 
 /** Only counts up to the lockout thresholds (at most 10) matter: the log of a bucket stays small. */
 const MAX_FAILURES_LOGGED = 100;

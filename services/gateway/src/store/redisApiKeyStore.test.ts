@@ -1,9 +1,8 @@
 import { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
-import { issueApiKey, type ApiKeyRecord, type NewKeyParams } from '../domain/apiKeys';
+import { type ApiKeyRecord, issueApiKey, type NewKeyParams, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
-import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { API_KEY_INDEX, apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
 import { apiKeyBucket } from '../domain/rateLimit';

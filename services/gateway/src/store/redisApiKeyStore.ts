@@ -2,9 +2,8 @@ import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
 import { apiKeyBucket } from '../domain/rateLimit';
-import { merchantSlot } from '../domain/slots';
+import { merchantSettingsKey, merchantSlot, parseMerchantSettings } from '@tessera/merchant-data';
 import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
-import { merchantSettingsKey, parseMerchantSettings } from './merchantSettingsStore';
 import { HIT_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX, RedisRateLimitCounter, type WindowCount } from './rateLimitCounter';
 
 /** Where a key's record is: its merchant's slot, and its id there. The digest index holds it as JSON. */

@@ -1,5 +1,5 @@
 import { createLogger } from '@tessera/common';
-import { issueApiKey } from '../domain/apiKeys';
+import { issueApiKey } from '@tessera/merchant-data';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { aTokenRecord, anIdempotency, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';

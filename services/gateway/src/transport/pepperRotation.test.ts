@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
+import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { RedisApiKeyStore } from '../store/redisApiKeyStore';

@@ -1,4 +1,4 @@
-import { issueApiKey } from '../domain/apiKeys';
+import { issueApiKey } from '@tessera/merchant-data';
 import { commandsSentDuring } from '@tessera/test-support';
 import type { ApiKeyStore } from '../store/apiKeyStore';
 import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';

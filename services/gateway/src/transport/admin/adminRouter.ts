@@ -5,8 +5,7 @@ import { createAdminSessions, type AdminSessionDeps } from '../../app/adminSessi
 import { resolveClientIp } from '../../domain/clientIp';
 import type { AuditLog } from '../../store/adminStores';
 import type { ApiKeyStore } from '../../store/apiKeyStore';
-import type { DetokenizationLog } from '../../store/detokenizationLog';
-import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
+import type { DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import { sendError } from '../envelope';
 import { errorHandler, routeNotFound } from '../errorHandler';
 import { jsonObjectBody } from '../jsonBody';
