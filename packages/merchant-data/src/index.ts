@@ -15,3 +15,5 @@ export * from './domain/adminAudit';
 export * from './store/merchantSettingsStore';
 export * from './store/requestLogStore';
 export * from './store/detokenizationLog';
+export * from './store/apiKeyStore';
+export * from './store/redisApiKeyStore';

@@ -1,6 +1,5 @@
-import { type ApiKeyRecord, hashApiKey } from '@tessera/merchant-data';
+import { type ApiKeyRecord, hashApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { registerDevKey } from './devKey';
-import { RedisApiKeyStore } from './store/redisApiKeyStore';
 import { captureLogger } from './testing/fixtures';
 import { useGatewayRedis } from './testing/redis';
 

@@ -7,6 +7,8 @@ import {
   type ApiKeyKind,
   type ApiKeyRecord,
   type ApiKeyRefusal,
+  type ApiKeyAdmin,
+  type ApiKeyLookup,
   canonicalCidrEntry,
   canonicalDomainPattern,
   canonicalOriginPattern,
@@ -20,7 +22,6 @@ import {
   refusedRestrictions,
 } from '@tessera/merchant-data';
 import type { AuditLog } from '../store/adminStores';
-import type { ApiKeyStore } from '../store/apiKeyStore';
 import { auditAs, type Caller } from './caller';
 import { lookUpApiKey } from './keyLookup';
 import { merchantIdSchema } from './merchants';
@@ -33,7 +34,8 @@ import { canonicalListSchema, optionalText, parseInput, requiredText } from './i
  * throws a TesseraError (400 bad input, 403/404 out of the caller's reach).
  */
 export interface ApiKeyDeps {
-  keyStore: ApiKeyStore;
+  // Lookup too: "test this key" finds the key it is given.
+  keyStore: ApiKeyAdmin & ApiKeyLookup;
   audit: Pick<AuditLog, 'append'>;
   pepper: string;
   /** Older API-key peppers, newest first: "test this key" finds keys still under them, as /v1 does. */

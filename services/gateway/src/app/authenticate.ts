@@ -2,6 +2,7 @@ import type { ErrorCode, Logger } from '@tessera/common';
 import { TesseraError } from '@tessera/common';
 import {
   type ApiKeyRecord,
+  type ApiKeyLookup,
   decideApiKey,
   decideBrowserKey,
   type MerchantSettings,
@@ -9,8 +10,8 @@ import {
   presentedKeyOf,
   usablePublishableKey,
 } from '@tessera/merchant-data';
+import type { KeyLookupWithPeek } from '../store/keyLookupWithPeek';
 import type { RateLimitRefusal } from '../domain/rateLimit';
-import type { ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
 import type { WindowCount } from '../store/rateLimitCounter';
 import { keepOnCurrentPepper, lookUpApiKey, lookUpUnderOlderPeppers, type PepperedKeyStore } from './keyLookup';
 import type { AuthRateLimits, CardTestingAttempts } from './ports';
@@ -23,7 +24,7 @@ import type { AuthRateLimits, CardTestingAttempts } from './ports';
  * never cached: a revocation takes effect on the very next request, which rotation relies on.
  */
 export interface AuthenticateDeps extends PepperedKeyStore {
-  keyStore: ApiKeyStore;
+  keyStore: ApiKeyLookup;
   logger: Logger;
   now: () => Date;
   /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */

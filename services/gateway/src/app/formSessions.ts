@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TesseraError, validateCard, type KeyMode, type ValidCard } from '@tessera/common';
-import { type ApiKeyRecord, checkReturnUrl, MAX_RETURN_URL_LENGTH, type MerchantSettingsStore } from '@tessera/merchant-data';
+import { type ApiKeyRecord, checkReturnUrl, MAX_RETURN_URL_LENGTH, type MerchantSettingsReader } from '@tessera/merchant-data';
 import {
   csrfTokenMatches,
   FORM_SESSION_ID_PATTERN,
@@ -25,7 +25,7 @@ import { tokenizeBrowserCard, type AdmitCard } from './tokens';
  */
 export interface FormSessionDeps {
   sessions: FormSessionStore;
-  merchantSettings: Pick<MerchantSettingsStore, 'get'>;
+  merchantSettings: MerchantSettingsReader;
   vault: Pick<VaultApi, 'tokenize'>;
   pepper: string;
   /** FIELDS_ORIGIN: the page's URL is `${fieldsOrigin}/pay/{id}`. */

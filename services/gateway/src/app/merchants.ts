@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
 import {
+  type ApiKeyStore,
   canonicalPspHostEntry,
   MAX_PSP_HOSTS,
   MERCHANT_ID_PATTERN,
   type MerchantSettings,
+  type MerchantSettingsReader,
   type MerchantSettingsStore,
 } from '@tessera/merchant-data';
 import type { AuditLog, OperatorStore } from '../store/adminStores';
-import type { ApiKeyStore } from '../store/apiKeyStore';
 import { auditAs, type Caller } from './caller';
 import { canonicalListSchema } from './inputLists';
 
@@ -82,7 +83,7 @@ const AUDITED_AS = {
 } as const;
 
 export async function readSettingList<N extends SettingList>(
-  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'> },
+  deps: { merchantSettings: MerchantSettingsReader },
   caller: Caller,
   merchantId: string,
   name: N,
@@ -93,7 +94,7 @@ export async function readSettingList<N extends SettingList>(
 }
 
 export async function replaceSettingList<N extends SettingList>(
-  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'>; audit: Pick<AuditLog, 'append'>; now: () => Date },
+  deps: { merchantSettings: MerchantSettingsReader; audit: Pick<AuditLog, 'append'>; now: () => Date },
   caller: Caller,
   merchantId: string,
   name: N,

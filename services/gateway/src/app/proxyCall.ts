@@ -5,7 +5,7 @@ import {
   buildDetokenizationRecord,
   type DetokenizationLog,
   type MerchantSettings,
-  type MerchantSettingsStore,
+  type MerchantSettingsReader,
   type ProxyCallFacts,
 } from '@tessera/merchant-data';
 import { parseProxyRequest } from '../domain/requestSchemas';
@@ -20,7 +20,7 @@ export interface ProxyCallDeps {
   proxy: Pick<ProxyApi, 'forward' | 'dryRun'>;
   logger: Logger;
   detokenizations?: DetokenizationLog | undefined;
-  merchantSettings?: Pick<MerchantSettingsStore, 'get'> | undefined;
+  merchantSettings?: MerchantSettingsReader | undefined;
 }
 
 export interface ProxyCaller {

@@ -11,7 +11,9 @@ import {
   type RequestFacts,
   type RequestLogEntry,
   type RequestLogFilter,
+  type RequestLogReader,
   type RequestLogStore,
+  type RequestLogWriter,
   type RequestLogSummary,
   type RequestStats,
   STATS_MAX_HOURS,
@@ -55,7 +57,7 @@ export class RequestLogRecorder {
   private readonly mayLogStoreError = createLogThrottle();
 
   constructor(
-    private readonly store: RequestLogStore,
+    private readonly store: RequestLogWriter,
     private readonly logger: Logger,
     private readonly options: RequestLogRecorderOptions,
   ) {
@@ -134,7 +136,7 @@ export class RequestLogRecorder {
 // ---- reading ------------------------------------------------------------------------------
 
 export interface RequestLogDeps {
-  store: RequestLogStore;
+  store: RequestLogReader;
   /** The configured retention: nothing older is shown, even before Redis trimmed it. */
   maxAgeMs: number;
   now: () => Date;

@@ -22,8 +22,15 @@ import {
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { type ApiKeyRecord, apiKeyStatus, keyKindOf, type Pepper, pepperIdOf, RedisMerchantSettingsStore } from '@tessera/merchant-data';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import {
+  type ApiKeyRecord,
+  apiKeyStatus,
+  keyKindOf,
+  type Pepper,
+  pepperIdOf,
+  RedisApiKeyStore,
+  RedisMerchantSettingsStore,
+} from '@tessera/merchant-data';
 import { RedisAuditLog } from '../store/redisAdminStores';
 import { parseInput } from '../app/inputLists';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';

@@ -2,13 +2,19 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
 import { RedisCvcSessionStore } from './cvcSessionStore';
-import { RedisDetokenizationLog, RedisMerchantSettingsStore, RedisRequestLogStore, type RequestLogRetention } from '@tessera/merchant-data';
+import {
+  merchantsWithKeys,
+  RedisDetokenizationLog,
+  RedisMerchantSettingsStore,
+  RedisRequestLogStore,
+  type RequestLogRetention,
+} from '@tessera/merchant-data';
+import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { RedisDistinctCardCounter } from './distinctCardCounter';
 import { RedisFormSessionStore } from './formSessionStore';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
 import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 
 export interface AdminStores {
@@ -20,7 +26,7 @@ export interface AdminStores {
 
 /** Everything a gateway process keeps, all of it in Redis and so shared by every replica and worker. */
 export interface GatewayStores {
-  keyStore: RedisApiKeyStore;
+  keyStore: RedisKeyStoreWithPeek;
   detokenizations: RedisDetokenizationLog;
   merchantSettings: RedisMerchantSettingsStore;
   requestLog: RedisRequestLogStore;
@@ -59,7 +65,7 @@ export function openGatewayStores(
   options: { logger: Logger; legacyIdempotency?: LegacyRecords },
 ): GatewayStores {
   return {
-    keyStore: new RedisApiKeyStore(redis),
+    keyStore: new RedisKeyStoreWithPeek(redis),
     detokenizations: new RedisDetokenizationLog(redis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES, () => merchantsWithKeys(redis)),
     merchantSettings: new RedisMerchantSettingsStore(redis),
     requestLog: new RedisRequestLogStore(redis, requestLogRetention(config)),

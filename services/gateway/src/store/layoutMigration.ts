@@ -2,8 +2,13 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import {
   ADMIN_SLOT,
+  API_KEY_INDEX,
+  apiKeyDigestKey,
+  apiKeyLastUseKey,
   type ApiKeyRecord,
+  apiKeyRecordKey,
   DETOKENIZATIONS_PREFIX,
+  type KeyLocation,
   MERCHANT_SETTINGS_PREFIX,
   merchantSettingsKey,
   merchantSlot,
@@ -12,7 +17,6 @@ import {
   STATS_MAX_HOURS,
 } from '@tessera/merchant-data';
 import { ADMIN_KEYS } from './redisAdminStores';
-import { API_KEY_INDEX, apiKeyDigestKey, apiKeyLastUseKey, apiKeyRecordKey, type KeyLocation } from './redisApiKeyStore';
 
 /**
  * The upgrade from the layout before merchant slots (every gateway key under one name space:

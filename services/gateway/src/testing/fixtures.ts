@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../transport/app';
 import { RedisIdempotencyStore } from '../store/idempotencyStore';
 import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { RedisApiKeyStore } from '@tessera/merchant-data';
 
 import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 

@@ -9,8 +9,7 @@ import type {
   UpdateTokenRequest,
   AttachCvvRequest,
 } from '@tessera/protos';
-import { issueApiKey, RedisMerchantSettingsStore } from '@tessera/merchant-data';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { issueApiKey, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';

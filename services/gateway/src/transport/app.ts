@@ -1,10 +1,10 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
-import type { ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
+import type { ApiKeyStore, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
+import type { KeyLookupWithPeek } from '../store/keyLookupWithPeek';
 import type { RateLimiter } from './rateLimit';
 import { idempotency } from './idempotency';
 import { httpMetrics } from './httpMetrics';
-import type { DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import type { Registry } from 'prom-client';
 import type { IdempotencyStore } from '../store/idempotencyStore';
 import { installSecurityHeaders } from './securityHeaders';

@@ -1,5 +1,5 @@
-import { useGatewayRedis } from '../testing/redis';
-import { buildApiKeyRecord, generateApiKey } from '@tessera/merchant-data';
+import { useStoreRedis } from '../testing/redis';
+import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
 import type { ApiKeyStore } from './apiKeyStore';
 import { apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
 
@@ -47,7 +47,7 @@ function contract(name: string, make: () => Promise<ApiKeyStore>) {
 }
 
 describe('Redis', () => {
-  const db = useGatewayRedis();
+  const db = useStoreRedis();
 
   contract('Redis', async () => {
     await db.redis.flushall();
