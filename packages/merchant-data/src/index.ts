@@ -17,3 +17,4 @@ export * from './store/requestLogStore';
 export * from './store/detokenizationLog';
 export * from './store/apiKeyStore';
 export * from './store/redisApiKeyStore';
+export * from './store/auditLog';

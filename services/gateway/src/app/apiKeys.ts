@@ -1,14 +1,12 @@
-import { z } from 'zod';
-import { TesseraError, type KeyMode } from '@tessera/common';
-import { canManageMerchant } from '../domain/admin/operators';
 import {
   API_KEY_KINDS,
+  type ApiKeyAdmin,
   type ApiKeyCheck,
   type ApiKeyKind,
+  type ApiKeyLookup,
   type ApiKeyRecord,
   type ApiKeyRefusal,
-  type ApiKeyAdmin,
-  type ApiKeyLookup,
+  type AuditLog,
   canonicalCidrEntry,
   canonicalDomainPattern,
   canonicalOriginPattern,
@@ -21,7 +19,9 @@ import {
   MAX_ALLOWED_ORIGINS,
   refusedRestrictions,
 } from '@tessera/merchant-data';
-import type { AuditLog } from '../store/adminStores';
+import { z } from 'zod';
+import { TesseraError, type KeyMode } from '@tessera/common';
+import { canManageMerchant } from '../domain/admin/operators';
 import { auditAs, type Caller } from './caller';
 import { lookUpApiKey } from './keyLookup';
 import { merchantIdSchema } from './merchants';

@@ -1,6 +1,5 @@
+import { type AuditLog, type AuditRecord, type DetokenizationLog, type DetokenizationRecord } from '@tessera/merchant-data';
 import { z } from 'zod';
-import type { AuditRecord, DetokenizationLog, DetokenizationRecord } from '@tessera/merchant-data';
-import type { AuditLog } from '../store/adminStores';
 import type { Caller } from './caller';
 import { merchantInReach, merchantQuerySchema } from './merchants';
 

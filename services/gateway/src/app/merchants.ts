@@ -1,8 +1,6 @@
-import { z } from 'zod';
-import { TesseraError } from '@tessera/common';
-import { canManageMerchant } from '../domain/admin/operators';
 import {
   type ApiKeyStore,
+  type AuditLog,
   canonicalPspHostEntry,
   MAX_PSP_HOSTS,
   MERCHANT_ID_PATTERN,
@@ -10,7 +8,10 @@ import {
   type MerchantSettingsReader,
   type MerchantSettingsStore,
 } from '@tessera/merchant-data';
-import type { AuditLog, OperatorStore } from '../store/adminStores';
+import { z } from 'zod';
+import { TesseraError } from '@tessera/common';
+import { canManageMerchant } from '../domain/admin/operators';
+import type { OperatorStore } from '../store/adminStores';
 import { auditAs, type Caller } from './caller';
 import { canonicalListSchema } from './inputLists';
 

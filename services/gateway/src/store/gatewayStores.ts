@@ -1,21 +1,23 @@
-import type { Redis } from 'ioredis';
-import type { Logger } from '@tessera/common';
-import type { GatewayConfig } from '../config';
-import { RedisCvcSessionStore } from './cvcSessionStore';
 import {
+  type AuditLog,
   merchantsWithKeys,
+  RedisAuditLog,
   RedisDetokenizationLog,
   RedisMerchantSettingsStore,
   RedisRequestLogStore,
   type RequestLogRetention,
 } from '@tessera/merchant-data';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@tessera/common';
+import type { GatewayConfig } from '../config';
+import { RedisCvcSessionStore } from './cvcSessionStore';
 import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { RedisDistinctCardCounter } from './distinctCardCounter';
 import { RedisFormSessionStore } from './formSessionStore';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
+import type { LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 
 export interface AdminStores {
   operators: OperatorStore;

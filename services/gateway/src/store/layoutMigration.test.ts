@@ -1,6 +1,7 @@
 import {
   issueApiKey,
   merchantsWithKeys,
+  RedisAuditLog,
   RedisDetokenizationLog,
   RedisMerchantSettingsStore,
   RedisRequestLogStore,
@@ -9,7 +10,7 @@ import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { useGatewayRedis } from '../testing/redis';
 import { RedisIdempotencyStore } from './idempotencyStore';
 import { LAYOUT_KEY, legacyRecordsReadUntil, migrateToMerchantSlots } from './layoutMigration';
-import { RedisAuditLog, RedisOperatorStore } from './redisAdminStores';
+import { RedisOperatorStore } from './redisAdminStores';
 
 const PEPPER = 'layout-migration-test-pepper-0123456789';
 const DAY_MS = 86_400_000;

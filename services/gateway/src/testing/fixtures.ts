@@ -1,3 +1,4 @@
+import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { AdminDeps } from '../transport/admin/adminRouter';
@@ -5,8 +6,7 @@ import type { ProxyApi, VaultApi } from '../app/ports';
 import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../transport/app';
 import { RedisIdempotencyStore } from '../store/idempotencyStore';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
-import { RedisApiKeyStore } from '@tessera/merchant-data';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
 
 import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 

@@ -1,10 +1,9 @@
+import { type ApiKeyStore, type AuditLog, type DetokenizationLog, type MerchantSettingsStore } from '@tessera/merchant-data';
 import path from 'node:path';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { createAdminSessions, type AdminSessionDeps } from '../../app/adminSessions';
 import { resolveClientIp } from '../../domain/clientIp';
-import type { AuditLog } from '../../store/adminStores';
-import type { ApiKeyStore, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import { sendError } from '../envelope';
 import { errorHandler, routeNotFound } from '../errorHandler';
 import { jsonObjectBody } from '../jsonBody';
