@@ -58,7 +58,7 @@ function forwardRequestOf(caller: ProxyCaller, body: Record<string, unknown>, al
   };
 }
 
-/** The call as the request log shows it (domain/requestLog.ts masks it later). */
+/** The call as the request log shows it (merchant-data's domain/requestLog.ts masks it later). */
 function noteCall(caller: ProxyCaller, request: ForwardCall): ProxyCallFacts {
   const call: ProxyCallFacts = {
     pspUrl: request.url,

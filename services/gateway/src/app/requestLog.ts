@@ -41,7 +41,7 @@ export interface RequestLogRecorderOptions {
  * request's facts into a bounded buffer (the answer has already gone out); building the entries
  * (card-number masking) and writing them happen on a later turn of the event loop (the check
  * phase, where the call's detokenization audit entry is queued too, so that both share one Redis
- * write: see store/detokenizationLog.ts), one batch in flight at a time, so a slow Redis makes
+ * write: see merchant-data's store/detokenizationLog.ts), one batch in flight at a time, so a slow Redis makes
  * batches bigger, not requests slower. When the buffer is full or Redis fails, entries are
  * dropped and counted in tessera_request_log_dropped_total{reason}.
  */

@@ -25,7 +25,7 @@ export function rateLimitRefusal(why: string, resetInMs: number): RateLimitRefus
 
 /**
  * Per-key bucket; the key id, never the key or its digest. In its merchant's slot, where the key
- * lookup script counts it along with reading the key (domain/slots.ts).
+ * lookup script counts it along with reading the key (merchant-data's domain/slots.ts).
  */
 export function apiKeyBucket(key: { merchantId: string; id: string }): string {
   return `key:${merchantSlot(key.merchantId)}:${key.id}`;

@@ -21,7 +21,7 @@ import { ADMIN_KEYS } from './redisAdminStores';
 /**
  * The upgrade from the layout before merchant slots (every gateway key under one name space:
  * prefixed `{tessera-gateway}:` in a Redis Cluster, so in one slot, unprefixed on a standalone
- * Redis) to the one of domain/slots.ts. It copies what it can find through the old indexes, which
+ * Redis) to the one of merchant-data's domain/slots.ts. It copies what it can find through the old indexes, which
  * is everything durable: API keys (record, digest, last use) from the set `tessera:apikeys`, and
  * for every merchant of those keys its settings, request log and its last day of statistics, its
  * detokenization audit; on a standalone Redis also the operators and the admin audit trail (in a

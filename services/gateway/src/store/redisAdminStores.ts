@@ -10,7 +10,7 @@ import { ADMIN_SLOT, AUDIT_KEYS } from '@tessera/merchant-data';
 const MAX_FAILURES_LOGGED = 100;
 
 /**
- * Every key here is in the one admin slot (domain/slots.ts): the operator scripts and the audit
+ * Every key here is in the one admin slot (merchant-data's domain/slots.ts): the operator scripts and the audit
  * MULTI touch several at once, and no API request reads them. The names are those of the layout
  * before merchant slots, without the slot prefix (layoutMigration.ts renames them on a standalone Redis).
  */
