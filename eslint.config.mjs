@@ -81,6 +81,17 @@ export default tseslint.config(
     },
   },
   {
+    // The merchant-data package keeps the same order: its domain rules know nothing of its stores.
+    files: ['packages/merchant-data/src/domain/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+store(/|$)', message: 'Domain code is plain rules: no store imports.' }] },
+      ],
+    },
+  },
+  {
     files: ['services/gateway/src/app/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {

@@ -45,8 +45,8 @@ function devApiKey() {
   if (process.env.TESSERA_DEV_API_KEY) return process.env.TESSERA_DEV_API_KEY;
   const file = path.join(stateDir, 'dev-api-key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  // The gateway's own key generator (format and checksum), from the build that has just run.
-  const { generateApiKey } = require(path.join(root, 'services/gateway/dist/domain/apiKeys.js'));
+  // The key generator the gateway checks keys with (format and checksum), from the build that has just run.
+  const { generateApiKey } = require(path.join(root, 'packages/merchant-data/dist/domain/apiKeys.js'));
   const key = generateApiKey('test');
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });

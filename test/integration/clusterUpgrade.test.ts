@@ -5,7 +5,7 @@
  * stored before the upgrade instead of running the request again (CHANGELOG, upgrade note).
  */
 import { Cluster } from 'ioredis';
-import { issueApiKey } from '../../services/gateway/src/domain/apiKeys';
+import { issueApiKey } from '@tessera/merchant-data';
 import {
   idempotencyKeys,
   idempotencyScope,

@@ -4,10 +4,8 @@ import type { GatewayConfig } from './config';
 import { createOperator, setOperatorPassword } from './app/operators';
 import { normalizeEmail } from './domain/admin/operators';
 import { needsRehash, verifyPassword } from './domain/admin/passwords';
-import type { ApiKeyStore } from './store/apiKeyStore';
-import type { DetokenizationLog } from './store/detokenizationLog';
+import type { ApiKeyAdmin, ApiKeyLookup, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import type { RequestLogDeps } from './app/requestLog';
-import type { MerchantSettingsStore } from './store/merchantSettingsStore';
 import type { OperatorStore } from './store/adminStores';
 import type { AdminStores } from './store/gatewayStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
@@ -45,7 +43,7 @@ export interface AdminSetup {
 export async function setUpAdmin(params: {
   config: GatewayConfig;
   logger: Logger;
-  keyStore: ApiKeyStore;
+  keyStore: ApiKeyAdmin & ApiKeyLookup;
   pepper: string;
   /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
   previousPeppers?: readonly string[];

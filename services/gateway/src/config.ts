@@ -17,7 +17,7 @@ import {
   redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
-import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from './domain/apiKeys';
+import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from '@tessera/merchant-data';
 
 export { MIN_PEPPER_LENGTH };
 

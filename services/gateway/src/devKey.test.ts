@@ -1,9 +1,7 @@
-import { hashApiKey } from './domain/apiKeys';
+import { type ApiKeyRecord, hashApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { registerDevKey } from './devKey';
-import { RedisApiKeyStore } from './store/redisApiKeyStore';
 import { captureLogger } from './testing/fixtures';
 import { useGatewayRedis } from './testing/redis';
-import type { ApiKeyRecord } from './domain/apiKeys';
 
 const DEV_KEY = `tsk_test_${'d'.repeat(32)}`;
 const PEPPER = 'p'.repeat(32);

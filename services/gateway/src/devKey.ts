@@ -1,6 +1,5 @@
 import type { Logger } from '@tessera/common';
-import { buildApiKeyRecord, hashApiKey } from './domain/apiKeys';
-import type { ApiKeyStore } from './store/apiKeyStore';
+import { type ApiKeyStore, buildApiKeyRecord, hashApiKey } from '@tessera/merchant-data';
 
 export interface DevKeyRegistration {
   /** True once the key is in the store (/readyz is not ready before). */

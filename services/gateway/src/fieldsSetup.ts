@@ -1,7 +1,7 @@
 import { parseCidrList, type Listener, type Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
 import type { FormSessionDeps } from './app/formSessions';
-import type { ApiKeyStore } from './store/apiKeyStore';
+import type { ApiKeyLookup } from '@tessera/merchant-data';
 import type { BrowserTokenLimiter } from './transport/browserLimits';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
@@ -26,7 +26,7 @@ export interface FieldsSetup {
 export function setUpFields(params: {
   config: GatewayConfig;
   logger: Logger;
-  keyStore: ApiKeyStore;
+  keyStore: ApiKeyLookup;
   pepper: string;
   /** Older API-key peppers, newest first: publishable keys made under them still frame the fields. */
   previousPeppers?: readonly string[];

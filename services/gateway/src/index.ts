@@ -2,7 +2,7 @@ export { gatewayConfigSchema, parseGatewayConfig, resolveApiKeyPepper, type Gate
 export { createApp, type GatewayDeps } from './transport/app';
 export { vaultApiFromClient, proxyApiFromClient } from './transport/upstreams';
 export type { VaultApi, ProxyApi, CallContext, ReadyResult } from './app/ports';
-export type { ApiKeyStore } from './store/apiKeyStore';
+export type { ApiKeyStore } from '@tessera/merchant-data';
 export { createRedisClient } from '@tessera/common/redis';
-export { RedisApiKeyStore } from './store/redisApiKeyStore';
-export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from './domain/apiKeys';
+export { RedisApiKeyStore } from '@tessera/merchant-data';
+export { issueApiKey, buildApiKeyRecord, hashApiKey, generateApiKey, type ApiKeyRecord } from '@tessera/merchant-data';

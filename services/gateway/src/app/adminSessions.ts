@@ -1,6 +1,6 @@
+import { type AuditInput, type AuditLog, buildAuditRecord } from '@tessera/merchant-data';
 import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
 import { loginBlock, loginBuckets, locksAfterFailure, lockoutPolicy } from '../domain/admin/lockout';
 import * as mfaSecrets from '../domain/admin/mfaSecrets';
 import { credentialsVersionOf, normalizeEmail, operatorView, type OperatorRecord, type OperatorView } from '../domain/admin/operators';
@@ -15,7 +15,7 @@ import {
 } from '../domain/admin/sessions';
 import { base32Encode, matchTotp, newTotpSecret, otpauthUri, TOTP } from '../domain/admin/totp';
 import { rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from '../store/adminStores';
+import type { LoginThrottle, OperatorStore, SessionStore } from '../store/adminStores';
 import { optionalText, requiredText } from './inputLists';
 
 /**

@@ -1,6 +1,5 @@
+import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
 import { TesseraError } from '@tessera/common';
-import { RedisAuditLog } from '../store/redisAdminStores';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import {

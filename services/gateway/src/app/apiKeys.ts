@@ -1,20 +1,27 @@
-import { z } from 'zod';
-import { TesseraError, type KeyMode } from '@tessera/common';
-import { canManageMerchant } from '../domain/admin/operators';
-import { decideApiKey, type ApiKeyCheck, type ApiKeyRefusal } from '../domain/apiKeyDecision';
-import { API_KEY_KINDS, issueApiKey, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../domain/apiKeys';
 import {
+  API_KEY_KINDS,
+  type ApiKeyAdmin,
+  type ApiKeyCheck,
+  type ApiKeyKind,
+  type ApiKeyLookup,
+  type ApiKeyRecord,
+  type ApiKeyRefusal,
+  type AuditLog,
   canonicalCidrEntry,
   canonicalDomainPattern,
   canonicalOriginPattern,
+  decideApiKey,
+  issueApiKey,
+  keyKindOf,
+  type KeyRestrictionLists,
   MAX_ALLOWED_CIDRS,
   MAX_ALLOWED_DOMAINS,
   MAX_ALLOWED_ORIGINS,
   refusedRestrictions,
-  type KeyRestrictionLists,
-} from '../domain/keyRestrictions';
-import type { AuditLog } from '../store/adminStores';
-import type { ApiKeyStore } from '../store/apiKeyStore';
+} from '@tessera/merchant-data';
+import { z } from 'zod';
+import { TesseraError, type KeyMode } from '@tessera/common';
+import { canManageMerchant } from '../domain/admin/operators';
 import { auditAs, type Caller } from './caller';
 import { lookUpApiKey } from './keyLookup';
 import { merchantIdSchema } from './merchants';
@@ -27,7 +34,8 @@ import { canonicalListSchema, optionalText, parseInput, requiredText } from './i
  * throws a TesseraError (400 bad input, 403/404 out of the caller's reach).
  */
 export interface ApiKeyDeps {
-  keyStore: ApiKeyStore;
+  // Lookup too: "test this key" finds the key it is given.
+  keyStore: ApiKeyAdmin & ApiKeyLookup;
   audit: Pick<AuditLog, 'append'>;
   pepper: string;
   /** Older API-key peppers, newest first: "test this key" finds keys still under them, as /v1 does. */

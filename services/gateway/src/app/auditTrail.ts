@@ -1,8 +1,5 @@
+import { type AuditLog, type AuditRecord, type DetokenizationLog, type DetokenizationRecord } from '@tessera/merchant-data';
 import { z } from 'zod';
-import type { AuditRecord } from '../domain/admin/audit';
-import type { AuditLog } from '../store/adminStores';
-import type { DetokenizationRecord } from '../domain/detokenizationAudit';
-import type { DetokenizationLog } from '../store/detokenizationLog';
 import type { Caller } from './caller';
 import { merchantInReach, merchantQuerySchema } from './merchants';
 

@@ -1,11 +1,17 @@
 import type { ErrorCode, Logger } from '@tessera/common';
 import { TesseraError } from '@tessera/common';
-import { decideApiKey, presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { decideBrowserKey, usablePublishableKey } from '../domain/browserKeys';
+import {
+  type ApiKeyRecord,
+  type ApiKeyLookup,
+  decideApiKey,
+  decideBrowserKey,
+  type MerchantSettings,
+  type PresentedKey,
+  presentedKeyOf,
+  usablePublishableKey,
+} from '@tessera/merchant-data';
+import type { KeyLookupWithPeek } from '../store/keyLookupWithPeek';
 import type { RateLimitRefusal } from '../domain/rateLimit';
-import type { ApiKeyStore, KeyLookupWithPeek } from '../store/apiKeyStore';
-import type { MerchantSettings } from '../store/merchantSettingsStore';
 import type { WindowCount } from '../store/rateLimitCounter';
 import { keepOnCurrentPepper, lookUpApiKey, lookUpUnderOlderPeppers, type PepperedKeyStore } from './keyLookup';
 import type { AuthRateLimits, CardTestingAttempts } from './ports';
@@ -18,7 +24,7 @@ import type { AuthRateLimits, CardTestingAttempts } from './ports';
  * never cached: a revocation takes effect on the very next request, which rotation relies on.
  */
 export interface AuthenticateDeps extends PepperedKeyStore {
-  keyStore: ApiKeyStore;
+  keyStore: ApiKeyLookup;
   logger: Logger;
   now: () => Date;
   /** Per-key and failed-authentication limits; absent: no limits (unit tests of other concerns). */

@@ -1,5 +1,4 @@
-import { buildAuditRecord, type AuditInput } from '../domain/admin/audit';
-import type { AuditLog } from '../store/adminStores';
+import { type AuditInput, type AuditLog, buildAuditRecord } from '@tessera/merchant-data';
 
 /** Who acts in a use case: recorded in the audit log, and limited to the merchants they may manage. */
 export interface Caller {

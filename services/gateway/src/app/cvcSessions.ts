@@ -1,6 +1,6 @@
 import { TesseraError } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
-import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { ApiKeyRecord } from '@tessera/merchant-data';
 import {
   CVC_SESSION_SECRET_PATTERN,
   cvcSessionDigest,

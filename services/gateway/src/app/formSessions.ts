@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TesseraError, validateCard, type KeyMode, type ValidCard } from '@tessera/common';
-import type { ApiKeyRecord } from '../domain/apiKeys';
+import { type ApiKeyRecord, checkReturnUrl, MAX_RETURN_URL_LENGTH, type MerchantSettingsReader } from '@tessera/merchant-data';
 import {
   csrfTokenMatches,
   FORM_SESSION_ID_PATTERN,
@@ -13,9 +13,7 @@ import {
   type FormSessionResult,
   type FormSessionStatus,
 } from '../domain/formSessions';
-import { checkReturnUrl, MAX_RETURN_URL_LENGTH } from '../domain/returnUrls';
 import type { FormSessionStore } from '../store/formSessionStore';
-import type { MerchantSettingsStore } from '../store/merchantSettingsStore';
 import type { VaultApi } from './ports';
 import { parseInput } from './inputLists';
 import { tokenizeBrowserCard, type AdmitCard } from './tokens';
@@ -27,7 +25,7 @@ import { tokenizeBrowserCard, type AdmitCard } from './tokens';
  */
 export interface FormSessionDeps {
   sessions: FormSessionStore;
-  merchantSettings: Pick<MerchantSettingsStore, 'get'>;
+  merchantSettings: MerchantSettingsReader;
   vault: Pick<VaultApi, 'tokenize'>;
   pepper: string;
   /** FIELDS_ORIGIN: the page's URL is `${fieldsOrigin}/pay/{id}`. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { maskCardNumbers, mayHoldCardNumber, TesseraError } from '@tessera/common';
-import type { PatternResult } from '../domain/keyRestrictions';
+import type { PatternResult } from '@tessera/merchant-data';
 
 /**
  * Shown back in a message: short, printable, card numbers masked (an IP range or a parameter name

@@ -1,7 +1,5 @@
 import type { Logger } from '@tessera/common';
-import { presentedKeyOf, type PresentedKey } from '../domain/apiKeyDecision';
-import { hashApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
-import type { ApiKeyStore } from '../store/apiKeyStore';
+import { type ApiKeyRecord, type ApiKeyLookup, hashApiKey, pepperIdOf, type PresentedKey, presentedKeyOf } from '@tessera/merchant-data';
 
 /**
  * Finding a presented API key under every configured pepper (API_KEY_PEPPERS) and moving it to the
@@ -10,7 +8,7 @@ import type { ApiKeyStore } from '../store/apiKeyStore';
  * invalidates no key of either kind (docs/dashboard.md).
  */
 export interface PepperedKeyStore {
-  keyStore: ApiKeyStore;
+  keyStore: ApiKeyLookup;
   /** The newest pepper: new keys are hashed with it; a key found under another moves to it. */
   pepper: string;
   /** The older peppers of API_KEY_PEPPERS, newest first. */

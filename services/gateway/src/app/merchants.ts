@@ -1,11 +1,17 @@
+import {
+  type ApiKeyStore,
+  type AuditLog,
+  canonicalPspHostEntry,
+  MAX_PSP_HOSTS,
+  MERCHANT_ID_PATTERN,
+  type MerchantSettings,
+  type MerchantSettingsReader,
+  type MerchantSettingsStore,
+} from '@tessera/merchant-data';
 import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
-import { MERCHANT_ID_PATTERN } from '../domain/apiKeys';
-import { canonicalPspHostEntry, MAX_PSP_HOSTS } from '../domain/pspHosts';
-import type { AuditLog, OperatorStore } from '../store/adminStores';
-import type { ApiKeyStore } from '../store/apiKeyStore';
-import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
+import type { OperatorStore } from '../store/adminStores';
 import { auditAs, type Caller } from './caller';
 import { canonicalListSchema } from './inputLists';
 
@@ -78,7 +84,7 @@ const AUDITED_AS = {
 } as const;
 
 export async function readSettingList<N extends SettingList>(
-  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'> },
+  deps: { merchantSettings: MerchantSettingsReader },
   caller: Caller,
   merchantId: string,
   name: N,
@@ -89,7 +95,7 @@ export async function readSettingList<N extends SettingList>(
 }
 
 export async function replaceSettingList<N extends SettingList>(
-  deps: { merchantSettings: Pick<MerchantSettingsStore, 'get'>; audit: Pick<AuditLog, 'append'>; now: () => Date },
+  deps: { merchantSettings: MerchantSettingsReader; audit: Pick<AuditLog, 'append'>; now: () => Date },
   caller: Caller,
   merchantId: string,
   name: N,

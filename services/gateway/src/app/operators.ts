@@ -1,7 +1,8 @@
+import { type AuditLog } from '@tessera/merchant-data';
 import { TesseraError } from '@tessera/common';
 import { loginAccountBucket, newOperatorRecord, normalizeEmail, type OperatorRecord } from '../domain/admin/operators';
 import { hashPassword, passwordProblem } from '../domain/admin/passwords';
-import type { AuditLog, LoginThrottle, OperatorStore } from '../store/adminStores';
+import type { LoginThrottle, OperatorStore } from '../store/adminStores';
 import { auditAs, type Caller } from './caller';
 
 /**

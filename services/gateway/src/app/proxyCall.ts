@@ -1,11 +1,14 @@
 import { TesseraError, type Logger } from '@tessera/common';
 import type { DryRunReport, ForwardCall, ForwardResponse__Output } from '@tessera/protos';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
+import {
+  type ApiKeyRecord,
+  buildDetokenizationRecord,
+  type DetokenizationLog,
+  type MerchantSettings,
+  type MerchantSettingsReader,
+  type ProxyCallFacts,
+} from '@tessera/merchant-data';
 import { parseProxyRequest } from '../domain/requestSchemas';
-import type { ProxyCallFacts } from '../domain/requestLog';
-import type { DetokenizationLog } from '../store/detokenizationLog';
-import type { MerchantSettings, MerchantSettingsStore } from '../store/merchantSettingsStore';
 import type { ProxyApi } from './ports';
 
 /**
@@ -17,7 +20,7 @@ export interface ProxyCallDeps {
   proxy: Pick<ProxyApi, 'forward' | 'dryRun'>;
   logger: Logger;
   detokenizations?: DetokenizationLog | undefined;
-  merchantSettings?: Pick<MerchantSettingsStore, 'get'> | undefined;
+  merchantSettings?: MerchantSettingsReader | undefined;
 }
 
 export interface ProxyCaller {
@@ -55,7 +58,7 @@ function forwardRequestOf(caller: ProxyCaller, body: Record<string, unknown>, al
   };
 }
 
-/** The call as the request log shows it (domain/requestLog.ts masks it later). */
+/** The call as the request log shows it (merchant-data's domain/requestLog.ts masks it later). */
 function noteCall(caller: ProxyCaller, request: ForwardCall): ProxyCallFacts {
   const call: ProxyCallFacts = {
     pspUrl: request.url,

@@ -1,7 +1,7 @@
 import { createLogger } from '@tessera/common';
 import { Registry } from 'prom-client';
 import { aRequest } from '../testing/fixtures';
-import { RedisRequestLogStore, type MerchantRecord, type RequestLogRetention, type RequestLogStore } from '../store/requestLogStore';
+import { RedisRequestLogStore, type MerchantRecord, type RequestLogRetention, type RequestLogStore } from '@tessera/merchant-data';
 import { useGatewayRedis } from '../testing/redis';
 import {
   getRequest,

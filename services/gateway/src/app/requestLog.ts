@@ -5,15 +5,20 @@ import { canManageMerchant } from '../domain/admin/operators';
 import {
   buildRequestLogRecord,
   buildRequestStats,
+  ENTRY_ID_PATTERN,
   matchesFilter,
-  summaryOf,
+  type MerchantRecord,
   type RequestFacts,
   type RequestLogEntry,
   type RequestLogFilter,
+  type RequestLogReader,
+  type RequestLogStore,
+  type RequestLogWriter,
   type RequestLogSummary,
   type RequestStats,
-} from '../domain/requestLog';
-import { ENTRY_ID_PATTERN, STATS_MAX_HOURS, type MerchantRecord, type RequestLogStore } from '../store/requestLogStore';
+  STATS_MAX_HOURS,
+  summaryOf,
+} from '@tessera/merchant-data';
 import { parseInput } from './inputLists';
 
 /**
@@ -36,7 +41,7 @@ export interface RequestLogRecorderOptions {
  * request's facts into a bounded buffer (the answer has already gone out); building the entries
  * (card-number masking) and writing them happen on a later turn of the event loop (the check
  * phase, where the call's detokenization audit entry is queued too, so that both share one Redis
- * write: see store/detokenizationLog.ts), one batch in flight at a time, so a slow Redis makes
+ * write: see merchant-data's store/detokenizationLog.ts), one batch in flight at a time, so a slow Redis makes
  * batches bigger, not requests slower. When the buffer is full or Redis fails, entries are
  * dropped and counted in tessera_request_log_dropped_total{reason}.
  */
@@ -52,7 +57,7 @@ export class RequestLogRecorder {
   private readonly mayLogStoreError = createLogThrottle();
 
   constructor(
-    private readonly store: RequestLogStore,
+    private readonly store: RequestLogWriter,
     private readonly logger: Logger,
     private readonly options: RequestLogRecorderOptions,
   ) {
@@ -131,7 +136,7 @@ export class RequestLogRecorder {
 // ---- reading ------------------------------------------------------------------------------
 
 export interface RequestLogDeps {
-  store: RequestLogStore;
+  store: RequestLogReader;
   /** The configured retention: nothing older is shown, even before Redis trimmed it. */
   maxAgeMs: number;
   now: () => Date;

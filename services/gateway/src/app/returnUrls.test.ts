@@ -1,6 +1,5 @@
 import { TesseraError } from '@tessera/common';
-import type { AuditRecord } from '../domain/admin/audit';
-import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
+import { type AuditRecord, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { useGatewayRedis } from '../testing/redis';
 import type { KeyCaller } from './apiKeys';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from './returnUrls';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { KeyMode } from '@tessera/common';
 import { formSigningSecret } from '../domain/formSessions';
-import { canonicalReturnUrlEntry, MAX_RETURN_URLS } from '../domain/returnUrls';
+import { canonicalReturnUrlEntry, MAX_RETURN_URLS } from '@tessera/merchant-data';
 import { auditAs, type Caller } from './caller';
 import { merchantInReach, readSettingList, replaceSettingList, type SettingListDeps, type SettingListView } from './merchants';
 import { canonicalListSchema, parseInput } from './inputLists';

@@ -1,7 +1,7 @@
 import { TesseraError, validateCard, validateExpiry, type ValidCard } from '@tessera/common';
 import type { TokenRef } from '@tessera/protos';
 import type { TokenRecord__Output } from '@tessera/protos';
-import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { ApiKeyRecord } from '@tessera/merchant-data';
 import { parseCardInput, parseCvcInput, parseRetainRequest, parseTokenCreate, parseTokenUpdate } from '../domain/requestSchemas';
 import { tokenizeRequestFor } from '../domain/tokenizeRequest';
 import type { CallContext, VaultApi } from './ports';

@@ -3,6 +3,7 @@
  * Passwords are read from standard input only, never from arguments (shell history, `ps`).
  * Exit codes: 0 done, 1 failed, 2 usage, 78 bad configuration.
  */
+import { RedisAuditLog } from '@tessera/merchant-data';
 import { parseCommandLine, reportUsageError, UsageError, type CliIo } from '@tessera/common';
 import {
   createOperator,
@@ -13,7 +14,7 @@ import {
   unlockOperator,
 } from '../app/operators';
 import { isValidEmail, normalizeEmail, operatorView, type OperatorRecord } from '../domain/admin/operators';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
+import { RedisLoginThrottle, RedisOperatorStore } from '../store/redisAdminStores';
 import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
 import { CommandError, connectCliRedis } from './cliRedis';
 

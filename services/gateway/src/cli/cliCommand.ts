@@ -2,7 +2,7 @@ import os from 'node:os';
 import { TesseraError, UsageError, type CliIo } from '@tessera/common';
 import type { Caller } from '../app/caller';
 import type { GatewayConfig } from '../config';
-import { isValidMerchantId } from '../domain/apiKeys';
+import { isValidMerchantId } from '@tessera/merchant-data';
 import { CommandError, openCliRedis, reportCommandFailure } from './cliRedis';
 
 /**

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import { hashApiKey } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { hashApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { parseRotationDelay, runKeysCli } from './keys';
 

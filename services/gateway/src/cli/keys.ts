@@ -5,6 +5,16 @@
  * audit log), and dashboard operators (`admin ...`, see admin.ts).
  * Exit codes: 0 done, 1 failed (unknown key, Redis unreachable), 2 usage, 78 bad configuration.
  */
+import {
+  type ApiKeyRecord,
+  apiKeyStatus,
+  keyKindOf,
+  type Pepper,
+  pepperIdOf,
+  RedisApiKeyStore,
+  RedisAuditLog,
+  RedisMerchantSettingsStore,
+} from '@tessera/merchant-data';
 import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, withLocalStack, type CliIo } from '@tessera/common';
 import {
   createApiKey,
@@ -22,10 +32,6 @@ import {
   type RestrictionChanges,
 } from '../app/apiKeys';
 import { resolveApiKeyPepper } from '../config';
-import { apiKeyStatus, keyKindOf, pepperIdOf, type ApiKeyRecord, type Pepper } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { RedisAuditLog } from '../store/redisAdminStores';
-import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
 import { parseInput } from '../app/inputLists';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';

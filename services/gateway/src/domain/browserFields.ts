@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { canonicalOriginParts } from './keyRestrictions';
+import { canonicalOriginParts } from '@tessera/merchant-data';
 
 /**
  * Rules of the hosted card fields that need no I/O: the Content-Security-Policy of the iframe

@@ -9,7 +9,7 @@ import {
   originHost,
   originMatchesPatterns,
   refusedRestrictions,
-} from './keyRestrictions';
+} from '@tessera/merchant-data';
 import { corsAllowedOrigin } from './browserFields';
 
 /** The restrictions of a test publishable key allowing `allowedOrigins`. */

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { TesseraError } from '@tessera/common';
-import { merchantSlot } from './slots';
+import { merchantSlot } from '@tessera/merchant-data';
 
 /** Retry-After in whole seconds (RFC 9110 §10.2.3): rounded up, and never 0, which would invite an instant retry. */
 export function retryAfterSeconds(resetInMs: number): number {
@@ -25,7 +25,7 @@ export function rateLimitRefusal(why: string, resetInMs: number): RateLimitRefus
 
 /**
  * Per-key bucket; the key id, never the key or its digest. In its merchant's slot, where the key
- * lookup script counts it along with reading the key (domain/slots.ts).
+ * lookup script counts it along with reading the key (merchant-data's domain/slots.ts).
  */
 export function apiKeyBucket(key: { merchantId: string; id: string }): string {
   return `key:${merchantSlot(key.merchantId)}:${key.id}`;

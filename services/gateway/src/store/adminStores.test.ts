@@ -1,15 +1,12 @@
 import { useGatewayRedis } from '../testing/redis';
-import { buildAuditRecord } from '../domain/admin/audit';
 import { newOperatorRecord } from '../domain/admin/operators';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import { createRedisClient } from '@tessera/common/redis';
+import type { LoginThrottle, OperatorStore, SessionRecord, SessionStore } from './adminStores';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 
 interface Stores {
   operators: OperatorStore;
   sessions: SessionStore;
   throttle: LoginThrottle;
-  audit: AuditLog;
   /** Lets time pass: a real wait. */
   advance(ms: number): Promise<void>;
 }
@@ -21,17 +18,6 @@ const session = (operatorId = 'op_1'): SessionRecord => ({
   expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
   ip: '203.0.113.1',
 });
-
-function auditEntry(action: 'key.created' | 'login.succeeded', merchantId: string | null, n: number) {
-  return buildAuditRecord({
-    action,
-    actor: { id: 'op_1', email: 'ops@x.test' },
-    ip: '203.0.113.1',
-    merchantId,
-    keyId: `key_${n}`,
-    now: new Date(),
-  });
-}
 
 function contract(name: string, make: () => Promise<Stores>) {
   describe(`${name} admin stores`, () => {
@@ -119,15 +105,6 @@ function contract(name: string, make: () => Promise<Stores>) {
       expect((await s.operators.update(op.id, { mfa: null, credentialsChanged: true }))?.mfa).toBeUndefined();
       expect((await s.operators.get(op.id))?.credentialsVersion).toBe(3);
     });
-
-    it('lists the audit log newest first, per merchant, capped', async () => {
-      for (let i = 0; i < 5; i++) await s.audit.append(auditEntry('key.created', i % 2 === 0 ? 'acme' : 'globex', i));
-      await s.audit.append(auditEntry('login.succeeded', null, 9));
-      const all = await s.audit.list({ limit: 10 });
-      expect(all.map((e) => e.keyId)).toEqual(['key_9', 'key_4', 'key_3', 'key_2']);
-      expect((await s.audit.list({ merchantId: 'acme', limit: 10 })).map((e) => e.keyId)).toEqual(['key_4', 'key_2', 'key_0']);
-      expect(await s.audit.list({ limit: 2 })).toHaveLength(2);
-    });
   });
 }
 
@@ -140,7 +117,6 @@ describe('Redis-backed', () => {
       operators: new RedisOperatorStore(db.redis),
       sessions: new RedisSessionStore(db.redis),
       throttle: new RedisLoginThrottle(db.redis),
-      audit: new RedisAuditLog(db.redis, 4),
       advance: (ms) => new Promise((r) => setTimeout(r, ms)),
     };
   });
@@ -151,11 +127,5 @@ describe('Redis-backed', () => {
     const ttl = await db.redis.pttl('{tessera-gateway}:tessera:admin-session:abc');
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
-  });
-
-  it('answers 503 service_unavailable when Redis is gone', async () => {
-    const dead = createRedisClient('redis://127.0.0.1:1', { commandTimeoutMs: 200, profile: 'server' });
-    await expect(new RedisAuditLog(dead, 10).list({ limit: 1 })).rejects.toMatchObject({ code: 'service_unavailable' });
-    dead.disconnect();
   });
 });

@@ -1,8 +1,7 @@
-import type { AuditRecord } from '../domain/admin/audit';
 import type { OperatorChange, OperatorRecord } from '../domain/admin/operators';
 import type { SessionRecord } from '../domain/admin/sessions';
 
-export type { AuditRecord, OperatorRecord, SessionRecord };
+export type { OperatorRecord, SessionRecord };
 
 /**
  * The dashboard's state, each behind an interface with a Redis and an in-memory implementation
@@ -42,10 +41,4 @@ export interface LoginThrottle {
   unlock(bucket: string): Promise<void>;
   /** True for the first caller only, for `ttlMs`: a one-time code accepted once across replicas. */
   claimOnce(key: string, ttlMs: number): Promise<boolean>;
-}
-
-/** Capped, newest first. `merchantId` undefined reads the whole log; a merchant id reads only its entries. */
-export interface AuditLog {
-  append(record: AuditRecord): Promise<void>;
-  list(options: { merchantId?: string; limit: number }): Promise<AuditRecord[]>;
 }

@@ -1,11 +1,8 @@
 import { createLogger } from '@tessera/common';
 import { RequestLogRecorder } from '../app/requestLog';
-import { buildDetokenizationRecord } from '../domain/detokenizationAudit';
-import { buildRequestLogRecord } from '../domain/requestLog';
+import { buildDetokenizationRecord, buildRequestLogRecord, RedisDetokenizationLog, RedisRequestLogStore } from '@tessera/merchant-data';
 import { aRequest } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { RedisDetokenizationLog } from './detokenizationLog';
-import { RedisRequestLogStore } from './requestLogStore';
 
 const logger = createLogger('test', 'silent');
 const merchants = () => Promise.resolve(['acme', 'globex']);

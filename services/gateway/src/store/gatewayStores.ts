@@ -1,17 +1,23 @@
+import {
+  type AuditLog,
+  merchantsWithKeys,
+  RedisAuditLog,
+  RedisDetokenizationLog,
+  RedisMerchantSettingsStore,
+  RedisRequestLogStore,
+  type RequestLogRetention,
+} from '@tessera/merchant-data';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
 import { RedisCvcSessionStore } from './cvcSessionStore';
-import { RedisDetokenizationLog } from './detokenizationLog';
+import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { RedisDistinctCardCounter } from './distinctCardCounter';
 import { RedisFormSessionStore } from './formSessionStore';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
-import { RedisMerchantSettingsStore } from './merchantSettingsStore';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
-import { RedisRequestLogStore, type RequestLogRetention } from './requestLogStore';
-import type { AuditLog, LoginThrottle, OperatorStore, SessionStore } from './adminStores';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
+import type { LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 
 export interface AdminStores {
   operators: OperatorStore;
@@ -22,7 +28,7 @@ export interface AdminStores {
 
 /** Everything a gateway process keeps, all of it in Redis and so shared by every replica and worker. */
 export interface GatewayStores {
-  keyStore: RedisApiKeyStore;
+  keyStore: RedisKeyStoreWithPeek;
   detokenizations: RedisDetokenizationLog;
   merchantSettings: RedisMerchantSettingsStore;
   requestLog: RedisRequestLogStore;
@@ -61,7 +67,7 @@ export function openGatewayStores(
   options: { logger: Logger; legacyIdempotency?: LegacyRecords },
 ): GatewayStores {
   return {
-    keyStore: new RedisApiKeyStore(redis),
+    keyStore: new RedisKeyStoreWithPeek(redis),
     detokenizations: new RedisDetokenizationLog(redis, config.DETOKENIZATION_AUDIT_MAX_ENTRIES, () => merchantsWithKeys(redis)),
     merchantSettings: new RedisMerchantSettingsStore(redis),
     requestLog: new RedisRequestLogStore(redis, requestLogRetention(config)),

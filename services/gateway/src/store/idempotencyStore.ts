@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { createLogger, type Logger, type WriteAck } from '@tessera/common';
 import { AcknowledgedWriter, defineScripts, redisUnavailable, WriteNotAcknowledged, type PipelineCommand } from '@tessera/common/redis';
 import { USAGE_SLICES, type UsageWindow } from '../domain/idempotency';
-import { inMerchantSlot } from '../domain/slots';
+import { inMerchantSlot } from '@tessera/merchant-data';
 
 /**
  * What the store holds per scope: a claim while the first request runs, then its sealed answer,
@@ -186,7 +186,7 @@ const COUNTED_SLICES = USAGE_SLICES + 1;
  * `tessera:idempotency:{m:<merchantId>}:<rest of scope>` -> JSON record, with a PX expiry;
  * `tessera:idempotency-usage:{m:<merchantId>}:<mode>:<slice>` -> bytes of records its owner stored
  * in that slice of the replay window, expiring with the last of them (domain/idempotency.ts,
- * usageWindow). All in the merchant's slot (domain/slots.ts).
+ * usageWindow). All in the merchant's slot (merchant-data's domain/slots.ts).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly writer: AcknowledgedWriter;

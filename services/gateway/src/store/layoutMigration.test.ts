@@ -1,12 +1,16 @@
-import { issueApiKey } from '../domain/apiKeys';
+import {
+  issueApiKey,
+  merchantsWithKeys,
+  RedisAuditLog,
+  RedisDetokenizationLog,
+  RedisMerchantSettingsStore,
+  RedisRequestLogStore,
+} from '@tessera/merchant-data';
+import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { useGatewayRedis } from '../testing/redis';
-import { RedisDetokenizationLog } from './detokenizationLog';
 import { RedisIdempotencyStore } from './idempotencyStore';
 import { LAYOUT_KEY, legacyRecordsReadUntil, migrateToMerchantSlots } from './layoutMigration';
-import { RedisMerchantSettingsStore } from './merchantSettingsStore';
-import { RedisAuditLog, RedisOperatorStore } from './redisAdminStores';
-import { merchantsWithKeys, RedisApiKeyStore } from './redisApiKeyStore';
-import { RedisRequestLogStore } from './requestLogStore';
+import { RedisOperatorStore } from './redisAdminStores';
 
 const PEPPER = 'layout-migration-test-pepper-0123456789';
 const DAY_MS = 86_400_000;
@@ -54,7 +58,7 @@ describe('upgrading a standalone Redis from the layout before merchant slots', (
     const marker = await migrateToMerchantSlots(db.redis, { clustered: false, now: () => now });
     expect(marker).toEqual({ version: 2, migratedAt: now, legacyData: true });
 
-    const keys = new RedisApiKeyStore(db.redis);
+    const keys = new RedisKeyStoreWithPeek(db.redis);
     const found = await keys.lookUp(acme.record.digest, { readMerchantSettings: true });
     expect(found.record).toEqual({ ...acme.record, lastUsedAt: '2030-01-01T00:00:00.000Z', lastUsedIp: '203.0.113.7' });
     expect(found.merchantSettings?.settings?.pspHosts).toEqual(['api.psp.example']);
@@ -93,7 +97,7 @@ describe('upgrading a standalone Redis from the layout before merchant slots', (
     const now = Date.now();
     const { acme } = await writeOldLayout(now);
     await migrateToMerchantSlots(db.redis, { clustered: false, now: () => now });
-    const keys = new RedisApiKeyStore(db.redis);
+    const keys = new RedisKeyStoreWithPeek(db.redis);
     await keys.revoke(acme.record.id, new Date(now));
     const again = await migrateToMerchantSlots(db.redis, { clustered: false, now: () => now + 1000 });
     expect(again.migratedAt).toBe(now);

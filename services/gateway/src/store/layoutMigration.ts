@@ -1,17 +1,27 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import { ADMIN_SLOT, merchantSlot } from '../domain/slots';
-import { DETOKENIZATIONS_PREFIX } from './detokenizationLog';
-import { MERCHANT_SETTINGS_PREFIX, merchantSettingsKey } from './merchantSettingsStore';
+import {
+  ADMIN_SLOT,
+  API_KEY_INDEX,
+  apiKeyDigestKey,
+  apiKeyLastUseKey,
+  type ApiKeyRecord,
+  apiKeyRecordKey,
+  DETOKENIZATIONS_PREFIX,
+  type KeyLocation,
+  MERCHANT_SETTINGS_PREFIX,
+  merchantSettingsKey,
+  merchantSlot,
+  REQUEST_LOG_PREFIX,
+  REQUEST_STATS_PREFIX,
+  STATS_MAX_HOURS,
+} from '@tessera/merchant-data';
 import { ADMIN_KEYS } from './redisAdminStores';
-import { API_KEY_INDEX, apiKeyDigestKey, apiKeyLastUseKey, apiKeyRecordKey, type KeyLocation } from './redisApiKeyStore';
-import { REQUEST_LOG_PREFIX, REQUEST_STATS_PREFIX, STATS_MAX_HOURS } from './requestLogStore';
 
 /**
  * The upgrade from the layout before merchant slots (every gateway key under one name space:
  * prefixed `{tessera-gateway}:` in a Redis Cluster, so in one slot, unprefixed on a standalone
- * Redis) to the one of domain/slots.ts. It copies what it can find through the old indexes, which
+ * Redis) to the one of merchant-data's domain/slots.ts. It copies what it can find through the old indexes, which
  * is everything durable: API keys (record, digest, last use) from the set `tessera:apikeys`, and
  * for every merchant of those keys its settings, request log and its last day of statistics, its
  * detokenization audit; on a standalone Redis also the operators and the admin audit trail (in a

@@ -2,15 +2,15 @@ import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
 import { CREATE_INDEXED, type CreateIndexedScript } from './createIndexedScript';
-import type { AuditLog, AuditRecord, LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
+import type { LoginThrottle, OperatorRecord, OperatorStore, SessionRecord, SessionStore } from './adminStores';
 import { applyOperatorChange, type OperatorChange } from '../domain/admin/operators';
-import { ADMIN_SLOT } from '../domain/slots';
+import { ADMIN_SLOT, AUDIT_KEYS } from '@tessera/merchant-data';
 
 /** Only counts up to the lockout thresholds (at most 10) matter: the log of a bucket stays small. */
 const MAX_FAILURES_LOGGED = 100;
 
 /**
- * Every key here is in the one admin slot (domain/slots.ts): the operator scripts and the audit
+ * Every key here is in the one admin slot (merchant-data's domain/slots.ts): the operator scripts and the audit
  * MULTI touch several at once, and no API request reads them. The names are those of the layout
  * before merchant slots, without the slot prefix (layoutMigration.ts renames them on a standalone Redis).
  */
@@ -20,16 +20,13 @@ export const ADMIN_KEYS = {
   allOperators: 'tessera:operators',
   session: 'tessera:admin-session:',
   throttle: 'tessera:admin-login:',
-  auditAll: 'tessera:audit',
-  auditMerchant: 'tessera:audit:merchant:',
+  ...AUDIT_KEYS,
 };
 const OPERATOR_PREFIX = ADMIN_SLOT + ADMIN_KEYS.operator;
 const OPERATOR_EMAIL_PREFIX = ADMIN_SLOT + ADMIN_KEYS.operatorEmail;
 const ALL_OPERATORS = ADMIN_SLOT + ADMIN_KEYS.allOperators;
 const SESSION_PREFIX = ADMIN_SLOT + ADMIN_KEYS.session;
 const THROTTLE_PREFIX = ADMIN_SLOT + ADMIN_KEYS.throttle;
-const AUDIT_ALL = ADMIN_SLOT + ADMIN_KEYS.auditAll;
-const AUDIT_MERCHANT_PREFIX = ADMIN_SLOT + ADMIN_KEYS.auditMerchant;
 
 async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {
@@ -211,41 +208,5 @@ export class RedisLoginThrottle implements LoginThrottle {
     return guarded(
       async () => (await this.redis.set(THROTTLE_PREFIX + USED + key, '1', 'PX', Math.max(1, Math.floor(ttlMs)), 'NX')) === 'OK',
     );
-  }
-}
-
-/**
- * Two capped lists, newest first: `tessera:audit` (everything, for platform operators) and
- * `tessera:audit:merchant:<id>` (what a merchant's operators may read), written in one MULTI.
- */
-export class RedisAuditLog implements AuditLog {
-  constructor(
-    private readonly redis: Redis,
-    private readonly maxEntries: number,
-  ) {}
-
-  append(record: AuditRecord): Promise<void> {
-    return guarded(async () => {
-      const line = JSON.stringify(record);
-      const tx = this.redis
-        .multi()
-        .lpush(AUDIT_ALL, line)
-        .ltrim(AUDIT_ALL, 0, this.maxEntries - 1);
-      if (record.merchantId !== null) {
-        const key = AUDIT_MERCHANT_PREFIX + record.merchantId;
-        tx.lpush(key, line).ltrim(key, 0, this.maxEntries - 1);
-      }
-      const results = await tx.exec();
-      const failed = results?.find(([err]) => err !== null);
-      if (results === null || failed) throw failed?.[0] ?? new Error('audit transaction aborted');
-    });
-  }
-
-  list(options: { merchantId?: string; limit: number }): Promise<AuditRecord[]> {
-    return guarded(async () => {
-      const key = options.merchantId === undefined ? AUDIT_ALL : AUDIT_MERCHANT_PREFIX + options.merchantId;
-      const lines = await this.redis.lrange(key, 0, options.limit - 1);
-      return lines.map((line) => JSON.parse(line) as AuditRecord);
-    });
   }
 }

@@ -1,16 +1,17 @@
+import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
 import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { AdminDeps } from '../transport/admin/adminRouter';
 import type { ProxyApi, VaultApi } from '../app/ports';
-import type { RequestFacts } from '../domain/requestLog';
 import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../transport/app';
 import { RedisIdempotencyStore } from '../store/idempotencyStore';
-import { RedisAuditLog, RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
 
-/** The API-key pepper of the gateway's unit tests. */
-export const TEST_PEPPER = 'unit-test-pepper-unit-test-pepper-0123';
+import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
+
+// Shared with the merchant-data package's tests.
+export { aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 
 /** A token record as the vault answers it. */
 export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
@@ -50,25 +51,6 @@ export function captureLogger(): { logger: Logger; text: () => string; lines: ()
   const logger = createLogger('gateway-test', 'debug', { write: (line: string) => chunks.push(line) });
   const text = (): string => chunks.join('');
   return { logger, text, lines: () => text().split('\n').filter(Boolean) };
-}
-
-/** A finished POST /v1/token of merchant acme, as the request log receives it. */
-export function aRequest(overrides: Partial<RequestFacts> = {}): RequestFacts {
-  return {
-    at: new Date(),
-    merchantId: 'acme',
-    requestId: 'req_1',
-    keyId: 'key_1',
-    mode: 'test',
-    method: 'POST',
-    route: '/v1/token',
-    path: '/v1/token',
-    status: 201,
-    code: null,
-    ms: 3,
-    aborted: false,
-    ...overrides,
-  };
 }
 
 /**

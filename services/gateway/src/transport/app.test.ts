@@ -9,14 +9,12 @@ import type {
   UpdateTokenRequest,
   AttachCvvRequest,
 } from '@tessera/protos';
-import { issueApiKey } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { issueApiKey, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';
 import { createApp } from './app';
 import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
-import { RedisMerchantSettingsStore } from '../store/merchantSettingsStore';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const TEST_PAN = '4242424242424242';

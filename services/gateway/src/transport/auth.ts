@@ -1,9 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Cidr } from '@tessera/common';
 import { secretKeyAuthenticator, type Authentication, type AuthenticateDeps } from '../app/authenticate';
-import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { ApiKeyRecord, MerchantSettings } from '@tessera/merchant-data';
 import { resolveClientIp } from '../domain/clientIp';
-import type { MerchantSettings } from '../store/merchantSettingsStore';
 import { contextOf, type RequestContext } from './requestContext';
 
 export interface AuthDeps extends AuthenticateDeps {

@@ -1,6 +1,5 @@
 import { createLogger } from '@tessera/common';
-import { issueApiKey } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { issueApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../testing/http';

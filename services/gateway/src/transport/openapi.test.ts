@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
 import type { Express } from 'express';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { RedisApiKeyStore } from '@tessera/merchant-data';
 import { anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp } from '../testing/http';

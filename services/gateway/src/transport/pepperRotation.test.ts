@@ -1,8 +1,6 @@
 import { Redis } from 'ioredis';
-import { hashApiKey, issueApiKey, pepperIdOf, type ApiKeyRecord } from '../domain/apiKeys';
+import { type ApiKeyRecord, type ApiKeyStore, hashApiKey, issueApiKey, pepperIdOf, RedisApiKeyStore } from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
-import type { ApiKeyStore } from '../store/apiKeyStore';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { anIdempotency, captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../testing/http';
 import { runKeysCli } from '../cli/keys';

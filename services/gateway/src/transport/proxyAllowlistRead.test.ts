@@ -1,8 +1,6 @@
 import { redisUnavailable } from '@tessera/common/redis';
 import type { ForwardCall, ForwardResponse__Output } from '@tessera/protos';
-import { issueApiKey } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
-import { RedisMerchantSettingsStore, type MerchantSettings } from '../store/merchantSettingsStore';
+import { issueApiKey, type MerchantSettings, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { RedisRateLimitCounter, type WindowCount } from '../store/rateLimitCounter';
 import { anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';

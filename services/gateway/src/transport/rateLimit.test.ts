@@ -1,8 +1,7 @@
-import { issueApiKey } from '../domain/apiKeys';
+import { type ApiKeyStore, issueApiKey } from '@tessera/merchant-data';
+import { RedisKeyStoreWithPeek } from '../store/keyLookupWithPeek';
 import { commandsSentDuring } from '@tessera/test-support';
-import type { ApiKeyStore } from '../store/apiKeyStore';
 import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';
 import { letTimePass, useGatewayRedis } from '../testing/redis';
@@ -35,7 +34,7 @@ async function setUp(
   limits: RateLimitConfig,
   options: { counter?: RateLimitCounter; allowedCidrs?: string[]; keyLookupCountsInRedis?: boolean } = {},
 ): Promise<Setup> {
-  const store = new RedisApiKeyStore(db.redis);
+  const store = new RedisKeyStoreWithPeek(db.redis);
   const keys: string[] = [];
   const ids: string[] = [];
   for (const merchantId of ['m_a', 'm_b']) {

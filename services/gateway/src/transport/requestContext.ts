@@ -1,8 +1,6 @@
 import type { Request, Response } from 'express';
 import { wellFormedRequestId } from '@tessera/protos';
-import type { ApiKeyRecord } from '../domain/apiKeys';
-import type { ProxyCallFacts } from '../domain/requestLog';
-import { randomId } from '../domain/randomIds';
+import { type ApiKeyRecord, type ProxyCallFacts, randomId } from '@tessera/merchant-data';
 
 /** Reuses a caller's id when it is safe to echo and log (never one that could be a card number); otherwise makes one. */
 export function chooseRequestId(incoming: string | string[] | undefined): string {

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { RequestFacts } from '../domain/requestLog';
+import type { RequestFacts } from '@tessera/merchant-data';
 import type { RequestContext } from './requestContext';
 import { routeOf } from './requestContext';
 

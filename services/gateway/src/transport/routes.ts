@@ -15,7 +15,7 @@ import {
   type AdmitCard,
   type TokenVault,
 } from '../app/tokens';
-import type { MerchantSettings } from '../store/merchantSettingsStore';
+import type { MerchantSettings } from '@tessera/merchant-data';
 import { sendJson } from './envelope';
 import { browserTokenJson, dryRunJson, tokenRecordJson } from './responseJson';
 import { apiKeyOf, contextOf } from './requestContext';

@@ -1,8 +1,7 @@
 import express from 'express';
 import { createLogger, TesseraError } from '@tessera/common';
 import type { ForwardResponse__Output } from '@tessera/protos';
-import { issueApiKey } from '../domain/apiKeys';
-import { RedisApiKeyStore } from '../store/redisApiKeyStore';
+import { issueApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { aTokenRecord, anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp, type TestResponse } from '../testing/http';

@@ -2,7 +2,7 @@ import { parseCidrList } from '@tessera/common';
 import { newOperatorRecord } from '../../domain/admin/operators';
 import { hashPassword } from '../../domain/admin/passwords';
 import { RedisOperatorStore } from '../../store/redisAdminStores';
-import { RedisMerchantSettingsStore } from '../../store/merchantSettingsStore';
+import { RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { anAdminDeps } from '../../testing/fixtures';
 import { useGatewayRedis } from '../../testing/redis';
 import { startApp, type RunningApp } from '../../testing/http';

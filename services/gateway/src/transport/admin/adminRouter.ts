@@ -1,12 +1,15 @@
+import {
+  type ApiKeyAdmin,
+  type ApiKeyLookup,
+  type AuditLog,
+  type DetokenizationLog,
+  type MerchantSettingsStore,
+} from '@tessera/merchant-data';
 import path from 'node:path';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { createAdminSessions, type AdminSessionDeps } from '../../app/adminSessions';
 import { resolveClientIp } from '../../domain/clientIp';
-import type { AuditLog } from '../../store/adminStores';
-import type { ApiKeyStore } from '../../store/apiKeyStore';
-import type { DetokenizationLog } from '../../store/detokenizationLog';
-import type { MerchantSettingsStore } from '../../store/merchantSettingsStore';
 import { sendError } from '../envelope';
 import { errorHandler, routeNotFound } from '../errorHandler';
 import { jsonObjectBody } from '../jsonBody';
@@ -27,7 +30,8 @@ export const DASHBOARD_DIR = path.resolve(__dirname, '../../../public/dashboard'
 
 /** The sign-in use cases' stores and peppers (app/adminSessions.ts), and what the other resources need. */
 export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | 'mfaRequired' | 'now'> {
-  keyStore: ApiKeyStore;
+  // The key use cases: administration, and the lookup of "test this key".
+  keyStore: ApiKeyAdmin & ApiKeyLookup;
   audit: AuditLog;
   /** The detokenization audit (every /v1/proxy that renders card data); absent: route answers 404. */
   detokenizations?: DetokenizationLog;

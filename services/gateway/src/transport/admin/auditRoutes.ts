@@ -1,8 +1,7 @@
+import { type AuditLog, type DetokenizationLog } from '@tessera/merchant-data';
 import type { Router } from 'express';
 import { TesseraError } from '@tessera/common';
 import { auditQuerySchema, listAuditEntries, listDetokenizations } from '../../app/auditTrail';
-import type { AuditLog } from '../../store/adminStores';
-import type { DetokenizationLog } from '../../store/detokenizationLog';
 import { sendJson } from '../envelope';
 import { callerOf } from './sessionRoutes';
 import { parseQuery } from './validation';

@@ -12,7 +12,7 @@ import {
 } from '../../app/apiKeys';
 import { parseInput } from '../../app/inputLists';
 import { merchantInReach, merchantQuerySchema } from '../../app/merchants';
-import { apiKeyStatus, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '../../domain/apiKeys';
+import { apiKeyStatus, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '@tessera/merchant-data';
 import { sendJson } from '../envelope';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parseQuery } from './validation';

@@ -10,7 +10,7 @@ import {
   type PspHostDeps,
 } from '../../app/merchants';
 import type { OperatorStore } from '../../store/adminStores';
-import type { ApiKeyStore } from '../../store/apiKeyStore';
+import type { ApiKeyStore } from '@tessera/merchant-data';
 import { sendJson } from '../envelope';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parsePath } from './validation';

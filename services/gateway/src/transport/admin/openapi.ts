@@ -5,7 +5,7 @@ import { listRequestsQuerySchema, requestDetailQuerySchema, requestStatsQuerySch
 import { auditQuerySchema } from '../../app/auditTrail';
 import { merchantPathSchema, merchantQuerySchema, pspHostsSchema, type PspHostsView } from '../../app/merchants';
 import { formSigningSecretRequestSchema, returnUrlsSchema, type ReturnUrlsView } from '../../app/returnUrls';
-import type { MinuteStats, RequestLogEntry } from '../../domain/requestLog';
+import type { MinuteStats, RequestLogEntry } from '@tessera/merchant-data';
 import type { KeyView } from './keyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 

@@ -1,11 +1,9 @@
 import type { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { defineScripts, redisUnavailable as unavailable } from '@tessera/common/redis';
-import { apiKeyBucket } from '../domain/rateLimit';
 import { merchantSlot } from '../domain/slots';
-import type { ApiKeyRecord, ApiKeyStore, KeyLookupOptions, KeyLookupResult, KeyLookupWithPeek, KeyRestrictions } from './apiKeyStore';
-import { merchantSettingsKey, parseMerchantSettings } from './merchantSettingsStore';
-import { HIT_WINDOW_LUA, RATE_LIMIT_KEY_PREFIX } from './rateLimitCounter';
+import type { ApiKeyRecord } from '../domain/apiKeys';
+import type { ApiKeyStore, KeyRestrictions } from './apiKeyStore';
 
 /** Where a key's record is: its merchant's slot, and its id there. The digest index holds it as JSON. */
 export interface KeyLocation {
@@ -44,57 +42,30 @@ end
 return 0`;
 const CAS_ATTEMPTS = 5;
 
-/** The record (KEYS[1]) and its last use (KEYS[2]) when the record is under digest ARGV[1]; {false} otherwise. */
-const RECORD_UNDER_DIGEST_LUA = `
+/**
+ * The record (KEYS[1]) and its last use (KEYS[2]) when the record is under digest ARGV[1]; {false}
+ * otherwise. The start of every script that finds a key, the gateway's lookup with its counters too.
+ */
+export const API_KEY_UNDER_DIGEST_LUA = `
 local raw = redis.call('GET', KEYS[1])
 if not raw then return {false} end
 local ok, record = pcall(cjson.decode, raw)
 if not ok or type(record) ~= 'table' or record.digest ~= ARGV[1] then return {false} end`;
 
 /** A key's lookup in its merchant's slot: record and last use, compared with the digest it was found by. */
-const LOOKUP_SCRIPT = `${RECORD_UNDER_DIGEST_LUA}
+const LOOKUP_SCRIPT = `${API_KEY_UNDER_DIGEST_LUA}
 return {raw, redis.call('HGETALL', KEYS[2])}`;
 
 /**
- * The lookup of every API request (KeyLookupWithPeek), in the key's merchant's slot: the record
- * and last use as LOOKUP_SCRIPT finds them, the key's own rate-limit window (KEYS[3]) counted
- * (window ARGV[2] ms, '0' for none) when the record alone shows the request passes (ARGV[3] now
- * as an ISO time, ARGV[4] and ARGV[5] the presented mode and kind), and the merchant's settings
- * (KEYS[4], when ARGV[6] is '1'). The caller's decision stays authoritative: it takes the count
- * back if it refuses a key counted here.
+ * [record JSON, last use as HGETALL's flat field/value list, then what a longer lookup script adds
+ * (the gateway's: the key's counted window or null, [merchant settings JSON or null] or null when
+ * not read)], or [null] when the record is not there under the digest asked for.
  */
-const AUTHENTICATE_SCRIPT = `${HIT_WINDOW_LUA}
-local function absent(value) return value == nil or value == cjson.null end
-local function empty(list) return absent(list) or next(list) == nil end
-${RECORD_UNDER_DIGEST_LUA}
-local reply = {raw, redis.call('HGETALL', KEYS[2]), false, false}
-local kind = record.kind
-if absent(kind) then kind = 'secret' end
-local passes = absent(record.revokedAt)
-  and (absent(record.expiresAt) or (type(record.expiresAt) == 'string' and record.expiresAt > ARGV[3]))
-  and record.mode == ARGV[4] and kind == ARGV[5] and kind == 'secret'
-  and empty(record.allowedCidrs) and empty(record.allowedDomains) and empty(record.allowedOrigins)
-if ARGV[2] ~= '0' and passes then reply[3] = hitWindow(KEYS[3], ARGV[2]) end
-if ARGV[6] == '1' then reply[4] = {redis.call('GET', KEYS[4])} end
-return reply`;
-
-/**
- * [record JSON, last use as HGETALL's flat field/value list, the key's counted window or null,
- * [merchant settings JSON or null] or null when not read], or [null] when the record is not there
- * under the digest asked for.
- */
-type LookupReply = [(string | null)?, string[]?, ([number, number] | null)?, ([string | null] | null)?];
+export type ApiKeyLookupReply = [(string | null)?, string[]?, ...unknown[]];
 
 interface KeyStoreScripts {
   tesseraApiKeyCompareAndSet(recordKey: string, expected: string, next: string): Promise<number>;
-  tesseraApiKeyLookup(recordKey: string, lastUseKey: string, digest: string): Promise<LookupReply>;
-  tesseraApiKeyAuthenticate(
-    recordKey: string,
-    lastUseKey: string,
-    keyCounterKey: string,
-    settingsKey: string,
-    ...args: string[]
-  ): Promise<LookupReply>;
+  tesseraApiKeyLookup(recordKey: string, lastUseKey: string, digest: string): Promise<ApiKeyLookupReply>;
 }
 
 function parseRecord(raw: string | null | undefined, lastUse: Record<string, string> | null): ApiKeyRecord | undefined {
@@ -107,7 +78,8 @@ function parseRecord(raw: string | null | undefined, lastUse: Record<string, str
   return record;
 }
 
-function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
+/** The record of a lookup script's reply, with its last use. */
+export function apiKeyRecordOfReply(reply: ApiKeyLookupReply): ApiKeyRecord | undefined {
   const flat = reply[1] ?? [];
   const lastUse: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) lastUse[flat[i] as string] = flat[i + 1] as string;
@@ -124,7 +96,8 @@ function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
  *
  * An API request knows only the digest, so its key is found in two steps: the digest index names
  * the merchant's slot, and a script there reads the record (checking it is still under that
- * digest), counts the request and reads the settings. Each process remembers the location of the
+ * digest); the gateway's lookup (RedisKeyStoreWithPeek there) also counts the request and reads
+ * the settings in that script. Each process remembers the location of the
  * digests it found, so after a key's first request a lookup is that one script: one round trip in
  * the merchant's slot (the rate limiter's read of the address's failed-auth counter leaves beside
  * it, in the same write on one connection). The costs: the first request of a key in each process takes a second round trip, and
@@ -132,14 +105,13 @@ function recordOf(reply: LookupReply): ApiKeyRecord | undefined {
  * in two slots instead of one script (see create and rehashDigest). Nothing is cached but where
  * a record is: revocations still take effect on the next request.
  */
-export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
+export class RedisApiKeyStore implements ApiKeyStore {
   private readonly scripts: KeyStoreScripts;
   private readonly locations = new Map<string, KeyLocation>();
 
-  constructor(private readonly redis: Redis) {
+  constructor(protected readonly redis: Redis) {
     this.scripts = defineScripts<KeyStoreScripts>(redis, {
       tesseraApiKeyLookup: { numberOfKeys: 2, lua: LOOKUP_SCRIPT },
-      tesseraApiKeyAuthenticate: { numberOfKeys: 4, lua: AUTHENTICATE_SCRIPT },
       tesseraApiKeyCompareAndSet: { numberOfKeys: 1, lua: COMPARE_AND_SET_SCRIPT },
     });
   }
@@ -173,7 +145,7 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
    * `read` in the slot of the key under `digest`: first where this process last found it, then,
    * when it is not there (deleted, or moved to another digest), where the digest index says now.
    */
-  private async underDigest<T>(digest: string, read: (location: KeyLocation) => Promise<T | undefined>): Promise<T | undefined> {
+  protected async underDigest<T>(digest: string, read: (location: KeyLocation) => Promise<T | undefined>): Promise<T | undefined> {
     const remembered = this.locations.get(digest);
     if (remembered !== undefined) {
       const found = await read(remembered);
@@ -191,43 +163,11 @@ export class RedisApiKeyStore implements ApiKeyStore, KeyLookupWithPeek {
   async findByDigest(digest: string): Promise<ApiKeyRecord | undefined> {
     try {
       return await this.underDigest(digest, async (location) =>
-        recordOf(await this.scripts.tesseraApiKeyLookup(apiKeyRecordKey(location), apiKeyLastUseKey(location), digest)),
+        apiKeyRecordOfReply(await this.scripts.tesseraApiKeyLookup(apiKeyRecordKey(location), apiKeyLastUseKey(location), digest)),
       );
     } catch (err) {
       throw unavailable(err);
     }
-  }
-
-  /** The key's counter is RedisRateLimitCounter's and the settings RedisMerchantSettingsStore's, all in this same Redis. */
-  async lookUp(digest: string, options: KeyLookupOptions): Promise<KeyLookupResult> {
-    const count = options.countKeyRequest;
-    let reply: LookupReply | undefined;
-    try {
-      reply = await this.underDigest(digest, async (location) => {
-        const found = await this.scripts.tesseraApiKeyAuthenticate(
-          apiKeyRecordKey(location),
-          apiKeyLastUseKey(location),
-          RATE_LIMIT_KEY_PREFIX + apiKeyBucket(location),
-          merchantSettingsKey(location.merchantId),
-          digest,
-          String(count?.windowMs ?? 0),
-          count?.now.toISOString() ?? '',
-          count?.mode ?? '',
-          count?.kind ?? '',
-          options.readMerchantSettings === true ? '1' : '0',
-        );
-        return typeof found[0] === 'string' ? found : undefined;
-      });
-    } catch (err) {
-      throw unavailable(err);
-    }
-    const counted = reply?.[2];
-    const settings = reply?.[3];
-    return {
-      record: reply === undefined ? undefined : recordOf(reply),
-      ...(counted ? { keyRequest: { count: counted[0], resetInMs: counted[1] } } : {}),
-      ...(settings ? { merchantSettings: { settings: parseMerchantSettings(settings[0]) } } : {}),
-    };
   }
 
   private async read(location: KeyLocation): Promise<ApiKeyRecord | undefined> {

@@ -1,6 +1,6 @@
 import { buildRequestLogRecord, type RequestFacts } from '../domain/requestLog';
 import { aRequest } from '../testing/fixtures';
-import { useGatewayRedis } from '../testing/redis';
+import { useStoreRedis } from '../testing/redis';
 import {
   entryIdOf,
   RedisRequestLogStore,
@@ -69,7 +69,7 @@ function contract(name: string, make: (retention: RequestLogRetention) => Reques
 }
 
 describe('with Redis', () => {
-  const env = useGatewayRedis();
+  const env = useStoreRedis();
   contract('redis', (retention) => new RedisRequestLogStore(env.redis, retention));
 
   it('caps each merchant’s stream by count and age, and lets an idle merchant’s log expire', async () => {

@@ -24,14 +24,21 @@ export interface RequestLogRetention {
   maxAgeMs: number;
 }
 
-export interface RequestLogStore {
+/** What the process that serves the requests needs of the log: it only writes. */
+export interface RequestLogWriter {
   /** Appends a batch in one round trip; resolves to how many records could not be stored. */
   append(batch: readonly MerchantRecord[], now: Date): Promise<number>;
+}
+
+/** What the request-log views need: they only read. */
+export interface RequestLogReader {
   range(merchantId: string, range: LogRange): Promise<RequestLogEntry[]>;
   get(merchantId: string, id: string): Promise<RequestLogEntry | undefined>;
   /** Counters by minute since the epoch, for minutes in [fromMinute, toMinute). */
   minuteCounters(merchantId: string, fromMinute: number, toMinute: number): Promise<Map<number, MinuteCounters>>;
 }
+
+export interface RequestLogStore extends RequestLogWriter, RequestLogReader {}
 
 /** Statistics cover at most the last day; their hashes outlive it by an hour, whatever the log's retention. */
 export const STATS_MAX_HOURS = 24;

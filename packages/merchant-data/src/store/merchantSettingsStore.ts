@@ -11,8 +11,12 @@ export interface MerchantSettings {
   updatedAt: string;
 }
 
-export interface MerchantSettingsStore {
+/** What a request needs of a merchant's settings: it reads them, never changes them. */
+export interface MerchantSettingsReader {
   get(merchantId: string): Promise<MerchantSettings | undefined>;
+}
+
+export interface MerchantSettingsStore extends MerchantSettingsReader {
   setPspHosts(merchantId: string, pspHosts: readonly string[], now: Date): Promise<MerchantSettings>;
   setReturnUrls(merchantId: string, returnUrls: readonly string[], now: Date): Promise<MerchantSettings>;
 }

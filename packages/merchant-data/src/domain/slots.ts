@@ -27,6 +27,6 @@ export function inMerchantSlot(merchantScoped: string): string {
  * The hash tag of everything the gateway's operators and the dashboard keep (operators, their
  * sessions and login throttles, the admin audit trail): one slot, as their scripts and MULTIs
  * touch several keys, and no API request reads it. It is also the prefix every gateway key had in
- * a Cluster before merchant slots (see store/layoutMigration.ts).
+ * a Cluster before merchant slots (see the gateway's store/layoutMigration.ts).
  */
 export const ADMIN_SLOT = '{tessera-gateway}:';

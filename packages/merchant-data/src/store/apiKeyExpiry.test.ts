@@ -1,4 +1,4 @@
-import { useGatewayRedis } from '../testing/redis';
+import { useStoreRedis } from '../testing/redis';
 import { buildApiKeyRecord, generateApiKey } from '../domain/apiKeys';
 import type { ApiKeyStore } from './apiKeyStore';
 import { apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
@@ -47,7 +47,7 @@ function contract(name: string, make: () => Promise<ApiKeyStore>) {
 }
 
 describe('Redis', () => {
-  const db = useGatewayRedis();
+  const db = useStoreRedis();
 
   contract('Redis', async () => {
     await db.redis.flushall();

@@ -31,7 +31,7 @@ export class RedisDetokenizationLog implements DetokenizationLog {
   /**
    * Issued on the event loop's next check phase, not at once: the route appends when the PSP has
    * answered, and the request log entry of the same call is only recorded once the answer went
-   * out, to be written on that check phase (app/requestLog.ts). Queued there together, both
+   * out, to be written on that check phase (the gateway's app/requestLog.ts). Queued there together, both
    * leave in one auto-pipelined write and come back in one reply instead of two of each. Still
    * awaited and reported like any write: deferring it drops nothing.
    */

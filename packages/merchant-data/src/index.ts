@@ -1,0 +1,20 @@
+// Merchant data shared by the services that serve one merchant's requests and the ones that
+// administer them: API keys, merchant settings, return URLs, the request log and the audit trail,
+// each with the domain rules its store needs. Key names in Redis are part of the contract.
+export * from './domain/slots';
+export * from './domain/randomIds';
+export * from './domain/apiKeys';
+export * from './domain/apiKeyDecision';
+export * from './domain/keyRestrictions';
+export * from './domain/browserKeys';
+export * from './domain/pspHosts';
+export * from './domain/returnUrls';
+export * from './domain/requestLog';
+export * from './domain/detokenizationAudit';
+export * from './domain/adminAudit';
+export * from './store/merchantSettingsStore';
+export * from './store/requestLogStore';
+export * from './store/detokenizationLog';
+export * from './store/apiKeyStore';
+export * from './store/redisApiKeyStore';
+export * from './store/auditLog';
