@@ -45,7 +45,7 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: '`401`s per client IP (IPv6: per /64) per minute; after that every request from it, even with a valid key, gets `429` until the minute is over. `0` disables',
   },
   RATE_LIMIT_STORE_TIMEOUT_MS: {
-    text: "how long a request waits for a rate-limit or card-testing counter in Redis before going through as if under that limit (the limits fail open). Keep it below `REDIS_COMMAND_TIMEOUT_MS`: a client address's counters live in its own slot, so with that Cluster master down its requests otherwise wait the full command timeout although their key answered at once. A counter that answers within it is always enforced",
+    text: "how long an API request waits for its rate-limit counters in Redis before going through as if under those limits (they fail open; the card-testing counters of browser tokenization wait for the command timeout, so that a gateway slowed by an attack still counts). Keep it below `REDIS_COMMAND_TIMEOUT_MS`: a client address's counters live in its own slot, so with that Cluster master down its requests otherwise wait the full command timeout although their key answered at once. A counter that answers within it is always enforced",
   },
   HSTS_MAX_AGE_SECONDS: {
     default: '`0` (off)',

@@ -32,8 +32,6 @@ import { altcha, type Challenge } from './altcha';
 import { failOpen, type FailOpen } from './failOpen';
 
 export interface BrowserLimitConfig {
-  /** As the API rate limits' (transport/failOpen.ts): how long an attempt waits for a counter; absent: no deadline of its own. */
-  RATE_LIMIT_STORE_TIMEOUT_MS?: number | undefined;
   /** Browser tokenizations per key per minute past which each needs a proof of work; 0 disables. */
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: number;
   /** A challenge's maxnumber at the threshold, for an address with no refusals. */
@@ -140,9 +138,10 @@ export class BrowserTokenLimiter {
       now?: () => number;
     },
   ) {
-    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)', {
-      deadlineMs: deps.config.RATE_LIMIT_STORE_TIMEOUT_MS,
-    });
+    // No deadline of its own (unlike the API's failed-auth read): under a card-testing attack the
+    // gateway is busy, and a counter late by the event loop's lag must still count, not fail open.
+    // A store that is down still fails open, at the Redis command timeout.
+    this.ask = failOpen(deps.logger, 'browser limit store unavailable: card-testing limits are not enforced (failing open)');
   }
 
   private now(): number {
