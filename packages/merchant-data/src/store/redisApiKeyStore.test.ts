@@ -2,14 +2,9 @@ import { Redis } from 'ioredis';
 import { TesseraError } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
-import { issueApiKey, type ApiKeyRecord, type NewKeyParams } from '../domain/apiKeys';
+import { issueApiKey } from '../domain/apiKeys';
+import { aKeyRecord, TEST_PEPPER } from '../testing/fixtures';
 import { API_KEY_INDEX, apiKeyDigestKey, apiKeyRecordKey, RedisApiKeyStore } from './redisApiKeyStore';
-
-const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
-
-function newRecord(merchantId = 'm1', allowedCidrs: string[] = [], more: Partial<NewKeyParams> = {}): ApiKeyRecord {
-  return issueApiKey({ merchantId, mode: 'test', allowedCidrs, pepper: PEPPER, now: new Date(), ...more }).record;
-}
 
 describe('Redis API key store', () => {
   let server: RedisServer;
@@ -33,7 +28,7 @@ describe('Redis API key store', () => {
   });
 
   it('sends the text of each script once per connection and then only its SHA (EVALSHA)', async () => {
-    const records = [newRecord(), newRecord(), newRecord()];
+    const records = [aKeyRecord(), aKeyRecord(), aKeyRecord()];
     const sent = await commandsSentDuring(server.url, async () => {
       for (const record of records) {
         expect(await store.create(record)).toBe(true);
@@ -46,7 +41,7 @@ describe('Redis API key store', () => {
   });
 
   it('stores a record and finds it by digest and by id', async () => {
-    const record = newRecord('m1', ['10.0.0.0/8']);
+    const record = aKeyRecord('m1', ['10.0.0.0/8']);
     expect(await store.create(record)).toBe(true);
     expect(await store.findByDigest(record.digest)).toEqual(record);
     expect(await store.get(record.id)).toEqual(record);
@@ -55,7 +50,7 @@ describe('Redis API key store', () => {
   });
 
   it('uses the documented key layout and never stores the API key itself', async () => {
-    const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'live', allowedCidrs: [], pepper: PEPPER, now: new Date() });
+    const { apiKey, record } = issueApiKey({ merchantId: 'm1', mode: 'live', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
     await store.create(record);
     expect(JSON.parse((await redis.get(`tessera:apikey-digest:{${record.digest}}`)) ?? 'null')).toEqual({
       merchantId: 'm1',
@@ -72,8 +67,8 @@ describe('Redis API key store', () => {
   });
 
   it('refuses a second record with the same digest and writes nothing for it', async () => {
-    const first = newRecord();
-    const second = { ...newRecord(), digest: first.digest };
+    const first = aKeyRecord();
+    const second = { ...aKeyRecord(), digest: first.digest };
     expect(await store.create(first)).toBe(true);
     expect(await store.create(second)).toBe(false);
     expect(await store.get(second.id)).toBeUndefined();
@@ -81,15 +76,15 @@ describe('Redis API key store', () => {
   });
 
   it('lists every record, oldest first', async () => {
-    const a = { ...newRecord('a'), createdAt: '2030-01-01T00:00:00.000Z' };
-    const b = { ...newRecord('b'), createdAt: '2029-01-01T00:00:00.000Z' };
+    const a = { ...aKeyRecord('a'), createdAt: '2030-01-01T00:00:00.000Z' };
+    const b = { ...aKeyRecord('b'), createdAt: '2029-01-01T00:00:00.000Z' };
     await store.create(a);
     await store.create(b);
     expect((await store.list()).map((r) => r.merchantId)).toEqual(['b', 'a']);
   });
 
   it('revokes a key once, keeping the first revocation time, and answers undefined for unknown ids', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     const revoked = await store.revoke(record.id, new Date('2031-01-01T00:00:00Z'));
     expect(revoked?.revokedAt).toBe('2031-01-01T00:00:00.000Z');
@@ -100,7 +95,7 @@ describe('Redis API key store', () => {
   });
 
   it('records last use apart from the record, so it can never undo a revocation', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
     await store.revoke(record.id, new Date('2030-06-01T00:00:00Z'));
@@ -113,7 +108,7 @@ describe('Redis API key store', () => {
   });
 
   it('loads a record written before domain restrictions existed, with no allowed domains', async () => {
-    const { allowedDomains: _none, ...legacy } = newRecord('m1', ['10.0.0.0/8']);
+    const { allowedDomains: _none, ...legacy } = aKeyRecord('m1', ['10.0.0.0/8']);
     await redis.set(apiKeyRecordKey(legacy), JSON.stringify(legacy));
     await redis.set(apiKeyDigestKey(legacy.digest), JSON.stringify({ merchantId: legacy.merchantId, id: legacy.id }));
     await redis.hset(API_KEY_INDEX, legacy.id, legacy.merchantId);
@@ -123,7 +118,7 @@ describe('Redis API key store', () => {
   });
 
   it('replaces the restrictions of a key and never un-revokes it', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     await store.revoke(record.id, new Date('2030-01-01T00:00:00Z'));
     const updated = await store.updateRestrictions(record.id, { allowedCidrs: ['203.0.113.0/24'], allowedDomains: [] }, new Date());
@@ -132,7 +127,7 @@ describe('Redis API key store', () => {
   });
 
   it('keeps a revocation that races with many restriction edits', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     const edits = Array.from({ length: 4 }, (_, i) =>
       store.updateRestrictions(record.id, { allowedCidrs: [`10.0.${i}.0/24`], allowedDomains: [] }, new Date()),
@@ -142,7 +137,7 @@ describe('Redis API key store', () => {
   });
 
   it('finds a key with its record and last use in a single command, sent by SHA after the first time', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), '203.0.113.9');
     await store.findByDigest(record.digest);
@@ -169,7 +164,7 @@ describe('Redis API key store with Redis down', () => {
     await server.stop();
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
-    for (const op of [() => store.findByDigest('0'.repeat(64)), () => store.ping(), () => store.list(), () => store.create(newRecord())]) {
+    for (const op of [() => store.findByDigest('0'.repeat(64)), () => store.ping(), () => store.list(), () => store.create(aKeyRecord())]) {
       await expect(op()).rejects.toMatchObject({ code: 'service_unavailable' });
     }
     expect(Date.now() - started).toBeLessThan(2000);

@@ -1,16 +1,11 @@
 import { Redis } from 'ioredis';
 import { createRedisClient } from '@tessera/common/redis';
-import { issueApiKey, RedisMerchantSettingsStore, type ApiKeyRecord, type NewKeyParams } from '@tessera/merchant-data';
+import { RedisMerchantSettingsStore, type ApiKeyRecord } from '@tessera/merchant-data';
+import { aKeyRecord } from '../testing/fixtures';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { apiKeyBucket } from '../domain/rateLimit';
 import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
 import { RedisRateLimitCounter } from './rateLimitCounter';
-
-const PEPPER = 'redis-store-test-pepper-0123456789abcdef';
-
-function newRecord(merchantId = 'm1', allowedCidrs: string[] = [], more: Partial<NewKeyParams> = {}): ApiKeyRecord {
-  return issueApiKey({ merchantId, mode: 'test', allowedCidrs, pepper: PEPPER, now: new Date(), ...more }).record;
-}
 
 describe('Redis API key store: the lookup of an API request, with its counters and settings', () => {
   let server: RedisServer;
@@ -38,7 +33,7 @@ describe('Redis API key store: the lookup of an API request, with its counters a
     const counterOf = (record: ApiKeyRecord) => redis.get(`tessera:ratelimit:key:{m:${record.merchantId}}:${record.id}`);
 
     it('counts a key whose record alone shows the request passes, in the window the counter itself uses', async () => {
-      const record = newRecord();
+      const record = aKeyRecord();
       await store.create(record);
       expect((await store.lookUp(record.digest, count())).keyRequest).toMatchObject({ count: 1 });
       const again = await store.lookUp(record.digest, count());
@@ -49,9 +44,9 @@ describe('Redis API key store: the lookup of an API request, with its counters a
     });
 
     it('counts nothing for a key the request itself may still fail: an IP, domain or origin restriction, or a publishable key', async () => {
-      const restricted = newRecord('m1', ['198.51.100.0/24']);
-      const domains = { ...newRecord(), allowedDomains: ['shop.example'] };
-      const publishable = newRecord('m1', [], { kind: 'publishable', allowedOrigins: ['https://shop.example'] });
+      const restricted = aKeyRecord('m1', ['198.51.100.0/24']);
+      const domains = { ...aKeyRecord(), allowedDomains: ['shop.example'] };
+      const publishable = aKeyRecord('m1', [], { kind: 'publishable', allowedOrigins: ['https://shop.example'] });
       for (const record of [restricted, domains, publishable]) {
         await store.create(record);
         const found = await store.lookUp(record.digest, count());
@@ -62,13 +57,13 @@ describe('Redis API key store: the lookup of an API request, with its counters a
     });
 
     it('counts nothing for a revoked or expired key, or a key of another mode', async () => {
-      const revoked = newRecord();
+      const revoked = aKeyRecord();
       await store.create(revoked);
       await store.revoke(revoked.id, new Date());
-      const expired = { ...newRecord(), expiresAt: '2020-01-01T00:00:00.000Z' };
+      const expired = { ...aKeyRecord(), expiresAt: '2020-01-01T00:00:00.000Z' };
       await store.create(expired);
       for (const record of [revoked, expired]) expect((await store.lookUp(record.digest, count())).keyRequest).toBeUndefined();
-      const live = newRecord();
+      const live = aKeyRecord();
       await store.create(live);
       expect(
         (await store.lookUp(live.digest, { countKeyRequest: { windowMs: 1_000, now: new Date(), mode: 'live', kind: 'secret' } }))
@@ -78,7 +73,7 @@ describe('Redis API key store: the lookup of an API request, with its counters a
     });
 
     it('reads the merchant settings with the key only when asked', async () => {
-      const record = newRecord('m_settings');
+      const record = aKeyRecord('m_settings');
       await store.create(record);
       expect((await store.lookUp(record.digest, {})).merchantSettings).toBeUndefined();
       expect((await store.lookUp(record.digest, { readMerchantSettings: true })).merchantSettings).toEqual({ settings: undefined });
@@ -91,7 +86,7 @@ describe('Redis API key store: the lookup of an API request, with its counters a
   });
 
   it('keeps finding keys after Redis lost its scripts (restart, failover, SCRIPT FLUSH)', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     expect(await store.findByDigest(record.digest)).toEqual(record);
     await redis.script('FLUSH');
@@ -115,7 +110,7 @@ describe('Redis API key store: the lookup of an API request, with its counters a
   it('keeps what an API request reads in its merchant’s slot: record, last use, rate window and settings', async () => {
     // Redis Cluster hashes a key by the text inside its first {…} (its hash tag).
     const hashTagOf = (key: string) => /^[^{]*\{([^}]+)\}/.exec(key)?.[1];
-    const record = newRecord('m_slot');
+    const record = aKeyRecord('m_slot');
     await store.create(record);
     await store.touchLastUse(record, new Date('2030-05-05T05:05:05Z'), undefined);
     await new RedisMerchantSettingsStore(redis).setPspHosts('m_slot', ['api.psp.example'], new Date());
@@ -142,7 +137,7 @@ describe('Redis API key store: the lookup of an API request, with its counters a
   });
 
   it('finds a key again after its digest moved, though this process remembered where it was', async () => {
-    const record = newRecord();
+    const record = aKeyRecord();
     await store.create(record);
     expect((await store.lookUp(record.digest, {})).record?.id).toBe(record.id);
     const moved = 'f'.repeat(64);

@@ -11,7 +11,7 @@ import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../st
 import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 
 // Shared with the merchant-data package's tests.
-export { aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
+export { aKeyRecord, aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 
 /** A token record as the vault answers it. */
 export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
