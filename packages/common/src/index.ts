@@ -18,6 +18,7 @@ export * from './logThrottle';
 export * from './shutdownSignal';
 export * from './grpcConfig';
 export * from './configDoc';
+export * from './deadline';
 export * from './runService';
 // The Redis client and helpers are a subpath, @tessera/common/redis, so that the proxy, which never
 // talks to Redis, does not load ioredis (6-8 MB of its RSS) through this index.

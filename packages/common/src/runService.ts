@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { z } from 'zod';
 import { loadConfigOrExit } from './config';
 import { limitHeapGrowth } from './heapGrowth';
+import { withDeadline } from './deadline';
 import { createLogger, type Logger } from './logger';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer } from './metrics';
 import { onShutdownSignal } from './shutdownSignal';
@@ -155,19 +156,15 @@ async function tearDown(name: string, running: RunningService, metricsServer: Me
   return clean;
 }
 
+class DeadlinePassed extends Error {}
+
 /** True when `work` settled within `ms`; false when the deadline came first (the work is left running). */
-function within(ms: number, work: Promise<unknown>): Promise<boolean> {
-  return new Promise<boolean>((resolve, reject) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
+async function within(ms: number, work: Promise<unknown>): Promise<boolean> {
+  try {
+    await withDeadline(work, ms, () => new DeadlinePassed());
+    return true;
+  } catch (err) {
+    if (err instanceof DeadlinePassed) return false;
+    throw err instanceof Error ? err : new Error(String(err));
+  }
 }

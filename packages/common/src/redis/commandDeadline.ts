@@ -1,3 +1,5 @@
+import { withDeadline } from '../deadline';
+
 /** Connection management, not commands: bounded by connectTimeout / disconnectTimeout instead. */
 const UNBOUNDED = new Set<PropertyKey>(['connect', 'quit', 'disconnect']);
 
@@ -15,7 +17,7 @@ export function withCommandDeadline<C extends object>(client: C, timeoutMs: numb
       if (typeof value !== 'function' || UNBOUNDED.has(prop)) return value;
       return (...args: unknown[]): unknown => {
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-        return isPromise(result) ? within(result, timeoutMs) : result;
+        return isPromise(result) ? withDeadline(result, timeoutMs, () => new Error('Command timed out')) : result;
       };
     },
   });
@@ -23,16 +25,4 @@ export function withCommandDeadline<C extends object>(client: C, timeoutMs: numb
 
 export function isPromise(value: unknown): value is Promise<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-async function within<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
-  });
-  try {
-    return await Promise.race([reply, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

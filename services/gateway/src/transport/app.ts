@@ -1,5 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
-import { TesseraError, type Logger, parseCidrList } from '@tessera/common';
+import { TesseraError, type Logger, parseCidrList, withDeadline } from '@tessera/common';
 import type { ApiKeyStore, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import type { KeyLookupWithPeek } from '../store/keyLookupWithPeek';
 import type { RateLimiter } from './rateLimit';
@@ -107,13 +107,7 @@ interface AccessLine {
   aborted?: true;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TesseraError('upstream_timeout')), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+const upstreamTimeout = (): TesseraError => new TesseraError('upstream_timeout');
 
 export function createApp(deps: GatewayDeps): Express {
   const { logger, keyStore, vault, proxy } = deps;
@@ -262,11 +256,11 @@ export function createApp(deps: GatewayDeps): Express {
     const timeoutMs = deps.config.READY_TIMEOUT_MS;
     // The gRPC calls carry their own deadline; the extra timer also bounds anything that ignores it.
     const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> =>
-      (await withTimeout(check, timeoutMs)).ready ? 'ok' : 'unavailable';
+      (await withDeadline(check, timeoutMs, upstreamTimeout)).ready ? 'ok' : 'unavailable';
     const settled = await Promise.allSettled([
       upstream(vault.ready({ requestId, timeoutMs })),
       upstream(proxy.ready({ requestId, timeoutMs })),
-      withTimeout(keyStore.ping(), timeoutMs).then((): CheckResult => 'ok'),
+      withDeadline(keyStore.ping(), timeoutMs, upstreamTimeout).then((): CheckResult => 'ok'),
     ]);
     const [vaultCheck, proxyCheck, storeCheck] = settled.map((s): CheckResult => (s.status === 'fulfilled' ? s.value : 'unavailable'));
     const checks: Record<string, CheckResult | undefined> = { vault: vaultCheck, proxy: proxyCheck, keyStore: storeCheck };

@@ -1,4 +1,4 @@
-import { createLogThrottle, type Logger } from '@tessera/common';
+import { createLogThrottle, withDeadline, type Logger } from '@tessera/common';
 
 /** A limiter's store call, run by failOpen: its answer, or undefined when the store could not answer. */
 export type FailOpen = <T>(op: () => Promise<T>, requestId: string) => Promise<T | undefined>;
@@ -11,8 +11,6 @@ export interface FailOpenOptions {
   deadlineMs?: number | undefined;
   mayLog?: () => boolean;
 }
-
-const NO_ANSWER = Symbol('no answer in time');
 
 /**
  * How a limiter asks its store: when the store cannot answer, the request goes through as if
@@ -32,24 +30,13 @@ export function failOpen(logger: Logger, message: string, options: FailOpenOptio
   const mayLog = options.mayLog ?? createLogThrottle();
   const { deadlineMs } = options;
   return async <T>(op: () => Promise<T>, requestId: string): Promise<T | undefined> => {
-    let timer: NodeJS.Timeout | undefined;
     try {
       const answer = op();
       if (deadlineMs === undefined) return await answer;
-      // The late answer (or failure) of a store given up on is dropped, not left unhandled.
-      answer.catch(() => undefined);
-      const late = new Promise<typeof NO_ANSWER>((resolve) => {
-        timer = setTimeout(() => resolve(NO_ANSWER), deadlineMs);
-        timer.unref();
-      });
-      const first = await Promise.race([answer, late]);
-      if (first === NO_ANSWER) throw new Error(`rate limit store did not answer within ${deadlineMs} ms`);
-      return first;
+      return await withDeadline(answer, deadlineMs, () => new Error(`rate limit store did not answer within ${deadlineMs} ms`));
     } catch (err) {
       if (mayLog()) logger.error({ err, requestId }, message);
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

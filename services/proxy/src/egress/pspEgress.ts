@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
-import { TesseraError } from '@tessera/common';
+import { TesseraError, withDeadline } from '@tessera/common';
 import type { ConnectPolicy, Destination } from '../domain/destinationPolicy';
 import { filterResponseHeaders, pairRawHeaders, type HeaderEntry } from '../domain/headers';
 import type { PspMethod } from '../domain/method';
@@ -60,14 +60,6 @@ export function createPspEgress(opts: EgressOptions): PspEgress {
 
 export async function closePspEgress(egress: PspEgress): Promise<void> {
   await egress.agent.close();
-}
-
-function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** A destination that passed the whole policy, with the addresses the pre-flight judged. */

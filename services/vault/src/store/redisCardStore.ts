@@ -1,5 +1,5 @@
 import { Cluster, Command, type Redis } from 'ioredis';
-import { describeWriteAck, TesseraError, type Logger, type WriteAck } from '@tessera/common';
+import { describeWriteAck, TesseraError, withDeadline, type Logger, type WriteAck } from '@tessera/common';
 import {
   AcknowledgedWriter,
   defineScripts,
@@ -591,16 +591,8 @@ export class RedisCardStore implements CardStore {
    * sent: with auto-pipelining a command can first wait behind a stalled pipeline for a full
    * commandTimeout and then run its own (measured: 2.0 s for a 1.0 s setting).
    */
-  private async withinDeadline<T>(op: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from redis within ${this.operationTimeoutMs} ms`)), this.operationTimeoutMs);
-    });
-    try {
-      return await Promise.race([op(), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private withinDeadline<T>(op: () => Promise<T>): Promise<T> {
+    return withDeadline(op(), this.operationTimeoutMs, () => new Error(`no answer from redis within ${this.operationTimeoutMs} ms`));
   }
 }
 
