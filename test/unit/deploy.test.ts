@@ -12,7 +12,7 @@ import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
 import { browserOriginsOf, parseGatewayConfig } from '../../services/gateway/src/config';
-import { drainDeadlineMs } from '../../services/gateway/src/transport/drain';
+import { drainDeadlineMs } from '../../packages/edge/src/transport/drain';
 import { ROOT } from '@tessera/stack';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
@@ -588,7 +588,11 @@ describe('what each workload can read', () => {
 });
 
 describe('Redis users (deploy/redis/users.acl)', () => {
-  const gatewayKeys = keyLiterals(path.join(ROOT, 'services', 'gateway', 'src', 'store'));
+  // The gateway's own stores and the shared ones it opens (edge's counters, merchant data).
+  const gatewayKeys = [
+    ...keyLiterals(path.join(ROOT, 'services', 'gateway', 'src', 'store')),
+    ...keyLiterals(path.join(ROOT, 'packages', 'edge', 'src', 'store')),
+  ];
   const vaultKeys = keyLiterals(path.join(ROOT, 'services', 'vault', 'src', 'store'));
 
   it('turn the default user off and define one user per Redis-using service', () => {

@@ -10,7 +10,7 @@ import type { OperatorStore } from './store/adminStores';
 import type { AdminStores } from './store/gatewayStores';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './transport/admin/adminRouter';
 import type { AttackStateLookup } from './transport/admin/keyRoutes';
-import { NO_OWN_LISTENER, ownListener } from './transport/ownListener';
+import { NO_OWN_LISTENER, ownListener } from '@tessera/edge';
 
 /**
  * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a

@@ -8,9 +8,9 @@ import type { FormSessionDeps } from './app/formSessions';
 import type { RequestLogRecorder } from './app/requestLog';
 import type { GatewayStores } from './store/gatewayStores';
 import { createApp } from './transport/app';
-import type { BrowserTokenLimiter } from './transport/browserLimits';
-import { drainingListener, installDrain } from './transport/drain';
-import { RateLimiter } from './transport/rateLimit';
+import type { BrowserTokenLimiter } from '@tessera/edge';
+import { drainingListener, installDrain } from '@tessera/edge';
+import { RateLimiter } from '@tessera/edge';
 import type { ProxyApi, VaultApi } from './app/ports';
 
 export interface ApiSetup {

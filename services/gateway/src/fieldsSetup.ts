@@ -2,11 +2,11 @@ import { parseCidrList, type Listener, type Logger } from '@tessera/common';
 import { browserOriginsOf, type BrowserOrigins, type GatewayConfig } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import type { ApiKeyLookup } from '@tessera/merchant-data';
-import type { BrowserTokenLimiter } from './transport/browserLimits';
+import type { BrowserTokenLimiter } from '@tessera/edge';
 import { frameKeyLookup } from './transport/browserTokens';
 import { loadCardFieldsAssets } from './transport/fields/cardFieldsPage';
 import { createFieldsApp } from './transport/fields/fieldsApp';
-import { NO_OWN_LISTENER, ownListener } from './transport/ownListener';
+import { NO_OWN_LISTENER, ownListener } from '@tessera/edge';
 
 export interface FieldsSetup {
   /** The public origins, when the browser integration is on (FIELDS_PORT or FIELDS_ORIGIN set). */

@@ -14,7 +14,7 @@ import {
   type SessionRecord,
 } from '../domain/admin/sessions';
 import { base32Encode, matchTotp, newTotpSecret, otpauthUri, TOTP } from '../domain/admin/totp';
-import { rateLimitRefusal, type RateLimitRefusal } from '../domain/rateLimit';
+import { rateLimitRefusal, type RateLimitRefusal } from '@tessera/edge';
 import type { LoginThrottle, OperatorStore, SessionStore } from '../store/adminStores';
 import { optionalText, requiredText } from './inputLists';
 

@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { TesseraError, type KeyMode } from '@tessera/common';
 import { canManageMerchant } from '../domain/admin/operators';
 import { auditAs, type Caller } from './caller';
-import { lookUpApiKey } from './keyLookup';
+import { lookUpApiKey } from '@tessera/edge';
 import { merchantIdSchema } from './merchants';
 import { canonicalListSchema, optionalText, parseInput, requiredText } from './inputLists';
 

@@ -1,5 +1,3 @@
-import type { RateLimitRefusal } from '../domain/rateLimit';
-import type { WindowCount } from '../store/rateLimitCounter';
 import type {
   AttachCvvRequest,
   DryRunReport,
@@ -56,28 +54,4 @@ export interface ProxyApi {
   dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
   close(): void;
-}
-
-/**
- * The API rate limits as authentication uses them (transport/rateLimit.ts RateLimiter). Each
- * answers the refusal to send (429 with retryAfterSeconds), or undefined; the counter store's
- * failures fail open inside it.
- */
-export interface AuthRateLimits {
-  failedAuthBlock(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined>;
-  recordFailedAuth(clientIp: string | undefined, requestId: string): Promise<RateLimitRefusal | undefined>;
-  recordKeyRequest(key: { merchantId: string; id: string }, requestId: string): Promise<RateLimitRefusal | undefined>;
-  keyRequestWindowMs(): number | undefined;
-  keyRequestRefusalOf(window: WindowCount): RateLimitRefusal | undefined;
-  takeBackKeyRequest(key: { merchantId: string; id: string }, requestId: string): void;
-}
-
-/** The card-testing limits' count of a browser tokenization attempt (transport/browserLimits.ts BrowserTokenLimiter). */
-export interface CardTestingAttempts {
-  recordAttempt(
-    keyId: string,
-    clientIp: string | undefined,
-    solution: string | undefined,
-    requestId: string,
-  ): Promise<{ refusal?: RateLimitRefusal | undefined; underAttack?: boolean | undefined }>;
 }

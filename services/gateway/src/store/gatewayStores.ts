@@ -11,11 +11,11 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
 import { RedisCvcSessionStore } from './cvcSessionStore';
-import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
-import { RedisDistinctCardCounter } from './distinctCardCounter';
+import { RedisKeyStoreWithPeek } from '@tessera/edge';
+import { RedisDistinctCardCounter } from '@tessera/edge';
 import { RedisFormSessionStore } from './formSessionStore';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
-import { RedisRateLimitCounter } from './rateLimitCounter';
+import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 import type { LoginThrottle, OperatorStore, SessionStore } from './adminStores';
 

@@ -6,7 +6,7 @@ import {
   RedisMerchantSettingsStore,
   RedisRequestLogStore,
 } from '@tessera/merchant-data';
-import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
+import { RedisKeyStoreWithPeek } from '@tessera/edge';
 import { useGatewayRedis } from '../testing/redis';
 import { RedisIdempotencyStore } from './idempotencyStore';
 import { LAYOUT_KEY, legacyRecordsReadUntil, migrateToMerchantSlots } from './layoutMigration';

@@ -1,5 +1,4 @@
 import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
-import { createLogger, type Logger } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { AdminDeps } from '../transport/admin/adminRouter';
 import type { ProxyApi, VaultApi } from '../app/ports';
@@ -8,10 +7,12 @@ import type { GatewayDeps } from '../transport/app';
 import { RedisIdempotencyStore } from '../store/idempotencyStore';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
 
+import { createLogger } from '@tessera/common';
 import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 
 // Shared with the merchant-data package's tests.
 export { aKeyRecord, aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
+export { captureLogger } from '../../../../packages/edge/src/testing/logger';
 
 /** A token record as the vault answers it. */
 export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
@@ -40,17 +41,6 @@ export function tokenReadingUpstreams(record: TokenRecord__Output = aTokenRecord
     vault: { getToken: async () => record, ready, close() {} } as unknown as VaultApi,
     proxy: { ready, close() {} } as unknown as ProxyApi,
   };
-}
-
-/**
- * The real service logger (same redaction and error serializers) writing to memory, so tests
- * can read exactly what would reach stdout.
- */
-export function captureLogger(): { logger: Logger; text: () => string; lines: () => string[] } {
-  const chunks: string[] = [];
-  const logger = createLogger('gateway-test', 'debug', { write: (line: string) => chunks.push(line) });
-  const text = (): string => chunks.join('');
-  return { logger, text, lines: () => text().split('\n').filter(Boolean) };
 }
 
 /**

@@ -1,17 +1,4 @@
-import type { Redis } from 'ioredis';
-
 // The stores' helper, under the name the gateway's tests know it by.
 export { useStoreRedis as useGatewayRedis, type StoreRedis as GatewayRedis } from '../../../../packages/merchant-data/src/testing/redis';
 
-/**
- * Lets `ms` pass for every key with an expiry, as a fake clock moved on by `ms` would for the
- * stores' windows: keys due by then are gone, the others' time to live shrinks by `ms`.
- */
-export async function letTimePass(redis: Redis, ms: number): Promise<void> {
-  for (const key of await redis.keys('*')) {
-    const ttl = await redis.pttl(key);
-    if (ttl < 0) continue;
-    if (ttl <= ms) await redis.del(key);
-    else await redis.pexpire(key, ttl - ms);
-  }
-}
+export { letTimePass } from '../../../../packages/edge/src/testing/redis';

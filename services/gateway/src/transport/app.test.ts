@@ -12,7 +12,7 @@ import type {
 import { issueApiKey, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { startApp, type RunningApp } from '../testing/http';
+import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
 import { createApp } from './app';
 import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
 

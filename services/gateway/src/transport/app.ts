@@ -1,18 +1,18 @@
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { TesseraError, type Logger, parseCidrList, withDeadline } from '@tessera/common';
 import type { ApiKeyStore, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
-import type { KeyLookupWithPeek } from '../store/keyLookupWithPeek';
-import type { RateLimiter } from './rateLimit';
+import type { KeyLookupWithPeek } from '@tessera/edge';
+import type { RateLimiter } from '@tessera/edge';
 import { idempotency } from './idempotency';
-import { httpMetrics } from './httpMetrics';
+import { httpMetrics } from '@tessera/edge';
 import type { Registry } from 'prom-client';
 import type { IdempotencyStore } from '../store/idempotencyStore';
-import { installSecurityHeaders } from './securityHeaders';
-import { createAuthMiddleware } from './auth';
-import { sendJson } from './envelope';
-import { jsonObjectBody, optionalJsonObjectBody } from './jsonBody';
-import { errorHandler, routeNotFound } from './errorHandler';
-import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from './requestContext';
+import { installSecurityHeaders } from '@tessera/edge';
+import { createAuthMiddleware } from '@tessera/edge';
+import { sendJson } from '@tessera/edge';
+import { jsonObjectBody, optionalJsonObjectBody } from '@tessera/edge';
+import { errorHandler, routeNotFound } from '@tessera/edge';
+import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from '@tessera/edge';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
@@ -26,7 +26,7 @@ import {
   browserChallenge,
   browserCors,
 } from './browserTokens';
-import type { BrowserTokenLimiter } from './browserLimits';
+import type { BrowserTokenLimiter } from '@tessera/edge';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
 import { cvcSessionRoutes } from './cvcSessions';

@@ -1,16 +1,16 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Cidr } from '@tessera/common';
-import { authenticatePublishableKey, framingOriginsOf, type PublishableKeyDeps } from '../app/authenticate';
-import type { PepperedKeyStore } from '../app/keyLookup';
+import { authenticatePublishableKey, framingOriginsOf, type PublishableKeyDeps } from '@tessera/edge';
+import type { PepperedKeyStore } from '@tessera/edge';
 import type { AdmitCard } from '../app/tokens';
-import { CHALLENGE_SOLUTION_HEADER } from '../domain/browserChallenge';
+import { CHALLENGE_SOLUTION_HEADER } from '@tessera/edge';
 import { corsAllowedOrigin } from '../domain/browserFields';
-import { resolveClientIp } from '../domain/clientIp';
-import type { BrowserTokenLimiter } from './browserLimits';
-import { sendJson } from './envelope';
-import { admit } from './auth';
-import type { RateLimiter } from './rateLimit';
-import { apiKeyOf, contextOf } from './requestContext';
+import { resolveClientIp } from '@tessera/edge';
+import type { BrowserTokenLimiter } from '@tessera/edge';
+import { sendJson } from '@tessera/edge';
+import { admit } from '@tessera/edge';
+import type { RateLimiter } from '@tessera/edge';
+import { apiKeyOf, contextOf } from '@tessera/edge';
 
 /** The browser tokenization route; the card fields (and later the hosted page) call it. */
 export const BROWSER_TOKENS_PATH = '/v1/browser/tokens';

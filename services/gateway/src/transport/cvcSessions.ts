@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { attachCvcUnderSession, openCvcSession, type CvcSessionDeps } from '../app/cvcSessions';
 import { parseBrowserCvcInput, parseCvcSessionCreate } from '../domain/requestSchemas';
-import { sendJson } from './envelope';
-import { apiKeyOf, contextOf } from './requestContext';
+import { sendJson } from '@tessera/edge';
+import { apiKeyOf, contextOf } from '@tessera/edge';
 import { browserCvcJson, cvcSessionJson } from './responseJson';
 import { tokenParam } from './routes';
 

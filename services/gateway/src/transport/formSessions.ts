@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { createFormSession, formSessionJson, getFormSession, type FormSessionDeps } from '../app/formSessions';
-import { sendJson } from './envelope';
-import { apiKeyOf } from './requestContext';
+import { sendJson } from '@tessera/edge';
+import { apiKeyOf } from '@tessera/edge';
 
 /**
  * POST /v1/form-sessions and GET /v1/form-sessions/{id}: secret-key routes (a publishable key is

@@ -14,9 +14,9 @@ import {
   storableIdempotencyKey,
   usageWindow,
 } from '../domain/idempotency';
-import { retryAfterSeconds } from '../domain/rateLimit';
+import { retryAfterSeconds } from '@tessera/edge';
 import { isStaleClaim, type FinalRecord, type IdempotencyStore } from '../store/idempotencyStore';
-import { apiKeyOf, contextOf, routeOf } from './requestContext';
+import { apiKeyOf, contextOf, routeOf } from '@tessera/edge';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;

@@ -2,7 +2,7 @@ import { createLogger } from '@tessera/common';
 import { issueApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { startApp, type RunningApp } from '../testing/http';
+import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
 import { createApp } from './app';
 
 const record = aTokenRecord();

@@ -1,4 +1,4 @@
-import { createLastUseThrottle } from '../app/authenticate';
+import { createLastUseThrottle } from '@tessera/edge';
 
 describe('last-use bookkeeping throttle', () => {
   const at = (ms: number) => new Date(Date.UTC(2026, 10, 23, 8, 0, 0) + ms);

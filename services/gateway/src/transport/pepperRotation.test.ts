@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { type ApiKeyRecord, type ApiKeyStore, hashApiKey, issueApiKey, pepperIdOf, RedisApiKeyStore } from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { anIdempotency, captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
-import { startApp, type RunningApp } from '../testing/http';
+import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
 import { runKeysCli } from '../cli/keys';
 import { createApp } from './app';
 import { BROWSER_TOKENS_PATH, frameKeyLookup } from './browserTokens';

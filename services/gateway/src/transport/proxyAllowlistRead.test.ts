@@ -1,12 +1,12 @@
 import { redisUnavailable } from '@tessera/common/redis';
 import type { ForwardCall, ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey, type MerchantSettings, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
-import { RedisRateLimitCounter, type WindowCount } from '../store/rateLimitCounter';
+import { RedisRateLimitCounter, type WindowCount } from '@tessera/edge';
 import { anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { startApp, type RunningApp } from '../testing/http';
+import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
 import { createApp } from './app';
-import { RateLimiter } from './rateLimit';
+import { RateLimiter } from '@tessera/edge';
 
 /**
  * /v1/proxy reads the merchant's PSP host allowlist in the same Redis round trip as the per-key

@@ -1,12 +1,12 @@
 import { type ApiKeyStore, issueApiKey } from '@tessera/merchant-data';
-import { RedisKeyStoreWithPeek } from '../store/keyLookupWithPeek';
+import { RedisKeyStoreWithPeek } from '@tessera/edge';
 import { commandsSentDuring } from '@tessera/test-support';
-import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
+import { RedisRateLimitCounter, type RateLimitCounter } from '@tessera/edge';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER, tokenReadingUpstreams } from '../testing/fixtures';
-import { startApp, type RunningApp, type TestResponse } from '../testing/http';
+import { startApp, type RunningApp, type TestResponse } from '../../../../packages/edge/src/testing/http';
 import { letTimePass, useGatewayRedis } from '../testing/redis';
 import { createApp } from './app';
-import { RateLimiter, type RateLimitConfig } from './rateLimit';
+import { RateLimiter, type RateLimitConfig } from '@tessera/edge';
 
 /** Only GET /v1/token is exercised: the vault answers it, nothing else is reached. */
 const record = aTokenRecord();

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { RequestFacts } from '@tessera/merchant-data';
-import type { RequestContext } from './requestContext';
-import { routeOf } from './requestContext';
+import type { RequestContext } from '@tessera/edge';
+import { routeOf } from '@tessera/edge';
 
 /**
  * What the request log keeps of a finished request, read off the response: copied as it is (the

@@ -16,10 +16,10 @@ import {
   type TokenVault,
 } from '../app/tokens';
 import type { MerchantSettings } from '@tessera/merchant-data';
-import { sendJson } from './envelope';
+import { sendJson } from '@tessera/edge';
 import { browserTokenJson, dryRunJson, tokenRecordJson } from './responseJson';
-import { apiKeyOf, contextOf } from './requestContext';
-import { beforeHead, markPspPassThrough } from './securityHeaders';
+import { apiKeyOf, contextOf } from '@tessera/edge';
+import { beforeHead, markPspPassThrough } from '@tessera/edge';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
 
 export function tokenParam(req: Request): string {

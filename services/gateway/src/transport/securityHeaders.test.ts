@@ -4,10 +4,10 @@ import type { ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
 import { aTokenRecord, anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { startApp, type RunningApp, type TestResponse } from '../testing/http';
+import { startApp, type RunningApp, type TestResponse } from '../../../../packages/edge/src/testing/http';
 import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
-import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from './securityHeaders';
+import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from '@tessera/edge';
 import type { ProxyApi, VaultApi } from '../app/ports';
 
 const logger = createLogger('gateway-test', 'silent');

@@ -5,7 +5,7 @@ import { RedisOperatorStore } from '../../store/redisAdminStores';
 import { RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { anAdminDeps } from '../../testing/fixtures';
 import { useGatewayRedis } from '../../testing/redis';
-import { startApp, type RunningApp } from '../../testing/http';
+import { startApp, type RunningApp } from '../../../../../packages/edge/src/testing/http';
 import { createAdminApp } from './adminRouter';
 
 // One scrypt per sign-in, slow on a loaded machine.

@@ -6,7 +6,7 @@ import { base32Decode, totp } from '../../domain/admin/totp';
 import { RedisOperatorStore } from '../../store/redisAdminStores';
 import { anAdminDeps, TEST_PEPPER } from '../../testing/fixtures';
 import { useGatewayRedis } from '../../testing/redis';
-import { startApp, type RunningApp, type TestResponse } from '../../testing/http';
+import { startApp, type RunningApp, type TestResponse } from '../../../../../packages/edge/src/testing/http';
 import { createAdminApp } from './adminRouter';
 
 jest.setTimeout(120_000);

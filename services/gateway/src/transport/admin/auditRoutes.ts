@@ -2,7 +2,7 @@ import { type AuditLog, type DetokenizationLog } from '@tessera/merchant-data';
 import type { Router } from 'express';
 import { TesseraError } from '@tessera/common';
 import { auditQuerySchema, listAuditEntries, listDetokenizations } from '../../app/auditTrail';
-import { sendJson } from '../envelope';
+import { sendJson } from '@tessera/edge';
 import { callerOf } from './sessionRoutes';
 import { parseQuery } from './validation';
 

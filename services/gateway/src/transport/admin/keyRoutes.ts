@@ -13,7 +13,7 @@ import {
 import { parseInput } from '../../app/inputLists';
 import { merchantInReach, merchantQuerySchema } from '../../app/merchants';
 import { apiKeyStatus, keyKindOf, type ApiKeyKind, type ApiKeyRecord } from '@tessera/merchant-data';
-import { sendJson } from '../envelope';
+import { sendJson } from '@tessera/edge';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parseQuery } from './validation';
 

@@ -11,7 +11,7 @@ import {
 } from '../../app/merchants';
 import type { OperatorStore } from '../../store/adminStores';
 import type { ApiKeyStore } from '@tessera/merchant-data';
-import { sendJson } from '../envelope';
+import { sendJson } from '@tessera/edge';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parsePath } from './validation';
 

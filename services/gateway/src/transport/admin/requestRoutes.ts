@@ -11,7 +11,7 @@ import {
   type RequestLogDeps,
 } from '../../app/requestLog';
 import type { OperatorRecord } from '../../domain/admin/operators';
-import { sendJson } from '../envelope';
+import { sendJson } from '@tessera/edge';
 
 export interface RequestRouteHelpers {
   /** Absent: the gateway keeps no request log (REQUEST_LOG_MAX_ENTRIES=0), and the routes answer 404. */

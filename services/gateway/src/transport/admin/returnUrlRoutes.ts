@@ -8,7 +8,7 @@ import {
   showFormSigningSecret,
   type ReturnUrlDeps,
 } from '../../app/returnUrls';
-import { sendJson } from '../envelope';
+import { sendJson } from '@tessera/edge';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parsePath } from './validation';
 

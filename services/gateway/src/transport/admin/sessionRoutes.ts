@@ -3,8 +3,8 @@ import { TesseraError } from '@tessera/common';
 import { mfaConfirmSchema, signInSchema, type AdminSession, type AdminSessions, type StartedSession } from '../../app/adminSessions';
 import type { Caller } from '../../app/caller';
 import { clearedSessionCookie, csrfTokensMatch, readCookie, sessionCookie } from '../../domain/admin/sessions';
-import { sendJson, setServiceHeaders } from '../envelope';
-import { contextOf } from '../requestContext';
+import { sendJson, setServiceHeaders } from '@tessera/edge';
+import { contextOf } from '@tessera/edge';
 import { parseBody } from './validation';
 
 export const SESSION_COOKIE = 'tessera_admin';

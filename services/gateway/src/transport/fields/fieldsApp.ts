@@ -2,13 +2,13 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps, type SubmissionGuard } from '../../app/formSessions';
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
-import { CHALLENGE_SOLUTION_FIELD } from '../../domain/browserChallenge';
-import { resolveClientIp } from '../../domain/clientIp';
+import { CHALLENGE_SOLUTION_FIELD } from '@tessera/edge';
+import { resolveClientIp } from '@tessera/edge';
 import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
-import type { RateLimitRefusal } from '../../domain/rateLimit';
-import type { BrowserTokenLimiter } from '../browserLimits';
-import { sendError, sendJson, setRetryAfter } from '../envelope';
-import { chooseRequestId } from '../requestContext';
+import type { RateLimitRefusal } from '@tessera/edge';
+import type { BrowserTokenLimiter } from '@tessera/edge';
+import { sendError, sendJson, setRetryAfter } from '@tessera/edge';
+import { chooseRequestId } from '@tessera/edge';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
 

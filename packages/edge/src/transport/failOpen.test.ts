@@ -1,5 +1,5 @@
 import { createLogThrottle } from '@tessera/common';
-import { captureLogger } from '../testing/fixtures';
+import { captureLogger } from '../testing/logger';
 import { failOpen } from './failOpen';
 
 describe('failOpen', () => {

@@ -3,15 +3,16 @@ import { solveProofOfWork } from '@tessera/test-support';
 import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION, type BrowserLimitReason } from '../domain/browserLimits';
 import { RedisDistinctCardCounter, type DistinctCardCounter } from '../store/distinctCardCounter';
 import { RedisRateLimitCounter, type RateLimitCounter } from '../store/rateLimitCounter';
-import { captureLogger, TEST_PEPPER } from '../testing/fixtures';
-import { letTimePass, useGatewayRedis } from '../testing/redis';
+import { TEST_PEPPER } from '../../../merchant-data/src/testing/fixtures';
+import { captureLogger } from '../testing/logger';
+import { letTimePass, useEdgeRedis } from '../testing/redis';
 import { BrowserTokenLimiter, browserRefusalCounter, type BrowserLimitConfig } from './browserLimits';
 
 const VISA = '4242424242424242';
 const MASTERCARD = '5555555555554444';
 const AMEX = '378282246310005';
 
-const db = useGatewayRedis();
+const db = useEdgeRedis();
 beforeEach(() => db.redis.flushall());
 
 function limiter(

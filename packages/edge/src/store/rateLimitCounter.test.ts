@@ -1,4 +1,4 @@
-import { useGatewayRedis } from '../testing/redis';
+import { useEdgeRedis } from '../testing/redis';
 import { commandsSentDuring } from '@tessera/test-support';
 import { RedisRateLimitCounter, type RateLimitCounter } from './rateLimitCounter';
 import { createRedisClient } from '@tessera/common/redis';
@@ -45,7 +45,7 @@ function contract(name: string, make: () => Promise<Subject>) {
 }
 
 describe('Redis rate limit counter', () => {
-  const db = useGatewayRedis();
+  const db = useEdgeRedis();
 
   contract('Redis', async () => {
     await db.redis.flushall();

@@ -1,4 +1,4 @@
-import { useGatewayRedis } from '../testing/redis';
+import { useEdgeRedis } from '../testing/redis';
 import { RedisDistinctCardCounter, type DistinctCardCounter } from './distinctCardCounter';
 
 interface Subject {
@@ -41,7 +41,7 @@ function contract(name: string, make: () => Promise<Subject>) {
 }
 
 describe('Redis distinct card counter', () => {
-  const db = useGatewayRedis();
+  const db = useEdgeRedis();
 
   contract('Redis', async () => {
     await db.redis.flushall();

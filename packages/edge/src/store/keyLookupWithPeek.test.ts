@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createRedisClient } from '@tessera/common/redis';
 import { RedisMerchantSettingsStore, type ApiKeyRecord } from '@tessera/merchant-data';
-import { aKeyRecord } from '../testing/fixtures';
+import { aKeyRecord } from '../../../merchant-data/src/testing/fixtures';
 import { startRedisServer, type RedisServer, commandsSentDuring } from '@tessera/test-support';
 import { apiKeyBucket } from '../domain/rateLimit';
 import { RedisKeyStoreWithPeek } from './keyLookupWithPeek';
