@@ -592,6 +592,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
   const gatewayKeys = [
     ...keyLiterals(path.join(ROOT, 'services', 'gateway', 'src', 'store')),
     ...keyLiterals(path.join(ROOT, 'packages', 'edge', 'src', 'store')),
+    ...keyLiterals(path.join(ROOT, 'packages', 'merchant-data', 'src', 'store')),
   ];
   const vaultKeys = keyLiterals(path.join(ROOT, 'services', 'vault', 'src', 'store'));
 

@@ -1,5 +1,6 @@
 // Merchant data shared by the services that serve one merchant's requests and the ones that
-// administer them: API keys, merchant settings, return URLs, the request log and the audit trail,
+// administer them: API keys, merchant settings, return URLs, the request log, the audit trail and the
+// hosted page's form sessions and CVC sessions (opened on /v1, used on the fields origin),
 // each with the domain rules its store needs. Key names in Redis are part of the contract.
 export * from './domain/slots';
 export * from './domain/randomIds';
@@ -12,9 +13,13 @@ export * from './domain/returnUrls';
 export * from './domain/requestLog';
 export * from './domain/detokenizationAudit';
 export * from './domain/adminAudit';
+export * from './domain/formSessions';
+export * from './domain/cvcSessions';
 export * from './store/merchantSettingsStore';
 export * from './store/requestLogStore';
 export * from './store/detokenizationLog';
 export * from './store/apiKeyStore';
 export * from './store/redisApiKeyStore';
 export * from './store/auditLog';
+export * from './store/formSessionStore';
+export * from './store/cvcSessionStore';

@@ -2,7 +2,7 @@ import { TesseraError } from '@tessera/common';
 import type { AttachCvvRequest, TokenRef } from '@tessera/protos';
 import { aTokenRecord } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
-import { RedisCvcSessionStore } from '../store/cvcSessionStore';
+import { RedisCvcSessionStore } from '@tessera/merchant-data';
 import { attachCvcUnderSession, openCvcSession, type CvcSessionDeps } from './cvcSessions';
 
 const KEY = { id: 'key_1', merchantId: 'shop', mode: 'test' as const };

@@ -7,8 +7,8 @@ import {
   cvcSessionRefusal,
   newCvcSessionSecret,
   type CvcSessionRecord,
-} from '../domain/cvcSessions';
-import type { CvcSessionStore } from '../store/cvcSessionStore';
+} from '@tessera/merchant-data';
+import type { CvcSessionStore } from '@tessera/merchant-data';
 import type { VaultApi } from './ports';
 
 /**

@@ -12,8 +12,8 @@ import {
   type FormSessionRecord,
   type FormSessionResult,
   type FormSessionStatus,
-} from '../domain/formSessions';
-import type { FormSessionStore } from '../store/formSessionStore';
+} from '@tessera/merchant-data';
+import type { FormSessionStore } from '@tessera/merchant-data';
 import type { VaultApi } from './ports';
 import { parseInput } from './inputLists';
 import { tokenizeBrowserCard, type AdmitCard } from './tokens';

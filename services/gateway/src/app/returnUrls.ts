@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { KeyMode } from '@tessera/common';
-import { formSigningSecret } from '../domain/formSessions';
+import { formSigningSecret } from '@tessera/merchant-data';
 import { canonicalReturnUrlEntry, MAX_RETURN_URLS } from '@tessera/merchant-data';
 import { auditAs, type Caller } from './caller';
 import { merchantInReach, readSettingList, replaceSettingList, type SettingListDeps, type SettingListView } from './merchants';

@@ -10,10 +10,10 @@ import {
 import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
-import { RedisCvcSessionStore } from './cvcSessionStore';
+import { RedisCvcSessionStore } from '@tessera/merchant-data';
 import { RedisKeyStoreWithPeek } from '@tessera/edge';
 import { RedisDistinctCardCounter } from '@tessera/edge';
-import { RedisFormSessionStore } from './formSessionStore';
+import { RedisFormSessionStore } from '@tessera/merchant-data';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';

@@ -4,7 +4,7 @@ import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessio
 import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
 import { CHALLENGE_SOLUTION_FIELD } from '@tessera/edge';
 import { resolveClientIp } from '@tessera/edge';
-import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '../../domain/formSessions';
+import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
 import type { RateLimitRefusal } from '@tessera/edge';
 import type { BrowserTokenLimiter } from '@tessera/edge';
 import { sendError, sendJson, setRetryAfter } from '@tessera/edge';

@@ -1,6 +1,6 @@
 import { cvcSessionDigest, newCvcSessionSecret, type CvcSessionRecord } from '../domain/cvcSessions';
 import { RedisCvcSessionStore, type CvcSessionStore } from './cvcSessionStore';
-import { useGatewayRedis } from '../testing/redis';
+import { useStoreRedis } from '../testing/redis';
 
 const NOW = new Date();
 const TOKEN = 'tok.AAAAAAAAAAAAAAAAAAAAAA';
@@ -58,7 +58,7 @@ function behavesAsACvcSessionStore(make: () => CvcSessionStore): void {
 }
 
 describe('RedisCvcSessionStore', () => {
-  const redis = useGatewayRedis();
+  const redis = useStoreRedis();
   behavesAsACvcSessionStore(() => new RedisCvcSessionStore(redis.redis));
 
   it('keeps only the digest of the secret, and forgets the session an hour after it expires', async () => {

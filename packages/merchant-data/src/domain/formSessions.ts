@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { KeyMode } from '@tessera/common';
 import { signFormSessionReturn } from '@tessera/sdk';
-import { returnLocation } from '@tessera/merchant-data';
+import { returnLocation } from './returnUrls';
 
 /**
  * Form sessions: the hosted payment page (the spec's "form-based integration", docs/browser.md).

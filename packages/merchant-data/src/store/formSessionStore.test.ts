@@ -1,6 +1,6 @@
 import { newCsrfToken, newFormSessionId, type FormSessionRecord } from '../domain/formSessions';
 import { RedisFormSessionStore, type FormSessionStore } from './formSessionStore';
-import { useGatewayRedis } from '../testing/redis';
+import { useStoreRedis } from '../testing/redis';
 
 const NOW = new Date();
 
@@ -53,6 +53,6 @@ function behavesAsAFormSessionStore(make: () => FormSessionStore): void {
 }
 
 describe('RedisFormSessionStore', () => {
-  const redis = useGatewayRedis();
+  const redis = useStoreRedis();
   behavesAsAFormSessionStore(() => new RedisFormSessionStore(redis.redis));
 });
