@@ -67,7 +67,8 @@ export type TokenRef = Omit<WireTokenRefIn, 'keyMode'>;
 export type RenderRequest = Omit<WireRenderRequestIn, 'keyMode'>;
 /** On the wire the mode is the key_mode enum only (no deprecated string form). */
 export type UpdateTokenRequest = Omit<UpdateTokenRequest__Output, 'keyMode'> & { mode: string };
-export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode'> & { mode: string };
+/** `cvcSession` (the grant a CVC-only field attaches under) is sent by the fields service only. */
+export type AttachCvvRequest = Omit<AttachCvvRequest__Output, 'keyMode' | 'cvcSession'> & { mode: string; cvcSession?: string };
 
 /**
  * Forward's and DryRun's request (their wire messages have the same fields). `method` upper case
