@@ -8,6 +8,6 @@ export {
   type RedisServerProcess,
   type RedisUser,
 } from './redisServer';
-export { grpcTargetOf, ServiceStack, type ServiceName, type ServiceStackOptions } from './serviceStack';
+export { type EdgeServiceName, grpcTargetOf, ServiceStack, type ServiceName, type ServiceStackOptions } from './serviceStack';
 export { httpOk, PortBlock, tcpOpen, waitFor } from './wait';
 export { redisServerOf, startLocalRedis, type LocalRedisOptions } from './localRedis';

@@ -5,7 +5,10 @@ import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProce
 import { startRedisServer, type RedisServerOptions, type RedisServerProcess } from './redisServer';
 import { httpOk, tcpOpen, waitFor } from './wait';
 
-export type ServiceName = 'vault' | 'proxy' | 'gateway';
+export type ServiceName = 'vault' | 'proxy' | 'gateway' | 'admin' | 'fields';
+
+/** The HTTP services besides the gateway, each on a port of its own (ADMIN_PORT, FIELDS_PORT). */
+export type EdgeServiceName = 'admin' | 'fields';
 
 /** One gRPC target naming every replica's port, as the services' VAULT_ADDR / PROXY_ADDR take it. */
 export function grpcTargetOf(ports: readonly number[]): string {
@@ -20,8 +23,11 @@ export interface ServiceStackOptions {
    * PROXY_ADDR and PORT are set from `ports`.
    */
   env: NodeJS.ProcessEnv;
-  /** One port per vault and proxy replica (each binds its own; clients dial them all), and the gateway's. */
-  ports: { vault: number[]; proxy: number[]; gateway: number };
+  /**
+   * One port per vault and proxy replica (each binds its own; clients dial them all), the gateway's,
+   * and the admin and fields services' when the stack runs them (ADMIN_PORT, FIELDS_PORT).
+   */
+  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number };
   /** Start a private redis-server first and give its URL as REDIS_URL. */
   redis?: RedisServerOptions;
   /** Environment of one kind of service only, over `env` (e.g. its own TLS certificate). */
@@ -48,6 +54,9 @@ export class ServiceStack {
   readonly vaults: ManagedProcess[] = [];
   readonly proxies: ManagedProcess[] = [];
   gateway!: ManagedProcess;
+  /** Set by start() when `ports` names them. */
+  admin: ManagedProcess | undefined;
+  fields: ManagedProcess | undefined;
   /** Set by start() when `redis` was given. */
   redisServer: RedisServerProcess | undefined;
   readonly baseUrl: string;
@@ -63,6 +72,8 @@ export class ServiceStack {
       VAULT_ADDR: grpcTargetOf(options.ports.vault),
       PROXY_ADDR: grpcTargetOf(options.ports.proxy),
       PORT: String(options.ports.gateway),
+      ...(options.ports.admin !== undefined ? { ADMIN_PORT: String(options.ports.admin) } : {}),
+      ...(options.ports.fields !== undefined ? { FIELDS_PORT: String(options.ports.fields) } : {}),
     };
   }
 
@@ -134,7 +145,8 @@ export class ServiceStack {
   }
 
   /**
-   * Redis (if asked for), every replica, then the gateway; resolves when the gateway is ready.
+   * Redis (if asked for), every replica, the gateway, admin and fields (those the ports name);
+   * resolves when each listens and the gateway is ready.
    * When any of them fails to start (a port in use, a bad setting), what was started is stopped
    * before the error is thrown: a caller that never got a stack cannot stop it.
    */
@@ -149,9 +161,17 @@ export class ServiceStack {
         this.ports[name].map((port, i) => ({ proc: this.replica(name, i, {}), port })),
       );
       this.gateway = this.startService('gateway');
+      const edges = (['admin', 'fields'] as const).flatMap((name) => {
+        const port = this.ports[name];
+        if (port === undefined) return [];
+        const proc = this.startService(name);
+        this[name] = proc;
+        return [{ proc, port }];
+      });
       await Promise.all([
         ...replicas.map(({ proc, port }) => this.listening(proc, port)),
         this.listening(this.gateway, this.ports.gateway),
+        ...edges.map(({ proc, port }) => this.listening(proc, port)),
       ]);
       await this.ready();
       return this;
@@ -159,6 +179,18 @@ export class ServiceStack {
       await this.stop();
       throw err;
     }
+  }
+
+  /** The admin service's base URL (dashboard at /dashboard/, admin API at /admin/v1), when the stack runs it. */
+  get adminUrl(): string {
+    if (this.ports.admin === undefined) throw new Error('this stack runs no admin service (ports.admin)');
+    return `http://127.0.0.1:${this.ports.admin}`;
+  }
+
+  /** The fields service's base URL (tessera.js, card fields, hosted page, browser routes), when the stack runs it. */
+  get fieldsUrl(): string {
+    if (this.ports.fields === undefined) throw new Error('this stack runs no fields service (ports.fields)');
+    return `http://127.0.0.1:${this.ports.fields}`;
   }
 
   /** Every line any process of this stack has written so far (with captured output). */
