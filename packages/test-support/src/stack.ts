@@ -109,7 +109,7 @@ export class Stack extends ServiceStack {
     Object.assign(this.env, testEnv(redis, this.tempDir('tessera-state-'), options.env));
     if (options.tls) {
       this.certDir = path.join(this.env.TESSERA_STATE_DIR as string, 'certs');
-      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy']);
+      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy', 'fields']);
     }
   }
 
@@ -127,13 +127,12 @@ export class Stack extends ServiceStack {
   }
 
   /**
-   * With Redis ACL users the vault logs in as its own user; the gateway (and its CLIs) use the
-   * shared env's URL, which is the gateway user's; the proxy gets no Redis at all.
+   * With Redis ACL users each service logs in as its own user and the proxy gets no Redis at all;
+   * the shared env's URL, which the keys and admin CLIs use, is the admin user's (redis.url).
    */
   private redisEnv(name: ServiceName): NodeJS.ProcessEnv {
     if (this.redis.users === undefined) return {};
-    if (name === 'vault') return { REDIS_URL: this.redis.users.vault };
-    return name === 'proxy' ? { REDIS_URL: undefined } : {};
+    return { REDIS_URL: name === 'proxy' ? undefined : this.redis.users[name] };
   }
 
   /**
@@ -190,6 +189,7 @@ export class Stack extends ServiceStack {
     const port = await freePort();
     const proc = this.spawn('gateway', process.execPath, [path.join(ROOT, 'services', 'gateway', 'dist', 'main.js')], {
       ...this.env,
+      ...this.redisEnv('gateway'),
       PORT: String(port),
       ...env,
     });
