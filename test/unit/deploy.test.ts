@@ -902,3 +902,42 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expect(explicitly(vault, 'config|set')).toBeUndefined();
   });
 });
+
+/*
+ * docs/architecture.md draws who talks to whom; the network policies enforce it. The drawing's
+ * arrows must be the policies' flows, so neither can change alone.
+ */
+describe('docs/architecture.md', () => {
+  const drawing = /```mermaid\n(flowchart[\s\S]*?)```/.exec(fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8'))?.[1] ?? '';
+  /** Node id to the first word of its label, lower-case ("gateway :8080" is gateway, the PSP the internet). */
+  const nodes = new Map(
+    [...drawing.matchAll(/^\s*(\w+)\[\(?"([A-Za-z]+)/gm)].map((m) => [m[1]!, m[2] === 'PSP' ? 'internet' : m[2]!.toLowerCase()]),
+  );
+  /** Every arrow or link as [from, to], by node name. */
+  const flows = [...drawing.matchAll(/^\s*(\w+)\s+(?:--|-\.)\s+"[^"]*"\s+(?:-->|---|\.-)\s+(\w+)\s*$/gm)].map((m) => [
+    nodes.get(m[1]!) ?? m[1]!,
+    nodes.get(m[2]!) ?? m[2]!,
+  ]);
+
+  it('draws the five services, Redis and the PSP', () => {
+    expect([...nodes.values()]).toEqual(expect.arrayContaining([...SERVICES, 'redis', 'internet']));
+  });
+
+  it("draws each service's outgoing flows exactly as its network policy allows them", () => {
+    for (const name of [...SERVICES]) {
+      const drawn = flows.filter(([from]) => from === name).map(([, to]) => to);
+      const allowed = egressTargets(name)
+        .filter((t) => t !== 'dns')
+        .map((t) => t.split(':')[0]);
+      expect({ name, drawn: drawn.sort() }).toEqual({ name, drawn: allowed.sort() });
+    }
+  });
+
+  it('draws the callers of the vault, the proxy and Redis exactly as their network policies admit them', () => {
+    for (const name of ['vault', 'proxy', 'redis']) {
+      const drawn = flows.filter(([, to]) => to === name).map(([from]) => from);
+      const admitted = find('NetworkPolicy', name).spec.ingress.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels.app));
+      expect({ name, drawn: drawn.sort() }).toEqual({ name, drawn: admitted.sort() });
+    }
+  });
+});
