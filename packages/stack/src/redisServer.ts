@@ -56,6 +56,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 function aclScriptEnv(acl: RedisAclOptions, dir: string): NodeJS.ProcessEnv {
   const passwords = REDIS_USERS.map((user) => {
     const password = acl.passwords[user];
+    // start.sh refuses a user without one: say which, before a digest of `undefined` is attempted.
+    if (typeof password !== 'string') throw new Error(`no Redis password for the ${user} user (acl.passwords.${user})`);
     const variable = `REDIS_${user.toUpperCase()}_PASSWORD`;
     return acl.plainPasswords ? [variable, password] : [`${variable}_SHA256`, sha256(password)];
   });
