@@ -500,6 +500,18 @@ const explicitly = (user: AclUser, command: string): '+' | '-' | undefined => {
   return rule?.[0] as '+' | '-' | undefined;
 };
 
+/** None of `keys` may be read or written by `user`. */
+function expectNoAccess(user: AclUser, keys: readonly string[]): void {
+  for (const key of keys) expect({ user: user.name, key, allowed: canTouch(user, key) }).toEqual({ user: user.name, key, allowed: false });
+}
+
+/** What no service's own user may do: enumerate the keyspace, or anything @dangerous. */
+function expectNoListing(user: AclUser): void {
+  for (const command of ['scan', 'randomkey', 'dbsize'])
+    expect({ user: user.name, command, rule: explicitly(user, command) }).toEqual({ user: user.name, command, rule: '-' });
+  expect(user.rules).toContain('-@dangerous');
+}
+
 /** The Redis key prefixes a service's store code writes ('tessera:…' string literals), of a directory's files or of files. */
 function keyLiterals(dirOrFiles: string | string[]): string[] {
   const files = Array.isArray(dirOrFiles)
@@ -824,15 +836,17 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     const gateway = aclUser('tessera-gateway');
     expect(gatewayKeys.length).toBeGreaterThan(10);
     for (const key of gatewayKeys) expect({ key, allowed: canWrite(gateway, key) }).toEqual({ key, allowed: true });
-    for (const key of vaultKeys) expect({ key, allowed: canTouch(gateway, key) }).toEqual({ key, allowed: false });
-    for (const key of ['tessera:card:{tok_1}', 'tessera:cvv:{tok_1}', 'tessera:checkpoint:rewrap', 'tessera:card*', '*']) {
-      expect({ key, allowed: canTouch(gateway, key) }).toEqual({ key, allowed: false });
-    }
+    expectNoAccess(gateway, [
+      ...vaultKeys,
+      'tessera:card:{tok_1}',
+      'tessera:cvv:{tok_1}',
+      'tessera:checkpoint:rewrap',
+      'tessera:card*',
+      '*',
+    ]);
     // Cluster mode prefixes every gateway key with the {tessera-gateway} hash tag.
     expect(canTouch(gateway, '{tessera-gateway}:tessera:apikey:key_1')).toBe(true);
-    for (const command of ['scan', 'randomkey', 'dbsize'])
-      expect({ command, rule: explicitly(gateway, command) }).toEqual({ command, rule: '-' });
-    expect(gateway.rules).toContain('-@dangerous');
+    expectNoListing(gateway);
   });
 
   it('give the admin user the keys of the stores it opens, the request log and the detokenization audit read-only, and no card, CVV or idempotency record', () => {
@@ -849,12 +863,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     for (const key of adminKeys.filter((k) => /^tessera:(operator|admin-|audit)/.test(k))) {
       expect({ key, allowed: canWrite(admin, `{tessera-gateway}:${key}${key.endsWith(':') ? 'x' : ''}`) }).toEqual({ key, allowed: true });
     }
-    for (const key of [...vaultKeys, ...cardAndIdempotency, 'tessera:form-session:fs_1', 'tessera:cvc-session:x']) {
-      expect({ key, allowed: canTouch(admin, key) }).toEqual({ key, allowed: false });
-    }
-    for (const command of ['scan', 'randomkey', 'dbsize'])
-      expect({ command, rule: explicitly(admin, command) }).toEqual({ command, rule: '-' });
-    expect(admin.rules).toContain('-@dangerous');
+    expectNoAccess(admin, [...vaultKeys, ...cardAndIdempotency, 'tessera:form-session:fs_1', 'tessera:cvc-session:x']);
+    expectNoListing(admin);
   });
 
   it('give the fields user read access to API keys and settings, writes to its counters and form sessions only, and nothing of operators, cards or idempotency', () => {
@@ -873,7 +883,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       expect({ key, access }).toEqual({ key, access: { read: true, write: fieldsWrites.has(key) } });
     }
     // The admin slot holds the operators and their sessions: a write there would be a dashboard login.
-    for (const key of [
+    expectNoAccess(fields, [
       '{tessera-gateway}:tessera:operator:op_1',
       '{tessera-gateway}:tessera:admin-session:s',
       '{tessera-gateway}:tessera:audit',
@@ -883,20 +893,15 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       'tessera:cvc-session:x',
       ...vaultKeys,
       ...cardAndIdempotency,
-    ]) {
-      expect({ key, allowed: canTouch(fields, key) }).toEqual({ key, allowed: false });
-    }
-    for (const command of ['scan', 'randomkey', 'dbsize'])
-      expect({ command, rule: explicitly(fields, command) }).toEqual({ command, rule: '-' });
-    expect(fields.rules).toContain('-@dangerous');
+    ]);
+    expectNoListing(fields);
   });
 
   it('give the vault user its card, CVV and checkpoint keys only', () => {
     const vault = aclUser('tessera-vault');
     expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
     for (const key of vaultKeys) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
-    for (const key of [...gatewayKeys, ...adminKeys, ...fieldsKeys])
-      expect({ key, allowed: canTouch(vault, key) }).toEqual({ key, allowed: false });
+    expectNoAccess(vault, [...gatewayKeys, ...adminKeys, ...fieldsKeys]);
     expect(vault.rules).toContain('-@dangerous');
     expect(explicitly(vault, 'config|get')).toBe('+');
     expect(explicitly(vault, 'config|set')).toBeUndefined();
