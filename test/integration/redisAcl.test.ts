@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { issueApiKey, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
 import { aCard, apiClient, type RedisServer, restartRedis, ROOT, startRedis, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(90_000);
@@ -189,7 +190,52 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     for (const command of [admin.scan('0'), admin.dbsize()]) expect(await refusal(command)).toBe('NOPERM');
   });
 
-  it('lets the fields user read API keys and merchant settings, count its limits and keep form sessions, and nothing more', async () => {
+  it("lets the fields user look up a publishable key the admin user made, through the stores' own scripts, and make none", async () => {
+    const { record } = issueApiKey({
+      merchantId: 'acme',
+      mode: 'test',
+      kind: 'publishable',
+      allowedCidrs: [],
+      allowedOrigins: ['https://shop.acme.test'],
+      pepper: 'p'.repeat(32),
+      now: new Date(),
+    });
+    expect(await new RedisApiKeyStore(admin).create(record)).toBe(true);
+    const fieldsKeys = new RedisApiKeyStore(fields);
+    expect(await fieldsKeys.findByDigest(record.digest)).toMatchObject({ id: record.id, merchantId: 'acme', kind: 'publishable' });
+    await fieldsKeys.touchLastUse({ merchantId: 'acme', id: record.id }, new Date(), '203.0.113.7');
+    expect(await fieldsKeys.findByDigest(record.digest)).toMatchObject({ lastUsedIp: '203.0.113.7' });
+    // No new key: the digest and id indexes, which name the record a presented key opens, are read-only.
+    const made = issueApiKey({ merchantId: 'acme', mode: 'live', allowedCidrs: [], pepper: 'p'.repeat(32), now: new Date() }).record;
+    await expect(fieldsKeys.create(made)).rejects.toThrow();
+    expect(await admin.exists(`tessera:apikey-digest:{${made.digest}}`, 'tessera:apikey:{m:acme}:' + made.id)).toBe(0);
+    expect(await refusal(fields.set(`tessera:apikey-digest:{${made.digest}}`, '{"merchantId":"acme","id":"key_x"}'))).toBe('NOPERM');
+    expect(await refusal(fields.hset('tessera:apikey-index', made.id, 'acme'))).toBe('NOPERM');
+  });
+
+  it('lets the fields user read and finish the form sessions the gateway opens, through the store', async () => {
+    const now = new Date();
+    await new RedisFormSessionStore(gateway).create({
+      id: 'fs_acl',
+      merchantId: 'acme',
+      mode: 'test',
+      keyId: 'key_1',
+      returnUrl: 'https://shop.acme.test/done',
+      cancelUrl: null,
+      csrfToken: 'csrf',
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + 60_000).toISOString(),
+      status: 'open',
+      finishedAt: null,
+      result: null,
+    });
+    const sessions = new RedisFormSessionStore(fields);
+    expect(await sessions.get('fs_acl')).toMatchObject({ merchantId: 'acme', status: 'open' });
+    expect(await sessions.finish('fs_acl', 'canceled', null, now)).toBe('finished');
+    expect(await new RedisFormSessionStore(gateway).get('fs_acl')).toMatchObject({ status: 'canceled' });
+  });
+
+  it('lets the fields user read merchant settings, count its limits and keep form sessions, and nothing more', async () => {
     await admin.set('tessera:merchant-settings:{m:acme}', '{"returnUrls":[]}');
     await gateway.hset('tessera:form-session:fs_1', 'record', '{}', 'status', 'open');
     expect(await fields.get('tessera:apikey:key_1')).toBe('{"id":"key_1"}');
@@ -206,18 +252,17 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
       [null, 0],
       [null, 'completed'],
     ]);
-    // A key, its digest and index, merchant settings and the layout: read, never written.
+    // The key indexes, merchant settings (return URLs) and the layout: read, never written.
     for (const write of [
-      fields.set('tessera:apikey:{m:acme}:key_9', '{}'),
-      fields.del('tessera:apikey:key_1'),
       fields.set('tessera:apikey-digest:{d}', 'key_9'),
+      fields.del('tessera:apikey-digest:{d}'),
       fields.hset('tessera:apikey-index', 'key_9', 'acme'),
       fields.set('tessera:merchant-settings:{m:acme}', '{"returnUrls":["https://evil.example"]}'),
       fields.set('tessera:layout', '{}'),
-      fields.eval("return redis.call('SET', KEYS[1], ARGV[1])", 1, 'tessera:apikey:key_1', 'x'),
+      fields.eval("return redis.call('SET', KEYS[1], ARGV[1])", 1, 'tessera:merchant-settings:{m:acme}', 'x'),
     ])
       expect(await refusal(write)).toMatch(/^(NOPERM|ERR)/);
-    expect(await gateway.get('tessera:apikey:key_1')).toBe('{"id":"key_1"}');
+    expect(await admin.get('tessera:merchant-settings:{m:acme}')).toBe('{"returnUrls":[]}');
     // The admin slot holds the operators and their sessions: no read, no write (a write is a login).
     for (const key of [
       '{tessera-gateway}:tessera:operator:op_1',

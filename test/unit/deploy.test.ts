@@ -802,8 +802,15 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     write: [edge('rateLimitCounter.ts'), edge('distinctCardCounter.ts'), merchantData('formSessionStore.ts')],
   };
   const fieldsKeys = keyLiterals([...fieldsFiles.read, ...fieldsFiles.write]);
-  /** What the fields service writes: its counters, form sessions and a key's last use; everything else it reads. */
-  const fieldsWrites = new Set([...keyLiterals(fieldsFiles.write), ...fieldsKeys.filter((k) => k.startsWith('tessera:apikey-lastuse:'))]);
+  /**
+   * What the fields service writes: its counters, form sessions and a key's last use; and the key
+   * records, which its lookup script declares (Redis checks a script's keys for write access).
+   * The digest and id indexes, the settings and the layout it only reads: it can make no key.
+   */
+  const fieldsWrites = new Set([
+    ...keyLiterals(fieldsFiles.write),
+    ...fieldsKeys.filter((k) => k.startsWith('tessera:apikey-lastuse:') || k.startsWith('tessera:apikey:')),
+  ]);
   const vaultKeys = keyLiterals(store('services', 'vault', 'src', 'store'));
   /** Keys no service but the vault (cards) or the gateway (idempotency) may touch, in either layout. */
   const cardAndIdempotency = [
@@ -867,11 +874,13 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expectNoListing(admin);
   });
 
-  it('give the fields user read access to API keys and settings, writes to its counters and form sessions only, and nothing of operators, cards or idempotency', () => {
+  it('give the fields user no write to the key indexes or settings, writes to its counters, form sessions and key lookups only, and nothing of operators, cards or idempotency', () => {
     const fields = aclUser('tessera-fields');
     expect(fieldsKeys).toEqual(
       expect.arrayContaining([
         'tessera:apikey:',
+        'tessera:apikey-digest:',
+        'tessera:apikey-index',
         'tessera:apikey-lastuse:',
         'tessera:form-session:',
         'tessera:merchant-settings:',
