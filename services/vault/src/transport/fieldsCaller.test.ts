@@ -25,7 +25,7 @@ import {
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { anEmptyRedisCardStore, aVault } from '../test/builders';
+import { aCard, anEmptyRedisCardStore, aVault } from '../test/builders';
 import { createVaultHandlers } from './grpcHandlers';
 import { startVaultServer, vaultCallerPolicy, vaultHealthCallerPolicy } from './server';
 
@@ -114,16 +114,7 @@ describe('the fields identity over mutual TLS', () => {
     return client;
   }
 
-  const card = (overrides: Partial<TokenizeRequest>): TokenizeRequest => ({
-    merchantId: 'merchant_a',
-    number: '4242424242424242',
-    holderName: '',
-    expiryMonth: 12,
-    expiryYear: new Date().getUTCFullYear() + 2,
-    cvv: '',
-    mode: 'test',
-    ...overrides,
-  });
+  const card = (overrides: Partial<TokenizeRequest>): TokenizeRequest => aCard({ cvv: '', ...overrides });
   const tokenize = (client: VaultClient, request: TokenizeRequest) =>
     callUnary<WireTokenizeRequest, TokenRecord__Output>(client, client.tokenize, tokenizeRequestToWire(request), { timeoutMs: 3000 });
 
