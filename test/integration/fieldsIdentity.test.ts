@@ -197,7 +197,7 @@ describe('the fields identity at the vault (real vault over mTLS)', () => {
     const record = await fields.attachCvv(token, secret);
     expect(record).toMatchObject({ token, cvvAvailable: true, fingerprint: '', bin: '' });
     expect((await asMerchant('GET', `/v1/token/${token}`)).body.cvvAvailable).toBe(true);
-    expect(await outcomeOf(fields.attachCvv(token, secret))).toMatchObject({ code: 'cvc_session_used' });
+    expect(await outcomeOf(fields.attachCvv(token, secret))).toEqual({ status: grpc.status.FAILED_PRECONDITION, code: 'cvc_session_used' });
   });
 
   it('is refused a CVC attach without a grant, or under an unknown one or one of another token', async () => {

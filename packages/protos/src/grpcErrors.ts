@@ -9,6 +9,8 @@ const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
   401: grpc.status.UNAUTHENTICATED,
   403: grpc.status.PERMISSION_DENIED,
   404: grpc.status.NOT_FOUND,
+  // Gone: a CVC session used or expired (the vault claims them). Not INTERNAL: nothing failed.
+  410: grpc.status.FAILED_PRECONDITION,
   413: grpc.status.INVALID_ARGUMENT,
   415: grpc.status.INVALID_ARGUMENT,
   422: grpc.status.FAILED_PRECONDITION,
