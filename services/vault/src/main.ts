@@ -16,7 +16,7 @@ void runService({
     const keys = openServiceKeyRing(config, logger);
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
-    const cvcSessions = openCvcSessions(config, logger);
+    const cvcSessions = await openCvcSessions(config, logger);
     const vault = new Vault({
       store,
       keyRing: keys.ring,

@@ -1,4 +1,4 @@
-import type { Logger } from '@tessera/common';
+import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import { RedisCvcSessionStore } from '@tessera/merchant-data';
 import { redisTargetOf, type VaultConfig } from './config';
@@ -8,25 +8,27 @@ import { redisTargetOf, type VaultConfig } from './config';
  * Redis or Redis Cluster: the gateway opens them there, the vault claims them (app/cvcGrants.ts).
  * A connection of its own with the servers' per-command deadline: the card store's bounds its
  * operations itself and waits for write acknowledgements these single-key scripts do not need.
- * The vault's Redis user may touch `tessera:cvc-session:*` (deploy/redis/users.acl).
+ * The vault's Redis user may touch `tessera:cvc-session:*` (deploy/redis/users.acl). A Redis that
+ * is down at start does not stop the start: each claim answers service_unavailable until it is back.
  */
-export function openCvcSessions(config: VaultConfig, logger: Logger): { sessions: RedisCvcSessionStore; close: () => Promise<void> } {
+export async function openCvcSessions(
+  config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_TLS_CA_FILE' | 'REDIS_COMMAND_TIMEOUT_MS'>,
+  logger: Logger,
+): Promise<{ sessions: RedisCvcSessionStore; close: () => Promise<void> }> {
   const target = redisTargetOf(config);
   const redis = createRedisClient('url' in target ? target.url : target.credentialsUrl, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     profile: 'server',
     clusterNodes: 'url' in target ? undefined : target.clusterNodes,
     tlsCaFile: target.tlsCaFile,
-    lazyConnect: false,
   });
-  // ioredis reconnects by itself; meanwhile each claim answers service_unavailable. The card
-  // store's connection logs the outage too, so one line per distinct error is enough here.
-  let lastError: string | undefined;
+  const mayLog = createLogThrottle();
   redis.on('error', (err: Error) => {
-    if (err.message !== lastError) logger.warn({ err, redisStatus: redis.status }, 'redis connection error (CVC sessions)');
-    lastError = err.message;
+    if (mayLog()) logger.error({ err }, 'redis connection error (CVC sessions: attaches under a grant answer 503)');
   });
-  redis.on('ready', () => (lastError = undefined));
+  await redis.connect().catch((err: unknown) => {
+    logger.error({ err }, 'redis (CVC sessions) is not reachable at start-up; retrying in the background');
+  });
   return {
     sessions: new RedisCvcSessionStore(redis),
     close: async () => {
