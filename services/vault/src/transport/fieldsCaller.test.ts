@@ -128,7 +128,7 @@ describe('the fields identity over mutual TLS', () => {
     return { status: err.code, refusal: errorRaisedByPeer(err)?.code };
   }
 
-  it('refuses a non-provisional token as PERMISSION_DENIED, telling the operators and not the caller why', async () => {
+  it('refuses a non-provisional token as PERMISSION_DENIED without a typed refusal, and warns the vault operators', async () => {
     const client = await fieldsClientOfVault('fields');
     expect(await failureOf(tokenize(client, card({})))).toEqual({ status: grpc.status.PERMISSION_DENIED, refusal: undefined });
     expect(observed).toContain('Tokenize caller_not_allowed');
