@@ -109,7 +109,7 @@ export class Stack extends ServiceStack {
     Object.assign(this.env, testEnv(redis, this.tempDir('tessera-state-'), options.env));
     if (options.tls) {
       this.certDir = path.join(this.env.TESSERA_STATE_DIR as string, 'certs');
-      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy']);
+      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy', 'fields']);
     }
   }
 
