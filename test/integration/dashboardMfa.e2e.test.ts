@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { base32Decode, hotp, totpStep } from '../../services/gateway/src/domain/admin/totp';
+import { base32Decode, hotp, totpStep } from '../../services/admin/src/domain/totp';
 import { AdminClient } from './adminClient';
 import { launchChromium, SCREENSHOTS } from './browser';
 import { startRedis, startStack, type RedisServer, type Stack } from './harness';
