@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -8,16 +7,14 @@ import {
   env,
   grpcClientEnvShape,
   grpcTarget,
-  loadOrCreateDevSecret,
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
-  type Logger,
   parseCidr,
   redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
-import { apiKeyPepperEnvShape, checkApiKeyPepperEnv, isApiKeyFormat, MIN_PEPPER_LENGTH } from '@tessera/merchant-data';
+import { apiKeyPepperEnvShape, checkApiKeyPepperEnv, isApiKeyFormat } from '@tessera/merchant-data';
 
 // Shared with the admin service, which hashes the keys it creates under the same pepper.
 export { MIN_PEPPER_LENGTH, resolveApiKeyPepper, type ResolvedPepper } from '@tessera/merchant-data';

@@ -2,17 +2,12 @@ import { z } from 'zod';
 import { TesseraError } from '@tessera/common';
 import { canManageMerchant } from '../domain/operators';
 import {
-  buildRequestLogRecord,
   buildRequestStats,
   ENTRY_ID_PATTERN,
   matchesFilter,
-  type MerchantRecord,
-  type RequestFacts,
   type RequestLogEntry,
   type RequestLogFilter,
   type RequestLogReader,
-  type RequestLogStore,
-  type RequestLogWriter,
   type RequestLogSummary,
   type RequestStats,
   STATS_MAX_HOURS,
