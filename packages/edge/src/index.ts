@@ -1,4 +1,5 @@
 // What Tessera's HTTP services (gateway, admin, fields) share; each module says what it is for.
+export * from './config';
 export * from './app/authenticate';
 export * from './app/inputLists';
 export * from './app/keyLookup';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { checkRedisTlsEnv, env, metricsEnvShape, parseCidr, parseConfig, redisTlsCaFileEnv } from '@tessera/common';
+import { checkRedisTlsEnv, env, metricsEnvShape, parseConfig } from '@tessera/common';
+import { checkRedisUrlEnv, httpServiceRedisEnvShape, trustedProxiesEnv } from '@tessera/edge';
 import { apiKeyPepperEnvShape, checkApiKeyPepperEnv } from '@tessera/merchant-data';
 
 /**
@@ -17,23 +18,9 @@ export const adminConfigSchema = z
     // The dashboard and admin API, on an internal address unless the operator chooses otherwise.
     ADMIN_PORT: env.port(8081),
     ADMIN_BIND: z.string().min(1).default('127.0.0.1'),
-    REDIS_URL: unsetIfEmpty(env.redisUrl()),
-    // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
-    // required and gives the credentials and TLS (rediss://) used for every node.
-    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-      }
-    }),
-    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
+    ...httpServiceRedisEnvShape,
     ...apiKeyPepperEnvShape,
-    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
-      }
-    }),
+    TRUSTED_PROXIES: trustedProxiesEnv,
     // Strict-Transport-Security on every response; only meaningful behind a TLS-terminating load
     // balancer, so off by default. 31536000 = one year.
     HSTS_MAX_AGE_SECONDS: env.nonNegativeInt(0),
@@ -78,20 +65,11 @@ export const adminConfigSchema = z
   })
   .superRefine((cfg, ctx) => {
     checkRedisTlsEnv(cfg, ctx);
-    if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_CLUSTER_NODES'],
-        message: 'needs REDIS_URL as well (any node; its credentials and TLS apply to every node)',
-      });
-    } else if (cfg.REDIS_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_URL'],
-        message:
-          'is required: the admin service keeps operators, sessions and the audit trail in Redis, and reads API keys and the request log there (`npm start` runs a private redis-server and sets it)',
-      });
-    }
+    checkRedisUrlEnv(
+      cfg,
+      ctx,
+      'the admin service keeps operators, sessions and the audit trail in Redis, and reads API keys and the request log there',
+    );
     checkApiKeyPepperEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
     if (cfg.ADMIN_MFA_REQUIRED === false) {

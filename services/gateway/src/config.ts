@@ -10,11 +10,10 @@ import {
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
-  parseCidr,
-  redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
 import { apiKeyPepperEnvShape, checkApiKeyPepperEnv, isApiKeyFormat } from '@tessera/merchant-data';
+import { checkRedisUrlEnv, httpServiceRedisEnvShape, trustedProxiesEnv } from '@tessera/edge';
 
 // Shared with the admin service, which hashes the keys it creates under the same pepper.
 export { MIN_PEPPER_LENGTH, resolveApiKeyPepper, type ResolvedPepper } from '@tessera/merchant-data';
@@ -45,23 +44,9 @@ export const gatewayConfigSchema = z
     // rather than as psp_outcome_unknown at our own deadline.
     PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
-    REDIS_URL: unsetIfEmpty(env.redisUrl()),
-    // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
-    // required and gives the credentials and TLS (rediss://) used for every node.
-    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-      }
-    }),
-    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
+    ...httpServiceRedisEnvShape,
     ...apiKeyPepperEnvShape,
-    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
-      }
-    }),
+    TRUSTED_PROXIES: trustedProxiesEnv,
     TESSERA_DEV_API_KEY: unsetIfEmpty(
       z
         .string()
@@ -169,22 +154,7 @@ export const gatewayConfigSchema = z
       { hasRedis: true, redisVariables: 'REDIS_URL', commandTimeoutMs: cfg.REDIS_COMMAND_TIMEOUT_MS },
       ctx,
     );
-    if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_CLUSTER_NODES'],
-        message: 'needs REDIS_URL as well (any node; its credentials and TLS apply to every node)',
-      });
-    } else if (cfg.REDIS_URL === undefined) {
-      // In every NODE_ENV: keys, sessions and counters held per process would differ between
-      // replicas and workers (a key revoked in one would live on) and vanish on restart.
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_URL'],
-        message:
-          'is required: the gateway keeps API keys, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
-      });
-    }
+    checkRedisUrlEnv(cfg, ctx, 'the gateway keeps API keys, counters and idempotency records in Redis only');
     if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && cfg.FIELDS_PORT === cfg.PORT) {
       ctx.addIssue({
         code: 'custom',
