@@ -42,14 +42,13 @@ void runService({
       devKey?.again();
     });
     const upstreams = connectUpstreams(config, logger);
-    // The admin service reads it (the dashboard's request log).
     const requestLog = openRequestLog(
       stores.requestLog,
       { ...requestLogRetention(config), maxBuffered: config.REQUEST_LOG_BUFFER_ENTRIES },
       logger,
       metrics,
     );
-    // Card testing (browser tokenization); the admin service's dashboard reads which keys it holds under attack.
+    // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
     const browserLimiter = cardTestingLimiter({ config, stores, pepper, logger, metrics });
     const peppers = { pepper, previousPeppers };
     // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
