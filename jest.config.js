@@ -5,6 +5,7 @@ const shared = {
   transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     '^@tessera/(common|protos|sdk|stack|test-support|merchant-data|edge)$': '<rootDir>/packages/$1/src',
+    '^@tessera/admin$': '<rootDir>/services/admin/src',
     '^@tessera/common/redis$': '<rootDir>/packages/common/src/redis',
     '^@tessera/test-support/(.*)$': '<rootDir>/packages/test-support/src/$1',
   },

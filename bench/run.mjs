@@ -331,7 +331,7 @@ async function main() {
   // An API key made the way an operator makes one: with the keys CLI.
   const cli = spawnSync(
     node,
-    [path.join(ROOT, 'services/gateway/dist/cli/keys.js'), 'create', '--merchant', 'bench', '--mode', 'test', '--json'],
+    [path.join(ROOT, 'services/admin/dist/cli/keys.js'), 'create', '--merchant', 'bench', '--mode', 'test', '--json'],
     {
       cwd: ROOT,
       env: serviceEnv,

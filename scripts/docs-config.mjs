@@ -18,6 +18,11 @@ const sources = [
     docs: load('services/gateway/dist/configDocs.js').gatewayConfigDocs,
   },
   {
+    service: 'admin',
+    schema: load('services/admin/dist/config.js').adminConfigSchema,
+    docs: load('services/admin/dist/configDocs.js').adminConfigDocs,
+  },
+  {
     service: 'vault',
     schema: load('services/vault/dist/config.js').configSchema,
     docs: load('services/vault/dist/configDocs.js').vaultConfigDocs,

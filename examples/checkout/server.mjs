@@ -24,7 +24,7 @@ const config = {
   origin: process.env.EXAMPLE_ORIGIN ?? `http://127.0.0.1:${port}`,
   tesseraUrl: (process.env.TESSERA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
   // The admin API is on the public port unless the gateway has ADMIN_PORT.
-  adminUrl: (process.env.TESSERA_ADMIN_URL ?? process.env.TESSERA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
+  adminUrl: (process.env.TESSERA_ADMIN_URL ?? 'http://127.0.0.1:8081').replace(/\/+$/, ''),
   fieldsOrigin: (process.env.FIELDS_ORIGIN ?? 'http://127.0.0.1:8082').replace(/\/+$/, ''),
   // `npm start` writes its test secret key to .tessera/dev-api-key (merchant `dev`).
   secretKey: process.env.TESSERA_SECRET_KEY ?? readState('dev-api-key'),

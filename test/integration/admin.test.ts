@@ -1,5 +1,5 @@
 import { AdminClient, loggedIn } from './adminClient';
-import { aCard, apiClient, freePort, useStack } from './harness';
+import { aCard, apiClient, useStack } from './harness';
 
 jest.setTimeout(90_000);
 
@@ -20,7 +20,7 @@ function nextIp(): string {
 }
 
 async function as(op: { email: string; password: string }): Promise<AdminClient> {
-  const client = await loggedIn(env.stack.baseUrl, op.email, op.password, nextIp());
+  const client = await loggedIn(env.stack.adminUrl, op.email, op.password, nextIp());
   if (client.cookie) sessionCookies.push(client.cookie);
   return client;
 }
@@ -47,13 +47,13 @@ describe('admin authentication', () => {
   it('refuses the admin API without a session, even with a valid merchant API key', async () => {
     const merchantKey = env.stack.createKey('acme');
     issuedKeys.push(merchantKey.apiKey);
-    const res = await fetch(`${env.stack.baseUrl}/admin/v1/keys`, { headers: { 'x-api-key': merchantKey.apiKey } });
+    const res = await fetch(`${env.stack.adminUrl}/admin/v1/keys`, { headers: { 'x-api-key': merchantKey.apiKey } });
     expect(res.status).toBe(401);
     expect(res.headers.get('x-tessera-error')).toBe('admin_session_required');
   });
 
   it('logs in with an HttpOnly, Secure, SameSite=Strict session cookie scoped to /admin and returns a CSRF token', async () => {
-    const client = new AdminClient(env.stack.baseUrl, nextIp());
+    const client = new AdminClient(env.stack.adminUrl, nextIp());
     const res = await client.login(ACME.email.toUpperCase(), ACME.password);
     expect(res.status).toBe(200);
     const cookie = res.headers.get('set-cookie') ?? '';
@@ -67,7 +67,7 @@ describe('admin authentication', () => {
   });
 
   it('answers a wrong password and an unknown email alike with 401 login_failed', async () => {
-    const client = new AdminClient(env.stack.baseUrl, nextIp());
+    const client = new AdminClient(env.stack.adminUrl, nextIp());
     const wrong = await client.login(GLOBEX.email, 'not-the-password');
     const unknown = await client.login('nobody@nowhere.test', 'not-the-password');
     for (const res of [wrong, unknown]) {
@@ -82,8 +82,8 @@ describe('admin authentication', () => {
     env.stack.createOperator(account.email, account.password, 'acme');
     // Each attempt from another address: the account limit (3) must trip, not the per-IP one.
     for (let i = 0; i < 3; i++)
-      expect((await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, 'wrong-password')).status).toBe(401);
-    const blocked = await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, account.password);
+      expect((await new AdminClient(env.stack.adminUrl, nextIp()).login(account.email, 'wrong-password')).status).toBe(401);
+    const blocked = await new AdminClient(env.stack.adminUrl, nextIp()).login(account.email, account.password);
     expect(blocked.status).toBe(429);
     expect(blocked.body.error.code).toBe('rate_limited');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -93,7 +93,7 @@ describe('admin authentication', () => {
     const ip = nextIp();
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++)
-      statuses.push((await new AdminClient(env.stack.baseUrl, ip).login(`guess${i}@acme.test`, 'whatever-it-is')).status);
+      statuses.push((await new AdminClient(env.stack.adminUrl, ip).login(`guess${i}@acme.test`, 'whatever-it-is')).status);
     expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
     expect(statuses[6]).toBe(429);
   });
@@ -113,7 +113,7 @@ describe('admin authentication', () => {
     expect((await client.call('GET', '/session')).status).toBe(200);
     env.stack.cli(['admin', 'disable', '--email', account.email]);
     expect((await client.call('GET', '/session')).status).toBe(401);
-    expect((await new AdminClient(env.stack.baseUrl, nextIp()).login(account.email, account.password)).status).toBe(401);
+    expect((await new AdminClient(env.stack.adminUrl, nextIp()).login(account.email, account.password)).status).toBe(401);
   });
 });
 
@@ -295,11 +295,11 @@ describe('merchant scope', () => {
 describe('audit log', () => {
   it('records logins and key changes with who, when and from which address, and never key material', async () => {
     const ip = nextIp();
-    const client = await loggedIn(env.stack.baseUrl, ACME.email, ACME.password, ip);
+    const client = await loggedIn(env.stack.adminUrl, ACME.email, ACME.password, ip);
     const { apiKey, key } = await createKey(client, { mode: 'test' });
     await client.call('PATCH', `/keys/${key.id}`, { allowedCidrs: ['203.0.113.0/24'] });
     await client.call('POST', `/keys/${key.id}/revoke`);
-    await new AdminClient(env.stack.baseUrl, ip).login(ACME.email, 'wrong-password-here');
+    await new AdminClient(env.stack.adminUrl, ip).login(ACME.email, 'wrong-password-here');
 
     const { entries } = (await client.call('GET', '/audit?limit=20')).body;
     const mine = entries.filter((e: { ip: string }) => e.ip === ip);
@@ -327,39 +327,37 @@ describe('audit log', () => {
 
   it('does not echo the typed email of a failed login to an unknown account', async () => {
     const platform = await as(PLATFORM);
-    await new AdminClient(env.stack.baseUrl, nextIp()).login('typed-a-secret-here@nowhere.test', 'some-password-1');
+    await new AdminClient(env.stack.adminUrl, nextIp()).login('typed-a-secret-here@nowhere.test', 'some-password-1');
     const { entries } = (await platform.call('GET', '/audit?limit=5')).body;
     expect(entries[0]).toMatchObject({ action: 'login.failed', actor: null, details: { reason: 'unknown_account' } });
     expect(JSON.stringify(entries)).not.toContain('typed-a-secret-here');
   });
 });
 
-describe('dashboard page and ADMIN_PORT', () => {
+describe('dashboard page on the admin service', () => {
   it('serves the dashboard with a strict content security policy', async () => {
-    const redirect = await fetch(`${env.stack.baseUrl}/dashboard`, { redirect: 'manual' });
+    const redirect = await fetch(`${env.stack.adminUrl}/dashboard`, { redirect: 'manual' });
     expect(redirect.status).toBe(301);
     expect(redirect.headers.get('location')).toBe('/dashboard/');
-    const page = await fetch(`${env.stack.baseUrl}/dashboard/`);
+    const page = await fetch(`${env.stack.adminUrl}/dashboard/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(await page.text()).toContain('<label for="login-email">');
-    expect((await fetch(`${env.stack.baseUrl}/dashboard/dashboard.js`)).headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${env.stack.adminUrl}/dashboard/dashboard.js`)).headers.get('content-type')).toMatch(/javascript/);
   });
 
-  it('with ADMIN_PORT, serves admin API and dashboard on that listener only', async () => {
-    const adminPort = await freePort();
-    const replica = await env.stack.startGatewayReplica({ ADMIN_PORT: String(adminPort), ADMIN_BIND: '127.0.0.1' });
-    const admin = `http://127.0.0.1:${adminPort}`;
-    expect((await fetch(`${replica.baseUrl}/dashboard/`)).status).toBe(404);
-    expect((await fetch(`${replica.baseUrl}/admin/v1/session`)).status).toBe(404);
+  it('serves admin API and dashboard on the admin service only: the gateway answers 404 for them', async () => {
+    const admin = env.stack.adminUrl;
+    expect((await fetch(`${env.stack.baseUrl}/dashboard/`)).status).toBe(404);
+    expect((await fetch(`${env.stack.baseUrl}/admin/v1/session`)).status).toBe(404);
     expect((await fetch(`${admin}/dashboard/`)).status).toBe(200);
     expect((await fetch(`${admin}/admin/v1/session`)).status).toBe(401);
     expect((await fetch(`${admin}/v1/token/tok.x`)).status).toBe(404);
     expect((await loggedIn(admin, ACME.email, ACME.password, nextIp())).csrfToken).toBeDefined();
-    expect((await fetch(`${replica.baseUrl}/healthz`)).status).toBe(200);
-    await replica.process.stop();
+    expect((await fetch(`${env.stack.baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${admin}/healthz`)).status).toBe(200);
   });
 });
 

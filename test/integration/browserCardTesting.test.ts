@@ -271,9 +271,11 @@ describe('CORS on secret-key routes', () => {
     ];
     for (const origin of [FIELDS_ORIGIN, MERCHANT_ORIGIN]) {
       for (const [method, route, body] of routes) {
+        // The admin routes are the admin service's.
+        const base = route.startsWith('/admin/') ? env.stack.adminUrl : env.stack.baseUrl;
         const answers = [
-          await apiClient(env.stack, secret.apiKey)(method, route, body, { origin }),
-          await apiClient(env.stack)('OPTIONS', route, undefined, {
+          await apiClient(env.stack, secret.apiKey, base)(method, route, body, { origin }),
+          await apiClient(env.stack, undefined, base)('OPTIONS', route, undefined, {
             origin,
             'access-control-request-method': method,
             'access-control-request-headers': 'content-type, x-api-key',

@@ -45,7 +45,7 @@ beforeAll(async () => {
   call = apiClient(env.stack, acme.apiKey);
   token = (await call('POST', '/v1/token', aCard())).body.token;
   env.stack.createOperator(`${env.merchant('ops')}@tessera.test`, 'correct horse battery staple', null);
-  platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
+  platform = await loggedIn(env.stack.adminUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
 });
 
 it('does not keep a card number sent as the token in the detokenization audit, its admin API or the raw Redis stream', async () => {
@@ -136,7 +136,7 @@ it('does not echo a card number used as an unknown field name, on the public or 
       await call('POST', '/v1/proxy', { method: 'post', token, pspUrl: env.psp.url, [shape]: 1 }),
       await platform.call('POST', '/keys', { merchantId: acmeId, mode: 'test', [shape]: 1 }),
       await platform.call('PUT', `/merchants/${acmeId}/psp-hosts`, { pspHosts: [], [shape]: 1 }),
-      await new AdminClient(env.stack.baseUrl).call('POST', '/login', {
+      await new AdminClient(env.stack.adminUrl).call('POST', '/login', {
         email: `${env.merchant('ops')}@tessera.test`,
         password: 'x',
         [shape]: 1,

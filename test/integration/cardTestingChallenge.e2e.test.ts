@@ -146,7 +146,7 @@ describe('the hosted payment page under card-testing pressure', () => {
 describe('the dashboard during the attack', () => {
   it('shows a banner naming the keys under attack, and marks their rows', async () => {
     const page = await context.newPage();
-    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.goto(`${stack.adminUrl}/dashboard`);
     await page.getByLabel('Email').fill(OPERATOR.email);
     await page.getByLabel('Password').fill(OPERATOR.password);
     await page.getByLabel('Password').press('Enter');

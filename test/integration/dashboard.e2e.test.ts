@@ -77,7 +77,7 @@ describe('dashboard in a real browser', () => {
   let newKey = '';
 
   it('signs in with an HttpOnly, Secure, SameSite=Strict session cookie', async () => {
-    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.goto(`${stack.adminUrl}/dashboard`);
     await page.getByLabel('Email').fill(OPERATOR.email);
     await page.getByLabel('Password').fill('wrong-password-!');
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { base32Decode, hotp, totpStep } from '../../services/gateway/src/domain/admin/totp';
+import { base32Decode, hotp, totpStep } from '../../services/admin/src/domain/totp';
 import { AdminClient } from './adminClient';
 import { launchChromium, SCREENSHOTS } from './browser';
 import { startRedis, startStack, type RedisServer, type Stack } from './harness';
@@ -113,7 +113,7 @@ describe('dashboard two-factor sign-in in a real browser', () => {
   let recoveryCodes: string[] = [];
 
   it('makes the first sign-in set up an authenticator before anything else', async () => {
-    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.goto(`${stack.adminUrl}/dashboard`);
     await signIn(page, OPERATOR.password);
     await page.locator('#mfa-view').waitFor({ state: 'visible' });
     expect(await page.locator('#app-view').isHidden()).toBe(true);
@@ -182,7 +182,7 @@ describe('dashboard two-factor sign-in in a real browser', () => {
   });
 
   it('locks the account after 10 failures, while the operator\u2019s own browser still signs in', async () => {
-    const attempt = (ip: string, password: string) => new AdminClient(stack.baseUrl, ip).login(OPERATOR.email, password);
+    const attempt = (ip: string, password: string) => new AdminClient(stack.adminUrl, ip).login(OPERATOR.email, password);
     // Two failures so far (the wrong code, the reused recovery code). One outside address fails
     // five times and is then blocked for this account, though the account is not locked yet.
     for (let i = 0; i < 5; i++) expect((await attempt('203.0.113.1', `guess-a-${i}`)).status).toBe(401);
@@ -195,7 +195,7 @@ describe('dashboard two-factor sign-in in a real browser', () => {
     expect(locked.body.error.message).toMatch(/for this account/);
     // A browser that never signed in with the second factor is locked out, right password or not.
     const stranger = await (await browser.newContext()).newPage();
-    await stranger.goto(`${stack.baseUrl}/dashboard`);
+    await stranger.goto(`${stack.adminUrl}/dashboard`);
     await signIn(stranger, OPERATOR.password);
     await expectText('#login-error', /Too many attempts\. Try again in \d+ seconds/, stranger);
     const retryAfter = Number(/in (\d+) seconds/.exec((await stranger.locator('#login-error').textContent()) ?? '')?.[1]);

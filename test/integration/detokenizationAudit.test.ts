@@ -24,8 +24,8 @@ it('records every detokenizing proxy call (merchant, key id, token, PSP host, st
 
   env.stack.createOperator('ops@tessera.test', 'correct horse battery staple', null);
   env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
-  const platform = await loggedIn(env.stack.baseUrl, 'ops@tessera.test', 'correct horse battery staple');
-  const acmeOps = await loggedIn(env.stack.baseUrl, 'ops@acme.test', 'correct horse battery staple');
+  const platform = await loggedIn(env.stack.adminUrl, 'ops@tessera.test', 'correct horse battery staple');
+  const acmeOps = await loggedIn(env.stack.adminUrl, 'ops@acme.test', 'correct horse battery staple');
 
   // Writes do not hold up the answer: give the last one a moment.
   let all = await platform.call('GET', '/detokenizations');

@@ -49,6 +49,7 @@ beforeAll(async () => {
     PATH: process.env.PATH,
     PORT: String(examplePort),
     TESSERA_URL: stack.baseUrl,
+    TESSERA_ADMIN_URL: stack.adminUrl,
     FIELDS_ORIGIN: fieldsOrigin,
     TESSERA_SECRET_KEY: secret.apiKey,
     TESSERA_ADMIN_EMAIL: OPERATOR.email,

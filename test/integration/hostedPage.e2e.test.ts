@@ -335,7 +335,7 @@ describe('return URLs in the dashboard', () => {
   it('registers URLs for the operator’s merchant, refuses one with a query, and shows the signing secret of a mode', async () => {
     stack.createOperator('ops@shop.test', 'correct horse battery staple', 'shop');
     const page = await context.newPage();
-    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.goto(`${stack.adminUrl}/dashboard`);
     await page.getByLabel('Email').fill('ops@shop.test');
     await page.getByLabel('Password').fill('correct horse battery staple');
     await page.getByLabel('Password').press('Enter');

@@ -28,7 +28,7 @@ describe('overlapping key rotation against the real gateway', () => {
 
     const [listed] = JSON.parse(env.stack.cli(['list', '--json'])).filter((k: { id: string }) => k.id === oldKey.id);
     expect(listed.expiresAt).toEqual(expect.any(String));
-    const admin = await loggedIn(env.stack.baseUrl, operator, 'correct horse battery staple');
+    const admin = await loggedIn(env.stack.adminUrl, operator, 'correct horse battery staple');
     const viewOf = async () =>
       (
         (await admin.call('GET', `/keys?merchantId=${acme}`)).body.keys as Array<{ id: string; status: string; expiresAt: string | null }>

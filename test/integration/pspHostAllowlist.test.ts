@@ -60,8 +60,8 @@ it('a PSP host allowlist set with the keys CLI refuses other hosts with 400 befo
 it('the admin API reads and replaces a merchant’s PSP host allowlist, scoped to the operator’s merchants and audited', async () => {
   env.stack.createOperator(`${env.merchant('ops')}@platform.test`, 'correct horse battery staple', null);
   env.stack.createOperator(`${env.merchant('ops')}@initech.test`, 'correct horse battery staple', initechId);
-  const platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@platform.test`, 'correct horse battery staple');
-  const initechOps = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@initech.test`, 'correct horse battery staple');
+  const platform = await loggedIn(env.stack.adminUrl, `${env.merchant('ops')}@platform.test`, 'correct horse battery staple');
+  const initechOps = await loggedIn(env.stack.adminUrl, `${env.merchant('ops')}@initech.test`, 'correct horse battery staple');
 
   expect((await initechOps.call('GET', `/merchants/${initechId}/psp-hosts`)).body).toMatchObject({ merchantId: initechId, pspHosts: [] });
   const set = await initechOps.call('PUT', `/merchants/${initechId}/psp-hosts`, { pspHosts: ['127.0.0.1', '*.Adyen.com'] });

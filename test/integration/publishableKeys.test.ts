@@ -34,7 +34,7 @@ let token: string;
 
 beforeAll(async () => {
   env.stack.createOperator(OPERATOR.email, OPERATOR.password, acmeId);
-  admin = await loggedIn(env.stack.baseUrl, OPERATOR.email, OPERATOR.password);
+  admin = await loggedIn(env.stack.adminUrl, OPERATOR.email, OPERATOR.password);
   secret = env.stack.createKey(acmeId, 'test');
   publishable = createPublishableKey(['https://shop.example']);
   const created = await apiClient(env.stack, secret.apiKey)('POST', '/v1/token', aCard());

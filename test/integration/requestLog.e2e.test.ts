@@ -75,7 +75,7 @@ async function screenshot(name: string): Promise<void> {
 
 describe('the Requests page', () => {
   it('shows charts of requests per minute, error rate and PSP p50/p99 after a mixed session', async () => {
-    await page.goto(`${env.stack.baseUrl}/dashboard/`);
+    await page.goto(`${env.stack.adminUrl}/dashboard/`);
     await page.getByLabel('Email').fill(OPERATOR.email);
     await page.getByLabel('Password').fill(OPERATOR.password);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -53,7 +53,7 @@ beforeAll(async () => {
   call = apiClient(env.stack, acme.apiKey);
   env.stack.createOperator(`${env.merchant('ops')}@tessera.test`, 'correct horse battery staple', null);
   env.stack.createOperator(`${env.merchant('globex')}@tessera.test`, 'correct horse battery staple', globexId);
-  platform = await loggedIn(env.stack.baseUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
+  platform = await loggedIn(env.stack.adminUrl, `${env.merchant('ops')}@tessera.test`, 'correct horse battery staple');
 });
 
 describe('a mixed session', () => {
@@ -175,13 +175,13 @@ describe('a mixed session', () => {
   });
 
   it('shows a merchant operator its own log only, and nobody without a session', async () => {
-    const globex = await loggedIn(env.stack.baseUrl, `${env.merchant('globex')}@tessera.test`, 'correct horse battery staple');
+    const globex = await loggedIn(env.stack.adminUrl, `${env.merchant('globex')}@tessera.test`, 'correct horse battery staple');
     const own = await globex.call('GET', '/requests');
     expect(own.status).toBe(200);
     expect(own.body.entries.map((e: any) => e.path)).toEqual(['/v1/token/tok.x']);
     expect((await globex.call('GET', `/requests?merchantId=${acmeId}`)).body.error.code).toBe('merchant_forbidden');
     expect((await globex.call('GET', `/requests/${session[0].id}?merchantId=${acmeId}`)).status).toBe(403);
-    const anonymous = await fetch(`${env.stack.baseUrl}/admin/v1/requests?merchantId=${acmeId}`);
+    const anonymous = await fetch(`${env.stack.adminUrl}/admin/v1/requests?merchantId=${acmeId}`);
     expect(anonymous.status).toBe(401);
   });
 });

@@ -52,7 +52,7 @@ beforeAll(async () => {
   env.stack.cli(['psp-hosts', 'set', '--merchant', fencedId, 'psp.example']);
   fencedToken = (await apiClient(env.stack, fenced.apiKey)('POST', '/v1/token', card)).body.token;
   env.stack.createOperator(`${env.merchant('fuzz')}@tessera.test`, 'correct horse battery staple', null);
-  operator = await loggedIn(env.stack.baseUrl, `${env.merchant('fuzz')}@tessera.test`, 'correct horse battery staple');
+  operator = await loggedIn(env.stack.adminUrl, `${env.merchant('fuzz')}@tessera.test`, 'correct horse battery staple');
 });
 
 interface Answer {

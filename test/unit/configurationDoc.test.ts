@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { configSchemaShape, renderConfigurationMarkdown, type DocumentedSchema } from '@tessera/common';
 import { gatewayConfigSchema } from '../../services/gateway/src/config';
 import { gatewayConfigDocs } from '../../services/gateway/src/configDocs';
+import { adminConfigSchema } from '../../services/admin/src/config';
+import { adminConfigDocs } from '../../services/admin/src/configDocs';
 import { configSchema as vaultConfigSchema } from '../../services/vault/src/config';
 import { vaultConfigDocs } from '../../services/vault/src/configDocs';
 import { configSchema as proxyConfigSchema } from '../../services/proxy/src/config';
@@ -14,6 +16,7 @@ const DOC = path.resolve(__dirname, '../../docs/configuration.md');
 // The same list, in the same order, as scripts/docs-config.mjs.
 const configDocSources = (): DocumentedSchema[] => [
   { service: 'gateway', schema: gatewayConfigSchema, docs: gatewayConfigDocs },
+  { service: 'admin', schema: adminConfigSchema, docs: adminConfigDocs },
   { service: 'vault', schema: vaultConfigSchema, docs: vaultConfigDocs },
   { service: 'proxy', schema: proxyConfigSchema, docs: proxyConfigDocs },
 ];

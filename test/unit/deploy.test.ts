@@ -906,11 +906,17 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expectNoListing(fields);
   });
 
-  it('give the vault user its card, CVV and checkpoint keys only', () => {
+  it('give the vault user its card, CVV and checkpoint keys, and the CVC sessions it claims, only', () => {
     const vault = aclUser('tessera-vault');
+    // The one shared store the vault opens (services/vault/src/openCvcSessions.ts): the gateway opens a grant, the vault claims it.
+    const claimedByTheVault = ['tessera:cvc-session:'];
+    expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
     expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
-    for (const key of vaultKeys) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
-    expectNoAccess(vault, [...gatewayKeys, ...adminKeys, ...fieldsKeys]);
+    for (const key of [...vaultKeys, ...claimedByTheVault]) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
+    expectNoAccess(
+      vault,
+      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter((k) => !claimedByTheVault.includes(k)),
+    );
     expect(vault.rules).toContain('-@dangerous');
     expect(explicitly(vault, 'config|get')).toBe('+');
     expect(explicitly(vault, 'config|set')).toBeUndefined();

@@ -25,12 +25,33 @@ export const sharedConfigDocs: ConfigDocs = {
   NODE_ENV: {
     default: '`production` when unset',
     alsoUsedBy: 'CLIs',
-    text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `stack.json` in `.tessera/gateway` and `.tessera/vault`. Set `NODE_ENV=development` to run a service by hand against the development stack',
+    text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `stack.json` in `.tessera/admin` (`npm run keys`) and `.tessera/vault`. Set `NODE_ENV=development` to run a service by hand against the development stack',
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
   TESSERA_STATE_DIR: {
     default: '`./.tessera/<service>`',
-    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the gateway's API-key pepper in `./.tessera/gateway`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`; default `./.tessera` where it runs) and tells each service only of its own subdirectory, where it also keeps that service's Redis password and `stack.json` for its CLI (which reads it from there)",
+    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the API-key pepper in `./.tessera/gateway` and, the same one, in `./.tessera/admin`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`; default `./.tessera` where it runs) and tells each service only of its own subdirectory, where it also keeps that service's Redis password and `stack.json` for its CLI (which reads it from there)",
+  },
+  // The API-key pepper and the request log, shared by the gateway (which looks keys up and writes the log) and the admin service (which creates keys and reads the log).
+  API_KEY_PEPPER: {
+    default: 'generated in development',
+    alsoUsedBy: 'keys CLI',
+    text: 'secret (≥ 32 characters) keying the HMAC of API keys',
+  },
+  API_KEY_PEPPERS: {
+    alsoUsedBy: 'keys CLI',
+    text: 'instead of `API_KEY_PEPPER`, to rotate it: `v1:<old>,v2:<new>`, newest last. New keys are hashed with the newest; a key found under an older pepper still works and is re-hashed under the newest on its next use. `npm run keys -- rehash-status` counts keys per version; drop an old pepper once it counts zero and `unrecorded` is zero',
+  },
+  TRUSTED_PROXIES: { text: 'CIDRs of load balancers whose `X-Forwarded-For` is believed' },
+  HSTS_MAX_AGE_SECONDS: {
+    default: '`0` (off)',
+    text: '`Strict-Transport-Security: max-age=…` on every response of the service; set it (e.g. `31536000`) when clients reach it over HTTPS through a TLS-terminating load balancer',
+  },
+  REQUEST_LOG_MAX_ENTRIES: {
+    text: "entries kept in each merchant's request log (`GET /admin/v1/requests`, the dashboard's Requests page; trimmed approximately); `0` turns the log off",
+  },
+  REQUEST_LOG_MAX_AGE_SECONDS: {
+    text: "the request log keeps entries this long (default 7 days); a merchant's log with nothing newer disappears",
   },
   VAULT_ADDR: {
     text: 'vault gRPC address: the vault listens on it (`host:port`); the clients dial it as a gRPC target, `host:port`, `dns:///host:port` or `ipv4:a:p,b:q`, balancing over every replica ([scaling.md](scaling.md))',

@@ -2,15 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * What `npm start` leaves for a service's operator CLI (`npm run keys` for the gateway, `npm run
- * vault` for the vault) so that it reaches the stack it runs with no environment of its own: a
- * `stack.json` in that service's own state directory (`.tessera/gateway`, `.tessera/vault`),
+ * What `npm start` leaves for a service's operator CLI (`npm run keys` for the admin service, `npm
+ * run vault` for the vault) so that it reaches the stack it runs with no environment of its own: a
+ * `stack.json` in that service's own state directory (`.tessera/admin`, `.tessera/vault`),
  * readable by the owner only. It holds only LOCAL_STACK_VARIABLES: how to reach Redis as that
  * service's own user, NODE_ENV and the state directory. The service's other secrets (the vault's
- * keys, the gateway's pepper) are files in that directory already, which the CLI finds through
+ * keys, the API-key pepper) are files in that directory already, which the CLI finds through
  * TESSERA_STATE_DIR; nothing of another service is ever written there.
  */
-export type LocalStackService = 'gateway' | 'vault';
+export type LocalStackService = 'admin' | 'gateway' | 'vault';
 
 /** The variables a CLI takes from the stack file; whatever else it is given is not written. */
 export const LOCAL_STACK_VARIABLES = ['NODE_ENV', 'TESSERA_STATE_DIR', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_TLS_CA_FILE'] as const;

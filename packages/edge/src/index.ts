@@ -1,5 +1,7 @@
 // What Tessera's HTTP services (gateway, admin, fields) share; each module says what it is for.
+export * from './config';
 export * from './app/authenticate';
+export * from './app/inputLists';
 export * from './app/keyLookup';
 export * from './app/ports';
 export * from './domain/browserChallenge';
@@ -14,6 +16,7 @@ export * from './transport/auth';
 export * from './transport/browserLimits';
 export * from './transport/drain';
 export * from './transport/envelope';
+export * from './transport/errorEnvelopeSchema';
 export * from './transport/errorHandler';
 export * from './transport/failOpen';
 export * from './transport/httpMetrics';

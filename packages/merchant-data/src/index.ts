@@ -23,3 +23,4 @@ export * from './store/redisApiKeyStore';
 export * from './store/auditLog';
 export * from './store/formSessionStore';
 export * from './store/cvcSessionStore';
+export * from './apiKeyPepper';

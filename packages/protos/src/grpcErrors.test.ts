@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { TesseraError } from '@tessera/common';
-import { batchItemError, errorFromGrpc, refusedItem, toGrpcError } from './grpcErrors';
+import { batchItemError, CallerNotAllowedError, errorFromGrpc, errorRaisedByPeer, refusedItem, toGrpcError } from './grpcErrors';
 import { decodeRefusal } from './protoFiles';
 
 const asServiceError = (partial: Partial<grpc.ServiceError>): grpc.ServiceError =>
@@ -44,6 +44,18 @@ describe('gRPC error mapping', () => {
     const received = errorFromGrpc(asServiceError(sent));
     expect(received.code).toBe('internal_error');
     expect(received.message).not.toContain('secret detail');
+  });
+
+  it('sends a refusal of something gone (410) as FAILED_PRECONDITION, not as an internal failure', () => {
+    const sent = toGrpcError(new TesseraError('cvc_session_used'));
+    expect(sent.code).toBe(grpc.status.FAILED_PRECONDITION);
+    expect(errorFromGrpc(asServiceError(sent))).toMatchObject({ code: 'cvc_session_used', status: 410 });
+  });
+
+  it('refuses a caller beyond its rights as PERMISSION_DENIED without a typed refusal, as the caller policy does', () => {
+    const sent = toGrpcError(new CallerNotAllowedError('the fields identity may create provisional tokens only'));
+    expect(sent).toEqual({ code: grpc.status.PERMISSION_DENIED, details: 'the fields identity may create provisional tokens only' });
+    expect(errorRaisedByPeer(asServiceError(sent))).toBeUndefined();
   });
 
   it('maps a peer that is down to 503 and a missed deadline to 504', () => {

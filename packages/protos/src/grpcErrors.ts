@@ -9,6 +9,8 @@ const GRPC_STATUS_BY_HTTP: Record<number, grpc.status> = {
   401: grpc.status.UNAUTHENTICATED,
   403: grpc.status.PERMISSION_DENIED,
   404: grpc.status.NOT_FOUND,
+  // Gone: a CVC session used or expired (the vault claims them). Not INTERNAL: nothing failed.
+  410: grpc.status.FAILED_PRECONDITION,
   413: grpc.status.INVALID_ARGUMENT,
   415: grpc.status.INVALID_ARGUMENT,
   422: grpc.status.FAILED_PRECONDITION,
@@ -86,8 +88,19 @@ export function batchItemError(result: { refusal?: Refusal | null; errorJson?: s
   );
 }
 
-/** Turns any thrown value into a gRPC ServiceError whose trailers carry the Refusal. */
+/**
+ * A call refused for who made it (the caller's verified mTLS identity), not for what its user sent:
+ * PERMISSION_DENIED without a Refusal, as restrictCallers answers an RPC the caller may not make at
+ * all. A well-behaved service never sees it, so there is nothing typed to tell its users; the details
+ * (never card data) are for the operators of both ends.
+ */
+export class CallerNotAllowedError extends Error {
+  override readonly name = 'CallerNotAllowedError';
+}
+
+/** Turns any thrown value into a gRPC ServiceError whose trailers carry the Refusal (none for CallerNotAllowedError). */
 export function toGrpcError(err: unknown): Partial<grpc.ServiceError> {
+  if (err instanceof CallerNotAllowedError) return { code: grpc.status.PERMISSION_DENIED, details: err.message };
   const tesseraError = err instanceof TesseraError ? err : new TesseraError('internal_error');
   const metadata = new grpc.Metadata();
   metadata.set(REFUSAL_METADATA_KEY, encodeRefusal(refusalOf(tesseraError)));

@@ -22,7 +22,8 @@ export const SHARED_STACKS_DIR_ENV = 'TESSERA_SHARED_STACKS_DIR';
 /** What a file needs to attach to its worker's stack, and what the teardown needs to stop it. */
 export interface SharedStackState {
   redis: { url: string; port: number; dir: string };
-  ports: { vault: number[]; proxy: number[]; gateway: number };
+  /** The admin service's too: `stack.adminUrl` of every file on the shared stack. */
+  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number };
   env: NodeJS.ProcessEnv;
   logFiles: string[];
   pids: number[];

@@ -1,5 +1,5 @@
 /**
- * The integration tests' stack: real redis-server, real vault/proxy/gateway processes (the
+ * The integration tests' stack: real redis-server, real vault/proxy/gateway/admin processes (the
  * compiled dist/ entry points, as in production, started by @tessera/stack), and a recording HTTP
  * server as the PSP. Every process's output is captured so tests can prove that no card data
  * reaches a log.
@@ -95,7 +95,7 @@ export class Stack extends ServiceStack {
 
   constructor(
     readonly redis: RedisServer,
-    ports: { vault: number[]; proxy: number[]; gateway: number },
+    ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number },
     options: StackOptions,
   ) {
     super({
@@ -183,7 +183,7 @@ export class Stack extends ServiceStack {
 
   /**
    * Another gateway process on the same Redis, vault and proxy (a second replica), with extra
-   * environment such as ADMIN_PORT. Stopped with the stack.
+   * environment such as FIELDS_PORT. Stopped with the stack.
    */
   async startGatewayReplica(env: Record<string, string> = {}): Promise<{ baseUrl: string; process: ManagedProcess }> {
     const port = await freePort();
@@ -197,8 +197,9 @@ export class Stack extends ServiceStack {
     return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
   }
 
+  /** The keys CLI (`npm run keys`, the admin service's), on the stack's Redis and pepper. */
   cli(args: string[], stdin?: string): string {
-    const result = spawnSync(process.execPath, [path.join(ROOT, 'services/gateway/dist/cli/keys.js'), ...args], {
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'services/admin/dist/cli/keys.js'), ...args], {
       cwd: ROOT,
       env: this.env,
       encoding: 'utf8',
@@ -227,7 +228,7 @@ export async function startStack(redis: RedisServer, options: StackOptions = {})
   };
   const vault = await ports(options.vaultReplicas ?? 1);
   const proxy = await ports(options.proxyReplicas ?? 1);
-  return new Stack(redis, { vault, proxy, gateway: await freePort() }, options).start();
+  return new Stack(redis, { vault, proxy, gateway: await freePort(), admin: await freePort() }, options).start();
 }
 
 export interface StackFixture {
@@ -261,15 +262,18 @@ export function useStack(given: UseStackOptions | (() => UseStackOptions) = {}):
   return fixture;
 }
 
-/** A small HTTP client for the gateway that always returns status, headers and parsed body. */
-export function apiClient(stack: Stack, apiKey?: string) {
+/**
+ * A small HTTP client for the gateway (or, with `base`, another service of the stack, such as
+ * `stack.adminUrl`) that always returns status, headers and parsed body.
+ */
+export function apiClient(stack: Stack, apiKey?: string, base?: string) {
   return async function call(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
     const init: RequestInit = { method, headers: { ...(apiKey ? { 'x-api-key': apiKey } : {}), ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
     }
-    return readResponse(await fetch(`${stack.baseUrl}${route}`, init));
+    return readResponse(await fetch(`${base ?? stack.baseUrl}${route}`, init));
   };
 }
 

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Listener, Logger } from '@tessera/common';
 import type { GatewayConfig } from './config';
@@ -20,7 +19,7 @@ export interface ApiSetup {
   listener: Listener;
 }
 
-/** The merchants' API (/v1, and the dashboard when it has no ADMIN_PORT of its own) on the gateway's port. */
+/** The merchants' API (/v1) on the gateway's port. */
 export function setUpApi(params: {
   config: GatewayConfig;
   logger: Logger;
@@ -29,8 +28,6 @@ export function setUpApi(params: {
   upstreams: { vault: VaultApi; proxy: ProxyApi };
   pepper: string;
   previousPeppers: readonly string[];
-  /** The dashboard and admin API, mounted on this port when they have no ADMIN_PORT of their own. */
-  admin: { router: Router | undefined };
   /** The fields' origins (browser tokenization) and their card-testing limiter, when the browser integration is on. */
   browser?: { fieldsOrigin: string; limiter: BrowserTokenLimiter };
   formSessions?: FormSessionDeps;
@@ -45,7 +42,6 @@ export function setUpApi(params: {
     pepper: params.pepper,
     previousPeppers: params.previousPeppers,
     ...params.upstreams,
-    ...(params.admin.router ? { admin: params.admin.router } : {}),
     // Counters live where the keys live, shared by every replica and worker; the key lookup reads
     // and counts them (and the merchant settings) in one command.
     rateLimiter: new RateLimiter(stores.rateLimits, config, params.logger),

@@ -112,28 +112,6 @@ describe('gateway config', () => {
     );
   });
 
-  it('keeps the sign-in lockout within PCI DSS 8.3.4 and the second factor on in production', () => {
-    expect(parseGatewayConfig({})).toMatchObject({
-      ADMIN_LOGIN_MAX_PER_ACCOUNT: 10,
-      ADMIN_LOGIN_MAX_PER_SOURCE: 5,
-      ADMIN_LOGIN_LOCKOUT_SECONDS: 1800,
-    });
-    // Unset: required in production only (resolved by setUpAdmin).
-    expect(parseGatewayConfig({}).ADMIN_MFA_REQUIRED).toBeUndefined();
-    expect(problems({ ADMIN_LOGIN_MAX_PER_ACCOUNT: '11' })).toEqual([expect.stringMatching(/^ADMIN_LOGIN_MAX_PER_ACCOUNT:.*at most 10/)]);
-    expect(parseGatewayConfig({ ADMIN_MFA_REQUIRED: 'true', ADMIN_LOGIN_LOCKOUT_SECONDS: '60' })).toMatchObject({
-      ADMIN_MFA_REQUIRED: true,
-      ADMIN_LOGIN_LOCKOUT_SECONDS: 60,
-    });
-    const found = problems({ NODE_ENV: 'production', ADMIN_MFA_REQUIRED: 'false', ADMIN_LOGIN_LOCKOUT_SECONDS: '60' });
-    expect(found).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^ADMIN_MFA_REQUIRED:.*8\.4\.2/),
-        expect.stringMatching(/^ADMIN_LOGIN_LOCKOUT_SECONDS:.*1800/),
-      ]),
-    );
-  });
-
   it('keeps a CVC session within an hour and the challenge base at or below its ceiling', () => {
     expect(parseGatewayConfig({ CVC_SESSION_TTL_SECONDS: '3600' }).CVC_SESSION_TTL_SECONDS).toBe(3600);
     expect(problems({ CVC_SESSION_TTL_SECONDS: '86400' }).join('\n')).toMatch(/CVC_SESSION_TTL_SECONDS.*at most 3600/);
@@ -194,7 +172,7 @@ describe('gateway config', () => {
     (nodeEnv) => {
       const found = problems({ NODE_ENV: nodeEnv, REDIS_URL: undefined, API_KEY_PEPPER: 'p'.repeat(32) });
       expect(found).toContain(
-        'REDIS_URL: is required: the gateway keeps API keys, dashboard operators and sessions, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
+        'REDIS_URL: is required: the gateway keeps API keys, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
       );
       // No default: the local development defaults include none.
       expect(found.filter((problem) => problem.startsWith('REDIS_URL'))).toHaveLength(1);

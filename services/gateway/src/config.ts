@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -8,18 +7,16 @@ import {
   env,
   grpcClientEnvShape,
   grpcTarget,
-  loadOrCreateDevSecret,
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
-  type Logger,
-  parseCidr,
-  redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
-import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from '@tessera/merchant-data';
+import { apiKeyPepperEnvShape, checkApiKeyPepperEnv, isApiKeyFormat } from '@tessera/merchant-data';
+import { checkRedisUrlEnv, httpServiceRedisEnvShape, trustedProxiesEnv } from '@tessera/edge';
 
-export { MIN_PEPPER_LENGTH };
+// Shared with the admin service, which hashes the keys it creates under the same pepper.
+export { MIN_PEPPER_LENGTH, resolveApiKeyPepper, type ResolvedPepper } from '@tessera/merchant-data';
 
 /** `VAR=` in a compose file or shell means "not set" for an optional variable. */
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
@@ -47,36 +44,9 @@ export const gatewayConfigSchema = z
     // rather than as psp_outcome_unknown at our own deadline.
     PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
-    REDIS_URL: unsetIfEmpty(env.redisUrl()),
-    // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
-    // required and gives the credentials and TLS (rediss://) used for every node.
-    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-      }
-    }),
-    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
-    API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
-    // Several peppers, `version:pepper` newest last: the newest hashes keys, older ones still find theirs (rotation).
-    API_KEY_PEPPERS: unsetIfEmpty(
-      z
-        .string()
-        .optional()
-        .transform((text, ctx): Pepper[] | undefined => {
-          if (text === undefined) return undefined;
-          const parsed = parseApiKeyPeppers(text);
-          if (parsed.ok) return parsed.peppers;
-          for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
-          return z.NEVER;
-        }),
-    ),
-    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
-      }
-    }),
+    ...httpServiceRedisEnvShape,
+    ...apiKeyPepperEnvShape,
+    TRUSTED_PROXIES: trustedProxiesEnv,
     TESSERA_DEV_API_KEY: unsetIfEmpty(
       z
         .string()
@@ -117,10 +87,6 @@ export const gatewayConfigSchema = z
     HSTS_MAX_AGE_SECONDS: env.nonNegativeInt(0),
     // Processes serving the public port (node:cluster); see docs/PERFORMANCE.md before raising it.
     GATEWAY_WORKERS: env.positiveInt(1),
-    // Dashboard and admin API. With ADMIN_PORT set they are served on ADMIN_BIND:ADMIN_PORT only,
-    // so operators can keep them on an internal address; unset, they share the public port.
-    ADMIN_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
-    ADMIN_BIND: z.string().min(1).default('127.0.0.1'),
     // Hosted card fields (docs/browser.md). FIELDS_PORT serves the card-fields iframe and tessera.js
     // on a listener of their own; FIELDS_ORIGIN is the public origin browsers reach it at (its own
     // host in production, never the API's or the dashboard's) and the only origin the browser
@@ -161,37 +127,12 @@ export const gatewayConfigSchema = z
     // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
     // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.
     BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: env.nonNegativeInt(8),
-    // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
-    ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
-    ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
-    // Sign-in attempts per client address per window (password spraying), and the lockout of
-    // PCI DSS 8.3.4: failures in a sliding window per account (at most 10) and per source for that
-    // account (fewer, so one source cannot lock the account), then locked for LOCKOUT_SECONDS
-    // (at least 30 minutes in production). See docs/SECURITY.md "Dashboard sign-in".
-    ADMIN_LOGIN_WINDOW_SECONDS: env.positiveInt(3600),
-    ADMIN_LOGIN_MAX_PER_IP: env.positiveInt(30),
-    ADMIN_LOGIN_MAX_PER_ACCOUNT: z.coerce.number().int().positive().max(10, 'must be at most 10 (PCI DSS 8.3.4)').default(10),
-    ADMIN_LOGIN_MAX_PER_SOURCE: env.positiveInt(5),
-    ADMIN_LOGIN_LOCKOUT_SECONDS: env.positiveInt(1800),
-    // PCI DSS 8.4.2: operators need a second factor (TOTP). Unset: required in production only.
-    ADMIN_MFA_REQUIRED: unsetIfEmpty(
-      z
-        .enum(['true', 'false', '1', '0', 'yes', 'no'])
-        .optional()
-        .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
-    ),
-    // A browser that signed in with the second factor stays trusted this long (it is exempt from
-    // the account lockout, never from the password and the second factor).
-    ADMIN_TRUSTED_DEVICE_DAYS: env.positiveInt(30),
-    ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
     // Entries kept in the detokenization audit stream (Redis trims approximately, MAXLEN ~).
     DETOKENIZATION_AUDIT_MAX_ENTRIES: env.positiveInt(100_000),
     // The request log (docs/operations.md#request-log): per merchant, whichever limit comes first.
     REQUEST_LOG_MAX_ENTRIES: env.nonNegativeInt(100_000),
     REQUEST_LOG_MAX_AGE_SECONDS: env.positiveInt(7 * 86_400),
     REQUEST_LOG_BUFFER_ENTRIES: env.positiveInt(10_000),
-    TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
-    TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
     // The gateway's own development state (its generated pepper): never the vault's directory.
     TESSERA_STATE_DIR: z
       .string()
@@ -213,27 +154,12 @@ export const gatewayConfigSchema = z
       { hasRedis: true, redisVariables: 'REDIS_URL', commandTimeoutMs: cfg.REDIS_COMMAND_TIMEOUT_MS },
       ctx,
     );
-    if (cfg.REDIS_CLUSTER_NODES.length > 0 && cfg.REDIS_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_CLUSTER_NODES'],
-        message: 'needs REDIS_URL as well (any node; its credentials and TLS apply to every node)',
-      });
-    } else if (cfg.REDIS_URL === undefined) {
-      // In every NODE_ENV: keys, sessions and counters held per process would differ between
-      // replicas and workers (a key revoked in one would live on) and vanish on restart.
-      ctx.addIssue({
-        code: 'custom',
-        path: ['REDIS_URL'],
-        message:
-          'is required: the gateway keeps API keys, dashboard operators and sessions, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
-      });
-    }
-    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && (cfg.FIELDS_PORT === cfg.ADMIN_PORT || cfg.FIELDS_PORT === cfg.PORT)) {
+    checkRedisUrlEnv(cfg, ctx, 'the gateway keeps API keys, counters and idempotency records in Redis only');
+    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && cfg.FIELDS_PORT === cfg.PORT) {
       ctx.addIssue({
         code: 'custom',
         path: ['FIELDS_PORT'],
-        message: 'must differ from PORT and ADMIN_PORT (the card fields get an origin of their own)',
+        message: 'must differ from PORT (the card fields get an origin of their own)',
       });
     }
     if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {
@@ -250,17 +176,8 @@ export const gatewayConfigSchema = z
         message: 'must not exceed BROWSER_CHALLENGE_MAX_NUMBER (the ceiling of every challenge)',
       });
     }
-    if (cfg.API_KEY_PEPPER !== undefined && cfg.API_KEY_PEPPERS !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['API_KEY_PEPPERS'],
-        message: 'set API_KEY_PEPPER or API_KEY_PEPPERS, not both (list the old pepper in API_KEY_PEPPERS)',
-      });
-    }
+    checkApiKeyPepperEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
-    if (cfg.API_KEY_PEPPER === undefined && cfg.API_KEY_PEPPERS === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production (or API_KEY_PEPPERS)' });
-    }
     if (cfg.FIELDS_PORT !== undefined) {
       // Browsers must reach the fields and the API over https, at names the operator chose.
       for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
@@ -269,23 +186,6 @@ export const gatewayConfigSchema = z
           ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
         else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
       }
-    }
-    if (cfg.ADMIN_MFA_REQUIRED === false) {
-      ctx.addIssue({ code: 'custom', path: ['ADMIN_MFA_REQUIRED'], message: 'must not be false in production (PCI DSS 8.4.2)' });
-    }
-    if (cfg.ADMIN_LOGIN_LOCKOUT_SECONDS < 1800) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['ADMIN_LOGIN_LOCKOUT_SECONDS'],
-        message: 'must be at least 1800 in production (PCI DSS 8.3.4)',
-      });
-    }
-    if (cfg.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TESSERA_DEV_ADMIN_PASSWORD'],
-        message: 'must not be set in production (create operators with `npm run keys -- admin create`)',
-      });
     }
     if (cfg.TESSERA_DEV_API_KEY !== undefined) {
       ctx.addIssue({
@@ -328,46 +228,4 @@ export function browserOriginsOf(
 /** Throws ConfigError listing every bad variable; main and the CLI decide how to exit. */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {
   return parseConfig(gatewayConfigSchema, source);
-}
-
-export interface ResolvedPepper {
-  /** The newest pepper: every new key is hashed with it, and keys found under an older one are moved to it. */
-  pepper: string;
-  /** The version names of every configured pepper, oldest first (API_KEY_PEPPER alone is `default`). */
-  peppers: Pepper[];
-  /** The older peppers, newest first: a key not found under `pepper` is looked up under each. */
-  previousPeppers: string[];
-  source: 'env' | 'dev-file';
-}
-
-function resolved(peppers: Pepper[], source: ResolvedPepper['source']): ResolvedPepper {
-  const current = peppers[peppers.length - 1];
-  if (current === undefined) throw new Error('no API-key pepper is configured');
-  return {
-    pepper: current.pepper,
-    peppers,
-    previousPeppers: peppers
-      .slice(0, -1)
-      .reverse()
-      .map((p) => p.pepper),
-    source,
-  };
-}
-
-/**
- * The pepper keys every API-key digest: the gateway and the CLI must agree on it, so both
- * resolve it here. Outside production a missing pepper is generated once into the state dir.
- */
-export function resolveApiKeyPepper(config: GatewayConfig, logger?: Logger): ResolvedPepper {
-  if (config.API_KEY_PEPPERS !== undefined) return resolved(config.API_KEY_PEPPERS, 'env');
-  if (config.API_KEY_PEPPER !== undefined) return resolved([{ version: 'default', pepper: config.API_KEY_PEPPER }], 'env');
-  if (config.NODE_ENV === 'production') throw new Error('API_KEY_PEPPER is required in production');
-  const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'api-key-pepper', () =>
-    crypto.randomBytes(32).toString('base64url'),
-  );
-  logger?.warn(
-    { stateDir: config.TESSERA_STATE_DIR, created },
-    'API_KEY_PEPPER is not set: using a development pepper from the state dir. Set API_KEY_PEPPER in any shared environment.',
-  );
-  return resolved([{ version: 'default', pepper: value }], 'dev-file');
 }

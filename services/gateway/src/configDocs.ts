@@ -8,16 +8,6 @@ export const gatewayConfigDocs: ConfigDocs = {
     text: "deadline of a proxy call; must exceed the proxy's connect + vault + PSP timeouts (the proxy logs a warning when a call arrives with less)",
   },
   READY_TIMEOUT_MS: { text: 'deadline of each `/readyz` check' },
-  API_KEY_PEPPER: {
-    default: 'generated in development',
-    alsoUsedBy: 'keys CLI',
-    text: 'secret (≥ 32 characters) keying the HMAC of API keys',
-  },
-  API_KEY_PEPPERS: {
-    alsoUsedBy: 'keys CLI',
-    text: 'instead of `API_KEY_PEPPER`, to rotate it: `v1:<old>,v2:<new>`, newest last. New keys are hashed with the newest; a key found under an older pepper still works and is re-hashed under the newest on its next use. `npm run keys -- rehash-status` counts keys per version; drop an old pepper once it counts zero and `unrecorded` is zero',
-  },
-  TRUSTED_PROXIES: { text: 'CIDRs of load balancers whose `X-Forwarded-For` is believed' },
   TESSERA_DEV_API_KEY: {
     default: 'unset (`npm start` sets it)',
     text: 'outside production, registers this `tsk_test_…` key for merchant `dev`',
@@ -47,17 +37,9 @@ export const gatewayConfigDocs: ConfigDocs = {
   RATE_LIMIT_STORE_TIMEOUT_MS: {
     text: "how long an API request waits for its rate-limit counters in Redis before going through as if under those limits (they fail open; the card-testing counters of browser tokenization wait for the command timeout, so that a gateway slowed by an attack still counts). Keep it below `REDIS_COMMAND_TIMEOUT_MS`: a client address's counters live in its own slot, so with that Cluster master down its requests otherwise wait the full command timeout although their key answered at once. A counter that answers within it is always enforced",
   },
-  HSTS_MAX_AGE_SECONDS: {
-    default: '`0` (off)',
-    text: '`Strict-Transport-Security: max-age=…` on every response; set it (e.g. `31536000`) when clients reach the gateway over HTTPS through a TLS-terminating load balancer',
-  },
   GATEWAY_WORKERS: {
     text: 'processes serving the public port (`node:cluster`), sharing keys and counters through Redis. See [PERFORMANCE.md](PERFORMANCE.md)',
   },
-  ADMIN_PORT: {
-    text: 'when set, the dashboard and admin API are served only on `ADMIN_BIND:ADMIN_PORT` (e.g. an internal address), not on `PORT`',
-  },
-  ADMIN_BIND: { text: 'bind address of the `ADMIN_PORT` listener' },
   FORM_SESSION_TTL_SECONDS: {
     text: 'how long a hosted payment page (form session) can be used; its record stays readable 24 h longer (status `expired`)',
   },
@@ -103,44 +85,10 @@ export const gatewayConfigDocs: ConfigDocs = {
   BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: {
     text: 'different cards one shopper IP (IPv6: per /64) may tokenize in the browser (card fields and hosted page together) per hour; the same card again always passes. Cards are counted as keyed hashes, never stored. `0` disables',
   },
-  ADMIN_SESSION_IDLE_SECONDS: { text: 'a dashboard session ends after 15 idle minutes (PCI DSS 8.2.8)' },
-  ADMIN_SESSION_MAX_SECONDS: { text: 'a dashboard session ends at most 8 hours after login' },
-  ADMIN_LOGIN_WINDOW_SECONDS: { text: 'the sliding window of the sign-in lockout counts below' },
-  ADMIN_LOGIN_MAX_PER_IP: { text: 'sign-in attempts per client address per window, whatever the account (spraying)' },
-  ADMIN_LOGIN_MAX_PER_ACCOUNT: {
-    default: '`10` (at most 10)',
-    text: 'sign-in lockout (PCI DSS 8.3.4): failed sign-ins per account in the window before it is locked for `ADMIN_LOGIN_LOCKOUT_SECONDS`; `429` with `Retry-After` ([SECURITY.md](SECURITY.md#dashboard-sign-in))',
-  },
-  ADMIN_LOGIN_MAX_PER_SOURCE: {
-    text: 'failed sign-ins per source (address or trusted browser) for one account in the window before it is locked',
-  },
-  ADMIN_LOGIN_LOCKOUT_SECONDS: { default: '`1800` (at least 1800 in production)', text: 'how long a locked account stays locked' },
-  ADMIN_MFA_REQUIRED: {
-    default: '`true` in production, else `false`',
-    text: 'every operator needs a second factor (TOTP); the first sign-in sets it up. Cannot be `false` in production',
-  },
-  ADMIN_TRUSTED_DEVICE_DAYS: {
-    text: 'a browser that signed in with the second factor is exempt from the account lockout this long (never from the password and the code)',
-  },
-  ADMIN_AUDIT_MAX_ENTRIES: {
-    alsoUsedBy: 'keys CLI',
-    text: 'the audit log keeps this many newest entries (overall and per merchant)',
-  },
   DETOKENIZATION_AUDIT_MAX_ENTRIES: {
     text: 'entries kept in the detokenization audit stream (`GET /admin/v1/detokenizations`)',
   },
-  REQUEST_LOG_MAX_ENTRIES: {
-    text: "entries kept in each merchant's request log (`GET /admin/v1/requests`, the dashboard's Requests page; trimmed approximately); `0` turns the log off",
-  },
-  REQUEST_LOG_MAX_AGE_SECONDS: {
-    text: "the request log keeps entries this long (default 7 days); a merchant's log with nothing newer disappears",
-  },
   REQUEST_LOG_BUFFER_ENTRIES: {
     text: 'request log entries a gateway process holds while Redis writes lag behind; beyond it entries are dropped (`tessera_request_log_dropped_total{reason="buffer_full"}`), never the request delayed',
-  },
-  TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
-  TESSERA_DEV_ADMIN_PASSWORD: {
-    default: 'unset (`npm start` sets it)',
-    text: 'outside production, a dashboard operator for every merchant with this password (refused in production)',
   },
 };

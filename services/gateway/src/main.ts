@@ -10,7 +10,6 @@ import { requestLogRetention } from './store/gatewayStores';
 import { cardTestingLimiter } from '@tessera/edge';
 import { drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
-import { setUpAdmin } from './adminSetup';
 import { setUpApi } from './apiSetup';
 import { setUpFields } from './fieldsSetup';
 
@@ -52,17 +51,6 @@ void runService({
     // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
     const browserLimiter = cardTestingLimiter({ config, stores, pepper, logger, metrics });
     const peppers = { pepper, previousPeppers };
-    const admin = await setUpAdmin({
-      config,
-      logger,
-      keyStore,
-      ...peppers,
-      stores: stores.admin,
-      detokenizations: stores.detokenizations,
-      merchantSettings: stores.merchantSettings,
-      ...(requestLog ? { requestLog: requestLog.deps } : {}),
-      cardTesting: browserLimiter,
-    });
     // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
     const browserOrigins = browserOriginsOf(config);
     const formSessions: FormSessionDeps | undefined = browserOrigins && {
@@ -89,25 +77,23 @@ void runService({
       stores,
       upstreams,
       ...peppers,
-      admin,
       ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
       ...(formSessions ? { formSessions } : {}),
-      ...(requestLog ? { requestLog: requestLog.recorder } : {}),
+      ...(requestLog ? { requestLog } : {}),
       // Until the quick-start key is registered, requests with it fail: not ready.
       readyChecks: { redisLayout: layoutReady, ...(devKey ? { devApiKey: () => devKey.registered } : {}) },
     });
     const url = await api.listen();
-    await admin.listen();
     await fields.listen();
     return {
-      // The dashboard and the card fields drain too: a card submission in flight still needs the vault.
-      listeners: [api.listener, admin.listener, fields.listener],
+      // The card fields drain too: a card submission in flight still needs the vault.
+      listeners: [api.listener, fields.listener],
       // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
       clients: [
         { name: 'dev key registration', close: () => devKey?.stop() },
         { name: 'vault', close: () => upstreams.vault.close() },
         { name: 'proxy', close: () => upstreams.proxy.close() },
-        { name: 'request log', close: () => requestLog?.recorder.flush() },
+        { name: 'request log', close: () => requestLog?.flush() },
         ...redisClients,
       ],
       listening: { url },

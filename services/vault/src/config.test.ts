@@ -121,7 +121,7 @@ describe('vault config', () => {
       'TLS_KEY_FILE: is required when TLS_CERT_FILE is set',
     ]);
     const config = parseConfig(configSchema, tlsFiles);
-    expect(config).toMatchObject({ ...tlsFiles, TLS_PEER_GATEWAY: 'gateway', TLS_PEER_PROXY: 'proxy' });
+    expect(config).toMatchObject({ ...tlsFiles, TLS_PEER_GATEWAY: 'gateway', TLS_PEER_PROXY: 'proxy', TLS_PEER_FIELDS: 'fields' });
   });
 
   it('lists every bad variable together, without echoing key material', () => {

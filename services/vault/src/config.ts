@@ -133,6 +133,8 @@ export const configSchema = z
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
+    // The fields service's certificate (the shoppers' surfaces): the vault lets it only tokenize provisionally and attach a CVC under a grant.
+    TLS_PEER_FIELDS: z.string().min(1).default('fields'),
     ...metricsEnvShape,
     ...grpcServerEnvShape,
   })

@@ -2,6 +2,7 @@ import { grpcServerTuning, healthServiceOptions, rpcObserver, runService, tlsFil
 import { grpcListener, serverTlsOrExit } from '@tessera/protos';
 import { configSchema } from './config';
 import { openCardStore } from './openCardStore';
+import { openCvcSessions } from './openCvcSessions';
 import { openServiceKeyRing } from './openKeyRing';
 import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
@@ -15,6 +16,7 @@ void runService({
     const keys = openServiceKeyRing(config, logger);
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
+    const cvcSessions = await openCvcSessions(config, logger);
     const vault = new Vault({
       store,
       keyRing: keys.ring,
@@ -25,10 +27,15 @@ void runService({
       onAlarm: recordAlarmReporter(logger, metrics),
     });
     const material = serverTlsOrExit(tlsFilesOf(config), { service: 'vault', variable: 'VAULT_ADDR', address: config.VAULT_ADDR }, logger);
-    const tls = material && { material, gatewayName: config.TLS_PEER_GATEWAY, proxyName: config.TLS_PEER_PROXY };
+    const tls = material && {
+      material,
+      gatewayName: config.TLS_PEER_GATEWAY,
+      proxyName: config.TLS_PEER_PROXY,
+      fieldsName: config.TLS_PEER_FIELDS,
+    };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics)),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: cvcSessions.sessions, fieldsName: config.TLS_PEER_FIELDS }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
@@ -38,6 +45,7 @@ void runService({
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'card store', close: () => store.close() },
+        { name: 'CVC sessions', close: () => cvcSessions.close() },
         { name: 'key ring', close: () => keys.close() },
       ],
       // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.

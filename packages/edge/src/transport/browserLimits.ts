@@ -114,6 +114,23 @@ function isSolutionShaped(value: unknown): value is SolutionPayload {
 /** The outcome of a tokenization attempt: a refusal, or admitted (and whether its key is under attack). */
 export type BrowserAdmission = { refusal: RateLimitRefusal; underAttack?: undefined } | { refusal?: undefined; underAttack: boolean };
 
+/** A key's card-testing state as the dashboard shows it. */
+export interface AttackState {
+  underAttack: boolean;
+  /** How long the attack mark still lasts (0 when not under attack). */
+  endsInMs: number;
+}
+
+/**
+ * The read side of the card-testing limiter: whether a key is under attack, from the very counters
+ * the limiter marks (BrowserTokenLimiter.attackState). The admin service, which never tokenizes,
+ * reads it with nothing but the counters' store: no pepper, no challenge key, no limits.
+ */
+export async function readAttackState(counter: Pick<RateLimitCounter, 'peek'>, keyId: string): Promise<AttackState> {
+  const mark = await counter.peek(browserAttackMarkBucket(keyId));
+  return { underAttack: mark.count > 0, endsInMs: mark.resetInMs };
+}
+
 /**
  * The card-testing limits of POST /v1/browser/tokens and of the hosted page's POST /pay/{id}. Like the API rate limits they fail open
  * when their store cannot answer (failOpen): a limiter outage must not stop checkouts. A refusal
@@ -324,9 +341,8 @@ export class BrowserTokenLimiter {
   }
 
   /** Whether the key is under attack now (its attack mark is set), and for how much longer: for the dashboard. */
-  async attackState(keyId: string): Promise<{ underAttack: boolean; endsInMs: number }> {
-    const mark = await this.deps.counter.peek(browserAttackMarkBucket(keyId));
-    return { underAttack: mark.count > 0, endsInMs: mark.resetInMs };
+  attackState(keyId: string): Promise<AttackState> {
+    return readAttackState(this.deps.counter, keyId);
   }
 
   /**

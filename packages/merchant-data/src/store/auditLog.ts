@@ -18,6 +18,19 @@ export const AUDIT_KEYS = {
   auditAll: 'tessera:audit',
   auditMerchant: 'tessera:audit:merchant:',
 };
+/**
+ * Every key name of the admin slot, without the slot prefix: the operators' and the dashboard
+ * sessions' (the admin service's store/redisAdminStores.ts) and the audit trail's. Here, beside
+ * the audit's, so that the gateway's layout migration copies them without the admin's stores.
+ */
+export const ADMIN_KEYS = {
+  operator: 'tessera:operator:',
+  operatorEmail: 'tessera:operator-email:',
+  allOperators: 'tessera:operators',
+  session: 'tessera:admin-session:',
+  throttle: 'tessera:admin-login:',
+  ...AUDIT_KEYS,
+};
 const AUDIT_ALL = ADMIN_SLOT + AUDIT_KEYS.auditAll;
 const AUDIT_MERCHANT_PREFIX = ADMIN_SLOT + AUDIT_KEYS.auditMerchant;
 

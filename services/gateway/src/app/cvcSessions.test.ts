@@ -10,18 +10,14 @@ const TOKEN = 'tok.AAAAAAAAAAAAAAAAAAAAAA';
 const CTX = { requestId: 'req_1' };
 const TTL_SECONDS = 600;
 
-/** The vault's two calls these use cases make, recorded; `refuse` makes the next attach fail like the vault would. */
+/** The vault's two calls these use cases make, recorded. */
 class VaultCalls {
   attached: AttachCvvRequest[] = [];
-  refuse: TesseraError | undefined;
   async getToken(ref: TokenRef) {
     if (ref.token !== TOKEN || ref.merchantId !== KEY.merchantId) throw new TesseraError('token_not_found');
     return aTokenRecord({ token: ref.token });
   }
   async attachCvv(request: AttachCvvRequest) {
-    const refusal = this.refuse;
-    this.refuse = undefined;
-    if (refusal) throw refusal;
     this.attached.push(request);
     return aTokenRecord({ token: request.token, cvvAvailable: true });
   }
@@ -54,44 +50,19 @@ describe('CVC sessions', () => {
     expect(await codeOf(openCvcSession(deps, { ...KEY, merchantId: 'other' }, TOKEN, CTX))).toBe('token_not_found');
   });
 
-  it('attaches one CVC under a grant, once; a second use is refused as used', async () => {
+  // Taking the grant (once, atomically; given back on a refused CVC, kept on a 5xx) is the vault's
+  // now: services/vault/src/app/cvcGrants.test.ts holds those cases.
+  it('hands the grant to the vault with the CVC, never an attach without one', async () => {
     const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
     expect(await codeOf(attach(secret))).toBe('attached');
-    expect(await codeOf(attach(secret))).toBe('cvc_session_used');
-    expect(vault.attached).toEqual([{ merchantId: 'shop', mode: 'test', token: TOKEN, cvv: '123', cvvIsInteger: false }]);
+    expect(vault.attached).toEqual([
+      { merchantId: 'shop', mode: 'test', token: TOKEN, cvv: '123', cvvIsInteger: false, cvcSession: secret },
+    ]);
   });
 
-  it('of two concurrent attaches under one grant, exactly one reaches the vault', async () => {
-    const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
-    expect((await Promise.all([codeOf(attach(secret)), codeOf(attach(secret))])).sort()).toEqual(['attached', 'cvc_session_used']);
-    expect(vault.attached).toHaveLength(1);
-  });
-
-  it('refuses a missing, unknown, expired grant and one of another token, merchant or mode, without asking the vault', async () => {
-    const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
+  it('refuses a missing or malformed grant without asking the vault', async () => {
     expect(await codeOf(attach(undefined))).toBe('cvc_session_required');
     expect(await codeOf(attach('cvcs_short'))).toBe('cvc_session_not_found');
-    expect(await codeOf(attach(`cvcs_${'A'.repeat(43)}`))).toBe('cvc_session_not_found');
-    expect(await codeOf(attach(secret, 'tok.BBBBBBBBBBBBBBBBBBBBBB'))).toBe('cvc_session_not_found');
-    expect(await codeOf(attach(secret, TOKEN, { ...KEY, merchantId: 'other' }))).toBe('cvc_session_not_found');
-    expect(await codeOf(attach(secret, TOKEN, { ...KEY, mode: 'live' as 'test' }))).toBe('cvc_session_not_found');
-    clock = new Date(clock.getTime() + TTL_SECONDS * 1000);
-    expect(await codeOf(attach(secret))).toBe('cvc_session_expired');
-    expect(vault.attached).toEqual([]);
-  });
-
-  it('gives the grant back when the vault refuses the CVC, so the shopper can correct it', async () => {
-    const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
-    vault.refuse = new TesseraError('cvv_invalid');
-    expect(await codeOf(attach(secret))).toBe('cvv_invalid');
-    expect(await codeOf(attach(secret))).toBe('attached');
-  });
-
-  it('keeps the grant used when the attach fails with 503, as the vault may have run it late and attached the CVC', async () => {
-    const { secret } = await openCvcSession(deps, KEY, TOKEN, CTX);
-    vault.refuse = new TesseraError('service_unavailable');
-    expect(await codeOf(attach(secret))).toBe('service_unavailable');
-    expect(await codeOf(attach(secret))).toBe('cvc_session_used');
     expect(vault.attached).toEqual([]);
   });
 });

@@ -1,13 +1,7 @@
 import { TesseraError } from '@tessera/common';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { ApiKeyRecord } from '@tessera/merchant-data';
-import {
-  CVC_SESSION_SECRET_PATTERN,
-  cvcSessionDigest,
-  cvcSessionRefusal,
-  newCvcSessionSecret,
-  type CvcSessionRecord,
-} from '@tessera/merchant-data';
+import { CVC_SESSION_SECRET_PATTERN, cvcSessionDigest, newCvcSessionSecret, type CvcSessionRecord } from '@tessera/merchant-data';
 import type { CvcSessionStore } from '@tessera/merchant-data';
 import type { VaultApi } from './ports';
 
@@ -60,9 +54,9 @@ export async function openCvcSession(
 }
 
 /**
- * POST /v1/browser/tokens/{token}/cvc: the grant is taken (atomically, once) before the vault is
- * asked, and given back if the vault refuses the CVC, so a mistyped CVC can be corrected under the same
- * grant while two concurrent attaches still cannot both succeed.
+ * POST /v1/browser/tokens/{token}/cvc: the vault takes the grant (atomically, once) before it stores
+ * the CVC, and gives it back if it refuses the CVC, so a mistyped CVC can be corrected under the
+ * same grant while two concurrent attaches still cannot both succeed (the vault's app/cvcGrants.ts).
  */
 export async function attachCvcUnderSession(
   deps: CvcSessionDeps,
@@ -71,20 +65,13 @@ export async function attachCvcUnderSession(
   input: { cvv: number | string; cvcSession: string | undefined },
   ctx: { requestId: string },
 ): Promise<TokenRecord__Output> {
+  // Never an attach without a grant: the vault would take that as the merchant's own server's.
   if (input.cvcSession === undefined) throw new TesseraError('cvc_session_required', { param: 'cvcSession' });
-  // A malformed secret cannot be one we issued: unknown, without a store round trip.
+  // A malformed secret cannot be one we issued: unknown, without a vault round trip.
   if (!CVC_SESSION_SECRET_PATTERN.test(input.cvcSession)) throw new TesseraError('cvc_session_not_found', { param: 'cvcSession' });
-  const digest = cvcSessionDigest(input.cvcSession);
   const target = { merchantId: key.merchantId, mode: key.mode, token };
-  const claim = await deps.sessions.claim(digest, target, deps.now());
-  if (claim !== 'claimed') throw cvcSessionRefusal(claim);
-  try {
-    return await deps.vault.attachCvv({ ...target, cvv: String(input.cvv), cvvIsInteger: typeof input.cvv === 'number' }, ctx);
-  } catch (err) {
-    // Only a refusal (4xx: cvv_invalid, token_not_found, ...) proves nothing was written. A 5xx
-    // (deadline, vault unavailable) may come from a call the vault ran late, CVC attached: the
-    // grant stays used, as handing it back would let a second CVC be attached under it.
-    if (err instanceof TesseraError && err.status < 500) await deps.sessions.release(digest).catch(() => undefined);
-    throw err;
-  }
+  return deps.vault.attachCvv(
+    { ...target, cvv: String(input.cvv), cvvIsInteger: typeof input.cvv === 'number', cvcSession: input.cvcSession },
+    ctx,
+  );
 }

@@ -15,7 +15,7 @@ import {
 } from '@tessera/merchant-data';
 import type { FormSessionStore } from '@tessera/merchant-data';
 import type { VaultApi } from './ports';
-import { parseInput } from './inputLists';
+import { parseInput } from '@tessera/edge';
 import { tokenizeBrowserCard, type AdmitCard } from './tokens';
 
 /**

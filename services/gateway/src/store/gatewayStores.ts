@@ -1,7 +1,5 @@
 import {
-  type AuditLog,
   merchantsWithKeys,
-  RedisAuditLog,
   RedisDetokenizationLog,
   RedisMerchantSettingsStore,
   RedisRequestLogStore,
@@ -16,15 +14,6 @@ import { RedisDistinctCardCounter } from '@tessera/edge';
 import { RedisFormSessionStore } from '@tessera/merchant-data';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from '@tessera/edge';
-import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
-import type { LoginThrottle, OperatorStore, SessionStore } from './adminStores';
-
-export interface AdminStores {
-  operators: OperatorStore;
-  sessions: SessionStore;
-  throttle: LoginThrottle;
-  audit: AuditLog;
-}
 
 /** Everything a gateway process keeps, all of it in Redis and so shared by every replica and worker. */
 export interface GatewayStores {
@@ -38,16 +27,11 @@ export interface GatewayStores {
   idempotency: RedisIdempotencyStore;
   formSessions: RedisFormSessionStore;
   cvcSessions: RedisCvcSessionStore;
-  admin: AdminStores;
 }
 
 export type GatewayStoresConfig = Pick<
   GatewayConfig,
-  | 'ADMIN_AUDIT_MAX_ENTRIES'
-  | 'DETOKENIZATION_AUDIT_MAX_ENTRIES'
-  | 'REQUEST_LOG_MAX_ENTRIES'
-  | 'REQUEST_LOG_MAX_AGE_SECONDS'
-  | 'IDEMPOTENCY_WRITE_ACK'
+  'DETOKENIZATION_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS' | 'IDEMPOTENCY_WRITE_ACK'
 >;
 
 export function requestLogRetention(
@@ -80,11 +64,5 @@ export function openGatewayStores(
     ),
     formSessions: new RedisFormSessionStore(redis),
     cvcSessions: new RedisCvcSessionStore(redis),
-    admin: {
-      operators: new RedisOperatorStore(redis),
-      sessions: new RedisSessionStore(redis),
-      throttle: new RedisLoginThrottle(redis),
-      audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
-    },
   };
 }

@@ -1,4 +1,6 @@
 import {
+  ADMIN_KEYS,
+  ADMIN_SLOT,
   issueApiKey,
   merchantsWithKeys,
   RedisAuditLog,
@@ -10,7 +12,6 @@ import { RedisKeyStoreWithPeek } from '@tessera/edge';
 import { useGatewayRedis } from '../testing/redis';
 import { RedisIdempotencyStore } from './idempotencyStore';
 import { LAYOUT_KEY, legacyRecordsReadUntil, migrateToMerchantSlots } from './layoutMigration';
-import { RedisOperatorStore } from './redisAdminStores';
 
 const PEPPER = 'layout-migration-test-pepper-0123456789';
 const DAY_MS = 86_400_000;
@@ -77,7 +78,12 @@ describe('upgrading a standalone Redis from the layout before merchant slots', (
     const detokenizations = new RedisDetokenizationLog(db.redis, 100, () => merchantsWithKeys(db.redis));
     expect((await detokenizations.list({ limit: 10 })).map((e) => e.requestId)).toEqual(['req_detok']);
 
-    expect(await new RedisOperatorStore(db.redis).findByEmail('ops@acme.test')).toMatchObject({ id: 'op_1', merchantId: 'acme' });
+    // Where the admin service's operator store (its store/redisAdminStores.ts) finds an operator by email.
+    const operatorId = await db.redis.get(ADMIN_SLOT + ADMIN_KEYS.operatorEmail + 'ops@acme.test');
+    expect(JSON.parse((await db.redis.get(ADMIN_SLOT + ADMIN_KEYS.operator + String(operatorId))) ?? 'null')).toMatchObject({
+      id: 'op_1',
+      merchantId: 'acme',
+    });
     const audit = new RedisAuditLog(db.redis, 100);
     expect(await audit.list({ limit: 10 })).toEqual([{ action: 'key.create', merchantId: 'acme' }]);
     expect(await audit.list({ merchantId: 'acme', limit: 10 })).toHaveLength(1);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import {
+  ADMIN_KEYS,
   ADMIN_SLOT,
   API_KEY_INDEX,
   apiKeyDigestKey,
@@ -16,7 +17,6 @@ import {
   REQUEST_STATS_PREFIX,
   STATS_MAX_HOURS,
 } from '@tessera/merchant-data';
-import { ADMIN_KEYS } from './redisAdminStores';
 
 /**
  * The upgrade from the layout before merchant slots (every gateway key under one name space:

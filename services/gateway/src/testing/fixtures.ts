@@ -1,14 +1,8 @@
-import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
 import type { TokenRecord__Output } from '@tessera/protos';
-import type { AdminDeps } from '../transport/admin/adminRouter';
 import type { ProxyApi, VaultApi } from '../app/ports';
 import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../transport/app';
 import { RedisIdempotencyStore } from '../store/idempotencyStore';
-import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
-
-import { createLogger } from '@tessera/common';
-import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 
 // Shared with the merchant-data package's tests.
 export { aKeyRecord, aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
@@ -40,33 +34,6 @@ export function tokenReadingUpstreams(record: TokenRecord__Output = aTokenRecord
   return {
     vault: { getToken: async () => record, ready, close() {} } as unknown as VaultApi,
     proxy: { ready, close() {} } as unknown as ProxyApi,
-  };
-}
-
-/**
- * What the admin router needs: the stores on `redis` (a test's private server; flush it between
- * tests that need them empty), the test pepper, generous sign-in limits (a test that is about
- * limits says its own), no trusted proxies, a silent logger.
- */
-export function anAdminDeps(redis: Redis, overrides: Partial<AdminDeps> = {}): AdminDeps {
-  return {
-    keyStore: new RedisApiKeyStore(redis),
-    operators: new RedisOperatorStore(redis),
-    sessions: new RedisSessionStore(redis),
-    throttle: new RedisLoginThrottle(redis),
-    audit: new RedisAuditLog(redis, 1000),
-    pepper: TEST_PEPPER,
-    trustedProxies: [],
-    logger: createLogger('gateway-test', 'silent'),
-    ...overrides,
-    config: {
-      ADMIN_SESSION_IDLE_SECONDS: 900,
-      ADMIN_SESSION_MAX_SECONDS: 28_800,
-      ADMIN_LOGIN_WINDOW_SECONDS: 3600,
-      ADMIN_LOGIN_MAX_PER_IP: 1000,
-      ADMIN_LOGIN_MAX_PER_ACCOUNT: 100,
-      ...overrides.config,
-    },
   };
 }
 

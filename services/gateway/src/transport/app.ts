@@ -1,4 +1,4 @@
-import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { TesseraError, type Logger, parseCidrList, withDeadline } from '@tessera/common';
 import type { ApiKeyStore, DetokenizationLog, MerchantSettingsStore } from '@tessera/merchant-data';
 import type { KeyLookupWithPeek } from '@tessera/edge';
@@ -51,8 +51,6 @@ export interface GatewayDeps {
   vault: VaultApi;
   proxy: ProxyApi;
   now?: () => Date;
-  /** The dashboard and admin API (createAdminRouter), when they share the public port. */
-  admin?: Router;
   /** API rate limits (per key, failed authentication per IP); absent: none. */
   rateLimiter?: RateLimiter;
   /**
@@ -269,8 +267,6 @@ export function createApp(deps: GatewayDeps): Express {
     if (!ready) logger.warn({ requestId, checks }, 'not ready');
     sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
   });
-
-  if (deps.admin) app.use(deps.admin);
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

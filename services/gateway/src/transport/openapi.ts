@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '@tessera/common';
+import { ERROR_CATALOGUE, type ErrorCode } from '@tessera/common';
+import { errorEnvelopeSchema } from '@tessera/edge';
 import {
   browserCvcInputSchema,
   cardInputSchema,
@@ -11,12 +12,11 @@ import {
   tokenCreateSchema,
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
-import { ADMIN_SECURITY_SCHEMES, adminOpenApiPaths, adminOpenApiSchemas } from './admin/openapi';
 import { browserCvcSchema, browserTokenSchema, cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
- * The OpenAPI 3.1 document of the public API and the admin API (admin/openapi.ts), generated from the same zod schemas that validate
+ * The OpenAPI 3.1 document of the public API (the admin service documents its own), generated from the same zod schemas that validate
  * requests (zod 4's own JSON Schema output, draft 2020-12, which is OpenAPI 3.1's dialect), so
  * the document cannot drift from the validation. Response shapes are zod schemas too: the routes'
  * types are inferred from them (responseJson.ts) or checked against them with `satisfies`.
@@ -25,17 +25,6 @@ import { createFormSessionSchema, type FormSessionJson } from '../app/formSessio
  */
 
 const errorCodes = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
-const errorTypes = [...new Set(Object.values(ERROR_CATALOGUE).map((spec) => spec.type))] as [ErrorType, ...ErrorType[]];
-
-const errorEnvelopeSchema = z.object({
-  error: z.object({
-    type: z.enum(errorTypes),
-    code: z.enum(errorCodes).meta({ description: 'Stable machine-readable code; see docs/errors.md.' }),
-    message: z.string().meta({ description: 'For humans; never contains submitted card data.' }),
-    param: z.string().optional().meta({ description: 'The request field the error is about, when there is one.' }),
-    requestId: z.string(),
-  }),
-});
 
 const formSessionSchema = z.object({
   id: z.string().meta({ description: '`fs_` followed by 32 URL-safe characters.' }),
@@ -189,9 +178,7 @@ export function buildOpenApiDocument(): JsonObject {
       description:
         'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header ' +
         'with a secret key (tsk_…); a publishable key (tpk_…, for browser card collection) gets 403 publishable_key_forbidden. ' +
-        'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do. ' +
-        'The admin API (tag admin, /admin/v1) uses a dashboard session cookie and a CSRF header instead of an API key; ' +
-        'with ADMIN_PORT set it is served on that port only.',
+        'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do.',
     },
     servers: [{ url: '/', description: 'This gateway (paths include the /v1 version segment).' }],
     security: [{ apiKey: [] }],
@@ -440,7 +427,6 @@ export function buildOpenApiDocument(): JsonObject {
           responses: { '200': { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
-      ...adminOpenApiPaths(),
       '/healthz': {
         get: {
           operationId: 'health',
@@ -471,7 +457,6 @@ export function buildOpenApiDocument(): JsonObject {
           description:
             'A publishable key (tpk_…): POST /v1/browser/tokens and POST /v1/browser/tokens/{token}/cvc (with a CVC session) only.',
         },
-        ...ADMIN_SECURITY_SCHEMES,
       },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
@@ -496,7 +481,6 @@ export function buildOpenApiDocument(): JsonObject {
         Error: jsonSchema(errorEnvelopeSchema, 'output'),
         Health: jsonSchema(healthSchema, 'output'),
         Ready: jsonSchema(readySchema, 'output'),
-        ...adminOpenApiSchemas(),
       },
     },
   };

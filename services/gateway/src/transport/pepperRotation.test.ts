@@ -3,7 +3,8 @@ import { type ApiKeyRecord, type ApiKeyStore, hashApiKey, issueApiKey, pepperIdO
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
 import { anIdempotency, captureLogger, tokenReadingUpstreams } from '../testing/fixtures';
 import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
-import { runKeysCli } from '../cli/keys';
+// The keys CLI is the admin service's; these tests check it counts what the gateway re-hashed.
+import { runKeysCli } from '../../../admin/src/cli/keys';
 import { createApp } from './app';
 import { BROWSER_TOKENS_PATH, frameKeyLookup } from './browserTokens';
 

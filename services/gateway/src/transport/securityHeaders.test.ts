@@ -2,10 +2,9 @@ import express from 'express';
 import { createLogger, TesseraError } from '@tessera/common';
 import type { ForwardResponse__Output } from '@tessera/protos';
 import { issueApiKey, RedisApiKeyStore } from '@tessera/merchant-data';
-import { aTokenRecord, anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
+import { aTokenRecord, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp, type TestResponse } from '../../../../packages/edge/src/testing/http';
-import { createAdminApp, createAdminRouter, type AdminDeps } from './admin/adminRouter';
 import { createApp } from './app';
 import { installSecurityHeaders, SERVICE_SECURITY_HEADERS } from '@tessera/edge';
 import type { ProxyApi, VaultApi } from '../app/ports';
@@ -37,10 +36,6 @@ const vault = {
 } as unknown as VaultApi;
 const proxy = { forward: async () => pspAnswer, ready: async () => ({ ready: true, detail: '' }), close() {} } as unknown as ProxyApi;
 
-function adminDeps(keyStore: RedisApiKeyStore, hsts: number): AdminDeps {
-  return anAdminDeps(db.redis, { keyStore, logger, config: { ...anAdminDeps(db.redis).config, HSTS_MAX_AGE_SECONDS: hsts } });
-}
-
 async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string }> {
   const keyStore = new RedisApiKeyStore(db.redis);
   const issued = issueApiKey({ merchantId: 'm', mode: 'test', allowedCidrs: [], pepper: TEST_PEPPER, now: new Date() });
@@ -54,7 +49,6 @@ async function gateway(hsts: number): Promise<{ app: RunningApp; apiKey: string 
       idempotency: anIdempotency(db.redis),
       vault,
       proxy,
-      admin: createAdminRouter(adminDeps(keyStore, hsts)),
     }),
   );
   return { app, apiKey: issued.apiKey };
@@ -82,23 +76,12 @@ describe('security headers', () => {
       await g.app.request('GET', '/v1/token/tok.nope'),
       await g.app.request('POST', '/v1/token', { headers: { ...key, 'content-type': 'application/json' }, body: '{"number":' }),
       await g.app.request('GET', '/v2/anything'),
-      await g.app.request('GET', '/admin/v1/session'),
-      await g.app.request('GET', '/dashboard'),
     ];
-    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 404, 401, 400, 404, 401, 301]);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 404, 401, 400, 404]);
     for (const res of responses) {
       expectServiceHeaders(res);
       expect(res.headers['strict-transport-security']).toBeUndefined();
     }
-  });
-
-  it('leaves the dashboard page its own content security policy', async () => {
-    g = await gateway(0);
-    const page = await g.app.request('GET', '/dashboard/');
-    expect(page.status).toBe(200);
-    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(page.headers['x-frame-options']).toBe('DENY');
-    expect(page.headers['x-content-type-options']).toBe('nosniff');
   });
 
   it('adds to a passed-through PSP answer only nosniff (and HSTS when configured), keeping the PSP’s own policies', async () => {
@@ -121,15 +104,6 @@ describe('security headers', () => {
     g = await gateway(600);
     expect((await g.app.request('GET', '/healthz')).headers['strict-transport-security']).toBe('max-age=600');
     expect((await g.app.request('GET', '/v1/token/tok.x')).headers['strict-transport-security']).toBe('max-age=600');
-  });
-
-  it('gives the separate admin listener (ADMIN_PORT) the same headers', async () => {
-    g = { app: await startApp(createAdminApp(adminDeps(new RedisApiKeyStore(db.redis), 600))), apiKey: '' };
-    for (const path of ['/admin/v1/session', '/v1/token/x']) {
-      const res = await g.app.request('GET', path);
-      expectServiceHeaders(res);
-      expect(res.headers['strict-transport-security']).toBe('max-age=600');
-    }
   });
 
   it('never overrides a header a handler set, and keeps headers passed to writeHead', async () => {

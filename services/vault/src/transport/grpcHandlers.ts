@@ -2,6 +2,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
   answerUnary,
+  CallerNotAllowedError,
+  peerServiceNames,
   refusedItem,
   requestIdFromMetadata,
   wellFormedRequestId,
@@ -10,15 +12,22 @@ import {
   type TokenRecord__Output,
   type VaultHandlers,
 } from '@tessera/protos';
+import type { CvcSessionStore } from '@tessera/merchant-data';
+import { tokenizeAs, type VaultCaller } from '../app/callers';
+import { attachCvv } from '../app/cvcGrants';
 import type { Vault } from '../app/vault';
 import type { CardToTokenize, TokenOwner } from '../domain/card';
 import { deliveryOf } from './delivery';
 
 type Unary<Req, Res> = grpc.handleUnaryCall<Req, Res>;
 
-/** A refusal (4xx: expected, its code is enough) or a failure (5xx: with the error, for operators). */
+/**
+ * A refusal (4xx: expected, its code is enough), a caller asking beyond its rights (a service
+ * misbehaving or compromised: operators should look), or a failure (5xx: with the error, for operators).
+ */
 function logFailure(logger: Logger, fields: Record<string, unknown>, err: unknown): void {
   if (err instanceof TesseraError && err.status < 500) logger.info({ ...fields, code: err.code }, 'rpc refused');
+  else if (err instanceof CallerNotAllowedError) logger.warn({ ...fields, refused: err.message }, 'caller not allowed');
   else logger.error({ ...fields, err }, 'rpc failed');
 }
 
@@ -41,7 +50,12 @@ export function handlingBudgetMs(deadline: Date | number, now = Date.now()): num
  * within the caller's deadline (handlingBudgetMs). Requests and replies are never logged — they
  * carry card data or rendered bodies.
  */
-function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => Promise<Res>, observe?: RpcObserver): Unary<Req, Res> {
+function unary<Req, Res>(
+  rpc: string,
+  logger: Logger,
+  handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+  observe?: RpcObserver,
+): Unary<Req, Res> {
   return (call, callback) => {
     // Plain fields rather than logger.child(): a child logger per call costs more than the one
     // line it would write, and at the default level a successful call writes none.
@@ -49,14 +63,15 @@ function unary<Req, Res>(rpc: string, logger: Logger, handle: (request: Req) => 
     const started = process.hrtime.bigint();
     const elapsedMs = (): number => Number((process.hrtime.bigint() - started) / 1_000_000n);
     const budgetMs = handlingBudgetMs(call.getDeadline());
-    answerUnary(callback, handle(call.request), {
+    answerUnary(callback, handle(call.request, call), {
       // What is still running then is abandoned: a token not yet answered is never handed out.
       budget:
         budgetMs === undefined
           ? undefined
           : { ms: budgetMs, error: () => new TesseraError('service_unavailable', { message: 'The card store did not answer in time.' }) },
       failed: (err) => {
-        observe?.(rpc, outcomeLabel(err), Number(process.hrtime.bigint() - started) / 1e9);
+        const outcome = err instanceof CallerNotAllowedError ? 'caller_not_allowed' : outcomeLabel(err);
+        observe?.(rpc, outcome, Number(process.hrtime.bigint() - started) / 1e9);
         logFailure(logger, { ...fields, durationMs: elapsedMs() }, err);
       },
       ok: () => {
@@ -90,9 +105,31 @@ function ownerOf(req: { merchantId: string } & Parameters<typeof modeFromWire>[0
   return { merchantId: req.merchantId, mode: modeFromWire(req) };
 }
 
+export interface VaultHandlerOptions {
+  /** Where CVC sessions are claimed (AttachCvv with cvc_session); without it such an attach is refused as unavailable. */
+  cvcSessions?: CvcSessionStore;
+  /** TLS_PEER_FIELDS: a caller whose certificate names it gets the fields service's rights (app/callers.ts). Default `fields`. */
+  fieldsName?: string;
+  now?: () => Date;
+}
+
+/** For a vault run without a session store (tests): a grant it cannot check is not granted, and nothing is attached. */
+const NO_CVC_SESSIONS: CvcSessionStore = {
+  create: () => Promise.reject(new TesseraError('service_unavailable')),
+  claim: () => Promise.reject(new TesseraError('service_unavailable')),
+  release: () => Promise.resolve(),
+};
+
 /** `observe` counts every RPC by name and outcome (Prometheus, see main.ts); optional for tests. */
-export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcObserver): VaultHandlers {
-  const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req) => Promise<Res>) => unary(rpc, log, handle, observe);
+export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcObserver, options: VaultHandlerOptions = {}): VaultHandlers {
+  const fieldsName = options.fieldsName ?? 'fields';
+  // The names the TLS handshake verified (none in plaintext): the caller policy already chose the RPCs.
+  // Read only by the RPCs whose rules depend on it, so the others do not pay for it.
+  const callerOf = (call: Parameters<typeof peerServiceNames>[0]): VaultCaller =>
+    peerServiceNames(call).includes(fieldsName) ? 'fields' : 'service';
+  const cvcAttach = { vault, grants: options.cvcSessions ?? NO_CVC_SESSIONS, now: options.now ?? (() => new Date()) };
+  const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>) =>
+    unary(rpc, log, handle, observe);
   /**
    * One item of a batch RPC, counted and logged under the single RPC's name as if it had come in
    * its own call, so metrics and logs read the same whether the caller batched or not.
@@ -115,7 +152,7 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
     return refusedItem(outcome);
   };
   return {
-    Tokenize: unaryRpc('Tokenize', logger, (req) => vault.tokenize(cardOf(req))),
+    Tokenize: unaryRpc('Tokenize', logger, (req, call) => tokenizeAs(vault, callerOf(call), cardOf(req))),
     TokenizeBatch: unaryRpc('TokenizeBatch', logger, async (req) => {
       const started = process.hrtime.bigint();
       const outcomes = await vault.tokenizeBatch(req.items.map((item) => cardOf(item.request)));
@@ -158,8 +195,13 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         holderName: req.holderName === '' ? undefined : req.holderName,
       }),
     ),
-    AttachCvv: unaryRpc('AttachCvv', logger, (req) =>
-      vault.attachCvv(ownerOf(req), req.token, { value: req.cvv, isInteger: req.cvvIsInteger }),
+    AttachCvv: unaryRpc('AttachCvv', logger, (req, call) =>
+      attachCvv(cvcAttach, callerOf(call), {
+        owner: ownerOf(req),
+        token: req.token,
+        cvv: { value: req.cvv, isInteger: req.cvvIsInteger },
+        cvcSession: req.cvcSession,
+      }),
     ),
   };
 }

@@ -32,16 +32,25 @@ export interface VaultServerTls {
   /** SAN DNS names of the services' client certificates. */
   gatewayName: string;
   proxyName: string;
+  /** The fields service's (TLS_PEER_FIELDS); absent, no caller gets its rights. */
+  fieldsName?: string | undefined;
 }
+
+type CallerNames = Pick<VaultServerTls, 'gatewayName' | 'proxyName' | 'fieldsName'>;
+
+/** The fields identity's name, when one is configured (none: no one gets its rights). */
+const fieldsOf = (tls: CallerNames): string[] => (tls.fieldsName === undefined ? [] : [tls.fieldsName]);
 
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
- * can have card data rendered, both may ask for readiness (grpc.health.v1, below). Retaining a browser-made token is token
- * management: the gateway's, on a secret key's request.
+ * can have card data rendered, all may ask for readiness (grpc.health.v1, below). Retaining a browser-made token is token
+ * management: the gateway's, on a secret key's request. The fields service, facing the shoppers'
+ * browsers, may only Tokenize and AttachCvv, and within them only what a browser may do
+ * (provisional tokens, a CVC under a grant: app/callers.ts, app/cvcGrants.ts).
  */
-export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>): Record<keyof VaultHandlers & string, string[]> {
+export function vaultCallerPolicy(tls: CallerNames): Record<keyof VaultHandlers & string, string[]> {
   return {
-    Tokenize: [tls.gatewayName],
+    Tokenize: [tls.gatewayName, ...fieldsOf(tls)],
     TokenizeBatch: [tls.gatewayName],
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
@@ -50,15 +59,14 @@ export function vaultCallerPolicy(tls: Pick<VaultServerTls, 'gatewayName' | 'pro
     RenderBatch: [tls.proxyName],
     Preview: [tls.proxyName],
     UpdateToken: [tls.gatewayName],
-    AttachCvv: [tls.gatewayName],
+    AttachCvv: [tls.gatewayName, ...fieldsOf(tls)],
   };
 }
 
-/** grpc.health.v1: both callers may ask and watch (it reveals only SERVING or NOT_SERVING). */
-export function vaultHealthCallerPolicy(
-  tls: Pick<VaultServerTls, 'gatewayName' | 'proxyName'>,
-): Record<keyof HealthCheckHandlers & string, string[]> {
-  return { Check: [tls.gatewayName, tls.proxyName], Watch: [tls.gatewayName, tls.proxyName] };
+/** grpc.health.v1: every caller may ask and watch (it reveals only SERVING or NOT_SERVING). */
+export function vaultHealthCallerPolicy(tls: CallerNames): Record<keyof HealthCheckHandlers & string, string[]> {
+  const callers = [tls.gatewayName, tls.proxyName, ...fieldsOf(tls)];
+  return { Check: callers, Watch: callers };
 }
 
 export interface VaultServerOptions {

@@ -1,0 +1,66 @@
+import { parseCidrList, type Logger } from '@tessera/common';
+import { ownListener, readAttackState, type OwnListener } from '@tessera/edge';
+import type { AdminConfig } from './config';
+import { createOperator, setOperatorPassword } from './app/operators';
+import { normalizeEmail } from './domain/operators';
+import { needsRehash, verifyPassword } from './domain/passwords';
+import type { OperatorStore } from './store/adminStores';
+import type { AdminStores } from './store/adminRedis';
+import { createAdminApp, type AdminDeps } from './transport/adminRouter';
+
+/**
+ * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a
+ * new user of `npm start` can log in; a later start with another password replaces it.
+ */
+export async function registerDevAdmin(operators: OperatorStore, email: string, password: string, logger: Logger): Promise<void> {
+  try {
+    const normalized = normalizeEmail(email);
+    const existing = await operators.findByEmail(normalized);
+    // The same password again keeps the operator's sessions; another one ends them.
+    if (existing && (await verifyPassword(password, existing.passwordHash)) && !needsRehash(existing.passwordHash)) return;
+    // The operator use cases the CLI calls; a changed password ends the operator's sessions.
+    if (existing) await setOperatorPassword({ operators }, normalized, password);
+    else await createOperator({ operators, now: () => new Date() }, { email: normalized, password, merchantId: null });
+    logger.warn({ email: normalized }, 'registered the development dashboard operator from TESSERA_DEV_ADMIN_PASSWORD (development only)');
+  } catch (err) {
+    logger.error({ err }, 'could not register the development dashboard operator');
+  }
+}
+
+/** The admin API and the dashboard on ADMIN_BIND:ADMIN_PORT, over the stores in Redis. */
+export async function setUpAdmin(params: {
+  config: AdminConfig;
+  logger: Logger;
+  stores: AdminStores;
+  pepper: string;
+  /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
+  previousPeppers: readonly string[];
+}): Promise<OwnListener> {
+  const { config, logger, stores } = params;
+  if (config.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
+    await registerDevAdmin(stores.operators, config.TESSERA_DEV_ADMIN_EMAIL, config.TESSERA_DEV_ADMIN_PASSWORD, logger);
+  }
+  const deps: AdminDeps = {
+    keyStore: stores.keyStore,
+    operators: stores.operators,
+    sessions: stores.sessions,
+    throttle: stores.throttle,
+    audit: stores.audit,
+    detokenizations: stores.detokenizations,
+    merchantSettings: stores.merchantSettings,
+    ...(stores.requestLog
+      ? { requestLog: { store: stores.requestLog, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000, now: () => new Date() } }
+      : {}),
+    // The card-testing limiter's own marks, read where the gateway's limiter writes them.
+    attackState: (keyId) => readAttackState(stores.rateLimits, keyId),
+    pepper: params.pepper,
+    previousPeppers: params.previousPeppers,
+    trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
+    logger,
+    config,
+    // PCI DSS 8.4.2 in production; elsewhere optional unless ADMIN_MFA_REQUIRED=true.
+    mfaRequired: config.ADMIN_MFA_REQUIRED ?? config.NODE_ENV === 'production',
+  };
+  const health = { ping: () => stores.keyStore.ping(), timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS };
+  return ownListener(() => createAdminApp(deps, health), config.ADMIN_PORT, config.ADMIN_BIND);
+}

@@ -1,0 +1,4 @@
+import { runService } from '@tessera/common';
+import { adminService } from './service';
+
+void runService(adminService);

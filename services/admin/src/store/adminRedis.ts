@@ -1,0 +1,77 @@
+import type { Redis } from 'ioredis';
+import { createLogThrottle, type Closable, type Logger } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
+import {
+  merchantsWithKeys,
+  RedisApiKeyStore,
+  RedisAuditLog,
+  RedisDetokenizationLog,
+  RedisMerchantSettingsStore,
+  RedisRequestLogStore,
+} from '@tessera/merchant-data';
+import { RedisRateLimitCounter } from '@tessera/edge';
+import type { AdminConfig } from '../config';
+import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
+
+/** Everything the admin service keeps or reads, all of it in the one Redis the gateway writes too. */
+export interface AdminStores {
+  keyStore: RedisApiKeyStore;
+  operators: RedisOperatorStore;
+  sessions: RedisSessionStore;
+  throttle: RedisLoginThrottle;
+  audit: RedisAuditLog;
+  detokenizations: RedisDetokenizationLog;
+  merchantSettings: RedisMerchantSettingsStore;
+  /** Undefined when REQUEST_LOG_MAX_ENTRIES is 0: the gateway keeps none. */
+  requestLog: RedisRequestLogStore | undefined;
+  /** The gateway's rate-limit windows, where the card-testing limiter marks a key under attack (read only). */
+  rateLimits: RedisRateLimitCounter;
+}
+
+export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
+
+export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminStores {
+  return {
+    keyStore: new RedisApiKeyStore(redis),
+    operators: new RedisOperatorStore(redis),
+    sessions: new RedisSessionStore(redis),
+    throttle: new RedisLoginThrottle(redis),
+    audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
+    // Read only here: the gateway appends, under its own DETOKENIZATION_AUDIT_MAX_ENTRIES.
+    detokenizations: new RedisDetokenizationLog(redis, 0, () => merchantsWithKeys(redis)),
+    merchantSettings: new RedisMerchantSettingsStore(redis),
+    requestLog:
+      config.REQUEST_LOG_MAX_ENTRIES === 0
+        ? undefined
+        : new RedisRequestLogStore(redis, {
+            maxEntries: config.REQUEST_LOG_MAX_ENTRIES,
+            maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000,
+          }),
+    rateLimits: new RedisRateLimitCounter(redis),
+  };
+}
+
+/**
+ * Connects the admin service's Redis and opens the stores on it. A Redis that is down at start does
+ * not stop the start: /readyz reports it, requests that need it answer 503, and ioredis retries.
+ */
+export async function connectAdminStores(
+  config: AdminConfig,
+  logger: Logger,
+): Promise<{ stores: AdminStores; redis: Redis; clients: Closable[] }> {
+  const redis = createRedisClient(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    profile: 'server',
+    tlsCaFile: config.REDIS_TLS_CA_FILE,
+    clusterNodes: config.REDIS_CLUSTER_NODES,
+  });
+  const stores = openAdminStores(redis, config);
+  const mayLog = createLogThrottle();
+  redis.on('error', (err: Error) => {
+    if (mayLog()) logger.error({ err }, 'redis connection error (the dashboard answers 503)');
+  });
+  await redis.connect().catch((err: unknown) => {
+    logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
+  });
+  return { stores, redis, clients: [{ name: 'redis', close: () => stores.keyStore.close() }] };
+}

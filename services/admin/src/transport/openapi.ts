@@ -1,0 +1,446 @@
+import { z } from 'zod';
+import { mfaConfirmSchema, signInSchema, type SessionView } from '../app/adminSessions';
+import { createKeyRequestSchema, keyTestRequestSchema, restrictionChangesSchema } from '../app/apiKeys';
+import { listRequestsQuerySchema, requestDetailQuerySchema, requestStatsQuerySchema, type RequestPage } from '../app/requestLog';
+import { auditQuerySchema } from '../app/auditTrail';
+import { merchantPathSchema, merchantQuerySchema, pspHostsSchema, type PspHostsView } from '../app/merchants';
+import { formSigningSecretRequestSchema, returnUrlsSchema, type ReturnUrlsView } from '../app/returnUrls';
+import type { MinuteStats, RequestLogEntry } from '@tessera/merchant-data';
+import type { KeyView } from './keyRoutes';
+import { errorEnvelopeSchema } from '@tessera/edge';
+import { ADMIN_BASE } from './adminRouter';
+
+/**
+ * The admin API (`/admin/v1`) for the OpenAPI document, generated like the /v1 part
+ * (../openapi.ts): every request body, query and path parameter below is the zod schema the
+ * route parses with (validation.ts), so the document cannot drift from the validation; a test
+ * compares the paths with the router. Response shapes are tied to the handlers' types with
+ * `satisfies`, so a changed field is a compile error here.
+ */
+
+const keyViewSchema = z.object({
+  id: z.string(),
+  merchantId: z.string(),
+  mode: z.string().meta({ description: '`test` or `live`' }),
+  kind: z.enum(['secret', 'publishable']).meta({
+    description: '`secret` (`tsk_…`): every /v1 route. `publishable` (`tpk_…`): browser card collection only; 403 elsewhere.',
+  }),
+  key: z.string().meta({ description: 'Prefix and last four characters: enough to recognise a key, never to use it.' }),
+  allowedCidrs: z.array(z.string()),
+  allowedDomains: z.array(z.string()),
+  allowedOrigins: z.array(z.string()).meta({ description: 'Publishable keys only: exact origins (scheme, host, port).' }),
+  status: z.enum(['active', 'revoked', 'expired']).meta({ description: '`expired`: the scheduled expiry (`expiresAt`) has passed.' }),
+  createdAt: z.string(),
+  updatedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+  expiresAt: z.string().nullable().meta({
+    description:
+      'Scheduled expiry of an overlapping rotation (`npm run keys -- revoke <id> --after 24h`); the key is refused from then on.',
+  }),
+  lastUsedAt: z.string().nullable(),
+  lastUsedIp: z.string().nullable(),
+  underAttackUntil: z.string().nullable().meta({
+    description:
+      'Set while the key is under card-testing attack (browser tokenizations past BROWSER_TOKENS_PER_KEY_PER_MINUTE): until when every card needs a proof of work from the shopper’s browser. The dashboard shows a banner.',
+  }),
+}) satisfies z.ZodType<KeyView>;
+
+const sessionSchema = z.object({
+  operator: z.object({
+    id: z.string(),
+    email: z.string(),
+    merchantId: z.string().nullable(),
+    mfaEnabled: z.boolean(),
+    recoveryCodesLeft: z.number().int().nullable(),
+  }),
+  csrfToken: z.string().meta({ description: 'Send it back as x-csrf-token on every state-changing admin request.' }),
+  expiresAt: z.string(),
+  mfaRequired: z.boolean(),
+  mfaEnrolmentRequired: z.boolean().meta({ description: 'True: this session may only set up the second factor (and log out).' }),
+}) satisfies z.ZodType<SessionView>;
+
+const pspCallFields = {
+  host: z.string().meta({ description: 'host[:port] of pspUrl; `[card number]` when it looked like one.' }),
+  method: z.string(),
+  status: z.int().nullable().meta({ description: 'The PSP’s status; null when it was not reached.' }),
+  ms: z.number().nullable().meta({ description: 'Time the PSP took; null when it was not reached.' }),
+};
+
+const requestEntryFields = {
+  id: z.string().meta({ description: 'The entry’s id (also a list cursor).' }),
+  at: z.string(),
+  requestId: z.string(),
+  keyId: z.string(),
+  mode: z.string(),
+  method: z.string(),
+  route: z.string().meta({ description: 'The route pattern, such as `/v1/token/:token`.' }),
+  path: z.string().meta({ description: 'The route with its token filled in; never the query.' }),
+  status: z.int(),
+  code: z.string().nullable().meta({ description: 'Tessera’s error code (`x-tessera-error`); null for a success or a PSP’s own answer.' }),
+  ms: z.number().meta({ description: 'Total time in the gateway, PSP time included.' }),
+  aborted: z.literal(true).optional().meta({ description: 'The client went away before the answer was sent.' }),
+};
+
+const requestEntrySchema = z.object({
+  ...requestEntryFields,
+  psp: z
+    .object({
+      ...pspCallFields,
+      token: z.string(),
+      bodyTemplate: z.string().nullable().meta({
+        description:
+          'The pspBody as sent, with its placeholders (never the rendered body); anything card-number-like is `[redacted]`; at most 4096 characters.',
+      }),
+      bodyTemplateTruncated: z.literal(true).optional(),
+      headerNames: z.array(z.string()).meta({ description: 'Names of the pspHeaders; never their values.' }),
+    })
+    .optional()
+    .meta({ description: '/v1/proxy and /v1/proxy/dry-run only.' }),
+}) satisfies z.ZodType<RequestLogEntry>;
+
+const minuteStatsFields = {
+  requests: z.int(),
+  clientErrors: z.int().meta({ description: '4xx answers.' }),
+  serverErrors: z.int().meta({ description: '5xx answers.' }),
+  errorRate: z.number().meta({ description: '(4xx + 5xx) / requests; 0 without requests.' }),
+  pspCalls: z.int(),
+  pspP50Ms: z.number().nullable().meta({ description: 'Median PSP time, to within 19 % (latency buckets); null without PSP calls.' }),
+  pspP99Ms: z.number().nullable(),
+};
+
+const schemas = {
+  // Request bodies: the schemas the routes validate with.
+  AdminLogin: signInSchema,
+  AdminMfaEnrolment: z.object({
+    secret: z.string().meta({ description: 'Base32; shown once.' }),
+    otpauthUri: z.string(),
+    digits: z.number().int(),
+    period: z.number().int(),
+  }),
+  AdminMfaConfirm: mfaConfirmSchema,
+  AdminSession: sessionSchema,
+  AdminMerchants: z.object({ merchants: z.array(z.string()) }),
+  AdminKey: keyViewSchema,
+  AdminKeyList: z.object({ keys: z.array(keyViewSchema) }),
+  // The validating schemas of the use cases themselves (app/apiKeys.ts).
+  AdminKeyCreate: createKeyRequestSchema(),
+  AdminKeyCreated: z.object({ apiKey: z.string().meta({ description: 'Shown once, never stored.' }), key: keyViewSchema }),
+  AdminKeyUpdate: restrictionChangesSchema(),
+  AdminKeyResult: z.object({ key: keyViewSchema }),
+  AdminKeyTest: keyTestRequestSchema,
+  AdminKeyTestResult: z.object({
+    accepted: z.boolean(),
+    status: z.int(),
+    code: z.string().nullable(),
+    message: z.string(),
+    clientIp: z.string().nullable(),
+    origin: z.string().nullable(),
+    key: keyViewSchema.nullable(),
+  }),
+  AdminDetokenizations: z.object({
+    entries: z.array(
+      z.object({
+        id: z.string(),
+        at: z.string(),
+        requestId: z.string(),
+        merchantId: z.string(),
+        keyId: z.string(),
+        token: z.string(),
+        pspHost: z.string(),
+        method: z.string(),
+        status: z.number().int(),
+        code: z.string().nullable(),
+      }),
+    ),
+  }),
+  AdminPspHostsUpdate: pspHostsSchema(),
+  AdminPspHosts: z.object({
+    merchantId: z.string(),
+    pspHosts: z.array(z.string()).meta({ description: 'Canonical entries; empty: any public host.' }),
+    updatedAt: z.string().nullable(),
+  }) satisfies z.ZodType<PspHostsView>,
+  AdminReturnUrlsUpdate: returnUrlsSchema(),
+  AdminReturnUrls: z.object({
+    merchantId: z.string(),
+    returnUrls: z.array(z.string()).meta({ description: 'Canonical entries (scheme://host[:port]/path).' }),
+    updatedAt: z.string().nullable(),
+  }) satisfies z.ZodType<ReturnUrlsView>,
+  AdminFormSigningSecretRequest: formSigningSecretRequestSchema,
+  AdminFormSigningSecret: z.object({
+    merchantId: z.string(),
+    mode: z.enum(['test', 'live']),
+    signingSecret: z
+      .string()
+      .meta({ description: 'Verifies the signature on hosted-page returns (docs/browser.md); keep it on the server.' }),
+  }),
+  AdminRequestList: z.object({
+    merchantId: z.string(),
+    entries: z.array(z.object({ ...requestEntryFields, psp: z.object(pspCallFields).optional() })),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for older entries; null: no more.' }),
+  }) satisfies z.ZodType<RequestPage>,
+  AdminRequest: requestEntrySchema,
+  AdminRequestStats: z.object({
+    merchantId: z.string(),
+    from: z.string(),
+    to: z.string(),
+    minutes: z.array(
+      z.object({ at: z.string().meta({ description: 'Start of the minute.' }), ...minuteStatsFields }) satisfies z.ZodType<MinuteStats>,
+    ),
+    totals: z.object(minuteStatsFields),
+  }),
+  AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
+};
+
+type JsonObject = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType): JsonObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+/** Query or path parameters from the object schema that parses them. */
+function parametersOf(schema: z.ZodObject, where: 'query' | 'path'): JsonObject[] {
+  const { properties, required = [] } = jsonSchema(schema) as { properties: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(properties).map(([name, { description, ...shape }]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.includes(name),
+    ...(description !== undefined ? { description } : {}),
+    schema: shape,
+  }));
+}
+
+export function adminOpenApiSchemas(): Record<string, JsonObject> {
+  return Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, jsonSchema(schema)]));
+}
+
+const ref = (name: keyof typeof schemas) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } });
+const errorRef = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const session = [{ adminSession: [], csrfToken: [] }];
+const readSession = [{ adminSession: [] }];
+const errors = (description: string) => ({ default: { description, content: errorRef } });
+
+export const ADMIN_SECURITY_SCHEMES = {
+  adminSession: { type: 'apiKey', in: 'cookie', name: 'tessera_admin', description: 'Set by POST /admin/v1/login.' },
+  csrfToken: { type: 'apiKey', in: 'header', name: 'x-csrf-token', description: 'The csrfToken of the session.' },
+};
+
+/** A zod query schema as OpenAPI query parameters, so the document shows what the route validates. */
+function queryParameters(schema: z.ZodType): JsonObject[] {
+  const json = jsonSchema(schema) as { properties?: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return {
+      name,
+      in: 'query',
+      required: json.required?.includes(name) ?? false,
+      ...(description !== undefined ? { description } : {}),
+      schema: rest,
+    };
+  });
+}
+
+export function adminOpenApiPaths(): Record<string, JsonObject> {
+  const tags = ['admin'];
+  const op = (operationId: string, summary: string, security: unknown, extra: JsonObject): JsonObject => ({
+    operationId,
+    summary,
+    tags,
+    security,
+    ...extra,
+    responses: { ...(extra.responses as JsonObject), ...errors('An error made by Tessera (401 admin_session_required, 403, 404, …).') },
+  });
+  const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const merchantPath = parametersOf(merchantPathSchema, 'path');
+  const merchantQuery = parametersOf(merchantQuerySchema, 'query');
+  const auditQuery = parametersOf(auditQuerySchema, 'query');
+  return {
+    [`${ADMIN_BASE}/login`]: {
+      post: op('adminLogin', 'Log in to the dashboard (sets the session cookie)', [], {
+        requestBody: { required: true, content: ref('AdminLogin') },
+        responses: { '200': { description: 'The session.', content: ref('AdminSession') } },
+      }),
+    },
+    [`${ADMIN_BASE}/session`]: {
+      get: op('adminSession', 'The current session', readSession, {
+        responses: { '200': { description: 'The session.', content: ref('AdminSession') } },
+      }),
+    },
+    [`${ADMIN_BASE}/mfa/enrolment`]: {
+      post: op('adminMfaEnrol', 'Start setting up the TOTP second factor (a new secret, to confirm within 10 minutes)', session, {
+        responses: { '200': { description: 'The secret and its otpauth:// URI.', content: ref('AdminMfaEnrolment') } },
+      }),
+    },
+    [`${ADMIN_BASE}/mfa/enrolment/confirm`]: {
+      post: op('adminMfaConfirm', 'Turn the second factor on with a first code (ends every other session)', session, {
+        requestBody: { required: true, content: ref('AdminMfaConfirm') },
+        responses: {
+          '200': {
+            description: 'A new session, and the 10 recovery codes (shown once).',
+            content: {
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/AdminSession' },
+                    {
+                      type: 'object',
+                      properties: { recoveryCodes: { type: 'array', items: { type: 'string' } } },
+                      required: ['recoveryCodes'],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      }),
+    },
+    [`${ADMIN_BASE}/logout`]: {
+      post: op('adminLogout', 'End the session', session, { responses: { '204': { description: 'Logged out.' } } }),
+    },
+    [`${ADMIN_BASE}/merchants`]: {
+      get: op('adminMerchants', 'Merchants this operator may manage', readSession, {
+        responses: { '200': { description: 'Merchant ids.', content: ref('AdminMerchants') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys`]: {
+      get: op('adminListKeys', 'List API keys', readSession, {
+        parameters: merchantQuery,
+        responses: { '200': { description: 'Keys, newest first.', content: ref('AdminKeyList') } },
+      }),
+      post: op('adminCreateKey', 'Create an API key (shown once)', session, {
+        requestBody: { required: true, content: ref('AdminKeyCreate') },
+        responses: { '201': { description: 'The key.', content: ref('AdminKeyCreated') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/{id}`]: {
+      patch: op('adminUpdateKey', 'Change a key’s IP, domain or origin restrictions', session, {
+        parameters: [id],
+        requestBody: { required: true, content: ref('AdminKeyUpdate') },
+        responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/{id}/revoke`]: {
+      post: op('adminRevokeKey', 'Revoke a key (immediate)', session, {
+        parameters: [id],
+        responses: { '200': { description: 'The key.', content: ref('AdminKeyResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/keys/test`]: {
+      post: op('adminTestKey', 'Would the gateway accept this key (rotation step 3)?', session, {
+        requestBody: { required: true, content: ref('AdminKeyTest') },
+        responses: { '200': { description: 'The verdict.', content: ref('AdminKeyTestResult') } },
+      }),
+    },
+    [`${ADMIN_BASE}/audit`]: {
+      get: op('adminAudit', 'The audit log', readSession, {
+        parameters: auditQuery,
+        responses: { '200': { description: 'Entries, newest first.', content: ref('AdminAudit') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/psp-hosts`]: {
+      get: op('adminGetPspHosts', 'The merchant’s PSP host allowlist', readSession, {
+        parameters: merchantPath,
+        responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
+      }),
+      put: op('adminSetPspHosts', 'Replace the merchant’s PSP host allowlist (/v1/proxy refuses other hosts)', session, {
+        parameters: merchantPath,
+        requestBody: { required: true, content: ref('AdminPspHostsUpdate') },
+        responses: { '200': { description: 'The allowlist.', content: ref('AdminPspHosts') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/return-urls`]: {
+      get: op('adminGetReturnUrls', 'The merchant’s registered hosted-page return and cancel URLs', readSession, {
+        parameters: merchantPath,
+        responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
+      }),
+      put: op('adminSetReturnUrls', 'Replace the merchant’s registered return and cancel URLs', session, {
+        parameters: merchantPath,
+        requestBody: { required: true, content: ref('AdminReturnUrlsUpdate') },
+        responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/form-signing-secret`]: {
+      post: op('adminShowFormSigningSecret', 'Show the secret that signs the merchant’s hosted-page returns (audited)', session, {
+        parameters: merchantPath,
+        requestBody: { required: true, content: ref('AdminFormSigningSecretRequest') },
+        responses: { '200': { description: 'The signing secret for that mode.', content: ref('AdminFormSigningSecret') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests`]: {
+      get: op('adminListRequests', 'The merchant’s request log: every /v1 request, newest first, filtered', readSession, {
+        parameters: queryParameters(listRequestsQuerySchema()),
+        responses: { '200': { description: 'A page of entries (without the PSP body template).', content: ref('AdminRequestList') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests/stats`]: {
+      get: op('adminRequestStats', 'Requests per minute, error rate and PSP p50/p99 over the last hours', readSession, {
+        parameters: queryParameters(requestStatsQuerySchema()),
+        responses: { '200': { description: 'One point per minute, and totals.', content: ref('AdminRequestStats') } },
+      }),
+    },
+    [`${ADMIN_BASE}/requests/{id}`]: {
+      get: op('adminGetRequest', 'One request log entry in full (PSP body template and header names included)', readSession, {
+        parameters: [id, ...queryParameters(requestDetailQuerySchema())],
+        responses: { '200': { description: 'The entry.', content: ref('AdminRequest') } },
+      }),
+    },
+    [`${ADMIN_BASE}/detokenizations`]: {
+      get: op(
+        'adminDetokenizations',
+        'Every /v1/proxy call that rendered card data: merchant, key id, token, PSP host, status, time',
+        readSession,
+        {
+          parameters: auditQuery,
+          responses: { '200': { description: 'Entries, newest first.', content: ref('AdminDetokenizations') } },
+        },
+      ),
+    },
+  };
+}
+
+/**
+ * The admin service's OpenAPI 3.1 document (GET /admin/v1/openapi.json): the admin API, this
+ * document and the probes. Public like the gateway's /v1 document: it holds no secrets.
+ */
+export function buildAdminOpenApiDocument(): JsonObject {
+  const plain = (description: string, schema: JsonObject) => ({ description, content: { 'application/json': { schema } } });
+  const probe = plain('Status.', { type: 'object', properties: { status: { type: 'string' } } });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Tessera admin API',
+      version: '1.0.0',
+      description:
+        'The operators’ dashboard API of the admin service (its own listener, ADMIN_BIND:ADMIN_PORT): API keys, merchants, ' +
+        'return URLs, the request log and the audit trail. It uses a dashboard session cookie and a CSRF header, never an ' +
+        'API key. Errors made by Tessera carry the header x-tessera-error.',
+    },
+    servers: [{ url: '/', description: 'This admin service (paths include /admin/v1).' }],
+    paths: {
+      ...adminOpenApiPaths(),
+      [`${ADMIN_BASE}/openapi.json`]: {
+        get: {
+          operationId: 'getAdminOpenApiDocument',
+          summary: 'This document',
+          tags: ['admin'],
+          security: [],
+          responses: { '200': plain('OpenAPI 3.1 document.', { type: 'object' }) },
+        },
+      },
+      '/healthz': { get: { operationId: 'health', summary: 'Liveness', security: [], responses: { '200': probe } } },
+      '/readyz': {
+        get: {
+          operationId: 'ready',
+          summary: 'Readiness: Redis answers',
+          security: [],
+          responses: { '200': probe, '503': plain('Redis does not answer.', { type: 'object' }) },
+        },
+      },
+    },
+    components: {
+      securitySchemes: ADMIN_SECURITY_SCHEMES,
+      schemas: { ...adminOpenApiSchemas(), Error: jsonSchema(errorEnvelopeSchema) },
+    },
+  };
+}
