@@ -13,6 +13,7 @@ import path from 'node:path';
 import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
 import { browserOriginsOf, parseGatewayConfig } from '../../services/gateway/src/config';
+import { parseAdminConfig } from '../../services/admin/src/config';
 import { drainDeadlineMs } from '../../packages/edge/src/transport/drain';
 import { ROOT } from '@tessera/stack';
 
@@ -346,6 +347,25 @@ describe('Kubernetes manifests and compose: the admin service', () => {
     // Compose publishes it on the host's loopback only, as the README tells operators to reach it.
     expect(compose.services.admin.environment).toMatchObject({ ADMIN_PORT: String(adminPort()), ADMIN_BIND: '0.0.0.0' });
     expect(compose.services.admin.ports).toEqual([`127.0.0.1:${adminPort()}:${adminPort()}`]);
+  });
+
+  it('gives the admin service an environment its production configuration check accepts', () => {
+    // The pod's /certs holds ca.crt alone (Secret tessera-admin-tls from npm run certs' ca.crt).
+    const certs = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-k8s-admin-env-'));
+    try {
+      generateDevCertificates(certs, []);
+      const resolved: Record<string, string> = {};
+      for (const e of podOf('admin').containers[0].env as any[]) {
+        const value = e.value ?? (e.valueFrom.secretKeyRef ? 'a'.repeat(64) : undefined);
+        resolved[e.name] = String(value)
+          .replace(/\$\((\w+)\)/g, (_m, name: string) => resolved[name] ?? '')
+          .replace(/^\/certs\//, `${certs}/`);
+      }
+      const config = parseAdminConfig(resolved);
+      expect(config).toMatchObject({ NODE_ENV: 'production', ADMIN_PORT: adminPort(), ADMIN_BIND: '0.0.0.0' });
+    } finally {
+      fs.rmSync(certs, { recursive: true, force: true });
+    }
   });
 
   it('configures no vault or proxy address and no certificate of its own at all, in Kubernetes and in compose', () => {
