@@ -88,7 +88,7 @@ async function solvedChallenge(
   key: string,
   shopperIp: string,
 ): Promise<{ solution: string; hashes: number; maxnumber: number; required: boolean }> {
-  const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { headers: fieldsHeaders(key, shopperIp) });
+  const res = await fetch(`${env.stack.fieldsUrl}/v1/browser/challenge`, { headers: fieldsHeaders(key, shopperIp) });
   expect(res.status).toBe(200);
   expect(res.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
   const challenge = (await res.json()) as ProofOfWorkChallenge;
@@ -130,7 +130,7 @@ describe('card-testing limits on browser tokenization', () => {
     const key = publishableKey('shop-head');
     for (const method of ['GET', 'HEAD']) {
       for (let i = 0; i < PER_IP; i++) {
-        const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { method, headers: fieldsHeaders(key, '203.0.113.12') });
+        const res = await fetch(`${env.stack.fieldsUrl}/v1/browser/challenge`, { method, headers: fieldsHeaders(key, '203.0.113.12') });
         expect(res.status).toBe(200);
       }
     }

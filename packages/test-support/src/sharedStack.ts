@@ -22,7 +22,7 @@ export const SHARED_STACKS_DIR_ENV = 'TESSERA_SHARED_STACKS_DIR';
 /** What a file needs to attach to its worker's stack, and what the teardown needs to stop it. */
 export interface SharedStackState {
   redis: { url: string; port: number; dir: string };
-  ports: { vault: number[]; proxy: number[]; gateway: number };
+  ports: { vault: number[]; proxy: number[]; gateway: number; fields?: number };
   env: NodeJS.ProcessEnv;
   logFiles: string[];
   pids: number[];

@@ -95,7 +95,7 @@ export class Stack extends ServiceStack {
 
   constructor(
     readonly redis: RedisServer,
-    ports: { vault: number[]; proxy: number[]; gateway: number },
+    ports: { vault: number[]; proxy: number[]; gateway: number; fields?: number },
     options: StackOptions,
   ) {
     super({
@@ -109,7 +109,7 @@ export class Stack extends ServiceStack {
     Object.assign(this.env, testEnv(redis, this.tempDir('tessera-state-'), options.env));
     if (options.tls) {
       this.certDir = path.join(this.env.TESSERA_STATE_DIR as string, 'certs');
-      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy']);
+      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy', 'fields']);
     }
   }
 
@@ -227,7 +227,7 @@ export async function startStack(redis: RedisServer, options: StackOptions = {})
   };
   const vault = await ports(options.vaultReplicas ?? 1);
   const proxy = await ports(options.proxyReplicas ?? 1);
-  return new Stack(redis, { vault, proxy, gateway: await freePort() }, options).start();
+  return new Stack(redis, { vault, proxy, gateway: await freePort(), fields: await freePort() }, options).start();
 }
 
 export interface StackFixture {

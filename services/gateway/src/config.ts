@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -8,31 +7,18 @@ import {
   env,
   grpcClientEnvShape,
   grpcTarget,
-  loadOrCreateDevSecret,
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
-  type Logger,
   parseCidr,
   redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
-import { isApiKeyFormat, MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from '@tessera/merchant-data';
+import { isApiKeyFormat } from '@tessera/merchant-data';
+import { apiKeyPepperEnvShape, checkPepperEnv, publicOrigin, unsetIfEmpty } from '@tessera/edge';
 
-export { MIN_PEPPER_LENGTH };
-
-/** `VAR=` in a compose file or shell means "not set" for an optional variable. */
-const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
-
-/** A public origin as browsers write it: scheme, host, optional port; no path, query or credentials. */
-const publicOrigin = z
-  .string()
-  .refine((v) => {
-    if (!URL.canParse(v)) return false;
-    const url = new URL(v);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
-  }, 'must be an origin: http(s)://host[:port], nothing after it')
-  .transform((v) => new URL(v).origin);
+// Where the CLIs and index.ts have always found it; the rule itself is shared (@tessera/edge pepper.ts).
+export { resolveApiKeyPepper, type ResolvedPepper } from '@tessera/edge';
 
 export const gatewayConfigSchema = z
   .object({
@@ -58,20 +44,7 @@ export const gatewayConfigSchema = z
     REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
     // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
     REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
-    API_KEY_PEPPER: unsetIfEmpty(z.string().min(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`).optional()),
-    // Several peppers, `version:pepper` newest last: the newest hashes keys, older ones still find theirs (rotation).
-    API_KEY_PEPPERS: unsetIfEmpty(
-      z
-        .string()
-        .optional()
-        .transform((text, ctx): Pepper[] | undefined => {
-          if (text === undefined) return undefined;
-          const parsed = parseApiKeyPeppers(text);
-          if (parsed.ok) return parsed.peppers;
-          for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
-          return z.NEVER;
-        }),
-    ),
+    ...apiKeyPepperEnvShape,
     TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
       for (const entry of list) {
         if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
@@ -121,46 +94,15 @@ export const gatewayConfigSchema = z
     // so operators can keep them on an internal address; unset, they share the public port.
     ADMIN_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     ADMIN_BIND: z.string().min(1).default('127.0.0.1'),
-    // Hosted card fields (docs/browser.md). FIELDS_PORT serves the card-fields iframe and tessera.js
-    // on a listener of their own; FIELDS_ORIGIN is the public origin browsers reach it at (its own
-    // host in production, never the API's or the dashboard's) and the only origin the browser
-    // tokenization route answers CORS for. API_ORIGIN is the API's public origin, the one place the
-    // fields may send card data (their connect-src). Outside production both default to loopback.
     // Hosted payment page (form sessions, docs/browser.md): how long a session's page can be used.
     FORM_SESSION_TTL_SECONDS: env.positiveInt(1800),
     // tessera.cvcField: how long a CVC session (the single-use grant a secret key opens for one
     // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page,
     // so at most an hour: a grant to attach a CVV must not outlive the checkout it was opened for.
     CVC_SESSION_TTL_SECONDS: z.coerce.number().int().positive().max(3600, 'must be at most 3600 (an hour)').default(600),
-    FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
-    FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
+    // The fields service's public origin (services/fields): where a form session's hosted page is
+    // (`${FIELDS_ORIGIN}/pay/{id}`). Unset: no form sessions (POST /v1/form-sessions is not served).
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
-    API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
-    // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
-    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's threshold is
-    // the whole site's checkouts per minute, past which every card costs the browser a proof of
-    // work (never a refusal: that would let anyone lock the merchant's shoppers out).
-    BROWSER_TOKENS_PER_KEY_PER_MINUTE: env.nonNegativeInt(600),
-    // The proof of work's maxnumber (expected SHA-256 hashes: half of it) at the threshold, and its
-    // ceiling. A browser's Web Crypto does about 50 hashes/ms (measured in headless Chromium on a
-    // busy 2-core host), so about 0.1 s at the base and 5 s at the ceiling; a card tester's native
-    // code some 5 times faster per core. It grows with the key's volume and doubles per refusal of
-    // the asking address in the hour.
-    BROWSER_CHALLENGE_BASE_NUMBER: env.positiveInt(10_000),
-    BROWSER_CHALLENGE_MAX_NUMBER: env.positiveInt(500_000),
-    // A challenge is solved and spent within this, so work cannot be stockpiled at quiet times.
-    BROWSER_CHALLENGE_TTL_SECONDS: env.positiveInt(120),
-    // Once a key reaches its threshold it stays under attack (challenges on, dashboard banner) this long.
-    BROWSER_ATTACK_COOLDOWN_SECONDS: env.positiveInt(300),
-    // A token made while its key is under attack lives this long unless retained (instead of the
-    // vault's BROWSER_TOKEN_TTL_SECONDS, when that is longer), so an attack's cards do not pile up.
-    BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: env.positiveInt(300),
-    // Signs the challenges; unset: derived from API_KEY_PEPPER. Every replica must share it.
-    BROWSER_CHALLENGE_HMAC_KEY: unsetIfEmpty(z.string().min(32, 'must be at least 32 characters').optional()),
-    BROWSER_TOKENS_PER_IP_PER_MINUTE: env.nonNegativeInt(10),
-    // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
-    // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.
-    BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: env.nonNegativeInt(8),
     // PCI DSS 8.2.8: re-authenticate after 15 minutes idle; the absolute cap bounds a stolen cookie.
     ADMIN_SESSION_IDLE_SECONDS: env.positiveInt(900),
     ADMIN_SESSION_MAX_SECONDS: env.positiveInt(28_800),
@@ -229,46 +171,10 @@ export const gatewayConfigSchema = z
           'is required: the gateway keeps API keys, dashboard operators and sessions, counters and idempotency records in Redis only (`npm start` runs a private redis-server and sets it)',
       });
     }
-    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && (cfg.FIELDS_PORT === cfg.ADMIN_PORT || cfg.FIELDS_PORT === cfg.PORT)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['FIELDS_PORT'],
-        message: 'must differ from PORT and ADMIN_PORT (the card fields get an origin of their own)',
-      });
-    }
-    if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['FIELDS_ORIGIN'],
-        message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
-      });
-    }
-    if (cfg.BROWSER_CHALLENGE_BASE_NUMBER > cfg.BROWSER_CHALLENGE_MAX_NUMBER) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['BROWSER_CHALLENGE_BASE_NUMBER'],
-        message: 'must not exceed BROWSER_CHALLENGE_MAX_NUMBER (the ceiling of every challenge)',
-      });
-    }
-    if (cfg.API_KEY_PEPPER !== undefined && cfg.API_KEY_PEPPERS !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['API_KEY_PEPPERS'],
-        message: 'set API_KEY_PEPPER or API_KEY_PEPPERS, not both (list the old pepper in API_KEY_PEPPERS)',
-      });
-    }
+    checkPepperEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
-    if (cfg.API_KEY_PEPPER === undefined && cfg.API_KEY_PEPPERS === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production (or API_KEY_PEPPERS)' });
-    }
-    if (cfg.FIELDS_PORT !== undefined) {
-      // Browsers must reach the fields and the API over https, at names the operator chose.
-      for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
-        const origin = cfg[name];
-        if (origin === undefined)
-          ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
-        else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
-      }
+    if (cfg.FIELDS_ORIGIN !== undefined && !cfg.FIELDS_ORIGIN.startsWith('https://')) {
+      ctx.addIssue({ code: 'custom', path: ['FIELDS_ORIGIN'], message: 'must be https in production' });
     }
     if (cfg.ADMIN_MFA_REQUIRED === false) {
       ctx.addIssue({ code: 'custom', path: ['ADMIN_MFA_REQUIRED'], message: 'must not be false in production (PCI DSS 8.4.2)' });
@@ -300,74 +206,8 @@ export const gatewayConfigSchema = z
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 
-export interface BrowserOrigins {
-  /** Where the card fields and tessera.js are served (FIELDS_ORIGIN). */
-  fields: string;
-  /** Where the fields send the card (API_ORIGIN): their only connect-src. */
-  api: string;
-}
-
-/**
- * The public origins of the browser integration, or undefined when it is off (neither FIELDS_PORT
- * nor FIELDS_ORIGIN set). Outside production they default to the loopback listeners, so
- * `npm start` works without naming them; production requires both (see the schema).
- */
-export function browserOriginsOf(
-  config: Pick<GatewayConfig, 'FIELDS_PORT' | 'FIELDS_ORIGIN' | 'API_ORIGIN' | 'PORT'>,
-  listening?: { fieldsPort?: number; apiPort?: number },
-): BrowserOrigins | undefined {
-  if (config.FIELDS_PORT === undefined && config.FIELDS_ORIGIN === undefined) return undefined;
-  const fieldsPort = listening?.fieldsPort ?? config.FIELDS_PORT;
-  const apiPort = listening?.apiPort ?? config.PORT;
-  return {
-    fields: config.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`,
-    api: config.API_ORIGIN ?? `http://127.0.0.1:${apiPort}`,
-  };
-}
-
 /** Throws ConfigError listing every bad variable; main and the CLI decide how to exit. */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {
   return parseConfig(gatewayConfigSchema, source);
 }
 
-export interface ResolvedPepper {
-  /** The newest pepper: every new key is hashed with it, and keys found under an older one are moved to it. */
-  pepper: string;
-  /** The version names of every configured pepper, oldest first (API_KEY_PEPPER alone is `default`). */
-  peppers: Pepper[];
-  /** The older peppers, newest first: a key not found under `pepper` is looked up under each. */
-  previousPeppers: string[];
-  source: 'env' | 'dev-file';
-}
-
-function resolved(peppers: Pepper[], source: ResolvedPepper['source']): ResolvedPepper {
-  const current = peppers[peppers.length - 1];
-  if (current === undefined) throw new Error('no API-key pepper is configured');
-  return {
-    pepper: current.pepper,
-    peppers,
-    previousPeppers: peppers
-      .slice(0, -1)
-      .reverse()
-      .map((p) => p.pepper),
-    source,
-  };
-}
-
-/**
- * The pepper keys every API-key digest: the gateway and the CLI must agree on it, so both
- * resolve it here. Outside production a missing pepper is generated once into the state dir.
- */
-export function resolveApiKeyPepper(config: GatewayConfig, logger?: Logger): ResolvedPepper {
-  if (config.API_KEY_PEPPERS !== undefined) return resolved(config.API_KEY_PEPPERS, 'env');
-  if (config.API_KEY_PEPPER !== undefined) return resolved([{ version: 'default', pepper: config.API_KEY_PEPPER }], 'env');
-  if (config.NODE_ENV === 'production') throw new Error('API_KEY_PEPPER is required in production');
-  const { value, created } = loadOrCreateDevSecret(config.TESSERA_STATE_DIR, 'api-key-pepper', () =>
-    crypto.randomBytes(32).toString('base64url'),
-  );
-  logger?.warn(
-    { stateDir: config.TESSERA_STATE_DIR, created },
-    'API_KEY_PEPPER is not set: using a development pepper from the state dir. Set API_KEY_PEPPER in any shared environment.',
-  );
-  return resolved([{ version: 'default', pepper: value }], 'dev-file');
-}

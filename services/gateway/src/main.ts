@@ -2,17 +2,15 @@ import cluster from 'node:cluster';
 import { runService } from '@tessera/common';
 import { registerDevKey } from './devKey';
 import { superviseWorkers } from './cluster';
-import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import { openRequestLog } from './app/requestLog';
 import { connectGatewayStores } from './store/gatewayRedis';
 import { requestLogRetention } from './store/gatewayStores';
-import { cardTestingLimiter } from '@tessera/edge';
 import { drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
 import { setUpAdmin } from './adminSetup';
 import { setUpApi } from './apiSetup';
-import { setUpFields } from './fieldsSetup';
 
 void runService({
   name: 'gateway',
@@ -49,8 +47,6 @@ void runService({
       logger,
       metrics,
     );
-    // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
-    const browserLimiter = cardTestingLimiter({ config, stores, pepper, logger, metrics });
     const peppers = { pepper, previousPeppers };
     const admin = await setUpAdmin({
       config,
@@ -61,27 +57,15 @@ void runService({
       detokenizations: stores.detokenizations,
       merchantSettings: stores.merchantSettings,
       ...(requestLog ? { requestLog: requestLog.deps } : {}),
-      cardTesting: browserLimiter,
     });
-    // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
-    const browserOrigins = browserOriginsOf(config);
-    const formSessions: FormSessionDeps | undefined = browserOrigins && {
+    // The hosted payment page: sessions opened here, used on the fields service (FIELDS_ORIGIN).
+    const formSessions: FormSessionDeps | undefined = config.FIELDS_ORIGIN === undefined ? undefined : {
       sessions: stores.formSessions,
       merchantSettings: stores.merchantSettings,
-      vault: upstreams.vault,
-      pepper,
-      fieldsOrigin: browserOrigins.fields,
+      fieldsOrigin: config.FIELDS_ORIGIN,
       ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
       now: () => new Date(),
     };
-    const fields = setUpFields({
-      config,
-      logger,
-      keyStore,
-      ...peppers,
-      ...(formSessions ? { formSessions } : {}),
-      cardTesting: browserLimiter,
-    });
     const api = setUpApi({
       config,
       logger,
@@ -90,7 +74,6 @@ void runService({
       upstreams,
       ...peppers,
       admin,
-      ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
       ...(formSessions ? { formSessions } : {}),
       ...(requestLog ? { requestLog: requestLog.recorder } : {}),
       // Until the quick-start key is registered, requests with it fail: not ready.
@@ -98,10 +81,8 @@ void runService({
     });
     const url = await api.listen();
     await admin.listen();
-    await fields.listen();
     return {
-      // The dashboard and the card fields drain too: a card submission in flight still needs the vault.
-      listeners: [api.listener, admin.listener, fields.listener],
+      listeners: [api.listener, admin.listener],
       // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
       clients: [
         { name: 'dev key registration', close: () => devKey?.stop() },

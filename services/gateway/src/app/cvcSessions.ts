@@ -1,24 +1,16 @@
-import { TesseraError } from '@tessera/common';
-import type { TokenRecord__Output } from '@tessera/protos';
 import type { ApiKeyRecord } from '@tessera/merchant-data';
-import {
-  CVC_SESSION_SECRET_PATTERN,
-  cvcSessionDigest,
-  cvcSessionRefusal,
-  newCvcSessionSecret,
-  type CvcSessionRecord,
-} from '@tessera/merchant-data';
+import { cvcSessionDigest, newCvcSessionSecret, type CvcSessionRecord } from '@tessera/merchant-data';
 import type { CvcSessionStore } from '@tessera/merchant-data';
 import type { VaultApi } from './ports';
 
 /**
  * Re-collecting a CVC in a browser (tessera.cvcField): a merchant's server opens a CVC session
- * for one token with its secret key, and the CVC-only field attaches one CVC under it with the
- * publishable key. Both ends call these; transport only parses and answers.
+ * for one token with its secret key, here; the CVC-only field attaches one CVC under it with the
+ * publishable key on the fields service, and the vault claims the grant.
  */
 export interface CvcSessionDeps {
   sessions: CvcSessionStore;
-  vault: Pick<VaultApi, 'getToken' | 'attachCvv'>;
+  vault: Pick<VaultApi, 'getToken'>;
   /** CVC_SESSION_TTL_SECONDS. */
   ttlSeconds: number;
   now: () => Date;
@@ -57,34 +49,4 @@ export async function openCvcSession(
   };
   await deps.sessions.create(record);
   return { record, secret };
-}
-
-/**
- * POST /v1/browser/tokens/{token}/cvc: the grant is taken (atomically, once) before the vault is
- * asked, and given back if the vault refuses the CVC, so a mistyped CVC can be corrected under the same
- * grant while two concurrent attaches still cannot both succeed.
- */
-export async function attachCvcUnderSession(
-  deps: CvcSessionDeps,
-  key: TokenOwner,
-  token: string,
-  input: { cvv: number | string; cvcSession: string | undefined },
-  ctx: { requestId: string },
-): Promise<TokenRecord__Output> {
-  if (input.cvcSession === undefined) throw new TesseraError('cvc_session_required', { param: 'cvcSession' });
-  // A malformed secret cannot be one we issued: unknown, without a store round trip.
-  if (!CVC_SESSION_SECRET_PATTERN.test(input.cvcSession)) throw new TesseraError('cvc_session_not_found', { param: 'cvcSession' });
-  const digest = cvcSessionDigest(input.cvcSession);
-  const target = { merchantId: key.merchantId, mode: key.mode, token };
-  const claim = await deps.sessions.claim(digest, target, deps.now());
-  if (claim !== 'claimed') throw cvcSessionRefusal(claim);
-  try {
-    return await deps.vault.attachCvv({ ...target, cvv: String(input.cvv), cvvIsInteger: typeof input.cvv === 'number' }, ctx);
-  } catch (err) {
-    // Only a refusal (4xx: cvv_invalid, token_not_found, ...) proves nothing was written. A 5xx
-    // (deadline, vault unavailable) may come from a call the vault ran late, CVC attached: the
-    // grant stays used, as handing it back would let a second CVC be attached under it.
-    if (err instanceof TesseraError && err.status < 500) await deps.sessions.release(digest).catch(() => undefined);
-    throw err;
-  }
 }

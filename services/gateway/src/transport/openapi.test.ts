@@ -6,7 +6,6 @@ import { RedisApiKeyStore } from '@tessera/merchant-data';
 import { anAdminDeps, anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp } from '../../../../packages/edge/src/testing/http';
-import type { BrowserTokenLimiter } from '@tessera/edge';
 import { createAdminRouter } from './admin/adminRouter';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
@@ -29,7 +28,6 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
-    browser: { fieldsOrigin: 'http://127.0.0.1:8082', limiter: {} as BrowserTokenLimiter },
     formSessions: {} as FormSessionDeps,
     cvcSessions: {} as CvcSessionDeps,
     // Mounted as main.ts mounts it, so its routes are walked too; its stores are never called.
