@@ -99,7 +99,7 @@ async function secretOnlyValues(token: string): Promise<string[]> {
 
 /** A request as the card-fields iframe sends it: publishable key, fields Origin, the merchant page as parent. */
 function fromFields(route: string, body: unknown): Promise<Response> {
-  return fetch(`${stack.baseUrl}${route}`, {
+  return fetch(`${stack.fieldsUrl}${route}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',

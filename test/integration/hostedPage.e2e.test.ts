@@ -311,7 +311,6 @@ describe('the cancel link', () => {
 
 describe('an expired session', () => {
   it('answers 410 on its page and reads as expired', async () => {
-    const fieldsPort = await freePort();
     const replica = await stack.startGatewayReplica({ FORM_SESSION_TTL_SECONDS: '1' });
     const res = await apiClient({ baseUrl: replica.baseUrl } as Stack, secretKey)('POST', '/v1/form-sessions', { returnUrl: returnUrl() });
     expect(res.status).toBe(201);

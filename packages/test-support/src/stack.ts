@@ -197,6 +197,22 @@ export class Stack extends ServiceStack {
     return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
   }
 
+  /**
+   * Another fields service process on the same Redis and vault (a second replica), with extra
+   * environment. Stopped with the stack.
+   */
+  async startFieldsReplica(env: Record<string, string> = {}): Promise<{ baseUrl: string; process: ManagedProcess }> {
+    const port = await freePort();
+    const proc = this.spawn('fields', process.execPath, [path.join(ROOT, 'services', 'fields', 'dist', 'main.js')], {
+      ...this.env,
+      ...this.serviceEnvOf('fields'),
+      FIELDS_PORT: String(port),
+      ...env,
+    });
+    await proc.waitForOutput('fields listening');
+    return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
+  }
+
   cli(args: string[], stdin?: string): string {
     const result = spawnSync(process.execPath, [path.join(ROOT, 'services/gateway/dist/cli/keys.js'), ...args], {
       cwd: ROOT,
