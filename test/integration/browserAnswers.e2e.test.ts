@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Response as BrowserResponse } from 'playwright-core';
 import { launchChromium, SKIMMER_HOOKS, startMerchantSite, type MerchantSite } from './browser';
-import { apiClient, freePort, ROOT, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+import { apiClient, ROOT, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium, SCREENSHOTS, startMerchantSite, tesseraJsIntegrity, type MerchantSite } from './browser';
-import { apiClient, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 

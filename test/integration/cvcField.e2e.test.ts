@@ -12,7 +12,6 @@ import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS, startMerchantSite, type Mer
 import {
   apiClient,
   findCardDataInLogs,
-  freePort,
   PspRecorder,
   ROOT,
   startRedis,

@@ -9,7 +9,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { verifyFormSessionReturn } from '../../packages/sdk/src/formSessions';
 import { launchChromium, SCREENSHOTS, startMerchantSite, type MerchantSite } from './browser';
-import { apiClient, findCardDataInLogs, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, findCardDataInLogs, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 

@@ -50,4 +50,3 @@ export function checkPepperEnv(
     ctx.addIssue({ code: 'custom', path: ['API_KEY_PEPPER'], message: 'is required in production (or API_KEY_PEPPERS)' });
   }
 }
-

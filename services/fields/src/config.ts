@@ -98,7 +98,8 @@ export const fieldsConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['REDIS_URL'],
-        message: 'is required: publishable keys, form sessions and the card-testing windows are in Redis (with REDIS_CLUSTER_NODES: any node)',
+        message:
+          'is required: publishable keys, form sessions and the card-testing windows are in Redis (with REDIS_CLUSTER_NODES: any node)',
       });
     }
     if (cfg.BROWSER_CHALLENGE_BASE_NUMBER > cfg.BROWSER_CHALLENGE_MAX_NUMBER) {

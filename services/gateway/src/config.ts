@@ -210,4 +210,3 @@ export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {
   return parseConfig(gatewayConfigSchema, source);
 }
-

@@ -7,7 +7,7 @@ import type { FormSessionDeps } from './app/formSessions';
 import { openRequestLog } from './app/requestLog';
 import { connectGatewayStores } from './store/gatewayRedis';
 import { requestLogRetention } from './store/gatewayStores';
-import { drainDeadlineMs } from '@tessera/edge';
+import { attackStateLookup, drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
 import { setUpAdmin } from './adminSetup';
 import { setUpApi } from './apiSetup';
@@ -57,15 +57,20 @@ void runService({
       detokenizations: stores.detokenizations,
       merchantSettings: stores.merchantSettings,
       ...(requestLog ? { requestLog: requestLog.deps } : {}),
+      // The fields service's card-testing limiter marks the keys it holds under attack; the dashboard shows them.
+      cardTesting: { attackState: attackStateLookup(stores.rateLimits) },
     });
     // The hosted payment page: sessions opened here, used on the fields service (FIELDS_ORIGIN).
-    const formSessions: FormSessionDeps | undefined = config.FIELDS_ORIGIN === undefined ? undefined : {
-      sessions: stores.formSessions,
-      merchantSettings: stores.merchantSettings,
-      fieldsOrigin: config.FIELDS_ORIGIN,
-      ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
-      now: () => new Date(),
-    };
+    const formSessions: FormSessionDeps | undefined =
+      config.FIELDS_ORIGIN === undefined
+        ? undefined
+        : {
+            sessions: stores.formSessions,
+            merchantSettings: stores.merchantSettings,
+            fieldsOrigin: config.FIELDS_ORIGIN,
+            ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
+            now: () => new Date(),
+          };
     const api = setUpApi({
       config,
       logger,

@@ -87,4 +87,3 @@ export function parseBrowserCvcInput(body: Record<string, unknown>): { cvv: numb
   const { cvv, cvcSession } = parseBody(browserCvcInputSchema, body);
   return { cvv, cvcSession };
 }
-

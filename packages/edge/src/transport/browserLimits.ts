@@ -325,8 +325,7 @@ export class BrowserTokenLimiter {
 
   /** Whether the key is under attack now (its attack mark is set), and for how much longer: for the dashboard. */
   async attackState(keyId: string): Promise<{ underAttack: boolean; endsInMs: number }> {
-    const mark = await this.deps.counter.peek(browserAttackMarkBucket(keyId));
-    return { underAttack: mark.count > 0, endsInMs: mark.resetInMs };
+    return attackStateLookup(this.deps.counter)(keyId);
   }
 
   /**
@@ -378,7 +377,18 @@ export class BrowserTokenLimiter {
 }
 
 /**
- * The card-testing limiter a gateway runs: its windows beside the API's rate limits, its
+ * Whether a key is under card-testing attack, and for how long yet: the mark the fields service's
+ * limiter leaves in the shared windows. What the dashboard reads, without running a limiter.
+ */
+export function attackStateLookup(counter: Pick<RateLimitCounter, 'peek'>) {
+  return async (keyId: string): Promise<{ underAttack: boolean; endsInMs: number }> => {
+    const mark = await counter.peek(browserAttackMarkBucket(keyId));
+    return { underAttack: mark.count > 0, endsInMs: mark.resetInMs };
+  };
+}
+
+/**
+ * The card-testing limiter the fields service runs: its windows beside the API's rate limits, its
  * fingerprints and challenges keyed from the pepper (unless BROWSER_CHALLENGE_HMAC_KEY is set),
  * its refusals and attack requests counted in `metrics`.
  */

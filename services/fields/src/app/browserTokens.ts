@@ -50,4 +50,3 @@ export async function createBrowserToken(
   const card = validateCard(parseCardInput(body), owner.mode);
   return tokenizeBrowserCard(vault, owner, card, checks, ctx);
 }
-

@@ -1,8 +1,7 @@
 import { cardFieldsCsp, frameAncestorsOf, isFromFieldsPage } from './browserFields';
 
 describe('card fields policy', () => {
-  const policy = (allowedOrigins: string[]) =>
-    cardFieldsCsp({ scriptHash: "'sha256-AAA='", styleHash: "'sha256-BBB='", allowedOrigins });
+  const policy = (allowedOrigins: string[]) => cardFieldsCsp({ scriptHash: "'sha256-AAA='", styleHash: "'sha256-BBB='", allowedOrigins });
 
   it('allows its own script and style by hash, sends only to its own origin, and is framed only by the key’s origins', () => {
     expect(policy(['https://shop.example', 'https://*.shop.example:8443'])).toBe(

@@ -217,7 +217,9 @@ function registerBrowserRoutes(app: Express, deps: FieldsAppDeps, browser: NonNu
     logger: deps.logger,
     trustedProxies: deps.trustedProxies ?? [],
     ...(deps.cardTesting ? { browserLimiter: deps.cardTesting } : {}),
-    ...(deps.provisionalTtlUnderAttackSeconds !== undefined ? { provisionalTtlUnderAttackSeconds: deps.provisionalTtlUnderAttackSeconds } : {}),
+    ...(deps.provisionalTtlUnderAttackSeconds !== undefined
+      ? { provisionalTtlUnderAttackSeconds: deps.provisionalTtlUnderAttackSeconds }
+      : {}),
   };
   const answersJson = (_req: Request, res: Response, next: NextFunction): void => {
     for (const [name, value] of JSON_ANSWER_HEADERS) res.setHeader(name, value);
@@ -232,7 +234,12 @@ function registerBrowserRoutes(app: Express, deps: FieldsAppDeps, browser: NonNu
   router.post(BROWSER_CVC_PATH, answersJson, auth, ...body, routes.attachCvc);
   if (deps.cardTesting) {
     // The proof of work the two routes above demand while the key is under card-testing pressure.
-    router.get(BROWSER_CHALLENGE_PATH, answersJson, browserAuth({ ...authDeps, countsAsAttempt: false }), browserChallenge(deps.cardTesting));
+    router.get(
+      BROWSER_CHALLENGE_PATH,
+      answersJson,
+      browserAuth({ ...authDeps, countsAsAttempt: false }),
+      browserChallenge(deps.cardTesting),
+    );
   }
   router.use('/v1/browser', answersJson, (_req: Request, _res: Response, next: NextFunction) => next(new TesseraError('route_not_found')));
   router.use(errorHandler(deps.logger));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { isHttpToken, TesseraError } from '@tessera/common';
-import { cardInputSchema, cvcInputSchema, parseBody } from '@tessera/edge';
+import { isHttpToken } from '@tessera/common';
+import { cardInputSchema, parseBody } from '@tessera/edge';
 
 // The card's own shapes are shared with the fields service (@tessera/edge domain/cardInput.ts).
 export { cardInputSchema, cvcInputSchema, parseCardInput, parseCvcInput } from '@tessera/edge';

@@ -18,6 +18,5 @@ export function cvcSessionRoutes(deps: CvcSessionDeps) {
       const opened = await openCvcSession(deps, apiKeyOf(res), tokenParam(req), { requestId: contextOf(res).requestId });
       sendJson(res, 201, cvcSessionJson(opened));
     },
-
   };
 }
