@@ -116,7 +116,7 @@ describe('OpenAPI document', () => {
 
   it('takes the request body schemas from the zod validators', () => {
     const doc = buildOpenApiDocument() as { components: { schemas: Record<string, any> } };
-    const card = doc.components.schemas.CardInput;
+    const card = doc.components.schemas.TokenCreate; // the card's own schema (CardInput, shared with the fields service) plus dedupe
     expect(card.required).toEqual(['number', 'expiryMonth', 'expiryYear']);
     expect(card.additionalProperties).toBe(false);
     expect(card.properties.holderName).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
