@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { env, parseCidr, redisTlsCaFileEnv } from '@tessera/common';
 import { MIN_PEPPER_LENGTH, parseApiKeyPeppers, type Pepper } from '@tessera/merchant-data';
 
 // Config pieces the HTTP services' schemas share (each service still parses its own env once, with zod).
@@ -15,6 +16,31 @@ export const publicOrigin = z
     return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
   }, 'must be an origin: http(s)://host[:port], nothing after it')
   .transform((v) => new URL(v).origin);
+
+/** REDIS_CLUSTER_NODES: CSV host:port of the Cluster's seed nodes (REDIS_URL then gives credentials and TLS). */
+export const redisClusterNodesEnv = env.csv().superRefine((list, ctx) => {
+  for (const entry of list) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
+  }
+});
+
+/** The Redis a service keeps its records in; each schema says whether REDIS_URL is required. */
+export const redisEnvShape = {
+  REDIS_URL: unsetIfEmpty(env.redisUrl()),
+  // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
+  // required and gives the credentials and TLS (rediss://) used for every node.
+  REDIS_CLUSTER_NODES: redisClusterNodesEnv,
+  REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
+  // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
+  REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
+};
+
+/** TRUSTED_PROXIES: CSV of the load balancers (IPs or CIDRs) whose X-Forwarded-For names the client. */
+export const trustedProxiesEnv = env.csv().superRefine((list, ctx) => {
+  for (const entry of list) {
+    if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
+  }
+});
 
 /** API_KEY_PEPPER or API_KEY_PEPPERS, in the config schema of every service that looks API keys up. */
 export const apiKeyPepperEnvShape = {

@@ -34,11 +34,15 @@ export interface VaultCallContext {
 }
 
 export interface VaultCalls {
+  /** `provisional` (default false): the token expires after the vault's BROWSER_TOKEN_TTL_SECONDS unless retained. */
   tokenize(request: TokenizeRequest, ctx: VaultCallContext): Promise<TokenRecord__Output>;
   getToken(ref: TokenRef, ctx: VaultCallContext): Promise<TokenRecord__Output>;
+  /** A provisional token becomes an ordinary one; idempotent. */
   retainToken(ref: TokenRef, ctx: VaultCallContext): Promise<TokenRecord__Output>;
   deleteToken(ref: TokenRef, ctx: VaultCallContext): Promise<void>;
+  /** A stored card's new expiry and/or holder name (0 / '' keep the stored value). */
   updateToken(request: UpdateTokenRequest, ctx: VaultCallContext): Promise<TokenRecord__Output>;
+  /** A freshly collected CVV for an existing token, consumed by its first render; `cvcSession`: the grant the vault claims. */
   attachCvv(request: AttachCvvRequest, ctx: VaultCallContext): Promise<TokenRecord__Output>;
   /** grpc.health.v1 over the calls' own channel. */
   ready(ctx: VaultCallContext & { timeoutMs: number }): Promise<Readiness>;

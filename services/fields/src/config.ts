@@ -7,12 +7,10 @@ import {
   grpcClientEnvShape,
   grpcTarget,
   metricsEnvShape,
-  parseCidr,
   parseConfig,
-  redisTlsCaFileEnv,
   tlsEnvShape,
 } from '@tessera/common';
-import { apiKeyPepperEnvShape, checkPepperEnv, publicOrigin, unsetIfEmpty } from '@tessera/edge';
+import { apiKeyPepperEnvShape, checkPepperEnv, publicOrigin, redisEnvShape, trustedProxiesEnv, unsetIfEmpty } from '@tessera/edge';
 
 /**
  * The fields service (docs/browser.md): the card-fields iframe, tessera.js, the CVC field, the
@@ -31,20 +29,10 @@ export const fieldsConfigSchema = z
     VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
-    REDIS_URL: unsetIfEmpty(env.redisUrl()),
-    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-      }
-    }),
-    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
+    // REDIS_URL (required below), REDIS_CLUSTER_NODES, REDIS_TLS_CA_FILE, REDIS_COMMAND_TIMEOUT_MS.
+    ...redisEnvShape,
     ...apiKeyPepperEnvShape,
-    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
-      }
-    }),
+    TRUSTED_PROXIES: trustedProxiesEnv,
     // Per client IP (an IPv6 /64): failed publishable-key authentications per minute before further
     // attempts get 429, so keys cannot be sprayed online. 0 disables.
     RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: env.nonNegativeInt(30),

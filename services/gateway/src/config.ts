@@ -10,12 +10,10 @@ import {
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
-  parseCidr,
-  redisTlsCaFileEnv,
   writeAckEnv,
 } from '@tessera/common';
 import { isApiKeyFormat } from '@tessera/merchant-data';
-import { apiKeyPepperEnvShape, checkPepperEnv, publicOrigin, unsetIfEmpty } from '@tessera/edge';
+import { apiKeyPepperEnvShape, checkPepperEnv, publicOrigin, redisEnvShape, trustedProxiesEnv, unsetIfEmpty } from '@tessera/edge';
 
 // Where the CLIs and index.ts have always found it; the rule itself is shared (@tessera/edge pepper.ts).
 export { resolveApiKeyPepper, type ResolvedPepper } from '@tessera/edge';
@@ -33,23 +31,10 @@ export const gatewayConfigSchema = z
     // rather than as psp_outcome_unknown at our own deadline.
     PROXY_TIMEOUT_MS: env.positiveInt(40000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
-    REDIS_URL: unsetIfEmpty(env.redisUrl()),
-    // CSV host:port: the store is a Redis Cluster seeded by these nodes; REDIS_URL is still
-    // required and gives the credentials and TLS (rediss://) used for every node.
-    REDIS_CLUSTER_NODES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (!/^[^\s:]+:\d{1,5}$/.test(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port` });
-      }
-    }),
-    REDIS_TLS_CA_FILE: redisTlsCaFileEnv,
-    // Bounds every Redis command so a stuck Redis turns into a 503 instead of a hanging request.
-    REDIS_COMMAND_TIMEOUT_MS: env.positiveInt(1000),
+    // REDIS_URL (required below), REDIS_CLUSTER_NODES, REDIS_TLS_CA_FILE, REDIS_COMMAND_TIMEOUT_MS.
+    ...redisEnvShape,
     ...apiKeyPepperEnvShape,
-    TRUSTED_PROXIES: env.csv().superRefine((list, ctx) => {
-      for (const entry of list) {
-        if (parseCidr(entry) === undefined) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR` });
-      }
-    }),
+    TRUSTED_PROXIES: trustedProxiesEnv,
     TESSERA_DEV_API_KEY: unsetIfEmpty(
       z
         .string()

@@ -1,25 +1,15 @@
 import { TesseraError } from '@tessera/common';
-import type { TokenizeRequest } from '@tessera/protos';
-import { aTokenRecord } from '../testing/fixtures';
+import { aCardBody as card, recordingTokenize } from '../testing/fixtures';
 import { createBrowserToken } from './browserTokens';
 
 const OWNER = { merchantId: 'shop', mode: 'test' as const };
 const CTX = { requestId: 'req_1' };
 const VISA = '4242424242424242';
-const card = (overrides: Record<string, unknown> = {}) => ({ number: VISA, expiryMonth: 12, expiryYear: 2040, cvv: '123', ...overrides });
 
 /** The vault's Tokenize, recorded. */
 function recordingVault() {
-  const tokenized: TokenizeRequest[] = [];
-  return {
-    tokenized,
-    vault: {
-      tokenize: async (request: TokenizeRequest) => {
-        tokenized.push(request);
-        return aTokenRecord();
-      },
-    },
-  };
+  const { tokenized, tokenize } = recordingTokenize();
+  return { tokenized, vault: { tokenize } };
 }
 
 describe('browser tokenization', () => {

@@ -13,7 +13,7 @@ import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixt
 // Shared with the merchant-data package's tests.
 export { aKeyRecord, aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 export { captureLogger } from '../../../../packages/edge/src/testing/logger';
-export { aTokenRecord } from '../../../../packages/edge/src/testing/tokenRecords';
+export { aCardBody, aTokenRecord, recordingTokenize } from '../../../../packages/edge/src/testing/tokenRecords';
 import { aTokenRecord } from '../../../../packages/edge/src/testing/tokenRecords';
 
 /** Upstreams for tests that only read a token: the vault answers GET /v1/token with `record`, both are ready. */
