@@ -19,7 +19,7 @@ import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 import { digitsOf, ERROR_MESSAGES } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
-/** Where the card's proof-of-work solution goes (the gateway's CHALLENGE_SOLUTION_HEADER). */
+/** Where the card's proof-of-work solution goes (CHALLENGE_SOLUTION_HEADER of @tessera/edge, read by the fields service). */
 const CHALLENGE_HEADER = 'x-tessera-challenge';
 
 function hashParams(): URLSearchParams {
