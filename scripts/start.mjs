@@ -133,7 +133,9 @@ function shareDevPepper() {
 // and the gateway's port are the stack's to set (from the ports below), as before.
 const { configSchemaShape } = require('@tessera/common');
 const variablesOf = (file, name) =>
-  Object.keys(configSchemaShape(require(path.join(root, file))[name])).filter((v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT', 'ADMIN_PORT', 'FIELDS_PORT'].includes(v));
+  Object.keys(configSchemaShape(require(path.join(root, file))[name])).filter(
+    (v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT', 'ADMIN_PORT', 'FIELDS_PORT'].includes(v),
+  );
 const ownVariables = {
   vault: variablesOf('services/vault/dist/config.js', 'configSchema'),
   proxy: variablesOf('services/proxy/dist/config.js', 'configSchema'),
