@@ -64,10 +64,10 @@ export default tseslint.config(
     },
   },
   {
-    // The gateway's and the admin service's layers (CONVENTIONS.md): domain is plain rules, app the use cases over ports,
+    // The gateway's, the admin and the fields services' layers (CONVENTIONS.md): domain is plain rules, app the use cases over ports,
     // store hides Redis, transport parses and answers. Each imports only the layers below it; a
     // test may assemble several (store/detokenizationLog.test.ts writes through app's recorder).
-    files: ['services/{gateway,admin}/src/domain/**/*.ts'],
+    files: ['services/{gateway,admin,fields}/src/domain/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
@@ -92,7 +92,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['services/{gateway,admin}/src/app/**/*.ts'],
+    files: ['services/{gateway,admin,fields}/src/app/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
@@ -102,7 +102,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['services/{gateway,admin}/src/store/**/*.ts'],
+    files: ['services/{gateway,admin,fields}/src/store/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [

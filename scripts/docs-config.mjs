@@ -32,6 +32,11 @@ const sources = [
     schema: load('services/proxy/dist/config.js').configSchema,
     docs: load('services/proxy/dist/configDocs.js').proxyConfigDocs,
   },
+  {
+    service: 'fields',
+    schema: load('services/fields/dist/config.js').fieldsConfigSchema,
+    docs: load('services/fields/dist/configDocs.js').fieldsConfigDocs,
+  },
 ];
 const target = path.join(root, 'docs', 'configuration.md');
 fs.writeFileSync(target, renderConfigurationMarkdown(sources));

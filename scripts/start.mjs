@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Local one-command start: builds if needed, then runs vault, proxy, gateway and the sandbox PSP
-// as separate processes, exactly as they run in production, and prints the URL and a test key.
+// Local one-command start: builds if needed, then runs vault, proxy, gateway, admin, fields and the
+// sandbox PSP as separate processes, exactly as they run in production, and prints every origin, a
+// test key and the dashboard login.
 // Without REDIS_URL it runs a private redis-server first (its data in .tessera/redis, so tokens,
 // keys and sessions survive a restart), and it writes a stack.json into each service's own
-// directory (.tessera/gateway for npm run keys, .tessera/vault for npm run vault) for its CLI to
+// directory (.tessera/admin for npm run keys, .tessera/vault for npm run vault) for its CLI to
 // find this stack with no environment of its own: that service's Redis, NODE_ENV and directory.
 // Each process gets only its own secrets, as in production: of this environment only the
 // variables its own configuration reads (the proxy and the sandbox PSP never see REDIS_URL,
@@ -23,7 +24,7 @@ const require = createRequire(import.meta.url);
 // Where npm start runs (npm: the repository root), as the CLIs look for it (.tessera/<service>).
 const stateDir = path.resolve(process.env.TESSERA_STATE_DIR ?? '.tessera');
 /** Each service's own state directory: the generated secret only it may use. */
-const serviceStateDir = { vault: path.join(stateDir, 'vault'), gateway: path.join(stateDir, 'gateway') };
+const serviceStateDir = Object.fromEntries(['vault', 'gateway', 'admin', 'fields'].map((name) => [name, path.join(stateDir, name)]));
 /** Without REDIS_URL (or a cluster) the stack runs its own redis-server, its data kept here. */
 const ownRedisDir = process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES ? undefined : path.join(stateDir, 'redis');
 /** The port npm start's own redis-server had last time (not a secret): taken again on the next start. */
@@ -116,15 +117,31 @@ function writeOwnRedisPort(port) {
 }
 retireSharedStackFile();
 
+/**
+ * The gateway, admin and fields all hash API keys with one pepper. Each holds its own copy in its
+ * own directory (as each workload has its own Secret in production), made from the gateway's, so a
+ * service and its CLI find it with nothing else. A pepper given in the environment is passed on
+ * instead (each of the three reads API_KEY_PEPPER(S)).
+ */
+function shareDevPepper() {
+  if (process.env.API_KEY_PEPPER || process.env.API_KEY_PEPPERS) return;
+  const { value } = loadOrCreateDevSecret(serviceStateDir.gateway, 'api-key-pepper', () => randomBytes(32).toString('base64url'));
+  for (const service of ['admin', 'fields']) loadOrCreateDevSecret(serviceStateDir[service], 'api-key-pepper', () => value);
+}
+
 // What each process's configuration reads: all of this environment it is given. The addresses
 // and the gateway's port are the stack's to set (from the ports below), as before.
 const { configSchemaShape } = require('@tessera/common');
 const variablesOf = (file, name) =>
-  Object.keys(configSchemaShape(require(path.join(root, file))[name])).filter((v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT'].includes(v));
+  Object.keys(configSchemaShape(require(path.join(root, file))[name])).filter(
+    (v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT', 'ADMIN_PORT', 'FIELDS_PORT'].includes(v),
+  );
 const ownVariables = {
   vault: variablesOf('services/vault/dist/config.js', 'configSchema'),
   proxy: variablesOf('services/proxy/dist/config.js', 'configSchema'),
   gateway: variablesOf('services/gateway/dist/config.js', 'gatewayConfigSchema'),
+  admin: variablesOf('services/admin/dist/config.js', 'adminConfigSchema'),
+  fields: variablesOf('services/fields/dist/config.js', 'fieldsConfigSchema'),
   sandbox: variablesOf('packages/sandbox-psp/dist/config.js', 'sandboxPspConfigSchema'),
 };
 
@@ -132,6 +149,9 @@ const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
 // The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
 const fieldsPort = process.env.FIELDS_PORT ?? '8082';
+// The dashboard and admin API: an origin of their own too, which never sees card data.
+const adminPort = process.env.ADMIN_PORT ?? '8081';
+const fieldsOrigin = process.env.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`;
 const apiKey = devApiKey();
 const adminEmail = process.env.TESSERA_DEV_ADMIN_EMAIL ?? 'admin@tessera.local';
 const adminPassword = devAdminPassword();
@@ -142,6 +162,7 @@ const portOf = (address, fallback) => Number((address ?? fallback).split(':').po
 // The launcher is part of the build that has just run.
 const { ownEnvironment, ServiceStack, startLocalRedis } = await import('@tessera/stack');
 const { loadOrCreateDevSecret, writeLocalStackFile } = require('@tessera/common');
+shareDevPepper();
 let stopping = false;
 const processOptions = (name) => {
   const prefix = `[${name}] `.padEnd(10);
@@ -185,7 +206,7 @@ async function startOwnRedis() {
     loadOrCreateDevSecret(serviceStateDir[user], 'redis-password', () => randomBytes(24).toString('base64url')).value;
   const redis = await startLocalRedis({
     dir: ownRedisDir,
-    passwords: { vault: password('vault'), gateway: password('gateway') },
+    passwords: { vault: password('vault'), gateway: password('gateway'), admin: password('admin'), fields: password('fields') },
     port: readOwnRedisPort(),
     process: processOptions('redis'),
   });
@@ -216,11 +237,18 @@ const ownSettings = {
     NODE_ENV: nodeEnv,
     TESSERA_STATE_DIR: serviceStateDir.gateway,
     ...redisOf('gateway'),
-    FIELDS_PORT: fieldsPort,
+    // Where a form session's hosted page is (the fields service's origin).
+    FIELDS_ORIGIN: fieldsOrigin,
     TESSERA_DEV_API_KEY: apiKey,
+  },
+  admin: {
+    NODE_ENV: nodeEnv,
+    TESSERA_STATE_DIR: serviceStateDir.admin,
+    ...redisOf('admin'),
     TESSERA_DEV_ADMIN_EMAIL: adminEmail,
     TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
   },
+  fields: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.fields, ...redisOf('fields'), FIELDS_ORIGIN: fieldsOrigin },
   sandbox: { SANDBOX_PSP_PORT: sandboxPort },
 };
 const envOf = (name) => ownEnvironment(process.env, ownVariables[name], ownSettings[name]);
@@ -231,6 +259,8 @@ stack = new ServiceStack({
     vault: [portOf(process.env.VAULT_ADDR, '127.0.0.1:50051')],
     proxy: [portOf(process.env.PROXY_ADDR, '127.0.0.1:50052')],
     gateway: Number(port),
+    admin: Number(adminPort),
+    fields: Number(fieldsPort),
   },
   serviceEnv: envOf,
   processOptions,
@@ -242,7 +272,7 @@ stack = new ServiceStack({
  * keeps nothing else), so that no file outside a service's directory holds its secrets.
  */
 function writeStackFiles() {
-  for (const service of ['gateway', 'vault']) writeLocalStackFile(serviceStateDir[service], envOf(service));
+  for (const service of ['admin', 'vault']) writeLocalStackFile(serviceStateDir[service], envOf(service));
 }
 
 const base = stack.baseUrl;
@@ -286,8 +316,8 @@ if (await startStack()) {
     'Tessera is running.',
     `  API base URL:  ${base}/v1`,
     `  Test API key:  ${apiKey}`,
-    `  Dashboard:     ${process.env.ADMIN_PORT ? `http://127.0.0.1:${process.env.ADMIN_PORT}` : base}/dashboard/  (${adminEmail} / ${adminPassword})`,
-    `  Card fields:   ${process.env.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
+    `  Dashboard:     http://127.0.0.1:${adminPort}/dashboard/  (${adminEmail} / ${adminPassword})`,
+    `  Card fields:   ${fieldsOrigin}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
     `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
     '',
     'Try it:',
@@ -295,7 +325,7 @@ if (await startStack()) {
     `    -d '{"number":"4242424242424242","expiryMonth":12,"expiryYear":2030,"cvv":123}'`,
     '',
     storageLine(),
-    `The CLIs find this stack in stack.json of each service's directory (npm run keys: ${path.relative(process.cwd(), serviceStateDir.gateway)}, npm run vault: ${path.relative(process.cwd(), serviceStateDir.vault)}).`,
+    `The CLIs find this stack in stack.json of each service's directory (npm run keys: ${path.relative(process.cwd(), serviceStateDir.admin)}, npm run vault: ${path.relative(process.cwd(), serviceStateDir.vault)}).`,
     'Press Ctrl+C to stop.',
     '',
   ];

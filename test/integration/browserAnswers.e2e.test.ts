@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Response as BrowserResponse } from 'playwright-core';
 import { launchChromium, SKIMMER_HOOKS, startMerchantSite, type MerchantSite } from './browser';
-import { apiClient, freePort, ROOT, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
+import { apiClient, ROOT, startRedis, startStack, TEST_CARDS, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -65,10 +65,9 @@ window.pay = function () { return field.submit().then(function (r) { window.resu
 
 beforeAll(async () => {
   integrity = (JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, { integrity: string }>)['tessera.js']!.integrity;
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
+  stack = await startStack(redis);
+  fieldsOrigin = stack.fieldsUrl;
   merchant = await startMerchantSite(merchantPage);
   asMerchant = apiClient(stack, stack.createKey('shop').apiKey);
   const args = ['create', '--kind', 'publishable', '--merchant', 'shop', '--mode', 'test', '--json', '--origin', merchant.origin];
@@ -100,7 +99,7 @@ async function secretOnlyValues(token: string): Promise<string[]> {
 
 /** A request as the card-fields iframe sends it: publishable key, fields Origin, the merchant page as parent. */
 function fromFields(route: string, body: unknown): Promise<Response> {
-  return fetch(`${stack.baseUrl}${route}`, {
+  return fetch(`${stack.fieldsUrl}${route}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -176,7 +175,7 @@ describe('every answer a browser gets, in Chromium', () => {
       card: { brand: 'mastercard', last4: '4444', expiryMonth: 12, expiryYear: EXPIRY_YEAR },
     });
     tokens.push(result.token as string);
-    const tokenize = answers.find((a) => a.url === `${stack.baseUrl}/v1/browser/tokens` && a.status === 201);
+    const tokenize = answers.find((a) => a.url === `${stack.fieldsUrl}/v1/browser/tokens` && a.status === 201);
     expect(Object.keys(tokenize?.json ?? {}).sort()).toEqual(BROWSER_TOKEN_FIELDS);
   });
 
@@ -191,7 +190,7 @@ describe('every answer a browser gets, in Chromium', () => {
       await frame.getByLabel('Security code').pressSequentially('321');
     });
     expect(result).toEqual({ token: stored.token });
-    const attach = answers.find((a) => a.url === `${stack.baseUrl}/v1/browser/tokens/${stored.token}/cvc` && a.status === 200);
+    const attach = answers.find((a) => a.url === `${stack.fieldsUrl}/v1/browser/tokens/${stored.token}/cvc` && a.status === 200);
     expect(attach?.json).toEqual({ token: stored.token, cvvAvailable: true });
     expect((await asMerchant('GET', `/v1/token/${stored.token}`)).body.cvvAvailable).toBe(true);
   });

@@ -46,7 +46,7 @@ const env = useStack({
 let replicaUrl: string;
 
 beforeAll(async () => {
-  replicaUrl = (await env.stack.startGatewayReplica()).baseUrl;
+  replicaUrl = (await env.stack.startFieldsReplica()).baseUrl;
 });
 
 function publishableKey(merchant: string): string {
@@ -63,7 +63,7 @@ async function tokenize(
   key: string,
   shopperIp: string,
   number: string = TEST_CARDS.visa,
-  baseUrl = env.stack.baseUrl,
+  baseUrl = env.stack.fieldsUrl,
   solution?: string,
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const res = await fetch(`${baseUrl}/v1/browser/tokens`, {
@@ -88,9 +88,10 @@ async function solvedChallenge(
   key: string,
   shopperIp: string,
 ): Promise<{ solution: string; hashes: number; maxnumber: number; required: boolean }> {
-  const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { headers: fieldsHeaders(key, shopperIp) });
+  const res = await fetch(`${env.stack.fieldsUrl}/v1/browser/challenge`, { headers: fieldsHeaders(key, shopperIp) });
   expect(res.status).toBe(200);
-  expect(res.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
+  // Same-origin only: the fields service answers no one CORS.
+  expect(res.headers.get('access-control-allow-origin')).toBeNull();
   const challenge = (await res.json()) as ProofOfWorkChallenge;
   return { ...solveProofOfWork(challenge), maxnumber: challenge.maxnumber ?? 0, required: challenge.required === true };
 }
@@ -102,8 +103,8 @@ function expectRateLimited(res: { status: number; headers: Headers; body: any },
   expect(retryAfter).toBeGreaterThanOrEqual(minSeconds);
   expect(retryAfter).toBeLessThanOrEqual(maxSeconds);
   expect(res.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' });
-  // CORS still lets the fields read the refusal (and its Retry-After is the message's wait).
-  expect(res.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
+  // The fields read the refusal as a same-origin answer: no CORS header, to anyone.
+  expect(res.headers.get('access-control-allow-origin')).toBeNull();
 }
 
 async function scrape(service: ManagedProcess): Promise<string> {
@@ -130,7 +131,7 @@ describe('card-testing limits on browser tokenization', () => {
     const key = publishableKey('shop-head');
     for (const method of ['GET', 'HEAD']) {
       for (let i = 0; i < PER_IP; i++) {
-        const res = await fetch(`${env.stack.baseUrl}/v1/browser/challenge`, { method, headers: fieldsHeaders(key, '203.0.113.12') });
+        const res = await fetch(`${env.stack.fieldsUrl}/v1/browser/challenge`, { method, headers: fieldsHeaders(key, '203.0.113.12') });
         expect(res.status).toBe(200);
       }
     }
@@ -158,7 +159,7 @@ describe('card-testing limits on browser tokenization', () => {
     expect(asked.status).toBe(429);
     expect(asked.headers.get('x-tessera-error')).toBe('challenge_required');
     expect(asked.body.error).toMatchObject({ type: 'rate_limit_error', code: 'challenge_required' });
-    expect(asked.headers.get('access-control-allow-origin')).toBe(FIELDS_ORIGIN);
+    expect(asked.headers.get('access-control-allow-origin')).toBeNull();
     // The attack: 62 addresses each solve and send three cards (within their per-address limit).
     const stages: Array<{ maxnumber: number; hashes: number }[]> = [];
     for (let round = 0; round < 3; round++) {
@@ -166,11 +167,11 @@ describe('card-testing limits on browser tokenization', () => {
       for (const ip of attackers) {
         const work = await solvedChallenge(key, ip);
         expect(work.required).toBe(true);
-        const res = await tokenize(key, ip, TEST_CARDS.visa, env.stack.baseUrl, work.solution);
+        const res = await tokenize(key, ip, TEST_CARDS.visa, env.stack.fieldsUrl, work.solution);
         expect(res.status).toBe(201);
         // A solution is spent once.
         if (round === 0 && ip === attackers[0]) {
-          expect((await tokenize(key, ip, TEST_CARDS.visa, env.stack.baseUrl, work.solution)).body.error.code).toBe('challenge_required');
+          expect((await tokenize(key, ip, TEST_CARDS.visa, env.stack.fieldsUrl, work.solution)).body.error.code).toBe('challenge_required');
         }
         stage.push({ maxnumber: work.maxnumber, hashes: work.hashes });
       }
@@ -186,7 +187,7 @@ describe('card-testing limits on browser tokenization', () => {
     const shopper = '203.0.113.200';
     expect((await tokenize(key, shopper)).body.error.code).toBe('challenge_required');
     const work = await solvedChallenge(key, shopper);
-    const paid = await tokenize(key, shopper, TEST_CARDS.mastercard, env.stack.baseUrl, work.solution);
+    const paid = await tokenize(key, shopper, TEST_CARDS.mastercard, env.stack.fieldsUrl, work.solution);
     expect(paid.status).toBe(201);
     // Made under attack: it lives TTL_UNDER_ATTACK_SECONDS unless the merchant's server retains it.
     expect(await lifeOf(paid.body.token)).toBeLessThanOrEqual(TTL_UNDER_ATTACK_SECONDS);
@@ -231,10 +232,10 @@ describe('card-testing limits on browser tokenization', () => {
     }
   });
 
-  it("counts each refusal in the gateway's metrics by reason, with no key, IP or card in the labels", async () => {
+  it("counts each refusal in the fields service's metrics by reason, with no key, IP or card in the labels", async () => {
     const [primary, replica] = await Promise.all([
-      scrape(env.stack.gateway),
-      scrape(env.stack.processes.filter((p) => p.name === 'gateway')[1]!),
+      scrape(env.stack.fields!),
+      scrape(env.stack.processes.filter((p) => p.name === 'fields')[1]!),
     ]);
     const total = (reason: string) => (refusals(primary, reason) ?? 0) + (refusals(replica, reason) ?? 0);
     expect(total('ip')).toBe(3);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS, startMerchantSite, type MerchantSite } from './browser';
-import { freePort, ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { ROOT, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -126,13 +126,12 @@ let context: BrowserContext;
 
 beforeAll(async () => {
   const integrity = (JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, { integrity: string }>)['tessera.js']!.integrity;
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   let key = '';
   allowed = await merchantSite(() => checkoutPage(key, integrity), integrity);
   disallowed = await merchantSite(() => checkoutPage(key, integrity), integrity);
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
+  stack = await startStack(redis);
+  fieldsOrigin = stack.fieldsUrl;
   publishableKey = createPublishableKey([allowed.origin]).apiKey;
   key = publishableKey;
   secretKey = stack.createKey('shop').apiKey;
@@ -165,7 +164,7 @@ describe('card fields on an allowed merchant page', () => {
     const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(' ')[0], d.split(' ').slice(1).join(' ')]));
     expect(directives['default-src']).toBe("'none'");
     expect(directives['script-src']).toMatch(/^'sha256-[A-Za-z0-9+/=]+'$/);
-    expect(directives['connect-src']).toBe(stack.baseUrl);
+    expect(directives['connect-src']).toBe("'self'");
     expect(directives['form-action']).toBe("'none'");
     expect(directives['base-uri']).toBe("'none'");
     expect(directives['frame-ancestors']).toBe(allowed.origin);
@@ -385,7 +384,7 @@ describe('card fields on a page the key does not allow', () => {
     await page.locator('#pay').click();
     await page.waitForFunction(() => window.result !== undefined);
     expect(await page.evaluate(() => window.result)).toEqual({ error: 'fields_not_ready' });
-    // The page's own script cannot call the browser route either: CORS answers only the fields origin.
+    // The page's own script cannot call the browser route either: the fields service answers no CORS at all.
     const direct = await page.evaluate(
       async ({ api, key }) => {
         try {
@@ -399,7 +398,7 @@ describe('card fields on a page the key does not allow', () => {
           return 'blocked';
         }
       },
-      { api: stack.baseUrl, key: publishableKey },
+      { api: stack.fieldsUrl, key: publishableKey },
     );
     expect(direct).toBe('blocked');
     await page.close();
@@ -410,7 +409,7 @@ describe('the browser tokenization route', () => {
   const card = { number: PAN, expiryMonth: 12, expiryYear: EXPIRY_YEAR, cvv: CVC };
   const errorCode = async (res: Response): Promise<string> => ((await res.json()) as { error: { code: string } }).error.code;
   const post = (headers: Record<string, string>, body: unknown = card) =>
-    fetch(`${stack.baseUrl}/v1/browser/tokens`, {
+    fetch(`${stack.fieldsUrl}/v1/browser/tokens`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': publishableKey, ...headers },
       body: JSON.stringify(body),
@@ -441,20 +440,23 @@ describe('the browser tokenization route', () => {
     expect(await errorCode(live)).toBe('live_card_in_test_mode');
   });
 
-  it('answers CORS for the fields origin only, with Vary: Origin and never credentials', async () => {
+  it('answers no one CORS: no preflight, and no access-control-allow-origin, for the fields origin or any other', async () => {
     const preflight = (origin: string) =>
-      fetch(`${stack.baseUrl}/v1/browser/tokens`, {
+      fetch(`${stack.fieldsUrl}/v1/browser/tokens`, {
         method: 'OPTIONS',
         headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-api-key' },
       });
-    const ok = await preflight(fieldsOrigin);
-    expect(ok.headers.get('access-control-allow-origin')).toBe(fieldsOrigin);
-    expect(ok.headers.get('access-control-allow-headers')).toMatch(/x-api-key/);
-    expect(ok.headers.get('access-control-allow-credentials')).toBeNull();
-    expect(ok.headers.get('vary')).toMatch(/Origin/i);
-    const other = await preflight(allowed.origin);
-    expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    expect(other.headers.get('vary')).toMatch(/Origin/i);
+    const answers = await Promise.all([
+      preflight(fieldsOrigin),
+      preflight(allowed.origin),
+      post({ origin: fieldsOrigin, 'x-tessera-parent-origin': allowed.origin }),
+      post({ origin: allowed.origin, 'x-tessera-parent-origin': allowed.origin }),
+    ]);
+    for (const res of answers) {
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect([...res.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    }
+    expect(answers[0]!.status).toBe(404);
   });
 
   it('leaves CORS headers off every secret-key route', async () => {

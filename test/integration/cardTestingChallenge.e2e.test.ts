@@ -8,7 +8,7 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium, SCREENSHOTS, startMerchantSite, tesseraJsIntegrity, type MerchantSite } from './browser';
-import { apiClient, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -49,15 +49,14 @@ document.getElementById('pay').addEventListener('click', function () {
 
 beforeAll(async () => {
   const integrity = tesseraJsIntegrity();
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   merchant = await startMerchantSite((url) =>
     url.startsWith('/checkout/done')
       ? '<!doctype html><html lang="en"><head><title>Shop</title></head><body>done</body></html>'
       : checkoutPage(integrity),
   );
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort), BROWSER_TOKENS_PER_KEY_PER_MINUTE: '1' } });
+  stack = await startStack(redis, { env: { BROWSER_TOKENS_PER_KEY_PER_MINUTE: '1' } });
+  fieldsOrigin = stack.fieldsUrl;
   publishableKey = stack.createPublishableKey('shop', [merchant.origin]).apiKey;
   secretKey = stack.createKey('shop').apiKey;
   stack.cli(['return-urls', 'set', '--merchant', 'shop', `${merchant.origin}/checkout/done`]);

@@ -12,7 +12,6 @@ import { launchChromium, SCREENSHOTS, SKIMMER_HOOKS, startMerchantSite, type Mer
 import {
   apiClient,
   findCardDataInLogs,
-  freePort,
   PspRecorder,
   ROOT,
   startRedis,
@@ -71,10 +70,9 @@ document.getElementById('pay').addEventListener('click', function () {
 
 beforeAll(async () => {
   const integrity = (JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Record<string, { integrity: string }>)['tessera.js']!.integrity;
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
+  stack = await startStack(redis);
+  fieldsOrigin = stack.fieldsUrl;
   psp = await new PspRecorder().start();
   asMerchant = apiClient(stack, stack.createKey('shop').apiKey);
   // The stored card of a returning shopper: its CVV (if any) is long gone.
@@ -173,7 +171,7 @@ it('refuses the CVC route to a publishable key from anywhere but the fields ifra
   const args = ['create', '--kind', 'publishable', '--merchant', 'shop', '--mode', 'test', '--json', '--origin', merchant.origin];
   const key = (JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
   // A merchant page's own script (no fields Origin) calling the route directly, e.g. a skimmer.
-  const direct = await fetch(`${stack.baseUrl}/v1/browser/tokens/${token}/cvc`, {
+  const direct = await fetch(`${stack.fieldsUrl}/v1/browser/tokens/${token}/cvc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key, origin: merchant.origin, 'x-tessera-parent-origin': merchant.origin },
     body: JSON.stringify({ cvv: '123', cvcSession: (cvcSession as { secret: string }).secret }),

@@ -34,10 +34,9 @@ let fieldsOrigin = '';
 let exampleOrigin = '';
 
 beforeAll(async () => {
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
+  stack = await startStack(redis);
+  fieldsOrigin = stack.fieldsUrl;
   const psp = await startSandboxPsp();
   sandbox = psp.sandbox;
   // What `npm start` provides: a platform operator for the dashboard and a test secret key of merchant `dev`.

@@ -9,7 +9,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { verifyFormSessionReturn } from '../../packages/sdk/src/formSessions';
 import { launchChromium, SCREENSHOTS, startMerchantSite, type MerchantSite } from './browser';
-import { apiClient, findCardDataInLogs, freePort, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { apiClient, findCardDataInLogs, startRedis, startStack, type RedisServer, type Stack } from './harness';
 
 jest.setTimeout(180_000);
 
@@ -45,11 +45,10 @@ const returnUrl = (): string => `${merchant.origin}/checkout/done`;
 const cancelUrl = (): string => `${merchant.origin}/checkout/cancel`;
 
 beforeAll(async () => {
-  const fieldsPort = await freePort();
-  fieldsOrigin = `http://127.0.0.1:${fieldsPort}`;
   merchant = await merchantSite(() => framedUrl);
   redis = await startRedis();
-  stack = await startStack(redis, { env: { FIELDS_PORT: String(fieldsPort) } });
+  stack = await startStack(redis);
+  fieldsOrigin = stack.fieldsUrl;
   secretKey = stack.createKey('shop').apiKey;
   api = apiClient(stack, secretKey);
   stack.cli(['return-urls', 'set', '--merchant', 'shop', returnUrl(), cancelUrl()]);
@@ -312,8 +311,7 @@ describe('the cancel link', () => {
 
 describe('an expired session', () => {
   it('answers 410 on its page and reads as expired', async () => {
-    const fieldsPort = await freePort();
-    const replica = await stack.startGatewayReplica({ FIELDS_PORT: String(fieldsPort), FORM_SESSION_TTL_SECONDS: '1' });
+    const replica = await stack.startGatewayReplica({ FORM_SESSION_TTL_SECONDS: '1' });
     const res = await apiClient({ baseUrl: replica.baseUrl } as Stack, secretKey)('POST', '/v1/form-sessions', { returnUrl: returnUrl() });
     expect(res.status).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -10,6 +10,8 @@ import { configSchema as vaultConfigSchema } from '../../services/vault/src/conf
 import { vaultConfigDocs } from '../../services/vault/src/configDocs';
 import { configSchema as proxyConfigSchema } from '../../services/proxy/src/config';
 import { proxyConfigDocs } from '../../services/proxy/src/configDocs';
+import { fieldsConfigSchema } from '../../services/fields/src/config';
+import { fieldsConfigDocs } from '../../services/fields/src/configDocs';
 
 const DOC = path.resolve(__dirname, '../../docs/configuration.md');
 
@@ -19,6 +21,7 @@ const configDocSources = (): DocumentedSchema[] => [
   { service: 'admin', schema: adminConfigSchema, docs: adminConfigDocs },
   { service: 'vault', schema: vaultConfigSchema, docs: vaultConfigDocs },
   { service: 'proxy', schema: proxyConfigSchema, docs: proxyConfigDocs },
+  { service: 'fields', schema: fieldsConfigSchema, docs: fieldsConfigDocs },
 ];
 
 describe('docs/configuration.md', () => {

@@ -28,24 +28,36 @@ export const sharedConfigDocs: ConfigDocs = {
     text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `stack.json` in `.tessera/admin` (`npm run keys`) and `.tessera/vault`. Set `NODE_ENV=development` to run a service by hand against the development stack',
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
-  TESSERA_STATE_DIR: {
-    default: '`./.tessera/<service>`',
-    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the API-key pepper in `./.tessera/gateway` and, the same one, in `./.tessera/admin`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`; default `./.tessera` where it runs) and tells each service only of its own subdirectory, where it also keeps that service's Redis password and `stack.json` for its CLI (which reads it from there)",
+  FIELDS_ORIGIN: {
+    default: 'fields: `http://127.0.0.1:<FIELDS_PORT>` outside production; gateway: unset',
+    text: "the fields service's public origin ([browser.md](browser.md)), its own host, never the API's or the dashboard's. The fields service takes cards only from its pages (its browser routes answer no CORS); the gateway names it in a form session's page URL (`<FIELDS_ORIGIN>/pay/{id}`) and without it opens no form or CVC sessions. Required (https) in production by the fields service, https there for the gateway",
   },
-  // The API-key pepper and the request log, shared by the gateway (which looks keys up and writes the log) and the admin service (which creates keys and reads the log).
+  READY_TIMEOUT_MS: { text: 'deadline of each `/readyz` check' },
   API_KEY_PEPPER: {
     default: 'generated in development',
     alsoUsedBy: 'keys CLI',
-    text: 'secret (≥ 32 characters) keying the HMAC of API keys',
+    text: 'secret (≥ 32 characters) keying the HMAC of API keys: the gateway, the admin service (which makes keys) and the fields service (publishable keys) must share it',
   },
   API_KEY_PEPPERS: {
     alsoUsedBy: 'keys CLI',
     text: 'instead of `API_KEY_PEPPER`, to rotate it: `v1:<old>,v2:<new>`, newest last. New keys are hashed with the newest; a key found under an older pepper still works and is re-hashed under the newest on its next use. `npm run keys -- rehash-status` counts keys per version; drop an old pepper once it counts zero and `unrecorded` is zero',
   },
-  TRUSTED_PROXIES: { text: 'CIDRs of load balancers whose `X-Forwarded-For` is believed' },
+  TRUSTED_PROXIES: {
+    text: 'CIDRs of load balancers whose `X-Forwarded-For` is believed (the client or shopper address of the rate and card-testing limits)',
+  },
+  RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: {
+    text: '`401`s per client IP (IPv6: per /64) per minute (gateway: any key; fields: publishable keys); after that every request from it, even with a valid key, gets `429` until the minute is over. `0` disables',
+  },
+  RATE_LIMIT_STORE_TIMEOUT_MS: {
+    text: "how long an API request waits for its rate-limit counters in Redis before going through as if under those limits (they fail open; the card-testing counters of browser tokenization wait for the command timeout, so that a gateway slowed by an attack still counts). Keep it below `REDIS_COMMAND_TIMEOUT_MS`: a client address's counters live in its own slot, so with that Cluster master down its requests otherwise wait the full command timeout although their key answered at once. A counter that answers within it is always enforced",
+  },
   HSTS_MAX_AGE_SECONDS: {
     default: '`0` (off)',
-    text: '`Strict-Transport-Security: max-age=…` on every response of the service; set it (e.g. `31536000`) when clients reach it over HTTPS through a TLS-terminating load balancer',
+    text: '`Strict-Transport-Security: max-age=…` on every response; set it (e.g. `31536000`) when clients reach the service over HTTPS through a TLS-terminating load balancer',
+  },
+  TESSERA_STATE_DIR: {
+    default: '`./.tessera/<service>`',
+    text: "development only: the service's own generated secret (the vault's key ring in `./.tessera/vault`, the API-key pepper in `./.tessera/gateway` and, the same one, in `./.tessera/admin` and `./.tessera/fields`; git-ignored). `npm start` takes it as the stack's directory (dev API key, dashboard password, its own Redis's data in `redis/`; default `./.tessera` where it runs) and tells each service only of its own subdirectory, where it also keeps that service's Redis password and `stack.json` for its CLI (which reads it from there)",
   },
   REQUEST_LOG_MAX_ENTRIES: {
     text: "entries kept in each merchant's request log (`GET /admin/v1/requests`, the dashboard's Requests page; trimmed approximately); `0` turns the log off",
@@ -63,7 +75,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
   },
   REDIS_URL: {
-    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). Required by the gateway, and by the vault unless `REDIS_CLUSTER_NODES` is set, in every `NODE_ENV`: both keep their data only in Redis (`npm start` runs a private redis-server and sets it)",
+    text: "`redis://` or `rediss://` (TLS) URL, with the service's own ACL user as `rediss://user:password@host:port` (password URL-encoded; never logged). Required by the gateway and the fields service, and by the vault unless `REDIS_CLUSTER_NODES` is set, in every `NODE_ENV`: they keep their data only in Redis (`npm start` runs a private redis-server and sets it)",
   },
   REDIS_TLS_CA_FILE: {
     alsoUsedBy: 'CLIs',
@@ -87,7 +99,7 @@ export const sharedConfigDocs: ConfigDocs = {
   TLS_PEER_VAULT: { text: "SAN DNS name of the vault's certificate" },
   TLS_PEER_PROXY: { text: "SAN DNS name of the proxy's certificate. The vault lets only the proxy Render/Preview" },
   METRICS_PORT: {
-    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (gateway card-testing refusals: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
+    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway and fields, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (card-testing refusals of the fields service: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
   },
   METRICS_HOST: { text: 'bind address of the metrics listener' },
   GRPC_KEEPALIVE_TIME_MS: {

@@ -1,8 +1,21 @@
 import { z } from 'zod';
 import { env, parseCidr, redisTlsCaFileEnv } from '@tessera/common';
 
+// Config pieces the HTTP services' schemas share (each service still parses its own env once, with zod).
+// The API-key pepper's are @tessera/merchant-data's (apiKeyPepper.ts): the CLIs need them too.
+
 /** `VAR=` in a compose file or shell means "not set" for an optional variable. */
-const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+export const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+/** A public origin as browsers write it: scheme, host, optional port; no path, query or credentials. */
+export const publicOrigin = z
+  .string()
+  .refine((v) => {
+    if (!URL.canParse(v)) return false;
+    const url = new URL(v);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
+  }, 'must be an origin: http(s)://host[:port], nothing after it')
+  .transform((v) => new URL(v).origin);
 
 /** The Redis every HTTP service keeps its state in, for its config schema (checkRedisUrlEnv in its refinement). */
 export const httpServiceRedisEnvShape = {

@@ -159,6 +159,7 @@ export * from './loadBalancing';
 export * from './grpcErrors';
 export * from './edge';
 export * from './serve';
+export * from './vaultCalls';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {

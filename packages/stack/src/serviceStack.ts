@@ -73,7 +73,10 @@ export class ServiceStack {
       PROXY_ADDR: grpcTargetOf(options.ports.proxy),
       PORT: String(options.ports.gateway),
       ...(options.ports.admin !== undefined ? { ADMIN_PORT: String(options.ports.admin) } : {}),
-      ...(options.ports.fields !== undefined ? { FIELDS_PORT: String(options.ports.fields) } : {}),
+      // The gateway names the fields service's origin in a form session's page URL.
+      ...(options.ports.fields !== undefined
+        ? { FIELDS_PORT: String(options.ports.fields), FIELDS_ORIGIN: `http://127.0.0.1:${options.ports.fields}` }
+        : {}),
     };
   }
 

@@ -22,8 +22,8 @@ export const SHARED_STACKS_DIR_ENV = 'TESSERA_SHARED_STACKS_DIR';
 /** What a file needs to attach to its worker's stack, and what the teardown needs to stop it. */
 export interface SharedStackState {
   redis: { url: string; port: number; dir: string };
-  /** The admin service's too: `stack.adminUrl` of every file on the shared stack. */
-  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number };
+  /** The admin and fields services' too: `stack.adminUrl` and `stack.fieldsUrl` of every file on the shared stack. */
+  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number };
   env: NodeJS.ProcessEnv;
   logFiles: string[];
   pids: number[];

@@ -95,7 +95,7 @@ export class Stack extends ServiceStack {
 
   constructor(
     readonly redis: RedisServer,
-    ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number },
+    ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number },
     options: StackOptions,
   ) {
     super({
@@ -197,6 +197,22 @@ export class Stack extends ServiceStack {
     return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
   }
 
+  /**
+   * Another fields service process on the same Redis and vault (a second replica), with extra
+   * environment. Stopped with the stack.
+   */
+  async startFieldsReplica(env: Record<string, string> = {}): Promise<{ baseUrl: string; process: ManagedProcess }> {
+    const port = await freePort();
+    const proc = this.spawn('fields', process.execPath, [path.join(ROOT, 'services', 'fields', 'dist', 'main.js')], {
+      ...this.env,
+      ...this.serviceEnvOf('fields'),
+      FIELDS_PORT: String(port),
+      ...env,
+    });
+    await proc.waitForOutput('fields listening');
+    return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
+  }
+
   /** The keys CLI (`npm run keys`, the admin service's), on the stack's Redis and pepper. */
   cli(args: string[], stdin?: string): string {
     const result = spawnSync(process.execPath, [path.join(ROOT, 'services/admin/dist/cli/keys.js'), ...args], {
@@ -228,7 +244,7 @@ export async function startStack(redis: RedisServer, options: StackOptions = {})
   };
   const vault = await ports(options.vaultReplicas ?? 1);
   const proxy = await ports(options.proxyReplicas ?? 1);
-  return new Stack(redis, { vault, proxy, gateway: await freePort(), admin: await freePort() }, options).start();
+  return new Stack(redis, { vault, proxy, gateway: await freePort(), admin: await freePort(), fields: await freePort() }, options).start();
 }
 
 export interface StackFixture {

@@ -7,7 +7,6 @@ import type { FormSessionDeps } from './app/formSessions';
 import type { RequestLogRecorder } from './app/requestLog';
 import type { GatewayStores } from './store/gatewayStores';
 import { createApp } from './transport/app';
-import type { BrowserTokenLimiter } from '@tessera/edge';
 import { drainingListener, installDrain } from '@tessera/edge';
 import { RateLimiter } from '@tessera/edge';
 import type { ProxyApi, VaultApi } from './app/ports';
@@ -28,8 +27,6 @@ export function setUpApi(params: {
   upstreams: { vault: VaultApi; proxy: ProxyApi };
   pepper: string;
   previousPeppers: readonly string[];
-  /** The fields' origins (browser tokenization) and their card-testing limiter, when the browser integration is on. */
-  browser?: { fieldsOrigin: string; limiter: BrowserTokenLimiter };
   formSessions?: FormSessionDeps;
   requestLog?: RequestLogRecorder;
   readyChecks: Record<string, () => boolean>;
@@ -61,11 +58,13 @@ export function setUpApi(params: {
     ...(params.requestLog ? { requestLog: params.requestLog } : {}),
     merchantSettings: stores.merchantSettings,
     readyChecks: params.readyChecks,
-    ...(params.browser
-      ? { browser: { ...params.browser, provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS } }
+    // Form and CVC sessions are used on the fields service, whose origin they need (FIELDS_ORIGIN).
+    ...(params.formSessions
+      ? {
+          formSessions: params.formSessions,
+          cvcSessions: { sessions: stores.cvcSessions, ttlSeconds: config.CVC_SESSION_TTL_SECONDS, now: () => new Date() },
+        }
       : {}),
-    ...(params.formSessions ? { formSessions: params.formSessions } : {}),
-    cvcSessions: { sessions: stores.cvcSessions, ttlSeconds: config.CVC_SESSION_TTL_SECONDS, now: () => new Date() },
   });
   const server = http.createServer(app);
   const drain = installDrain(server);

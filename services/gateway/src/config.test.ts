@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@tessera/common';
 import { GRPC_DEFAULTS } from '@tessera/protos';
-import { browserOriginsOf, parseGatewayConfig as parseEnv, resolveApiKeyPepper } from './config';
+import { parseGatewayConfig as parseEnv, resolveApiKeyPepper } from './config';
 
 /**
  * These tests read development defaults unless they set NODE_ENV: unset means production (see the
@@ -112,15 +112,9 @@ describe('gateway config', () => {
     );
   });
 
-  it('keeps a CVC session within an hour and the challenge base at or below its ceiling', () => {
+  it('keeps a CVC session within an hour', () => {
     expect(parseGatewayConfig({ CVC_SESSION_TTL_SECONDS: '3600' }).CVC_SESSION_TTL_SECONDS).toBe(3600);
     expect(problems({ CVC_SESSION_TTL_SECONDS: '86400' }).join('\n')).toMatch(/CVC_SESSION_TTL_SECONDS.*at most 3600/);
-    expect(parseGatewayConfig({ BROWSER_CHALLENGE_BASE_NUMBER: '500000', BROWSER_CHALLENGE_MAX_NUMBER: '500000' })).toMatchObject({
-      BROWSER_CHALLENGE_BASE_NUMBER: 500_000,
-    });
-    expect(problems({ BROWSER_CHALLENGE_BASE_NUMBER: '600000', BROWSER_CHALLENGE_MAX_NUMBER: '500000' }).join('\n')).toMatch(
-      /BROWSER_CHALLENGE_BASE_NUMBER.*must not exceed BROWSER_CHALLENGE_MAX_NUMBER/,
-    );
   });
 
   it('rejects a short pepper, a malformed dev key and a bad trusted proxy, listing all of them', () => {
@@ -129,32 +123,14 @@ describe('gateway config', () => {
     expect(found.join('\n')).not.toContain('tsk_live_x');
   });
 
-  it('serves no card fields unless FIELDS_PORT or FIELDS_ORIGIN is set, and defaults their origins to loopback', () => {
-    expect(browserOriginsOf(parseGatewayConfig({}))).toBeUndefined();
-    expect(browserOriginsOf(parseGatewayConfig({ FIELDS_PORT: '8082', PORT: '8080' }))).toEqual({
-      fields: 'http://127.0.0.1:8082',
-      api: 'http://127.0.0.1:8080',
-    });
-    const config = parseGatewayConfig({
-      FIELDS_PORT: '8082',
-      FIELDS_ORIGIN: 'https://fields.tessera.example/',
-      API_ORIGIN: 'https://api.tessera.example',
-    });
-    expect(browserOriginsOf(config)).toEqual({ fields: 'https://fields.tessera.example', api: 'https://api.tessera.example' });
-  });
-
-  it('takes FIELDS_ORIGIN and API_ORIGIN only as bare origins, distinct, and https in production', () => {
-    expect(problems({ FIELDS_ORIGIN: 'https://fields.example/path', API_ORIGIN: 'ftp://api.example' })).toEqual([
+  it('opens form sessions only with FIELDS_ORIGIN, a bare origin, https in production', () => {
+    expect(parseGatewayConfig({}).FIELDS_ORIGIN).toBeUndefined();
+    expect(parseGatewayConfig({ FIELDS_ORIGIN: 'https://fields.tessera.example/' }).FIELDS_ORIGIN).toBe('https://fields.tessera.example');
+    expect(problems({ FIELDS_ORIGIN: 'https://fields.example/path' })).toEqual([
       expect.stringMatching(/^FIELDS_ORIGIN: must be an origin/),
-      expect.stringMatching(/^API_ORIGIN: must be an origin/),
     ]);
-    expect(problems({ FIELDS_PORT: '8080', PORT: '8080' })).toEqual([expect.stringMatching(/^FIELDS_PORT: must differ from PORT/)]);
-    expect(problems({ FIELDS_ORIGIN: 'https://same.example', API_ORIGIN: 'https://same.example' })).toEqual([
-      expect.stringMatching(/^FIELDS_ORIGIN: must differ from API_ORIGIN/),
-    ]);
-    const production = problems({ NODE_ENV: 'production', FIELDS_PORT: '8082', FIELDS_ORIGIN: 'http://fields.example' });
-    expect(production).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^FIELDS_ORIGIN: must be https/), expect.stringMatching(/^API_ORIGIN: is required/)]),
+    expect(problems({ NODE_ENV: 'production', FIELDS_ORIGIN: 'http://fields.example' })).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^FIELDS_ORIGIN: must be https/)]),
     );
   });
 

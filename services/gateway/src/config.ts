@@ -13,23 +13,10 @@ import {
   writeAckEnv,
 } from '@tessera/common';
 import { apiKeyPepperEnvShape, checkApiKeyPepperEnv, isApiKeyFormat } from '@tessera/merchant-data';
-import { checkRedisUrlEnv, httpServiceRedisEnvShape, trustedProxiesEnv } from '@tessera/edge';
+import { checkRedisUrlEnv, httpServiceRedisEnvShape, publicOrigin, trustedProxiesEnv, unsetIfEmpty } from '@tessera/edge';
 
-// Shared with the admin service, which hashes the keys it creates under the same pepper.
+// Shared with the admin and fields services, which hash and look up keys under the same pepper.
 export { MIN_PEPPER_LENGTH, resolveApiKeyPepper, type ResolvedPepper } from '@tessera/merchant-data';
-
-/** `VAR=` in a compose file or shell means "not set" for an optional variable. */
-const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
-
-/** A public origin as browsers write it: scheme, host, optional port; no path, query or credentials. */
-const publicOrigin = z
-  .string()
-  .refine((v) => {
-    if (!URL.canParse(v)) return false;
-    const url = new URL(v);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v.replace(/\/$/, '');
-  }, 'must be an origin: http(s)://host[:port], nothing after it')
-  .transform((v) => new URL(v).origin);
 
 export const gatewayConfigSchema = z
   .object({
@@ -87,46 +74,15 @@ export const gatewayConfigSchema = z
     HSTS_MAX_AGE_SECONDS: env.nonNegativeInt(0),
     // Processes serving the public port (node:cluster); see docs/PERFORMANCE.md before raising it.
     GATEWAY_WORKERS: env.positiveInt(1),
-    // Hosted card fields (docs/browser.md). FIELDS_PORT serves the card-fields iframe and tessera.js
-    // on a listener of their own; FIELDS_ORIGIN is the public origin browsers reach it at (its own
-    // host in production, never the API's or the dashboard's) and the only origin the browser
-    // tokenization route answers CORS for. API_ORIGIN is the API's public origin, the one place the
-    // fields may send card data (their connect-src). Outside production both default to loopback.
     // Hosted payment page (form sessions, docs/browser.md): how long a session's page can be used.
     FORM_SESSION_TTL_SECONDS: env.positiveInt(1800),
     // tessera.cvcField: how long a CVC session (the single-use grant a secret key opens for one
     // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page,
     // so at most an hour: a grant to attach a CVV must not outlive the checkout it was opened for.
     CVC_SESSION_TTL_SECONDS: z.coerce.number().int().positive().max(3600, 'must be at most 3600 (an hour)').default(600),
-    FIELDS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
-    FIELDS_BIND: z.string().min(1).default('127.0.0.1'),
+    // The fields service's public origin (services/fields): where a form session's hosted page is
+    // (`${FIELDS_ORIGIN}/pay/{id}`). Unset: no form sessions (POST /v1/form-sessions is not served).
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
-    API_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
-    // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
-    // tokenizes once or twice per checkout (a typo, a second card); a publishable key's threshold is
-    // the whole site's checkouts per minute, past which every card costs the browser a proof of
-    // work (never a refusal: that would let anyone lock the merchant's shoppers out).
-    BROWSER_TOKENS_PER_KEY_PER_MINUTE: env.nonNegativeInt(600),
-    // The proof of work's maxnumber (expected SHA-256 hashes: half of it) at the threshold, and its
-    // ceiling. A browser's Web Crypto does about 50 hashes/ms (measured in headless Chromium on a
-    // busy 2-core host), so about 0.1 s at the base and 5 s at the ceiling; a card tester's native
-    // code some 5 times faster per core. It grows with the key's volume and doubles per refusal of
-    // the asking address in the hour.
-    BROWSER_CHALLENGE_BASE_NUMBER: env.positiveInt(10_000),
-    BROWSER_CHALLENGE_MAX_NUMBER: env.positiveInt(500_000),
-    // A challenge is solved and spent within this, so work cannot be stockpiled at quiet times.
-    BROWSER_CHALLENGE_TTL_SECONDS: env.positiveInt(120),
-    // Once a key reaches its threshold it stays under attack (challenges on, dashboard banner) this long.
-    BROWSER_ATTACK_COOLDOWN_SECONDS: env.positiveInt(300),
-    // A token made while its key is under attack lives this long unless retained (instead of the
-    // vault's BROWSER_TOKEN_TTL_SECONDS, when that is longer), so an attack's cards do not pile up.
-    BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: env.positiveInt(300),
-    // Signs the challenges; unset: derived from API_KEY_PEPPER. Every replica must share it.
-    BROWSER_CHALLENGE_HMAC_KEY: unsetIfEmpty(z.string().min(32, 'must be at least 32 characters').optional()),
-    BROWSER_TOKENS_PER_IP_PER_MINUTE: env.nonNegativeInt(10),
-    // Distinct card numbers per shopper IP (IPv6: per /64) per hour: a household or an office NAT
-    // uses a few; a card tester tries hundreds. Counted as keyed hashes, never card numbers.
-    BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: env.nonNegativeInt(8),
     // Entries kept in the detokenization audit stream (Redis trims approximately, MAXLEN ~).
     DETOKENIZATION_AUDIT_MAX_ENTRIES: env.positiveInt(100_000),
     // The request log (docs/operations.md#request-log): per merchant, whichever limit comes first.
@@ -155,37 +111,10 @@ export const gatewayConfigSchema = z
       ctx,
     );
     checkRedisUrlEnv(cfg, ctx, 'the gateway keeps API keys, counters and idempotency records in Redis only');
-    if (cfg.FIELDS_PORT !== undefined && cfg.FIELDS_PORT !== 0 && cfg.FIELDS_PORT === cfg.PORT) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['FIELDS_PORT'],
-        message: 'must differ from PORT (the card fields get an origin of their own)',
-      });
-    }
-    if (cfg.FIELDS_ORIGIN !== undefined && cfg.API_ORIGIN !== undefined && cfg.FIELDS_ORIGIN === cfg.API_ORIGIN) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['FIELDS_ORIGIN'],
-        message: 'must differ from API_ORIGIN (the card fields get an origin of their own)',
-      });
-    }
-    if (cfg.BROWSER_CHALLENGE_BASE_NUMBER > cfg.BROWSER_CHALLENGE_MAX_NUMBER) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['BROWSER_CHALLENGE_BASE_NUMBER'],
-        message: 'must not exceed BROWSER_CHALLENGE_MAX_NUMBER (the ceiling of every challenge)',
-      });
-    }
     checkApiKeyPepperEnv(cfg, ctx);
     if (cfg.NODE_ENV !== 'production') return;
-    if (cfg.FIELDS_PORT !== undefined) {
-      // Browsers must reach the fields and the API over https, at names the operator chose.
-      for (const name of ['FIELDS_ORIGIN', 'API_ORIGIN'] as const) {
-        const origin = cfg[name];
-        if (origin === undefined)
-          ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production when FIELDS_PORT is set' });
-        else if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: [name], message: 'must be https in production' });
-      }
+    if (cfg.FIELDS_ORIGIN !== undefined && !cfg.FIELDS_ORIGIN.startsWith('https://')) {
+      ctx.addIssue({ code: 'custom', path: ['FIELDS_ORIGIN'], message: 'must be https in production' });
     }
     if (cfg.TESSERA_DEV_API_KEY !== undefined) {
       ctx.addIssue({
@@ -199,31 +128,6 @@ export const gatewayConfigSchema = z
   .transform((cfg) => ({ ...cfg, REDIS_URL: cfg.REDIS_URL as string }));
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
-
-export interface BrowserOrigins {
-  /** Where the card fields and tessera.js are served (FIELDS_ORIGIN). */
-  fields: string;
-  /** Where the fields send the card (API_ORIGIN): their only connect-src. */
-  api: string;
-}
-
-/**
- * The public origins of the browser integration, or undefined when it is off (neither FIELDS_PORT
- * nor FIELDS_ORIGIN set). Outside production they default to the loopback listeners, so
- * `npm start` works without naming them; production requires both (see the schema).
- */
-export function browserOriginsOf(
-  config: Pick<GatewayConfig, 'FIELDS_PORT' | 'FIELDS_ORIGIN' | 'API_ORIGIN' | 'PORT'>,
-  listening?: { fieldsPort?: number; apiPort?: number },
-): BrowserOrigins | undefined {
-  if (config.FIELDS_PORT === undefined && config.FIELDS_ORIGIN === undefined) return undefined;
-  const fieldsPort = listening?.fieldsPort ?? config.FIELDS_PORT;
-  const apiPort = listening?.apiPort ?? config.PORT;
-  return {
-    fields: config.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`,
-    api: config.API_ORIGIN ?? `http://127.0.0.1:${apiPort}`,
-  };
-}
 
 /** Throws ConfigError listing every bad variable; main and the CLI decide how to exit. */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv): GatewayConfig {

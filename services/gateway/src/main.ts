@@ -2,16 +2,14 @@ import cluster from 'node:cluster';
 import { runService } from '@tessera/common';
 import { registerDevKey } from './devKey';
 import { superviseWorkers } from './cluster';
-import { browserOriginsOf, gatewayConfigSchema, resolveApiKeyPepper } from './config';
+import { gatewayConfigSchema, resolveApiKeyPepper } from './config';
 import type { FormSessionDeps } from './app/formSessions';
 import { openRequestLog } from './app/requestLog';
 import { connectGatewayStores } from './store/gatewayRedis';
 import { requestLogRetention } from './store/gatewayStores';
-import { cardTestingLimiter } from '@tessera/edge';
 import { drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
 import { setUpApi } from './apiSetup';
-import { setUpFields } from './fieldsSetup';
 
 void runService({
   name: 'gateway',
@@ -48,28 +46,18 @@ void runService({
       logger,
       metrics,
     );
-    // Card testing (browser tokenization); the dashboard shows which keys it holds under attack.
-    const browserLimiter = cardTestingLimiter({ config, stores, pepper, logger, metrics });
     const peppers = { pepper, previousPeppers };
-    // The hosted payment page: sessions opened on the API, used on the fields origin (both need the origins).
-    const browserOrigins = browserOriginsOf(config);
-    const formSessions: FormSessionDeps | undefined = browserOrigins && {
-      sessions: stores.formSessions,
-      merchantSettings: stores.merchantSettings,
-      vault: upstreams.vault,
-      pepper,
-      fieldsOrigin: browserOrigins.fields,
-      ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
-      now: () => new Date(),
-    };
-    const fields = setUpFields({
-      config,
-      logger,
-      keyStore,
-      ...peppers,
-      ...(formSessions ? { formSessions } : {}),
-      cardTesting: browserLimiter,
-    });
+    // The hosted payment page: sessions opened here, used on the fields service (FIELDS_ORIGIN).
+    const formSessions: FormSessionDeps | undefined =
+      config.FIELDS_ORIGIN === undefined
+        ? undefined
+        : {
+            sessions: stores.formSessions,
+            merchantSettings: stores.merchantSettings,
+            fieldsOrigin: config.FIELDS_ORIGIN,
+            ttlSeconds: config.FORM_SESSION_TTL_SECONDS,
+            now: () => new Date(),
+          };
     const api = setUpApi({
       config,
       logger,
@@ -77,17 +65,14 @@ void runService({
       stores,
       upstreams,
       ...peppers,
-      ...(fields.origins ? { browser: { fieldsOrigin: fields.origins.fields, limiter: browserLimiter } } : {}),
       ...(formSessions ? { formSessions } : {}),
       ...(requestLog ? { requestLog } : {}),
       // Until the quick-start key is registered, requests with it fail: not ready.
       readyChecks: { redisLayout: layoutReady, ...(devKey ? { devApiKey: () => devKey.registered } : {}) },
     });
     const url = await api.listen();
-    await fields.listen();
     return {
-      // The card fields drain too: a card submission in flight still needs the vault.
-      listeners: [api.listener, fields.listener],
+      listeners: [api.listener],
       // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
       clients: [
         { name: 'dev key registration', close: () => devKey?.stop() },

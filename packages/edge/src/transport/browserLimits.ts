@@ -394,7 +394,7 @@ export class BrowserTokenLimiter {
 }
 
 /**
- * The card-testing limiter a gateway runs: its windows beside the API's rate limits, its
+ * The card-testing limiter the fields service runs: its windows beside the API's rate limits, its
  * fingerprints and challenges keyed from the pepper (unless BROWSER_CHALLENGE_HMAC_KEY is set),
  * its refusals and attack requests counted in `metrics`.
  */

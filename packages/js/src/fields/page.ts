@@ -19,7 +19,7 @@ import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 import { digitsOf, ERROR_MESSAGES } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
-/** Where the card's proof-of-work solution goes (the gateway's CHALLENGE_SOLUTION_HEADER). */
+/** Where the card's proof-of-work solution goes (CHALLENGE_SOLUTION_HEADER of @tessera/edge, read by the fields service). */
 const CHALLENGE_HEADER = 'x-tessera-challenge';
 
 function hashParams(): URLSearchParams {
@@ -49,7 +49,6 @@ interface ApiAnswer {
 
 function start(): void {
   const form = byId<HTMLFormElement>('card-form');
-  const apiOrigin = form.dataset.apiOrigin ?? '';
   const key = new URLSearchParams(location.search).get('key') ?? '';
   const nonce = hashParams().get('nonce');
   const parentOrigin = parentOriginOf();
@@ -94,11 +93,14 @@ function start(): void {
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
   form.addEventListener('submit', (event) => event.preventDefault());
 
-  /** A call to the API of the fields origin's gateway with the publishable key (a GET without `body`): status and JSON body. */
+  /**
+   * A call to a browser route of this same origin (the fields service) with the publishable key (a
+   * GET without `body`): status and JSON body. Same-origin only: the card never leaves this origin.
+   */
   async function callApi(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
-    const response = await fetch(`${apiOrigin}${path}`, {
+    const response = await fetch(path, {
       method: body === undefined ? 'GET' : 'POST',
-      mode: 'cors',
+      mode: 'same-origin',
       credentials: 'omit',
       cache: 'no-store',
       referrerPolicy: 'no-referrer',

@@ -1,13 +1,4 @@
-import type {
-  AttachCvvRequest,
-  DryRunReport,
-  ForwardCall,
-  ForwardResponse__Output,
-  TokenizeRequest,
-  TokenRecord__Output,
-  TokenRef,
-  UpdateTokenRequest,
-} from '@tessera/protos';
+import type { DryRunReport, ForwardCall, ForwardResponse__Output, TokenizeRequest, VaultCalls } from '@tessera/protos';
 
 /**
  * The vault and the proxy as the gateway's use cases see them. The gRPC adapters that implement
@@ -31,22 +22,12 @@ export interface ReadyResult {
 export type TokenizeInput = TokenizeRequest;
 
 /**
- * What the gateway needs from the vault. Failures reject with a TesseraError (a peer's own error,
- * or 503 when it is down, hung or too slow: see callError), so use cases never see raw gRPC errors.
+ * What the gateway needs from the vault: every token operation a secret key may ask for, as the
+ * shared gRPC calls make them (@tessera/protos vaultCalls, which documents each). Failures reject
+ * with a TesseraError (a peer's own error, or 503 when it is down, hung or too slow: see callError),
+ * so use cases never see raw gRPC errors.
  */
-export interface VaultApi {
-  tokenize(request: TokenizeInput, ctx: CallContext): Promise<TokenRecord__Output>;
-  getToken(ref: TokenRef, ctx: CallContext): Promise<TokenRecord__Output>;
-  /** A provisional token becomes an ordinary one; idempotent. */
-  retainToken(ref: TokenRef, ctx: CallContext): Promise<TokenRecord__Output>;
-  deleteToken(ref: TokenRef, ctx: CallContext): Promise<void>;
-  /** A stored card's new expiry and/or holder name (0 / '' keep the stored value). */
-  updateToken(request: UpdateTokenRequest, ctx: CallContext): Promise<TokenRecord__Output>;
-  /** A freshly collected CVV for an existing token, consumed by its first render. */
-  attachCvv(request: AttachCvvRequest, ctx: CallContext): Promise<TokenRecord__Output>;
-  ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
-  close(): void;
-}
+export type VaultApi = VaultCalls;
 
 export interface ProxyApi {
   forward(request: ForwardCall, ctx: CallContext): Promise<ForwardResponse__Output>;

@@ -1,59 +1,18 @@
-import { TesseraError } from '@tessera/common';
-import type { TokenizeRequest } from '@tessera/protos';
-import { aTokenRecord } from '../testing/fixtures';
-import { createBrowserToken, createToken, readToken } from './tokens';
+import { aCardBody as card, aTokenRecord, recordingTokenize } from '../testing/fixtures';
+import { createToken, readToken } from './tokens';
 
 const OWNER = { merchantId: 'shop', mode: 'test' as const };
 const CTX = { requestId: 'req_1' };
-const VISA = '4242424242424242';
-const card = (overrides: Record<string, unknown> = {}) => ({ number: VISA, expiryMonth: 12, expiryYear: 2040, cvv: '123', ...overrides });
 
 /** The vault's Tokenize, recorded. */
 function recordingVault() {
-  const tokenized: TokenizeRequest[] = [];
-  return {
-    tokenized,
-    vault: {
-      tokenize: async (request: TokenizeRequest) => {
-        tokenized.push(request);
-        return aTokenRecord();
-      },
-      getToken: async () => aTokenRecord(),
-    },
-  };
+  const { tokenized, tokenize } = recordingTokenize();
+  return { tokenized, vault: { tokenize, getToken: async () => aTokenRecord() } };
 }
 
 describe('token use cases', () => {
-  it('tokenizes a browser card as provisional, with the shorter life it was given, after its card-testing check', async () => {
+  it('passes dedupe of a merchant server to the vault, on an ordinary token', async () => {
     const { vault, tokenized } = recordingVault();
-    const admitted: string[] = [];
-    await createBrowserToken(vault, OWNER, card(), { admitCard: async (n) => void admitted.push(n), provisionalTtlSeconds: 60 }, CTX);
-    expect(admitted).toEqual([VISA]);
-    expect(tokenized).toEqual([
-      expect.objectContaining({ merchantId: 'shop', mode: 'test', provisional: true, provisionalTtlSeconds: 60 }),
-    ]);
-  });
-
-  it('sends nothing to the vault when the card-testing check refuses the card', async () => {
-    const { vault, tokenized } = recordingVault();
-    const refusal = new TesseraError('rate_limited', { retryAfterSeconds: 30 });
-    await expect(createBrowserToken(vault, OWNER, card(), { admitCard: () => Promise.reject(refusal) }, CTX)).rejects.toBe(refusal);
-    expect(tokenized).toEqual([]);
-  });
-
-  it('never runs the card-testing check on a card the rules refuse', async () => {
-    const { vault, tokenized } = recordingVault();
-    const admitted: string[] = [];
-    await expect(
-      createBrowserToken(vault, OWNER, card({ number: '4242424242424241' }), { admitCard: async (n) => void admitted.push(n) }, CTX),
-    ).rejects.toMatchObject({ status: 400 });
-    expect(admitted).toEqual([]);
-    expect(tokenized).toEqual([]);
-  });
-
-  it('refuses dedupe from a browser, which only a merchant server may ask for', async () => {
-    const { vault, tokenized } = recordingVault();
-    await expect(createBrowserToken(vault, OWNER, { ...card(), dedupe: true }, {}, CTX)).rejects.toMatchObject({ status: 400 });
     await createToken(vault, OWNER, { ...card(), dedupe: true }, CTX);
     expect(tokenized).toEqual([expect.objectContaining({ provisional: false, dedupe: true })]);
   });

@@ -1,16 +1,15 @@
-import { TesseraError, validateCard, validateExpiry, type ValidCard } from '@tessera/common';
+import { TesseraError, validateCard, validateExpiry } from '@tessera/common';
 import type { TokenRef } from '@tessera/protos';
 import type { TokenRecord__Output } from '@tessera/protos';
 import type { ApiKeyRecord } from '@tessera/merchant-data';
-import { parseCardInput, parseCvcInput, parseRetainRequest, parseTokenCreate, parseTokenUpdate } from '../domain/requestSchemas';
-import { tokenizeRequestFor } from '../domain/tokenizeRequest';
+import { tokenizeRequestFor } from '@tessera/edge';
+import { parseCvcInput, parseRetainRequest, parseTokenCreate, parseTokenUpdate } from '../domain/requestSchemas';
 import type { CallContext, VaultApi } from './ports';
 
 /**
  * What a merchant can do with a token (POST/GET/PATCH/DELETE /v1/token…, retain, a re-collected
- * CVC) and the one way a card becomes a token, whichever entry point it came through: a merchant's
- * server, the card fields, the hosted payment page. Transport parses the request, calls one of
- * these and answers with what its caller may see.
+ * CVC). A shopper's browser makes its (provisional) tokens on the fields service instead. Transport
+ * parses the request, calls one of these and answers with what its caller may see.
  */
 export type TokenVault = Pick<VaultApi, 'tokenize' | 'getToken' | 'updateToken' | 'attachCvv' | 'retainToken' | 'deleteToken'>;
 
@@ -30,35 +29,6 @@ export function checkedTokenParam(token: unknown): string {
   return token;
 }
 
-/**
- * The card-testing check of a card that reaches a browser entry point (the distinct-cards limit
- * per shopper, docs/browser.md): called with a card the rules accepted, before it is tokenized;
- * throws the refusal. A card the rules refused never gets here, as it is not tokenized.
- */
-export type AdmitCard = (number: string) => Promise<void>;
-
-/** How a browser-made card is tokenized: its card-testing check, and a shorter life while its key is under attack. */
-export interface BrowserCardChecks {
-  admitCard?: AdmitCard;
-  provisionalTtlSeconds?: number;
-}
-
-/**
- * A card from a shopper's browser, made a provisional token (it expires unless the merchant's
- * server retains it), after the card-testing check. The card fields' route and the hosted page
- * both tokenize here.
- */
-export async function tokenizeBrowserCard(
-  vault: Pick<VaultApi, 'tokenize'>,
-  owner: TokenOwner,
-  card: ValidCard,
-  checks: BrowserCardChecks,
-  ctx: CallContext,
-): Promise<TokenRecord__Output> {
-  await checks.admitCard?.(card.number);
-  return vault.tokenize(tokenizeRequestFor(card, owner, true, checks.provisionalTtlSeconds), ctx);
-}
-
 /** POST /v1/token: a merchant's server with a secret key; the token is ordinary at once, or the existing one (dedupe). */
 export async function createToken(
   vault: Pick<VaultApi, 'tokenize'>,
@@ -69,21 +39,6 @@ export async function createToken(
   const { dedupe, ...input } = parseTokenCreate(body);
   const card = validateCard(input, owner.mode);
   return vault.tokenize({ ...tokenizeRequestFor(card, owner, false), ...(dedupe === true ? { dedupe } : {}) }, ctx);
-}
-
-/**
- * POST /v1/browser/tokens: the card fields with a publishable key. Same card rules as
- * POST /v1/token; `dedupe` is a merchant server's choice, which the browser's schema does not know.
- */
-export async function createBrowserToken(
-  vault: Pick<VaultApi, 'tokenize'>,
-  owner: TokenOwner,
-  body: Record<string, unknown>,
-  checks: BrowserCardChecks,
-  ctx: CallContext,
-): Promise<TokenRecord__Output> {
-  const card = validateCard(parseCardInput(body), owner.mode);
-  return tokenizeBrowserCard(vault, owner, card, checks, ctx);
 }
 
 export async function readToken(
@@ -145,7 +100,7 @@ export async function deleteToken(
 
 /**
  * POST /v1/token/{token}/cvc: a merchant's server (secret key) re-collected the CVV. The
- * browser's way is the CVC-only field under a CVC session (app/cvcSessions.ts).
+ * browser's way is the CVC-only field under a CVC session (the fields service).
  */
 export async function attachCvc(
   vault: Pick<VaultApi, 'attachCvv'>,

@@ -10,7 +10,8 @@ import {
   originMatchesPatterns,
   refusedRestrictions,
 } from '@tessera/merchant-data';
-import { corsAllowedOrigin } from './browserFields';
+// The fields service's own check of its callers compares origins the same, exact way.
+import { isFromFieldsPage } from '../../../fields/src/domain/browserFields';
 
 /** The restrictions of a test publishable key allowing `allowedOrigins`. */
 function aPublishableKey(allowedOrigins: string[]) {
@@ -256,7 +257,7 @@ describe('origins are compared only in their canonical spelling', () => {
     expect(authorizePublishableKey(publishable, origin)).toBeUndefined();
     expect(checkKeyRestrictions(publishable, request(origin))).toBeUndefined();
     expect(checkKeyRestrictions(secret, request(origin))).toBeUndefined();
-    expect(corsAllowedOrigin(origin, origin)).toBe(origin);
+    expect(isFromFieldsPage({ origin, secFetchSite: undefined }, origin)).toBe(true);
   });
 
   it.each([
@@ -282,7 +283,7 @@ describe('origins are compared only in their canonical spelling', () => {
     expect(authorizePublishableKey(publishable, origin)).toBe('origin_not_allowed');
     expect(checkKeyRestrictions(publishable, request(origin))).toBe('origin_not_allowed');
     expect(checkKeyRestrictions(secret, request(origin))).toBe('origin_not_allowed');
-    expect(corsAllowedOrigin(origin, 'http://shop.test')).toBeUndefined();
+    expect(isFromFieldsPage({ origin, secFetchSite: undefined }, 'http://shop.test')).toBe(false);
     expect(canonicalOriginPattern(origin).ok).toBe(false);
   });
 });

@@ -7,26 +7,8 @@ import { RedisIdempotencyStore } from '../store/idempotencyStore';
 // Shared with the merchant-data package's tests.
 export { aKeyRecord, aRequest, TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
 export { captureLogger } from '../../../../packages/edge/src/testing/logger';
-
-/** A token record as the vault answers it. */
-export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): TokenRecord__Output {
-  return {
-    token: 'tok.AAAABBBBCCCCDDDDEEEEFF',
-    last4: '4242',
-    brand: 'visa',
-    expiryMonth: 12,
-    expiryYear: 2035,
-    createdAt: '2030-01-01T00:00:00.000Z',
-    expiresAt: '2036-01-01T00:00:00.000Z',
-    cvvAvailable: false,
-    holderNameAvailable: false,
-    provisional: false,
-    bin: '424242',
-    fingerprint: 'fp_unit_test_00000000',
-    deduplicated: false,
-    ...overrides,
-  };
-}
+export { aCardBody, aTokenRecord, recordingTokenize } from '../../../../packages/edge/src/testing/tokenRecords';
+import { aTokenRecord } from '../../../../packages/edge/src/testing/tokenRecords';
 
 /** Upstreams for tests that only read a token: the vault answers GET /v1/token with `record`, both are ready. */
 export function tokenReadingUpstreams(record: TokenRecord__Output = aTokenRecord()): { vault: VaultApi; proxy: ProxyApi } {

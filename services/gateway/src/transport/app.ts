@@ -16,17 +16,6 @@ import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } 
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
 import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
-import {
-  BROWSER_CHALLENGE_PATH,
-  BROWSER_CVC_PATH,
-  BROWSER_TOKENS_PATH,
-  browserAuth,
-  type BrowserAuthDeps,
-  browserCardGate,
-  browserChallenge,
-  browserCors,
-} from './browserTokens';
-import type { BrowserTokenLimiter } from '@tessera/edge';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
 import { cvcSessionRoutes } from './cvcSessions';
@@ -70,19 +59,12 @@ export interface GatewayDeps {
   merchantSettings?: MerchantSettingsStore;
   /** Further /readyz checks by name, read at each probe (e.g. the development API key is registered). */
   readyChecks?: Record<string, () => boolean>;
-  /** The hosted card fields' origin (FIELDS_ORIGIN); absent: no browser tokenization route. */
-  browser?: {
-    fieldsOrigin: string;
-    limiter?: BrowserTokenLimiter;
-    /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
-    provisionalTtlUnderAttackSeconds?: number;
-  };
   /**
-   * CVC sessions, the grants tessera.cvcField needs (with the browser integration); absent: no
-   * /v1/token/{token}/cvc-sessions and no browser CVC route.
+   * CVC sessions, the grants tessera.cvcField needs on the fields service; absent: no
+   * /v1/token/{token}/cvc-sessions.
    */
   cvcSessions?: Omit<CvcSessionDeps, 'vault'>;
-  /** The hosted payment page's sessions (needs the browser integration); absent: no /v1/form-sessions. */
+  /** The hosted payment page's sessions (needs FIELDS_ORIGIN); absent: no /v1/form-sessions. */
   formSessions?: FormSessionDeps;
 }
 
@@ -169,8 +151,7 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = createAuthMiddleware(authDeps);
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const browserLimiter = deps.browser?.limiter;
-  const tokens = tokenRoutes(vault, browserLimiter ? browserCardGate(browserLimiter) : undefined);
+  const tokens = tokenRoutes(vault);
   const proxying = proxyRoutes({ proxy, logger, detokenizations: deps.detokenizations, merchantSettings: deps.merchantSettings });
   // The PSP host allowlist is read in the key lookup's round trip (see AuthDeps.merchantSettings).
   const proxyAuth = createAuthMiddleware({ ...authDeps, merchantSettings: proxying.takeMerchantSettings });
@@ -195,46 +176,10 @@ export function createApp(deps: GatewayDeps): Express {
   app.post('/v1/token/:token/retain', auth, ...optionalBody, tokens.retain);
   app.post('/v1/proxy', proxyTimingHeaders, proxyAuth, ...body, idempotentPspCall, proxying.forward);
   app.post('/v1/proxy/dry-run', proxyTimingHeaders, proxyAuth, ...body, proxying.dryRun);
-  if (deps.browser) {
-    const cors = browserCors(deps.browser.fieldsOrigin);
-    const publishableAuthDeps: BrowserAuthDeps = {
-      keyStore,
-      pepper: deps.pepper,
-      previousPeppers: deps.previousPeppers ?? [],
-      fieldsOrigin: deps.browser.fieldsOrigin,
-      trustedProxies: parseCidrList(deps.config.TRUSTED_PROXIES),
-      logger,
-      now,
-      ...(deps.rateLimiter ? { rateLimiter: deps.rateLimiter } : {}),
-      ...(browserLimiter ? { browserLimiter } : {}),
-      ...(deps.browser.provisionalTtlUnderAttackSeconds !== undefined
-        ? { provisionalTtlUnderAttackSeconds: deps.browser.provisionalTtlUnderAttackSeconds }
-        : {}),
-    };
-    const publishableAuth = browserAuth(publishableAuthDeps);
-    app.options(BROWSER_TOKENS_PATH, cors);
-    // POST /v1/token's path (same schema, same vault call, same test/live card rules), but the
-    // token is provisional until the merchant's server retains it, and the answer is the
-    // browser's own: nothing derived from the number beyond brand and last 4 (docs/browser.md).
-    app.post(BROWSER_TOKENS_PATH, cors, publishableAuth, ...body, tokens.createInBrowser);
-    if (deps.cvcSessions) {
-      const cvc = cvcSessionRoutes({ ...deps.cvcSessions, vault });
-      // A secret key opens the grant; the CVC-only field uses it (app/cvcSessions.ts).
-      app.post('/v1/token/:token/cvc-sessions', auth, ...optionalBody, cvc.open);
-      app.options(BROWSER_CVC_PATH, cors);
-      // The CVC-only field: under the same publishable-key, origin and card-testing rules, and a CVC session.
-      app.post(BROWSER_CVC_PATH, cors, publishableAuth, ...body, cvc.attachInBrowser);
-    }
-    if (browserLimiter) {
-      // The proof of work the two routes above demand while the key is under card-testing pressure.
-      app.options(BROWSER_CHALLENGE_PATH, cors);
-      app.get(
-        BROWSER_CHALLENGE_PATH,
-        cors,
-        browserAuth({ ...publishableAuthDeps, countsAsAttempt: false }),
-        browserChallenge(browserLimiter),
-      );
-    }
+  if (deps.cvcSessions) {
+    const cvc = cvcSessionRoutes({ ...deps.cvcSessions, vault });
+    // A secret key opens the grant; the CVC-only field uses it on the fields service.
+    app.post('/v1/token/:token/cvc-sessions', auth, ...optionalBody, cvc.open);
   }
 
   if (deps.formSessions) {

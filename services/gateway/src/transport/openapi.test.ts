@@ -5,7 +5,6 @@ import { anIdempotency, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp } from '../../../../packages/edge/src/testing/http';
 import { documentRoutes, routerRoutes, validateOpenApi as validate } from '../../../../packages/edge/src/testing/openapi';
-import type { BrowserTokenLimiter } from '@tessera/edge';
 import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { FormSessionDeps } from '../app/formSessions';
@@ -25,7 +24,6 @@ function app(): Express {
     // Never called: these tests only look at the routing table and the document.
     vault: {} as VaultApi,
     proxy: {} as ProxyApi,
-    browser: { fieldsOrigin: 'http://127.0.0.1:8082', limiter: {} as BrowserTokenLimiter },
     formSessions: {} as FormSessionDeps,
     cvcSessions: {} as CvcSessionDeps,
   });
@@ -53,7 +51,7 @@ describe('OpenAPI document', () => {
 
   it('takes the request body schemas from the zod validators', () => {
     const doc = buildOpenApiDocument() as { components: { schemas: Record<string, any> } };
-    const card = doc.components.schemas.CardInput;
+    const card = doc.components.schemas.TokenCreate; // the card's own schema (CardInput, shared with the fields service) plus dedupe
     expect(card.required).toEqual(['number', 'expiryMonth', 'expiryYear']);
     expect(card.additionalProperties).toBe(false);
     expect(card.properties.holderName).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });

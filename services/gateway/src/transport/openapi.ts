@@ -2,8 +2,6 @@ import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '@tessera/common';
 import { errorEnvelopeSchema } from '@tessera/edge';
 import {
-  browserCvcInputSchema,
-  cardInputSchema,
   cvcInputSchema,
   cvcSessionCreateSchema,
   PROXY_METHODS,
@@ -12,7 +10,7 @@ import {
   tokenCreateSchema,
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
-import { browserCvcSchema, browserTokenSchema, cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
+import { cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
 import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
 
 /**
@@ -94,42 +92,8 @@ function errorResponses(
 const AUTH_ERRORS = [401, 403, 429, 500, 503, 504];
 const BODY_ERRORS = [400, 413, 415];
 
-/** The browser routes' CORS preflight. */
-const browserPreflight = (operationId: string): JsonObject => ({
-  operationId,
-  summary: 'CORS preflight: allowed for the fields origin only',
-  security: [],
-  responses: { '204': { description: 'Access-Control-Allow-* headers when Origin is the fields origin; none otherwise.' } },
-});
-
 const CVV_RECOLLECTED_DOC =
   "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.";
-/** The card's proof of work (docs/browser.md, "The challenge"), on both browser routes. */
-const challengeSolutionHeader: JsonObject = {
-  name: 'x-tessera-challenge',
-  in: 'header',
-  required: false,
-  description:
-    'While the key is under card-testing pressure: the solution of a challenge from GET /v1/browser/challenge, as base64 of ' +
-    'the ALTCHA payload {"algorithm","challenge","number","salt","signature"}. Without a valid, unspent one: 429 challenge_required.',
-  schema: { type: 'string' },
-};
-
-/** A challenge as GET /v1/browser/challenge (and the hosted page's GET /pay/{id}/challenge) answer it: ALTCHA v1, plus `required`. */
-const proofOfWorkChallenge: JsonObject = {
-  type: 'object',
-  required: ['algorithm', 'challenge', 'maxnumber', 'salt', 'signature', 'required'],
-  properties: {
-    algorithm: { type: 'string', enum: ['SHA-256'] },
-    challenge: { type: 'string', description: 'Hex SHA-256 of salt + the secret number.' },
-    maxnumber: { type: 'integer', description: 'The number is at most this: expected work is half as many hashes.' },
-    salt: { type: 'string', description: 'Random, with the key id, a tag of the client network and the expiry as parameters.' },
-    signature: { type: 'string', description: 'HMAC-SHA256 of the challenge under the gateway’s challenge key.' },
-    required: { type: 'boolean', description: 'Whether the key is under pressure now: a card without the solution would be refused.' },
-  },
-  additionalProperties: false,
-};
-
 const timingHeaders = {
   'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
   'x-tessera-total-ms': { description: 'Milliseconds the gateway spent on the request, PSP included.', schema: { type: 'string' } },
@@ -151,7 +115,6 @@ export function buildOpenApiDocument(): JsonObject {
     expiryYear: 'Four digits; not expired; at most 20 years ahead.',
     cvv: '3 digits (4 for amex); an integer is left-padded with zeros. Kept only for CVV_TTL_SECONDS.',
   };
-  const cardInput = withPropertyDocs(jsonSchema(cardInputSchema, 'input'), cardFieldDocs);
   const tokenCreate = withPropertyDocs(jsonSchema(tokenCreateSchema, 'input'), {
     ...cardFieldDocs,
     dedupe:
@@ -163,11 +126,6 @@ export function buildOpenApiDocument(): JsonObject {
     holderName: 'The new card holder name.',
   });
   const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), { cvv: CVV_RECOLLECTED_DOC });
-  const browserCvcInput = withPropertyDocs(jsonSchema(browserCvcInputSchema, 'input'), {
-    cvv: CVV_RECOLLECTED_DOC,
-    cvcSession:
-      'The `secret` of a CVC session your server opened for this token (POST /v1/token/{token}/cvc-sessions). Without it: 403 cvc_session_required. Single use.',
-  });
   const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 
   return {
@@ -177,7 +135,7 @@ export function buildOpenApiDocument(): JsonObject {
       version: '1.0.0',
       description:
         'Card tokenization vault and payment proxy. Every /v1 route except this document needs the x-api-key header ' +
-        'with a secret key (tsk_…); a publishable key (tpk_…, for browser card collection) gets 403 publishable_key_forbidden. ' +
+        'with a secret key (tsk_…); a publishable key (tpk_…, for browser card collection on the fields service, docs/browser.md) gets 403 publishable_key_forbidden. ' +
         'Errors made by Tessera carry the header x-tessera-error; PSP responses passed through never do.',
     },
     servers: [{ url: '/', description: 'This gateway (paths include the /v1 version segment).' }],
@@ -194,55 +152,6 @@ export function buildOpenApiDocument(): JsonObject {
             ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
           },
         },
-      },
-      '/v1/browser/tokens': {
-        post: {
-          operationId: 'createBrowserToken',
-          summary: "Tokenize a card typed into Tessera's hosted card fields",
-          description:
-            'Called by the card-fields iframe (tessera.js), not by merchant code: a publishable key (tpk_…) in x-api-key, ' +
-            "Origin = FIELDS_ORIGIN, and x-tessera-parent-origin = the merchant page, one of the key's allowed origins " +
-            '(else 401 origin_not_allowed). Same body and card rules as POST /v1/token; the answer holds only what the shopper ' +
-            'typed and sees (token, brand, last4, expiry): no bin, fingerprint or other value derived from the number. The token ' +
-            'is provisional. CORS: the fields origin only. ' +
-            'Card-testing limits (per shopper IP, distinct cards per IP per hour) answer 429 rate_limited with Retry-After; past ' +
-            'the key’s threshold each card needs a solved challenge (x-tessera-challenge), else 429 challenge_required. ' +
-            'See docs/browser.md.',
-          parameters: [
-            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
-            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
-            challengeSolutionHeader,
-          ],
-          security: [{ publishableKey: [] }],
-          requestBody: { required: true, content: json(ref('CardInput')) },
-          responses: {
-            '201': { description: 'The token and what the shopper sees of the card.', content: json(ref('BrowserToken')) },
-            // No 403: this is the one route a publishable key is for.
-            ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS.filter((status) => status !== 403)]),
-          },
-        },
-        options: browserPreflight('preflightBrowserToken'),
-      },
-      '/v1/browser/challenge': {
-        get: {
-          operationId: 'getBrowserChallenge',
-          summary: 'A proof-of-work challenge for the next card of this publishable key from this address',
-          description:
-            'Called by the card-fields iframe after 429 challenge_required, under the authentication rules of POST /v1/browser/tokens. ' +
-            'The challenge is bound to the key and the client network, expires after BROWSER_CHALLENGE_TTL_SECONDS and its ' +
-            'solution is accepted once. Its maxnumber grows with the key’s volume and doubles per card-testing refusal of the ' +
-            'address. Asking stores nothing. See docs/browser.md.',
-          parameters: [
-            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
-            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
-          ],
-          security: [{ publishableKey: [] }],
-          responses: {
-            '200': { description: 'The challenge.', content: json(ref('ProofOfWorkChallenge')) },
-            ...errorResponses(AUTH_ERRORS.filter((status) => status !== 403)),
-          },
-        },
-        options: browserPreflight('preflightBrowserChallenge'),
       },
       '/v1/token/{token}': {
         get: {
@@ -308,35 +217,6 @@ export function buildOpenApiDocument(): JsonObject {
             ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS]),
           },
         },
-      },
-      '/v1/browser/tokens/{token}/cvc': {
-        post: {
-          operationId: 'recollectBrowserCvc',
-          summary: "Attach a CVC typed into tessera.js's CVC-only field to an existing token, under a CVC session",
-          description:
-            'Called by the CVC-field iframe (tessera.cvcField), not by merchant code, under the rules of POST /v1/browser/tokens ' +
-            '(publishable key, Origin = FIELDS_ORIGIN, x-tessera-parent-origin allowed by the key, card-testing limits, CORS for ' +
-            'the fields origin only) and a CVC session of this token (cvcSession): missing 403 cvc_session_required; unknown, ' +
-            'of another token, merchant or mode 404 cvc_session_not_found; 410 cvc_session_expired or cvc_session_used. The ' +
-            'session is used up by a successful attach (of two at once, one succeeds). The answer carries no card data.',
-          parameters: [
-            tokenParam,
-            { name: 'x-tessera-parent-origin', in: 'header', required: true, schema: { type: 'string' } },
-            { name: 'Origin', in: 'header', required: true, schema: { type: 'string' } },
-            challengeSolutionHeader,
-          ],
-          security: [{ publishableKey: [] }],
-          requestBody: { required: true, content: json(ref('BrowserCvcInput')) },
-          responses: {
-            '200': { description: 'The CVC is attached.', content: json(ref('BrowserCvcResult')) },
-            ...errorResponses([...BODY_ERRORS, 403, 404, 410, ...AUTH_ERRORS.filter((status) => status !== 403)], {
-              403: ['cvc_session_required'],
-              404: ['cvc_session_not_found', 'token_not_found'],
-              410: ['cvc_session_expired', 'cvc_session_used'],
-            }),
-          },
-        },
-        options: browserPreflight('preflightBrowserCvc'),
       },
       '/v1/token/{token}/retain': {
         post: {
@@ -450,32 +330,20 @@ export function buildOpenApiDocument(): JsonObject {
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        publishableKey: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'x-api-key',
-          description:
-            'A publishable key (tpk_…): POST /v1/browser/tokens and POST /v1/browser/tokens/{token}/cvc (with a CVC session) only.',
-        },
       },
       headers: {
         TesseraError: { description: 'The error code; present only on errors made by Tessera.', schema: { type: 'string' } },
       },
       schemas: {
-        CardInput: cardInput,
         TokenCreate: tokenCreate,
         TokenUpdate: tokenUpdate,
         CvcInput: cvcInput,
-        BrowserCvcInput: browserCvcInput,
         CvcSessionCreate: jsonSchema(cvcSessionCreateSchema, 'input'),
-        ProofOfWorkChallenge: proofOfWorkChallenge,
         ProxyRequest: proxyRequest,
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),
         FormSession: jsonSchema(formSessionSchema, 'output'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
-        BrowserToken: jsonSchema(browserTokenSchema, 'output'),
-        BrowserCvcResult: jsonSchema(browserCvcSchema, 'output'),
         CvcSession: jsonSchema(cvcSessionSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),
         Error: jsonSchema(errorEnvelopeSchema, 'output'),

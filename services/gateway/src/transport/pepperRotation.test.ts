@@ -6,7 +6,10 @@ import { startApp, type RunningApp } from '../../../../packages/edge/src/testing
 // The keys CLI is the admin service's; these tests check it counts what the gateway re-hashed.
 import { runKeysCli } from '../../../admin/src/cli/keys';
 import { createApp } from './app';
-import { BROWSER_TOKENS_PATH, frameKeyLookup } from './browserTokens';
+// The publishable key's routes are the fields service's: one pepper rule for both services.
+import { BROWSER_TOKENS_PATH, frameKeyLookup } from '../../../fields/src/transport/browserRoutes';
+import { loadCardFieldsAssets } from '../../../fields/src/transport/cardFieldsPage';
+import { createFieldsApp } from '../../../fields/src/transport/fieldsApp';
 
 const OLD = 'old-pepper-old-pepper-old-pepper-0001';
 const MIDDLE = 'mid-pepper-mid-pepper-mid-pepper-0003';
@@ -39,7 +42,24 @@ async function gateway(keyStore: ApiKeyStore, pepper: string, previousPeppers: s
       previousPeppers,
       idempotency: anIdempotency(redis),
       ...tokenReadingUpstreams(),
-      browser: { fieldsOrigin: FIELDS },
+    }),
+  );
+  running.push(app);
+  return app;
+}
+
+/** The fields service's app on the same key store: the browser routes, with no vault (no card reaches it). */
+async function fieldsService(keyStore: ApiKeyStore, pepper: string, previousPeppers: string[] = []): Promise<RunningApp> {
+  const logger = captureLogger().logger;
+  const app = await startApp(
+    createFieldsApp({
+      assets: loadCardFieldsAssets(),
+      logger,
+      lookupKey: frameKeyLookup({ keyStore, pepper, previousPeppers, logger, now: () => new Date() }),
+      browser: {
+        auth: { keyStore, pepper, previousPeppers, fieldsOrigin: FIELDS, now: () => new Date() },
+        vault: tokenReadingUpstreams().vault,
+      },
     }),
   );
   running.push(app);
@@ -111,33 +131,33 @@ describe.each(stores)('API-key pepper rotation (key store %s)', (_name, openStor
 
   /** Each kind of key, with the status its route answers once the key has passed. */
   const kinds = [
-    { kind: 'secret key', issue: keyUnder, use: statusWith, passed: 200 },
-    { kind: 'publishable key (browser route)', issue: publishableKeyUnder, use: browserStatusWith, passed: 400 },
+    { kind: 'secret key', issue: keyUnder, use: statusWith, serve: gateway, passed: 200 },
+    { kind: 'publishable key (browser route)', issue: publishableKeyUnder, use: browserStatusWith, serve: fieldsService, passed: 400 },
   ];
 
   it.each(kinds)(
     'keeps a $kind made under an old pepper working, moves it to the new one on use, so the old pepper can go',
-    async ({ issue, use, passed }) => {
+    async ({ issue, use, serve, passed }) => {
       const { apiKey, record } = issue(OLD);
       await store.create(record);
       // Rotating without listing the old pepper would lock every existing key out.
-      expect(await use(await gateway(store, NEW), apiKey)).toBe(401);
+      expect(await use(await serve(store, NEW), apiKey)).toBe(401);
 
       // Two rotations since the key was made: found under the oldest of the listed peppers.
-      expect(await use(await gateway(store, NEW, [MIDDLE, OLD]), apiKey)).toBe(passed);
+      expect(await use(await serve(store, NEW, [MIDDLE, OLD]), apiKey)).toBe(passed);
       await eventually(async () => (await store.findByDigest(hashApiKey(NEW, apiKey)))?.id === record.id);
       expect(await store.findByDigest(hashApiKey(OLD, apiKey))).toBeUndefined();
       expect(await store.get(record.id)).toMatchObject({ digest: hashApiKey(NEW, apiKey), pepperId: pepperIdOf(NEW) });
 
-      expect(await use(await gateway(store, NEW), apiKey)).toBe(passed);
+      expect(await use(await serve(store, NEW), apiKey)).toBe(passed);
     },
   );
 
-  it.each(kinds)('does not let an old pepper revive a revoked $kind, and leaves it where it is', async ({ issue, use }) => {
+  it.each(kinds)('does not let an old pepper revive a revoked $kind, and leaves it where it is', async ({ issue, use, serve }) => {
     const { apiKey, record } = issue(OLD);
     await store.create(record);
     await store.revoke(record.id, new Date());
-    expect(await use(await gateway(store, NEW, [OLD]), apiKey)).toBe(401);
+    expect(await use(await serve(store, NEW, [OLD]), apiKey)).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await store.get(record.id))?.digest).toBe(hashApiKey(OLD, apiKey));
   });
@@ -210,7 +230,7 @@ describe('npm run keys -- rehash-status', () => {
       };
       expect(await status()).toMatchObject({ byVersion: { v1: 1, v2: 0 }, publishableByVersion: { v1: 1, v2: 0 } });
 
-      expect(await browserStatusWith(await gateway(store, NEW, [OLD]), apiKey)).toBe(400);
+      expect(await browserStatusWith(await fieldsService(store, NEW, [OLD]), apiKey)).toBe(400);
       await eventually(async () => (await store.get(record.id))?.pepperId === pepperIdOf(NEW));
       expect(await status()).toMatchObject({ byVersion: { v1: 0, v2: 1 }, publishableByVersion: { v1: 0, v2: 1 } });
     } finally {

@@ -54,44 +54,6 @@ export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
   };
 }
 
-/**
- * What a browser may learn of a token (POST /v1/browser/tokens): what the shopper typed and sees
- * on the card anyway. Nothing else derived from the full number (bin, fingerprint, the holder name
- * flag, dedupe results): a publishable key is public, and with a fingerprint or BIN in its answers
- * anyone could test candidate numbers against a merchant's stored cards (docs/SECURITY.md, "Who sees
- * what"). Built from the record field by field, never by removing fields, so a field added to the
- * token record later stays out of the browser's answer until it is added here on purpose.
- */
-export const browserTokenSchema = z.strictObject({
-  token: tokenRecordSchema.shape.token,
-  brand: tokenRecordSchema.shape.brand,
-  last4: tokenRecordSchema.shape.last4,
-  expiryMonth: tokenRecordSchema.shape.expiryMonth,
-  expiryYear: tokenRecordSchema.shape.expiryYear,
-});
-
-export type BrowserTokenJson = z.output<typeof browserTokenSchema>;
-
-export function browserTokenJson(record: TokenRecord__Output): BrowserTokenJson {
-  return { token: record.token, brand: record.brand, last4: record.last4, expiryMonth: record.expiryMonth, expiryYear: record.expiryYear };
-}
-
-/**
- * POST /v1/browser/tokens/{token}/cvc: that the CVC is attached, and nothing about the card: the
- * page already knows the token, and the merchant's server, which opened the CVC session, has the
- * record.
- */
-export const browserCvcSchema = z.strictObject({
-  token: tokenRecordSchema.shape.token,
-  cvvAvailable: z.literal(true),
-});
-
-export type BrowserCvcJson = z.output<typeof browserCvcSchema>;
-
-export function browserCvcJson(record: Pick<TokenRecord__Output, 'token'>): BrowserCvcJson {
-  return { token: record.token, cvvAvailable: true };
-}
-
 /** POST /v1/token/{token}/cvc-sessions: the grant for tessera.cvcField, shown once. */
 export const cvcSessionSchema = z.strictObject({
   object: z.literal('cvc_session'),

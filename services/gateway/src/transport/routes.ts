@@ -6,18 +6,16 @@ import { dryRunProxyCall, forwardToPsp, pspHostsOf, readPspHosts, type ProxyCall
 import {
   attachCvc,
   checkedTokenParam,
-  createBrowserToken,
   createToken,
   deleteToken,
   readToken,
   retainToken,
   updateToken,
-  type AdmitCard,
   type TokenVault,
 } from '../app/tokens';
 import type { MerchantSettings } from '@tessera/merchant-data';
 import { sendJson } from '@tessera/edge';
-import { browserTokenJson, dryRunJson, tokenRecordJson } from './responseJson';
+import { dryRunJson, tokenRecordJson } from './responseJson';
 import { apiKeyOf, contextOf } from '@tessera/edge';
 import { beforeHead, markPspPassThrough } from '@tessera/edge';
 import { passedOnPspHeaderName } from '../domain/pspResponseHeaders';
@@ -31,32 +29,14 @@ const callOptions = (res: Response): { requestId: string } => ({ requestId: cont
 
 const bodyOf = (req: Request): Record<string, unknown> => req.body as Record<string, unknown>;
 
-/** The card-testing check (app/tokens.ts AdmitCard) bound to this request's shopper. */
-export type BrowserCardGate = (res: Response) => AdmitCard;
-
 /** The token use cases (app/tokens.ts); each route answers with what its caller may see. */
-export function tokenRoutes(vault: TokenVault, browserCardGate?: BrowserCardGate) {
+export function tokenRoutes(vault: TokenVault) {
   return {
     /** POST /v1/token: a merchant's server with a secret key. */
     async create(req: Request, res: Response): Promise<void> {
       const record = await createToken(vault, apiKeyOf(res), bodyOf(req), callOptions(res));
       // An existing token answered (dedupe) was not created: 200, like a read.
       sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
-    },
-
-    /**
-     * POST /v1/browser/tokens: Tessera's card fields with a publishable key. The token is
-     * provisional (it expires after BROWSER_TOKEN_TTL_SECONDS unless the merchant's server
-     * retains it), so a stolen publishable key fills nothing lasting; the answer is the browser's
-     * own, with nothing derived from the number beyond brand and last 4 (responseJson.ts).
-     */
-    async createInBrowser(req: Request, res: Response): Promise<void> {
-      const { provisionalTtlSeconds } = contextOf(res);
-      const checks = {
-        ...(browserCardGate ? { admitCard: browserCardGate(res) } : {}),
-        ...(provisionalTtlSeconds !== undefined ? { provisionalTtlSeconds } : {}),
-      };
-      sendJson(res, 201, browserTokenJson(await createBrowserToken(vault, apiKeyOf(res), bodyOf(req), checks, callOptions(res))));
     },
 
     async get(req: Request, res: Response): Promise<void> {

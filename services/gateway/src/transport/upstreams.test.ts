@@ -19,7 +19,8 @@ import {
   type VaultHandlers,
 } from '@tessera/protos';
 import { freePort } from '@tessera/test-support';
-import { MAX_TOKENIZE_BATCH, proxyApiFromClient, vaultApiFromClient } from './upstreams';
+import { MAX_TOKENIZE_BATCH } from '@tessera/protos';
+import { proxyApiFromClient, vaultApiFromClient } from './upstreams';
 
 const record = {
   token: 'tok.x',

@@ -7,74 +7,34 @@ import {
   type ForwardCall,
   dryRunResponseFromWire,
   forwardRequestToWire,
-  tokenizeRequestToWire,
-  tokenRefToWire,
-  updateTokenRequestToWire,
-  attachCvvRequestToWire,
   readinessOverChannel,
-  VAULT_SERVICE_NAME,
   PROXY_SERVICE_NAME,
   type WireDryRunResponse,
   type WireForwardRequest,
   type ForwardResponse__Output,
   type ProxyClient,
-  type TokenizeRequest,
-  type TokenRecord__Output,
-  type TokenizeBatchItem,
   type ForwardBatchResponse__Output,
-  type TokenizeBatchResponse,
   startedCallError,
   whenConnected,
   type VaultClient,
   clientChannelOptions,
   clientCredentials,
   createProxyClient,
-  createVaultClient,
+  connectVaultClient,
   readTlsMaterial,
+  vaultCalls,
   tlsChannelOptions,
 } from '@tessera/protos';
 import { grpcClientTuning, tlsFilesOf, TesseraError, type Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
 import type { ProxyApi, VaultApi } from '../app/ports';
 
-/** The most cards in one TokenizeBatch call. */
-export const MAX_TOKENIZE_BATCH = 64;
-
 /**
- * Tokenize requests that arrive together go to the vault as one TokenizeBatch call: one gRPC
- * call, one store write and one write acknowledgement per group instead of per card.
+ * The vault's calls (@tessera/protos vaultCalls) as the gateway's port: every token operation a
+ * secret key may ask for. The fields service has its own, narrower port over the same calls.
  */
-function batchedTokenize(client: VaultClient, timeoutMs: number): VaultApi['tokenize'] {
-  const tokenize = createBatcher<{ request: TokenizeRequest; requestId: string }, TokenRecord__Output>({
-    maxBatch: MAX_TOKENIZE_BATCH,
-    sendOne: ({ request, requestId }) => call(client, client.Tokenize, tokenizeRequestToWire(request), { timeoutMs, requestId }),
-    sendBatch: async (items, deliver) => {
-      const { results } = await call<{ items: TokenizeBatchItem[] }, TokenizeBatchResponse>(
-        client,
-        client.TokenizeBatch,
-        { items: items.map(({ request, requestId }) => ({ requestId, request: tokenizeRequestToWire(request) })) },
-        { timeoutMs },
-      );
-      results.forEach((result, i) => deliver(i, result.record ?? batchItemError(result)));
-    },
-  });
-  return (request, ctx) => tokenize({ request, requestId: ctx.requestId });
-}
-
 export function vaultApiFromClient(client: VaultClient, timeoutMs: number): VaultApi {
-  return {
-    tokenize: batchedTokenize(client, timeoutMs),
-    getToken: (ref, ctx) => call(client, client.GetToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId }),
-    retainToken: (ref, ctx) => call(client, client.RetainToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId }),
-    deleteToken: async (ref, ctx) => {
-      await call(client, client.DeleteToken, tokenRefToWire(ref), { timeoutMs, requestId: ctx.requestId });
-    },
-    updateToken: (request, ctx) =>
-      call(client, client.UpdateToken, updateTokenRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    attachCvv: (request, ctx) => call(client, client.AttachCvv, attachCvvRequestToWire(request), { timeoutMs, requestId: ctx.requestId }),
-    ready: readinessOverChannel(client, VAULT_SERVICE_NAME, 'vault'),
-    close: () => client.close(),
-  };
+  return vaultCalls(client, timeoutMs);
 }
 
 /**
@@ -152,7 +112,7 @@ export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault
   const keepalive = clientChannelOptions(grpcClientTuning(config));
   return {
     vault: vaultApiFromClient(
-      createVaultClient(config.VAULT_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_VAULT) }),
+      connectVaultClient({ address: config.VAULT_ADDR, tls, peerName: config.TLS_PEER_VAULT, tuning: grpcClientTuning(config) }),
       config.VAULT_TIMEOUT_MS,
     ),
     proxy: proxyApiFromClient(

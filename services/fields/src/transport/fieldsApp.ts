@@ -1,14 +1,37 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Registry } from 'prom-client';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
-import { cancelFormSession, openFormSessionPage, submitCardForm, type FormSessionDeps, type SubmissionGuard } from '../../app/formSessions';
-import { cardFieldsCsp, refusalCsp } from '../../domain/browserFields';
-import { CHALLENGE_SOLUTION_FIELD } from '@tessera/edge';
-import { resolveClientIp } from '@tessera/edge';
 import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
-import type { RateLimitRefusal } from '@tessera/edge';
-import type { BrowserTokenLimiter } from '@tessera/edge';
-import { sendError, sendJson, setRetryAfter } from '@tessera/edge';
-import { chooseRequestId } from '@tessera/edge';
+import {
+  CHALLENGE_SOLUTION_FIELD,
+  chooseRequestId,
+  contextOf,
+  errorHandler,
+  httpMetrics,
+  jsonObjectBody,
+  resolveClientIp,
+  routeOf,
+  sendError,
+  sendJson,
+  SERVICE_SECURITY_HEADERS,
+  setContext,
+  setRetryAfter,
+  type BrowserTokenLimiter,
+  type RateLimitRefusal,
+  type RateLimiter,
+} from '@tessera/edge';
+import { cancelFormSession, openFormSessionPage, submitCardForm, type HostedPageDeps, type SubmissionGuard } from '../app/hostedPage';
+import type { FieldsVault } from '../app/ports';
+import { cardFieldsCsp, refusalCsp } from '../domain/browserFields';
+import {
+  BROWSER_CHALLENGE_PATH,
+  BROWSER_CVC_PATH,
+  BROWSER_TOKENS_PATH,
+  browserAuth,
+  browserChallenge,
+  browserRoutes,
+  type BrowserAuthDeps,
+} from './browserRoutes';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
 
@@ -21,13 +44,25 @@ export type FrameKeyLookup = (presentedKey: string) => Promise<{ allowedOrigins:
 
 export interface FieldsAppDeps {
   assets: CardFieldsAssets;
-  /** API_ORIGIN: where the fields send the card. */
-  apiOrigin: string;
   lookupKey: FrameKeyLookup;
   logger: Logger;
   hstsMaxAgeSeconds?: number;
   /** The hosted payment page (/pay/{id}); absent: not served. */
-  formSessions?: FormSessionDeps;
+  formSessions?: HostedPageDeps;
+  /**
+   * The browser routes (/v1/browser/…), which the card fields and the CVC field call on this same
+   * origin: their publishable-key authentication and the vault; absent: not served.
+   */
+  browser?: {
+    auth: Omit<BrowserAuthDeps, 'browserLimiter' | 'provisionalTtlUnderAttackSeconds' | 'trustedProxies' | 'logger'> & {
+      rateLimiter?: RateLimiter;
+    };
+    vault: Pick<FieldsVault, 'tokenize' | 'attachCvv'>;
+  };
+  /** Request counts and latencies by route (served on METRICS_PORT by runService). */
+  metrics?: Registry;
+  /** /readyz: whether each dependency answers, by name. */
+  readyChecks?: Record<string, () => Promise<boolean>>;
   /** The browser route's card-testing limits, applied to the hosted page's card too; absent: none. */
   cardTesting?: BrowserTokenLimiter;
   /** BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS: the life of a provisional token made while its key is under attack. */
@@ -47,21 +82,45 @@ function baseHeaders(res: Response, hstsMaxAgeSeconds: number): void {
 }
 
 /**
- * The fields origin (FIELDS_PORT): the card-fields iframe page and tessera.js, nothing else. It
- * holds no cookies and no API route: a browser reaches the API only through the fields' fetch.
+ * The fields origin (FIELDS_ORIGIN): the card-fields iframe page, tessera.js, the hosted payment
+ * page and the browser routes the iframe posts to. It holds no cookies and sends no CORS header
+ * but tessera.js's: only its own pages can read what its routes answer.
  */
 export function createFieldsApp(deps: FieldsAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   const hsts = deps.hstsMaxAgeSeconds ?? 0;
-  const page = renderCardFieldsPage(deps.assets, deps.apiOrigin);
+  const page = renderCardFieldsPage(deps.assets);
+  const recordMetrics = deps.metrics ? httpMetrics(deps.metrics) : undefined;
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     baseHeaders(res, hsts);
-    res.setHeader('x-request-id', chooseRequestId(req.headers['x-request-id']));
+    const requestId = chooseRequestId(req.headers['x-request-id']);
+    const startedAt = process.hrtime.bigint();
+    setContext(res, { requestId, startedAt });
+    res.setHeader('x-request-id', requestId);
+    res.on('finish', () => {
+      recordMetrics?.(req, res, startedAt);
+      // Route pattern only: a raw path could carry a token, a session id or a key.
+      const ctx = contextOf(res);
+      deps.logger.info(
+        {
+          method: req.method,
+          route: routeOf(req) ?? null,
+          status: res.statusCode,
+          ms: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e5) / 10,
+          requestId,
+          merchantId: ctx.apiKey?.merchantId ?? null,
+          keyId: ctx.apiKey?.id ?? null,
+        },
+        'request',
+      );
+    });
     next();
   });
+
+  if (deps.browser) registerBrowserRoutes(app, deps, deps.browser);
 
   const refuse = (res: Response, status: number, message: string): void => {
     res.status(status);
@@ -90,7 +149,6 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
       cardFieldsCsp({
         scriptHash: deps.assets.scriptHash,
         styleHash: deps.assets.styleHash,
-        apiOrigin: deps.apiOrigin,
         allowedOrigins: found.allowedOrigins,
       }),
     );
@@ -119,6 +177,16 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     res.end('{"status":"ok"}');
   });
 
+  app.get('/readyz', async (_req: Request, res: Response) => {
+    const entries = Object.entries(deps.readyChecks ?? {});
+    const results = await Promise.all(entries.map(([, check]) => check().catch(() => false)));
+    const checks = Object.fromEntries(entries.map(([name], i) => [name, results[i] ? 'ok' : 'unavailable']));
+    const ready = results.every(Boolean);
+    if (!ready) deps.logger.warn({ requestId: contextOf(res).requestId, checks }, 'not ready');
+    res.setHeader('cache-control', 'no-store');
+    sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', checks });
+  });
+
   app.use((req: Request, res: Response) => {
     sendError(res, new TesseraError('route_not_found'), String(res.getHeader('x-request-id') ?? ''));
   });
@@ -130,6 +198,52 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
   });
 
   return app;
+}
+
+/** A card or a CVC in JSON: a few hundred bytes; anything past this is no card. */
+const BROWSER_BODY_LIMIT_BYTES = 16_384;
+
+const JSON_ANSWER_HEADERS = Object.entries(SERVICE_SECURITY_HEADERS);
+
+/**
+ * The browser routes, on this origin: the card fields and the CVC field post here, so there is no
+ * CORS at all (no Access-Control-Allow-Origin to anyone, no preflight answered), and a merchant
+ * page's own script cannot read an answer even if it could send the request. Each is authenticated
+ * by the publishable key, the framing origin and the card-testing limits (browserAuth).
+ */
+function registerBrowserRoutes(app: Express, deps: FieldsAppDeps, browser: NonNullable<FieldsAppDeps['browser']>): void {
+  const authDeps: BrowserAuthDeps = {
+    ...browser.auth,
+    logger: deps.logger,
+    trustedProxies: deps.trustedProxies ?? [],
+    ...(deps.cardTesting ? { browserLimiter: deps.cardTesting } : {}),
+    ...(deps.provisionalTtlUnderAttackSeconds !== undefined
+      ? { provisionalTtlUnderAttackSeconds: deps.provisionalTtlUnderAttackSeconds }
+      : {}),
+  };
+  const answersJson = (_req: Request, res: Response, next: NextFunction): void => {
+    for (const [name, value] of JSON_ANSWER_HEADERS) res.setHeader(name, value);
+    res.setHeader('cache-control', 'no-store');
+    next();
+  };
+  const auth = browserAuth(authDeps);
+  const body = jsonObjectBody(BROWSER_BODY_LIMIT_BYTES);
+  const routes = browserRoutes(browser.vault, deps.cardTesting);
+  const router = express.Router();
+  router.post(BROWSER_TOKENS_PATH, answersJson, auth, ...body, routes.createToken);
+  router.post(BROWSER_CVC_PATH, answersJson, auth, ...body, routes.attachCvc);
+  if (deps.cardTesting) {
+    // The proof of work the two routes above demand while the key is under card-testing pressure.
+    router.get(
+      BROWSER_CHALLENGE_PATH,
+      answersJson,
+      browserAuth({ ...authDeps, countsAsAttempt: false }),
+      browserChallenge(deps.cardTesting),
+    );
+  }
+  router.use('/v1/browser', answersJson, (_req: Request, _res: Response, next: NextFunction) => next(new TesseraError('route_not_found')));
+  router.use(errorHandler(deps.logger));
+  app.use(router);
 }
 
 /** The card form's body: small, flat, urlencoded; anything else arrives empty and fails the CSRF check. */
@@ -221,7 +335,7 @@ function submissionGuard(
  * URL; POST …/cancel answers 303 to the cancel URL. Never framed (frame-ancestors 'none' and
  * X-Frame-Options), never cached, no referrer.
  */
-function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: FormSessionDeps): void {
+function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedPageDeps): void {
   const pageHeaders = (res: Response, redirectUrls: readonly (string | null)[]): void => {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.setHeader(

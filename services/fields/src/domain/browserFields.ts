@@ -3,7 +3,7 @@ import { canonicalOriginParts } from '@tessera/merchant-data';
 
 /**
  * Rules of the hosted card fields that need no I/O: the Content-Security-Policy of the iframe
- * page and which origins CORS answers. See docs/browser.md for the threat model behind them.
+ * page and which callers the browser routes take. See docs/browser.md for the threat model behind them.
  */
 
 /** A CSP hash source for an inline script or style (`'sha256-…'`). */
@@ -26,15 +26,13 @@ export function frameAncestorsOf(allowedOrigins: readonly string[]): string {
 export interface CardFieldsPolicyInput {
   scriptHash: string;
   styleHash: string;
-  /** The only place the fields may send anything: the browser tokenization route's origin. */
-  apiOrigin: string;
   /** The publishable key's allowed origins: the only pages that may frame the fields. */
   allowedOrigins: readonly string[];
 }
 
 /**
  * The iframe page's policy: its one inline script and one inline style by hash, nothing else
- * loaded, card data sent only to the API, no form submission or <base> trick, and framing only by
+ * loaded, card data sent only to its own origin (the browser routes are served beside it), no form submission or <base> trick, and framing only by
  * the key's own pages (clickjacking by any other site is refused by the browser).
  */
 export function cardFieldsCsp(input: CardFieldsPolicyInput): string {
@@ -42,7 +40,7 @@ export function cardFieldsCsp(input: CardFieldsPolicyInput): string {
     "default-src 'none'",
     `script-src ${input.scriptHash}`,
     `style-src ${input.styleHash}`,
-    `connect-src ${input.apiOrigin}`,
+    "connect-src 'self'",
     "form-action 'none'",
     "base-uri 'none'",
     `frame-ancestors ${frameAncestorsOf(input.allowedOrigins)}`,
@@ -55,13 +53,16 @@ export function refusalCsp(styleHash: string): string {
 }
 
 /**
- * CORS on the browser tokenization route: the fields origin is the only page that calls it, so it
- * is the only origin ever echoed, and only for exactly its canonical spelling (canonicalOriginParts).
- * Credentials are never allowed (the key travels in a header). The route's own "is this the card
- * fields calling" check is this one too.
+ * Whether a browser route's caller is Tessera's own card fields: the iframe posts to its own
+ * origin, so a browser sends `Origin` = FIELDS_ORIGIN, exactly in its canonical spelling
+ * (canonicalOriginParts). A same-origin GET carries no Origin, so there the browser's own
+ * `Sec-Fetch-Site: same-origin` says it (neither header can be set by a page's script). A merchant
+ * page's own script calling a route (a skimmer posting typed digits) is cross-site, and gets no
+ * CORS header either, so its browser would not let it read the answer anyway.
  */
-export function corsAllowedOrigin(requestOrigin: string | undefined, fieldsOrigin: string): string | undefined {
-  return canonicalOriginParts(requestOrigin) !== undefined && requestOrigin === fieldsOrigin ? fieldsOrigin : undefined;
+export function isFromFieldsPage(headers: { origin: string | undefined; secFetchSite: string | undefined }, fieldsOrigin: string): boolean {
+  if (headers.origin === undefined) return headers.secFetchSite === 'same-origin';
+  return canonicalOriginParts(headers.origin) !== undefined && headers.origin === fieldsOrigin;
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { cspHashSource, escapeHtml } from '../../domain/browserFields';
+import { cspHashSource, escapeHtml } from '../domain/browserFields';
 
 /** Built by `npm run build` (packages/js/scripts/build-browser.mjs). */
-export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../../packages/js/dist/browser');
+export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../packages/js/dist/browser');
 
 /** Shared by the fields page and its refusal pages; inline, allowed by its hash. */
 const CSS = `
@@ -56,7 +56,7 @@ export interface CardFieldsAssets {
 }
 
 /**
- * Reads the built browser scripts once, at start-up: a gateway without them cannot serve the card
+ * Reads the built browser scripts once, at start-up: a fields service without them cannot serve the card
  * fields and says so, rather than failing on the first shopper.
  */
 export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFieldsAssets {
@@ -110,12 +110,12 @@ export function pageOpening(title: string, css: string): string {
  * name together. Every input has a label and an error element tied to it by aria-describedby;
  * the errors sit in an aria-live region, so they are read out when they appear (after blur).
  */
-export function renderCardFieldsPage(assets: CardFieldsAssets, apiOrigin: string): string {
+export function renderCardFieldsPage(assets: CardFieldsAssets): string {
   return `${pageOpening('Card details', CSS)}
 <body>
 <main>
 <h1 class="visually-hidden">Card details</h1>
-<form id="card-form" novalidate autocomplete="on" data-api-origin="${escapeHtml(apiOrigin)}">
+<form id="card-form" novalidate autocomplete="on">
 ${cardInputsMarkup({ showName: false })}
 </form>
 <p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>

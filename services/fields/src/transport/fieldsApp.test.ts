@@ -5,15 +5,14 @@ import pino from 'pino';
 import { parseCidrList } from '@tessera/common';
 import type { TokenizeRequest } from '@tessera/protos';
 import { solveProofOfWork, type ProofOfWorkChallenge } from '@tessera/test-support';
-import type { FormSessionDeps } from '../../app/formSessions';
+import type { HostedPageDeps } from '../app/hostedPage';
 import { cardFingerprintKey, FAILED_SUBMISSIONS_PER_FORM_SESSION } from '@tessera/edge';
 import { newCsrfToken, newFormSessionId, type FormSessionRecord } from '@tessera/merchant-data';
 import { RedisDistinctCardCounter, type DistinctCardCounter } from '@tessera/edge';
 import { RedisFormSessionStore } from '@tessera/merchant-data';
 import { RedisRateLimitCounter, type RateLimitCounter } from '@tessera/edge';
-import { aTokenRecord, captureLogger, TEST_PEPPER } from '../../testing/fixtures';
-import { startApp, type RunningApp, type TestResponse } from '../../../../../packages/edge/src/testing/http';
-import { useGatewayRedis } from '../../testing/redis';
+import { aTokenRecord, captureLogger, startApp, TEST_PEPPER, type RunningApp, type TestResponse } from '../testing/fixtures';
+import { useFieldsRedis } from '../testing/redis';
 import { BrowserTokenLimiter, type BrowserLimitConfig } from '@tessera/edge';
 import { loadCardFieldsAssets, type CardFieldsAssets } from './cardFieldsPage';
 import { createFieldsApp, type FrameKeyLookup } from './fieldsApp';
@@ -37,9 +36,7 @@ describe('fields origin', () => {
 
   beforeAll(async () => {
     assets = loadCardFieldsAssets(assetsDir());
-    running = await startApp(
-      createFieldsApp({ assets, apiOrigin: 'https://api.example', lookupKey: (key) => lookup(key), logger: pino({ level: 'silent' }) }),
-    );
+    running = await startApp(createFieldsApp({ assets, lookupKey: (key) => lookup(key), logger: pino({ level: 'silent' }) }));
   });
   afterAll(() => running.close());
 
@@ -105,7 +102,7 @@ describe('the hosted page under the card-testing limits', () => {
     BROWSER_ATTACK_COOLDOWN_SECONDS: 300,
   };
   const TTL_UNDER_ATTACK = 240;
-  const env = useGatewayRedis();
+  const env = useFieldsRedis();
   let assets: CardFieldsAssets;
   let sessions: RedisFormSessionStore;
   let tokenized: TokenizeRequest[];
@@ -124,18 +121,16 @@ describe('the hosted page under the card-testing limits', () => {
     opts: { trustedProxies?: string[]; counter?: RateLimitCounter; cards?: DistinctCardCounter } = {},
   ): Promise<{ app: RunningApp; logs: () => string }> {
     const { logger, text } = captureLogger();
-    const formSessions: FormSessionDeps = {
+    const formSessions: HostedPageDeps = {
       sessions,
-      merchantSettings: { get: async () => undefined },
       vault: {
-        tokenize: async (request) => {
+        tokenize: async (request: TokenizeRequest) => {
           tokenized.push(request);
           return aTokenRecord({ last4: request.number.slice(-4), provisional: true });
         },
       },
       pepper: TEST_PEPPER,
       fieldsOrigin: 'https://fields.example',
-      ttlSeconds: 900,
       now: () => new Date(),
     };
     const cardTesting = new BrowserTokenLimiter({
@@ -149,7 +144,6 @@ describe('the hosted page under the card-testing limits', () => {
     const app = await startApp(
       createFieldsApp({
         assets,
-        apiOrigin: 'https://api.example',
         lookupKey: async () => undefined,
         logger,
         formSessions,

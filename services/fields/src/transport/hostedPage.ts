@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../domain/browserFields';
+import { escapeHtml } from '../domain/browserFields';
 import { cardInputsMarkup, HOSTED_PAGE_CSS, pageOpening, type CardFieldsAssets } from './cardFieldsPage';
 
 export interface HostedPageInput {

@@ -1,0 +1,34 @@
+import type { AttachCvvRequest, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
+
+/**
+ * What the fields service's use cases need from outside. The vault is reached through the shared
+ * gRPC calls of @tessera/protos (transport/vaultPort.ts narrows them to this); the stores are
+ * @tessera/merchant-data's and @tessera/edge's own interfaces.
+ */
+
+export interface CallContext {
+  requestId: string;
+}
+
+export interface ReadyResult {
+  ready: boolean;
+  detail: string;
+}
+
+/** A card a shopper typed: always a provisional token, which expires unless the merchant's server retains it. */
+export type ProvisionalTokenize = Omit<TokenizeRequest, 'provisional' | 'dedupe'>;
+
+/** A CVC for an existing token, always under the CVC session a secret key opened for it (the vault claims it). */
+export type GrantedCvcAttach = Omit<AttachCvvRequest, 'cvcSession'> & { cvcSession: string };
+
+/**
+ * The vault as the fields service may use it, and all its mTLS identity is allowed: make a
+ * provisional token, attach a CVC under a grant. No read, update, retain or delete: a compromise
+ * of the most exposed origin yields no stored card and no lasting token.
+ */
+export interface FieldsVault {
+  tokenize(request: ProvisionalTokenize, ctx: CallContext): Promise<TokenRecord__Output>;
+  attachCvv(request: GrantedCvcAttach, ctx: CallContext): Promise<TokenRecord__Output>;
+  ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
+  close(): void;
+}

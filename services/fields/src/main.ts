@@ -1,0 +1,100 @@
+import { grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
+import { connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos';
+import { cardTestingLimiter, drainDeadlineMs, ownListener, RateLimiter } from '@tessera/edge';
+import { resolveApiKeyPepper } from '@tessera/merchant-data';
+import { fieldsConfigSchema, fieldsOriginOf } from './config';
+import { connectFieldsStores } from './store/fieldsStores';
+import { frameKeyLookup } from './transport/browserRoutes';
+import { loadCardFieldsAssets } from './transport/cardFieldsPage';
+import { createFieldsApp } from './transport/fieldsApp';
+import { fieldsVaultOver } from './transport/vaultPort';
+
+/**
+ * The fields service: the hosted card fields, tessera.js, the CVC field, the hosted payment page
+ * and the browser routes, on an origin of their own (FIELDS_ORIGIN). A separate origin is what
+ * keeps card data out of the merchant's page; a separate process with its own vault identity is
+ * what keeps a compromise of this most exposed surface to provisional tokens and granted CVCs.
+ */
+void runService({
+  name: 'fields',
+  configSchema: fieldsConfigSchema,
+  async start({ config, logger, metrics }) {
+    const { pepper, previousPeppers } = resolveApiKeyPepper(config, logger);
+    // Read before anything connects: without the built scripts there are no fields to serve.
+    const assets = loadCardFieldsAssets();
+    const { stores, close: closeRedis } = await connectFieldsStores(config, logger);
+    const tlsFiles = tlsFilesOf(config);
+    const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
+    if (tls === undefined) logger.warn('TLS is not configured: calls to the vault are PLAINTEXT. Development on loopback only.');
+    const vault = fieldsVaultOver(
+      vaultCalls(
+        connectVaultClient({ address: config.VAULT_ADDR, tls, peerName: config.TLS_PEER_VAULT, tuning: grpcClientTuning(config) }),
+        config.VAULT_TIMEOUT_MS,
+      ),
+    );
+    const cardTesting = cardTestingLimiter({ config, stores, pepper, logger, metrics });
+    // Until the listener is bound (FIELDS_PORT 0 in tests) the origin is not known; the app reads it per request.
+    let fieldsOrigin = config.FIELDS_ORIGIN ?? '';
+    const now = () => new Date();
+    const timeoutMs = config.READY_TIMEOUT_MS;
+    const unavailable = (): TesseraError => new TesseraError('service_unavailable');
+    const app = createFieldsApp({
+      assets,
+      logger,
+      metrics,
+      hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
+      trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
+      lookupKey: frameKeyLookup({ keyStore: stores.keyStore, pepper, previousPeppers, logger, now }),
+      cardTesting,
+      provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
+      formSessions: {
+        sessions: stores.formSessions,
+        vault,
+        pepper,
+        get fieldsOrigin() {
+          return fieldsOrigin;
+        },
+        now,
+      },
+      browser: {
+        auth: {
+          keyStore: stores.keyStore,
+          pepper,
+          previousPeppers,
+          get fieldsOrigin() {
+            return fieldsOrigin;
+          },
+          now,
+          // The failed-authentication limit only: a public key gets no per-key request limit.
+          rateLimiter: new RateLimiter(
+            stores.rateLimits,
+            {
+              RATE_LIMIT_PER_KEY_PER_SECOND: 0,
+              RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE,
+              RATE_LIMIT_STORE_TIMEOUT_MS: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+            },
+            logger,
+          ),
+        },
+        vault,
+      },
+      readyChecks: {
+        redis: async () => (await withDeadline(stores.keyStore.ping(), timeoutMs, unavailable), true),
+        vault: async () => (await withDeadline(vault.ready({ requestId: 'readyz', timeoutMs }), timeoutMs, unavailable)).ready,
+      },
+    });
+    const listener = ownListener(() => app, config.FIELDS_PORT, config.FIELDS_BIND);
+    const url = await listener.listen();
+    fieldsOrigin = fieldsOriginOf(config, Number(new URL(url).port));
+    return {
+      // A card submission in flight still needs the vault and Redis: they close after the drain.
+      listeners: [listener],
+      clients: [
+        { name: 'vault', close: () => vault.close() },
+        { name: 'redis', close: closeRedis },
+      ],
+      listening: { url, fieldsOrigin },
+      drainGraceMs: drainDeadlineMs(config.VAULT_TIMEOUT_MS),
+    };
+  },
+});
