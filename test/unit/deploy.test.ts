@@ -14,6 +14,7 @@ import { generateDevCertificates } from '@tessera/protos';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseGatewayConfig } from '../../services/gateway/src/config';
 import { parseAdminConfig } from '../../services/admin/src/config';
+import { parseFieldsConfig } from '../../services/fields/src/config';
 import { drainDeadlineMs } from '../../packages/edge/src/transport/drain';
 import { ROOT } from '@tessera/stack';
 
@@ -283,29 +284,16 @@ describe('Kubernetes manifests: hosted card fields (docs/browser.md)', () => {
 
   it("give the gateway an environment its production configuration check accepts, at the operator's origins", () => {
     const origins = readmeOrigins();
-    // The files the pod's /certs holds (Secret tessera-gateway-tls from npm run certs' gateway directory).
-    const certs = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-k8s-gateway-env-'));
-    try {
-      generateDevCertificates(certs, ['gateway']);
-      const gateway = podOf('gateway').containers[0];
-      expect(gateway.volumeMounts).toContainEqual({ name: 'certs', mountPath: '/certs', readOnly: true });
-      const resolved: Record<string, string> = {};
-      for (const e of gateway.env as any[]) {
-        const value =
-          e.value ??
-          (e.valueFrom.configMapKeyRef ? origins[e.valueFrom.configMapKeyRef.key] : e.valueFrom.secretKeyRef ? 'a'.repeat(64) : undefined);
-        // Kubernetes expands $(NAME) from the variables before it.
-        resolved[e.name] = String(value)
-          .replace(/\$\((\w+)\)/g, (_m, name: string) => resolved[name] ?? '')
-          .replace(/^\/certs\//, `${path.join(certs, 'gateway')}/`);
-      }
-      const config = parseGatewayConfig(resolved);
-      expect(config.NODE_ENV).toBe('production');
-      // The gateway names the fields origin in a form session's page URL (the fields now run in services/fields).
-      expect(config.FIELDS_ORIGIN).toBe(origins.FIELDS_ORIGIN);
-    } finally {
-      fs.rmSync(certs, { recursive: true, force: true });
-    }
+    expect(podOf('gateway').containers[0].volumeMounts).toContainEqual({ name: 'certs', mountPath: '/certs', readOnly: true });
+    const config = withResolvedEnv('gateway', origins, parseGatewayConfig);
+    expect(config.NODE_ENV).toBe('production');
+    // The gateway names the fields origin in a form session's page URL (the fields now run in services/fields).
+    expect(config.FIELDS_ORIGIN).toBe(origins.FIELDS_ORIGIN);
+  });
+
+  it("give the fields service an environment its production configuration check accepts, at the operator's origin", () => {
+    const config = withResolvedEnv('fields', readmeOrigins(), parseFieldsConfig);
+    expect(config).toMatchObject({ NODE_ENV: 'production', FIELDS_PORT: fieldsPort(), FIELDS_ORIGIN: readmeOrigins().FIELDS_ORIGIN });
   });
 
   it('leave the gateway no dashboard or fields listener, in Kubernetes and in compose', () => {
@@ -351,22 +339,8 @@ describe('Kubernetes manifests and compose: the admin service', () => {
   });
 
   it('gives the admin service an environment its production configuration check accepts', () => {
-    // The pod's /certs holds ca.crt alone (Secret tessera-admin-tls from npm run certs' ca.crt).
-    const certs = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-k8s-admin-env-'));
-    try {
-      generateDevCertificates(certs, []);
-      const resolved: Record<string, string> = {};
-      for (const e of podOf('admin').containers[0].env as any[]) {
-        const value = e.value ?? (e.valueFrom.secretKeyRef ? 'a'.repeat(64) : undefined);
-        resolved[e.name] = String(value)
-          .replace(/\$\((\w+)\)/g, (_m, name: string) => resolved[name] ?? '')
-          .replace(/^\/certs\//, `${certs}/`);
-      }
-      const config = parseAdminConfig(resolved);
-      expect(config).toMatchObject({ NODE_ENV: 'production', ADMIN_PORT: adminPort(), ADMIN_BIND: '0.0.0.0' });
-    } finally {
-      fs.rmSync(certs, { recursive: true, force: true });
-    }
+    const config = withResolvedEnv('admin', {}, parseAdminConfig);
+    expect(config).toMatchObject({ NODE_ENV: 'production', ADMIN_PORT: adminPort(), ADMIN_BIND: '0.0.0.0' });
   });
 
   it('configures no vault or proxy address and no certificate of its own at all, in Kubernetes and in compose', () => {
@@ -438,6 +412,31 @@ const README = fs.readFileSync(path.join(K8S_DIR, 'README.md'), 'utf8');
 // merge: the services share their TLS variables through a `<<: *tls-own-certs` merge key.
 const compose = parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
 const podOf = (name: string): any => (name === 'redis' ? find('StatefulSet', 'redis') : find('Deployment', name)).spec.template.spec;
+
+/**
+ * `parse` of a Deployment's environment as its pod gets it: Secrets as 64 characters, ConfigMap
+ * keys from `configMap`, $(NAME) expanded from the variables before it, /certs/ as the files
+ * `npm run certs` issues for it (ca.crt alone for a workload without a certificate).
+ */
+function withResolvedEnv<T>(name: string, configMap: Record<string, string>, parse: (env: NodeJS.ProcessEnv) => T): T {
+  const certs = fs.mkdtempSync(path.join(os.tmpdir(), `tessera-k8s-${name}-env-`));
+  try {
+    const own = (TLS_SERVICES as readonly string[]).includes(name);
+    generateDevCertificates(certs, own ? [name] : []);
+    const resolved: Record<string, string> = {};
+    for (const e of podOf(name).containers[0].env as any[]) {
+      const value =
+        e.value ??
+        (e.valueFrom.configMapKeyRef ? configMap[e.valueFrom.configMapKeyRef.key] : e.valueFrom.secretKeyRef ? 'a'.repeat(64) : undefined);
+      resolved[e.name] = String(value)
+        .replace(/\$\((\w+)\)/g, (_m, variable: string) => resolved[variable] ?? '')
+        .replace(/^\/certs\//, `${own ? path.join(certs, name) : certs}/`);
+    }
+    return parse(resolved);
+  } finally {
+    fs.rmSync(certs, { recursive: true, force: true });
+  }
+}
 
 /**
  * Where a workload's network policy lets it connect: `<app>:<port>` per pod rule, `dns` for
