@@ -426,6 +426,21 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     gateway.disconnect();
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
 
+    // The fields service, as its own user: the publishable key's lookup (a script), its card-testing
+    // counters, then the vault; the key made by the admin service's CLI.
+    const publishable = env.stack.createPublishableKey('acme', ['https://shop.acme.test']);
+    const browser = await fetch(`${env.stack.fieldsUrl}/v1/browser/tokens`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': publishable.apiKey,
+        origin: env.stack.fieldsUrl,
+        'x-tessera-parent-origin': 'https://shop.acme.test',
+      },
+      body: JSON.stringify(aCard({ cvv: undefined, holderName: undefined })),
+    });
+    expect(browser.status).toBe(201);
+
     // The vault verified the AOF through CONFIG GET (VAULT_WRITE_ACK=aof), not the INFO fallback.
     expect(env.stack.vault.output).not.toContain('CONFIG is not available');
     // No password of any user in any service's output.
