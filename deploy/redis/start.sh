@@ -2,10 +2,11 @@
 # Starts Redis as Tessera's recipes run it (docker-compose.yml, deploy/k8s/redis.yaml; the
 # integration tests run this same script): the users of users.acl, each with the SHA-256 of its
 # password, the default user off; with TESSERA_REDIS_TLS_DIR, TLS only.
-#   REDIS_VAULT_PASSWORD, REDIS_GATEWAY_PASSWORD  each user's password, at least 32 characters; or
-#   REDIS_VAULT_PASSWORD_SHA256, REDIS_GATEWAY_PASSWORD_SHA256  its SHA-256 in hex (sha256sum), which
-#                           is all Redis keeps: deploy/k8s and docker-compose.yml give Redis only these,
-#                           so no service's password is in the Redis container
+#   REDIS_<USER>_PASSWORD   for each USER of VAULT, GATEWAY, ADMIN and FIELDS: that user's password,
+#                           at least 32 characters; or
+#   REDIS_<USER>_PASSWORD_SHA256  its SHA-256 in hex (sha256sum), which is all Redis keeps:
+#                           deploy/k8s and docker-compose.yml give Redis only these, so no service's
+#                           password is in the Redis container
 #   TESSERA_REDIS_RUN_DIR   a private, writable directory for the generated ACL (default /run/tessera-redis)
 #   TESSERA_REDIS_TLS_DIR   tls.crt, tls.key and ca.crt of the server (npm run certs: .tessera/certs/redis);
 #                           set: plaintext is off and TLS listens on TESSERA_REDIS_PORT (default 6379)
@@ -16,8 +17,8 @@ run_dir=${TESSERA_REDIS_RUN_DIR:-/run/tessera-redis}
 
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
-# Each user's password digest, into VAULT_DIGEST and GATEWAY_DIGEST.
-for user in VAULT GATEWAY; do
+# Each user's password digest, into VAULT_DIGEST, GATEWAY_DIGEST, ADMIN_DIGEST and FIELDS_DIGEST.
+for user in VAULT GATEWAY ADMIN FIELDS; do
   eval "password=\${REDIS_${user}_PASSWORD:-}; digest=\${REDIS_${user}_PASSWORD_SHA256:-}"
   if [ -n "$password" ] && [ -n "$digest" ]; then
     echo "start.sh: set REDIS_${user}_PASSWORD or REDIS_${user}_PASSWORD_SHA256, not both" >&2
@@ -49,6 +50,8 @@ chmod 700 "$run_dir" 2>/dev/null || true
 sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
   -e "s/^user tessera-vault on /user tessera-vault on #$VAULT_DIGEST /" \
   -e "s/^user tessera-gateway on /user tessera-gateway on #$GATEWAY_DIGEST /" \
+  -e "s/^user tessera-admin on /user tessera-admin on #$ADMIN_DIGEST /" \
+  -e "s/^user tessera-fields on /user tessera-fields on #$FIELDS_DIGEST /" \
   "$here/users.acl" >"$run_dir/users.acl"
 
 set -- --aclfile "$run_dir/users.acl" "$@"

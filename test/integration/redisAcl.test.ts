@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { issueApiKey, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
 import { aCard, apiClient, type RedisServer, restartRedis, ROOT, startRedis, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(90_000);
@@ -34,6 +35,8 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
   let redis: RedisServer;
   let vault: Redis;
   let gateway: Redis;
+  let admin: Redis;
+  let fields: Redis;
   const card = 'tessera:card:{tok_acl_test}';
   const cvv = 'tessera:cvv:{tok_acl_test}';
 
@@ -42,13 +45,14 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     redis = await startRedis({ acl: true, digestsOnly: true });
     vault = await connect(redis.users!.vault);
     gateway = await connect(redis.users!.gateway);
+    admin = await connect(redis.users!.admin);
+    fields = await connect(redis.users!.fields);
     await vault.set(card, '{"sealed":"card"}');
     await vault.set(cvv, '{"sealed":"cvv"}');
     await gateway.set('tessera:apikey:key_1', '{"id":"key_1"}');
   });
   afterAll(async () => {
-    vault?.disconnect();
-    gateway?.disconnect();
+    for (const client of [vault, gateway, admin, fields]) client?.disconnect();
     await redis?.stop();
   });
 
@@ -104,6 +108,175 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await gateway.set('tessera:layout', '{"version":2}')).toBe('OK');
     expect(await gateway.xadd('tessera:detokenizations:{m:acme}', '*', 'entry', '{}')).toMatch(/^\d+-\d+$/);
     expect(await gateway.lpush('{tessera-gateway}:tessera:audit', 'x')).toBe(1);
+  });
+
+  it.each([
+    ['admin', () => admin],
+    ['fields', () => fields],
+  ])('refuses the %s user every read, write and listing of card and CVV records', async (name, user) => {
+    const client = user();
+    expect(await refusal(client.get(card))).toBe('NOPERM');
+    expect(await refusal(client.get(cvv))).toBe('NOPERM');
+    expect(await refusal(client.getdel(cvv))).toBe('NOPERM');
+    expect(await refusal(client.set(cvv, 'replayed'))).toBe('NOPERM');
+    expect(await refusal(client.del(card))).toBe('NOPERM');
+    expect(await refusal(client.dump(card))).toBe('NOPERM');
+    expect(await refusal(client.call('OBJECT', 'ENCODING', card))).toBe('NOPERM');
+    expect(await refusal(client.scan('0', 'MATCH', 'tessera:card:*'))).toBe('NOPERM');
+    expect(await refusal(client.keys('tessera:card:*'))).toBe('NOPERM');
+    expect(await refusal(client.randomkey())).toBe('NOPERM');
+    expect(await refusal(client.eval("return redis.call('GET', KEYS[1])", 1, card))).toMatch(/NOPERM|ERR/);
+    expect(await refusal(client.eval("return redis.call('GET', ARGV[1])", 0, cvv))).toMatch(/NOPERM|ERR/);
+    expect(await refusal(client.call('CONFIG', 'GET', '*'))).toBe('NOPERM');
+    expect(await refusal(client.flushall())).toBe('NOPERM');
+    expect(await refusal(client.call('ACL', 'SETUSER', `tessera-${name}`, '~*'))).toBe('NOPERM');
+    expect(await refusal(client.call('MONITOR'))).toBe('NOPERM');
+    // Idempotency records hold the answers of /v1 calls (the gateway's alone), in both layouts.
+    for (const key of [
+      'tessera:idempotency:{m:acme}:k',
+      'tessera:idempotency-usage:{m:acme}:live:1',
+      '{tessera-gateway}:tessera:idempotency:k',
+    ]) {
+      expect({ key, read: await refusal(client.get(key)) }).toEqual({ key, read: 'NOPERM' });
+      expect({ key, write: await refusal(client.set(key, '{}')) }).toEqual({ key, write: 'NOPERM' });
+    }
+    // Neither claims a CVC grant: the vault does.
+    expect(await refusal(client.hgetall('tessera:cvc-session:abc'))).toBe('NOPERM');
+    expect(await vault.get(card)).toBe('{"sealed":"card"}');
+    expect(await vault.get(cvv)).toBe('{"sealed":"cvv"}');
+  });
+
+  it('lets the admin user keep keys, operators, sessions, settings and the audit, and only read the request log and the detokenization audit', async () => {
+    expect(await admin.set('tessera:apikey:{m:acme}:key_2', '{"id":"key_2"}')).toBe('OK');
+    expect(await admin.hset('tessera:apikey-index', 'key_2', 'acme')).toBe(1);
+    expect(await admin.get('tessera:apikey:key_1')).toBe('{"id":"key_1"}');
+    expect(await admin.set('tessera:merchant-settings:{m:acme}', '{}')).toBe('OK');
+    expect(await admin.eval("return redis.call('INCR', KEYS[1])", 1, 'tessera:ratelimit:ip:1')).toBe(1);
+    // Operators, their sessions and throttles and the admin audit, in the admin slot, written together.
+    expect(
+      await admin
+        .multi()
+        .set('{tessera-gateway}:tessera:operator:op_1', '{}')
+        .set('{tessera-gateway}:tessera:operator-email:ops@acme.test', 'op_1')
+        .sadd('{tessera-gateway}:tessera:operators', 'op_1')
+        .set('{tessera-gateway}:tessera:admin-session:s', '{}', 'PX', 60_000)
+        .incr('{tessera-gateway}:tessera:admin-login:fail:1')
+        .lpush('{tessera-gateway}:tessera:audit', 'x')
+        .lpush('{tessera-gateway}:tessera:audit:merchant:acme', 'x')
+        .exec(),
+    ).toEqual([
+      [null, 'OK'],
+      [null, 'OK'],
+      [null, 1],
+      [null, 'OK'],
+      [null, 1],
+      [null, expect.any(Number)],
+      [null, 1],
+    ]);
+    expect(await admin.get('tessera:layout')).toBe('{"version":2}');
+    // What merchants' calls did: the gateway writes it, the admin service shows it.
+    await gateway.xadd('tessera:request-log:{m:globex}', '*', 'entry', '{}');
+    await gateway.xadd('tessera:detokenizations:{m:globex}', '*', 'entry', '{}');
+    await gateway.hincrby('tessera:request-stats:{m:globex}:1', 'count', 1);
+    expect(await admin.xlen('tessera:request-log:{m:globex}')).toBe(1);
+    expect(await admin.xrevrange('tessera:detokenizations:{m:globex}', '+', '-')).toHaveLength(1);
+    expect(await admin.hgetall('tessera:request-stats:{m:globex}:1')).toEqual({ count: '1' });
+    expect(await refusal(admin.xadd('tessera:request-log:{m:globex}', '*', 'entry', 'forged'))).toBe('NOPERM');
+    expect(await refusal(admin.xadd('tessera:detokenizations:{m:globex}', '*', 'entry', 'forged'))).toBe('NOPERM');
+    expect(await refusal(admin.del('tessera:detokenizations:{m:globex}'))).toBe('NOPERM');
+    expect(await refusal(admin.hincrby('tessera:request-stats:{m:globex}:1', 'count', 1))).toBe('NOPERM');
+    // Nothing of the shoppers' side: hosted-page form sessions are the gateway's and the fields'.
+    expect(await refusal(admin.hgetall('tessera:form-session:fs_1'))).toBe('NOPERM');
+    for (const command of [admin.scan('0'), admin.dbsize()]) expect(await refusal(command)).toBe('NOPERM');
+  });
+
+  it("lets the fields user look up a publishable key the admin user made, through the stores' own scripts, and make none", async () => {
+    const { record } = issueApiKey({
+      merchantId: 'acme',
+      mode: 'test',
+      kind: 'publishable',
+      allowedCidrs: [],
+      allowedOrigins: ['https://shop.acme.test'],
+      pepper: 'p'.repeat(32),
+      now: new Date(),
+    });
+    expect(await new RedisApiKeyStore(admin).create(record)).toBe(true);
+    const fieldsKeys = new RedisApiKeyStore(fields);
+    expect(await fieldsKeys.findByDigest(record.digest)).toMatchObject({ id: record.id, merchantId: 'acme', kind: 'publishable' });
+    await fieldsKeys.touchLastUse({ merchantId: 'acme', id: record.id }, new Date(), '203.0.113.7');
+    expect(await fieldsKeys.findByDigest(record.digest)).toMatchObject({ lastUsedIp: '203.0.113.7' });
+    // No new key: the digest and id indexes, which name the record a presented key opens, are read-only.
+    const made = issueApiKey({ merchantId: 'acme', mode: 'live', allowedCidrs: [], pepper: 'p'.repeat(32), now: new Date() }).record;
+    await expect(fieldsKeys.create(made)).rejects.toThrow();
+    expect(await admin.exists(`tessera:apikey-digest:{${made.digest}}`, 'tessera:apikey:{m:acme}:' + made.id)).toBe(0);
+    expect(await refusal(fields.set(`tessera:apikey-digest:{${made.digest}}`, '{"merchantId":"acme","id":"key_x"}'))).toBe('NOPERM');
+    expect(await refusal(fields.hset('tessera:apikey-index', made.id, 'acme'))).toBe('NOPERM');
+  });
+
+  it('lets the fields user read and finish the form sessions the gateway opens, through the store', async () => {
+    const now = new Date();
+    await new RedisFormSessionStore(gateway).create({
+      id: 'fs_acl',
+      merchantId: 'acme',
+      mode: 'test',
+      keyId: 'key_1',
+      returnUrl: 'https://shop.acme.test/done',
+      cancelUrl: null,
+      csrfToken: 'csrf',
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + 60_000).toISOString(),
+      status: 'open',
+      finishedAt: null,
+      result: null,
+    });
+    const sessions = new RedisFormSessionStore(fields);
+    expect(await sessions.get('fs_acl')).toMatchObject({ merchantId: 'acme', status: 'open' });
+    expect(await sessions.finish('fs_acl', 'canceled', null, now)).toBe('finished');
+    expect(await new RedisFormSessionStore(gateway).get('fs_acl')).toMatchObject({ status: 'canceled' });
+  });
+
+  it('lets the fields user read merchant settings, count its limits and keep form sessions, and nothing more', async () => {
+    await admin.set('tessera:merchant-settings:{m:acme}', '{"returnUrls":[]}');
+    await gateway.hset('tessera:form-session:fs_1', 'record', '{}', 'status', 'open');
+    expect(await fields.get('tessera:apikey:key_1')).toBe('{"id":"key_1"}');
+    expect(await fields.hexists('tessera:apikey-index', 'key_none')).toBe(0);
+    expect(await fields.get('tessera:apikey-digest:{d}')).toBeNull();
+    expect(await fields.set('tessera:apikey-lastuse:{m:acme}:key_1', '1')).toBe('OK');
+    expect(await fields.get('tessera:merchant-settings:{m:acme}')).toBe('{"returnUrls":[]}');
+    expect(await fields.get('tessera:layout')).toBe('{"version":2}');
+    expect(await fields.eval("return redis.call('INCR', KEYS[1])", 1, 'tessera:ratelimit:browser:ip:1')).toBe(1);
+    expect(await fields.eval("return redis.call('SADD', KEYS[1], ARGV[1])", 1, 'tessera:ratelimit:cards:ip:1', 'fp')).toBe(1);
+    expect(
+      await fields.multi().hset('tessera:form-session:fs_1', 'status', 'completed').hget('tessera:form-session:fs_1', 'status').exec(),
+    ).toEqual([
+      [null, 0],
+      [null, 'completed'],
+    ]);
+    // The key indexes, merchant settings (return URLs) and the layout: read, never written.
+    for (const write of [
+      fields.set('tessera:apikey-digest:{d}', 'key_9'),
+      fields.del('tessera:apikey-digest:{d}'),
+      fields.hset('tessera:apikey-index', 'key_9', 'acme'),
+      fields.set('tessera:merchant-settings:{m:acme}', '{"returnUrls":["https://evil.example"]}'),
+      fields.set('tessera:layout', '{}'),
+      fields.eval("return redis.call('SET', KEYS[1], ARGV[1])", 1, 'tessera:merchant-settings:{m:acme}', 'x'),
+    ])
+      expect(await refusal(write)).toMatch(/^(NOPERM|ERR)/);
+    expect(await admin.get('tessera:merchant-settings:{m:acme}')).toBe('{"returnUrls":[]}');
+    // The admin slot holds the operators and their sessions: no read, no write (a write is a login).
+    for (const key of [
+      '{tessera-gateway}:tessera:operator:op_1',
+      '{tessera-gateway}:tessera:admin-session:s',
+      '{tessera-gateway}:tessera:audit',
+    ]) {
+      expect({ key, read: await refusal(fields.get(key)) }).toEqual({ key, read: 'NOPERM' });
+    }
+    expect(await refusal(fields.set('{tessera-gateway}:tessera:operator:op_2', '{}'))).toBe('NOPERM');
+    // Nor the request log, the detokenization audit or the operators' records of the old layout.
+    for (const key of ['tessera:request-log:{m:acme}', 'tessera:detokenizations:{m:acme}', 'tessera:operator:op_1', 'tessera:audit']) {
+      expect({ key, read: await refusal(fields.type(key)) }).toEqual({ key, read: 'NOPERM' });
+    }
+    for (const command of [fields.scan('0'), fields.dbsize(), fields.keys('*')]) expect(await refusal(command)).toBe('NOPERM');
   });
 
   it('gives the vault user what the card store needs, and nothing of the gateway', async () => {
@@ -162,12 +335,27 @@ describe('deploy/redis/start.sh refuses to start', () => {
   const digest = 'a'.repeat(64);
 
   it.each([
+    [
+      'neither for the admin user',
+      { REDIS_VAULT_PASSWORD_SHA256: digest, REDIS_ADMIN_PASSWORD_SHA256: '' },
+      /REDIS_ADMIN_PASSWORD must be set/,
+    ],
+    [
+      'neither for the fields user',
+      { REDIS_VAULT_PASSWORD_SHA256: digest, REDIS_FIELDS_PASSWORD_SHA256: '' },
+      /REDIS_FIELDS_PASSWORD must be set/,
+    ],
     ['a password and a digest for one user', { REDIS_VAULT_PASSWORD: password, REDIS_VAULT_PASSWORD_SHA256: digest }, /not both/],
     ['a digest that is not 64 hex digits', { REDIS_VAULT_PASSWORD_SHA256: 'z'.repeat(64) }, /64 hex digits/],
     ['a short digest', { REDIS_VAULT_PASSWORD_SHA256: digest.slice(1) }, /64 hex digits/],
     ['neither for one user', {}, /REDIS_VAULT_PASSWORD must be set/],
   ])('with %s, naming the variable and printing no secret', (_case, vaultEnv, message) => {
-    const run = startSh({ REDIS_GATEWAY_PASSWORD_SHA256: digest, ...vaultEnv });
+    const run = startSh({
+      REDIS_GATEWAY_PASSWORD_SHA256: digest,
+      REDIS_ADMIN_PASSWORD_SHA256: digest,
+      REDIS_FIELDS_PASSWORD_SHA256: digest,
+      ...vaultEnv,
+    });
     expect(run.status).toBe(78);
     expect(run.stderr).toMatch(message);
     expect(run.stderr).not.toContain(password);
@@ -179,7 +367,7 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
   const env = useStack({ redis: { acl: true, tls: true }, psp: true });
 
   it('tokenizes and proxies end to end, each service logged in as its own user over TLS', async () => {
-    // The keys CLI logs in as the gateway user too: API keys, operators and the admin audit list.
+    // The keys CLI logs in as the admin user: API keys, operators and the admin audit list.
     const key = env.stack.createKey('acme', 'test');
     env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
     const call = apiClient(env.stack, key.apiKey);
@@ -226,6 +414,11 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     const gateway = await connect(env.redis.users!.gateway, env.redis.tlsCaFile);
     expect(await vault.exists(`tessera:card:{${token}}`)).toBe(1);
     expect(await refusal(gateway.get(`tessera:card:{${token}}`))).toBe('NOPERM');
+    for (const user of ['admin', 'fields'] as const) {
+      const client = await connect(env.redis.users![user], env.redis.tlsCaFile);
+      expect({ user, read: await refusal(client.get(`tessera:card:{${token}}`)) }).toEqual({ user, read: 'NOPERM' });
+      client.disconnect();
+    }
     // The request log is written as the gateway's user too (after each answer, so it may lag a little).
     for (let i = 0; i < 40 && (await gateway.xlen('tessera:request-log:{m:acme}')) < 4; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await gateway.xlen('tessera:request-log:{m:acme}')).toBeGreaterThanOrEqual(4);
@@ -233,9 +426,24 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     gateway.disconnect();
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
 
+    // The fields service, as its own user: the publishable key's lookup (a script), its card-testing
+    // counters, then the vault; the key made by the admin service's CLI.
+    const publishable = env.stack.createPublishableKey('acme', ['https://shop.acme.test']);
+    const browser = await fetch(`${env.stack.fieldsUrl}/v1/browser/tokens`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': publishable.apiKey,
+        origin: env.stack.fieldsUrl,
+        'x-tessera-parent-origin': 'https://shop.acme.test',
+      },
+      body: JSON.stringify(aCard({ cvv: undefined, holderName: undefined })),
+    });
+    expect(browser.status).toBe(201);
+
     // The vault verified the AOF through CONFIG GET (VAULT_WRITE_ACK=aof), not the INFO fallback.
     expect(env.stack.vault.output).not.toContain('CONFIG is not available');
-    // No password of either user in any service's output.
+    // No password of any user in any service's output.
     for (const url of Object.values(env.redis.users!)) {
       expect(env.stack.logs()).not.toContain(new URL(url).password);
     }

@@ -6,7 +6,8 @@ import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProce
 import { tcpOpen, waitFor } from './wait';
 
 /** The users of deploy/redis/users.acl: one per service that reads or writes Redis. */
-export type RedisUser = 'vault' | 'gateway';
+export type RedisUser = 'vault' | 'gateway' | 'admin' | 'fields';
+const REDIS_USERS: readonly RedisUser[] = ['vault', 'gateway', 'admin', 'fields'];
 
 export interface RedisAclOptions {
   /** Each user's password; Redis is given only their SHA-256 unless `plainPasswords`. */
@@ -39,7 +40,7 @@ export interface RedisServerOptions {
 }
 
 export interface RedisServerProcess {
-  /** Without `acl` no credentials; with `acl` the gateway user's URL. */
+  /** Without `acl` no credentials; with `acl` the admin user's URL (as the keys and admin CLIs use it). */
   url: string;
   port: number;
   dir: string;
@@ -53,12 +54,16 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** What deploy/redis/start.sh reads: each user's password (or its digest) and where to write the ACL. */
 function aclScriptEnv(acl: RedisAclOptions, dir: string): NodeJS.ProcessEnv {
-  const { vault, gateway } = acl.passwords;
+  const passwords = REDIS_USERS.map((user) => {
+    const password = acl.passwords[user];
+    // start.sh refuses a user without one: say which, before a digest of `undefined` is attempted.
+    if (typeof password !== 'string') throw new Error(`no Redis password for the ${user} user (acl.passwords.${user})`);
+    const variable = `REDIS_${user.toUpperCase()}_PASSWORD`;
+    return acl.plainPasswords ? [variable, password] : [`${variable}_SHA256`, sha256(password)];
+  });
   return {
     PATH: process.env.PATH,
-    ...(acl.plainPasswords
-      ? { REDIS_VAULT_PASSWORD: vault, REDIS_GATEWAY_PASSWORD: gateway }
-      : { REDIS_VAULT_PASSWORD_SHA256: sha256(vault), REDIS_GATEWAY_PASSWORD_SHA256: sha256(gateway) }),
+    ...Object.fromEntries(passwords),
     TESSERA_REDIS_RUN_DIR: path.join(dir, 'run'),
     ...acl.scriptEnv,
   };
@@ -106,12 +111,13 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
     throw err;
   }
   const base = tls ? `rediss://%s@localhost:${port}` : `redis://%s@127.0.0.1:${port}`;
-  const users = acl && {
-    vault: base.replace('%s', `tessera-vault:${encodeURIComponent(acl.passwords.vault)}`),
-    gateway: base.replace('%s', `tessera-gateway:${encodeURIComponent(acl.passwords.gateway)}`),
-  };
+  const users =
+    acl &&
+    (Object.fromEntries(
+      REDIS_USERS.map((user) => [user, base.replace('%s', `tessera-${user}:${encodeURIComponent(acl.passwords[user])}`)]),
+    ) as Record<RedisUser, string>);
   return {
-    url: users?.gateway ?? `redis://127.0.0.1:${port}`,
+    url: users?.admin ?? `redis://127.0.0.1:${port}`,
     port,
     dir,
     ...(users ? { users } : {}),

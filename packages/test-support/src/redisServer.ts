@@ -55,7 +55,7 @@ export function useRedisServer<C extends { disconnect(): void }>(
   return handle;
 }
 
-/** `url`: without `acl` no credentials; with `acl` the gateway's URL (as the keys CLI uses it). */
+/** `url`: without `acl` no credentials; with `acl` the admin user's URL (as the keys and admin CLIs use it). */
 export interface RedisServer extends RedisServerProcess {
   /** With `tls`: the CA file a service gives as REDIS_TLS_CA_FILE. */
   tlsCaFile?: string;
@@ -79,7 +79,8 @@ export interface RedisStartOptions {
 export async function startRedis(options: RedisStartOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   if (!options.acl) return launchRedisServer({ port, appendfsync: 'always', args: options.args });
-  const passwords = { vault: randomBytes(24).toString('hex'), gateway: randomBytes(24).toString('hex') };
+  const password = () => randomBytes(24).toString('hex');
+  const passwords = { vault: password(), gateway: password(), admin: password(), fields: password() };
   let tls: { dir: string; caFile: string } | undefined;
   if (options.tls) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-certs-'));

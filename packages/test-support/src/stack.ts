@@ -127,14 +127,12 @@ export class Stack extends ServiceStack {
   }
 
   /**
-   * With Redis ACL users the vault logs in as its own user; the gateway, the admin service and the
-   * CLIs use the shared env's URL, which is the gateway user's (until the admin service has a user
-   * of its own); the proxy gets no Redis at all.
+   * With Redis ACL users each service logs in as its own user and the proxy gets no Redis at all;
+   * the shared env's URL, which the keys and admin CLIs use, is the admin user's (redis.url).
    */
   private redisEnv(name: ServiceName): NodeJS.ProcessEnv {
     if (this.redis.users === undefined) return {};
-    if (name === 'vault') return { REDIS_URL: this.redis.users.vault };
-    return name === 'proxy' ? { REDIS_URL: undefined } : {};
+    return { REDIS_URL: name === 'proxy' ? undefined : this.redis.users[name] };
   }
 
   /**
@@ -191,6 +189,7 @@ export class Stack extends ServiceStack {
     const port = await freePort();
     const proc = this.spawn('gateway', process.execPath, [path.join(ROOT, 'services', 'gateway', 'dist', 'main.js')], {
       ...this.env,
+      ...this.redisEnv('gateway'),
       PORT: String(port),
       ...env,
     });
