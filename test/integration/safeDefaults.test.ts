@@ -200,9 +200,11 @@ describe('npm start', () => {
 
   it('gives each process only its own secrets: the proxy and the sandbox PSP no Redis URL, vault key, key directory or pepper', () => {
     const envs = childEnvironments(stack!.pid!);
-    expect(Object.keys(envs).sort()).toEqual(['gateway', 'proxy', 'sandbox', 'vault']);
+    expect(Object.keys(envs).sort()).toEqual(['admin', 'fields', 'gateway', 'proxy', 'sandbox', 'vault']);
     const vaultDir = path.join(root(), 'vault');
     const gatewayDir = path.join(root(), 'gateway');
+    const adminDir = path.join(root(), 'admin');
+    const fieldsDir = path.join(root(), 'fields');
     /** The variables of `name`'s environment that carry `value`, under whatever name. */
     const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
 
@@ -217,10 +219,28 @@ describe('npm start', () => {
     for (const value of [secrets.API_KEY_PEPPER, secrets.TESSERA_DEV_ADMIN_PASSWORD, gatewayDir]) {
       expect({ value, holding: holding('vault', value) }).toEqual({ value, holding: [] });
     }
-    // The gateway: its pepper, its Redis and its own directory; never the vault's keys or where they are.
+    // The gateway: its pepper, its Redis and its own directory; never the vault's keys or where they
+    // are, nor the dashboard's password.
     expect(envs.gateway).toMatchObject({ API_KEY_PEPPER: secrets.API_KEY_PEPPER, REDIS_URL: redis.url, TESSERA_STATE_DIR: gatewayDir });
-    for (const value of [secrets.VAULT_KEYS, vaultDir])
+    for (const value of [secrets.VAULT_KEYS, vaultDir, secrets.TESSERA_DEV_ADMIN_PASSWORD])
       expect({ value, holding: holding('gateway', value) }).toEqual({ value, holding: [] });
+    // Admin: the pepper it makes keys with, its Redis, its directory and the dashboard login; no vault address.
+    expect(envs.admin).toMatchObject({
+      API_KEY_PEPPER: secrets.API_KEY_PEPPER,
+      REDIS_URL: redis.url,
+      TESSERA_STATE_DIR: adminDir,
+      TESSERA_DEV_ADMIN_PASSWORD: secrets.TESSERA_DEV_ADMIN_PASSWORD,
+    });
+    // Fields: the pepper it looks publishable keys up with, its Redis and its directory; no dashboard login.
+    expect(envs.fields).toMatchObject({ API_KEY_PEPPER: secrets.API_KEY_PEPPER, REDIS_URL: redis.url, TESSERA_STATE_DIR: fieldsDir });
+    for (const name of ['admin', 'fields']) {
+      for (const value of [secrets.VAULT_KEYS, vaultDir, gatewayDir])
+        expect({ name, value, holding: holding(name, value) }).toEqual({ name, value, holding: [] });
+    }
+    expect(holding('fields', secrets.TESSERA_DEV_ADMIN_PASSWORD)).toEqual([]);
+    // Nor told where the services they never call are: admin no vault or proxy, fields no proxy.
+    expect(Object.keys(envs.admin!).filter((v) => /^(VAULT|PROXY)_ADDR$/.test(v))).toEqual([]);
+    expect(Object.keys(envs.fields!).filter((v) => /^PROXY_ADDR$/.test(v))).toEqual([]);
   });
 
   it("moves an earlier stack's vault key ring and pepper into the vault's and the gateway's own directories", () => {
@@ -252,21 +272,23 @@ describe('npm start without REDIS_URL', () => {
   /** The Redis password in the REDIS_URL npm start gave a service. */
   const redisPasswordOf = (env: Record<string, string>) => decodeURIComponent(new URL(env.REDIS_URL!).password);
 
-  it('logs the vault and the gateway in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
+  it('logs the vault, the gateway, admin and fields in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
     const envs = childEnvironments(stack!.pid!);
+    const users = ['vault', 'gateway', 'admin', 'fields'];
     const password = (user: string) => fs.readFileSync(path.join(root(), user, 'redis-password'), 'utf8').trim();
-    const [vaultPassword, gatewayPassword] = [password('vault'), password('gateway')];
+    const passwords = Object.fromEntries(users.map((user) => [user, password(user)]));
     const port = Number(fs.readFileSync(path.join(root(), 'redis', 'port'), 'utf8').trim());
-    expect(envs.vault!.REDIS_URL).toBe(`redis://tessera-vault:${vaultPassword}@127.0.0.1:${port}`);
-    expect(envs.gateway!.REDIS_URL).toBe(`redis://tessera-gateway:${gatewayPassword}@127.0.0.1:${port}`);
+    for (const user of users) expect(envs[user]!.REDIS_URL).toBe(`redis://tessera-${user}:${passwords[user]}@127.0.0.1:${port}`);
     const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
     for (const name of ['proxy', 'sandbox']) {
       expect(Object.keys(envs[name]!).filter((v) => v.startsWith('REDIS_'))).toEqual([]);
-      for (const value of [vaultPassword, gatewayPassword, `:${port}`])
+      for (const value of [...Object.values(passwords), `:${port}`])
         expect({ name, holding: holding(name, value) }).toEqual({ name, holding: [] });
     }
-    expect(holding('vault', gatewayPassword)).toEqual([]);
-    expect(holding('gateway', vaultPassword)).toEqual([]);
+    for (const name of users) {
+      for (const other of users.filter((user) => user !== name))
+        expect({ name, other, holding: holding(name, passwords[other]!) }).toEqual({ name, other, holding: [] });
+    }
   });
 
   it("keeps each service's secrets in its own directory: no other file of the stack holds its Redis password, keys or pepper", () => {
@@ -279,8 +301,11 @@ describe('npm start without REDIS_URL', () => {
       files.filter((f) => !f.startsWith(dir + path.sep) && values.some((v) => fs.readFileSync(path.join(root(), f), 'latin1').includes(v)));
     expect(holdingOutside('vault', vaultSecrets)).toEqual([]);
     expect(holdingOutside('gateway', gatewaySecrets)).toEqual([]);
-    // What the CLIs beside it read: each service's own file, reaching Redis as that service's user.
-    for (const service of ['vault', 'gateway']) {
+    for (const service of ['admin', 'fields']) expect(holdingOutside(service, [redisPasswordOf(envs[service]!)])).toEqual([]);
+    // What the CLIs beside it read: each service's own file, reaching Redis as that service's user
+    // (npm run keys is the admin service's).
+    expect(fs.existsSync(path.join(root(), 'gateway', 'stack.json'))).toBe(false);
+    for (const service of ['vault', 'admin']) {
       const file = path.join(root(), service, 'stack.json');
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const { environment } = JSON.parse(fs.readFileSync(file, 'utf8')) as { environment: Record<string, string> };

@@ -10,6 +10,9 @@ export type ServiceName = 'vault' | 'proxy' | 'gateway' | 'admin' | 'fields';
 /** The HTTP services besides the gateway, each on a port of its own (ADMIN_PORT, FIELDS_PORT). */
 export type EdgeServiceName = 'admin' | 'fields';
 
+/** The upstream addresses of the stack's environment a service never dials, so is not given. */
+const UPSTREAMS_NOT_DIALED: Partial<Record<ServiceName, string[]>> = { admin: ['VAULT_ADDR', 'PROXY_ADDR'], fields: ['PROXY_ADDR'] };
+
 /** One gRPC target naming every replica's port, as the services' VAULT_ADDR / PROXY_ADDR take it. */
 export function grpcTargetOf(ports: readonly number[]): string {
   const addresses = ports.map((port) => `127.0.0.1:${port}`);
@@ -103,11 +106,14 @@ export class ServiceStack {
   startService(name: ServiceName, env: NodeJS.ProcessEnv = {}): ManagedProcess {
     const entry = path.join('services', name, 'dist', 'main.js');
     if (!fs.existsSync(path.join(ROOT, entry))) throw new Error(`${entry} is missing: run npm run build first`);
+    const environment: NodeJS.ProcessEnv = { ...this.env, ...this.serviceEnvOf(name), ...env };
+    // Least privilege in the environment too: admin is told of neither the vault nor the proxy, fields not of the proxy.
+    for (const variable of UPSTREAMS_NOT_DIALED[name] ?? []) delete environment[variable];
     const proc = new ManagedProcess(
       name,
       process.execPath,
       [...(this.options.nodeArgs ?? []), path.join(ROOT, entry)],
-      { ...this.env, ...this.serviceEnvOf(name), ...env },
+      environment,
       this.options.processOptions?.(name),
     );
     this.processes.push(proc);
