@@ -145,7 +145,7 @@ async function storedCard(): Promise<{ token: string; fingerprint: string }> {
 async function openGrant(token: string): Promise<string> {
   const secret = newCvcSessionSecret();
   const now = Date.now();
-  const gatewayRedis = new Redis(env.redis.url);
+  const gatewayRedis = new Redis(env.redis.users!.gateway);
   await new RedisCvcSessionStore(gatewayRedis).create({
     digest: cvcSessionDigest(secret),
     merchantId: MERCHANT,
