@@ -255,6 +255,10 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await fields.hexists('tessera:apikey-index', 'key_none')).toBe(0);
     expect(await fields.get('tessera:apikey-digest:{d}')).toBeNull();
     expect(await fields.set('tessera:apikey-lastuse:{m:acme}:key_1', '1')).toBe('OK');
+    // A request to move a key to the newest pepper, which the admin service takes and applies.
+    const moveRequest = await fields.xadd('tessera:apikey-moves', 'MAXLEN', '~', 10_000, '*', 'keyId', 'key_1');
+    expect(await admin.xrange('tessera:apikey-moves', '-', '+')).toEqual([[moveRequest, ['keyId', 'key_1']]]);
+    expect(await admin.xdel('tessera:apikey-moves', moveRequest!)).toBe(1);
     expect(await fields.get('tessera:merchant-settings:{m:acme}')).toBe('{"returnUrls":[]}');
     expect(await fields.get('tessera:layout')).toBe('{"version":2}');
     expect(await fields.eval("return redis.call('INCR', KEYS[1])", 1, 'tessera:ratelimit:browser:ip:1')).toBe(1);
