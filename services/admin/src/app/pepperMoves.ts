@@ -49,9 +49,7 @@ const BATCH = 100;
  * Redis). A request taken and not applied (Redis failed in between) is lost: the fields service
  * asks again on the key's next use after its interval.
  */
-export function startPepperMoves(
-  deps: PepperMoveDeps & { requests: Pick<ApiKeyMoveRequests, 'take'>; intervalMs?: number },
-): Closable {
+export function startPepperMoves(deps: PepperMoveDeps & { requests: Pick<ApiKeyMoveRequests, 'take'>; intervalMs?: number }): Closable {
   const mayLog = createLogThrottle();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
