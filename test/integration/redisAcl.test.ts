@@ -4,12 +4,25 @@
  * deploy/redis/users.acl, with test passwords; then every service logs in as its own user.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { issueApiKey, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
-import { aCard, apiClient, type RedisServer, restartRedis, ROOT, startRedis, TEST_CVV, useStack } from './harness';
+import {
+  aCard,
+  apiClient,
+  type RedisServer,
+  restartRedis,
+  ROOT,
+  type Stack,
+  startRedis,
+  startStack,
+  TEST_CVV,
+  useStack,
+  waitFor,
+} from './harness';
 
 jest.setTimeout(90_000);
 
@@ -242,6 +255,10 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await fields.hexists('tessera:apikey-index', 'key_none')).toBe(0);
     expect(await fields.get('tessera:apikey-digest:{d}')).toBeNull();
     expect(await fields.set('tessera:apikey-lastuse:{m:acme}:key_1', '1')).toBe('OK');
+    // A request to move a key to the newest pepper, which the admin service takes and applies.
+    const moveRequest = await fields.xadd('tessera:apikey-moves', 'MAXLEN', '~', 10_000, '*', 'keyId', 'key_1');
+    expect(await admin.xrange('tessera:apikey-moves', '-', '+')).toEqual([[moveRequest, ['keyId', 'key_1']]]);
+    expect(await admin.xdel('tessera:apikey-moves', moveRequest!)).toBe(1);
     expect(await fields.get('tessera:merchant-settings:{m:acme}')).toBe('{"returnUrls":[]}');
     expect(await fields.get('tessera:layout')).toBe('{"version":2}');
     expect(await fields.eval("return redis.call('INCR', KEYS[1])", 1, 'tessera:ratelimit:browser:ip:1')).toBe(1);
@@ -459,5 +476,55 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     plain.on('error', () => undefined);
     await expect(plain.connect().then(() => plain.get('x'))).rejects.toThrow();
     plain.disconnect();
+  });
+});
+
+describe('a pepper rotation with per-service Redis users', () => {
+  let redis: RedisServer;
+  const stacks: Stack[] = [];
+  beforeAll(async () => {
+    redis = await startRedis({ acl: true });
+  });
+  afterAll(async () => {
+    for (const stack of stacks) await stack.stop();
+    await redis?.stop();
+  });
+
+  // The fields user may not write the digest index: it asks, and the admin service moves the key.
+  it('moves a publishable key used only on the fields service to the newest pepper', async () => {
+    const [v1, v2] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+    const peppers = (list: string) => ({ env: { API_KEY_PEPPER: '', API_KEY_PEPPERS: list } });
+    const before = await startStack(redis, peppers(`v1:${v1}`));
+    stacks.push(before);
+    const publishable = before.createPublishableKey('acme', ['https://shop.acme.test']);
+    await before.stop();
+
+    const stack = await startStack(redis, peppers(`v1:${v1},v2:${v2}`));
+    stacks.push(stack);
+    const status = () =>
+      JSON.parse(stack.cli(['rehash-status', '--json']).trim().split('\n').pop() ?? '') as {
+        current: string;
+        publishableByVersion: Record<string, number>;
+      };
+    expect(status()).toMatchObject({ current: 'v2', publishableByVersion: { v1: 1, v2: 0 } });
+    const tokenize = () =>
+      fetch(`${stack.fieldsUrl}/v1/browser/tokens`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': publishable.apiKey,
+          origin: stack.fieldsUrl,
+          'x-tessera-parent-origin': 'https://shop.acme.test',
+        },
+        body: JSON.stringify(aCard({ cvv: undefined, holderName: undefined })),
+      });
+    expect((await tokenize()).status).toBe(201);
+    await waitFor(() => status().publishableByVersion.v2 === 1, 'the publishable key on pepper v2', 10_000);
+    expect(status().publishableByVersion).toEqual({ v1: 0, v2: 1 });
+    // Found under the newest pepper now, by the fields service as well.
+    expect((await tokenize()).status).toBe(201);
+    expect(stack.admin?.output).toContain('API key moved to the current pepper');
+    expect(stack.fields?.output).not.toContain('could not move an API key');
+    expect(stack.logs()).not.toContain('NOPERM');
   });
 });

@@ -795,10 +795,11 @@ describe('Redis users (deploy/redis/users.acl)', () => {
   const merchantData = (file: string) => store('packages', 'merchant-data', 'src', 'store', file);
   const edge = (file: string) => store('packages', 'edge', 'src', 'store', file);
   // The gateway's own stores and the shared ones it opens (edge's counters, merchant data).
+  // (Not the fields service's requests to move keys to the newest pepper: the gateway moves its own.)
   const gatewayKeys = [
     ...keyLiterals(store('services', 'gateway', 'src', 'store')),
     ...keyLiterals(store('packages', 'edge', 'src', 'store')),
-    ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')),
+    ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter((k) => k !== 'tessera:apikey-moves'),
   ];
   // The operators' stores, wherever the split has put them (the admin service's, or still the gateway's).
   const adminStoreFiles = [
@@ -819,7 +820,13 @@ describe('Redis users (deploy/redis/users.acl)', () => {
   // Fields: API keys, rate limits and the distinct-card counter, form sessions, merchant settings.
   const fieldsFiles = {
     read: [merchantData('redisApiKeyStore.ts'), merchantData('merchantSettingsStore.ts'), edge('keyLookupWithPeek.ts')],
-    write: [edge('rateLimitCounter.ts'), edge('distinctCardCounter.ts'), merchantData('formSessionStore.ts')],
+    write: [
+      edge('rateLimitCounter.ts'),
+      edge('distinctCardCounter.ts'),
+      merchantData('formSessionStore.ts'),
+      // Its requests to move a key to the newest pepper, which the admin service applies.
+      merchantData('apiKeyMoveRequests.ts'),
+    ],
   };
   const fieldsKeys = keyLiterals([...fieldsFiles.read, ...fieldsFiles.write]);
   /**
@@ -880,7 +887,13 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     const admin = aclUser('tessera-admin');
     expect(adminStoreFiles.length).toBeGreaterThan(0);
     expect(adminKeys).toEqual(
-      expect.arrayContaining(['tessera:operator:', 'tessera:admin-session:', 'tessera:request-log:', 'tessera:ratelimit:']),
+      expect.arrayContaining([
+        'tessera:operator:',
+        'tessera:admin-session:',
+        'tessera:request-log:',
+        'tessera:ratelimit:',
+        'tessera:apikey-moves',
+      ]),
     );
     for (const key of adminKeys) {
       const access = { read: canRead(admin, key), write: canWrite(admin, key) };
@@ -902,6 +915,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
         'tessera:apikey-digest:',
         'tessera:apikey-index',
         'tessera:apikey-lastuse:',
+        'tessera:apikey-moves',
         'tessera:form-session:',
         'tessera:merchant-settings:',
         'tessera:ratelimit:',

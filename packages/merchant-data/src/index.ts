@@ -20,6 +20,7 @@ export * from './store/requestLogStore';
 export * from './store/detokenizationLog';
 export * from './store/apiKeyStore';
 export * from './store/redisApiKeyStore';
+export * from './store/apiKeyMoveRequests';
 export * from './store/auditLog';
 export * from './store/formSessionStore';
 export * from './store/cvcSessionStore';

@@ -1,6 +1,7 @@
 import type { ServiceDefinition } from '@tessera/common';
 import { resolveApiKeyPepper } from '@tessera/merchant-data';
 import { setUpAdmin } from './adminSetup';
+import { startPepperMoves } from './app/pepperMoves';
 import { adminConfigSchema } from './config';
 import { connectAdminStores } from './store/adminRedis';
 
@@ -16,9 +17,11 @@ export const adminService: ServiceDefinition<typeof adminConfigSchema> = {
     const { stores, clients } = await connectAdminStores(config, logger);
     const listener = await setUpAdmin({ config, logger, stores, pepper, previousPeppers });
     const url = await listener.listen();
+    const pepperMoves = startPepperMoves({ keyStore: stores.keyStore, requests: stores.pepperMoves, pepper, logger });
     return {
       listeners: [listener],
-      clients,
+      // The moves use Redis: they stop first.
+      clients: [pepperMoves, ...clients],
       listening: { url, dashboard: `${url}/dashboard/` },
     };
   },

@@ -3,6 +3,7 @@ import { connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos
 import { cardTestingLimiter, drainDeadlineMs, ownListener, RateLimiter } from '@tessera/edge';
 import { resolveApiKeyPepper } from '@tessera/merchant-data';
 import { fieldsConfigSchema, fieldsOriginOf } from './config';
+import { requestPepperMoves } from './app/pepperMoves';
 import { connectFieldsStores } from './store/fieldsStores';
 import { frameKeyLookup } from './transport/browserRoutes';
 import { loadCardFieldsAssets } from './transport/cardFieldsPage';
@@ -36,6 +37,8 @@ void runService({
     // Until the listener is bound (FIELDS_PORT 0 in tests) the origin is not known; the app reads it per request.
     let fieldsOrigin = config.FIELDS_ORIGIN ?? '';
     const now = () => new Date();
+    // Its Redis user may not write the digest index: the admin service moves keys to the newest pepper.
+    const moveToCurrentPepper = requestPepperMoves(stores.pepperMoves, now);
     const timeoutMs = config.READY_TIMEOUT_MS;
     const unavailable = (): TesseraError => new TesseraError('service_unavailable');
     const app = createFieldsApp({
@@ -44,7 +47,7 @@ void runService({
       metrics,
       hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
       trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
-      lookupKey: frameKeyLookup({ keyStore: stores.keyStore, pepper, previousPeppers, logger, now }),
+      lookupKey: frameKeyLookup({ keyStore: stores.keyStore, pepper, previousPeppers, moveToCurrentPepper, logger, now }),
       cardTesting,
       provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
       formSessions: {
@@ -61,6 +64,7 @@ void runService({
           keyStore: stores.keyStore,
           pepper,
           previousPeppers,
+          moveToCurrentPepper,
           get fieldsOrigin() {
             return fieldsOrigin;
           },

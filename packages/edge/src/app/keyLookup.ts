@@ -13,7 +13,18 @@ export interface PepperedKeyStore {
   pepper: string;
   /** The older peppers of API_KEY_PEPPERS, newest first. */
   previousPeppers?: readonly string[];
+  /**
+   * How a key is moved to the newest pepper; absent: the key store's rehashDigest. A service whose
+   * Redis user may not write the digest index (the fields service) asks one that may instead.
+   */
+  moveToCurrentPepper?: PepperMove | undefined;
 }
+
+/**
+ * Moves key `keyId` from `fromDigest` to `toDigest` under pepper `pepperId` (ApiKeyLookup's
+ * rehashDigest has this shape); resolves true only when the key moved now.
+ */
+export type PepperMove = (keyId: string, fromDigest: string, toDigest: string, pepperId: string) => Promise<boolean>;
 
 export type ValidKey = Extract<PresentedKey, { ok: true }>;
 
@@ -68,7 +79,8 @@ export function keepOnCurrentPepper(
   currentDigest: string,
 ): void {
   if (foundDigest === currentDigest && record.pepperId !== undefined) return;
-  deps.keyStore.rehashDigest(record.id, foundDigest, currentDigest, pepperIdOf(deps.pepper)).then(
+  const move: PepperMove = deps.moveToCurrentPepper ?? ((...args) => deps.keyStore.rehashDigest(...args));
+  move(record.id, foundDigest, currentDigest, pepperIdOf(deps.pepper)).then(
     (moved) => {
       if (moved && foundDigest !== currentDigest) deps.logger.info({ keyId: record.id }, 'API key moved to the current pepper');
     },

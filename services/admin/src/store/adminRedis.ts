@@ -3,6 +3,7 @@ import { createLogThrottle, type Closable, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import {
   merchantsWithKeys,
+  RedisApiKeyMoveRequests,
   RedisApiKeyStore,
   RedisAuditLog,
   RedisDetokenizationLog,
@@ -26,6 +27,8 @@ export interface AdminStores {
   requestLog: RedisRequestLogStore | undefined;
   /** The gateway's rate-limit windows, where the card-testing limiter marks a key under attack (read only). */
   rateLimits: RedisRateLimitCounter;
+  /** The fields service's requests to move publishable keys to the newest pepper (app/pepperMoves.ts). */
+  pepperMoves: RedisApiKeyMoveRequests;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -48,6 +51,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
             maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000,
           }),
     rateLimits: new RedisRateLimitCounter(redis),
+    pepperMoves: new RedisApiKeyMoveRequests(redis),
   };
 }
 

@@ -1,13 +1,15 @@
 import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
 import { RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
-import { RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
+import { RedisApiKeyMoveRequests, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
 import type { FieldsConfig } from '../config';
 
 /** What the fields service keeps in Redis, through the narrowest interface each use needs. */
 export interface FieldsStores {
-  /** Publishable keys: looked up (and moved to the newest pepper), never created here. */
+  /** Publishable keys: looked up, never created or moved here (its Redis user may not write the digest index). */
   keyStore: RedisApiKeyStore;
+  /** Where it asks the admin service to move a key to the newest pepper (app/pepperMoves.ts). */
+  pepperMoves: RedisApiKeyMoveRequests;
   formSessions: RedisFormSessionStore;
   /** The card-testing windows and the failed-authentication limit. */
   rateLimits: RedisRateLimitCounter;
@@ -27,6 +29,7 @@ export async function connectFieldsStores(config: FieldsConfig, logger: Logger):
   });
   const stores: FieldsStores = {
     keyStore: new RedisApiKeyStore(redis),
+    pepperMoves: new RedisApiKeyMoveRequests(redis),
     formSessions: new RedisFormSessionStore(redis),
     rateLimits: new RedisRateLimitCounter(redis),
     distinctCards: new RedisDistinctCardCounter(redis),
