@@ -389,7 +389,8 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     env.stack.createOperator('ops@acme.test', 'correct horse battery staple', 'acme');
     const call = apiClient(env.stack, key.apiKey);
     const created = await call('POST', '/v1/token', aCard());
-    expect(created.status).toBe(201);
+    // The whole answer, so a refusal says which service was unavailable.
+    expect({ status: created.status, body: created.body }).toMatchObject({ status: 201 });
     const token = created.body.token as string;
     const charge = {
       method: 'post',
