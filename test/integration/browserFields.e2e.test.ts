@@ -224,6 +224,18 @@ describe('card fields on an allowed merchant page', () => {
     await frame.getByLabel('Expiry date (MM / YY)').fill('');
   });
 
+  it('reads January typed without its leading zero, as "1/30", "1 30" or "130", as 01 / 30', async () => {
+    const expiry = frame.getByLabel('Expiry date (MM / YY)');
+    for (const typed of ['1/30', '1 30', '130']) {
+      await expiry.fill('');
+      await expiry.pressSequentially(typed);
+      expect({ typed, shown: await expiry.inputValue() }).toEqual({ typed, shown: '01 / 30' });
+      await expiry.press('Tab');
+      expect({ typed, invalid: await expiry.getAttribute('aria-invalid') }).toEqual({ typed, invalid: 'false' });
+    }
+    await expiry.fill('');
+  });
+
   it('moves focus into the frame with Tab and out of it again, both ways', async () => {
     const focusedInFrame = () => frame.evaluate(() => document.activeElement?.id ?? null);
     await page.locator('#email').focus();

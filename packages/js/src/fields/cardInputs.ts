@@ -120,7 +120,9 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   /** Reformats while keeping the caret after the same number of digits. */
   function reformat(input: HTMLInputElement, format: (raw: string) => string): void {
     const caret = input.selectionStart ?? input.value.length;
-    const digitsBefore = digitsOf(input.value.slice(0, caret)).length;
+    // Counted in the formatted text before the caret: a month completed with a leading zero ("1/" is
+    // "01") puts the caret after the digit it added, not before it.
+    const digitsBefore = digitsOf(format(input.value.slice(0, caret))).length;
     const formatted = format(input.value);
     if (formatted === input.value) return;
     input.value = formatted;

@@ -33,6 +33,15 @@ describe('expiry and CVC', () => {
   it('reads MM / YY and refuses past or impossible dates', () => {
     expect(formatExpiry('1230')).toBe('12 / 30');
     expect(formatExpiry('4')).toBe('04');
+    // January typed without its leading zero, as shoppers do (issue 26): with a separator, or as 13…
+    for (const typed of ['1/30', '1 / 30', '1 30', '1-30', '130'])
+      expect({ typed, shown: formatExpiry(typed) }).toEqual({ typed, shown: '01 / 30' });
+    expect(formatExpiry('13')).toBe('01 / 3');
+    expect(formatExpiry('1/')).toBe('01');
+    // ... but 10, 11 and 12 are months, and the field's own "01 / 30" is left as it is.
+    for (const typed of ['10', '11', '12', '1', '01 / 30', '12 / 30']) expect(formatExpiry(typed)).toBe(typed);
+    expect(checkExpiry('1/30', NOW)).toMatchObject({ complete: true, value: { month: 1, year: 2030 } });
+    expect(checkExpiry('130', NOW)).toMatchObject({ complete: true, value: { month: 1, year: 2030 } });
     expect(checkExpiry('12 / 30', NOW)).toMatchObject({ complete: true, value: { month: 12, year: 2030 } });
     expect(checkExpiry('11 / 26', NOW)).toMatchObject({ complete: true });
     expect(checkExpiry('10 / 26', NOW)).toMatchObject({ error: 'expired_card' });

@@ -48,10 +48,19 @@ export function checkNumber(raw: string): FieldCheck & { brand: Brand; digits: s
 }
 
 /** `MM / YY` as typed: a leading 2-9 is a month on its own (`4` -> `04`). */
+/**
+ * The expiry as MMYY or MMYYYY digits, with a month typed as one digit completed: "4" can only be
+ * April; "1/30" and "1 30" say January with the separator; "130" has no month 13, so it is January
+ * 2030 as well, unless a separator after the "13" says the shopper meant 13 ("13/30" stays invalid).
+ */
+function expiryDigits(raw: string): string {
+  const digits = digitsOf(raw);
+  const oneDigitMonth = /^[2-9]/.test(digits) || /^\D*1\D/.test(raw) || /^\D*1[3-9](\d|$)/.test(raw);
+  return (oneDigitMonth ? `0${digits}` : digits).slice(0, 6);
+}
+
 export function formatExpiry(raw: string): string {
-  let digits = digitsOf(raw);
-  if (/^[2-9]/.test(digits)) digits = `0${digits}`;
-  digits = digits.slice(0, 6);
+  const digits = expiryDigits(raw);
   return digits.length > 2 ? `${digits.slice(0, 2)} / ${digits.slice(2)}` : digits;
 }
 
@@ -61,7 +70,7 @@ export interface ExpiryValue {
 }
 
 export function checkExpiry(raw: string, now: Date = new Date()): FieldCheck & { value?: ExpiryValue } {
-  const digits = digitsOf(raw);
+  const digits = expiryDigits(raw);
   if (digits.length === 0) return { empty: true, complete: false, error: 'incomplete_expiry' };
   if (digits.length < 4 || digits.length === 5) return { empty: false, complete: false, error: 'incomplete_expiry' };
   const month = Number(digits.slice(0, 2));
