@@ -1,4 +1,4 @@
-import type { AttachCvvRequest, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
+import type { AttachCvvRequest, Readiness, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
 
 /**
  * What the fields service's use cases need from outside. The vault is reached through the shared
@@ -8,11 +8,6 @@ import type { AttachCvvRequest, TokenizeRequest, TokenRecord__Output } from '@te
 
 export interface CallContext {
   requestId: string;
-}
-
-export interface ReadyResult {
-  ready: boolean;
-  detail: string;
 }
 
 /** A card a shopper typed: always a provisional token, which expires unless the merchant's server retains it. */
@@ -29,6 +24,6 @@ export type GrantedCvcAttach = Omit<AttachCvvRequest, 'cvcSession'> & { cvcSessi
 export interface FieldsVault {
   tokenize(request: ProvisionalTokenize, ctx: CallContext): Promise<TokenRecord__Output>;
   attachCvv(request: GrantedCvcAttach, ctx: CallContext): Promise<TokenRecord__Output>;
-  ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
+  ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }

@@ -1,4 +1,4 @@
-import type { DryRunReport, ForwardCall, ForwardResponse__Output, TokenizeRequest, VaultCalls } from '@tessera/protos';
+import type { DryRunReport, ForwardCall, ForwardResponse__Output, Readiness, VaultCalls } from '@tessera/protos';
 
 /**
  * The vault and the proxy as the gateway's use cases see them. The gRPC adapters that implement
@@ -9,17 +9,6 @@ import type { DryRunReport, ForwardCall, ForwardResponse__Output, TokenizeReques
 export interface CallContext {
   requestId: string;
 }
-
-export interface ReadyResult {
-  ready: boolean;
-  detail: string;
-}
-
-/**
- * A card to tokenize. `provisional` (default false) is for browser tokenization only: the token
- * then expires after the vault's BROWSER_TOKEN_TTL_SECONDS unless a secret key retains it.
- */
-export type TokenizeInput = TokenizeRequest;
 
 /**
  * What the gateway needs from the vault: every token operation a secret key may ask for, as the
@@ -33,6 +22,6 @@ export interface ProxyApi {
   forward(request: ForwardCall, ctx: CallContext): Promise<ForwardResponse__Output>;
   /** The checks of forward and a masked preview of the body; nothing is sent. */
   dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
-  ready(ctx: CallContext & { timeoutMs: number }): Promise<ReadyResult>;
+  ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }

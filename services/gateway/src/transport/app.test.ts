@@ -8,13 +8,14 @@ import type {
   TokenRef,
   UpdateTokenRequest,
   AttachCvvRequest,
+  Readiness,
 } from '@tessera/protos';
 import { issueApiKey, RedisApiKeyStore, RedisMerchantSettingsStore } from '@tessera/merchant-data';
 import { aTokenRecord, anIdempotency, captureLogger, TEST_PEPPER } from '../testing/fixtures';
 import { useGatewayRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
 import { createApp } from './app';
-import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
+import type { ProxyApi, VaultApi } from '../app/ports';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const TEST_PAN = '4242424242424242';
@@ -28,7 +29,7 @@ const tokenRecord = (overrides: Partial<TokenRecord__Output> = {}): TokenRecord_
 class FakeVault implements VaultApi {
   calls: Array<{ method: string; request: unknown; requestId: string }> = [];
   failWith?: TesseraError | Error;
-  readyResult: ReadyResult | 'hang' = { ready: true, detail: '' };
+  readyResult: Readiness | 'hang' = { ready: true, detail: '' };
 
   private record(method: string, request: unknown, requestId: string) {
     this.calls.push({ method, request, requestId });
@@ -58,7 +59,7 @@ class FakeVault implements VaultApi {
     return tokenRecord({ token: request.token, cvvAvailable: true });
   }
   async ready() {
-    if (this.readyResult === 'hang') return new Promise<ReadyResult>(() => {});
+    if (this.readyResult === 'hang') return new Promise<Readiness>(() => {});
     return this.readyResult;
   }
   close() {}
@@ -68,7 +69,7 @@ class FakeProxy implements ProxyApi {
   calls: Array<{ request: ForwardCall; requestId: string }> = [];
   response: ForwardResponse__Output = { status: 200, headers: [], body: Buffer.alloc(0), pspMs: 1 };
   failWith?: TesseraError;
-  readyResult: ReadyResult = { ready: true, detail: '' };
+  readyResult: Readiness = { ready: true, detail: '' };
 
   async forward(request: ForwardCall, ctx: { requestId: string }) {
     this.calls.push({ request, requestId: ctx.requestId });

@@ -15,7 +15,8 @@ import { errorHandler, routeNotFound } from '@tessera/edge';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from '@tessera/edge';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
-import type { ProxyApi, ReadyResult, VaultApi } from '../app/ports';
+import type { ProxyApi, VaultApi } from '../app/ports';
+import type { Readiness } from '@tessera/protos';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
 import { cvcSessionRoutes } from './cvcSessions';
@@ -198,7 +199,7 @@ export function createApp(deps: GatewayDeps): Express {
     const requestId = contextOf(res).requestId;
     const timeoutMs = deps.config.READY_TIMEOUT_MS;
     // The gRPC calls carry their own deadline; the extra timer also bounds anything that ignores it.
-    const upstream = async (check: Promise<ReadyResult>): Promise<CheckResult> =>
+    const upstream = async (check: Promise<Readiness>): Promise<CheckResult> =>
       (await withDeadline(check, timeoutMs, upstreamTimeout)).ready ? 'ok' : 'unavailable';
     const settled = await Promise.allSettled([
       upstream(vault.ready({ requestId, timeoutMs })),
