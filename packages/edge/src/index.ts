@@ -13,6 +13,7 @@ export * from './domain/rateLimit';
 export * from './store/distinctCardCounter';
 export * from './store/keyLookupWithPeek';
 export * from './store/rateLimitCounter';
+export * from './store/serviceRedis';
 export * from './transport/altcha';
 export * from './transport/auth';
 export * from './transport/browserLimits';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { createLogThrottle, type Closable, type Logger } from '@tessera/common';
-import { createRedisClient } from '@tessera/common/redis';
+import type { Closable, Logger } from '@tessera/common';
+import { connectLogged, createServiceRedis } from '@tessera/edge';
 import {
   merchantsWithKeys,
   RedisApiKeyMoveRequests,
@@ -63,19 +63,8 @@ export async function connectAdminStores(
   config: AdminConfig,
   logger: Logger,
 ): Promise<{ stores: AdminStores; redis: Redis; clients: Closable[] }> {
-  const redis = createRedisClient(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    profile: 'server',
-    tlsCaFile: config.REDIS_TLS_CA_FILE,
-    clusterNodes: config.REDIS_CLUSTER_NODES,
-  });
+  const redis = createServiceRedis(config);
   const stores = openAdminStores(redis, config);
-  const mayLog = createLogThrottle();
-  redis.on('error', (err: Error) => {
-    if (mayLog()) logger.error({ err }, 'redis connection error (the dashboard answers 503)');
-  });
-  await redis.connect().catch((err: unknown) => {
-    logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
-  });
+  await connectLogged(redis, logger, 'redis', 'the dashboard answers 503');
   return { stores, redis, clients: [{ name: 'redis', close: () => stores.keyStore.close() }] };
 }

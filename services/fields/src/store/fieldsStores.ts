@@ -1,6 +1,5 @@
-import { createLogThrottle, type Logger } from '@tessera/common';
-import { createRedisClient } from '@tessera/common/redis';
-import { RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
+import type { Logger } from '@tessera/common';
+import { connectLogged, createServiceRedis, RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
 import { RedisApiKeyMoveRequests, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
 import type { FieldsConfig } from '../config';
 
@@ -21,12 +20,7 @@ export interface FieldsStores {
  * start: /readyz reports it, the routes that need it answer 503, and ioredis keeps retrying.
  */
 export async function connectFieldsStores(config: FieldsConfig, logger: Logger): Promise<{ stores: FieldsStores; close(): Promise<void> }> {
-  const redis = createRedisClient(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    profile: 'server',
-    tlsCaFile: config.REDIS_TLS_CA_FILE,
-    clusterNodes: config.REDIS_CLUSTER_NODES,
-  });
+  const redis = createServiceRedis(config);
   const stores: FieldsStores = {
     keyStore: new RedisApiKeyStore(redis),
     pepperMoves: new RedisApiKeyMoveRequests(redis),
@@ -34,13 +28,6 @@ export async function connectFieldsStores(config: FieldsConfig, logger: Logger):
     rateLimits: new RedisRateLimitCounter(redis),
     distinctCards: new RedisDistinctCardCounter(redis),
   };
-  // ioredis emits an error on every reconnect attempt: logged at most every 10 s.
-  const mayLog = createLogThrottle();
-  redis.on('error', (err: Error) => {
-    if (mayLog()) logger.error({ err }, 'redis connection error (the card fields answer 503)');
-  });
-  await redis.connect().catch((err: unknown) => {
-    logger.error({ err }, 'redis is not reachable at start-up; retrying in the background');
-  });
+  await connectLogged(redis, logger, 'redis', 'the card fields answer 503');
   return { stores, close: () => stores.keyStore.close() };
 }

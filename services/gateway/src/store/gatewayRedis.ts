@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import { createLogThrottle, type Closable, type Logger } from '@tessera/common';
+import type { Closable, Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
+import { connectLogged, createServiceRedis } from '@tessera/edge';
 import type { GatewayConfig } from '../config';
 import { openGatewayStores, type GatewayStores } from './gatewayStores';
 import type { LegacyRecords } from './idempotencyStore';
@@ -26,7 +27,7 @@ export interface ConnectedStores {
 export async function connectGatewayStores(config: GatewayConfig, logger: Logger): Promise<ConnectedStores> {
   const clustered = config.REDIS_CLUSTER_NODES !== undefined && config.REDIS_CLUSTER_NODES.length > 0;
   const options = { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, profile: 'server', tlsCaFile: config.REDIS_TLS_CA_FILE } as const;
-  const redis = createRedisClient(config.REDIS_URL, { ...options, clusterNodes: config.REDIS_CLUSTER_NODES });
+  const redis = createServiceRedis(config);
   const idempotencyRedis =
     config.IDEMPOTENCY_REDIS_URL === undefined ? undefined : createRedisClient(config.IDEMPOTENCY_REDIS_URL, options);
   // Idempotency records of the layout before merchant slots are read until the upgrade says none
@@ -58,15 +59,4 @@ export async function connectGatewayStores(config: GatewayConfig, logger: Logger
       { name: 'redis', close: () => stores.keyStore.close() },
     ],
   };
-}
-
-/** Connects `client`, logging its errors at most every 10 s: ioredis emits one on every reconnect attempt. */
-async function connectLogged(client: Redis, logger: Logger, name: string, whileDown: string): Promise<void> {
-  const mayLog = createLogThrottle();
-  client.on('error', (err: Error) => {
-    if (mayLog()) logger.error({ err }, `${name} connection error (${whileDown})`);
-  });
-  await client.connect().catch((err: unknown) => {
-    logger.error({ err }, `${name} is not reachable at start-up; retrying in the background`);
-  });
 }
