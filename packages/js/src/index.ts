@@ -18,6 +18,8 @@ export type {
   TokenizeResult,
 } from './shared/protocol';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
+export type { Appearance, AppearanceRules, AppearanceVariables, FieldTexts, RuleSelector, Theme } from './shared/appearance';
+export { LOCALE_TEXTS, LOCALES, type FieldsText, type Locale, type LocaleOption } from './shared/locale';
 export type {
   CardFields,
   CardFieldsEventMap,
@@ -26,6 +28,7 @@ export type {
   CvcField,
   CvcFieldOptions,
   FieldsFrame,
+  PresentationOptions,
   TesseraFactory,
   TesseraInstance,
   TesseraOptions,

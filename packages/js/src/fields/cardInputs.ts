@@ -4,30 +4,18 @@
  * (hosted/page.ts). Both render the same markup (the gateway's cardInputsMarkup), so the same
  * formatting, brand label, and errors-after-blur apply to both.
  */
+import { LOCALE_TEXTS, type FieldsText } from '../shared/locale';
 import type { ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
 import {
   changePayload,
   checkAll,
   digitsOf,
-  ERROR_MESSAGES,
   formatCardNumber,
   formatExpiry,
   type CardField,
   type FieldChecks,
   type FieldValues,
 } from './cardState';
-
-const BRAND_LABELS: Record<string, string> = {
-  visa: 'Visa',
-  mastercard: 'Mastercard',
-  amex: 'American Express',
-  discover: 'Discover',
-  diners: 'Diners Club',
-  jcb: 'JCB',
-  unionpay: 'UnionPay',
-  maestro: 'Maestro',
-  unknown: '',
-};
 
 export const CARD_FIELDS = ['number', 'expiry', 'cvc'] as const;
 
@@ -61,6 +49,8 @@ export interface CardInputs {
   clear(): void;
   /** Checks and shows only these inputs from now on (the CVC-only field: ['cvc']); the others are hidden. */
   only(fields: readonly CardField[]): void;
+  /** The language of the error messages and the brand text from now on (shared/locale.ts); English until set. */
+  setText(text: FieldsText): void;
 }
 
 export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
@@ -80,6 +70,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
   const shown = new Set<FieldName>();
   let inPlay: readonly CardField[] = CARD_FIELDS;
+  let text: FieldsText = LOCALE_TEXTS.en;
 
   const values = (): FieldValues => ({
     number: inputs.number.value,
@@ -89,14 +80,14 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   });
 
   function render(checks: FieldChecks): void {
-    brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
+    brandLabel.textContent = text.brands[checks.brand] ?? '';
     for (const field of inPlay) {
       const check = checks[field];
       if (check.error === undefined) shown.delete(field);
       const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
       const input = inputs[field];
       input.setAttribute('aria-invalid', error === undefined ? 'false' : 'true');
-      const message = error === undefined ? '' : ERROR_MESSAGES[error];
+      const message = error === undefined ? '' : text.errors[error];
       if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
       hooks.styleInput?.(input, { focus: document.activeElement === input, invalid: error !== undefined, complete: check.complete });
     }
@@ -174,6 +165,10 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     clear() {
       for (const input of Object.values(inputs)) input.value = '';
       shown.clear();
+      update();
+    },
+    setText(next) {
+      text = next;
       update();
     },
   };

@@ -14,10 +14,12 @@ import {
   type HelloMessage,
   type TokenizeError,
 } from '../shared/protocol';
-import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
+import type { FieldsStyle } from '../shared/style';
+import { LOCALE_TEXTS } from '../shared/locale';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
-import { digitsOf, ERROR_MESSAGES } from './cardState';
+import { digitsOf } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
+import { applyPresentation, styleFieldInput, type AppliedPresentation } from './applyAppearance';
 
 /** Where the card's proof-of-work solution goes (CHALLENGE_SOLUTION_HEADER of @tessera/edge, read by the fields service). */
 const CHALLENGE_HEADER = 'x-tessera-challenge';
@@ -60,6 +62,9 @@ function start(): void {
   }
 
   let style: FieldsStyle = {};
+  /** The merchant's look and language (fields/applyAppearance.ts); English and the built-in look until connected. */
+  let presentation: AppliedPresentation | undefined;
+  const text = (): typeof LOCALE_TEXTS.en => presentation?.text ?? LOCALE_TEXTS.en;
   let port: MessagePort | undefined;
   let lastChange = '';
   let tokenizing = false;
@@ -68,12 +73,7 @@ function start(): void {
   const send = (event: FieldsEvent): void => port?.postMessage(event);
 
   function applyStyle(input: HTMLInputElement, states: InputStates): void {
-    const declarations = styleFor(style, states);
-    for (const property of STYLE_PROPERTIES) {
-      const value = declarations[property];
-      if (value === undefined) input.style.removeProperty(cssPropertyName(property));
-      else input.style.setProperty(cssPropertyName(property), value);
-    }
+    styleFieldInput(input, states, style, presentation);
   }
 
   const card = wireCardInputs({
@@ -146,14 +146,14 @@ function start(): void {
         message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${answer.status}).`,
       });
     };
-    if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
+    if (tokenizing) return fail({ code: 'tokenize_in_progress', message: text().tokenizeInProgress });
     const current = values();
     const firstError = card.showAll();
     const { checks } = card.update();
-    if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
+    if (firstError !== undefined) return fail({ code: firstError, message: text().errors[firstError] });
     const expiry = checks.expiry;
     if (cvcSession === undefined && expiry.value === undefined)
-      return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
+      return fail({ code: 'invalid_expiry', message: text().errors.invalid_expiry });
     const name = current.name.trim();
     tokenizing = true;
     try {
@@ -184,7 +184,7 @@ function start(): void {
       }
       failWith(answer);
     } catch {
-      fail({ code: 'network_error', message: 'The card could not be sent. Check the connection and try again.' });
+      fail({ code: 'network_error', message: text().networkError });
     } finally {
       tokenizing = false;
     }
@@ -206,6 +206,8 @@ function start(): void {
     if (connect === undefined || connect.nonce !== nonce || channel === undefined || event.ports.length !== 1) return;
     window.removeEventListener('message', onConnect);
     style = connect.style;
+    presentation = applyPresentation(document, connect.presentation ?? {}, navigator.languages ?? [navigator.language]);
+    card.setText(presentation.text);
     byId('name-row').hidden = !connect.holderName;
     cvcSession = connect.cvcSession;
     if (cvcSession !== undefined) card.only(['cvc']);

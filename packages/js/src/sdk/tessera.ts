@@ -16,6 +16,8 @@ import {
   type TokenizeResult,
 } from '../shared/protocol';
 import { checkFieldsStyle } from '../shared/style';
+import { checkPresentation, presentationOptionsOf } from '../shared/appearance';
+import { isLocaleOption, LOCALE_TEXTS, resolveLocale } from '../shared/locale';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -29,7 +31,6 @@ import type {
 
 const PUBLISHABLE_KEY = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
 const TOKENIZE_TIMEOUT_MS = 60_000;
-const DEFAULT_TITLE = 'Secure card payment input frame';
 const FIELDS_PATH = '/fields/v1/card';
 
 /** The frame behind both the card fields and the CVC-only field: events, and one submission call. */
@@ -83,6 +84,9 @@ function mountCardFields(
 ): FieldsFrameWithSubmit {
   const style = checkFieldsStyle(options.style);
   if (!style.ok) throw new TesseraError('invalid_style', `Tessera: ${style.message}`);
+  // Theme, texts and language (shared/appearance.ts), contrast included; the iframe checks them again.
+  const presentation = checkPresentation(presentationOptionsOf(options));
+  if (!presentation.ok) throw new TesseraError(presentation.code, `Tessera: ${presentation.message}`);
   const container = containerOf(options.container);
   const nonce = randomNonce();
   const handlers: { [E in CardFieldsEventName]: Set<(payload: CardFieldsEventMap[E]) => void> } = {
@@ -102,7 +106,7 @@ function mountCardFields(
   // The key picks the frame-ancestors the server sends; the fragment never leaves the browser.
   const fragment = new URLSearchParams({ nonce, origin: location.origin });
   iframe.src = `${fieldsOrigin}${FIELDS_PATH}?${new URLSearchParams({ key: publishableKey })}#${fragment}`;
-  iframe.title = options.title ?? DEFAULT_TITLE;
+  iframe.title = options.title ?? LOCALE_TEXTS[resolveLocale(options.locale, navigator.languages ?? [])].frameTitle;
   iframe.setAttribute('frameborder', '0');
   iframe.setAttribute('scrolling', 'no');
   const height = cvcSession !== undefined ? 90 : options.holderName ? 230 : 160;
@@ -170,6 +174,7 @@ function mountCardFields(
       style: style.ok ? style.style : {},
       holderName: options.holderName === true,
       ...(cvcSession === undefined ? {} : { cvcSession }),
+      ...(presentation.ok && Object.keys(presentation.presentation).length > 0 ? { presentation: presentation.presentation } : {}),
     };
     iframe.contentWindow.postMessage(connect, fieldsOrigin, [channel.port2]);
   }
@@ -258,9 +263,15 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   if (!isOrigin(fieldsOrigin)) {
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
+  if (options.locale !== undefined && !isLocaleOption(options.locale)) {
+    throw new TesseraError('invalid_locale', `Tessera: locale must be one of auto, en, de, fr, es, nl (not ${String(options.locale)})`);
+  }
+  /** The instance's locale, where the field's own options name none. */
+  const withLocale = <O extends { locale?: TesseraOptions['locale'] }>(fieldOptions: O): O =>
+    fieldOptions.locale === undefined && options.locale !== undefined ? { ...fieldOptions, locale: options.locale } : fieldOptions;
   return {
     cardFields: (fieldsOptions) => {
-      const frame = mountCardFields(publishableKey, fieldsOrigin, fieldsOptions);
+      const frame = mountCardFields(publishableKey, fieldsOrigin, withLocale(fieldsOptions));
       // The card fields' frame answers only 'tokenized' (see `success`).
       return facadeOf<CardFields>(frame, { tokenize: () => frame.tokenize() as Promise<TokenizeResult> });
     },
@@ -272,7 +283,7 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
           'Tessera: cvcField needs a CVC session ({ token, secret }) your server opened with POST /v1/token/{token}/cvc-sessions.',
         );
       }
-      const frame = mountCardFields(publishableKey, fieldsOrigin, fieldOptions, grant);
+      const frame = mountCardFields(publishableKey, fieldsOrigin, withLocale(fieldOptions), grant);
       // The CVC-only frame answers only 'cvc_attached' (see `success`).
       return facadeOf<CvcField>(frame, { submit: () => frame.tokenize() as Promise<CvcResult> });
     },

@@ -4,8 +4,27 @@
  */
 import type { ChangeEventPayload, CvcResult, CvcSessionGrant, FieldName, TokenizeResult } from './protocol';
 import type { FieldsStyle } from './style';
+import type { Appearance, FieldTexts } from './appearance';
+import type { LocaleOption } from './locale';
 
-export interface CardFieldsOptions {
+/**
+ * How the fields look and read (docs/browser.md "Appearance and locales"); checked at once, a
+ * failure throws TesseraError 'invalid_appearance' (or 'invalid_locale').
+ */
+export interface PresentationOptions {
+  /** A theme ('default', 'night', 'flat') with variables and rules; text colours must pass WCAG AA contrast. */
+  appearance?: Appearance;
+  /** The language of labels, placeholders and messages; default: the Tessera instance's, else 'en'. */
+  locale?: LocaleOption;
+  /** Your own label per input (plain text, at most 80 characters). */
+  labels?: FieldTexts;
+  /** Your own placeholder per input (plain text, at most 60 characters; '' for none). */
+  placeholders?: FieldTexts;
+  /** Hide the labels from view; they stay the inputs' accessible names. */
+  hideLabels?: boolean;
+}
+
+export interface CardFieldsOptions extends PresentationOptions {
   /** A CSS selector or the element the fields are placed in. */
   container: string | Element;
   /** Per state (base, focus, invalid, complete), whitelisted CSS properties; `url(` is refused. */
@@ -38,7 +57,7 @@ export interface CardFields extends FieldsFrame<CardFields> {
   tokenize(): Promise<TokenizeResult>;
 }
 
-export interface CvcFieldOptions {
+export interface CvcFieldOptions extends PresentationOptions {
   /**
    * The CVC session your server opened for the token whose CVC the returning shopper re-enters
    * (POST /v1/token/{token}/cvc-sessions with your secret key): its `{ token, secret }`, or the
@@ -66,6 +85,8 @@ export interface CvcField extends FieldsFrame<CvcField> {
 export interface TesseraOptions {
   /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
   fieldsOrigin?: string;
+  /** The default language of every field this instance makes ('auto': the shopper's browser language). */
+  locale?: LocaleOption;
 }
 
 export interface TesseraInstance {

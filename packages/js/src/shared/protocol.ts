@@ -8,6 +8,7 @@
  * the CVC-only field the token alone. Nothing else derived from the number (no BIN, no fingerprint):
  * the page may run a skimmer, and the API answers the iframe no more than this anyway.
  */
+import { checkPresentation, type FieldsPresentation } from './appearance';
 import { checkFieldsStyle, type FieldsStyle } from './style';
 
 export const PROTOCOL_VERSION = 1;
@@ -50,6 +51,8 @@ export interface ConnectMessage {
    * typed CVC to this session's token instead of making one. Absent for the card fields.
    */
   cvcSession?: CvcSessionGrant;
+  /** Theme, texts, hidden labels and language (shared/appearance.ts); absent: the built-in look, in English. */
+  presentation?: FieldsPresentation;
 }
 
 /**
@@ -119,18 +122,22 @@ export function parseHello(data: unknown): HelloMessage | undefined {
 }
 
 export function parseConnect(data: unknown): ConnectMessage | undefined {
-  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'cvcSession'])) return undefined;
+  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'cvcSession', 'presentation'])) return undefined;
   if (data.type !== 'tessera:connect' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce) || !isBool(data.holderName)) return undefined;
   const cvcSession = data.cvcSession === undefined ? undefined : parseCvcSessionGrant(data.cvcSession);
   if (data.cvcSession !== undefined && cvcSession === undefined) return undefined;
   const style = checkFieldsStyle(data.style);
   if (!style.ok) return undefined;
+  // Checked again here, contrast included: the page may not be running tessera.js's own check.
+  const presentation = data.presentation === undefined ? undefined : checkPresentation(data.presentation);
+  if (presentation !== undefined && !presentation.ok) return undefined;
   const connect: ConnectMessage = {
     type: data.type,
     v: PROTOCOL_VERSION,
     nonce: data.nonce,
     style: style.style,
     holderName: data.holderName,
+    ...(presentation === undefined ? {} : { presentation: presentation.presentation }),
   };
   return cvcSession === undefined ? connect : { ...connect, cvcSession };
 }

@@ -33,6 +33,7 @@ import {
   type BrowserAuthDeps,
 } from './browserRoutes';
 import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
+import { FONTS_PATH, loadFieldsFonts } from './fieldsFonts';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
 
 /**
@@ -160,6 +161,21 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
   });
 
   if (deps.formSessions) registerHostedPage(app, deps, deps.formSessions);
+
+  const fonts = loadFieldsFonts();
+  /**
+   * The fonts a merchant may pick for the fields (fieldsFonts.ts), for the fields page of this
+   * origin only (CORP same-origin); versioned names, so cached for a year.
+   */
+  app.get(`${FONTS_PATH}/:file`, (req: Request, res: Response, next: NextFunction) => {
+    const font = fonts.get(String(req.params.file));
+    if (font === undefined) return next();
+    res.status(200);
+    res.setHeader('content-type', font.contentType);
+    res.setHeader('cross-origin-resource-policy', 'same-origin');
+    res.setHeader('cache-control', 'public, max-age=31536000, immutable');
+    res.end(font.body);
+  });
 
   app.get('/js/v1/tessera.js', (_req: Request, res: Response) => {
     res.status(200);
