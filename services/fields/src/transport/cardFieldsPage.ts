@@ -21,7 +21,7 @@ html,body{margin:0;padding:0;background:var(--tc-bg,transparent)}
 body{font-family:var(--tc-font,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif);font-size:var(--tc-font-size,16px);line-height:var(--tc-line-height,1.4);color:var(--tc-input-text,#1a1a1a)}
 form{display:grid;gap:var(--tc-gap,10px);padding:3px}
 .field{display:flex;flex-direction:column;gap:var(--tc-label-gap,4px);min-width:0}
-.split{display:grid;grid-template-columns:1fr 1fr;gap:var(--tc-gap,10px)}
+.split{display:grid;grid-template-columns:1fr 1fr;gap:var(--tc-gap,10px);align-items:end}
 label{font-size:var(--tc-font-size-sm,14px);font-weight:var(--tc-label-weight,600);color:var(--tc-label,#333)}
 .wrap{position:relative}
 input{width:100%;font:inherit;padding:var(--tc-pad-y,10px) var(--tc-pad-x,12px);border:var(--tc-border-width,1px) solid var(--tc-border,#767676);border-radius:var(--tc-radius,6px);background:var(--tc-input-bg,#fff);color:var(--tc-input-text,#1a1a1a)}
