@@ -42,6 +42,7 @@ const CHECKOUTS: Record<string, Checkout> = {
   text: {
     fields: {
       hideLabels: true,
+      holderName: true,
       labels: { number: 'Kaart', expiry: 'Geldig tot', cvc: 'CVC-code' },
       placeholders: { number: 'Kaartnummer', expiry: 'MM/JJ', cvc: '123' },
     },
@@ -324,6 +325,8 @@ describe('layout and text', () => {
       return { display: getComputedStyle(el).display, width: box.width, height: box.height, hidden: el.className };
     });
     expect(label).toEqual({ display: 'block', width: 1, height: 1, hidden: 'visually-hidden' });
+    // The name input has no placeholder of its own: with its label hidden, the label shows there.
+    expect(await frame.locator('#cc-name').getAttribute('placeholder')).toBe('Name on card');
     expect(await axeViolations(page)).toEqual([]);
     await page.close();
   });

@@ -19,7 +19,9 @@ export type {
 } from './shared/protocol';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
 export type { Appearance, AppearanceRules, AppearanceVariables, FieldTexts, RuleSelector, Theme } from './shared/appearance';
-export { LOCALE_TEXTS, LOCALES, type FieldsText, type Locale, type LocaleOption } from './shared/locale';
+// Types only: this file also runs as a plain script in a browser (loadTessera), where a require() would fail. The
+// texts themselves: `@tessera/js/locale`.
+export type { FieldsText, Locale, LocaleOption } from './shared/locale';
 export type {
   CardFields,
   CardFieldsEventMap,

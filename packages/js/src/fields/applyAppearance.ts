@@ -61,12 +61,16 @@ export function applyPresentation(
   for (const field of TEXT_FIELDS) {
     const input = doc.getElementById(INPUT_IDS[field]) as HTMLInputElement | null;
     const label = doc.querySelector<HTMLLabelElement>(`label[for="${INPUT_IDS[field]}"]`);
+    const labelText = presentation.labels?.[field] ?? text.labels[field];
     if (label !== null) {
-      label.textContent = presentation.labels?.[field] ?? text.labels[field];
+      label.textContent = labelText;
       // Hidden for the eye only: the label stays the input's accessible name.
       label.classList.toggle('visually-hidden', presentation.hideLabels === true);
     }
-    const placeholder = presentation.placeholders?.[field] ?? text.placeholders[field];
+    // With labels hidden, an input with no placeholder of its own shows its label there (the merchant's '' stays none).
+    const own = presentation.placeholders?.[field];
+    const builtIn = text.placeholders[field];
+    const placeholder = own ?? (presentation.hideLabels === true && builtIn === '' ? labelText : builtIn);
     if (input !== null) {
       if (placeholder === '') input.removeAttribute('placeholder');
       else input.placeholder = placeholder;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { LOCALE_TEXTS, type Locale } from '@tessera/js';
+import { LOCALE_TEXTS, type Locale } from '@tessera/js/locale';
 import { cspHashSource, escapeHtml } from '../domain/browserFields';
 import { FONT_FACES_CSS } from './fieldsFonts';
 
