@@ -16,6 +16,7 @@ import {
 } from '../shared/protocol';
 import type { FieldsStyle } from '../shared/style';
 import { LOCALE_TEXTS } from '../shared/locale';
+import type { FieldsPresentation } from '../shared/appearance';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 import { digitsOf } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
@@ -89,6 +90,12 @@ function start(): void {
     styleInput: applyStyle,
   });
   const { inputs, values } = card;
+
+  /** Theme, texts and language: the handshake's, and any later ones (the whole options each time; applying twice changes nothing). */
+  function present(next: FieldsPresentation): void {
+    presentation = applyPresentation(document, next, navigator.languages ?? [navigator.language]);
+    card.setText(presentation.text);
+  }
   const update = (): void => void card.update();
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
   form.addEventListener('submit', (event) => event.preventDefault());
@@ -206,8 +213,7 @@ function start(): void {
     if (connect === undefined || connect.nonce !== nonce || channel === undefined || event.ports.length !== 1) return;
     window.removeEventListener('message', onConnect);
     style = connect.style;
-    presentation = applyPresentation(document, connect.presentation ?? {}, navigator.languages ?? [navigator.language]);
-    card.setText(presentation.text);
+    present(connect.presentation ?? {});
     byId('name-row').hidden = !connect.holderName;
     cvcSession = connect.cvcSession;
     if (cvcSession !== undefined) card.only(['cvc']);
