@@ -287,6 +287,18 @@ describe('locales', () => {
     await page.close();
   });
 
+  it('serves the fields page in the language tessera.js asks for, so the first paint is already translated', async () => {
+    const html = await (await fetch(`${fieldsOrigin}/fields/v1/card?key=${publishableKey}&locale=nl`)).text();
+    expect(html).toContain('<html lang="nl">');
+    expect(html).toContain('<label for="cc-number">Kaartnummer</label>');
+    const unknown = await (await fetch(`${fieldsOrigin}/fields/v1/card?key=${publishableKey}&locale=xx`)).text();
+    expect(unknown).toContain('<html lang="en">');
+    const page = await context.newPage();
+    await page.goto(`${site.origin}/de`);
+    expect(new URL((await page.locator('#card iframe').getAttribute('src')) ?? '').searchParams.get('locale')).toBe('de');
+    await page.close();
+  });
+
   it('auto: follows the shopper’s browser language, and the iframe’s title too', async () => {
     const french = await browser.newContext({ locale: 'fr-FR' });
     const { page, frame } = await open('auto', french);

@@ -105,8 +105,10 @@ function mountCardFields(
   const iframe = document.createElement('iframe');
   // The key picks the frame-ancestors the server sends; the fragment never leaves the browser.
   const fragment = new URLSearchParams({ nonce, origin: location.origin });
-  iframe.src = `${fieldsOrigin}${FIELDS_PATH}?${new URLSearchParams({ key: publishableKey })}#${fragment}`;
-  iframe.title = options.title ?? LOCALE_TEXTS[resolveLocale(options.locale, navigator.languages ?? [])].frameTitle;
+  // The page is served in the language the iframe will pick (it resolves 'auto' itself, from the same browser).
+  const locale = resolveLocale(options.locale, navigator.languages ?? []);
+  iframe.src = `${fieldsOrigin}${FIELDS_PATH}?${new URLSearchParams({ key: publishableKey, locale })}#${fragment}`;
+  iframe.title = options.title ?? LOCALE_TEXTS[locale].frameTitle;
   iframe.setAttribute('frameborder', '0');
   iframe.setAttribute('scrolling', 'no');
   const height = cvcSession !== undefined ? 90 : options.holderName ? 230 : 160;

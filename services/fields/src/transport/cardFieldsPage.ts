@@ -120,14 +120,14 @@ export function pageOpening(title: string, css: string, locale: Locale = 'en'): 
  * name together. Every input has a label and an error element tied to it by aria-describedby;
  * the errors sit in an aria-live region, so they are read out when they appear (after blur).
  */
-export function renderCardFieldsPage(assets: CardFieldsAssets): string {
-  const text = LOCALE_TEXTS.en;
-  return `${pageOpening(text.formTitle, CSS)}
+export function renderCardFieldsPage(assets: CardFieldsAssets, locale: Locale = 'en'): string {
+  const text = LOCALE_TEXTS[locale];
+  return `${pageOpening(text.formTitle, CSS, locale)}
 <body>
 <main>
 <h1 class="visually-hidden" id="card-title">${escapeHtml(text.formTitle)}</h1>
 <form id="card-form" novalidate autocomplete="on">
-${cardInputsMarkup({ showName: false })}
+${cardInputsMarkup({ showName: false }, locale)}
 </form>
 <p class="notice" id="standalone" hidden>${escapeHtml(text.standalone)}</p>
 </main>

@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
+import { isLocale, LOCALES, type Locale } from '@tessera/js/locale';
 import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
 import {
   CHALLENGE_SOLUTION_FIELD,
@@ -92,7 +93,8 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   const hsts = deps.hstsMaxAgeSeconds ?? 0;
-  const page = renderCardFieldsPage(deps.assets);
+  // One page per language (`locale` in the iframe URL, from tessera.js), so the fields read right from the first paint.
+  const pages = Object.fromEntries(LOCALES.map((locale) => [locale, renderCardFieldsPage(deps.assets, locale)])) as Record<Locale, string>;
   const recordMetrics = deps.metrics ? httpMetrics(deps.metrics) : undefined;
 
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -157,7 +159,7 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     res.setHeader('cross-origin-resource-policy', 'cross-origin');
     // Allowed origins and revocations change: every load asks again.
     res.setHeader('cache-control', 'no-store');
-    res.end(page);
+    res.end(pages[isLocale(req.query.locale) ? req.query.locale : 'en']);
   });
 
   if (deps.formSessions) registerHostedPage(app, deps, deps.formSessions);
