@@ -14,6 +14,9 @@ describe('parseColor', () => {
     ['rgb(0 128 255 / 50%)', { r: 0, g: 128, b: 255, a: 0.5 }],
     ['rgb(100% 0% 0%)', { r: 255, g: 0, b: 0, a: 1 }],
     ['RebeccaPurple', { r: 102, g: 51, b: 153, a: 1 }],
+    ['aliceblue', { r: 240, g: 248, b: 255, a: 1 }],
+    ['yellowgreen', { r: 154, g: 205, b: 50, a: 1 }],
+    ['darkslategrey', { r: 47, g: 79, b: 79, a: 1 }],
     ['transparent', { r: 0, g: 0, b: 0, a: 0 }],
   ])('reads %s', (value, expected) => {
     expect(parseColor(value)).toEqual(expected);
