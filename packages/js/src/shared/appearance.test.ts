@@ -113,6 +113,23 @@ describe('contrast check', () => {
     }
   });
 
+  it('drops a state background it cannot evaluate, and checks that state’s text on the input background instead', () => {
+    const result = resolveAppearance({
+      rules: { '.Input:focus': { backgroundColor: 'color-mix(in srgb, white, blue 5%)', color: '#222222' } },
+    });
+    expect(result.ok && result.resolved.rules['.Input:focus']).toEqual({ color: '#222222' });
+    expect(result.ok && result.resolved.keptDefault).toEqual([
+      "rules['.Input:focus'].backgroundColor (color-mix(in srgb, white, blue 5%))",
+    ]);
+  });
+
+  it('names the theme’s input background in a refusal once the merchant’s could not be evaluated', () => {
+    const result = resolveAppearance({ variables: { colorInputBackground: 'oklch(20% 0 0)', colorTextPlaceholder: '#eeeeee' } });
+    expect(result.ok ? '' : result.message).toMatch(
+      /the placeholder \(variables.colorTextPlaceholder #eeeeee\) on the input background \(#ffffff\)/,
+    );
+  });
+
   it('writes a kept default into the rule that set the colour', () => {
     const result = resolveAppearance({ rules: { '.Error': { color: 'lab(40% 60 40)' } } });
     expect(result.ok && result.resolved.rules['.Error']).toEqual({ color: '#b00020' });

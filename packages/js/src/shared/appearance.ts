@@ -366,9 +366,11 @@ function resolveColors(
     inputRule.backgroundColor !== undefined
       ? { value: inputRule.backgroundColor, source: "rules['.Input'].backgroundColor" }
       : { value: variables.colorInputBackground, source: 'variables.colorInputBackground' };
+  let inputName = `the input background (${inputBgSlot.value})`;
   const inputBg = backgroundOf(inputBgSlot, pageBg, parseColor(T.colorInputBackground) as Rgba, () => {
     delete inputRule.backgroundColor;
     variables.colorInputBackground = T.colorInputBackground;
+    inputName = `the input background (${T.colorInputBackground})`;
   });
 
   const write = (slot: ColorSlot, value: string): void => {
@@ -404,7 +406,6 @@ function resolveColors(
   };
 
   const bgName = `the background (${variables.colorBackground})`;
-  const inputName = `the input background (${inputBgSlot.value})`;
   const ruleColor = (selector: RuleSelector, property: RuleProperty, fallback: ColorSlot): ColorSlot => {
     const value = rules[selector]?.[property];
     return value === undefined ? fallback : { value, source: `rules['${selector}'].${property}`, rule: { selector, property } };
@@ -438,7 +439,10 @@ function resolveColors(
     if (rule.backgroundColor !== undefined) {
       name = `rules['${selector}'].backgroundColor (${rule.backgroundColor})`;
       const slot = { value: rule.backgroundColor, source: `rules['${selector}'].backgroundColor` };
-      background = backgroundOf(slot, pageBg, inputBg, () => delete rule.backgroundColor);
+      background = backgroundOf(slot, pageBg, inputBg, () => {
+        delete rule.backgroundColor;
+        name = inputName;
+      });
     }
     const text = ruleColor(selector, 'color', { value: inputText.value, source: inputText.source, rule: { selector, property: 'color' } });
     check(text, background, name, TEXT_CONTRAST, T.colorText, `the input text in ${selector}`);
