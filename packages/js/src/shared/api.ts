@@ -31,7 +31,7 @@ export interface CardFieldsOptions extends PresentationOptions {
   style?: FieldsStyle;
   /** Show a "Name on card" input (autocomplete cc-name). */
   holderName?: boolean;
-  /** The iframe's accessible title (default "Secure card payment input frame"). */
+  /** The iframe's accessible title (default "Secure card payment input frame", in the `locale`). */
   title?: string;
 }
 
