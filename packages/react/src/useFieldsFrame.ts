@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, type RefObject } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import type { CardFieldsEventMap, CardFieldsEventName, CardFieldsOptions, FieldsLifecycle, TesseraInstance } from './sdk';
 import { useTesseraFor } from './TesseraProvider';
 import { useLatest } from './useLatest';
@@ -126,5 +126,7 @@ export function useFieldsFrame<Frame extends FieldsLifecycle>(
     }
   });
 
-  return { container, current: () => created.current?.frame ?? null };
+  // One object for the component's life: the handle built on it (useImperativeHandle) stays the same too.
+  const [frame] = useState(() => ({ container, current: () => created.current?.frame ?? null }));
+  return frame;
 }
