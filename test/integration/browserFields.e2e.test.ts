@@ -219,7 +219,7 @@ describe('card fields on an allowed merchant page', () => {
     expect(await number.getAttribute('aria-invalid')).toBe('true');
     expect(await frame.locator('#card-errors').getAttribute('aria-live')).toBe('polite');
     expect(await frame.locator('#card-errors #cc-number-error').count()).toBe(1);
-    expect((await lastChange(page)).error).toEqual({ code: 'invalid_number' });
+    expect((await lastChange(page)).error).toEqual({ code: 'invalid_number', message: 'Your card number is invalid.' });
     await number.fill('');
     await frame.getByLabel('Expiry date (MM / YY)').fill('');
   });

@@ -125,13 +125,14 @@ export function changePayload(
   values: FieldValues,
   shown: ReadonlySet<FieldName>,
   fields: readonly CardField[] = ORDER,
+  messages: Record<FieldErrorCode, string> = ERROR_MESSAGES,
 ): ChangeEventPayload {
   const empty = fields.every((f) => checks[f].empty) && values.name.trim() === '';
   const complete = fields.every((f) => checks[f].complete);
   const visible = fields.find((f) => shown.has(f) && checks[f].error !== undefined);
   const payload: ChangeEventPayload = { empty, complete, valid: visible === undefined, brand: checks.brand };
   const code = visible === undefined ? undefined : checks[visible].error;
-  return code === undefined ? payload : { ...payload, error: { code } };
+  return code === undefined ? payload : { ...payload, error: { code, message: messages[code] } };
 }
 
 export const ERROR_MESSAGES: Record<FieldErrorCode, string> = {
@@ -142,4 +143,5 @@ export const ERROR_MESSAGES: Record<FieldErrorCode, string> = {
   expired_card: 'Your card’s expiration date is in the past.',
   incomplete_cvc: 'Your card’s security code is incomplete.',
   invalid_cvc: 'Your card’s security code is invalid.',
+  brand_not_accepted: 'This card brand is not accepted here. Please use another card.',
 };
