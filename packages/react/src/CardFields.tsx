@@ -1,5 +1,5 @@
 import { forwardRef, useImperativeHandle, type CSSProperties } from 'react';
-import type { CardFields as SdkCardFields, CardFieldsOptions, TokenizeResult } from './sdk';
+import type { CardFields as SdkCardFields, CardFieldsUpdate, TokenizeResult } from './sdk';
 import { notReadyError } from './notReady';
 import { useFieldsFrame, type FieldsEventProps } from './useFieldsFrame';
 
@@ -9,7 +9,7 @@ export interface CardFieldsProps extends FieldsEventProps {
    * value on each render: what changed reaches the mounted fields through `update()`, without a new
    * iframe (what the shopper typed stays).
    */
-  options?: Omit<CardFieldsOptions, 'container'>;
+  options?: CardFieldsUpdate;
   id?: string;
   className?: string;
   style?: CSSProperties;

@@ -1,5 +1,5 @@
 import { forwardRef, useImperativeHandle, type CSSProperties } from 'react';
-import type { CvcField as SdkCvcField, CvcFieldOptions, CvcResult, CvcSessionGrant } from './sdk';
+import type { CvcField as SdkCvcField, CvcFieldUpdate, CvcResult, CvcSessionGrant } from './sdk';
 import { notReadyError } from './notReady';
 import { useFieldsFrame, type FieldsEventProps } from './useFieldsFrame';
 
@@ -11,7 +11,7 @@ export interface CvcFieldProps extends FieldsEventProps {
    */
   cvcSession: CvcSessionGrant;
   /** `cvcField()` options of tessera.js, without `container` and `cvcSession`; changes reach the field through `update()`. */
-  options?: Omit<CvcFieldOptions, 'container' | 'cvcSession'>;
+  options?: CvcFieldUpdate;
   id?: string;
   className?: string;
   style?: CSSProperties;

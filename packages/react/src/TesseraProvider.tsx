@@ -1,6 +1,6 @@
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { loadTessera, type TesseraFactory } from '@tessera/js';
-import { withLifecycle, type TesseraInstance, type TesseraOptions } from './sdk';
+import type { TesseraInstance, TesseraOptions } from './sdk';
 import { useLatest } from './useLatest';
 
 export interface TesseraProviderProps {
@@ -58,7 +58,7 @@ export function TesseraProvider({ publishableKey, fieldsOrigin, integrity, optio
     if (factory === null) return { tessera: null, error: null };
     try {
       const tessera = factory.Tessera(publishableKey, { ...(JSON.parse(optionsKey) as TesseraOptions), fieldsOrigin });
-      return { tessera: withLifecycle(tessera), error: null };
+      return { tessera, error: null };
     } catch (error) {
       // Tessera() refuses a secret key or a malformed one at once, with a TesseraError.
       return { tessera: null, error: error as Error };

@@ -11,15 +11,20 @@ export { TesseraProvider, useTessera, useTesseraLoadError, type TesseraProviderP
 export { CardFields, type CardFieldsHandle, type CardFieldsProps } from './CardFields';
 export { CvcField, type CvcFieldHandle, type CvcFieldProps } from './CvcField';
 export type { FieldsEventProps } from './useFieldsFrame';
+export { isTesseraError } from '@tessera/js';
 export type {
+  CardFields as TesseraCardFields,
   CardFieldsEventMap,
   CardFieldsEventName,
-  CardFieldsOptions,
+  CardFieldsUpdate,
   ChangeEventPayload,
-  CvcFieldOptions,
+  CvcField as TesseraCvcField,
+  CvcFieldUpdate,
   CvcResult,
   CvcSessionGrant,
-  TesseraErrorLike,
+  TesseraError,
+  TesseraErrorCode,
+  TesseraErrorType,
   TesseraInstance,
   TesseraOptions,
   TokenizeResult,

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
-import type { CardFieldsEventMap, CardFieldsEventName, CardFieldsOptions, FieldsLifecycle, TesseraInstance } from './sdk';
+import { isTesseraError } from '@tessera/js';
+import type { CardFieldsEventMap, CardFieldsEventName, FieldsLifecycle, TesseraInstance } from './sdk';
 import { useTesseraFor } from './TesseraProvider';
 import { useLatest } from './useLatest';
 import { isEqual } from './isEqual';
@@ -28,9 +29,8 @@ const EVENT_PROPS: { [E in CardFieldsEventName]: keyof FieldsEventProps } = {
 
 /** A TesseraError goes to onError when the page listens; anything else, or nobody listening, is thrown. */
 function reportOrThrow(error: unknown, events: FieldsEventProps): void {
-  const isTesseraError = typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string';
-  if (!isTesseraError || events.onError === undefined) throw error;
-  events.onError(error as CardFieldsEventMap['error']);
+  if (!isTesseraError(error) || events.onError === undefined) throw error;
+  events.onError(error);
 }
 
 // useLayoutEffect warns when React renders on a server (React 18); there is nothing to mount there anyway.
@@ -52,11 +52,11 @@ interface Created<Frame> {
  * cleanup unmounts (the iframe goes) and only schedules the destroy, which the second run cancels
  * and mounts the same frame again. So one frame, one iframe, whatever React does.
  */
-export function useFieldsFrame<Frame extends FieldsLifecycle>(
+export function useFieldsFrame<Frame extends FieldsLifecycle, Options extends object>(
   component: string,
-  options: CardFieldsOptions,
+  options: Options,
   identity: string,
-  create: (tessera: TesseraInstance, options: CardFieldsOptions) => Frame,
+  create: (tessera: TesseraInstance, options: Options) => Frame,
   events: FieldsEventProps,
 ): { container: RefObject<HTMLDivElement | null>; current: () => Frame | null } {
   const tessera = useTesseraFor(component);
@@ -67,7 +67,7 @@ export function useFieldsFrame<Frame extends FieldsLifecycle>(
   const latestOptions = useLatest(options);
   const latestCreate = useLatest(create);
   /** The options the frame has now: what it was created with, then each update. */
-  const applied = useRef<CardFieldsOptions>(options);
+  const applied = useRef<Options>(options);
 
   useBrowserLayoutEffect(() => {
     const node = container.current;
@@ -120,7 +120,7 @@ export function useFieldsFrame<Frame extends FieldsLifecycle>(
     }
     applied.current = options;
     try {
-      current.frame.update(changes);
+      current.frame.update(changes as never);
     } catch (error) {
       reportOrThrow(error, latestEvents.current);
     }
