@@ -282,7 +282,7 @@ describe('CardFields on a page the key does not allow', () => {
 });
 
 describe('CvcField', () => {
-  it('re-collects the CVC of a stored card under a session the server opened; submit() through the ref attaches it', async () => {
+  it('re-collects the CVC of a stored card under a session the server opened (submit() through the ref), and makes a new field for a new session', async () => {
     const created = await asMerchant('POST', '/v1/token', { number: PAN, expiryMonth: 12, expiryYear: EXPIRY_YEAR });
     expect(created.status).toBe(201);
     const token = created.body.token as string;
@@ -302,6 +302,30 @@ describe('CvcField', () => {
     expect(await page.evaluate(() => window.harness.submitCvc())).toEqual({ token });
     expect((await asMerchant('GET', `/v1/token/${token}`)).body.cvvAvailable).toBe(true);
     expect(await page.evaluate(() => document.documentElement.outerHTML)).not.toContain(STORED_CARD_CVC);
+
+    // The session is single use: the page's server opens another, and the component makes a new field for it.
+    const again = await asMerchant('POST', `/v1/token/${token}/cvc-sessions`);
+    expect(again.status).toBe(201);
+    await page.evaluate((session) => {
+      window.firstField = window.harness.cvcField();
+      window.harness.setCvcSession(session);
+    }, again.body);
+    await waitForEvent(page, 'ready', 2);
+    expect(await cardIframes(page)).toBe(1);
+    expect(await page.evaluate(() => window.harness.cvcField() !== window.firstField)).toBe(true);
+    expect(
+      await page.evaluate(() =>
+        window.firstField.submit().then(
+          () => 'resolved',
+          (e: any) => e.code,
+        ),
+      ),
+    ).toBe('destroyed');
+    // The first field's events are history: wait for the new one's.
+    await page.evaluate(() => (window.events = []));
+    await cardFrame(page).getByLabel('Security code').pressSequentially(STORED_CARD_CVC);
+    await page.waitForFunction(() => [...window.events].reverse().find((e: any) => e.type === 'change')?.complete === true);
+    expect(await page.evaluate(() => window.harness.submitCvc())).toEqual({ token });
     expect(problems).toEqual([]);
     await page.close();
   });

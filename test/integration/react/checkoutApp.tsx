@@ -28,6 +28,8 @@ interface PageConfig {
 interface Harness {
   tokenize(): Promise<unknown>;
   submitCvc(): Promise<unknown>;
+  setCvcSession(session: CvcSessionGrant): void;
+  cvcField(): unknown;
   setCardShown(shown: boolean): void;
   setTitle(title: string): void;
   setHolderName(holderName: boolean): void;
@@ -121,9 +123,14 @@ function CardCheckout() {
   );
 }
 
-function CvcCheckout({ cvcSession }: { cvcSession: CvcSessionGrant }) {
+function CvcCheckout({ firstSession }: { firstSession: CvcSessionGrant }) {
   const field = useRef<CvcFieldHandle>(null);
-  window.harness.submitCvc = () => field.current!.submit();
+  const [cvcSession, setCvcSession] = useState(firstSession);
+  Object.assign(window.harness, {
+    submitCvc: () => field.current!.submit(),
+    setCvcSession,
+    cvcField: () => field.current?.field ?? null,
+  });
   return (
     <>
       <p>For your security, enter the card&apos;s security code again.</p>
@@ -143,7 +150,7 @@ function App({ config }: { config: PageConfig }) {
       <main>
         <h1>{config.view === 'cvc' ? 'Pay with your Visa ending 4242' : 'Checkout'}</h1>
         <ProviderProbe />
-        {config.view === 'cvc' ? <CvcCheckout cvcSession={config.cvcSession!} /> : <CardCheckout />}
+        {config.view === 'cvc' ? <CvcCheckout firstSession={config.cvcSession!} /> : <CardCheckout />}
       </main>
     </TesseraProvider>
   );
