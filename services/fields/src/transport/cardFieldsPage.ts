@@ -109,19 +109,19 @@ export function pageOpening(title: string, css: string): string {
  * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
  * name together. Every input has a label and an error element tied to it by aria-describedby;
  * the errors sit in an aria-live region, so they are read out when they appear (after blur).
- * No <main>: the frame sits inside the merchant's own main, and a second, unnamed one fails axe's
- * landmark-unique on the merchant's page.
+ * Its <main> is named after the heading: the merchant's page has an unnamed <main> of its own, and
+ * two unnamed ones fail axe's landmark-unique on that page (the frame's document still needs one).
  */
 export function renderCardFieldsPage(assets: CardFieldsAssets): string {
   return `${pageOpening('Card details', CSS)}
 <body>
-<div>
-<h1 class="visually-hidden">Card details</h1>
+<main aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
 <form id="card-form" novalidate autocomplete="on">
 ${cardInputsMarkup({ showName: false })}
 </form>
 <p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>
-</div>
+</main>
 <script>${assets.fieldsJs}</script>
 </body>
 </html>
