@@ -39,6 +39,7 @@ let asMerchant: ReturnType<typeof apiClient>;
 
 interface PageConfig {
   view: 'card' | 'cvc';
+  publishableKey?: string;
   integrity?: string;
   cvcSession?: unknown;
 }
@@ -148,6 +149,24 @@ describe('TesseraProvider', () => {
     expect(await page.evaluate(() => window.loadError)).toMatch(/could not load .*tessera\.js/);
     expect(await page.evaluate(() => window.providerSaw)).toBeUndefined();
     expect(await cardIframes(page)).toBe(0);
+    await page.close();
+  });
+
+  it('reports a secret key through onLoadError before anything is framed', async () => {
+    configs.set('/secret-key', { view: 'card', publishableKey: stack.createKey('shop').apiKey });
+    const page = await context.newPage();
+    await page.goto(`${allowed.origin}/secret-key`);
+    await page.waitForFunction(() => window.loadError !== undefined, undefined, { timeout: 30_000 });
+    expect(await page.evaluate(() => window.loadError)).toMatch(/secret key/);
+    expect(await cardIframes(page)).toBe(0);
+    expect(
+      await page.evaluate(() =>
+        window.harness.tokenize().then(
+          () => 'resolved',
+          (e: any) => e.code,
+        ),
+      ),
+    ).toBe('fields_not_ready');
     await page.close();
   });
 });
