@@ -186,13 +186,14 @@ export const REFUSAL_MESSAGES: Record<FieldsRefusal, string> = {
 
 /**
  * Shown instead of the fields when the key in the URL or the page's origin cannot use them, or the
- * service cannot tell: a message, and the script that tells the framing page the code.
+ * service cannot tell: a message, and the script that tells the framing page the code. Its <main>
+ * is named, as the fields' own: it is framed in the merchant's page, beside that page's <main>.
  */
 export function renderRefusalPage(code: FieldsRefusal, message: string = REFUSAL_MESSAGES[code]): string {
   return `${pageOpening('Card fields unavailable', CSS)}
 <body>
-<main id="refusal" data-code="${escapeHtml(code)}">
-<h1 class="visually-hidden">Card details</h1>
+<main id="refusal" data-code="${escapeHtml(code)}" aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
 <p class="notice">${escapeHtml(message)}</p>
 </main>
 <script>${REFUSAL_SCRIPT}</script>
