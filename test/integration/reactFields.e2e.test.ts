@@ -41,6 +41,7 @@ interface PageConfig {
   view: 'card' | 'cvc';
   publishableKey?: string;
   integrity?: string;
+  initialStyle?: unknown;
   cvcSession?: unknown;
 }
 
@@ -275,6 +276,27 @@ describe('CardFields on a page the key allows, under StrictMode', () => {
     const seen = JSON.stringify(await page.evaluate(() => ({ events: window.events, html: document.documentElement.outerHTML })));
     expect(seen.replace(/tok\.[A-Za-z0-9_-]+/g, 'tok.')).not.toMatch(new RegExp(`${PAN}|${CVC}`));
     expect(problems).toEqual([]);
+  });
+});
+
+describe('CardFields with options tessera.js refuses', () => {
+  it('reports invalid_style through onError instead of failing the render, and mounts once the style is fixed', async () => {
+    configs.set('/bad-style', { view: 'card', initialStyle: { base: { color: 'url(https://evil.example/x)' } } });
+    const page = await context.newPage();
+    const problems = collectPageProblems(page, /^$/);
+    await page.goto(`${allowed.origin}/bad-style`);
+    await waitForEvent(page, 'error');
+    expect(await eventsOf(page, 'error')).toEqual([
+      { type: 'error', code: 'invalid_style', errorType: 'integration_error', message: expect.any(String) },
+    ]);
+    expect(await cardIframes(page)).toBe(0);
+    // The rest of the checkout still renders.
+    expect(await page.locator('#pay').count()).toBe(1);
+    await page.evaluate(() => window.harness.setStyle({ base: { color: '#1a1a1a' } }));
+    await waitForEvent(page, 'ready');
+    expect(await cardIframes(page)).toBe(1);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });
 

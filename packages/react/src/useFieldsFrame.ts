@@ -48,7 +48,7 @@ interface Created<Frame> {
  * own div in a layout effect, `update()`d when an option changes, unmounted when the
  * component unmounts and destroyed after that.
  *
- * React 18's StrictMode runs the effect, its cleanup and the effect again on the first mount: the
+ * StrictMode (React 18 and 19) runs the effect, its cleanup and the effect again on the first mount: the
  * cleanup unmounts (the iframe goes) and only schedules the destroy, which the second run cancels
  * and mounts the same frame again. So one frame, one iframe, whatever React does.
  */
@@ -68,6 +68,9 @@ export function useFieldsFrame<Frame extends FieldsLifecycle, Options extends ob
   const latestCreate = useLatest(create);
   /** The options the frame has now: what it was created with, then each update. */
   const applied = useRef<Options>(options);
+  /** Options tessera.js refused to create fields with; new ones try again (`attempt` re-runs the mount). */
+  const refused = useRef<Options | null>(null);
+  const [attempt, setAttempt] = useState(0);
 
   useBrowserLayoutEffect(() => {
     const node = container.current;
@@ -84,10 +87,12 @@ export function useFieldsFrame<Frame extends FieldsLifecycle, Options extends ob
         frame = latestCreate.current(tessera, latestOptions.current);
       } catch (error) {
         // A refused option (a style tessera.js does not take, an empty brand list): the page's
-        // onError shows it, rather than React unmounting the whole checkout.
+        // onError shows it, rather than React unmounting the whole checkout; fixed options try again.
+        refused.current = latestOptions.current;
         reportOrThrow(error, latestEvents.current);
         return;
       }
+      refused.current = null;
       for (const [event, prop] of Object.entries(EVENT_PROPS) as [CardFieldsEventName, keyof FieldsEventProps][]) {
         frame.on(event, (payload: unknown) => (latestEvents.current[prop] as ((p: unknown) => void) | undefined)?.(payload));
       }
@@ -105,13 +110,20 @@ export function useFieldsFrame<Frame extends FieldsLifecycle, Options extends ob
         mounted.frame.destroy();
       });
     };
-  }, [tessera, identity, latestCreate, latestEvents, latestOptions]);
+  }, [tessera, identity, attempt, latestCreate, latestEvents, latestOptions]);
 
   // Every render: the options compared by value, so inline objects cost nothing; only what changed
   // goes to update() (a removed option as undefined, which puts its default back), the iframe stays.
   useBrowserLayoutEffect(() => {
     const current = created.current;
-    if (current === null || isEqual(applied.current, options)) return;
+    if (current === null) {
+      if (refused.current !== null && !isEqual(refused.current, options)) {
+        refused.current = null;
+        setAttempt((n) => n + 1);
+      }
+      return;
+    }
+    if (isEqual(applied.current, options)) return;
     const changes: Record<string, unknown> = {};
     for (const key of new Set([...Object.keys(applied.current), ...Object.keys(options)])) {
       const before = (applied.current as Record<string, unknown>)[key];

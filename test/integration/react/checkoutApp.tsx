@@ -16,6 +16,7 @@ import {
   type CvcSessionGrant,
   type FieldsEventProps,
 } from '@tessera/react';
+import type { FieldsStyle } from '@tessera/js';
 
 interface PageConfig {
   view: 'card' | 'cvc';
@@ -23,6 +24,8 @@ interface PageConfig {
   fieldsOrigin: string;
   integrity: string;
   cvcSession?: CvcSessionGrant;
+  /** The card fields' first `style` (a test gives one tessera.js refuses). */
+  initialStyle?: FieldsStyle;
 }
 
 interface Harness {
@@ -34,6 +37,7 @@ interface Harness {
   setTitle(title: string): void;
   setHolderName(holderName: boolean): void;
   rerender(): void;
+  setStyle(style: FieldsStyle): void;
   cardFields(): unknown;
 }
 
@@ -72,11 +76,14 @@ function ProviderProbe() {
   return null;
 }
 
-function CardCheckout() {
+const READABLE: FieldsStyle = { base: { fontSize: '16px', color: '#1a1a1a' } };
+
+function CardCheckout({ initialStyle = READABLE }: { initialStyle?: FieldsStyle }) {
   const card = useRef<CardFieldsHandle>(null);
   const [shown, setShown] = useState(true);
   const [title, setTitle] = useState('Card details');
   const [holderName, setHolderName] = useState(false);
+  const [style, setStyle] = useState(initialStyle);
   const [, setRenders] = useState(0);
   const [complete, setComplete] = useState(false);
   const [outcome, setOutcome] = useState('');
@@ -89,6 +96,7 @@ function CardCheckout() {
     setTitle,
     setHolderName,
     rerender: () => setRenders((n) => n + 1),
+    setStyle,
     cardFields: () => card.current?.fields ?? null,
   });
 
@@ -107,7 +115,7 @@ function CardCheckout() {
         <CardFields
           ref={card}
           id="card"
-          options={{ title, holderName, style: { base: { fontSize: '16px', color: '#1a1a1a' } } }}
+          options={{ title, holderName, style }}
           {...recordEvents}
           onChange={(e) => {
             setComplete(e.complete);
@@ -150,7 +158,7 @@ function App({ config }: { config: PageConfig }) {
       <main>
         <h1>{config.view === 'cvc' ? 'Pay with your Visa ending 4242' : 'Checkout'}</h1>
         <ProviderProbe />
-        {config.view === 'cvc' ? <CvcCheckout firstSession={config.cvcSession!} /> : <CardCheckout />}
+        {config.view === 'cvc' ? <CvcCheckout firstSession={config.cvcSession!} /> : <CardCheckout initialStyle={config.initialStyle} />}
       </main>
     </TesseraProvider>
   );
