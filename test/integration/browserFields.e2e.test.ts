@@ -75,7 +75,13 @@ function loaderPage(integrity: string): string {
 <script src="/loader.js"></script>
 <script>
 exports.loadTessera({ fieldsOrigin: ${JSON.stringify(fieldsOrigin)}, integrity: ${JSON.stringify(integrity)} }).then(
-  function (Tessera) { window.loaded = typeof Tessera; },
+  function (Tessera) {
+    window.loaded = typeof Tessera;
+    // Its errors are the global's TesseraError, and the package's guard knows them.
+    try { Tessera('not a key'); } catch (e) {
+      window.guarded = [e instanceof Tessera.TesseraError, exports.isTesseraError(e), exports.isTesseraError(new Error('x')), e.code, e.type];
+    }
+  },
   function (e) { window.loaded = 'failed: ' + e.message; },
 );
 </script></body></html>`;
@@ -382,6 +388,7 @@ describe('the fields page for other keys', () => {
     await page.goto(`${allowed.origin}/loader`);
     await page.waitForFunction(() => window.loaded !== undefined);
     expect(await page.evaluate(() => window.loaded)).toBe('function');
+    expect(await page.evaluate(() => window.guarded)).toEqual([true, true, false, 'invalid_publishable_key', 'integration_error']);
     await page.close();
   });
 });

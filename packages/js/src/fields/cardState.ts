@@ -59,9 +59,11 @@ function expiryDigits(raw: string): string {
   return (oneDigitMonth ? `0${digits}` : digits).slice(0, 6);
 }
 
+/** `MM / YY`; a four-digit year (typed or autofilled, "12/2030") is shown as the field asks for it, "12 / 30". */
 export function formatExpiry(raw: string): string {
   const digits = expiryDigits(raw);
-  return digits.length > 2 ? `${digits.slice(0, 2)} / ${digits.slice(2)}` : digits;
+  const year = digits.length === 6 && digits.slice(2, 4) === '20' ? digits.slice(4) : digits.slice(2);
+  return digits.length > 2 ? `${digits.slice(0, 2)} / ${year}` : digits;
 }
 
 export interface ExpiryValue {

@@ -179,14 +179,16 @@ function start(): void {
      * fields too when the shopper can do something about it.
      */
     const failWith = (answer: ApiAnswer): void => {
-      const error = (answer.body?.error ?? {}) as { code?: unknown; message?: unknown; type?: unknown };
+      const error = (answer.body?.error ?? {}) as { code?: unknown; message?: unknown; type?: unknown; retryAfter?: unknown };
       const code = typeof error.code === 'string' && /^[a-z_]{1,64}$/.test(error.code) ? error.code : 'api_error';
       const message =
         typeof error.message === 'string' ? error.message.slice(0, 300) : `The card could not be tokenized (HTTP ${answer.status}).`;
       const type = errorTypeOf(code, error.type);
       const shown = REFUSALS_SHOWN[code] ?? (type === 'validation_error' ? { field: 'number' as const, message } : undefined);
       if (shown !== undefined) card.showRefusal(cvcSession === undefined ? shown.field : 'cvc', shown.message);
-      fail({ code, message, type, ...(answer.retryAfter === undefined ? {} : { retryAfter: answer.retryAfter }) });
+      // The wait: Retry-After, else one the envelope may carry.
+      const retryAfter = answer.retryAfter ?? (typeof error.retryAfter === 'number' ? retryAfterOf(String(error.retryAfter)) : undefined);
+      fail({ code, message, type, ...(retryAfter === undefined ? {} : { retryAfter }) });
     };
     if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
     const current = values();

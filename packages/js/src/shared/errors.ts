@@ -96,7 +96,8 @@ export interface TesseraErrorDetails {
 export class TesseraError extends Error {
   readonly code: TesseraErrorCode;
   readonly type: TesseraErrorType;
-  readonly retryAfter?: number;
+  /** Set only for a rate limit (`declare`: no own property otherwise, whatever the compile target). */
+  declare readonly retryAfter?: number;
 
   constructor(code: TesseraErrorCode, message: string, details: TesseraErrorDetails = {}) {
     super(message);

@@ -71,6 +71,9 @@ export interface FieldsAppDeps {
   trustedProxies?: readonly Cidr[];
 }
 
+/** The status of each refusal page (its code is what the framing page hears). */
+const REFUSAL_STATUS: Record<FieldsRefusal, number> = { api_key_invalid: 404, origin_not_allowed: 403, fields_unavailable: 503 };
+
 /** Only something shaped like a publishable key is looked up; a secret key in a URL is refused unread. */
 const PUBLISHABLE_KEY_SHAPE = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
 
@@ -145,11 +148,13 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
       found = await deps.lookupKey(key);
     } catch (err) {
       deps.logger.error({ err, route: '/fields/v1/card' }, 'could not look up the publishable key of a card-fields page');
-      return refuse(res, 503, 'fields_unavailable');
+      return refuse(res, REFUSAL_STATUS.fields_unavailable, 'fields_unavailable');
     }
     const refusal = fieldsRefusalOf(found, claimedOrigin);
     if (refusal !== undefined || found === undefined) {
-      return refusal === 'origin_not_allowed' ? refuse(res, 403, refusal) : refuse(res, 404, 'api_key_invalid');
+      // (No key is always a refusal: `found === undefined` only tells the compiler.)
+      const code = refusal ?? 'api_key_invalid';
+      return refuse(res, REFUSAL_STATUS[code], code);
     }
     res.status(200);
     res.setHeader('content-type', 'text/html; charset=utf-8');
