@@ -109,12 +109,14 @@ export function pageOpening(title: string, css: string): string {
  * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
  * name together. Every input has a label and an error element tied to it by aria-describedby;
  * the errors sit in an aria-live region, so they are read out when they appear (after blur).
+ * Its <main> is named after the heading: the merchant's page has an unnamed <main> of its own, and
+ * two unnamed ones fail axe's landmark-unique on that page (the frame's document still needs one).
  */
 export function renderCardFieldsPage(assets: CardFieldsAssets): string {
   return `${pageOpening('Card details', CSS)}
 <body>
-<main>
-<h1 class="visually-hidden">Card details</h1>
+<main aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
 <form id="card-form" novalidate autocomplete="on">
 ${cardInputsMarkup({ showName: false })}
 </form>
@@ -184,13 +186,14 @@ export const REFUSAL_MESSAGES: Record<FieldsRefusal, string> = {
 
 /**
  * Shown instead of the fields when the key in the URL or the page's origin cannot use them, or the
- * service cannot tell: a message, and the script that tells the framing page the code.
+ * service cannot tell: a message, and the script that tells the framing page the code. Its <main>
+ * is named, as the fields' own: it is framed in the merchant's page, beside that page's <main>.
  */
 export function renderRefusalPage(code: FieldsRefusal, message: string = REFUSAL_MESSAGES[code]): string {
   return `${pageOpening('Card fields unavailable', CSS)}
 <body>
-<main id="refusal" data-code="${escapeHtml(code)}">
-<h1 class="visually-hidden">Card details</h1>
+<main id="refusal" data-code="${escapeHtml(code)}" aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
 <p class="notice">${escapeHtml(message)}</p>
 </main>
 <script>${REFUSAL_SCRIPT}</script>
