@@ -249,6 +249,51 @@ describe('themes', () => {
   });
 });
 
+describe('update()', () => {
+  it('switches theme and language in place, the same options twice change nothing, and a failing theme is refused with the fields unchanged', async () => {
+    const { page, frame, problems } = await open('light');
+    await frame.locator('#cc-number').pressSequentially('4242');
+    const look = (): Promise<unknown> =>
+      frame.evaluate(() => ({
+        lang: document.documentElement.lang,
+        labels: [...document.querySelectorAll('label')].map((l: any) => l.textContent),
+        background: getComputedStyle(document.body).backgroundColor,
+        label: getComputedStyle(document.querySelector('label')).color,
+        typed: document.getElementById('cc-number').value,
+        root: document.documentElement.getAttribute('style'),
+      }));
+    const night = { locale: 'nl', appearance: { theme: 'night' } };
+    await page.evaluate((options) => window.card.update(options), night);
+    await frame.waitForFunction(() => document.documentElement.lang === 'nl');
+    const first = await look();
+    expect(first).toMatchObject({
+      lang: 'nl',
+      labels: ['Kaartnummer', 'Vervaldatum (MM / JJ)', 'Beveiligingscode', 'Naam op de kaart'],
+      background: 'rgb(28, 29, 38)',
+      label: 'rgb(242, 243, 247)',
+      typed: '4242',
+    });
+    expect(await page.locator('#card iframe').getAttribute('title')).toBe('Beveiligd invoerveld voor kaartbetalingen');
+    await page.evaluate((options) => window.card.update(options), night);
+    await page.waitForTimeout(300);
+    expect(await look()).toEqual(first);
+    const refused = await page.evaluate(() => {
+      try {
+        window.card.update({ appearance: { theme: 'night', variables: { colorText: '#333333' } } });
+        return undefined;
+      } catch (e: any) {
+        return e.code;
+      }
+    });
+    expect(refused).toBe('invalid_appearance');
+    await page.waitForTimeout(300);
+    expect(await look()).toEqual(first);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('locales', () => {
   const LOCALES: Record<string, { labels: string[]; error: string; lang: string }> = {
     de: {

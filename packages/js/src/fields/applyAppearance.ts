@@ -76,7 +76,7 @@ export function applyPresentation(
       else input.placeholder = placeholder;
     }
   }
-  const heading = doc.getElementById('card-title');
+  const heading = doc.getElementById('fields-title');
   if (heading !== null) heading.textContent = text.formTitle;
   const standalone = doc.getElementById('standalone');
   if (standalone !== null) standalone.textContent = text.standalone;

@@ -29,6 +29,8 @@ export interface FieldsText {
   standalone: string;
   tokenizeInProgress: string;
   networkError: string;
+  /** The API's refusals of a card that the fields show in their own words (fields/page.ts). */
+  refusals: Record<'live_card_in_test_mode' | 'test_card_in_live_mode' | 'rate_limited', string>;
 }
 
 /** Brand names are names: the same in every language here. */
@@ -55,6 +57,7 @@ const EN: FieldsText = {
     expired_card: 'Your card’s expiration date is in the past.',
     incomplete_cvc: 'Your card’s security code is incomplete.',
     invalid_cvc: 'Your card’s security code is invalid.',
+    brand_not_accepted: 'This card brand is not accepted here. Please use another card.',
   },
   brands: BRANDS,
   formTitle: 'Card details',
@@ -62,6 +65,11 @@ const EN: FieldsText = {
   standalone: 'These card fields work only inside a merchant’s checkout page.',
   tokenizeInProgress: 'A tokenization is already in progress.',
   networkError: 'The card could not be sent. Check the connection and try again.',
+  refusals: {
+    live_card_in_test_mode: 'This is a real card, but this checkout is in test mode: use a test card.',
+    test_card_in_live_mode: 'This is a test card: please use a real card.',
+    rate_limited: 'Too many attempts just now. Please wait a moment and try again.',
+  },
 };
 
 const DE: FieldsText = {
@@ -75,6 +83,7 @@ const DE: FieldsText = {
     expired_card: 'Das Ablaufdatum Ihrer Karte liegt in der Vergangenheit.',
     incomplete_cvc: 'Der Sicherheitscode Ihrer Karte ist unvollständig.',
     invalid_cvc: 'Der Sicherheitscode Ihrer Karte ist ungültig.',
+    brand_not_accepted: 'Diese Kartenmarke wird hier nicht akzeptiert. Bitte verwenden Sie eine andere Karte.',
   },
   brands: BRANDS,
   formTitle: 'Kartendaten',
@@ -82,6 +91,11 @@ const DE: FieldsText = {
   standalone: 'Diese Kartenfelder funktionieren nur auf der Bezahlseite eines Händlers.',
   tokenizeInProgress: 'Die Karte wird bereits übermittelt.',
   networkError: 'Die Karte konnte nicht gesendet werden. Prüfen Sie die Verbindung und versuchen Sie es erneut.',
+  refusals: {
+    live_card_in_test_mode: 'Dies ist eine echte Karte, aber diese Kasse ist im Testmodus: Verwenden Sie eine Testkarte.',
+    test_card_in_live_mode: 'Dies ist eine Testkarte: Bitte verwenden Sie eine echte Karte.',
+    rate_limited: 'Gerade gab es zu viele Versuche. Bitte warten Sie einen Moment und versuchen Sie es erneut.',
+  },
 };
 
 const FR: FieldsText = {
@@ -95,6 +109,7 @@ const FR: FieldsText = {
     expired_card: 'La date d’expiration de votre carte est dépassée.',
     incomplete_cvc: 'Le code de sécurité de votre carte est incomplet.',
     invalid_cvc: 'Le code de sécurité de votre carte est invalide.',
+    brand_not_accepted: 'Cette marque de carte n’est pas acceptée ici. Veuillez utiliser une autre carte.',
   },
   brands: BRANDS,
   formTitle: 'Données de la carte',
@@ -102,6 +117,11 @@ const FR: FieldsText = {
   standalone: 'Ces champs de carte ne fonctionnent que dans la page de paiement d’un marchand.',
   tokenizeInProgress: 'La carte est déjà en cours d’envoi.',
   networkError: 'La carte n’a pas pu être envoyée. Vérifiez la connexion et réessayez.',
+  refusals: {
+    live_card_in_test_mode: 'Cette carte est réelle, mais ce paiement est en mode test : utilisez une carte de test.',
+    test_card_in_live_mode: 'Il s’agit d’une carte de test : veuillez utiliser une vraie carte.',
+    rate_limited: 'Trop de tentatives pour le moment. Patientez un instant et réessayez.',
+  },
 };
 
 const ES: FieldsText = {
@@ -115,6 +135,7 @@ const ES: FieldsText = {
     expired_card: 'La fecha de caducidad de tu tarjeta ya ha pasado.',
     incomplete_cvc: 'El código de seguridad de tu tarjeta está incompleto.',
     invalid_cvc: 'El código de seguridad de tu tarjeta no es válido.',
+    brand_not_accepted: 'Esta marca de tarjeta no se acepta aquí. Usa otra tarjeta.',
   },
   brands: BRANDS,
   formTitle: 'Datos de la tarjeta',
@@ -122,6 +143,11 @@ const ES: FieldsText = {
   standalone: 'Estos campos de tarjeta solo funcionan dentro de la página de pago de un comercio.',
   tokenizeInProgress: 'La tarjeta ya se está enviando.',
   networkError: 'No se ha podido enviar la tarjeta. Comprueba la conexión y vuelve a intentarlo.',
+  refusals: {
+    live_card_in_test_mode: 'Es una tarjeta real, pero este pago está en modo de prueba: usa una tarjeta de prueba.',
+    test_card_in_live_mode: 'Es una tarjeta de prueba: usa una tarjeta real.',
+    rate_limited: 'Demasiados intentos en este momento. Espera un momento y vuelve a intentarlo.',
+  },
 };
 
 const NL: FieldsText = {
@@ -135,6 +161,7 @@ const NL: FieldsText = {
     expired_card: 'De vervaldatum van uw kaart ligt in het verleden.',
     incomplete_cvc: 'De beveiligingscode van uw kaart is onvolledig.',
     invalid_cvc: 'De beveiligingscode van uw kaart is ongeldig.',
+    brand_not_accepted: 'Dit kaartmerk wordt hier niet geaccepteerd. Gebruik een andere kaart.',
   },
   brands: BRANDS,
   formTitle: 'Kaartgegevens',
@@ -142,6 +169,11 @@ const NL: FieldsText = {
   standalone: 'Deze kaartvelden werken alleen op de betaalpagina van een winkel.',
   tokenizeInProgress: 'De kaart wordt al verzonden.',
   networkError: 'De kaart kon niet worden verzonden. Controleer de verbinding en probeer het opnieuw.',
+  refusals: {
+    live_card_in_test_mode: 'Dit is een echte kaart, maar deze kassa staat in testmodus: gebruik een testkaart.',
+    test_card_in_live_mode: 'Dit is een testkaart: gebruik een echte kaart.',
+    rate_limited: 'Te veel pogingen op dit moment. Wacht even en probeer het opnieuw.',
+  },
 };
 
 export const LOCALE_TEXTS: Readonly<Record<Locale, FieldsText>> = { en: EN, de: DE, fr: FR, es: ES, nl: NL };
