@@ -13,7 +13,6 @@ const ORIGIN = 'https://shop.example';
 const T0 = new Date('2026-11-26T10:00:00Z');
 const T1 = new Date('2026-11-26T11:00:00Z');
 const SHA_A = 'sha256-' + 'A'.repeat(43) + '=';
-const SHA_B = 'sha256-' + 'B'.repeat(43) + '=';
 const SRI = 'sha384-' + 'C'.repeat(64);
 
 const aReport = (overrides: Record<string, unknown> = {}) => ({
