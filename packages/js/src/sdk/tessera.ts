@@ -16,6 +16,7 @@ import {
   type TokenizeResult,
 } from '../shared/protocol';
 import { checkFieldsStyle } from '../shared/style';
+import { startPageReports } from './pageReport';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -258,6 +259,7 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   if (!isOrigin(fieldsOrigin)) {
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
+  if (options.pageReport !== false) startPageReports(publishableKey, fieldsOrigin); // SAQ A kit: the page's scripts, for the inventory.
   return {
     cardFields: (fieldsOptions) => {
       const frame = mountCardFields(publishableKey, fieldsOrigin, fieldsOptions);

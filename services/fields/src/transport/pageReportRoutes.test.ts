@@ -51,7 +51,7 @@ describe('the SAQ A kit intake (POST /v1/browser/page-reports, /v1/browser/csp-r
         keyStore,
         pepper: TEST_PEPPER,
         previousPeppers: [],
-        moveToCurrentPepper: async () => undefined,
+        moveToCurrentPepper: async () => true,
         now: () => new Date(),
         rateLimiter: new RateLimiter(
           new RedisRateLimitCounter(db.redis),
