@@ -132,10 +132,13 @@ export class RedisPageInventoryStore implements PageInventoryWriter, PageInvento
     counts: { events: number; violations: number },
   ): Promise<{ scripts: ScriptRecord[]; events: PageEvent[]; violations: CspViolation[] }> {
     try {
+      // LRANGE 0 -1 is the whole list: a count of 0 reads nothing.
+      const newest = (what: 'events' | 'violations', count: number): Promise<string[]> =>
+        count <= 0 ? Promise.resolve([]) : this.redis.lrange(pageKey(merchantId, mode, pageId, what), 0, count - 1);
       const [scripts, events, violations] = await Promise.all([
         this.redis.hgetall(pageKey(merchantId, mode, pageId, 'scripts')),
-        this.redis.lrange(pageKey(merchantId, mode, pageId, 'events'), 0, counts.events - 1),
-        this.redis.lrange(pageKey(merchantId, mode, pageId, 'violations'), 0, counts.violations - 1),
+        newest('events', counts.events),
+        newest('violations', counts.violations),
       ]);
       return {
         scripts: Object.values(scripts)
