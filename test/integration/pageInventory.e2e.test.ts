@@ -17,9 +17,6 @@ import { startRedis, startStack, type RedisServer, type Stack } from './harness'
 
 jest.setTimeout(180_000);
 
-/** The page's globals, for functions evaluated inside the browser (tests compile without the DOM lib). */
-declare const document: any;
-
 const OPERATOR = { email: 'ops@shop.test', password: 'correct-horse-battery' };
 const PAN = '4242424242424242';
 const NONCE = 'bm9uY2Utb2YtdGhlLXRlc3Q';
