@@ -142,3 +142,44 @@ describe('the SAQ A kit intake (POST /v1/browser/page-reports, /v1/browser/csp-r
     expect(statuses).toContain(429);
   });
 });
+
+describe('the SAQ A kit intake, refused bodies', () => {
+  let running: RunningApp;
+  beforeAll(async () => {
+    const logger = pino({ level: 'silent' });
+    const app = express();
+    app.use((_req, res, next) => {
+      setContext(res, { requestId: 'req_test', startedAt: process.hrtime.bigint() });
+      next();
+    });
+    registerPageReportRoutes(app, {
+      inventory: new RedisPageInventoryStore(db.redis),
+      now: () => new Date(),
+      logger,
+      trustedProxies: [],
+      auth: {
+        keyStore: new RedisApiKeyStore(db.redis),
+        pepper: TEST_PEPPER,
+        previousPeppers: [],
+        moveToCurrentPepper: async () => true,
+        now: () => new Date(),
+        rateLimiter: new RateLimiter(
+          new RedisRateLimitCounter(db.redis),
+          { RATE_LIMIT_PER_KEY_PER_SECOND: 0, RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 0 },
+          logger,
+        ),
+      },
+    });
+    running = await startApp(app);
+  });
+  afterAll(() => running.close());
+
+  it('answers a body over the limit with 413 in the error envelope, before looking at the key', async () => {
+    const res = await running.request('POST', `/v1/browser/page-reports?key=tpk_test_${'a'.repeat(38)}`, {
+      headers: { origin: SHOP, 'content-type': 'text/plain' },
+      body: 'x'.repeat(200_000),
+    });
+    expect(res.status).toBe(413);
+    expect(res.json().error).toBeDefined();
+  });
+});
