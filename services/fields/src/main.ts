@@ -49,7 +49,7 @@ void runService({
       metrics,
       hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
       trustedProxies,
-      lookupKey: frameKeyLookup({ keyStore: stores.keyStore, pepper, previousPeppers, moveToCurrentPepper, logger, now }),
+      lookupKey: frameKeyLookup({ ...keyLookup, logger }),
       cardTesting,
       provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
       formSessions: {
