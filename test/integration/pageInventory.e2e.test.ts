@@ -125,6 +125,13 @@ beforeAll(async () => {
   site = await serve((url) => {
     if (url === '/app.js') return { type: 'text/javascript', body: 'window.appLoaded = true;' };
     if (url.startsWith('/blocked')) return violating();
+    if (url.startsWith('/quiet')) {
+      return {
+        body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Quiet</title></head><body><main><div id="card"></div></main>
+<script src="${fieldsOrigin}/js/v1/tessera.js"></script>
+<script>Tessera(${JSON.stringify(publishableKey)}, { pageReport: false }).cardFields({ container: '#card' }); window.mounted = true;</script></body></html>`,
+      };
+    }
     return { body: checkout() };
   });
   publishableKey = (
@@ -216,6 +223,16 @@ describe('the SAQ A kit: payment-page script inventory, tamper detection and evi
       directive: 'script-src-elem',
     });
     expect(blocked.headerPolicy).toContain(`script-src 'self' ${fieldsOrigin}`);
+    await shopper.close();
+  });
+
+  it('reports nothing from a page that turns the reporter off', async () => {
+    const shopper = await browser.newPage();
+    await shopper.goto(`${site.origin}/quiet`);
+    await shopper.frameLocator('iframe').locator('input').first().waitFor();
+    // The reporter waits for the load event; give a report time to arrive, had one been sent.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await inventory(dashboard)).pages.map((p: any) => p.url)).not.toContain(`${site.origin}/quiet`);
     await shopper.close();
   });
 
