@@ -69,6 +69,8 @@ export interface PageRecord {
   /** The last policy a CSP violation report carried (the response header, which script cannot read). */
   headerPolicy: string | null;
   headerPolicySeenAt: string | null;
+  /** The first header policy seen: its baseline when an operator has accepted none (absent in records before it was kept). */
+  firstHeaderPolicy?: string | null;
   /** More scripts were seen than PAGE_INVENTORY_LIMITS.scriptsPerPage: the rest are not listed. */
   scriptsCapped: boolean;
 }
@@ -237,6 +239,7 @@ export function applyPageReport(state: PageState, report: PageReport, now: Date)
         firstPolicy: report.metaPolicy,
         headerPolicy: null,
         headerPolicySeenAt: null,
+        firstHeaderPolicy: null,
         scriptsCapped: false,
       };
   const writes: ScriptRecord[] = [];
@@ -416,6 +419,7 @@ export function applyViolation(
         firstPolicy: null,
         headerPolicy: null,
         headerPolicySeenAt: null,
+        firstHeaderPolicy: null,
         scriptsCapped: false,
       };
   if (parsed.originalPolicy !== null) {
@@ -429,6 +433,7 @@ export function applyViolation(
     }
     next.headerPolicy = parsed.originalPolicy;
     next.headerPolicySeenAt = at;
+    next.firstHeaderPolicy ??= parsed.originalPolicy;
   }
   return { page: next, events };
 }

@@ -19,7 +19,10 @@ export interface ScriptAuthorization {
 
 /** An operator's acceptance of the page's current policy as its baseline (a deliberate change of the header). */
 export interface PolicyAcceptance {
+  /** The meta policy accepted. */
   policy: string | null;
+  /** The header policy accepted (as the last violation report showed it); absent in acceptances before it was kept. */
+  headerPolicy?: string | null;
   justification: string;
   by: string;
   at: string;

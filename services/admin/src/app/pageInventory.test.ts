@@ -1,6 +1,8 @@
 import { TesseraError } from '@tessera/common';
 import {
   applyPageReport,
+  applyViolation,
+  parseCspReports,
   parsePageReport,
   RedisPageInventoryStore,
   RedisScriptAuthorizationStore,
@@ -98,6 +100,29 @@ describe('the payment-page inventory use cases (SAQ A kit)', () => {
       justification: 'Tag manager approved by security',
     });
     expect(page.flags.policyWeakened).toBe(false);
+  });
+
+  it('flag a header policy weaker than the first one violation reports showed, until accepted', async () => {
+    const d = deps();
+    const violation = async (policy: string) => {
+      const [parsed] = parseCspReports(
+        'csp-report',
+        { 'csp-report': { 'document-uri': `${SHOP}/pay`, 'blocked-uri': 'inline', 'original-policy': policy } },
+        new Date(),
+      );
+      const known = (await d.store.listPages('shop', 'test'))[0];
+      const next = applyViolation(known, parsed!, new Date());
+      await d.store.saveViolations('shop', 'test', next.page, [parsed!.violation], next.events);
+      return next.page.id;
+    };
+    const pageId = await violation("script-src 'self'");
+    expect((await getPageInventory(d, operatorOf('shop'), 'shop', 'test')).pages[0]!.flagged).toBe(false);
+    await violation("script-src 'self' https://evil.example");
+    const page = (await getPageInventory(d, operatorOf('shop'), 'shop', 'test')).pages[0]!;
+    expect(page.policyWeakenings).toEqual(['Header: Scripts: now also allows https://evil.example.']);
+    expect(page.flags.policyWeakened).toBe(true);
+    const accepted = await acceptPagePolicy(d, operatorOf('shop'), 'shop', { mode: 'test', pageId, justification: 'New CDN, approved' });
+    expect(accepted.flags.policyWeakened).toBe(false);
   });
 
   it('export every page and script as JSON and CSV, audited, and keep other merchants out', async () => {

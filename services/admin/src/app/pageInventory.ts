@@ -49,10 +49,12 @@ export interface ScriptView extends ScriptRecord {
 
 export interface PageView extends PageRecord {
   url: string;
-  /** The policy changes are judged against: the one an operator accepted, else the first seen. */
+  /** The meta policy changes are judged against: the one an operator accepted, else the first seen. */
   baselinePolicy: string | null;
+  /** The same for the header policy (seen through CSP violation reports). */
+  baselineHeaderPolicy: string | null;
   policyAcceptance: PolicyAcceptance | null;
-  /** How the page's current meta policy is weaker than the baseline; empty: not weaker. */
+  /** How the page's current meta and header policies are weaker than their baselines; empty: not weaker. */
   policyWeakenings: string[];
   flags: { newScripts: number; changedScripts: number; policyWeakened: boolean };
   flagged: boolean;
@@ -132,8 +134,14 @@ async function pageViewOf(
     };
   });
   const present = scripts.filter((s) => s.present);
-  const baselinePolicy = authorizations.policy !== undefined ? authorizations.policy.policy : page.firstPolicy;
-  const weakenings = policyWeakenings(baselinePolicy, page.policy);
+  const accepted = authorizations.policy;
+  const baselinePolicy = accepted !== undefined ? accepted.policy : page.firstPolicy;
+  const baselineHeaderPolicy = accepted?.headerPolicy !== undefined ? accepted.headerPolicy : (page.firstHeaderPolicy ?? null);
+  const weakenings = [
+    ...policyWeakenings(baselinePolicy, page.policy),
+    // The header as violation reports carry it: only a policy seen again can be compared.
+    ...(page.headerPolicy === null ? [] : policyWeakenings(baselineHeaderPolicy, page.headerPolicy).map((w) => `Header: ${w}`)),
+  ];
   const flags = {
     newScripts: present.filter((s) => s.status === 'new').length,
     changedScripts: present.filter((s) => s.status === 'changed').length,
@@ -143,6 +151,7 @@ async function pageViewOf(
     ...page,
     url: `${page.origin}${page.path}`,
     baselinePolicy,
+    baselineHeaderPolicy,
     policyAcceptance: authorizations.policy ?? null,
     policyWeakenings: weakenings,
     flags,
@@ -212,7 +221,7 @@ export async function authorizePageScript(
   return pageViewOf(deps, merchant, input.mode, page);
 }
 
-/** Accepts the page's current meta policy as its baseline (a deliberate header change), with a justification; audited. */
+/** Accepts the page's current meta and header policies as its baseline (a deliberate change), with a justification; audited. */
 export async function acceptPagePolicy(
   deps: PageInventoryDeps,
   caller: Caller,
@@ -223,6 +232,7 @@ export async function acceptPagePolicy(
   const page = await pageOf(deps, merchant, input.mode, input.pageId);
   await deps.authorizations.acceptPolicy(merchant, input.mode, page.id, {
     policy: page.policy,
+    headerPolicy: page.headerPolicy,
     justification: input.justification,
     by: caller.actor.email,
     at: deps.now().toISOString(),
