@@ -164,7 +164,7 @@ function renderPage(page, el) {
       el('h3', { id: titleId }, el('code', { text: page.url })),
       page.flagged
         ? el('span', { className: 'badge badge-5xx', text: `Needs review: ${flagText(page)}` })
-        : el('span', { className: 'badge badge-2xx', text: 'Reviewed' }),
+        : el('span', { className: 'badge badge-2xx', text: 'Nothing to review' }),
     ),
     el('p', { className: 'muted', text: `Last report ${when(page.lastSeenAt)}; first ${when(page.firstSeenAt)}.` }),
     page.policyWeakenings.length > 0
