@@ -22,6 +22,7 @@ import {
 } from '../shared/protocol';
 import { errorTypeOf, TesseraError, type TesseraErrorCode } from '../shared/errors';
 import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
+import { startPageReports } from './pageReport';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -437,6 +438,7 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   if (!isOrigin(fieldsOrigin)) {
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
+  if (options.pageReport !== false) startPageReports(publishableKey, fieldsOrigin); // SAQ A kit: the page's scripts, for the inventory.
   return {
     cardFields: (fieldsOptions = {}) => {
       const frame = createFieldsFrame(publishableKey, fieldsOrigin, fieldsOptions);

@@ -103,6 +103,11 @@ export interface CvcField extends FieldsFrame<CvcField> {
 export interface TesseraOptions {
   /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
   fieldsOrigin?: string;
+  /**
+   * Report this page's scripts and meta Content-Security-Policy to Tessera for the dashboard's
+   * script inventory (docs/browser.md, "SAQ A kit"); default true. `false`: nothing is reported.
+   */
+  pageReport?: boolean;
 }
 
 export interface TesseraInstance {
