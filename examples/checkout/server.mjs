@@ -130,14 +130,15 @@ function page(publishableKey) {
 
 /**
  * The page's own policy: scripts only from this server and the fields origin, the fields as the
- * only frame, and requests only back to this server. A script injected into the page could still
+ * only frame, and requests only back to this server and to the fields origin (tessera.js reports
+ * the page's scripts there: docs/browser.md, SAQ A kit). A script injected into the page could still
  * run here, but it cannot read the iframe, and this policy keeps it from loading more code.
  */
 const csp = [
   "default-src 'self'",
   `script-src 'self' ${config.fieldsOrigin}`,
   `frame-src ${config.fieldsOrigin}`,
-  "connect-src 'self'",
+  `connect-src 'self' ${config.fieldsOrigin}`,
   "style-src 'self'",
   "img-src 'self'",
   "base-uri 'none'",

@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 /** Opens the example page, types the card into Tessera's fields, pays, and returns what the page shows. */
-async function payWith(number: string): Promise<{ outcome: string; console: string[]; page: Page }> {
+async function payWith(number: string, submit: 'click' | 'enter' = 'click'): Promise<{ outcome: string; console: string[]; page: Page }> {
   const page = await browser.newPage();
   const console: string[] = [];
   page.on('console', (msg) => console.push(msg.text()));
@@ -79,8 +79,10 @@ async function payWith(number: string): Promise<{ outcome: string; console: stri
   if (!frame) throw new Error('card fields frame not found');
   await frame.getByLabel('Card number').pressSequentially(number);
   await frame.getByLabel('Expiry date (MM / YY)').pressSequentially(EXPIRY_TYPED);
-  await frame.getByLabel('Security code').pressSequentially(number.length === 15 ? '0461' : CVC);
-  await page.locator('#pay').click();
+  const securityCode = frame.getByLabel('Security code');
+  await securityCode.pressSequentially(number.length === 15 ? '0461' : CVC);
+  if (submit === 'enter') await securityCode.press('Enter');
+  else await page.locator('#pay').click();
   const outcome = page.locator('#outcome');
   await outcome.filter({ hasText: /approved|declined|failed/ }).waitFor({ timeout: 30_000 });
   return { outcome: (await outcome.textContent()) ?? '', console, page };
@@ -96,10 +98,25 @@ describe('the example checkout', () => {
     await page.close();
   });
 
+  it('pays when the shopper presses Enter in the card fields (their submit event)', async () => {
+    const { outcome, page } = await payWith(TEST_CARDS.visa, 'enter');
+    expect(outcome).toMatch(/^Payment approved \(ch_\w+\)\.$/);
+    await page.close();
+  });
+
   it('shows the decline of the declined test card', async () => {
     const { outcome, page } = await payWith(TEST_CARDS.visaDeclined);
     expect(outcome).toBe('Payment declined: generic_decline.');
     expect(example.output).toMatch(/order_[\w-]+: declined \(visa …0002, PSP 402\)/);
+    await page.close();
+  });
+
+  it('says card payments are unavailable when opened on an origin the key does not allow (localhost instead of 127.0.0.1)', async () => {
+    const page = await browser.newPage();
+    await page.goto(exampleOrigin.replace('127.0.0.1', 'localhost'));
+    await page.locator('#outcome').filter({ hasText: 'unavailable' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#outcome').textContent()).toBe('Card payments are unavailable on this page (origin_not_allowed).');
+    expect(await page.locator('#pay').isDisabled()).toBe(true);
     await page.close();
   });
 

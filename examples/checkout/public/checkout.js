@@ -5,27 +5,41 @@
   var form = document.getElementById('checkout');
   var button = document.getElementById('pay');
   var outcome = document.getElementById('outcome');
+  // Created first, mounted once the handlers are on: nothing the fields say is missed.
   var card = Tessera(document.body.dataset.publishableKey).cardFields({
-    container: '#card',
     title: 'Card details',
     style: { base: { fontSize: '16px', color: '#1a1a1a' }, invalid: { color: '#b00020' } },
   });
   var complete = false;
-  card.on('ready', function () {
-    button.disabled = false;
-  });
-  card.on('change', function (e) {
-    complete = e.complete;
-  });
+  var paying = false;
 
   function show(text, kind) {
     outcome.textContent = text;
     outcome.className = kind;
   }
 
-  form.addEventListener('submit', function (event) {
-    event.preventDefault();
+  card.on('ready', function () {
+    button.disabled = false;
+  });
+  card.on('change', function (e) {
+    complete = e.complete;
+  });
+  // The fields cannot work here (a key that does not allow this origin, a revoked key, Tessera unreachable):
+  // say so instead of leaving an empty box.
+  card.on('error', function (e) {
+    button.disabled = true;
+    show('Card payments are unavailable on this page (' + e.code + ').', 'error');
+  });
+  // Enter in a card field pays, as in any form.
+  card.on('submit', function () {
+    pay();
+  });
+  card.mount('#card');
+
+  function pay() {
+    if (paying) return;
     if (!complete) return show('Please complete your card details.', 'error');
+    paying = true;
     button.disabled = true;
     show('Paying…', '');
     card
@@ -46,11 +60,19 @@
           else show('Payment failed: ' + answer.error + '.', 'error');
         },
         function (err) {
-          show('Payment failed: ' + (err && err.code ? err.code : 'network error') + '.', 'error');
+          // A TesseraError: the fields already show the card's problem next to the field; retryAfter is set when rate limited.
+          var wait = err && err.retryAfter ? ' Try again in ' + err.retryAfter + ' s.' : '';
+          show('Payment failed: ' + (err && err.code ? err.code : 'network error') + '.' + wait, 'error');
         },
       )
       .then(function () {
+        paying = false;
         button.disabled = false;
       });
+  }
+
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    pay();
   });
 })();

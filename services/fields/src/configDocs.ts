@@ -6,6 +6,9 @@ export const fieldsConfigDocs: ConfigDocs = {
     text: 'HTTP port of the card fields, `tessera.js`, the hosted payment page and the browser routes ([browser.md](browser.md))',
   },
   FIELDS_BIND: { text: 'HTTP bind address (`0.0.0.0` in containers)' },
+  PAGE_REPORTS_PER_KEY_PER_SECOND: {
+    text: "page reports (`POST /v1/browser/page-reports`, sent by `tessera.js` from the merchant's payment page) and CSP violation reports (`POST /v1/browser/csp-reports`) per publishable key per second, together; past it `429 rate_limited` and the report is dropped. `0` disables ([browser.md](browser.md#saq-a-kit-your-payment-pages-scripts-and-headers))",
+  },
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: {
     text: "card-testing threshold of `POST /v1/browser/tokens` and the hosted page's `POST /pay/{id}`: tokenizations per publishable key (hosted page: per secret key that opened the form session) per minute past which every card needs a solved proof-of-work challenge (`429 challenge_required` without one); nobody is refused for the key's volume alone. `0` disables ([browser.md](browser.md#card-testing))",
   },

@@ -24,6 +24,7 @@ import { errorTypeOf, TesseraError, type TesseraErrorCode } from '../shared/erro
 import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
 import { checkPresentation, presentationOptionsOf } from '../shared/appearance';
 import { isLocaleOption, LOCALE_TEXTS, resolveLocale, type Locale } from '../shared/locale';
+import { startPageReports } from './pageReport';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -462,6 +463,7 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   /** The instance's locale, where the field's own options name none. */
   const withLocale = <O extends { locale?: TesseraOptions['locale'] }>(fieldOptions: O): O =>
     fieldOptions.locale === undefined && options.locale !== undefined ? { ...fieldOptions, locale: options.locale } : fieldOptions;
+  if (options.pageReport !== false) startPageReports(publishableKey, fieldsOrigin); // SAQ A kit: the page's scripts, for the inventory.
   return {
     cardFields: (fieldsOptions = {}) => {
       const frame = createFieldsFrame(publishableKey, fieldsOrigin, withLocale(fieldsOptions));

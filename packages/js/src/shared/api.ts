@@ -124,6 +124,11 @@ export interface TesseraOptions {
   fieldsOrigin?: string;
   /** The default language of every field this instance makes ('auto': the shopper's browser language). */
   locale?: LocaleOption;
+  /**
+   * Report this page's scripts and meta Content-Security-Policy to Tessera for the dashboard's
+   * script inventory (docs/browser.md, "SAQ A kit"); default true. `false`: nothing is reported.
+   */
+  pageReport?: boolean;
 }
 
 export interface TesseraInstance {

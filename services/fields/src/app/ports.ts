@@ -1,4 +1,5 @@
 import type { AttachCvvRequest, Readiness, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
+import type { PageInventoryWriter } from '@tessera/merchant-data';
 
 /**
  * What the fields service's use cases need from outside. The vault is reached through the shared
@@ -27,3 +28,10 @@ export interface FieldsVault {
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }
+
+/**
+ * Where the payment pages' script inventory is kept (@tessera/merchant-data's RedisPageInventoryStore):
+ * this service reads one page and writes what a report changed; the operators' authorizations are
+ * not reachable from here.
+ */
+export type PageInventoryPort = Pick<PageInventoryWriter, 'loadPage' | 'savePage' | 'saveViolations'>;

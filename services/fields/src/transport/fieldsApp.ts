@@ -36,6 +36,7 @@ import {
 import { REFUSAL_SCRIPT_HASH, renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { FONTS_PATH, loadFieldsFonts } from './fieldsFonts';
 import { renderHostedNotice, renderHostedPage } from './hostedPage';
+import { registerPageReportRoutes, type PageReportRouteDeps } from './pageReportRoutes';
 
 /**
  * What the fields origin needs to know about the publishable key in an iframe URL: the origins
@@ -61,6 +62,8 @@ export interface FieldsAppDeps {
     };
     vault: Pick<FieldsVault, 'tokenize' | 'attachCvv'>;
   };
+  /** The SAQ A kit's page reports and CSP violation reports (pageReportRoutes.ts); absent: not served. */
+  pageReports?: PageReportRouteDeps;
   /** Request counts and latencies by route (served on METRICS_PORT by runService). */
   metrics?: Registry;
   /** /readyz: whether each dependency answers, by name. */
@@ -126,6 +129,7 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     next();
   });
 
+  if (deps.pageReports) registerPageReportRoutes(app, deps.pageReports);
   if (deps.browser) registerBrowserRoutes(app, deps, deps.browser);
 
   /**
