@@ -5,6 +5,7 @@
  * a submission the server would refuse anyway, showing why next to the field.
  */
 import { byId, CARD_FIELDS, wireCardInputs } from '../fields/cardInputs';
+import { isLocale, LOCALE_TEXTS } from '../shared/locale';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 
 const FIELD_INPUT: Record<(typeof CARD_FIELDS)[number], string> = { number: 'cc-number', expiry: 'cc-exp', cvc: 'cc-csc' };
@@ -13,6 +14,9 @@ function start(): void {
   const form = byId<HTMLFormElement>('card-form');
   const submit = byId<HTMLButtonElement>('pay-submit');
   const card = wireCardInputs();
+  // The page's language (the server renders cardInputsMarkup in it): the messages shown as the shopper types follow.
+  const lang = document.documentElement.lang;
+  card.setText(LOCALE_TEXTS[isLocale(lang) ? lang : 'en']);
   card.update();
   let submitting = false;
   form.addEventListener('submit', (event) => {
