@@ -47,6 +47,8 @@ const CHECKOUTS: Record<string, Checkout> = {
       placeholders: { number: 'Kaartnummer', expiry: 'MM/JJ', cvc: '123' },
     },
   },
+  darkWithoutTheme: { background: NIGHT_PAGE, color: '#f2f3f7' },
+  lightWithoutTheme: {},
   lowContrast: { background: NIGHT_PAGE, fields: { appearance: { variables: { colorBackground: NIGHT_PAGE, colorText: '#333333' } } } },
   foreignFont: { fields: { appearance: { variables: { fontFamily: 'url(https://fonts.example/evil.woff2)' } } } },
   remoteFontName: { fields: { appearance: { variables: { fontFamily: 'Poppins, sans-serif' } } } },
@@ -219,6 +221,27 @@ describe('themes', () => {
     expect(await frame.evaluate(() => getComputedStyle(document.querySelector('label')).textTransform)).toBe('uppercase');
     expect(await axeViolations(page)).toEqual([]);
     await page.close();
+  });
+
+  it('warns in the console when fields without a theme sit on a dark page, and stays quiet on a light one', async () => {
+    const warnings = async (name: string): Promise<string[]> => {
+      const page = await context.newPage();
+      const seen: string[] = [];
+      page.on('console', (msg) => {
+        if (msg.type() === 'warning' && msg.text().startsWith('Tessera:')) seen.push(msg.text());
+      });
+      await page.goto(`${site.origin}/${name}`);
+      await page.waitForFunction(() => window.events.some((e: any) => e.type === 'ready'), undefined, { timeout: 30_000 });
+      await page.close();
+      return seen;
+    };
+    expect(await warnings('darkWithoutTheme')).toEqual([
+      expect.stringMatching(
+        /^Tessera: on this page's background \(rgb\(28, 29, 38\)\) the card fields' built-in labels \(#333333\) 1\.32:1, .*theme: 'night'/,
+      ),
+    ]);
+    expect(await warnings('lightWithoutTheme')).toEqual([]);
+    expect(await warnings('dark')).toEqual([]);
   });
 
   it('refuses a theme whose labels fail WCAG AA, naming the pair and its ratio, and mounts nothing', async () => {

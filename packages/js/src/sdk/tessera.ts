@@ -25,6 +25,7 @@ import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
 import { checkPresentation, presentationOptionsOf } from '../shared/appearance';
 import { isLocaleOption, LOCALE_TEXTS, resolveLocale, type Locale } from '../shared/locale';
 import { startPageReports } from './pageReport';
+import { warnIfUnreadable } from './contrastHint';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -299,6 +300,8 @@ function createFieldsFrame(
       );
     }
     const container = containerOf(target);
+    // Without an appearance the built-in look is for light pages: say so in the console if this one is dark.
+    if (options.appearance === undefined) warnIfUnreadable(container);
     if (Array.from(container.children).some((child) => child.hasAttribute(FRAME_MARK))) {
       throw new TesseraError(
         'container_has_fields',
