@@ -186,6 +186,7 @@ export function createApp(deps: GatewayDeps): Express {
   if (deps.formSessions) {
     const forms = formSessionRoutes(deps.formSessions);
     app.post('/v1/form-sessions', auth, ...body, forms.create);
+    app.get('/v1/form-sessions', auth, forms.list);
     app.get('/v1/form-sessions/:id', auth, forms.get);
   }
 
