@@ -160,6 +160,7 @@ export * from './grpcErrors';
 export * from './edge';
 export * from './serve';
 export * from './vaultCalls';
+export * from './completionCalls';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {
