@@ -69,7 +69,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: 'vault gRPC address: the vault listens on it (`host:port`); the clients dial it as a gRPC target, `host:port`, `dns:///host:port` or `ipv4:a:p,b:q`, balancing over every replica ([scaling.md](scaling.md))',
   },
   PROXY_ADDR: {
-    text: 'proxy gRPC address: the proxy listens on it; the gateway dials it as a gRPC target like `VAULT_ADDR`',
+    text: 'proxy gRPC address: the proxy listens on it; the gateway dials it as a gRPC target like `VAULT_ADDR`, and so does the fields service for hosted payment pages with a completion URL (unset there: such a page says payments are unavailable and takes no card)',
   },
   VAULT_TIMEOUT_MS: {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
