@@ -319,8 +319,24 @@ describe('a completion endpoint that answers too late', () => {
     });
     await page.goto(session.url);
     await typeCard(page, GOOD_CARD);
+    // What the button and the status line say while the merchant is asked (the page is gone by the time we could look).
+    const seen: string[] = [];
+    page.on('console', (msg) => seen.push(msg.text()));
+    await page.evaluate(() => {
+      const button = document.querySelector('#pay-submit') as { textContent: string };
+      const status = document.querySelector('#pay-status') as { textContent: string };
+      new MutationObserver(() => console.log(`busy: ${button.textContent} | ${status.textContent}`)).observe(
+        document.querySelector('main'),
+        {
+          subtree: true,
+          childList: true,
+          characterData: true,
+        },
+      );
+    });
     const started = Date.now();
     await Promise.all([page.waitForURL((u) => u.origin === merchant.origin), page.getByRole('button', { name: 'Pay €12.34' }).click()]);
+    expect(seen).toContain('busy: Processing payment… | Processing payment…');
     expect(Date.now() - started).toBeLessThan(SLOW_ANSWER_MS);
     expect(verifyFormSessionReturn(page.url(), { signingSecret })).toMatchObject({ status: 'completed', payment: 'unknown' });
     expect((await api('GET', `/v1/form-sessions/${session.id}`)).body).toMatchObject({
@@ -363,4 +379,5 @@ describe('logs', () => {
 });
 
 /** The page's globals, for functions evaluated inside the browser (tests compile without the DOM lib). */
-declare const document: { querySelector(selector: string): unknown };
+declare const document: { querySelector(selector: string): any };
+declare const MutationObserver: any;

@@ -361,7 +361,14 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
   };
 
   /** The codes whose notice links back to the shop: the session is known, and the shopper is done with it. */
-  const LINKED_NOTICES = new Set(['form_session_expired', 'form_session_used', 'payments_unavailable', 'form_session_processing']);
+  const LINKED_NOTICES = new Set([
+    'form_session_expired',
+    'form_session_used',
+    'payments_unavailable',
+    'form_session_processing',
+    // As a notice, only for a session the card-testing guard closed.
+    'rate_limited',
+  ]);
 
   const notice = async (res: Response, error: TesseraError, id?: string): Promise<void> => {
     const status = error.status >= 500 ? 503 : error.status;

@@ -7,6 +7,8 @@ interface PageText {
   title: string;
   total: string;
   pay: (amount: string | null) => string;
+  /** The button while the card is being charged (a completion call can take seconds). */
+  processing: string;
   testMode: string;
   enterCard: string;
   cancel: (shop: string | null) => string;
@@ -19,6 +21,7 @@ const TEXT: Record<PageLocale, PageText> = {
     title: 'Pay by card',
     total: 'Total',
     pay: (amount) => (amount === null ? 'Pay' : `Pay ${amount}`),
+    processing: 'Processing payment…',
     testMode: 'Test mode: use a published test card.',
     enterCard: 'Enter your card details.',
     cancel: (shop) => (shop === null ? 'Cancel and return to the shop' : `Cancel and return to ${shop}`),
@@ -29,6 +32,7 @@ const TEXT: Record<PageLocale, PageText> = {
     title: 'Mit Karte bezahlen',
     total: 'Gesamtbetrag',
     pay: (amount) => (amount === null ? 'Bezahlen' : `${amount} bezahlen`),
+    processing: 'Zahlung wird verarbeitet…',
     testMode: 'Testmodus: Verwenden Sie eine veröffentlichte Testkarte.',
     enterCard: 'Geben Sie Ihre Kartendaten ein.',
     cancel: (shop) => (shop === null ? 'Abbrechen und zurück zum Shop' : `Abbrechen und zurück zu ${shop}`),
@@ -39,6 +43,7 @@ const TEXT: Record<PageLocale, PageText> = {
     title: 'Payer par carte',
     total: 'Total',
     pay: (amount) => (amount === null ? 'Payer' : `Payer ${amount}`),
+    processing: 'Paiement en cours…',
     testMode: 'Mode test : utilisez une carte de test publiée.',
     enterCard: 'Saisissez les données de votre carte.',
     cancel: (shop) => (shop === null ? 'Annuler et revenir à la boutique' : `Annuler et revenir à ${shop}`),
@@ -49,6 +54,7 @@ const TEXT: Record<PageLocale, PageText> = {
     title: 'Pagar con tarjeta',
     total: 'Total',
     pay: (amount) => (amount === null ? 'Pagar' : `Pagar ${amount}`),
+    processing: 'Procesando el pago…',
     testMode: 'Modo de prueba: use una tarjeta de prueba publicada.',
     enterCard: 'Introduzca los datos de su tarjeta.',
     cancel: (shop) => (shop === null ? 'Cancelar y volver a la tienda' : `Cancelar y volver a ${shop}`),
@@ -59,6 +65,7 @@ const TEXT: Record<PageLocale, PageText> = {
     title: 'Betalen met kaart',
     total: 'Totaal',
     pay: (amount) => (amount === null ? 'Betalen' : `Betaal ${amount}`),
+    processing: 'Betaling wordt verwerkt…',
     testMode: 'Testmodus: gebruik een gepubliceerde testkaart.',
     enterCard: 'Vul uw kaartgegevens in.',
     cancel: (shop) => (shop === null ? 'Annuleren en terug naar de winkel' : `Annuleren en terug naar ${shop}`),
@@ -143,7 +150,8 @@ ${alert}<form id="card-form" method="post" action="${action}" novalidate autocom
 <input type="hidden" name="csrf" value="${csrf}">
 <input type="hidden" name="challenge" id="pay-challenge" value="">
 ${cardInputsMarkup({ showName: true })}
-<button type="submit" class="pay" id="pay-submit">${escapeHtml(input.display.submitLabel ?? text.pay(amount))}</button>
+<button type="submit" class="pay" id="pay-submit" data-busy-label="${text.processing}">${escapeHtml(input.display.submitLabel ?? text.pay(amount))}</button>
+<p class="visually-hidden" role="status" id="pay-status"></p>
 </form>
 ${cancel}<p class="secure">${text.secure}</p>
 </main>
