@@ -308,6 +308,23 @@ describe('an expired session', () => {
   });
 });
 
+describe('a fields service without PROXY_ADDR', () => {
+  it('says payments are unavailable on a page with a completion URL, links back to the shop, and takes no card', async () => {
+    const replica = await stack.startFieldsReplica({ PROXY_ADDR: '' });
+    const session = await createSession();
+    const page = await context.newPage();
+    const shown = await page.goto(`${replica.baseUrl}/pay/${session.id}`);
+    expect(shown?.status()).toBe(503);
+    expect(shown?.headers()['x-tessera-error']).toBe('payments_unavailable');
+    expect(await page.locator('#card-form').count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Return to Mug Shop' }).getAttribute('href')).toBe(cancelUrl());
+    await expectNoAxeViolations(page);
+    await page.close();
+    // The same session on a fields service that has the proxy is still open and works.
+    expect((await api('GET', `/v1/form-sessions/${session.id}`)).body).toMatchObject({ status: 'open', payment: null });
+  });
+});
+
 describe('a completion endpoint that answers too late', () => {
   it('sends the shopper on with payment=unknown and never lets the session send a second card', async () => {
     const session = await createSession();
