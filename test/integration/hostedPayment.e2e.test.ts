@@ -376,6 +376,16 @@ describe('a completion endpoint that answers too late', () => {
   });
 });
 
+describe('creating a session', () => {
+  it('answers the first session again for a retried Idempotency-Key', async () => {
+    const body = { returnUrl: returnUrl(), amount: 500, currency: 'usd' };
+    const first = await api('POST', '/v1/form-sessions', body, { 'idempotency-key': 'order-900' });
+    const retried = await api('POST', '/v1/form-sessions', body, { 'idempotency-key': 'order-900' });
+    expect(first.status).toBe(201);
+    expect(retried.body.id).toBe(first.body.id);
+  });
+});
+
 describe('the form sessions list', () => {
   it('names the merchant’s sessions newest first, filtered by status', async () => {
     const newest = await createSession();
