@@ -1,5 +1,4 @@
-import { TesseraError, validateCard, type KeyMode, type ValidCard } from '@tessera/common';
-import type { Logger } from '@tessera/common';
+import { TesseraError, validateCard, type KeyMode, type Logger, type ValidCard } from '@tessera/common';
 import {
   csrfTokenMatches,
   DEFAULT_DISPLAY,

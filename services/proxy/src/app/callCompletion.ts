@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '@tessera/common';
-import { TesseraError } from '@tessera/common';
+import { TesseraError, type Logger } from '@tessera/common';
 import type { CompletionCall, CompletionCallAnswer } from '@tessera/protos';
 import { logHostOf, parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
