@@ -176,7 +176,8 @@ export function renderHostedNotice(title: string, message: string, link?: Notice
   const back =
     link === undefined
       ? ''
-      : `<p class="back"><a href="${escapeHtml(link.url)}" id="return-link">${escapeHtml(TEXT[link.locale].returnTo(link.merchantName))}</a></p>`;
+      : // The notice itself is in English (the catalogue's words); the link in the page's language, marked so (WCAG 3.1.2).
+        `<p class="back" lang="${link.locale}"><a href="${escapeHtml(link.url)}" id="return-link">${escapeHtml(TEXT[link.locale].returnTo(link.merchantName))}</a></p>`;
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${HOSTED_PAGE_CSS}</style></head>
