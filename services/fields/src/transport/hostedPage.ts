@@ -137,6 +137,9 @@ export function renderHostedPage(assets: CardFieldsAssets, input: HostedPageInpu
 </form>
 `
     : '';
+  // The card inputs' labels are English until cardInputsMarkup takes the page's locale: marked so (WCAG 3.1.2).
+  const cardInputs =
+    locale === 'en' ? cardInputsMarkup({ showName: true }) : `<div class="lang-part" lang="en">\n${cardInputsMarkup({ showName: true })}\n</div>`;
   const total =
     amount === null
       ? ''
@@ -149,7 +152,7 @@ ${total}<p class="sub">${input.mode === 'test' ? text.testMode : text.enterCard}
 ${alert}<form id="card-form" method="post" action="${action}" novalidate autocomplete="on">
 <input type="hidden" name="csrf" value="${csrf}">
 <input type="hidden" name="challenge" id="pay-challenge" value="">
-${cardInputsMarkup({ showName: true })}
+${cardInputs}
 <button type="submit" class="pay" id="pay-submit" data-busy-label="${text.processing}">${escapeHtml(input.display.submitLabel ?? text.pay(amount))}</button>
 <p class="visually-hidden" role="status" id="pay-status"></p>
 </form>
