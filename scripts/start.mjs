@@ -247,6 +247,8 @@ const ownSettings = {
     ...redisOf('admin'),
     TESSERA_DEV_ADMIN_EMAIL: adminEmail,
     TESSERA_DEV_ADMIN_PASSWORD: adminPassword,
+    // The page policy it recommends names the origin of tessera.js and the card fields.
+    FIELDS_ORIGIN: fieldsOrigin,
   },
   fields: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.fields, ...redisOf('fields'), FIELDS_ORIGIN: fieldsOrigin },
   sandbox: { SANDBOX_PSP_PORT: sandboxPort },

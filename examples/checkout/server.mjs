@@ -22,12 +22,13 @@ const config = {
   port,
   // The origin shoppers open this page at: the publishable key must allow exactly it.
   origin: process.env.EXAMPLE_ORIGIN ?? `http://127.0.0.1:${port}`,
-  tesseraUrl: (process.env.TESSERA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
-  // The admin API is on the public port unless the gateway has ADMIN_PORT.
+  // The API's base URL, `/v1` included: the one meaning TESSERA_URL has in the README and every example.
+  tesseraUrl: (process.env.TESSERA_URL ?? 'http://127.0.0.1:8080/v1').replace(/\/+$/, ''),
+  // The admin service (dashboard and /admin/v1), a port of its own.
   adminUrl: (process.env.TESSERA_ADMIN_URL ?? 'http://127.0.0.1:8081').replace(/\/+$/, ''),
   fieldsOrigin: (process.env.FIELDS_ORIGIN ?? 'http://127.0.0.1:8082').replace(/\/+$/, ''),
   // `npm start` writes its test secret key to .tessera/dev-api-key (merchant `dev`).
-  secretKey: process.env.TESSERA_SECRET_KEY ?? readState('dev-api-key'),
+  secretKey: process.env.TESSERA_API_KEY ?? readState('dev-api-key'),
   publishableKey: process.env.TESSERA_PUBLISHABLE_KEY,
   // Without a publishable key the example makes one through the admin API, as this operator.
   adminEmail: process.env.TESSERA_ADMIN_EMAIL ?? 'admin@tessera.local',
@@ -43,12 +44,12 @@ const config = {
 /* eslint-enable no-restricted-properties */
 
 if (!config.secretKey) {
-  console.error('No secret key: run `npm start` first (it writes .tessera/dev-api-key) or set TESSERA_SECRET_KEY.');
+  console.error('No secret key: run `npm start` first (it writes .tessera/dev-api-key) or set TESSERA_API_KEY.');
   process.exit(2);
 }
 
 // The secret key stays on this server; the page only ever sees the publishable key.
-const tessera = new Tessera(config.secretKey, { baseUrl: `${config.tesseraUrl}/v1`, timeoutMs: 45_000 });
+const tessera = new Tessera(config.secretKey, { baseUrl: config.tesseraUrl, timeoutMs: 45_000 });
 
 /** A test publishable key allowing this page's origin, made through the admin API (what the dashboard does). */
 async function createPublishableKey() {

@@ -26,6 +26,7 @@ jest.setTimeout(180_000);
 /** The page's globals, for functions evaluated inside the browser (tests compile without the DOM lib). */
 declare const window: any;
 declare const document: any;
+declare const Tessera: any;
 
 const MANIFEST = path.join(ROOT, 'packages', 'js', 'dist', 'browser', 'manifest.json');
 /** A leading zero, so neither a log scan nor a DOM scan can mistake another number for it. */
@@ -39,6 +40,8 @@ let fieldsOrigin = '';
 let merchant: MerchantSite;
 let asMerchant: ReturnType<typeof apiClient>;
 let token = '';
+/** The merchant page's publishable key. */
+let publishableKey = '';
 /** The CVC session the merchant's server opened for `token`, as it hands it to the page. */
 let cvcSession: unknown;
 
@@ -92,6 +95,7 @@ beforeAll(async () => {
   merchant = await startMerchantSite(() => checkoutPage(key, integrity));
   const args = ['create', '--kind', 'publishable', '--merchant', 'shop', '--mode', 'test', '--json', '--origin', merchant.origin];
   key = (JSON.parse(stack.cli(args).trim().split('\n').pop() ?? '') as { apiKey: string }).apiKey;
+  publishableKey = key;
   browser = await launchChromium();
 });
 
@@ -164,6 +168,44 @@ it('re-collects a CVC into a stored token without the merchant page seeing it; t
   expect(second.status).toBe(422);
   expect(second.body.error.code).toBe('cvv_unavailable');
   expect(psp.requests).toHaveLength(1);
+  await context.close();
+});
+
+it('has the card fields’ lifecycle: created unmounted, mounted later, Enter raises submit, a used session rejects typed', async () => {
+  const context = await browser.newContext({ viewport: { width: 520, height: 360 } });
+  const page: Page = await context.newPage();
+  await page.goto(merchant.origin);
+  await page.waitForFunction(() => window.events.some((e: any) => e.type === 'ready'), undefined, { timeout: 30_000 });
+  // The session of the first test, already used: the page's server would open a new one.
+  await page.evaluate(
+    ({ key, grant }) => {
+      window.later = [];
+      const field = Tessera(key).cvcField({ cvcSession: grant, title: 'Security code again' });
+      ['ready', 'submit'].forEach((name) => field.on(name, () => window.later.push(name)));
+      field.on('submit', () => {
+        window.laterResult = field.submit().then(
+          () => 'submitted',
+          (e: any) => [e.code, e.type, e instanceof Tessera.TesseraError],
+        );
+      });
+      const box = document.createElement('div');
+      box.id = 'later';
+      document.querySelector('main').appendChild(box);
+      window.laterField = field;
+      window.framesBefore = document.querySelectorAll('iframe').length;
+      field.mount('#later');
+    },
+    { key: publishableKey, grant: cvcSession },
+  );
+  expect(await page.evaluate(() => window.framesBefore)).toBe(1);
+  await page.waitForFunction(() => window.later.includes('ready'), undefined, { timeout: 30_000 });
+  const frame = await (await page.locator('#later iframe').elementHandle())!.contentFrame();
+  await frame!.getByLabel('Security code').pressSequentially(CVC);
+  await frame!.getByLabel('Security code').press('Enter');
+  await page.waitForFunction(() => window.laterResult !== undefined);
+  expect(await page.evaluate(() => window.laterResult)).toEqual(['cvc_session_used', 'integration_error', true]);
+  await page.evaluate(() => window.laterField.destroy());
+  expect(await page.locator('#later iframe').count()).toBe(0);
   await context.close();
 });
 

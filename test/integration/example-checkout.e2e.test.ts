@@ -47,10 +47,10 @@ beforeAll(async () => {
   example = new ManagedProcess('example', process.execPath, [path.join(ROOT, 'examples/checkout/server.mjs')], {
     PATH: process.env.PATH,
     PORT: String(examplePort),
-    TESSERA_URL: stack.baseUrl,
+    TESSERA_URL: `${stack.baseUrl}/v1`,
     TESSERA_ADMIN_URL: stack.adminUrl,
     FIELDS_ORIGIN: fieldsOrigin,
-    TESSERA_SECRET_KEY: secret.apiKey,
+    TESSERA_API_KEY: secret.apiKey,
     TESSERA_ADMIN_EMAIL: OPERATOR.email,
     TESSERA_ADMIN_PASSWORD: OPERATOR.password,
     PSP_URL: psp.chargesUrl,

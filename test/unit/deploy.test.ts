@@ -800,7 +800,10 @@ describe('Redis users (deploy/redis/users.acl)', () => {
   const gatewayKeys = [
     ...keyLiterals(store('services', 'gateway', 'src', 'store')),
     ...keyLiterals(store('packages', 'edge', 'src', 'store')),
-    ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter((k) => k !== 'tessera:apikey-moves'),
+    ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter(
+      // Nor the payment pages' script inventory: the fields service keeps it, the admin service shows it.
+      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-'),
+    ),
   ];
   // The operators' stores, wherever the split has put them (the admin service's, or still the gateway's).
   const adminStoreFiles = [
@@ -817,7 +820,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ...adminStoreFiles,
   ]);
   /** What the admin service shows and never writes: what merchants' /v1 calls did. */
-  const adminReadOnly = /^tessera:(detokenizations|request-log|request-stats)(:|$)/;
+  const adminReadOnly = /^tessera:(detokenizations|request-log|request-stats|page-inventory)(:|$)/;
   // Fields: API keys, rate limits and the distinct-card counter, form sessions, merchant settings.
   const fieldsFiles = {
     read: [merchantData('redisApiKeyStore.ts'), merchantData('merchantSettingsStore.ts'), edge('keyLookupWithPeek.ts')],
@@ -827,6 +830,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       merchantData('formSessionStore.ts'),
       // Its requests to move a key to the newest pepper, which the admin service applies.
       merchantData('apiKeyMoveRequests.ts'),
+      // What merchants' payment pages report (not the operators' authorizations of their scripts).
+      merchantData('pageInventoryStore.ts'),
     ],
   };
   const fieldsKeys = keyLiterals([...fieldsFiles.read, ...fieldsFiles.write]);
@@ -935,6 +940,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       'tessera:request-log:{m:acme}',
       'tessera:detokenizations:{m:acme}',
       'tessera:cvc-session:x',
+      'tessera:page-authorizations:{m:acme}:live:0123456789abcdef',
       ...vaultKeys,
       ...cardAndIdempotency,
     ]);

@@ -29,8 +29,8 @@ export const sharedConfigDocs: ConfigDocs = {
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
   FIELDS_ORIGIN: {
-    default: 'fields: `http://127.0.0.1:<FIELDS_PORT>` outside production; gateway: unset',
-    text: "the fields service's public origin ([browser.md](browser.md)), its own host, never the API's or the dashboard's. The fields service takes cards only from its pages (its browser routes answer no CORS); the gateway names it in a form session's page URL (`<FIELDS_ORIGIN>/pay/{id}`) and without it opens no form or CVC sessions. Required (https) in production by the fields service, https there for the gateway",
+    default: 'fields: `http://127.0.0.1:<FIELDS_PORT>` outside production; gateway, admin: unset',
+    text: "the fields service's public origin ([browser.md](browser.md)), its own host, never the API's or the dashboard's. The fields service takes cards only from its pages (its browser routes answer no CORS); the gateway names it in a form session's page URL (`<FIELDS_ORIGIN>/pay/{id}`) and without it opens no form or CVC sessions; the admin service names it in the payment-page policy it recommends (dashboard and `npm run keys -- page-policy`, [browser.md](browser.md#saq-a-kit-your-payment-pages-scripts-and-headers)) and without it offers none. Required (https) in production by the fields service, https there for the gateway",
   },
   READY_TIMEOUT_MS: { text: 'deadline of each `/readyz` check' },
   API_KEY_PEPPER: {

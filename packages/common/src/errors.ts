@@ -79,6 +79,11 @@ export const ERROR_CATALOGUE = {
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  page_script_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'No such page or script in the payment-page inventory (it may have passed the retention time).',
+  },
   request_log_entry_not_found: {
     status: 404,
     type: 'not_found_error',

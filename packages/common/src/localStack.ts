@@ -13,7 +13,15 @@ import path from 'node:path';
 export type LocalStackService = 'admin' | 'gateway' | 'vault';
 
 /** The variables a CLI takes from the stack file; whatever else it is given is not written. */
-export const LOCAL_STACK_VARIABLES = ['NODE_ENV', 'TESSERA_STATE_DIR', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_TLS_CA_FILE'] as const;
+// FIELDS_ORIGIN is public (the page policy names it); everything else here says where the stack's Redis is.
+export const LOCAL_STACK_VARIABLES = [
+  'NODE_ENV',
+  'TESSERA_STATE_DIR',
+  'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
+  'REDIS_TLS_CA_FILE',
+  'FIELDS_ORIGIN',
+] as const;
 
 /** The file name, in the service's state directory. */
 export const LOCAL_STACK_FILE = 'stack.json';

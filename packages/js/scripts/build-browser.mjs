@@ -67,8 +67,9 @@ fs.rmSync(path.join(out, 'amd'), { recursive: true, force: true });
 fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
 
 // `npm run docs:browser` (root): writes the new hash into docs/browser.md after a change to tessera.js.
+// Every tessera.js tag of the page shows the hash: the SRI section's and the five-minute how-to's.
 if (process.argv.includes('--update-docs')) {
   const docs = path.resolve(here, '../../docs/browser.md');
   const text = fs.readFileSync(docs, 'utf8');
-  fs.writeFileSync(docs, text.replace(/integrity="sha384-[A-Za-z0-9+/=]+"/, `integrity="${manifest['tessera.js'].integrity}"`));
+  fs.writeFileSync(docs, text.replace(/integrity="sha384-[A-Za-z0-9+/=]+"/g, `integrity="${manifest['tessera.js'].integrity}"`));
 }

@@ -7,24 +7,35 @@
  *   const card = Tessera('tpk_live_…').cardFields({ container: '#card' });
  */
 import type { TesseraFactory } from './shared/api';
+import type { TesseraError } from './shared/errors';
 
 export type {
+  AcceptedBrand,
   CardBrand,
   ChangeEventPayload,
   CvcResult,
   CvcSessionGrant,
   FieldErrorCode,
   FieldName,
+  TesseraErrorType,
   TokenizeResult,
 } from './shared/protocol';
+/**
+ * The class of every error tessera.js throws, rejects with or emits (`error` event). At run time it
+ * is `Tessera.TesseraError` (the class lives in tessera.js, loaded from the fields origin), so
+ * `err instanceof Tessera.TesseraError`, or isTesseraError(err) below.
+ */
+export type { TesseraError, TesseraErrorCode, TesseraErrorDetails } from './shared/errors';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
 export type {
   CardFields,
   CardFieldsEventMap,
   CardFieldsEventName,
   CardFieldsOptions,
+  CardFieldsUpdate,
   CvcField,
   CvcFieldOptions,
+  CvcFieldUpdate,
   FieldsFrame,
   TesseraFactory,
   TesseraInstance,
@@ -32,6 +43,13 @@ export type {
 } from './shared/api';
 
 export const TESSERA_JS_PATH = '/js/v1/tessera.js';
+
+/** Whether `err` is a TesseraError of tessera.js (by its shape: the class itself lives in tessera.js). */
+export function isTesseraError(err: unknown): err is TesseraError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown; type?: unknown; message?: unknown };
+  return e.name === 'TesseraError' && typeof e.code === 'string' && typeof e.type === 'string' && typeof e.message === 'string';
+}
 
 export interface LoadOptions {
   /** Your Tessera fields origin (FIELDS_ORIGIN), e.g. `https://fields.tessera.example`. */

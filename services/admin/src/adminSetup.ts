@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseCidrList, type Logger } from '@tessera/common';
 import { ownListener, readAttackState, type OwnListener } from '@tessera/edge';
 import type { AdminConfig } from './config';
@@ -27,6 +29,23 @@ export async function registerDevAdmin(operators: OperatorStore, email: string, 
   }
 }
 
+/** Built by `npm run build` (packages/js/scripts/build-browser.mjs), as the fields service serves it. */
+export const BROWSER_MANIFEST = path.resolve(__dirname, '../../../packages/js/dist/browser/manifest.json');
+
+/**
+ * The SRI hash of the tessera.js this installation serves, for the recommended script line;
+ * undefined (the policy says to build) when the browser scripts are not built here.
+ */
+export function readTesseraJsIntegrity(file: string = BROWSER_MANIFEST): string | undefined {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, { integrity?: unknown }>;
+    const integrity = manifest['tessera.js']?.integrity;
+    return typeof integrity === 'string' ? integrity : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The admin API and the dashboard on ADMIN_BIND:ADMIN_PORT, over the stores in Redis. */
 export async function setUpAdmin(params: {
   config: AdminConfig;
@@ -51,6 +70,8 @@ export async function setUpAdmin(params: {
     ...(stores.requestLog
       ? { requestLog: { store: stores.requestLog, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000, now: () => new Date() } }
       : {}),
+    pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
+    pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.
     attackState: (keyId) => readAttackState(stores.rateLimits, keyId),
     pepper: params.pepper,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { checkRedisTlsEnv, env, metricsEnvShape, parseConfig } from '@tessera/common';
-import { checkRedisUrlEnv, httpServiceRedisEnvShape, trustedProxiesEnv } from '@tessera/edge';
+import { checkRedisUrlEnv, httpServiceRedisEnvShape, publicOrigin, trustedProxiesEnv } from '@tessera/edge';
 import { apiKeyPepperEnvShape, checkApiKeyPepperEnv } from '@tessera/merchant-data';
 
 /**
@@ -51,6 +51,9 @@ export const adminConfigSchema = z
     // kept, and the dashboard's request routes answer 404; nothing older than the age is shown.
     REQUEST_LOG_MAX_ENTRIES: env.nonNegativeInt(100_000),
     REQUEST_LOG_MAX_AGE_SECONDS: env.positiveInt(7 * 86_400),
+    // The fields service's origin, named in the payment-page policy the dashboard and
+    // `npm run keys -- page-policy` recommend (SAQ A kit). Unset: that policy is not offered.
+    FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     TESSERA_DEV_ADMIN_EMAIL: z.string().min(3).default('admin@tessera.local'),
     TESSERA_DEV_ADMIN_PASSWORD: unsetIfEmpty(z.string().min(12, 'must be at least 12 characters').max(256).optional()),
     // The admin service's own development state (a generated pepper, when none is configured: it

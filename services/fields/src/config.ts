@@ -56,6 +56,10 @@ export const fieldsConfigSchema = z
     // How long a request waits for a rate-limit or card-testing counter before going through as if
     // under its limit (they fail open).
     RATE_LIMIT_STORE_TIMEOUT_MS: env.positiveInt(100),
+    // The SAQ A kit's page reports and CSP violation reports (docs/browser.md): per publishable key
+    // per second, both routes together; past it 429 and the report is dropped (the next page load
+    // reports the same scripts). 0 disables the limit.
+    PAGE_REPORTS_PER_KEY_PER_SECOND: env.nonNegativeInt(50),
     // Card-testing defence on browser tokenization (docs/browser.md); 0 disables each. A shopper
     // tokenizes once or twice per checkout (a typo, a second card); a publishable key's threshold is
     // the whole site's checkouts per minute, past which every card costs the browser a proof of

@@ -9,6 +9,9 @@ export const fieldsConfigDocs: ConfigDocs = {
   COMPLETION_TIMEOUT_MS: {
     text: "how long a merchant's completion endpoint has to answer the hosted payment page's completion call (at most the proxy's `PSP_TIMEOUT_MS`); past it the payment's outcome is unknown: the session is completed with `payment.status: unknown` and takes no further card ([api.md](api.md#the-completion-call))",
   },
+  PAGE_REPORTS_PER_KEY_PER_SECOND: {
+    text: "page reports (`POST /v1/browser/page-reports`, sent by `tessera.js` from the merchant's payment page) and CSP violation reports (`POST /v1/browser/csp-reports`) per publishable key per second, together; past it `429 rate_limited` and the report is dropped. `0` disables ([browser.md](browser.md#saq-a-kit-your-payment-pages-scripts-and-headers))",
+  },
   BROWSER_TOKENS_PER_KEY_PER_MINUTE: {
     text: "card-testing threshold of `POST /v1/browser/tokens` and the hosted page's `POST /pay/{id}`: tokenizations per publishable key (hosted page: per secret key that opened the form session) per minute past which every card needs a solved proof-of-work challenge (`429 challenge_required` without one); nobody is refused for the key's volume alone. `0` disables ([browser.md](browser.md#card-testing))",
   },

@@ -50,13 +50,15 @@ void runService({
     const moveToCurrentPepper = requestPepperMoves(stores.pepperMoves, now);
     const timeoutMs = config.READY_TIMEOUT_MS;
     const unavailable = (): TesseraError => new TesseraError('service_unavailable');
+    const keyLookup = { keyStore: stores.keyStore, pepper, previousPeppers, moveToCurrentPepper, now };
+    const trustedProxies = parseCidrList(config.TRUSTED_PROXIES);
     const app = createFieldsApp({
       assets,
       logger,
       metrics,
       hstsMaxAgeSeconds: config.HSTS_MAX_AGE_SECONDS,
-      trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
-      lookupKey: frameKeyLookup({ keyStore: stores.keyStore, pepper, previousPeppers, moveToCurrentPepper, logger, now }),
+      trustedProxies,
+      lookupKey: frameKeyLookup({ ...keyLookup, logger }),
       cardTesting,
       provisionalTtlUnderAttackSeconds: config.BROWSER_TOKEN_TTL_UNDER_ATTACK_SECONDS,
       formSessions: {
@@ -70,6 +72,25 @@ void runService({
         logger,
         completionTimeoutMs: config.COMPLETION_TIMEOUT_MS,
         ...(completions ? { completions } : {}),
+      },
+      // The SAQ A kit: what tessera.js reports from merchants' payment pages, and their CSP violations.
+      pageReports: {
+        inventory: stores.pageInventory,
+        now,
+        logger,
+        trustedProxies,
+        auth: {
+          ...keyLookup,
+          rateLimiter: new RateLimiter(
+            stores.rateLimits,
+            {
+              RATE_LIMIT_PER_KEY_PER_SECOND: config.PAGE_REPORTS_PER_KEY_PER_SECOND,
+              RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: config.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE,
+              RATE_LIMIT_STORE_TIMEOUT_MS: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+            },
+            logger,
+          ),
+        },
       },
       browser: {
         auth: {

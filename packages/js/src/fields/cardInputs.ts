@@ -4,7 +4,8 @@
  * (hosted/page.ts). Both render the same markup (the gateway's cardInputsMarkup), so the same
  * formatting, brand label, and errors-after-blur apply to both.
  */
-import type { ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
+import type { AcceptedBrand, ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
+import { withAcceptedBrands } from './acceptedBrands';
 import {
   changePayload,
   checkAll,
@@ -61,6 +62,13 @@ export interface CardInputs {
   clear(): void;
   /** Checks and shows only these inputs from now on (the CVC-only field: ['cvc']); the others are hidden. */
   only(fields: readonly CardField[]): void;
+  /** Refuses cards of other brands from now on (undefined: every brand). */
+  acceptBrands(brands: readonly AcceptedBrand[] | undefined): void;
+  /**
+   * Shows a refusal the server gave for the card (e.g. a live card in test mode) at the field it is
+   * about, in the live region, until the shopper changes the card.
+   */
+  showRefusal(field: CardField, message: string): void;
 }
 
 export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
@@ -80,6 +88,11 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
   const shown = new Set<FieldName>();
   let inPlay: readonly CardField[] = CARD_FIELDS;
+  let accepted: readonly AcceptedBrand[] | undefined;
+  /** The number's error is shown only because of its brand, not because the shopper left the field. */
+  let shownForBrand = false;
+  /** The server's last refusal of this card, shown until the shopper types. */
+  let refusal: { field: CardField; message: string } | undefined;
 
   const values = (): FieldValues => ({
     number: inputs.number.value,
@@ -94,11 +107,13 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
       const check = checks[field];
       if (check.error === undefined) shown.delete(field);
       const error: FieldErrorCode | undefined = shown.has(field) ? check.error : undefined;
+      const refused = refusal?.field === field ? refusal.message : undefined;
       const input = inputs[field];
-      input.setAttribute('aria-invalid', error === undefined ? 'false' : 'true');
-      const message = error === undefined ? '' : ERROR_MESSAGES[error];
+      const invalid = error !== undefined || refused !== undefined;
+      input.setAttribute('aria-invalid', invalid ? 'true' : 'false');
+      const message = error === undefined ? (refused ?? '') : ERROR_MESSAGES[error];
       if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
-      hooks.styleInput?.(input, { focus: document.activeElement === input, invalid: error !== undefined, complete: check.complete });
+      hooks.styleInput?.(input, { focus: document.activeElement === input, invalid, complete: check.complete });
     }
     hooks.styleInput?.(inputs.name, {
       focus: document.activeElement === inputs.name,
@@ -110,7 +125,16 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
 
   function update(): { payload: ChangeEventPayload; checks: FieldChecks } {
     const current = values();
-    const checks = checkAll(current);
+    const checks = withAcceptedBrands(checkAll(current), accepted);
+    // Known from the first digits and not the shopper's typo: said at once, not after blur (and
+    // taken back at once when the shopper starts another card).
+    if (checks.number.error === 'brand_not_accepted') {
+      if (!shown.has('number')) shownForBrand = true;
+      shown.add('number');
+    } else if (shownForBrand) {
+      shown.delete('number');
+      shownForBrand = false;
+    }
     render(checks);
     const payload = changePayload(checks, current, shown, inPlay);
     hooks.onChecked?.(payload, checks);
@@ -139,13 +163,17 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   });
   for (const field of Object.keys(inputs) as FieldName[]) {
     const input = inputs[field];
-    input.addEventListener('input', () => update());
+    input.addEventListener('input', () => {
+      refusal = undefined;
+      update();
+    });
     input.addEventListener('focus', () => {
       hooks.onFocus?.(field);
       update();
     });
     input.addEventListener('blur', () => {
       if (field !== 'name') {
+        if (field === 'number') shownForBrand = false;
         if (input.value === '') shown.delete(field);
         else shown.add(field);
       }
@@ -160,6 +188,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     update,
     showAll() {
       for (const field of inPlay) shown.add(field);
+      shownForBrand = false;
       const { checks } = update();
       return inPlay.map((f) => checks[f].error).find((e) => e !== undefined);
     },
@@ -174,6 +203,16 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     clear() {
       for (const input of Object.values(inputs)) input.value = '';
       shown.clear();
+      shownForBrand = false;
+      refusal = undefined;
+      update();
+    },
+    acceptBrands(brands) {
+      accepted = brands;
+      update();
+    },
+    showRefusal(field, message) {
+      refusal = { field, message };
       update();
     },
   };

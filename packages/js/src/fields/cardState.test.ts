@@ -68,7 +68,7 @@ describe('change payload', () => {
       complete: false,
       valid: false,
       brand: 'visa',
-      error: { code: 'invalid_number' },
+      error: { code: 'invalid_number', message: 'Your card number is invalid.' },
     });
   });
 });

@@ -59,9 +59,11 @@ function expiryDigits(raw: string): string {
   return (oneDigitMonth ? `0${digits}` : digits).slice(0, 6);
 }
 
+/** `MM / YY`; a four-digit year (typed or autofilled, "12/2030") is shown as the field asks for it, "12 / 30". */
 export function formatExpiry(raw: string): string {
   const digits = expiryDigits(raw);
-  return digits.length > 2 ? `${digits.slice(0, 2)} / ${digits.slice(2)}` : digits;
+  const year = digits.length === 6 && digits.slice(2, 4) === '20' ? digits.slice(4) : digits.slice(2);
+  return digits.length > 2 ? `${digits.slice(0, 2)} / ${year}` : digits;
 }
 
 export interface ExpiryValue {
@@ -125,13 +127,14 @@ export function changePayload(
   values: FieldValues,
   shown: ReadonlySet<FieldName>,
   fields: readonly CardField[] = ORDER,
+  messages: Record<FieldErrorCode, string> = ERROR_MESSAGES,
 ): ChangeEventPayload {
   const empty = fields.every((f) => checks[f].empty) && values.name.trim() === '';
   const complete = fields.every((f) => checks[f].complete);
   const visible = fields.find((f) => shown.has(f) && checks[f].error !== undefined);
   const payload: ChangeEventPayload = { empty, complete, valid: visible === undefined, brand: checks.brand };
   const code = visible === undefined ? undefined : checks[visible].error;
-  return code === undefined ? payload : { ...payload, error: { code } };
+  return code === undefined ? payload : { ...payload, error: { code, message: messages[code] } };
 }
 
 export const ERROR_MESSAGES: Record<FieldErrorCode, string> = {
@@ -142,4 +145,5 @@ export const ERROR_MESSAGES: Record<FieldErrorCode, string> = {
   expired_card: 'Your card’s expiration date is in the past.',
   incomplete_cvc: 'Your card’s security code is incomplete.',
   invalid_cvc: 'Your card’s security code is invalid.',
+  brand_not_accepted: 'This card brand is not accepted here. Please use another card.',
 };

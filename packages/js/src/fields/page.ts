@@ -10,13 +10,15 @@ import {
   parseConnect,
   PROTOCOL_VERSION,
   type CvcSessionGrant,
+  type FieldsDisplayOptions,
   type FieldsEvent,
   type HelloMessage,
   type TokenizeError,
 } from '../shared/protocol';
+import { errorTypeOf } from '../shared/errors';
 import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
-import { digitsOf, ERROR_MESSAGES } from './cardState';
+import { digitsOf, ERROR_MESSAGES, type CardField } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
 
 /** Where the card's proof-of-work solution goes (CHALLENGE_SOLUTION_HEADER of @tessera/edge, read by the fields service). */
@@ -41,11 +43,33 @@ function parentOriginOf(): string | undefined {
   return isOrigin(origin) ? origin : undefined;
 }
 
-/** An API answer as the fields read it: the status and the JSON body, if any. */
+/** An API answer as the fields read it: the status, the JSON body, if any, and its Retry-After in seconds. */
 interface ApiAnswer {
   status: number;
   body: Record<string, unknown> | undefined;
+  retryAfter?: number;
 }
+
+/** Retry-After as whole seconds (RFC 9110 allows a date too; the API sends seconds). */
+function retryAfterOf(header: string | null): number | undefined {
+  if (header === null || !/^\d{1,6}$/.test(header.trim())) return undefined;
+  return Math.max(1, Number(header.trim()));
+}
+
+/**
+ * The API's refusals of the card that the shopper can act on, in the fields' words and at the field
+ * they concern (shown in the live region as well as rejecting tokenize()). A code not listed here is
+ * shown with the API's own message at the number when its type says it is about the card.
+ */
+const REFUSALS_SHOWN: Record<string, { field: CardField; message: string }> = {
+  card_number_invalid: { field: 'number', message: ERROR_MESSAGES.invalid_number },
+  card_expired: { field: 'expiry', message: ERROR_MESSAGES.expired_card },
+  cvv_invalid: { field: 'cvc', message: ERROR_MESSAGES.invalid_cvc },
+  live_card_in_test_mode: { field: 'number', message: 'This is a real card, but this checkout is in test mode: use a test card.' },
+  test_card_in_live_mode: { field: 'number', message: 'This is a test card: please use a real card.' },
+  rate_limited: { field: 'number', message: 'Too many attempts just now. Please wait a moment and try again.' },
+  network_error: { field: 'number', message: 'The card could not be sent. Check the connection and try again.' },
+};
 
 function start(): void {
   const form = byId<HTMLFormElement>('card-form');
@@ -90,8 +114,15 @@ function start(): void {
   });
   const { inputs, values } = card;
   const update = (): void => void card.update();
-  // form-action 'none' blocks a submission anyway; Enter in a field must not try one.
+  // form-action 'none' blocks a submission anyway; Enter in a field must not try one. Enter is the
+  // shopper saying "pay": the page hears `submit` and decides (a form of several inputs without a
+  // button has no implicit submission, so the key itself is watched).
   form.addEventListener('submit', (event) => event.preventDefault());
+  form.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || event.isComposing || !(event.target instanceof HTMLInputElement)) return;
+    event.preventDefault();
+    send({ type: 'submit' });
+  });
 
   /**
    * A call to a browser route of this same origin (the fields service) with the publishable key (a
@@ -113,7 +144,12 @@ function start(): void {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+    const retryAfter = retryAfterOf(response.headers.get('retry-after'));
+    return {
+      status: response.status,
+      body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined,
+      ...(retryAfter === undefined ? {} : { retryAfter }),
+    };
   }
 
   /**
@@ -138,13 +174,21 @@ function start(): void {
    */
   async function tokenize(id: number): Promise<void> {
     const fail = (error: TokenizeError): void => send({ type: 'tokenize_failed', id, error });
-    /** The API's refusal as the page sees it: its code and message only. */
+    /**
+     * The API's refusal as the page sees it: its code, message, kind and wait only; shown in the
+     * fields too when the shopper can do something about it.
+     */
     const failWith = (answer: ApiAnswer): void => {
-      const error = (answer.body?.error ?? {}) as { code?: unknown; message?: unknown };
-      fail({
-        code: typeof error.code === 'string' ? error.code : 'api_error',
-        message: typeof error.message === 'string' ? error.message : `The card could not be tokenized (HTTP ${answer.status}).`,
-      });
+      const error = (answer.body?.error ?? {}) as { code?: unknown; message?: unknown; type?: unknown; retryAfter?: unknown };
+      const code = typeof error.code === 'string' && /^[a-z_]{1,64}$/.test(error.code) ? error.code : 'api_error';
+      const message =
+        typeof error.message === 'string' ? error.message.slice(0, 300) : `The card could not be tokenized (HTTP ${answer.status}).`;
+      const type = errorTypeOf(code, error.type);
+      const shown = REFUSALS_SHOWN[code] ?? (type === 'validation_error' ? { field: 'number' as const, message } : undefined);
+      if (shown !== undefined) card.showRefusal(cvcSession === undefined ? shown.field : 'cvc', shown.message);
+      // The wait: Retry-After, else one the envelope may carry.
+      const retryAfter = answer.retryAfter ?? (typeof error.retryAfter === 'number' ? retryAfterOf(String(error.retryAfter)) : undefined);
+      fail({ code, message, type, ...(retryAfter === undefined ? {} : { retryAfter }) });
     };
     if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
     const current = values();
@@ -184,7 +228,9 @@ function start(): void {
       }
       failWith(answer);
     } catch {
-      fail({ code: 'network_error', message: 'The card could not be sent. Check the connection and try again.' });
+      const refusal = REFUSALS_SHOWN.network_error as { field: CardField; message: string };
+      card.showRefusal(cvcSession === undefined ? refusal.field : 'cvc', refusal.message);
+      fail({ code: 'network_error', message: refusal.message, type: 'network_error' });
     } finally {
       tokenizing = false;
     }
@@ -195,7 +241,15 @@ function start(): void {
     if (command === undefined) return;
     if (command.type === 'tokenize') void tokenize(command.id);
     else if (command.type === 'focus') (cvcSession === undefined ? inputs.number : inputs.cvc).focus();
+    else if (command.type === 'update') applyOptions(command.options);
     else card.clear();
+  }
+
+  /** The merchant's options, at connect and on every update(): applied in place, keeping what was typed. */
+  function applyOptions(options: FieldsDisplayOptions): void {
+    style = options.style;
+    byId('name-row').hidden = !options.holderName || cvcSession !== undefined;
+    card.acceptBrands(options.acceptedBrands);
   }
 
   function onConnect(event: MessageEvent): void {
@@ -205,9 +259,8 @@ function start(): void {
     const channel = event.ports[0];
     if (connect === undefined || connect.nonce !== nonce || channel === undefined || event.ports.length !== 1) return;
     window.removeEventListener('message', onConnect);
-    style = connect.style;
-    byId('name-row').hidden = !connect.holderName;
     cvcSession = connect.cvcSession;
+    applyOptions(connect);
     if (cvcSession !== undefined) card.only(['cvc']);
     port = channel;
     port.onmessage = onCommand;

@@ -1,4 +1,4 @@
-import { isOrigin, parseConnect, parseCvcSessionGrant, parseEvent, parseHello } from './protocol';
+import { isOrigin, parseCommand, parseConnect, parseCvcSessionGrant, parseEvent, parseHello, parseRefused } from './protocol';
 
 const NONCE = 'abcdefghijklmnopqrstuvwx';
 
@@ -69,6 +69,50 @@ describe('message schemas', () => {
         result: { token, card: { brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: 2030, bin: '424242' } },
       }),
     ).toBeUndefined();
+  });
+
+  it('carries a change error with the fields’ message, never one with digits in it', () => {
+    const change = { type: 'change', empty: false, complete: false, valid: false, brand: 'amex' };
+    const error = { code: 'brand_not_accepted', message: 'This card brand is not accepted here.' };
+    expect(parseEvent({ ...change, error })).toEqual({ ...change, error });
+    expect(parseEvent({ ...change, error: { code: 'brand_not_accepted', message: 'Not 3782 8224' } })).toBeUndefined();
+    expect(parseEvent({ ...change, error: { code: 'brand_not_accepted' } })).toBeUndefined();
+  });
+
+  it('accepts a refusal page’s message only with a refusal code, and Enter as a bare submit', () => {
+    const refused = { type: 'tessera:refused', v: 1, nonce: NONCE, code: 'origin_not_allowed' };
+    expect(parseRefused(refused)).toEqual(refused);
+    expect(parseRefused({ ...refused, code: 'card_number_invalid' })).toBeUndefined();
+    expect(parseRefused({ ...refused, message: 'x' })).toBeUndefined();
+    expect(parseEvent({ type: 'submit' })).toEqual({ type: 'submit' });
+    expect(parseEvent({ type: 'submit', value: '4242' })).toBeUndefined();
+  });
+
+  it('types a tokenize failure and its wait', () => {
+    const failure = {
+      type: 'tokenize_failed',
+      id: 3,
+      error: { code: 'rate_limited', message: 'Too many requests.', type: 'rate_limit_error', retryAfter: 30 },
+    };
+    expect(parseEvent(failure)).toEqual(failure);
+    expect(parseEvent({ ...failure, error: { ...failure.error, type: 'card_error' } })).toBeUndefined();
+    expect(parseEvent({ ...failure, error: { ...failure.error, retryAfter: -1 } })).toBeUndefined();
+    expect(parseEvent({ ...failure, error: { ...failure.error, number: '4242' } })).toBeUndefined();
+  });
+
+  it('checks an update’s options as a connect’s, and accepts only known brands', () => {
+    const options = { style: { base: { color: '#fff' } }, holderName: true, acceptedBrands: ['visa', 'mastercard'] };
+    expect(parseCommand({ type: 'update', options })).toEqual({ type: 'update', options });
+    expect(parseCommand({ type: 'update', options: { ...options, acceptedBrands: ['unknown'] } })).toBeUndefined();
+    expect(parseCommand({ type: 'update', options: { ...options, acceptedBrands: [] } })).toBeUndefined();
+    expect(parseCommand({ type: 'update', options: { ...options, acceptedBrands: ['visa', 'visa'] } })).toBeUndefined();
+    expect(parseCommand({ type: 'update', options: { ...options, style: { base: { color: 'url(x)' } } } })).toBeUndefined();
+    // An update cannot smuggle in a CVC session or a nonce.
+    expect(parseCommand({ type: 'update', options: { ...options, nonce: NONCE } })).toBeUndefined();
+    expect(parseCommand({ type: 'update', options: { ...options, cvcSession: { token: 'tok.x', secret: 'y' } } })).toBeUndefined();
+    const connect = { type: 'tessera:connect', v: 1, nonce: NONCE, style: {}, holderName: false };
+    expect(parseConnect({ ...connect, acceptedBrands: ['amex'] })?.acceptedBrands).toEqual(['amex']);
+    expect(parseConnect({ ...connect, acceptedBrands: 'amex' })).toBeUndefined();
   });
 
   it('knows an origin from a URL', () => {

@@ -15,7 +15,10 @@ export type AuditAction =
   | 'key.tested'
   | 'merchant.psp_hosts_updated'
   | 'merchant.return_urls_updated'
-  | 'merchant.form_signing_secret_shown';
+  | 'merchant.form_signing_secret_shown'
+  | 'page.script_authorized'
+  | 'page.policy_accepted'
+  | 'page.inventory_exported';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -5,6 +5,7 @@
 
 import { initReturnUrls, loadReturnUrls } from './returnUrls.js';
 import { hideRequests, initRequests, loadRequests, showPage } from './requests.js';
+import { initPageInventory, loadPageInventory } from './pageInventory.js';
 
 const API = '/admin/v1';
 const $ = (id) => document.getElementById(id);
@@ -242,7 +243,7 @@ async function openMerchant(merchantId) {
   state.merchant = merchantId;
   $('new-merchant').hidden = true;
   $('merchant-title').textContent = merchantId;
-  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests()]);
+  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests(), loadPageInventory()]);
 }
 
 async function loadKeys() {
@@ -775,6 +776,7 @@ $('refresh-audit').addEventListener('click', () => loadAudit().catch((err) => to
 
 initReturnUrls({ api, merchant: () => state.merchant, toast });
 initRequests({ api, merchant: () => state.merchant, el });
+initPageInventory({ api, merchant: () => state.merchant, el, toast });
 
 async function boot() {
   try {

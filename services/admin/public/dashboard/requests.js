@@ -4,6 +4,7 @@
 // gets the API helper, the element helper and the current merchant from dashboard.js.
 
 import { drawChart, legend } from './chart.js';
+import { loadPageInventory } from './pageInventory.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -19,26 +20,29 @@ function showError(message) {
   $('requests-error').hidden = !message;
 }
 
-const onRequestsPage = () => window.location.hash === '#requests';
+/** The dashboard's pages by address: the keys page unless the hash names another. */
+const PAGE_VIEWS = [
+  { hash: '', view: 'app-view', nav: 'nav-keys' },
+  { hash: '#requests', view: 'requests-view', nav: 'nav-requests' },
+  { hash: '#pages', view: 'pages-view', nav: 'nav-pages' },
+];
 
-/** Shows the page the address asks for (#requests, or the keys page), once signed in. */
+/** Shows the page the address asks for (#requests, #pages, or the keys page), once signed in. */
 export function showPage() {
-  const requests = onRequestsPage();
-  $('app-view').hidden = requests;
-  $('requests-view').hidden = !requests;
-  for (const [id, current] of [
-    ['nav-keys', !requests],
-    ['nav-requests', requests],
-  ]) {
-    if (current) $(id).setAttribute('aria-current', 'page');
-    else $(id).removeAttribute('aria-current');
+  const current = PAGE_VIEWS.find((p) => p.hash !== '' && p.hash === window.location.hash) ?? PAGE_VIEWS[0];
+  for (const page of PAGE_VIEWS) {
+    $(page.view).hidden = page !== current;
+    if (page === current) $(page.nav).setAttribute('aria-current', 'page');
+    else $(page.nav).removeAttribute('aria-current');
   }
-  if (requests) void loadRequests().catch((err) => showError(err.message));
+  if (current.view === 'requests-view') void loadRequests().catch((err) => showError(err.message));
+  if (current.view === 'pages-view') void loadPageInventory();
 }
 
 /** Signed out or setting up two-factor: neither page. */
 export function hideRequests() {
   $('requests-view').hidden = true;
+  $('pages-view').hidden = true;
 }
 
 function merchantQuery() {
@@ -254,7 +258,7 @@ export function initRequests({ api, merchant, el }) {
   deps = { api, merchant, el };
   window.addEventListener('hashchange', () => {
     // Only once signed in: the login and two-factor screens stay as they are.
-    if (!$('app-view').hidden || !$('requests-view').hidden) showPage();
+    if (!$('app-view').hidden || !$('requests-view').hidden || !$('pages-view').hidden) showPage();
   });
   $('requests-filter').addEventListener('submit', (event) => {
     event.preventDefault();

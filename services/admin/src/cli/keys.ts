@@ -32,7 +32,9 @@ import {
   type FieldLabels,
   type RestrictionChanges,
 } from '../app/apiKeys';
-import { parseInput } from '@tessera/edge';
+import { parseInput, publicOrigin } from '@tessera/edge';
+import { pagePolicyFor } from '../app/pageInventory';
+import { readTesseraJsIntegrity } from '../adminSetup';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';
 import { readAllStdin, runAdminCli } from './admin';
@@ -83,6 +85,12 @@ Commands:
   return-urls secret --merchant <id> --mode test|live [--json]
       Prints the secret that signs the hosted page's redirects, for the merchant's server to verify them.
 
+  page-policy --merchant <id> --mode test|live [--key tpk_...] [--fields-origin <origin>] [--json]
+      Prints what the merchant's payment page (the page with the card fields) should send: a
+      Content-Security-Policy with a nonce placeholder, Reporting-Endpoints, and the tessera.js line with its
+      SRI integrity (docs/browser.md, SAQ A kit). --key names the publishable key in the report URL;
+      --fields-origin defaults to FIELDS_ORIGIN (npm start writes it to stack.json). Needs no Redis.
+
   admin <command> ...
       Dashboard operators: create, set-password, disable, enable, mfa reset, list (\`admin help\`).
 
@@ -102,6 +110,8 @@ const OPTIONS = {
   'any-ip': { type: 'boolean', default: false },
   'any-domain': { type: 'boolean', default: false },
   after: { type: 'string' },
+  key: { type: 'string' },
+  'fields-origin': { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -433,9 +443,17 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
     return command === undefined && !args.values.help ? 2 : 0;
   }
-  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status', 'return-urls'].includes(command)) {
+  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status', 'return-urls', 'page-policy'].includes(command)) {
     io.err(`Unknown command "${command}".\n\n${USAGE}`);
     return 2;
+  }
+  if (command === 'page-policy') {
+    try {
+      pagePolicy(args, environment, io);
+      return 0;
+    } catch (err) {
+      return reportUsageError(err, USAGE, io);
+    }
   }
 
   let plan: {
@@ -488,6 +506,44 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       } else await list(deps, args, io);
     },
   );
+}
+
+/**
+ * `page-policy`: the SAQ A kit's recommended headers for the merchant's payment page (app/pageInventory.ts),
+ * from the fields origin and the built tessera.js; no Redis.
+ */
+function pagePolicy(args: Parsed, environment: NodeJS.ProcessEnv, io: Io): void {
+  const merchantId = merchantFlag(args.values.merchant, 'page-policy');
+  const mode = args.values.mode;
+  if (mode !== 'test' && mode !== 'live') throw new UsageError('page-policy needs --mode test or --mode live');
+  const key = args.values.key;
+  if (key !== undefined && !new RegExp(`^tpk_${mode}_[0-9A-Za-z]{38}$`).test(key)) {
+    throw new UsageError(`--key must be a ${mode} publishable key (tpk_${mode}_...)`);
+  }
+  const rawOrigin = args.values['fields-origin'] ?? environment.FIELDS_ORIGIN;
+  if (rawOrigin === undefined || rawOrigin === '') {
+    throw new UsageError('page-policy needs --fields-origin <origin> (or FIELDS_ORIGIN): where tessera.js and the card fields are served');
+  }
+  const origin = publicOrigin.safeParse(rawOrigin);
+  if (!origin.success) throw new UsageError('--fields-origin must be an origin: http(s)://host[:port], nothing after it');
+  const policy = pagePolicyFor(
+    { fieldsOrigin: origin.data, tesseraJsIntegrity: readTesseraJsIntegrity() },
+    undefined,
+    merchantId,
+    mode,
+    key,
+  );
+  if (args.values.json) {
+    io.out(JSON.stringify(policy));
+    return;
+  }
+  io.out(`# The payment page of ${merchantId} (${mode}): send these response headers`);
+  for (const [name, value] of Object.entries(policy.headers)) io.out(`${name}: ${value}`);
+  io.out('');
+  io.out('# and load tessera.js with this line');
+  io.out(policy.scriptTag);
+  io.out('');
+  for (const note of policy.notes) io.out(`# ${note}`);
 }
 
 /**

@@ -8,7 +8,9 @@ import {
   RedisAuditLog,
   RedisDetokenizationLog,
   RedisMerchantSettingsStore,
+  RedisPageInventoryStore,
   RedisRequestLogStore,
+  RedisScriptAuthorizationStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import type { AdminConfig } from '../config';
@@ -29,6 +31,10 @@ export interface AdminStores {
   rateLimits: RedisRateLimitCounter;
   /** The fields service's requests to move publishable keys to the newest pepper (app/pepperMoves.ts). */
   pepperMoves: RedisApiKeyMoveRequests;
+  /** What merchants' payment pages reported (the fields service writes it; read only here). */
+  pageInventory: RedisPageInventoryStore;
+  /** The operators' authorizations of those pages' scripts and policies. */
+  scriptAuthorizations: RedisScriptAuthorizationStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -52,6 +58,8 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
           }),
     rateLimits: new RedisRateLimitCounter(redis),
     pepperMoves: new RedisApiKeyMoveRequests(redis),
+    pageInventory: new RedisPageInventoryStore(redis),
+    scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
   };
 }
 

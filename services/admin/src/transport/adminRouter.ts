@@ -21,6 +21,8 @@ import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
 import { registerRequestRoutes } from './requestRoutes';
+import { registerPageInventoryRoutes } from './pageInventoryRoutes';
+import type { PageInventoryDeps, PagePolicyDeps } from '../app/pageInventory';
 import { buildAdminOpenApiDocument } from './openapi';
 import type { RequestLogDeps } from '../app/requestLog';
 
@@ -40,6 +42,10 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   merchantSettings?: MerchantSettingsStore;
   /** The merchants' request logs (requestRoutes.ts); absent: those routes answer 404. */
   requestLog?: RequestLogDeps;
+  /** The payment pages' script inventory and the operators' authorizations (SAQ A kit); absent: those routes answer 404. */
+  pageInventory?: Pick<PageInventoryDeps, 'inventory' | 'authorizations'>;
+  /** What the recommended payment-page policy names: FIELDS_ORIGIN and tessera.js's SRI hash. */
+  pagePolicy?: PagePolicyDeps;
   /** Whether a key is under card-testing attack, for the key list's banner; absent: never shown. */
   attackState?: AttackStateLookup;
   trustedProxies: readonly Cidr[];
@@ -176,6 +182,15 @@ export function createAdminRouter(deps: AdminDeps): Router {
   );
   registerAuditRoutes(api, { audit: deps.audit, detokenizations: deps.detokenizations });
   registerRequestRoutes(api, { deps: deps.requestLog, operatorOf: (res) => adminOf(res).operator });
+  // The SAQ A kit: the payment page's recommended headers, its script inventory and authorizations.
+  registerPageInventoryRoutes(
+    api,
+    {
+      inventory: deps.pageInventory ? { ...deps.pageInventory, audit: deps.audit, now } : undefined,
+      policy: deps.pagePolicy ?? { fieldsOrigin: undefined, tesseraJsIntegrity: undefined },
+    },
+    body,
+  );
 
   api.use(routeNotFound);
   api.use(errorHandler(logger));

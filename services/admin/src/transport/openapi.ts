@@ -6,6 +6,13 @@ import { auditQuerySchema } from '../app/auditTrail';
 import { merchantPathSchema, merchantQuerySchema, pspHostsSchema, type PspHostsView } from '../app/merchants';
 import { formSigningSecretRequestSchema, returnUrlsSchema, type ReturnUrlsView } from '../app/returnUrls';
 import type { MinuteStats, RequestLogEntry } from '@tessera/merchant-data';
+import {
+  pageInventoryExportQuerySchema,
+  pageInventoryQuerySchema,
+  pagePolicyQuerySchema,
+  policyAcceptanceSchema,
+  scriptAuthorizationSchema,
+} from '../app/pageInventory';
 import type { KeyView } from './keyRoutes';
 import { errorEnvelopeSchema } from '@tessera/edge';
 import { ADMIN_BASE } from './adminRouter';
@@ -188,6 +195,64 @@ const schemas = {
     ),
     totals: z.object(minuteStatsFields),
   }),
+  AdminPagePolicy: z.object({
+    merchantId: z.string(),
+    mode: z.enum(['test', 'live']),
+    fieldsOrigin: z.string(),
+    headers: z
+      .record(z.string(), z.string())
+      .meta({ description: 'Response headers for the payment page; `{NONCE}`: a fresh random value per response.' }),
+    scriptTag: z.string().meta({ description: 'The line that loads tessera.js, with its SRI integrity.' }),
+    reportUrl: z.string().meta({ description: 'Where CSP violation reports go (report-uri and Reporting-Endpoints).' }),
+    notes: z.array(z.string()),
+  }),
+  AdminPageInventory: z.object({
+    merchantId: z.string(),
+    mode: z.enum(['test', 'live']),
+    pages: z.array(
+      z
+        .object({
+          id: z.string(),
+          url: z.string().meta({ description: 'Origin and path of the page (never its query).' }),
+          flagged: z.boolean().meta({ description: 'A new or changed script, or a weaker policy than the baseline.' }),
+          flags: z.object({ newScripts: z.int(), changedScripts: z.int(), policyWeakened: z.boolean() }),
+          policy: z.string().nullable().meta({ description: 'The meta Content-Security-Policy of the last report.' }),
+          headerPolicy: z
+            .string()
+            .nullable()
+            .meta({ description: 'The policy the last CSP violation report carried (the response header).' }),
+          baselinePolicy: z.string().nullable(),
+          policyWeakenings: z.array(z.string()),
+          scripts: z.array(
+            z
+              .object({
+                key: z.string(),
+                url: z.string().nullable(),
+                hash: z.string().nullable(),
+                status: z.enum(['authorized', 'changed', 'new']),
+                present: z.boolean(),
+                firstSeenAt: z.string(),
+                lastSeenAt: z.string(),
+              })
+              .loose(),
+          ),
+          events: z.array(z.object({ at: z.string(), kind: z.string(), detail: z.string() }).loose()),
+          violations: z.array(z.object({ at: z.string(), blockedUrl: z.string(), directive: z.string() }).loose()),
+        })
+        .loose(),
+    ),
+  }),
+  AdminPageInventoryExport: z
+    .object({
+      merchantId: z.string(),
+      mode: z.enum(['test', 'live']),
+      exportedAt: z.string(),
+      exportedBy: z.string(),
+      pages: z.array(z.object({}).loose()),
+    })
+    .meta({ description: 'Every page as in AdminPageInventory, with its whole kept history of events and violations.' }),
+  AdminScriptAuthorization: scriptAuthorizationSchema,
+  AdminPolicyAcceptance: policyAcceptanceSchema,
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -366,6 +431,64 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         requestBody: { required: true, content: ref('AdminFormSigningSecretRequest') },
         responses: { '200': { description: 'The signing secret for that mode.', content: ref('AdminFormSigningSecret') } },
       }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/page-policy`]: {
+      get: op('adminPagePolicy', 'The headers and tessera.js line the merchant’s payment page should send (SAQ A kit)', readSession, {
+        parameters: [...merchantPath, ...queryParameters(pagePolicyQuerySchema)],
+        responses: { '200': { description: 'The recommended policy.', content: ref('AdminPagePolicy') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/page-inventory`]: {
+      get: op(
+        'adminPageInventory',
+        'The scripts the merchant’s payment pages ran, flagged when new, changed or under a weaker policy',
+        readSession,
+        {
+          parameters: [...merchantPath, ...queryParameters(pageInventoryQuerySchema)],
+          responses: {
+            '200': { description: 'Pages with scripts, latest events and CSP violations.', content: ref('AdminPageInventory') },
+          },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/page-inventory/export`]: {
+      get: op(
+        'adminPageInventoryExport',
+        'The inventory as evidence (PCI DSS 6.4.3, 11.6.1): JSON or CSV download (audited)',
+        readSession,
+        {
+          parameters: [...merchantPath, ...queryParameters(pageInventoryExportQuerySchema)],
+          responses: {
+            '200': {
+              description: 'An attachment: JSON, or CSV with one row per script.',
+              content: { ...ref('AdminPageInventoryExport'), 'text/csv': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/page-inventory/authorizations`]: {
+      post: op('adminAuthorizePageScript', 'Authorize a script as it is now, with a justification (audited)', session, {
+        parameters: merchantPath,
+        requestBody: { required: true, content: ref('AdminScriptAuthorization') },
+        responses: {
+          '200': { description: 'The page, as in AdminPageInventory.', content: { 'application/json': { schema: { type: 'object' } } } },
+        },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/page-inventory/policy-acceptances`]: {
+      post: op(
+        'adminAcceptPagePolicy',
+        'Accept the page’s current Content-Security-Policy as its baseline, with a justification (audited)',
+        session,
+        {
+          parameters: merchantPath,
+          requestBody: { required: true, content: ref('AdminPolicyAcceptance') },
+          responses: {
+            '200': { description: 'The page, as in AdminPageInventory.', content: { 'application/json': { schema: { type: 'object' } } } },
+          },
+        },
+      ),
     },
     [`${ADMIN_BASE}/requests`]: {
       get: op('adminListRequests', 'The merchant’s request log: every /v1 request, newest first, filtered', readSession, {

@@ -6,6 +6,7 @@ import type {
   TokenizeRequest,
   TokenRecord__Output,
 } from '@tessera/protos';
+import type { PageInventoryWriter } from '@tessera/merchant-data';
 
 /**
  * What the fields service's use cases need from outside. The vault is reached through the shared
@@ -45,3 +46,10 @@ export interface MerchantCompletions {
   callCompletion(request: CompletionCall, ctx: CallContext): Promise<CompletionCallAnswer>;
   close(): void;
 }
+
+/**
+ * Where the payment pages' script inventory is kept (@tessera/merchant-data's RedisPageInventoryStore):
+ * this service reads one page and writes what a report changed; the operators' authorizations are
+ * not reachable from here.
+ */
+export type PageInventoryPort = Pick<PageInventoryWriter, 'loadPage' | 'savePage' | 'saveViolations'>;

@@ -1,4 +1,4 @@
-import { cardFieldsCsp, frameAncestorsOf, isFromFieldsPage } from './browserFields';
+import { cardFieldsCsp, fieldsRefusalOf, frameAncestorsOf, isFromFieldsPage, refusalCsp } from './browserFields';
 
 describe('card fields policy', () => {
   const policy = (allowedOrigins: string[]) => cardFieldsCsp({ scriptHash: "'sha256-AAA='", styleHash: "'sha256-BBB='", allowedOrigins });
@@ -14,6 +14,27 @@ describe('card fields policy', () => {
     expect(frameAncestorsOf(["https://shop.example; script-src 'unsafe-inline'", 'https://ok.example'])).toBe('https://ok.example');
     expect(frameAncestorsOf(['*', 'https://shop.example/path'])).toBe("'none'");
     expect(policy([])).toContain("frame-ancestors 'none'");
+  });
+});
+
+describe('refusing the fields page', () => {
+  const key = { allowedOrigins: ['https://shop.example', 'https://*.shop.example'] };
+
+  it('names the reason: no usable key, or a claimed page origin the key does not allow', () => {
+    expect(fieldsRefusalOf(undefined, 'https://shop.example')).toBe('api_key_invalid');
+    expect(fieldsRefusalOf(key, 'https://evil.example')).toBe('origin_not_allowed');
+    expect(fieldsRefusalOf(key, 'https://shop.example:8443')).toBe('origin_not_allowed');
+    expect(fieldsRefusalOf(key, 'https://shop.example/')).toBe('origin_not_allowed');
+    expect(fieldsRefusalOf(key, 'https://shop.example')).toBeUndefined();
+    expect(fieldsRefusalOf(key, 'https://pay.shop.example')).toBeUndefined();
+    // No claim (an older tessera.js): frame-ancestors alone decides.
+    expect(fieldsRefusalOf(key, undefined)).toBeUndefined();
+  });
+
+  it('lets any page frame the refusal page, which runs its one script and loads nothing', () => {
+    expect(refusalCsp({ scriptHash: "'sha256-AAA='", styleHash: "'sha256-BBB='" })).toBe(
+      "default-src 'none'; script-src 'sha256-AAA='; style-src 'sha256-BBB='; form-action 'none'; base-uri 'none'; frame-ancestors *",
+    );
   });
 });
 

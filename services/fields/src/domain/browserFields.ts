@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { canonicalOriginParts } from '@tessera/merchant-data';
+import { canonicalOriginParts, originMatchesPatterns } from '@tessera/merchant-data';
 
 /**
  * Rules of the hosted card fields that need no I/O: the Content-Security-Policy of the iframe
@@ -47,9 +47,42 @@ export function cardFieldsCsp(input: CardFieldsPolicyInput): string {
   ].join('; ');
 }
 
-/** A refusal page of the fields origin: no script, its one style, and never framed. */
-export function refusalCsp(styleHash: string): string {
-  return `default-src 'none'; style-src ${styleHash}; form-action 'none'; base-uri 'none'; frame-ancestors 'none'`;
+/**
+ * Why the fields page is refused to a frame (tessera.js hears the code from the refusal page and
+ * emits it as an `error`): the key, or the page's origin as tessera.js claims it in the URL.
+ */
+export type FieldsRefusal = 'api_key_invalid' | 'origin_not_allowed' | 'fields_unavailable';
+
+/**
+ * The refusal for a usable key (or none) and the origin the page claims. Without a claim (an older
+ * tessera.js) the fields are served and frame-ancestors alone decides. A claim is only a claim:
+ * a page that lies about its origin to get the fields is still refused by frame-ancestors, and gets
+ * a broken frame instead of a reason (tessera.js reports that as `fields_load_failed`).
+ */
+export function fieldsRefusalOf(
+  key: { allowedOrigins: readonly string[] } | undefined,
+  claimedOrigin: string | undefined,
+): FieldsRefusal | undefined {
+  if (key === undefined) return 'api_key_invalid';
+  if (claimedOrigin !== undefined && !originMatchesPatterns(claimedOrigin, key.allowedOrigins)) return 'origin_not_allowed';
+  return undefined;
+}
+
+/**
+ * A refusal page of the fields origin: its one script (which tells the framing page why, see
+ * cardFieldsPage.ts) and style by hash, nothing loaded, nothing sent. Any page may frame it: it
+ * holds no input and no data (what it says, the key's own fields page already tells anyone who asks
+ * for it by its frame-ancestors), and a frame the browser refuses could tell the page nothing.
+ */
+export function refusalCsp(input: { scriptHash: string; styleHash: string }): string {
+  return [
+    "default-src 'none'",
+    `script-src ${input.scriptHash}`,
+    `style-src ${input.styleHash}`,
+    "form-action 'none'",
+    "base-uri 'none'",
+    'frame-ancestors *',
+  ].join('; ');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from '@tessera/common';
 import { connectLogged, createServiceRedis, RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
-import { RedisApiKeyMoveRequests, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
+import { RedisApiKeyMoveRequests, RedisApiKeyStore, RedisFormSessionStore, RedisPageInventoryStore } from '@tessera/merchant-data';
 import type { FieldsConfig } from '../config';
 
 /** What the fields service keeps in Redis, through the narrowest interface each use needs. */
@@ -13,6 +13,8 @@ export interface FieldsStores {
   /** The card-testing windows and the failed-authentication limit. */
   rateLimits: RedisRateLimitCounter;
   distinctCards: RedisDistinctCardCounter;
+  /** What merchants' payment pages report (the SAQ A kit); the operators' authorizations are the admin service's. */
+  pageInventory: RedisPageInventoryStore;
 }
 
 /**
@@ -27,6 +29,7 @@ export async function connectFieldsStores(config: FieldsConfig, logger: Logger):
     formSessions: new RedisFormSessionStore(redis),
     rateLimits: new RedisRateLimitCounter(redis),
     distinctCards: new RedisDistinctCardCounter(redis),
+    pageInventory: new RedisPageInventoryStore(redis),
   };
   await connectLogged(redis, logger, 'redis', 'the card fields answer 503');
   return { stores, close: () => stores.keyStore.close() };

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { cspHashSource, escapeHtml } from '../domain/browserFields';
+import { cspHashSource, escapeHtml, type FieldsRefusal } from '../domain/browserFields';
 
 /** Built by `npm run build` (packages/js/scripts/build-browser.mjs). */
 export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../packages/js/dist/browser');
@@ -116,12 +116,14 @@ export function pageOpening(title: string, css: string): string {
  * The card form inside the iframe: one frame, so browser autofill fills number, expiry, CVC and
  * name together. Every input has a label and an error element tied to it by aria-describedby;
  * the errors sit in an aria-live region, so they are read out when they appear (after blur).
+ * Its <main> is named after the heading: the merchant's page has an unnamed <main> of its own, and
+ * two unnamed ones fail axe's landmark-unique on that page (the frame's document still needs one).
  */
 export function renderCardFieldsPage(assets: CardFieldsAssets): string {
   return `${pageOpening('Card details', CSS)}
 <body>
-<main>
-<h1 class="visually-hidden">Card details</h1>
+<main aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
 <form id="card-form" novalidate autocomplete="on">
 ${cardInputsMarkup({ showName: false })}
 </form>
@@ -168,12 +170,41 @@ export function cardInputsMarkup(options: { showName: boolean }): string {
 </div>`;
 }
 
-/** Shown instead of the fields when the key in the URL cannot use them; never framed. */
-export function renderRefusalPage(message: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Card fields unavailable</title><style>${CSS}</style></head>
-<body><main><p class="notice">${escapeHtml(message)}</p></main></body>
+/**
+ * The refusal page's one script: tells the framing page (tessera.js, which checks that the message
+ * comes from its own iframe's window on the fields origin and carries its nonce) why there are no
+ * fields, as packages/js protocol.ts RefusedMessage (protocol version 1). The code is read from the
+ * page, so one script, and one CSP hash, serves every refusal. Sent to any origin: it holds nothing
+ * but that code and the nonce the page itself chose.
+ */
+export const REFUSAL_SCRIPT =
+  "(function(){var c=document.getElementById('refusal').getAttribute('data-code');" +
+  "var n=new URLSearchParams(location.hash.slice(1)).get('nonce');" +
+  "if(window.parent!==window&&n)window.parent.postMessage({type:'tessera:refused',v:1,nonce:n,code:c},'*');})();";
+
+export const REFUSAL_SCRIPT_HASH = cspHashSource(REFUSAL_SCRIPT);
+
+/** What the shopper reads in the frame (the page's developer gets the code and a longer message from tessera.js). */
+export const REFUSAL_MESSAGES: Record<FieldsRefusal, string> = {
+  api_key_invalid: 'Card payments are not available here: this shop’s publishable key is unknown, revoked or expired.',
+  origin_not_allowed: 'Card payments are not available on this page: its address is not one this shop’s key allows.',
+  fields_unavailable: 'The card fields are temporarily unavailable. Please try again in a moment.',
+};
+
+/**
+ * Shown instead of the fields when the key in the URL or the page's origin cannot use them, or the
+ * service cannot tell: a message, and the script that tells the framing page the code. Its <main>
+ * is named, as the fields' own: it is framed in the merchant's page, beside that page's <main>.
+ */
+export function renderRefusalPage(code: FieldsRefusal, message: string = REFUSAL_MESSAGES[code]): string {
+  return `${pageOpening('Card fields unavailable', CSS)}
+<body>
+<main id="refusal" data-code="${escapeHtml(code)}" aria-labelledby="fields-title">
+<h1 class="visually-hidden" id="fields-title">Card details</h1>
+<p class="notice">${escapeHtml(message)}</p>
+</main>
+<script>${REFUSAL_SCRIPT}</script>
+</body>
 </html>
 `;
 }

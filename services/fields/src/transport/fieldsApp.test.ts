@@ -14,7 +14,7 @@ import { RedisRateLimitCounter, type RateLimitCounter } from '@tessera/edge';
 import { aTokenRecord, captureLogger, startApp, TEST_PEPPER, type RunningApp, type TestResponse } from '../testing/fixtures';
 import { useFieldsRedis } from '../testing/redis';
 import { BrowserTokenLimiter, type BrowserLimitConfig } from '@tessera/edge';
-import { loadCardFieldsAssets, type CardFieldsAssets } from './cardFieldsPage';
+import { loadCardFieldsAssets, REFUSAL_SCRIPT, REFUSAL_SCRIPT_HASH, type CardFieldsAssets } from './cardFieldsPage';
 import { createFieldsApp, type FrameKeyLookup } from './fieldsApp';
 
 const KEY = `tpk_test_${'a'.repeat(38)}`;
@@ -50,20 +50,47 @@ describe('fields origin', () => {
     expect(res.body.toString()).toContain('<script>console.log("fields")</script>');
   });
 
-  it('answers 503, never framed, when the key store fails', async () => {
+  /** A refusal page: framable by anyone, no input, only the script (by hash) that tells the framing page the code. */
+  function expectRefusal(res: TestResponse, status: number, code: string): void {
+    expect(res.status).toBe(status);
+    const csp = res.headers['content-security-policy'];
+    expect(csp).toContain('frame-ancestors *');
+    expect(csp).toContain(`script-src ${REFUSAL_SCRIPT_HASH}`);
+    expect(res.headers['x-frame-options']).toBeUndefined();
+    expect(res.headers['cache-control']).toBe('no-store');
+    const html = res.body.toString();
+    expect(html).toContain(`data-code="${code}"`);
+    expect(html).toContain(`<script>${REFUSAL_SCRIPT}</script>`);
+    expect(html).not.toMatch(/<input|<form|console\.log\("fields"\)/);
+  }
+
+  it('answers 503 with a refusal page saying fields_unavailable when the key store fails', async () => {
     lookup = async () => {
       throw new Error('redis down');
     };
-    const res = await running.request('GET', `/fields/v1/card?key=${KEY}`);
-    expect(res.status).toBe(503);
-    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expectRefusal(await running.request('GET', `/fields/v1/card?key=${KEY}&origin=${SHOP}`), 503, 'fields_unavailable');
   });
 
-  it('does not look up a secret key put in a URL', async () => {
+  it('answers an unknown key, and a secret key put in a URL (never looked up), with api_key_invalid', async () => {
+    lookup = jest.fn(async () => undefined);
+    expectRefusal(await running.request('GET', `/fields/v1/card?key=${KEY}`), 404, 'api_key_invalid');
     lookup = jest.fn(async () => ({ allowedOrigins: [SHOP] }));
-    const res = await running.request('GET', `/fields/v1/card?key=tsk_test_${'a'.repeat(38)}`);
-    expect(res.status).toBe(400);
+    expectRefusal(await running.request('GET', `/fields/v1/card?key=tsk_test_${'a'.repeat(38)}`), 400, 'api_key_invalid');
     expect(lookup).not.toHaveBeenCalled();
+  });
+
+  it('answers a page origin the key does not allow with origin_not_allowed; an allowed one (or none claimed) gets the fields', async () => {
+    lookup = async () => ({ allowedOrigins: [SHOP, 'https://*.shop.example'] });
+    const page = (origin?: string) =>
+      running.request('GET', `/fields/v1/card?key=${KEY}${origin === undefined ? '' : `&origin=${encodeURIComponent(origin)}`}`);
+    expectRefusal(await page('https://evil.example'), 403, 'origin_not_allowed');
+    expectRefusal(await page('http://shop.example'), 403, 'origin_not_allowed');
+    for (const origin of [SHOP, 'https://pay.shop.example', undefined]) {
+      const res = await page(origin);
+      expect({ origin, status: res.status }).toEqual({ origin, status: 200 });
+      // The claim only picks the page: framing is still allowed to the key's origins alone.
+      expect(res.headers['content-security-policy']).toContain(`frame-ancestors ${SHOP} https://*.shop.example`);
+    }
   });
 
   it('serves tessera.js to any page, without credentials, cacheable for a short while', async () => {

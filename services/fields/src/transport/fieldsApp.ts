@@ -30,7 +30,7 @@ import {
   type SubmissionGuard,
 } from '../app/hostedPage';
 import type { FieldsVault } from '../app/ports';
-import { cardFieldsCsp, refusalCsp } from '../domain/browserFields';
+import { cardFieldsCsp, fieldsRefusalOf, refusalCsp, type FieldsRefusal } from '../domain/browserFields';
 import {
   BROWSER_CHALLENGE_PATH,
   BROWSER_CVC_PATH,
@@ -40,8 +40,9 @@ import {
   browserRoutes,
   type BrowserAuthDeps,
 } from './browserRoutes';
-import { renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
+import { REFUSAL_SCRIPT_HASH, renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { renderHostedNotice, renderHostedPage, type NoticeLink } from './hostedPage';
+import { registerPageReportRoutes, type PageReportRouteDeps } from './pageReportRoutes';
 
 /**
  * What the fields origin needs to know about the publishable key in an iframe URL: the origins
@@ -67,6 +68,8 @@ export interface FieldsAppDeps {
     };
     vault: Pick<FieldsVault, 'tokenize' | 'attachCvv'>;
   };
+  /** The SAQ A kit's page reports and CSP violation reports (pageReportRoutes.ts); absent: not served. */
+  pageReports?: PageReportRouteDeps;
   /** Request counts and latencies by route (served on METRICS_PORT by runService). */
   metrics?: Registry;
   /** /readyz: whether each dependency answers, by name. */
@@ -78,6 +81,9 @@ export interface FieldsAppDeps {
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the shopper, as on the API listener. */
   trustedProxies?: readonly Cidr[];
 }
+
+/** The status of each refusal page (its code is what the framing page hears). */
+const REFUSAL_STATUS: Record<FieldsRefusal, number> = { api_key_invalid: 404, origin_not_allowed: 403, fields_unavailable: 503 };
 
 /** Only something shaped like a publishable key is looked up; a secret key in a URL is refused unread. */
 const PUBLISHABLE_KEY_SHAPE = /^tpk_(test|live)_[0-9A-Za-z]{38}$/;
@@ -128,28 +134,40 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     next();
   });
 
+  if (deps.pageReports) registerPageReportRoutes(app, deps.pageReports);
   if (deps.browser) registerBrowserRoutes(app, deps, deps.browser);
 
-  const refuse = (res: Response, status: number, message: string): void => {
+  /**
+   * A refusal page in place of the fields: framable by any page (it holds no input), so the frame
+   * shows why and tells tessera.js the code instead of failing as a broken frame.
+   */
+  const refuse = (res: Response, status: number, code: FieldsRefusal, message?: string): void => {
     res.status(status);
     res.setHeader('content-type', 'text/html; charset=utf-8');
-    res.setHeader('content-security-policy', refusalCsp(deps.assets.styleHash));
-    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('content-security-policy', refusalCsp({ scriptHash: REFUSAL_SCRIPT_HASH, styleHash: deps.assets.styleHash }));
+    res.setHeader('cross-origin-resource-policy', 'cross-origin');
     res.setHeader('cache-control', 'no-store');
-    res.end(renderRefusalPage(message));
+    res.end(renderRefusalPage(code, message));
   };
 
   app.get('/fields/v1/card', async (req: Request, res: Response) => {
     const key = typeof req.query.key === 'string' ? req.query.key : '';
-    if (!PUBLISHABLE_KEY_SHAPE.test(key)) return refuse(res, 400, 'These card fields need a publishable key (tpk_…).');
+    // The page's origin as tessera.js claims it (frame-ancestors checks the truth): for a refusal with a reason.
+    const claimedOrigin = typeof req.query.origin === 'string' ? req.query.origin : undefined;
+    if (!PUBLISHABLE_KEY_SHAPE.test(key)) return refuse(res, 400, 'api_key_invalid', 'These card fields need a publishable key (tpk_…).');
     let found: { allowedOrigins: readonly string[] } | undefined;
     try {
       found = await deps.lookupKey(key);
     } catch (err) {
       deps.logger.error({ err, route: '/fields/v1/card' }, 'could not look up the publishable key of a card-fields page');
-      return refuse(res, 503, 'The card fields are temporarily unavailable.');
+      return refuse(res, REFUSAL_STATUS.fields_unavailable, 'fields_unavailable');
     }
-    if (found === undefined) return refuse(res, 404, 'This publishable key cannot be used (unknown, revoked or expired).');
+    const refusal = fieldsRefusalOf(found, claimedOrigin);
+    if (refusal !== undefined || found === undefined) {
+      // (No key is always a refusal: `found === undefined` only tells the compiler.)
+      const code = refusal ?? 'api_key_invalid';
+      return refuse(res, REFUSAL_STATUS[code], code);
+    }
     res.status(200);
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.setHeader(
