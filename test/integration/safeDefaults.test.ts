@@ -314,6 +314,8 @@ describe('npm start without REDIS_URL', () => {
         NODE_ENV: 'development',
         REDIS_URL: envs[service]!.REDIS_URL,
         TESSERA_STATE_DIR: path.join(root(), service),
+        // Public: npm run keys -- page-policy names it.
+        ...(service === 'admin' ? { FIELDS_ORIGIN: envs.admin!.FIELDS_ORIGIN } : {}),
       });
     }
   });
