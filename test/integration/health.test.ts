@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 /** A Health client with one service's certificate, to the vault or the proxy of the running stack. */
-function healthClient(as: 'gateway' | 'proxy', to: 'vault' | 'proxy'): HealthClient {
+function healthClient(as: 'gateway' | 'proxy' | 'fields', to: 'vault' | 'proxy'): HealthClient {
   const tls = readTlsMaterial(devTlsFiles(env.stack.certDir as string, as));
   const address = (to === 'vault' ? env.stack.env.VAULT_ADDR : env.stack.env.PROXY_ADDR) as string;
   const client = createHealthClient(address, clientCredentials(tls), tlsChannelOptions(tls, to));
@@ -45,7 +45,8 @@ describe('grpc.health.v1 on the real vault and proxy, over mTLS', () => {
     expect(await checkHealth(healthClient('gateway', 'proxy'), 'tessera.proxy.v1.Proxy', 5000)).toBe('SERVING');
   });
 
-  it('keeps the proxy’s own caller policy: only the gateway may ask it', async () => {
+  it('keeps the proxy’s own caller policy: only its callers, the gateway and the fields service, may ask it', async () => {
+    expect(await checkHealth(healthClient('fields', 'proxy'), 'tessera.proxy.v1.Proxy', 5000)).toBe('SERVING');
     expect(await codeOf(checkHealth(healthClient('proxy', 'proxy'), '', 5000))).toBe(grpc.status.PERMISSION_DENIED);
   });
 

@@ -213,6 +213,7 @@ describe('README quick start', () => {
     const commands = files.flatMap((file) => documentedCliCommands(fs.readFileSync(path.join(ROOT, file), 'utf8')));
     const shown = commands.filter((command) => PLACEHOLDER.test(command));
     expect(shown).toEqual([
+      'npm run keys -- restrict <key id> --origin https://shop.example',
       'npm run keys -- return-urls secret --merchant <id> --mode test|live',
       'npm run keys -- return-urls set --merchant <id> <url>...',
       'npm run keys -- revoke <old key id>',

@@ -238,9 +238,10 @@ describe('npm start', () => {
         expect({ name, value, holding: holding(name, value) }).toEqual({ name, value, holding: [] });
     }
     expect(holding('fields', secrets.TESSERA_DEV_ADMIN_PASSWORD)).toEqual([]);
-    // Nor told where the services they never call are: admin no vault or proxy, fields no proxy.
+    // Nor told where the services they never call are: admin no vault or proxy. Fields dials the
+    // proxy for hosted pages' completion calls, the one RPC the proxy lets its identity make.
     expect(Object.keys(envs.admin!).filter((v) => /^(VAULT|PROXY)_ADDR$/.test(v))).toEqual([]);
-    expect(Object.keys(envs.fields!).filter((v) => /^PROXY_ADDR$/.test(v))).toEqual([]);
+    expect(Object.keys(envs.fields!).filter((v) => /^PROXY_ADDR$/.test(v))).toEqual(['PROXY_ADDR']);
   });
 
   it("moves an earlier stack's vault key ring and pepper into the vault's and the gateway's own directories", () => {
@@ -313,6 +314,8 @@ describe('npm start without REDIS_URL', () => {
         NODE_ENV: 'development',
         REDIS_URL: envs[service]!.REDIS_URL,
         TESSERA_STATE_DIR: path.join(root(), service),
+        // Public: npm run keys -- page-policy names it.
+        ...(service === 'admin' ? { FIELDS_ORIGIN: envs.admin!.FIELDS_ORIGIN } : {}),
       });
     }
   });

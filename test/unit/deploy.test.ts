@@ -152,17 +152,18 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     for (const name of SERVICES.filter((n) => n !== 'admin')) expect({ name, targets: egressTargets(name) }).not.toContain('admin');
   });
 
-  it('let the fields service reach only Redis and the vault (and DNS), and be reached on its own port only', () => {
-    expect(egressTargets('fields')).toEqual(['vault:50051', 'redis:6379', 'dns']);
+  it('let the fields service reach only Redis, the vault and the proxy (and DNS), and be reached on its own port only', () => {
+    // The proxy for hosted pages' completion calls: its caller policy lets the fields identity make that call only.
+    expect(egressTargets('fields')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
     const ingress = find('NetworkPolicy', 'fields').spec.ingress as any[];
     expect(ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('fields').FIELDS_PORT) }] }]);
   });
 
-  it('let only the services with a Redis user reach Redis, and only the gateway the proxy', () => {
+  it('let only the services with a Redis user reach Redis, and only the gateway and the fields service the proxy', () => {
     const from = (name: string) =>
       find('NetworkPolicy', name).spec.ingress.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels.app));
     expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields']);
-    expect(from('proxy')).toEqual(['gateway']);
+    expect(from('proxy')).toEqual(['gateway', 'fields']);
     // The gateway serves the API only: no dashboard or fields port to admit any more.
     expect(find('NetworkPolicy', 'gateway').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('gateway').PORT) }] }]);
     expect(egressTargets('gateway')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
@@ -189,7 +190,7 @@ describe('Kubernetes manifests: scale-out (docs/scaling.md)', () => {
     const target = (name: keyof typeof HEADLESS) => `dns:///${name}-headless.tessera.svc.cluster.local:${HEADLESS[name]}`;
     expect(envOf('gateway')).toMatchObject({ VAULT_ADDR: target('vault'), PROXY_ADDR: target('proxy') });
     expect(envOf('proxy')).toMatchObject({ VAULT_ADDR: target('vault') });
-    expect(envOf('fields')).toMatchObject({ VAULT_ADDR: target('vault') });
+    expect(envOf('fields')).toMatchObject({ VAULT_ADDR: target('vault'), PROXY_ADDR: target('proxy') });
   });
 
   it('scale every Deployment with a CPU HorizontalPodAutoscaler of at least two replicas, which alone sets the count', () => {

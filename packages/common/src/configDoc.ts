@@ -69,7 +69,7 @@ export const sharedConfigDocs: ConfigDocs = {
     text: 'vault gRPC address: the vault listens on it (`host:port`); the clients dial it as a gRPC target, `host:port`, `dns:///host:port` or `ipv4:a:p,b:q`, balancing over every replica ([scaling.md](scaling.md))',
   },
   PROXY_ADDR: {
-    text: 'proxy gRPC address: the proxy listens on it; the gateway dials it as a gRPC target like `VAULT_ADDR`',
+    text: 'proxy gRPC address: the proxy listens on it; the gateway dials it as a gRPC target like `VAULT_ADDR`, and so does the fields service for hosted payment pages with a completion URL (unset there: such a page says payments are unavailable and takes no card)',
   },
   VAULT_TIMEOUT_MS: {
     text: "deadline of every vault call; the vault answers within it (a stalled card store: `503` at the vault's `REDIS_COMMAND_TIMEOUT_MS`, at the latest 10 % before this deadline)",
@@ -98,8 +98,11 @@ export const sharedConfigDocs: ConfigDocs = {
   },
   TLS_PEER_VAULT: { text: "SAN DNS name of the vault's certificate" },
   TLS_PEER_PROXY: { text: "SAN DNS name of the proxy's certificate. The vault lets only the proxy Render/Preview" },
+  TLS_PEER_FIELDS: {
+    text: "SAN DNS name of the fields service's certificate. The vault lets it only Tokenize provisional tokens (answered without fingerprint or BIN) and AttachCvv under a CVC session it claims itself; the proxy lets it only CallCompletion (a merchant's completion endpoint for the hosted payment page, never the vault). Every other RPC is refused (docs/SECURITY.md)",
+  },
   METRICS_PORT: {
-    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway and fields, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (card-testing refusals of the fields service: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
+    text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway and fields, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code, `CallCompletion` with the merchant endpoint status class `merchant_2xx`…`merchant_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (card-testing refusals of the fields service: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
   },
   METRICS_HOST: { text: 'bind address of the metrics listener' },
   GRPC_KEEPALIVE_TIME_MS: {

@@ -114,6 +114,21 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'This payment page has already been used. Go back to the shop to see the result.',
   },
+  form_session_processing: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'A card for this payment page is being processed. Wait a moment, then reload the page to see the result.',
+  },
+  payments_unavailable: {
+    status: 503,
+    type: 'api_error',
+    message: 'Payments are temporarily unavailable on this page. Try again later or go back to the shop.',
+  },
+  payment_declined: {
+    status: 402,
+    type: 'psp_error',
+    message: 'The card was declined. Try another card.',
+  },
   cvc_session_expired: {
     status: 410,
     type: 'invalid_request_error',

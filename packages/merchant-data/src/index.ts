@@ -14,6 +14,7 @@ export * from './domain/requestLog';
 export * from './domain/detokenizationAudit';
 export * from './domain/adminAudit';
 export * from './domain/formSessions';
+export * from './domain/currencies';
 export * from './domain/cvcSessions';
 export * from './domain/contentSecurityPolicy';
 export * from './domain/pageInventory';

@@ -12,6 +12,7 @@
  */
 import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
 import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
+import type { CallCompletionRequest, CallCompletionRequest__Output } from './generated/tessera/proxy/v1/CallCompletionRequest';
 import type {
   TokenizeRequest as WireTokenizeRequest,
   TokenizeRequest__Output as WireTokenizeRequestIn,
@@ -201,5 +202,43 @@ export function dryRunResponseFromWire({
     hasBody: rest.preview !== null || rest.hasBody,
     destinationErrorCode: destinationErrorCode ?? '',
     destinationErrorMessage: destinationErrorMessage ?? '',
+  };
+}
+
+/** CallCompletion as its two sides use it: the key mode as "test" / "live", the body as bytes. */
+export interface CompletionCall {
+  merchantId: string;
+  mode: string;
+  url: string;
+  headers: { name: string; value: string }[];
+  body: Buffer;
+  /** The whole exchange's deadline at the proxy (capped there by PSP_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+export interface CompletionCallAnswer {
+  status: number;
+  body: Buffer;
+}
+
+export function completionCallToWire(input: CompletionCall): CallCompletionRequest {
+  return {
+    merchantId: input.merchantId,
+    keyMode: MODES[input.mode] ?? 'MODE_UNSPECIFIED',
+    url: input.url,
+    headers: input.headers,
+    body: input.body,
+    timeoutMs: input.timeoutMs,
+  };
+}
+
+export function completionCallFromWire(wire: CallCompletionRequest__Output): CompletionCall {
+  return {
+    merchantId: wire.merchantId,
+    mode: MODE_NAMES[wire.keyMode] ?? '',
+    url: wire.url,
+    headers: wire.headers,
+    body: wire.body,
+    timeoutMs: wire.timeoutMs,
   };
 }

@@ -20,6 +20,8 @@ export type { ForwardBatchItem } from './generated/tessera/proxy/v1/ForwardBatch
 export type { ForwardBatchResponse, ForwardBatchResponse__Output } from './generated/tessera/proxy/v1/ForwardBatchResponse';
 export type { ForwardResponse, ForwardResponse__Output } from './generated/tessera/proxy/v1/ForwardResponse';
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
+export type { CallCompletionRequest } from './generated/tessera/proxy/v1/CallCompletionRequest';
+export type { CallCompletionResponse__Output } from './generated/tessera/proxy/v1/CallCompletionResponse';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
 export * from './contract';
 
@@ -160,6 +162,7 @@ export * from './grpcErrors';
 export * from './edge';
 export * from './serve';
 export * from './vaultCalls';
+export * from './completionCalls';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {

@@ -81,6 +81,31 @@ describe('Tessera client', () => {
     expect(JSON.parse(seen[0]!.body)).toEqual({ number: '4242424242424242', expiryMonth: 12, expiryYear: 2030 });
   });
 
+  it('creates, retrieves and lists form sessions', async () => {
+    const tessera = new Tessera('tsk_test_abc', { baseUrl });
+    const id = `fs_${'A'.repeat(32)}`;
+    reply = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id, object: 'form_session', amount: 1234 }));
+    };
+    const created = await tessera.formSessions.create(
+      { returnUrl: 'https://shop.test/done', amount: 1234, currency: 'eur', completionUrl: 'https://shop.test/complete' },
+      { idempotencyKey: 'order-7' },
+    );
+    expect(created).toMatchObject({ id, amount: 1234 });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/form-sessions' });
+    expect(JSON.parse(seen[0]?.body ?? '')).toMatchObject({ amount: 1234, currency: 'eur' });
+    expect(seen[0]?.headers['idempotency-key']).toBe('order-7');
+    await tessera.formSessions.retrieve(id);
+    expect(seen[1]).toMatchObject({ method: 'GET', url: `/v1/form-sessions/${id}` });
+    await tessera.formSessions.list({ limit: 5, startingAfter: id, status: 'completed' });
+    expect(seen[2]).toMatchObject({ method: 'GET', url: `/v1/form-sessions?limit=5&startingAfter=${id}&status=completed` });
+    await tessera.formSessions.list();
+    expect(seen[3]).toMatchObject({ method: 'GET', url: '/v1/form-sessions' });
+    await expect(tessera.formSessions.retrieve('../token/tok.x')).rejects.toThrow(/form session id/);
+    expect(seen).toHaveLength(4);
+  });
+
   it('opens a CVC session with a POST and no body, and returns the grant', async () => {
     const grant = { object: 'cvc_session', token: 'tok.a/b', secret: `cvcs_${'A'.repeat(43)}`, expiresAt: '2030-01-01T00:10:00.000Z' };
     reply = (_req, res) => {

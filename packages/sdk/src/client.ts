@@ -2,6 +2,10 @@ import { apiErrorFrom, TesseraApiError, TesseraConnectionError, TesseraSdkError,
 import type {
   CvcSession,
   DryRunResult,
+  FormSession,
+  FormSessionCreateInput,
+  FormSessionList,
+  FormSessionListParams,
   ProxyRequest,
   PspResponse,
   RequestOptions,
@@ -105,6 +109,18 @@ export class Tessera {
     dryRun(request: ProxyRequest, options?: RequestOptions): Promise<DryRunResult>;
   };
 
+  readonly formSessions: {
+    /**
+     * POST /v1/form-sessions: a hosted payment page for one shopper; send the browser to `url`.
+     * Pass an `idempotencyKey` (e.g. your order id) to retry safely.
+     */
+    create(params: FormSessionCreateInput, options?: RequestOptions): Promise<FormSession>;
+    /** GET /v1/form-sessions/{id}: its status, payment and, once completed, the token (retain it). */
+    retrieve(id: string, options?: RequestOptions): Promise<FormSession>;
+    /** GET /v1/form-sessions: your sessions of this key's mode, newest first; page with startingAfter. */
+    list(params?: FormSessionListParams, options?: RequestOptions): Promise<FormSessionList>;
+  };
+
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
 
@@ -149,6 +165,28 @@ export class Tessera {
       },
       dryRun: async (request, opts) =>
         (await this.#json<DryRunResult>({ method: 'POST', path: '/proxy/dry-run', body: request, options: opts })).body,
+    };
+    this.formSessions = {
+      create: async (params, opts) => {
+        if (params === null || typeof params !== 'object') {
+          throw new TypeError('formSessions.create needs the session: { returnUrl, amount?, currency?, completionUrl?, … }.');
+        }
+        return (await this.#json<FormSession>({ method: 'POST', path: '/form-sessions', body: params, options: opts })).body;
+      },
+      retrieve: async (id, opts) => {
+        if (typeof id !== 'string' || !/^fs_[A-Za-z0-9_-]{32}$/.test(id)) {
+          throw new TypeError('formSessions.retrieve needs a form session id (fs_ followed by 32 characters).');
+        }
+        return (await this.#json<FormSession>({ method: 'GET', path: `/form-sessions/${id}`, options: opts })).body;
+      },
+      list: async (params = {}, opts) => {
+        const query = new URLSearchParams();
+        if (params.limit !== undefined) query.set('limit', String(params.limit));
+        if (params.startingAfter !== undefined) query.set('startingAfter', params.startingAfter);
+        if (params.status !== undefined) query.set('status', params.status);
+        const suffix = query.size > 0 ? `?${query.toString()}` : '';
+        return (await this.#json<FormSessionList>({ method: 'GET', path: `/form-sessions${suffix}`, options: opts })).body;
+      },
     };
   }
 

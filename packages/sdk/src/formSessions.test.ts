@@ -82,7 +82,17 @@ describe('verifyFormSessionReturn', () => {
       /options\.signingSecret is missing/,
     );
     expect(() => verifyFormSessionReturn(url, { signingSecret: '' })).toThrow(TypeError);
+    // No options at all (a JavaScript caller): the same clear error, not a TypeError from reading undefined.
+    expect(() => (verifyFormSessionReturn as (u: string) => unknown)(url)).toThrow(/options\.signingSecret is missing/);
     expect(() => verify(new URL(url).searchParams as unknown as string)).toThrow(/needs the whole return URL/);
+  });
+
+  it('reads payment=succeeded|unknown as Tessera’s, outside the merchant’s query, and refuses another value', () => {
+    const paid = verify(signedUrl('order=42', { ...completed, payment: 'unknown' }));
+    expect(paid).toMatchObject({ status: 'completed', payment: 'unknown' });
+    expect([...paid.query]).toEqual([['order', '42']]);
+    expect(verify(signedUrl('order=42', completed)).payment).toBeUndefined();
+    expect(() => verify(signedUrl('', { ...completed, payment: 'maybe' }))).toThrow(/unknown "payment"/);
   });
 
   it('refuses another secret, an old redirect and a missing signature', () => {

@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 /**
  * Verifying the hosted payment page's redirect. After the shopper pays (or cancels), Tessera sends
  * the browser to the merchant's registered return (or cancel) URL, with the merchant's own query
- * kept and `session=fs_…&status=completed|canceled&timestamp=<unix seconds>&signature=<hex>` added.
+ * kept and `session=fs_…&status=completed|canceled&timestamp=<unix seconds>&signature=<hex>` added
+ * (and `payment=succeeded|unknown` for a session with a completionUrl).
  * The signature covers the whole URL: signature = HMAC-SHA256(signingSecret,
  * formSessionReturnPayload(url)), so neither the outcome nor any parameter of the merchant's own
  * (`order=42&amount=1`) can be changed, added or removed. The signing secret is per merchant and
@@ -12,6 +13,12 @@ import crypto from 'node:crypto';
 export interface FormSessionReturn {
   sessionId: string;
   status: 'completed' | 'canceled';
+  /**
+   * Only for a session with a completionUrl: `succeeded` (your completion endpoint charged the
+   * card) or `unknown` (it did not answer a known outcome in time: check your own records for the
+   * attempt's Idempotency-Key before fulfilling or charging again). Undefined otherwise.
+   */
+  payment?: 'succeeded' | 'unknown';
   /** When Tessera signed the redirect. */
   signedAt: Date;
   /**
@@ -44,7 +51,7 @@ export class FormSessionReturnError extends Error {
 
 const SESSION_ID = /^fs_[A-Za-z0-9_-]{32}$/;
 /** The parameters Tessera adds to the return URL; every other one is the merchant's. */
-const RETURN_PARAMETERS = ['session', 'status', 'timestamp', 'signature'] as const;
+const RETURN_PARAMETERS = ['session', 'status', 'payment', 'timestamp', 'signature'] as const;
 const PAYLOAD_LABEL = 'tessera form-session return v2';
 
 /**
@@ -107,6 +114,8 @@ export function verifyFormSessionReturn(url: string | URL, options: VerifyFormSe
   const signature = params.get('signature') ?? '';
   if (!SESSION_ID.test(sessionId)) throw new FormSessionReturnError('missing or malformed "session"');
   if (status !== 'completed' && status !== 'canceled') throw new FormSessionReturnError('missing or unknown "status"');
+  const payment = params.get('payment');
+  if (payment !== null && payment !== 'succeeded' && payment !== 'unknown') throw new FormSessionReturnError('unknown "payment"');
   if (!/^\d{1,12}$/.test(timestamp)) throw new FormSessionReturnError('missing or malformed "timestamp"');
   if (!/^[0-9a-f]{64}$/.test(signature)) throw new FormSessionReturnError('missing or malformed "signature"');
   // Tessera sets each once: a second one would be read differently by different frameworks.
@@ -121,5 +130,5 @@ export function verifyFormSessionReturn(url: string | URL, options: VerifyFormSe
   if (signedAtMs - now > 60_000) throw new FormSessionReturnError('the redirect is dated in the future');
   const query = new URLSearchParams(target.search);
   for (const name of RETURN_PARAMETERS) query.delete(name);
-  return { sessionId, status, signedAt: new Date(signedAtMs), query };
+  return { sessionId, status, ...(payment !== null ? { payment } : {}), signedAt: new Date(signedAtMs), query };
 }

@@ -9,3 +9,12 @@ export {
   type FormSessionReturn,
   type VerifyFormSessionReturnOptions,
 } from './formSessions';
+export {
+  verifyCompletionSignature,
+  signCompletionCall,
+  CompletionSignatureError,
+  COMPLETION_SIGNATURE_HEADER,
+  type FormSessionCompletion,
+  type FormSessionCompletionAnswer,
+  type VerifyCompletionOptions,
+} from './completionSignature';

@@ -128,3 +128,74 @@ export interface RequestOptions {
   /** Sent as `x-request-id` (letters, digits, `_`, `.`, `-`; at most 128), echoed in logs and errors. */
   requestId?: string;
 }
+
+export type FormSessionLocale = 'en' | 'de' | 'fr' | 'es' | 'nl';
+
+/** POST /v1/form-sessions: a hosted payment page for one shopper. */
+export interface FormSessionCreateInput {
+  /** A registered return URL (exactly), any query kept; where the shopper lands, signed (verifyFormSessionReturn). */
+  returnUrl: string;
+  /** A registered URL for the page's Cancel link and its "Return to …" links. */
+  cancelUrl?: string;
+  /** In the currency's minor unit (1234 is €12.34); with `currency`. */
+  amount?: number;
+  /** ISO 4217 in lower case: `eur`, `usd`, `jpy`… */
+  currency?: string;
+  /**
+   * A registered URL of yours that Tessera POSTs each card's token to before the redirect, for you
+   * to charge (verifyCompletionSignature; docs/api.md, "The completion call"). Needs amount and currency.
+   */
+  completionUrl?: string;
+  merchantName?: string;
+  /** https (http with test keys only). */
+  logoUrl?: string;
+  /** The button's text; default "Pay €12.34" in the page's locale. */
+  submitLabel?: string;
+  locale?: FormSessionLocale;
+}
+
+export interface FormSessionPayment {
+  /** processing: Tessera awaits your completion endpoint; unknown: it did not answer a known outcome (settle it from your records). */
+  status: 'processing' | 'succeeded' | 'declined' | 'unknown';
+  attempts: number;
+  declineMessage: string | null;
+}
+
+export interface FormSession {
+  id: string;
+  object: 'form_session';
+  status: 'open' | 'completed' | 'expired' | 'canceled';
+  /** The hosted payment page: send the shopper's browser here. */
+  url: string;
+  returnUrl: string;
+  cancelUrl: string | null;
+  createdAt: string;
+  expiresAt: string;
+  completedAt: string | null;
+  /** Once completed: a provisional token; retain it (tokens.retain) or it expires. */
+  token: string | null;
+  card: { brand: string; last4: string; expiryMonth: number; expiryYear: number } | null;
+  amount: number | null;
+  currency: string | null;
+  completionUrl: string | null;
+  merchantName: string | null;
+  logoUrl: string | null;
+  submitLabel: string | null;
+  locale: FormSessionLocale;
+  /** Only with a completionUrl, once a card was sent to it. */
+  payment: FormSessionPayment | null;
+}
+
+export interface FormSessionListParams {
+  /** 1 to 100 (default 10). */
+  limit?: number;
+  /** The last id of the previous page. */
+  startingAfter?: string;
+  status?: FormSession['status'];
+}
+
+export interface FormSessionList {
+  object: 'list';
+  data: FormSession[];
+  hasMore: boolean;
+}

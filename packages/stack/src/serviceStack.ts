@@ -11,7 +11,7 @@ export type ServiceName = 'vault' | 'proxy' | 'gateway' | 'admin' | 'fields';
 export type EdgeServiceName = 'admin' | 'fields';
 
 /** The upstream addresses of the stack's environment a service never dials, so is not given. */
-const UPSTREAMS_NOT_DIALED: Partial<Record<ServiceName, string[]>> = { admin: ['VAULT_ADDR', 'PROXY_ADDR'], fields: ['PROXY_ADDR'] };
+const UPSTREAMS_NOT_DIALED: Partial<Record<ServiceName, string[]>> = { admin: ['VAULT_ADDR', 'PROXY_ADDR'] };
 
 /** One gRPC target naming every replica's port, as the services' VAULT_ADDR / PROXY_ADDR take it. */
 export function grpcTargetOf(ports: readonly number[]): string {
@@ -107,7 +107,8 @@ export class ServiceStack {
     const entry = path.join('services', name, 'dist', 'main.js');
     if (!fs.existsSync(path.join(ROOT, entry))) throw new Error(`${entry} is missing: run npm run build first`);
     const environment: NodeJS.ProcessEnv = { ...this.env, ...this.serviceEnvOf(name), ...env };
-    // Least privilege in the environment too: admin is told of neither the vault nor the proxy, fields not of the proxy.
+    // Least privilege in the environment too: admin is told of neither the vault nor the proxy. The
+    // fields service dials the proxy for completion calls, which is all the proxy lets it do.
     for (const variable of UPSTREAMS_NOT_DIALED[name] ?? []) delete environment[variable];
     const proc = new ManagedProcess(
       name,

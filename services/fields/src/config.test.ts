@@ -54,7 +54,10 @@ describe('fields config', () => {
     );
   });
 
-  it('has no proxy to reach', () => {
-    expect(Object.keys(parseFieldsConfig({ PROXY_ADDR: '127.0.0.1:50052' }))).not.toContain('PROXY_ADDR');
+  it('reaches the proxy only when told where it is (hosted pages with a completion URL need it)', () => {
+    expect(parseFieldsConfig({}).PROXY_ADDR).toBeUndefined();
+    expect(parseFieldsConfig({ PROXY_ADDR: '' }).PROXY_ADDR).toBeUndefined();
+    expect(parseFieldsConfig({ PROXY_ADDR: 'ipv4:127.0.0.1:1,127.0.0.1:2' }).PROXY_ADDR).toBe('ipv4:127.0.0.1:1,127.0.0.1:2');
+    expect(() => parseFieldsConfig({ PROXY_ADDR: 'ipv4:proxy' })).toThrow(/PROXY_ADDR/);
   });
 });

@@ -6,6 +6,7 @@ import {
   env,
   grpcClientEnvShape,
   grpcTarget,
+  grpcTargetProblem,
   metricsEnvShape,
   parseConfig,
   tlsEnvShape,
@@ -16,8 +17,9 @@ import { checkRedisUrlEnv, httpServiceRedisEnvShape, publicOrigin, trustedProxie
 /**
  * The fields service (docs/browser.md): the card-fields iframe, tessera.js, the CVC field, the
  * hosted payment page and the browser routes, on an origin of their own. It needs Redis (publishable
- * keys, form sessions, the card-testing windows) and the vault, under its own mTLS identity; never
- * the proxy.
+ * keys, form sessions, the card-testing windows) and the vault, under its own mTLS identity; and,
+ * for hosted pages with a completion URL, the proxy (the only service that reaches the internet),
+ * which lets this identity make that one call.
  */
 export const fieldsConfigSchema = z
   .object({
@@ -29,6 +31,20 @@ export const fieldsConfigSchema = z
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),
     VAULT_ADDR: grpcTarget('127.0.0.1:50051'),
     VAULT_TIMEOUT_MS: env.positiveInt(2000),
+    // The proxy, which calls merchants' completion endpoints for the hosted payment page. Unset: a
+    // session with a completionUrl shows "payments are unavailable" and takes no card.
+    PROXY_ADDR: unsetIfEmpty(
+      z
+        .string()
+        .superRefine((value, ctx) => {
+          const problem = grpcTargetProblem(value);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+    ),
+    // How long a merchant's completion endpoint has to answer; past it the payment's outcome is
+    // unknown and the session takes no further card (never a second charge).
+    COMPLETION_TIMEOUT_MS: env.positiveInt(10_000),
     READY_TIMEOUT_MS: env.positiveInt(1000),
     // REDIS_URL (required below), REDIS_CLUSTER_NODES, REDIS_TLS_CA_FILE, REDIS_COMMAND_TIMEOUT_MS.
     ...httpServiceRedisEnvShape,

@@ -1,5 +1,5 @@
 import { grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
-import { connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos';
+import { completionCalls, connectProxyClient, connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos';
 import { cardTestingLimiter, drainDeadlineMs, ownListener, RateLimiter } from '@tessera/edge';
 import { resolveApiKeyPepper } from '@tessera/merchant-data';
 import { fieldsConfigSchema, fieldsOriginOf } from './config';
@@ -33,6 +33,15 @@ void runService({
         config.VAULT_TIMEOUT_MS,
       ),
     );
+    // Only hosted pages whose merchant charges through a completion URL need the proxy; without
+    // PROXY_ADDR such a page says payments are unavailable (docs/browser.md).
+    const completions =
+      config.PROXY_ADDR === undefined
+        ? undefined
+        : completionCalls(
+            connectProxyClient({ address: config.PROXY_ADDR, tls, peerName: config.TLS_PEER_PROXY, tuning: grpcClientTuning(config) }),
+          );
+    if (completions === undefined) logger.warn('PROXY_ADDR is not set: hosted pages with a completionUrl cannot take payments.');
     const cardTesting = cardTestingLimiter({ config, stores, pepper, logger, metrics });
     // Until the listener is bound (FIELDS_PORT 0 in tests) the origin is not known; the app reads it per request.
     let fieldsOrigin = config.FIELDS_ORIGIN ?? '';
@@ -60,6 +69,9 @@ void runService({
           return fieldsOrigin;
         },
         now,
+        logger,
+        completionTimeoutMs: config.COMPLETION_TIMEOUT_MS,
+        ...(completions ? { completions } : {}),
       },
       // The SAQ A kit: what tessera.js reports from merchants' payment pages, and their CSP violations.
       pageReports: {
@@ -116,10 +128,12 @@ void runService({
       listeners: [listener],
       clients: [
         { name: 'vault', close: () => vault.close() },
+        ...(completions ? [{ name: 'proxy', close: () => completions.close() }] : []),
         { name: 'redis', close: closeRedis },
       ],
       listening: { url, fieldsOrigin },
-      drainGraceMs: drainDeadlineMs(config.VAULT_TIMEOUT_MS),
+      // A submission may wait for the vault and then for the merchant's completion endpoint.
+      drainGraceMs: drainDeadlineMs(config.VAULT_TIMEOUT_MS + (completions ? config.COMPLETION_TIMEOUT_MS : 0)),
     };
   },
 });

@@ -52,6 +52,8 @@ export const configSchema = z
     PSP_DNS_TRIES: env.positiveInt(2),
     PSP_DNS_SERVERS: dnsServerList,
     PSP_MAX_RESPONSE_BYTES: env.positiveInt(10 * 1024 * 1024),
+    // A merchant's completion endpoint (the hosted payment page) answers one line of JSON.
+    MERCHANT_CALL_MAX_RESPONSE_BYTES: env.positiveInt(16 * 1024),
     PSP_ALLOWED_CIDRS: cidrList,
     PSP_ALLOWED_PORTS: portList,
     // The operator's explicit word that a production PSP_ALLOWED_CIDRS entry reaching loopback,
@@ -60,6 +62,8 @@ export const configSchema = z
     NODE_ENV: env.nodeEnv(),
     LOG_LEVEL: env.logLevel(),
     ...tlsEnvShape,
+    // The fields service's certificate: it may only call merchants' completion endpoints (CallCompletion).
+    TLS_PEER_FIELDS: z.string().min(1).default('fields'),
     ...metricsEnvShape,
     ...grpcClientEnvShape,
     ...grpcServerEnvShape,

@@ -13,6 +13,9 @@ export const proxyConfigDocs: ConfigDocs = {
     text: 'CSV of name servers (`ip` or `ip:port`, `[ipv6]:port`) for PSP host names, e.g. a filtering resolver kept for the proxy; the integration tests point it at a fake DNS server',
   },
   PSP_MAX_RESPONSE_BYTES: { text: 'PSP response limit (`502 psp_response_too_large`)' },
+  MERCHANT_CALL_MAX_RESPONSE_BYTES: {
+    text: "the most a merchant's completion endpoint may answer to the hosted payment page's completion call (docs/api.md); a longer answer counts as an unknown outcome",
+  },
   PSP_ALLOWED_CIDRS: {
     default: 'empty (`npm start`: `127.0.0.1/32`)',
     text: 'non-public ranges the proxy may reach anyway, e.g. a PSP simulator on loopback. In production an entry reaching loopback, `0.0.0.0/8`, link-local/metadata (169.254/16, fe80::/10) or a whole private block (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7; so `0.0.0.0/0` and `::/0`) stops the proxy at start (exit 78); a narrower private range (a PSP over a private link, `10.20.30.0/24`) is fine',

@@ -40,6 +40,7 @@ void runService({
       vault,
       logger,
       observe: rpcObserver(metrics),
+      maxCompletionResponseBytes: config.MERCHANT_CALL_MAX_RESPONSE_BYTES,
       checkCallerDeadline: callerDeadlineCheck(config.PSP_CONNECT_TIMEOUT_MS + config.VAULT_TIMEOUT_MS + config.PSP_TIMEOUT_MS, logger),
     });
     // SERVING while the vault's own grpc.health.v1 says SERVING.
@@ -47,6 +48,7 @@ void runService({
       address: config.PROXY_ADDR,
       tls,
       gatewayName: config.TLS_PEER_GATEWAY,
+      fieldsName: config.TLS_PEER_FIELDS,
       tuning: grpcServerTuning(config),
       health: healthServiceOptions(config),
     });

@@ -35,9 +35,6 @@ export const vaultConfigDocs: ConfigDocs = {
   BROWSER_TOKEN_TTL_SECONDS: {
     text: 'a token made in a browser (provisional) is deleted this long after it was made, card and CVV, unless `POST /v1/token/{token}/retain` keeps it',
   },
-  TLS_PEER_FIELDS: {
-    text: "SAN DNS name of the fields service's certificate. The vault lets it only Tokenize provisional tokens (answered without fingerprint or BIN) and AttachCvv under a CVC session it claims itself; every other RPC is refused (docs/SECURITY.md)",
-  },
   RENDER_MAX_BYTES: {
     default: '`2097152` (2 MiB)',
     text: 'the most bytes a PSP body may have once card data is filled in (`422 rendered_body_too_large`); at most 11 MiB (a render travels in one 12 MiB gRPC message)',

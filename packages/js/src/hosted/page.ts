@@ -32,6 +32,13 @@ function start(): void {
     // One submission: a double click must not post the card twice.
     submitting = true;
     submit.setAttribute('aria-disabled', 'true');
+    // The merchant may be charging the card for a few seconds: say so, on the button and to screen readers.
+    const busy = submit.dataset.busyLabel;
+    if (busy !== undefined && busy !== '') {
+      submit.textContent = busy;
+      const status = document.getElementById('pay-status');
+      if (status !== null) status.textContent = busy;
+    }
     // First the proof of work the shop may need just now (card testing); the form is sent either way.
     event.preventDefault();
     void proofOfWork(form.getAttribute('action') ?? '').then((solution) => {

@@ -50,9 +50,75 @@ function behavesAsAFormSessionStore(make: () => FormSessionStore): void {
     expect(await store.finish(newFormSessionId(), 'completed', RESULT, NOW)).toBe('missing');
     expect((await store.get(session.id))?.status).toBe('open');
   });
+
+  it('lets one card at a time go to the merchant, numbers the attempts and stops at the cap', async () => {
+    const store = make();
+    const session = aSession();
+    await store.create(session);
+    const [a, b] = await Promise.all([store.beginAttempt(session.id, 2, NOW), store.beginAttempt(session.id, 2, NOW)]);
+    expect([a, b]).toEqual(
+      expect.arrayContaining([
+        { began: true, attempt: 1 },
+        { began: false, reason: 'processing' },
+      ]),
+    );
+    expect((await store.get(session.id))?.payment).toEqual({ status: 'processing', attempts: 1, declineMessage: null });
+    // A cancel never races a charge: it waits for the attempt to settle.
+    expect(await store.finish(session.id, 'canceled', null, NOW)).toBe('not_open');
+    expect(await store.settleDeclined(session.id, 2, 'no')).toBe(false);
+    expect(await store.settleDeclined(session.id, 1, 'Insufficient funds')).toBe(true);
+    expect((await store.get(session.id))?.payment).toEqual({ status: 'declined', attempts: 1, declineMessage: 'Insufficient funds' });
+    expect(await store.beginAttempt(session.id, 2, NOW)).toEqual({ began: true, attempt: 2 });
+    await store.settleDeclined(session.id, 2, 'again');
+    expect(await store.beginAttempt(session.id, 2, NOW)).toEqual({ began: false, reason: 'attempts_used' });
+  });
+
+  it('ends a session by its attempt in flight, even past expiry, and then takes no card', async () => {
+    const store = make();
+    const session = aSession({ expiresAt: new Date(NOW.getTime() + 1000).toISOString() });
+    await store.create(session);
+    expect(await store.beginAttempt(session.id, 5, NOW)).toEqual({ began: true, attempt: 1 });
+    const later = new Date(NOW.getTime() + 5000);
+    const payment = { status: 'unknown' as const, attempts: 1, declineMessage: null };
+    expect(await store.finish(session.id, 'completed', RESULT, later, { attempt: 2, payment })).toBe('not_open');
+    expect(await store.finish(session.id, 'completed', RESULT, later, { attempt: 1, payment })).toBe('finished');
+    expect(await store.get(session.id)).toMatchObject({ status: 'completed', payment, result: RESULT });
+    expect(await store.beginAttempt(session.id, 5, NOW)).toEqual({ began: false, reason: 'not_open' });
+  });
+
+  it('lists a merchant’s sessions of one mode newest first, page by page, skipping ones no longer stored', async () => {
+    const store = make();
+    const merchantId = `shop-${Math.random()}`;
+    const made: FormSessionRecord[] = [];
+    for (let i = 0; i < 5; i++) {
+      const session = aSession({ merchantId, createdAt: new Date(NOW.getTime() + i * 1000).toISOString() });
+      made.push(session);
+      await store.create(session);
+    }
+    await store.create(aSession({ merchantId, mode: 'live' }));
+    await store.create(aSession({ merchantId: `${merchantId}-other` }));
+    const newestFirst = made.map((s) => s.id).reverse();
+    const first = await store.listPage(merchantId, 'test', undefined, 2);
+    expect(first.map((s) => s.id)).toEqual(newestFirst.slice(0, 2));
+    const second = await store.listPage(merchantId, 'test', first[1]?.id, 10);
+    expect(second.map((s) => s.id)).toEqual(newestFirst.slice(2));
+    expect(await store.listPage(merchantId, 'test', 'fs_unknown', 10)).toEqual([]);
+  });
 }
 
 describe('RedisFormSessionStore', () => {
   const redis = useStoreRedis();
   behavesAsAFormSessionStore(() => new RedisFormSessionStore(redis.redis));
+
+  it('drops an index entry whose session is gone', async () => {
+    const store = new RedisFormSessionStore(redis.redis);
+    const merchantId = `shop-${Math.random()}`;
+    const kept = aSession({ merchantId });
+    const gone = aSession({ merchantId, createdAt: new Date(NOW.getTime() + 1000).toISOString() });
+    await store.create(kept);
+    await store.create(gone);
+    await redis.redis.del(`tessera:form-session:${gone.id}`);
+    expect((await store.listPage(merchantId, 'test', undefined, 10)).map((s) => s.id)).toEqual([kept.id]);
+    expect(await redis.redis.zcard(`tessera:form-session:index:test:${merchantId}`)).toBe(1);
+  });
 });

@@ -1,4 +1,11 @@
-import type { AttachCvvRequest, Readiness, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
+import type {
+  AttachCvvRequest,
+  CompletionCall,
+  CompletionCallAnswer,
+  Readiness,
+  TokenizeRequest,
+  TokenRecord__Output,
+} from '@tessera/protos';
 import type { PageInventoryWriter } from '@tessera/merchant-data';
 
 /**
@@ -26,6 +33,17 @@ export interface FieldsVault {
   tokenize(request: ProvisionalTokenize, ctx: CallContext): Promise<TokenRecord__Output>;
   attachCvv(request: GrantedCvcAttach, ctx: CallContext): Promise<TokenRecord__Output>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
+  close(): void;
+}
+
+/**
+ * The proxy as the fields service may use it (its caller policy allows this identity nothing
+ * else): POST a signed JSON body to a merchant's completion endpoint and read the bounded answer.
+ * Any failure (refused destination, timeout, unreachable) rejects: the caller cannot know whether
+ * the merchant acted on the call.
+ */
+export interface MerchantCompletions {
+  callCompletion(request: CompletionCall, ctx: CallContext): Promise<CompletionCallAnswer>;
   close(): void;
 }
 

@@ -48,7 +48,14 @@ h1{font-size:20px;margin:0 0 4px}
 .pay:focus{outline:2px solid #1a1a1a;outline-offset:2px}
 .link{background:none;border:0;padding:0;font:inherit;font-size:14px;color:#0b4fd6;text-decoration:underline;cursor:pointer}
 .cancel{margin:12px 0 0;text-align:center}
-.secure{margin:16px 0 0;font-size:13px;color:#4d4d4d;text-align:center}`;
+.secure{margin:16px 0 0;font-size:13px;color:#4d4d4d;text-align:center}
+.merchant{display:flex;align-items:center;gap:12px;margin:0 0 16px}
+.logo{max-height:40px;max-width:160px;object-fit:contain}
+.merchant-name{margin:0;font-weight:600}
+.amount{margin:0 0 4px;font-size:28px;font-weight:700}
+.back{margin:16px 0 0}
+.back a{color:#0b4fd6}
+.lang-part{display:contents}`;
 
 export interface CardFieldsAssets {
   /** tessera.js, served to merchant pages. */

@@ -2,7 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Registry } from 'prom-client';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
 import { isLocale, LOCALES, type Locale } from '@tessera/js/locale';
-import { FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
+import { DEFAULT_DISPLAY, FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
 import {
   CHALLENGE_SOLUTION_FIELD,
   chooseRequestId,
@@ -21,7 +21,15 @@ import {
   type RateLimitRefusal,
   type RateLimiter,
 } from '@tessera/edge';
-import { cancelFormSession, openFormSessionPage, submitCardForm, type HostedPageDeps, type SubmissionGuard } from '../app/hostedPage';
+import {
+  assertPayable,
+  cancelFormSession,
+  openFormSessionPage,
+  shopLinkOf,
+  submitCardForm,
+  type HostedPageDeps,
+  type SubmissionGuard,
+} from '../app/hostedPage';
 import type { FieldsVault } from '../app/ports';
 import { cardFieldsCsp, fieldsRefusalOf, refusalCsp, type FieldsRefusal } from '../domain/browserFields';
 import {
@@ -35,7 +43,7 @@ import {
 } from './browserRoutes';
 import { REFUSAL_SCRIPT_HASH, renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
 import { FONTS_PATH, loadFieldsFonts } from './fieldsFonts';
-import { renderHostedNotice, renderHostedPage } from './hostedPage';
+import { renderHostedNotice, renderHostedPage, type NoticeLink } from './hostedPage';
 import { registerPageReportRoutes, type PageReportRouteDeps } from './pageReportRoutes';
 
 /**
@@ -372,7 +380,7 @@ function submissionGuard(
  * X-Frame-Options), never cached, no referrer.
  */
 function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedPageDeps): void {
-  const pageHeaders = (res: Response, redirectUrls: readonly (string | null)[]): void => {
+  const pageHeaders = (res: Response, redirectUrls: readonly (string | null)[], logoUrl: string | null = null): void => {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.setHeader(
       'content-security-policy',
@@ -380,6 +388,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
         scriptHash: deps.assets.hostedScriptHash,
         styleHash: deps.assets.hostedStyleHash,
         redirectOrigins: redirectUrls.filter((u): u is string => u !== null).map((u) => new URL(u).origin),
+        imageOrigin: logoUrl === null ? undefined : new URL(logoUrl).origin,
       }),
     );
     res.setHeader('x-frame-options', 'DENY');
@@ -387,8 +396,24 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
     res.setHeader('cache-control', 'no-store');
   };
 
-  const notice = (res: Response, error: TesseraError): void => {
+  /** The codes whose notice links back to the shop: the session is known, and the shopper is done with it. */
+  const LINKED_NOTICES = new Set([
+    'form_session_expired',
+    'form_session_used',
+    'payments_unavailable',
+    'form_session_processing',
+    // As a notice, only for a session the card-testing guard closed.
+    'rate_limited',
+  ]);
+
+  const notice = async (res: Response, error: TesseraError, id?: string): Promise<void> => {
     const status = error.status >= 500 ? 503 : error.status;
+    let link: NoticeLink | undefined;
+    if (id !== undefined && LINKED_NOTICES.has(error.code)) {
+      // Best effort: a notice without its link is still the right answer.
+      const shop = await shopLinkOf(sessions, id).catch(() => undefined);
+      if (shop !== undefined) link = { url: shop.url, merchantName: shop.merchantName, locale: shop.locale };
+    }
     pageHeaders(res, []);
     res.setHeader('x-tessera-error', error.code);
     setRetryAfter(res, error);
@@ -396,10 +421,12 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
     const message =
       error.code === 'csrf_token_invalid'
         ? 'This form was not sent from its payment page. Go back to the shop and start again.'
-        : error.status >= 500
-          ? 'Payments are temporarily unavailable. Try again in a moment.'
-          : error.message;
-    res.end(renderHostedNotice(NOTICE_TITLES[status] ?? 'Payment page unavailable', message));
+        : error.code === 'payments_unavailable'
+          ? error.message
+          : error.status >= 500
+            ? 'Payments are temporarily unavailable. Try again in a moment.'
+            : error.message;
+    res.end(renderHostedNotice(NOTICE_TITLES[status] ?? 'Payment page unavailable', message, link));
   };
 
   const failed = (res: Response, err: unknown, route: string): TesseraError => {
@@ -418,7 +445,10 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
 
   const showForm = async (res: Response, id: string, status: number, errorMessage?: string): Promise<void> => {
     const record = await openFormSessionPage(sessions, id);
-    pageHeaders(res, [record.returnUrl, record.cancelUrl]);
+    assertPayable(sessions, record);
+    if (record.payment?.status === 'processing') throw new TesseraError('form_session_processing');
+    const display = record.display ?? DEFAULT_DISPLAY;
+    pageHeaders(res, [record.returnUrl, record.cancelUrl], display.logoUrl);
     res.status(status);
     res.end(
       renderHostedPage(deps.assets, {
@@ -426,6 +456,8 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
         csrfToken: record.csrfToken,
         cancelable: record.cancelUrl !== null,
         mode: record.mode,
+        display,
+        ...(record.terms ? { amount: { minor: record.terms.amount, currency: record.terms.currency } } : {}),
         ...(errorMessage !== undefined ? { errorMessage } : {}),
       }),
     );
@@ -441,7 +473,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
       if (closed) refuseOnPage(closed, SESSION_CLOSED);
       await showForm(res, id, 200);
     } catch (err) {
-      notice(res, failed(res, err, '/pay/:id'));
+      await notice(res, failed(res, err, '/pay/:id'), sessionId(req));
     }
   });
 
@@ -479,8 +511,14 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
       : undefined;
     try {
       if (!fromThisOrigin(req)) throw new TesseraError('csrf_token_invalid');
-      const { location } = await submitCardForm(sessions, id, body, { requestId, ...(guard ? { guard } : {}) });
-      res.status(303).setHeader('location', location);
+      const outcome = await submitCardForm(sessions, id, body, { requestId, ...(guard ? { guard } : {}) });
+      if ('declined' in outcome) {
+        // The merchant's own words, escaped and cut to length; the same session takes another card.
+        res.setHeader('x-tessera-error', 'payment_declined');
+        await showForm(res, id, 402, outcome.declined);
+        return;
+      }
+      res.status(303).setHeader('location', outcome.location);
       res.setHeader('cache-control', 'no-store');
       res.end();
     } catch (err) {
@@ -490,7 +528,9 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
       // A rate limit passes with time, and a proof of work is the page script's to make: the form
       // stays, with the wait. A closed session does not.
       const retryLater = (error.code === 'rate_limited' || error.code === 'challenge_required') && guard?.closed !== true;
-      if (!CORRECTABLE.has(error.code) && !retryLater && error.status < 500) return notice(res, error);
+      if (error.code === 'payments_unavailable' || (!CORRECTABLE.has(error.code) && !retryLater && error.status < 500)) {
+        return await notice(res, error, id);
+      }
       res.setHeader('x-tessera-error', error.code);
       try {
         await showForm(
@@ -500,7 +540,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
           error.status >= 500 ? 'Your card could not be processed just now. Try again in a moment.' : error.message,
         );
       } catch (again) {
-        notice(res, failed(res, again, '/pay/:id'));
+        await notice(res, failed(res, again, '/pay/:id'), id);
       }
     }
   });
@@ -530,7 +570,7 @@ function registerHostedPage(app: Express, deps: FieldsAppDeps, sessions: HostedP
       res.setHeader('cache-control', 'no-store');
       res.end();
     } catch (err) {
-      notice(res, failed(res, err, '/pay/:id/cancel'));
+      await notice(res, failed(res, err, '/pay/:id/cancel'), sessionId(req));
     }
   });
 }

@@ -185,7 +185,9 @@ export function createApp(deps: GatewayDeps): Express {
 
   if (deps.formSessions) {
     const forms = formSessionRoutes(deps.formSessions);
-    app.post('/v1/form-sessions', auth, ...body, forms.create);
+    // A retried create with the same Idempotency-Key answers the first session, not a second page.
+    app.post('/v1/form-sessions', auth, ...body, idempotent, forms.create);
+    app.get('/v1/form-sessions', auth, forms.list);
     app.get('/v1/form-sessions/:id', auth, forms.get);
   }
 

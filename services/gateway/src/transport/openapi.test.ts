@@ -68,6 +68,7 @@ describe('OpenAPI document', () => {
       .filter(({ op }) => op.security === undefined);
     expect(keyed.map((k) => k.route).sort()).toEqual([
       'delete /v1/token/{token}',
+      'get /v1/form-sessions',
       'get /v1/form-sessions/{id}',
       'get /v1/token/{token}',
       'patch /v1/token/{token}',

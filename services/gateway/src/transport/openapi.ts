@@ -11,7 +11,8 @@ import {
   tokenUpdateSchema,
 } from '../domain/requestSchemas';
 import { cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
-import { createFormSessionSchema, type FormSessionJson } from '../app/formSessions';
+import { createFormSessionSchema, type FormSessionJson, type FormSessionListJson } from '../app/formSessions';
+import { PAGE_LOCALES } from '@tessera/merchant-data';
 
 /**
  * The OpenAPI 3.1 document of the public API (the admin service documents its own), generated from the same zod schemas that validate
@@ -39,7 +40,34 @@ const formSessionSchema = z.object({
       'Once completed: a provisional token (retain it with POST /v1/token/{token}/retain, or it expires after BROWSER_TOKEN_TTL_SECONDS).',
   }),
   card: z.object({ brand: z.string(), last4: z.string(), expiryMonth: z.int(), expiryYear: z.int() }).nullable(),
+  amount: z.int().nullable().meta({ description: 'In the currency’s minor unit, as created; null: no amount.' }),
+  currency: z.string().nullable(),
+  completionUrl: z.string().nullable(),
+  merchantName: z.string().nullable(),
+  logoUrl: z.string().nullable(),
+  submitLabel: z.string().nullable(),
+  locale: z.enum(PAGE_LOCALES),
+  payment: z
+    .object({
+      status: z.enum(['processing', 'succeeded', 'declined', 'unknown']),
+      attempts: z.int(),
+      declineMessage: z.string().nullable(),
+    })
+    .nullable()
+    .meta({
+      description:
+        'Only with a completionUrl, once a card was sent to it. processing: Tessera awaits the completion endpoint; declined: the ' +
+        'last card was declined, the session stays open for another; succeeded: charged (status completed); unknown: the ' +
+        'completion endpoint did not answer a known outcome (timeout, non-200, malformed): the session is completed without a ' +
+        'further attempt and the merchant settles it from its own records (Idempotency-Key formSession:attempt).',
+    }),
 }) satisfies z.ZodType<FormSessionJson>;
+
+const formSessionListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(formSessionSchema),
+  hasMore: z.boolean().meta({ description: 'More sessions follow: ask again with startingAfter set to the last id.' }),
+}) satisfies z.ZodType<FormSessionListJson>;
 
 const healthSchema = z.object({ status: z.literal('ok') });
 const readySchema = z.object({
@@ -242,11 +270,41 @@ export function buildOpenApiDocument(): JsonObject {
             'Secret key only. returnUrl (and cancelUrl) must match a registered return URL of the merchant exactly (admin API ' +
             '/admin/v1/merchants/{merchantId}/return-urls, dashboard or `npm run keys -- return-urls set`); otherwise ' +
             '400 return_url_not_registered. Send the shopper to `url`; after the card is tokenized the page answers 303 to ' +
-            'returnUrl with ?session, status, timestamp and signature (HMAC-SHA256, docs/browser.md). Single use; expires after 30 min.',
+            'returnUrl with ?session, status, timestamp and signature (HMAC-SHA256, docs/browser.md). Single use; expires after 30 min. ' +
+            'With amount and currency the page shows the amount; with a completionUrl Tessera calls it with each card before the ' +
+            'redirect (signed Tessera-Signature header; docs/api.md, "The completion call"), a decline is shown on the page and the ' +
+            'shopper may try another card in the same session (up to 5).',
           requestBody: { required: true, content: json(ref('CreateFormSession')) },
           responses: {
             '201': { description: 'The open session.', content: json(ref('FormSession')) },
             ...errorResponses([...BODY_ERRORS, ...AUTH_ERRORS]),
+          },
+        },
+        get: {
+          operationId: 'listFormSessions',
+          summary: 'List the merchant’s form sessions of the key’s mode, newest first',
+          description:
+            'Sessions stay listed while they can be read (FORM_SESSION_TTL_SECONDS plus 24 hours). With status, at most 2000 ' +
+            'sessions are read per call.',
+          parameters: [
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } },
+            {
+              name: 'startingAfter',
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+              description: 'The id of the last session of the previous page.',
+            },
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', enum: ['open', 'completed', 'expired', 'canceled'] },
+            },
+          ],
+          responses: {
+            '200': { description: 'One page of sessions.', content: json(ref('FormSessionList')) },
+            ...errorResponses([400, ...AUTH_ERRORS]),
           },
         },
       },
@@ -343,6 +401,7 @@ export function buildOpenApiDocument(): JsonObject {
         RetainRequest: jsonSchema(retainRequestSchema, 'input'),
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),
         FormSession: jsonSchema(formSessionSchema, 'output'),
+        FormSessionList: jsonSchema(formSessionListSchema, 'output'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
         CvcSession: jsonSchema(cvcSessionSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),

@@ -126,6 +126,9 @@ export interface PspRequest {
   body?: Buffer;
   /** Stops the exchange, e.g. when the caller of Forward gives up. */
   cancellation?: PspCancellation;
+  /** A tighter deadline or size limit than the egress's own (a merchant's completion endpoint). */
+  timeoutMs?: number;
+  maxResponseBytes?: number;
 }
 
 export interface PspResponse {
@@ -277,7 +280,8 @@ export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspRespon
   const { destination } = req;
   const release = destination.isIpLiteral ? undefined : egress.pins.hold(destination.hostname, destination.addresses);
   const exchanged = new Promise<PspResponse>((resolve, reject) => {
-    const exchange = new PspExchange(egress.maxResponseBytes, egress.timeoutMs, req.cancellation, resolve, reject);
+    const timeoutMs = req.timeoutMs ?? egress.timeoutMs;
+    const exchange = new PspExchange(req.maxResponseBytes ?? egress.maxResponseBytes, timeoutMs, req.cancellation, resolve, reject);
     const { url } = destination;
     const headers: string[] = [];
     for (const h of req.headers) headers.push(h.name, h.value);
@@ -288,8 +292,8 @@ export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspRespon
         method: req.method,
         headers,
         body: req.body ?? null,
-        headersTimeout: egress.timeoutMs,
-        bodyTimeout: egress.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       },
       exchange,
     );

@@ -155,7 +155,10 @@ beforeAll(async () => {
   });
   egress = createPspEgress({ policy, connectTimeoutMs: 2000, timeoutMs: 5000, maxResponseBytes: 1 << 20 });
   proxyServer = new grpc.Server(SERVER_OPTIONS);
-  proxyServer.addService(proxyService, createProxyHandlers({ policy, egress, vault, logger: pino({ level: 'info' }, stream) }));
+  proxyServer.addService(
+    proxyService,
+    createProxyHandlers({ policy, egress, vault, logger: pino({ level: 'info' }, stream), maxCompletionResponseBytes: 1024 }),
+  );
   client = createProxyClient(await bind(proxyServer));
 });
 

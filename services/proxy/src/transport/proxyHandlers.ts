@@ -1,6 +1,7 @@
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
   answerUnary,
+  completionCallFromWire,
   dryRunResponseToWire,
   forwardRequestFromWire,
   refusedItem,
@@ -11,6 +12,7 @@ import {
 } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
+import { callCompletion } from '../app/callCompletion';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
 import type { VaultPort } from '../app/vaultPort';
 
@@ -21,6 +23,8 @@ export interface HandlerDeps extends ForwardDeps {
   observe?: RpcObserver;
   /** Looks at the deadline each Forward arrives with (see callerDeadline.ts). */
   checkCallerDeadline?: (deadline: Date | number) => void;
+  /** MERCHANT_CALL_MAX_RESPONSE_BYTES: the most a completion endpoint may answer. */
+  maxCompletionResponseBytes: number;
 }
 
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
@@ -83,6 +87,23 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
           },
         );
       });
+    },
+    CallCompletion(call, callback) {
+      const requestId = requestIdFromMetadata(call.metadata);
+      const cancellation: PspCancellation = { cancelled: false };
+      call.once('cancelled', () => cancelPspExchange(cancellation));
+      const started = process.hrtime.bigint();
+      answerUnary(
+        callback,
+        callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), {
+          ...(requestId ? { requestId } : {}),
+          cancellation,
+        }),
+        {
+          ok: (res) => deps.observe?.('CallCompletion', `merchant_${Math.floor(res.status / 100)}xx`, seconds(started)),
+          failed: (err) => deps.observe?.('CallCompletion', outcomeLabel(err), seconds(started)),
+        },
+      );
     },
     DryRun(call, callback) {
       const requestId = requestIdFromMetadata(call.metadata);

@@ -26,10 +26,24 @@ export interface ProxyServerOptions {
   address: string;
   /** Absent: plaintext, every caller allowed (loopback development only; see serverTlsOrExit). */
   tls: TlsMaterial | undefined;
-  /** SAN DNS name of the gateway's client certificate: the only caller (PCI DSS 7.2: least privilege between services). */
+  /** SAN DNS name of the gateway's client certificate: the only caller of Forward, ForwardBatch and DryRun (PCI DSS 7.2: least privilege between services). */
   gatewayName: string;
+  /** TLS_PEER_FIELDS: the fields service's, which may make CallCompletion only (and ask readiness). */
+  fieldsName: string;
   tuning: ServerTuning;
   health: HealthServiceOptions;
+}
+
+/**
+ * Who may call what (least privilege, PCI DSS 7.2): the gateway proxies PSP calls with card data;
+ * the fields service, facing shoppers' browsers, may only call a merchant's completion endpoint,
+ * which never involves the vault. Neither may make the other's calls.
+ */
+export function proxyCallerPolicy(
+  names: Pick<ProxyServerOptions, 'gatewayName' | 'fieldsName'>,
+): Record<keyof ProxyHandlers & string, string[]> {
+  const gatewayOnly = [names.gatewayName];
+  return { Forward: gatewayOnly, ForwardBatch: gatewayOnly, DryRun: gatewayOnly, CallCompletion: [names.fieldsName] };
 }
 
 /**
@@ -43,15 +57,10 @@ export function startProxyServer(
 ): Promise<RunningProxyServer> {
   const server = new grpc.Server(serverOptions(options.tuning));
   const authenticated = options.tls !== undefined;
-  const gatewayOnly = [options.gatewayName];
-  const policy: Record<keyof ProxyHandlers & string, string[]> = {
-    Forward: gatewayOnly,
-    ForwardBatch: gatewayOnly,
-    DryRun: gatewayOnly,
-  };
-  server.addService(proxyService, restrictCallers(handlers, policy, authenticated));
+  server.addService(proxyService, restrictCallers(handlers, proxyCallerPolicy(options), authenticated));
   const health = createHealthService([PROXY_SERVICE_NAME], isReady, options.health);
-  server.addService(healthService, restrictCallers(health.handlers, { Check: gatewayOnly, Watch: gatewayOnly }, authenticated));
+  const callers = [options.gatewayName, options.fieldsName];
+  server.addService(healthService, restrictCallers(health.handlers, { Check: callers, Watch: callers }, authenticated));
   return new Promise((resolve, reject) => {
     server.bindAsync(options.address, serverCredentials(options.tls), (err, port) =>
       err ? reject(err) : resolve({ server, port, health }),
