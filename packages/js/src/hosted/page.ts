@@ -14,8 +14,9 @@ function start(): void {
   const form = byId<HTMLFormElement>('card-form');
   const submit = byId<HTMLButtonElement>('pay-submit');
   const card = wireCardInputs();
-  // The page's language (the server renders cardInputsMarkup in it): the messages shown as the shopper types follow.
-  const lang = document.documentElement.lang;
+  // The card inputs' language (cardInputsMarkup's locale; the nearest lang, which may be a part of the page marked
+  // apart): the messages shown as the shopper types are in the same one.
+  const lang = byId('cc-number').closest<HTMLElement>('[lang]')?.lang ?? 'en';
   card.setText(LOCALE_TEXTS[isLocale(lang) ? lang : 'en']);
   card.update();
   let submitting = false;
