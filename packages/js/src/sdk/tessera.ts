@@ -300,14 +300,14 @@ function createFieldsFrame(
       );
     }
     const container = containerOf(target);
-    // Without an appearance the built-in look is for light pages: say so in the console if this one is dark.
-    if (options.appearance === undefined) warnIfUnreadable(container);
     if (Array.from(container.children).some((child) => child.hasAttribute(FRAME_MARK))) {
       throw new TesseraError(
         'container_has_fields',
         'Tessera: this container already holds card fields; unmount() or destroy() them first, or use another container.',
       );
     }
+    // Without an appearance the built-in look is for light pages: say so in the console if this one is dark.
+    if (options.appearance === undefined) warnIfUnreadable(container);
     const nonce = randomNonce();
     const iframe = document.createElement('iframe');
     // The query tells the server the key and the page's claimed origin (it answers a refusal page
