@@ -1,11 +1,15 @@
 /**
  * examples/checkout/server.mjs as a shopper meets it: real services, the sandbox PSP and the
- * example server as processes, and Debian's chromium (playwright-core) typing into Tessera's card
- * fields on the example page. The example makes its own publishable key through the admin API.
+ * example server as processes, and Debian's chromium (playwright-core) paying both ways the page
+ * offers: typing into Tessera's card fields on the example page, and "Pay on a Tessera page", the
+ * hosted payment page with the amount, whose cards the example charges at its completion endpoint.
+ * The example makes its own publishable key, registers its URLs and reads its form signing secret
+ * through the admin API.
  */
 import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './browser';
+import { launchChromium, SCREENSHOTS } from './browser';
 import {
   findCardDataInLogs,
   freePort,
@@ -88,6 +92,17 @@ async function payWith(number: string, submit: 'click' | 'enter' = 'click'): Pro
   return { outcome: (await outcome.textContent()) ?? '', console, page };
 }
 
+async function typeCardOnHostedPage(page: Page, number: string): Promise<void> {
+  await page.locator('#cc-number').pressSequentially(number);
+  await page.locator('#cc-exp').pressSequentially(EXPIRY_TYPED);
+  await page.locator('#cc-csc').pressSequentially(CVC);
+}
+
+async function axeViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
 describe('the example checkout', () => {
   it('charges the success test card typed into the card fields: the server retains the token and the sandbox PSP approves', async () => {
     const { outcome, console, page } = await payWith(TEST_CARDS.visa);
@@ -136,6 +151,69 @@ describe('the example checkout', () => {
     expect(await unknown.json()).toMatchObject({ error: 'token_not_found' });
   });
 
+  it('has no accessibility violation on the checkout page, card fields included (axe-core)', async () => {
+    // A page of its own context: axe-core/playwright needs one to run in the fields' cross-origin frame.
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(exampleOrigin);
+    await page.locator('#pay:not([disabled])').waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'example-checkout.png') });
+    expect(await axeViolations(page)).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('the example checkout, "Pay on a Tessera page"', () => {
+  it('sends the shopper to Tessera’s page with the amount, shows a decline there, and takes another card in the same session', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const console: string[] = [];
+    page.on('console', (msg) => console.push(msg.text()));
+    await page.goto(exampleOrigin);
+    await Promise.all([
+      page.waitForURL((u) => u.origin === fieldsOrigin),
+      page.getByRole('button', { name: 'Pay on a Tessera page' }).click(),
+    ]);
+    expect(await page.locator('#pay-submit').textContent()).toBe('Pay €19.99');
+    expect(await page.locator('.merchant-name').textContent()).toBe('Tessera mugs');
+    const sessionUrl = page.url();
+    await typeCardOnHostedPage(page, TEST_CARDS.visaDeclined);
+    await page.locator('#pay-submit').click();
+    await page.locator('#form-error').waitFor();
+    expect(await page.locator('#form-error').textContent()).toBe('Your card was declined.');
+    expect(page.url()).toBe(sessionUrl);
+    await typeCardOnHostedPage(page, TEST_CARDS.visa);
+    await Promise.all([page.waitForURL((u) => u.origin === exampleOrigin), page.locator('#pay-submit').click()]);
+    expect(new URL(page.url()).pathname).toBe('/done');
+    expect(await page.locator('h1').textContent()).toBe('Thank you: payment received');
+    expect(await page.locator('#outcome').textContent()).toBe('succeeded');
+    expect(await page.locator('main').textContent()).toMatch(/order_[\w-]+: €19\.99, visa ending 4242, after 2 attempt\(s\)/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'example-checkout-hosted.png') });
+    expect(await axeViolations(page)).toEqual([]);
+    // The example's server charged attempt 1 (declined) and attempt 2 (charged) of one session.
+    expect(example.output).toMatch(/attempt 1 of (fs_\w+): declined \(visa …0002\)[\s\S]*attempt 2 of \1: charged \(visa …4242\)/);
+    // The checkout page's Content-Security-Policy let the form's redirect to Tessera's page through.
+    expect(console.filter((c) => /Content Security Policy|Refused/i.test(c))).toEqual([]);
+    await page.context().close();
+  });
+
+  it('refuses to open a session for another site’s form', async () => {
+    const res = await fetch(`${exampleOrigin}/hosted`, { method: 'POST', headers: { origin: 'https://evil.example' }, redirect: 'manual' });
+    expect(res.status).toBe(403);
+  });
+
+  it('refuses a completion call without Tessera’s signature, and a return link that is not signed', async () => {
+    const forgedCall = await fetch(`${exampleOrigin}/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'tessera-signature': 't=1,v1=00' },
+      body: JSON.stringify({ formSession: 'fs_forged', attempt: 1, token: 'tok.forged', amount: 1, currency: 'eur' }),
+    });
+    expect(forgedCall.status).toBe(400);
+    const forgedReturn = await fetch(`${exampleOrigin}/done?order=1&session=fs_forged&status=completed&timestamp=1&signature=00`);
+    expect(forgedReturn.status).toBe(400);
+    expect(await forgedReturn.text()).toContain('This link is not valid');
+  });
+});
+
+describe('the example checkout, afterwards', () => {
   it('leaves no card number or CVC in the logs of the example, the services or the sandbox', () => {
     const logs = [stack.logs(), sandbox.output, example.output].join('\n');
     expect(findCardDataInLogs(logs, [TEST_CARDS.visa, TEST_CARDS.visaDeclined], [CVC])).toEqual([]);
