@@ -38,7 +38,7 @@ const config = {
   publishableKey: process.env.TESSERA_PUBLISHABLE_KEY,
   // The form signing secret of test mode; without it the example reads it through the admin API.
   formSecret: process.env.TESSERA_FORM_SECRET,
-  // Without a publishable key or a form secret the example gets them through the admin API, as this operator.
+  // What of those two is not given, the example makes through the admin API, as this operator.
   adminEmail: process.env.TESSERA_ADMIN_EMAIL ?? 'admin@tessera.local',
   adminPassword: process.env.TESSERA_ADMIN_PASSWORD ?? readState('dev-admin-password'),
   merchantId: process.env.TESSERA_MERCHANT ?? 'dev',
@@ -68,7 +68,7 @@ const urls = {
 /** Logs in to the admin API as the operator (what the dashboard does) and returns the headers of its later calls. */
 async function adminHeaders() {
   if (!config.adminPassword)
-    throw new Error('set TESSERA_ADMIN_PASSWORD, or TESSERA_PUBLISHABLE_KEY and TESSERA_FORM_SECRET (and register the URLs yourself)');
+    throw new Error('set TESSERA_ADMIN_PASSWORD, or TESSERA_PUBLISHABLE_KEY and TESSERA_FORM_SECRET (and register the URLs with the CLI)');
   const login = await fetch(`${config.adminUrl}/admin/v1/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -105,7 +105,6 @@ async function setUpHostedPage(headers) {
   const wanted = [...new Set([...registered, ...Object.values(urls)])];
   const saved = await fetch(`${merchant}/return-urls`, { method: 'PUT', headers, body: JSON.stringify({ returnUrls: wanted }) });
   if (saved.status !== 200) throw new Error(`registering the return URLs failed (${saved.status}): ${await saved.text()}`);
-  if (config.formSecret) return config.formSecret;
   const secret = await fetch(`${merchant}/form-signing-secret`, { method: 'POST', headers, body: JSON.stringify({ mode: 'test' }) });
   if (secret.status !== 200) throw new Error(`reading the form signing secret failed (${secret.status})`);
   return (await secret.json()).signingSecret;
@@ -361,11 +360,10 @@ function start(publishableKey, formSecret) {
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)));
 }
 
-// Both settings given and the URLs registered by hand (README): no admin login needed.
-const needsAdmin = !config.publishableKey || !config.formSecret || config.adminPassword;
-const headers = needsAdmin ? await adminHeaders() : undefined;
+// The admin API makes what is not given: with both settings (and the URLs registered with the CLI, README) no login.
+const headers = !config.publishableKey || !config.formSecret ? await adminHeaders() : undefined;
 const publishableKey = config.publishableKey ?? (await createPublishableKey(headers));
 if (!config.publishableKey)
   console.log(`created publishable key ${publishableKey.slice(0, 13)}… for ${config.origin} (merchant ${config.merchantId})`);
-const formSecret = headers ? await setUpHostedPage(headers) : config.formSecret;
+const formSecret = config.formSecret ?? (await setUpHostedPage(headers));
 start(publishableKey, formSecret);

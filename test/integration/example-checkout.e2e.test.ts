@@ -6,6 +6,8 @@
  * The example makes its own publishable key, registers its URLs and reads its form signing secret
  * through the admin API.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
@@ -33,6 +35,9 @@ let redis: RedisServer;
 let stack: Stack;
 let sandbox: ManagedProcess;
 let example: ManagedProcess;
+let cliExample: ManagedProcess | undefined;
+let secretKey = '';
+let pspChargesUrl = '';
 let browser: Browser;
 let fieldsOrigin = '';
 let exampleOrigin = '';
@@ -45,7 +50,8 @@ beforeAll(async () => {
   sandbox = psp.sandbox;
   // What `npm start` provides: a platform operator for the dashboard and a test secret key of merchant `dev`.
   stack.createOperator(OPERATOR.email, OPERATOR.password, null);
-  const secret = stack.createKey('dev', 'test');
+  secretKey = stack.createKey('dev', 'test').apiKey;
+  pspChargesUrl = psp.chargesUrl;
   const examplePort = await freePort();
   exampleOrigin = `http://127.0.0.1:${examplePort}`;
   example = new ManagedProcess('example', process.execPath, [path.join(ROOT, 'examples/checkout/server.mjs')], {
@@ -54,7 +60,7 @@ beforeAll(async () => {
     TESSERA_URL: `${stack.baseUrl}/v1`,
     TESSERA_ADMIN_URL: stack.adminUrl,
     FIELDS_ORIGIN: fieldsOrigin,
-    TESSERA_API_KEY: secret.apiKey,
+    TESSERA_API_KEY: secretKey,
     TESSERA_ADMIN_EMAIL: OPERATOR.email,
     TESSERA_ADMIN_PASSWORD: OPERATOR.password,
     PSP_URL: psp.chargesUrl,
@@ -65,6 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await cliExample?.stop();
   await example?.stop();
   await sandbox?.stop();
   await stack?.stop();
@@ -189,7 +196,7 @@ describe('the example checkout, "Pay on a Tessera page"', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'example-checkout-hosted.png') });
     expect(await axeViolations(page)).toEqual([]);
     // The example's server charged attempt 1 (declined) and attempt 2 (charged) of one session.
-    expect(example.output).toMatch(/attempt 1 of (fs_\w+): declined \(visa …0002\)[\s\S]*attempt 2 of \1: charged \(visa …4242\)/);
+    expect(example.output).toMatch(/attempt 1 of (fs_[\w-]+): declined \(visa …0002\)[\s\S]*attempt 2 of \1: charged \(visa …4242\)/);
     // The checkout page's Content-Security-Policy let the form's redirect to Tessera's page through.
     expect(console.filter((c) => /Content Security Policy|Refused/i.test(c))).toEqual([]);
     await page.context().close();
@@ -213,9 +220,46 @@ describe('the example checkout, "Pay on a Tessera page"', () => {
   });
 });
 
+describe('the example checkout, set up with the CLI as its README shows', () => {
+  it('needs no admin login with TESSERA_PUBLISHABLE_KEY and TESSERA_FORM_SECRET, and takes a payment on the hosted page', async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const publishable = stack.createPublishableKey('dev', [origin]);
+    // `return-urls set` replaces the list: the first example's URLs stay registered too.
+    const paths = ['/done', '/cancel', '/complete'];
+    stack.cli(['return-urls', 'set', '--merchant', 'dev', ...[exampleOrigin, origin].flatMap((o) => paths.map((p) => `${o}${p}`))]);
+    const formSecret = stack.cli(['return-urls', 'secret', '--merchant', 'dev', '--mode', 'test']).trim();
+    cliExample = new ManagedProcess('example-cli', process.execPath, [path.join(ROOT, 'examples/checkout/server.mjs')], {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      TESSERA_URL: `${stack.baseUrl}/v1`,
+      // Nothing listens there, and no operator password is at hand: a login attempt would fail the start.
+      TESSERA_ADMIN_URL: 'http://127.0.0.1:9',
+      TESSERA_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'example-checkout-')),
+      FIELDS_ORIGIN: fieldsOrigin,
+      TESSERA_API_KEY: secretKey,
+      TESSERA_PUBLISHABLE_KEY: publishable.apiKey,
+      TESSERA_FORM_SECRET: formSecret,
+      PSP_URL: pspChargesUrl,
+    }).start();
+    await cliExample.waitForOutput('example checkout listening');
+    const page = await browser.newPage();
+    await page.goto(origin);
+    expect(await page.locator('body').getAttribute('data-publishable-key')).toBe(publishable.apiKey);
+    await Promise.all([
+      page.waitForURL((u) => u.origin === fieldsOrigin),
+      page.getByRole('button', { name: 'Pay on a Tessera page' }).click(),
+    ]);
+    await typeCardOnHostedPage(page, TEST_CARDS.visa);
+    await Promise.all([page.waitForURL((u) => u.origin === origin), page.locator('#pay-submit').click()]);
+    expect(await page.locator('#outcome').textContent()).toBe('succeeded');
+    await page.close();
+  });
+});
+
 describe('the example checkout, afterwards', () => {
   it('leaves no card number or CVC in the logs of the example, the services or the sandbox', () => {
-    const logs = [stack.logs(), sandbox.output, example.output].join('\n');
+    const logs = [stack.logs(), sandbox.output, example.output, cliExample?.output ?? ''].join('\n');
     expect(findCardDataInLogs(logs, [TEST_CARDS.visa, TEST_CARDS.visaDeclined], [CVC])).toEqual([]);
   });
 });
