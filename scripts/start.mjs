@@ -228,11 +228,11 @@ const ownSettings = {
   vault: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.vault, ...redisOf('vault') },
   // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
   // told otherwise: exactly that address and that port are opened, and the port of
-  // examples/hosted-checkout, whose completion endpoint the proxy calls.
+  // examples/checkout, whose completion endpoint (its hosted-page payments) the proxy calls.
   proxy: {
     NODE_ENV: nodeEnv,
     PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
-    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3002`,
+    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3001`,
   },
   gateway: {
     NODE_ENV: nodeEnv,
