@@ -8,14 +8,13 @@ import { FONT_FACES_CSS } from './fieldsFonts';
 export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../packages/js/dist/browser');
 
 /**
- * Shared by the fields page and its refusal pages; inline, allowed by its hash. The merchant's
- * appearance (packages/js shared/appearance.ts) sets the `--tc-*` custom properties on the root;
- * each fallback is the built-in look, which is what shows without an appearance. The served fonts'
- * @font-face rules fetch nothing until a merchant's font is drawn (and only the fields page's CSP
- * allows fonts at all).
+ * Shared by the fields page, its refusal pages and the hosted page; inline, allowed by its hash. The
+ * merchant's appearance (packages/js shared/appearance.ts) sets the `--tc-*` custom properties on
+ * the root; each fallback is the built-in look, which is what shows without an appearance. The
+ * served fonts' @font-face rules are the fields page's alone (FIELDS_PAGE_CSS): only its CSP allows
+ * fonts, and a page whose CSP refuses them would only log the refusals.
  */
 const CSS = `
-${FONT_FACES_CSS}
 *,*::before,*::after{box-sizing:border-box}
 html,body{margin:0;padding:0;background:var(--tc-bg,transparent)}
 body{font-family:var(--tc-font,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif);font-size:var(--tc-font-size,16px);line-height:var(--tc-line-height,1.4);color:var(--tc-input-text,#1a1a1a)}
@@ -36,6 +35,9 @@ input[aria-invalid="true"]{border-color:var(--tc-danger,#b00020)}
 [hidden]{display:none!important}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `.trim();
+
+/** The card-fields iframe's style: the served fonts' faces (its CSP alone allows fonts, from its own origin) and CSS. */
+const FIELDS_PAGE_CSS = `${FONT_FACES_CSS}\n${CSS}`;
 
 /** The hosted payment page: the fields' CSS plus a full page's layout, a button and a notice. */
 export const HOSTED_PAGE_CSS = `${CSS}
@@ -66,6 +68,8 @@ export interface CardFieldsAssets {
   fieldsJs: string;
   scriptHash: string;
   styleHash: string;
+  /** The card-fields page's style (CSS with the served fonts' @font-face rules). */
+  fieldsStyleHash: string;
   /** The hosted payment page's script (the same input code as the fields), inlined; and its hashes. */
   hostedJs: string;
   hostedScriptHash: string;
@@ -100,6 +104,7 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
     fieldsJs,
     scriptHash: cspHashSource(fieldsJs),
     styleHash: cspHashSource(CSS),
+    fieldsStyleHash: cspHashSource(FIELDS_PAGE_CSS),
     hostedJs,
     hostedScriptHash: cspHashSource(hostedJs),
     hostedStyleHash: cspHashSource(HOSTED_PAGE_CSS),
@@ -131,7 +136,7 @@ export function pageOpening(title: string, css: string, locale: Locale = 'en'): 
  */
 export function renderCardFieldsPage(assets: CardFieldsAssets, locale: Locale = 'en'): string {
   const text = LOCALE_TEXTS[locale];
-  return `${pageOpening(text.formTitle, CSS, locale)}
+  return `${pageOpening(text.formTitle, FIELDS_PAGE_CSS, locale)}
 <body>
 <main aria-labelledby="fields-title">
 <h1 class="visually-hidden" id="fields-title">${escapeHtml(text.formTitle)}</h1>

@@ -177,7 +177,7 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
       'content-security-policy',
       cardFieldsCsp({
         scriptHash: deps.assets.scriptHash,
-        styleHash: deps.assets.styleHash,
+        styleHash: deps.assets.fieldsStyleHash,
         allowedOrigins: found.allowedOrigins,
       }),
     );
