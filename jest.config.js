@@ -6,6 +6,7 @@ const shared = {
   moduleNameMapper: {
     '^@tessera/(common|protos|sdk|stack|test-support|merchant-data|edge)$': '<rootDir>/packages/$1/src',
     '^@tessera/admin$': '<rootDir>/services/admin/src',
+    '^@tessera/js/locale$': '<rootDir>/packages/js/src/shared/locale',
     '^@tessera/common/redis$': '<rootDir>/packages/common/src/redis',
     '^@tessera/test-support/(.*)$': '<rootDir>/packages/test-support/src/$1',
   },

@@ -27,6 +27,10 @@ export type {
  */
 export type { TesseraError, TesseraErrorCode, TesseraErrorDetails } from './shared/errors';
 export type { FieldsStyle, StateStyle, StyleProperty, StyleState } from './shared/style';
+export type { Appearance, AppearanceRules, AppearanceVariables, FieldTexts, RuleSelector, Theme } from './shared/appearance';
+// Types only: this file also runs as a plain script in a browser (loadTessera), where a require() would fail. The
+// texts themselves: `@tessera/js/locale`.
+export type { FieldsText, Locale, LocaleOption } from './shared/locale';
 export type {
   CardFields,
   CardFieldsEventMap,
@@ -37,6 +41,7 @@ export type {
   CvcFieldOptions,
   CvcFieldUpdate,
   FieldsFrame,
+  PresentationOptions,
   TesseraFactory,
   TesseraInstance,
   TesseraOptions,

@@ -4,31 +4,19 @@
  * (hosted/page.ts). Both render the same markup (the gateway's cardInputsMarkup), so the same
  * formatting, brand label, and errors-after-blur apply to both.
  */
+import { LOCALE_TEXTS, type FieldsText } from '../shared/locale';
 import type { AcceptedBrand, ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
 import { withAcceptedBrands } from './acceptedBrands';
 import {
   changePayload,
   checkAll,
   digitsOf,
-  ERROR_MESSAGES,
   formatCardNumber,
   formatExpiry,
   type CardField,
   type FieldChecks,
   type FieldValues,
 } from './cardState';
-
-const BRAND_LABELS: Record<string, string> = {
-  visa: 'Visa',
-  mastercard: 'Mastercard',
-  amex: 'American Express',
-  discover: 'Discover',
-  diners: 'Diners Club',
-  jcb: 'JCB',
-  unionpay: 'UnionPay',
-  maestro: 'Maestro',
-  unknown: '',
-};
 
 export const CARD_FIELDS = ['number', 'expiry', 'cvc'] as const;
 
@@ -62,6 +50,8 @@ export interface CardInputs {
   clear(): void;
   /** Checks and shows only these inputs from now on (the CVC-only field: ['cvc']); the others are hidden. */
   only(fields: readonly CardField[]): void;
+  /** The language of the error messages and the brand text from now on (shared/locale.ts); English until set. */
+  setText(text: FieldsText): void;
   /** Refuses cards of other brands from now on (undefined: every brand). */
   acceptBrands(brands: readonly AcceptedBrand[] | undefined): void;
   /**
@@ -88,6 +78,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   /** Fields whose error the shopper is shown: set when a field loses focus, cleared once it is right. */
   const shown = new Set<FieldName>();
   let inPlay: readonly CardField[] = CARD_FIELDS;
+  let text: FieldsText = LOCALE_TEXTS.en;
   let accepted: readonly AcceptedBrand[] | undefined;
   /** The number's error is shown only because of its brand, not because the shopper left the field. */
   let shownForBrand = false;
@@ -102,7 +93,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
   });
 
   function render(checks: FieldChecks): void {
-    brandLabel.textContent = BRAND_LABELS[checks.brand] ?? '';
+    brandLabel.textContent = text.brands[checks.brand] ?? '';
     for (const field of inPlay) {
       const check = checks[field];
       if (check.error === undefined) shown.delete(field);
@@ -111,7 +102,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
       const input = inputs[field];
       const invalid = error !== undefined || refused !== undefined;
       input.setAttribute('aria-invalid', invalid ? 'true' : 'false');
-      const message = error === undefined ? (refused ?? '') : ERROR_MESSAGES[error];
+      const message = error === undefined ? (refused ?? '') : text.errors[error];
       if (errorOf[field].textContent !== message) errorOf[field].textContent = message;
       hooks.styleInput?.(input, { focus: document.activeElement === input, invalid, complete: check.complete });
     }
@@ -136,7 +127,7 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
       shownForBrand = false;
     }
     render(checks);
-    const payload = changePayload(checks, current, shown, inPlay);
+    const payload = changePayload(checks, current, shown, inPlay, text.errors);
     hooks.onChecked?.(payload, checks);
     return { payload, checks };
   }
@@ -213,6 +204,10 @@ export function wireCardInputs(hooks: CardInputHooks = {}): CardInputs {
     },
     showRefusal(field, message) {
       refusal = { field, message };
+      update();
+    },
+    setText(next) {
+      text = next;
       update();
     },
   };

@@ -6,6 +6,7 @@
 import { cvvLengthForBrand, detectBrand, isValidLengthForBrand, MAX_PAN_LENGTH, type Brand } from '../../../common/src/card/brands';
 import { isExpired, isTooFarAhead } from '../../../common/src/card/expiry';
 import { isLuhnValid } from '../../../common/src/card/luhn';
+import { LOCALE_TEXTS } from '../shared/locale';
 import type { ChangeEventPayload, FieldErrorCode, FieldName } from '../shared/protocol';
 
 export interface FieldCheck {
@@ -137,13 +138,5 @@ export function changePayload(
   return code === undefined ? payload : { ...payload, error: { code, message: messages[code] } };
 }
 
-export const ERROR_MESSAGES: Record<FieldErrorCode, string> = {
-  incomplete_number: 'Your card number is incomplete.',
-  invalid_number: 'Your card number is invalid.',
-  incomplete_expiry: 'Your card’s expiration date is incomplete.',
-  invalid_expiry: 'Your card’s expiration date is invalid.',
-  expired_card: 'Your card’s expiration date is in the past.',
-  incomplete_cvc: 'Your card’s security code is incomplete.',
-  invalid_cvc: 'Your card’s security code is invalid.',
-  brand_not_accepted: 'This card brand is not accepted here. Please use another card.',
-};
+/** The English messages, the default; every language's are in shared/locale.ts (the iframe shows the merchant's `locale`). */
+export const ERROR_MESSAGES: Record<FieldErrorCode, string> = LOCALE_TEXTS.en.errors;

@@ -16,10 +16,13 @@ import {
   type TokenizeError,
 } from '../shared/protocol';
 import { errorTypeOf } from '../shared/errors';
-import { cssPropertyName, styleFor, STYLE_PROPERTIES, type FieldsStyle } from '../shared/style';
+import type { FieldsStyle } from '../shared/style';
+import { LOCALE_TEXTS, type FieldsText } from '../shared/locale';
+import type { FieldsPresentation } from '../shared/appearance';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
-import { digitsOf, ERROR_MESSAGES, type CardField } from './cardState';
+import { digitsOf, type CardField } from './cardState';
 import { byId, wireCardInputs, type InputStates } from './cardInputs';
+import { applyPresentation, styleFieldInput, type AppliedPresentation } from './applyAppearance';
 
 /** Where the card's proof-of-work solution goes (CHALLENGE_SOLUTION_HEADER of @tessera/edge, read by the fields service). */
 const CHALLENGE_HEADER = 'x-tessera-challenge';
@@ -57,19 +60,22 @@ function retryAfterOf(header: string | null): number | undefined {
 }
 
 /**
- * The API's refusals of the card that the shopper can act on, in the fields' words and at the field
- * they concern (shown in the live region as well as rejecting tokenize()). A code not listed here is
- * shown with the API's own message at the number when its type says it is about the card.
+ * The API's refusals of the card that the shopper can act on, in the fields' words (in the fields'
+ * language, shared/locale.ts) and at the field they concern (shown in the live region as well as
+ * rejecting tokenize()). A code not listed here is shown with the API's own message at the number
+ * when its type says it is about the card.
  */
-const REFUSALS_SHOWN: Record<string, { field: CardField; message: string }> = {
-  card_number_invalid: { field: 'number', message: ERROR_MESSAGES.invalid_number },
-  card_expired: { field: 'expiry', message: ERROR_MESSAGES.expired_card },
-  cvv_invalid: { field: 'cvc', message: ERROR_MESSAGES.invalid_cvc },
-  live_card_in_test_mode: { field: 'number', message: 'This is a real card, but this checkout is in test mode: use a test card.' },
-  test_card_in_live_mode: { field: 'number', message: 'This is a test card: please use a real card.' },
-  rate_limited: { field: 'number', message: 'Too many attempts just now. Please wait a moment and try again.' },
-  network_error: { field: 'number', message: 'The card could not be sent. Check the connection and try again.' },
-};
+function refusalsShown(text: FieldsText): Record<string, { field: CardField; message: string }> {
+  return {
+    card_number_invalid: { field: 'number', message: text.errors.invalid_number },
+    card_expired: { field: 'expiry', message: text.errors.expired_card },
+    cvv_invalid: { field: 'cvc', message: text.errors.invalid_cvc },
+    live_card_in_test_mode: { field: 'number', message: text.refusals.live_card_in_test_mode },
+    test_card_in_live_mode: { field: 'number', message: text.refusals.test_card_in_live_mode },
+    rate_limited: { field: 'number', message: text.refusals.rate_limited },
+    network_error: { field: 'number', message: text.networkError },
+  };
+}
 
 function start(): void {
   const form = byId<HTMLFormElement>('card-form');
@@ -84,6 +90,9 @@ function start(): void {
   }
 
   let style: FieldsStyle = {};
+  /** The merchant's look and language (fields/applyAppearance.ts); English and the built-in look until connected. */
+  let presentation: AppliedPresentation | undefined;
+  const text = (): typeof LOCALE_TEXTS.en => presentation?.text ?? LOCALE_TEXTS.en;
   let port: MessagePort | undefined;
   let lastChange = '';
   let tokenizing = false;
@@ -92,12 +101,7 @@ function start(): void {
   const send = (event: FieldsEvent): void => port?.postMessage(event);
 
   function applyStyle(input: HTMLInputElement, states: InputStates): void {
-    const declarations = styleFor(style, states);
-    for (const property of STYLE_PROPERTIES) {
-      const value = declarations[property];
-      if (value === undefined) input.style.removeProperty(cssPropertyName(property));
-      else input.style.setProperty(cssPropertyName(property), value);
-    }
+    styleFieldInput(input, states, style, presentation);
   }
 
   const card = wireCardInputs({
@@ -113,6 +117,12 @@ function start(): void {
     styleInput: applyStyle,
   });
   const { inputs, values } = card;
+
+  /** Theme, texts and language: the handshake's, and any later ones (the whole options each time; applying twice changes nothing). */
+  function present(next: FieldsPresentation): void {
+    presentation = applyPresentation(document, next, navigator.languages ?? [navigator.language]);
+    card.setText(presentation.text);
+  }
   const update = (): void => void card.update();
   // form-action 'none' blocks a submission anyway; Enter in a field must not try one. Enter is the
   // shopper saying "pay": the page hears `submit` and decides (a form of several inputs without a
@@ -184,20 +194,20 @@ function start(): void {
       const message =
         typeof error.message === 'string' ? error.message.slice(0, 300) : `The card could not be tokenized (HTTP ${answer.status}).`;
       const type = errorTypeOf(code, error.type);
-      const shown = REFUSALS_SHOWN[code] ?? (type === 'validation_error' ? { field: 'number' as const, message } : undefined);
+      const shown = refusalsShown(text())[code] ?? (type === 'validation_error' ? { field: 'number' as const, message } : undefined);
       if (shown !== undefined) card.showRefusal(cvcSession === undefined ? shown.field : 'cvc', shown.message);
       // The wait: Retry-After, else one the envelope may carry.
       const retryAfter = answer.retryAfter ?? (typeof error.retryAfter === 'number' ? retryAfterOf(String(error.retryAfter)) : undefined);
       fail({ code, message, type, ...(retryAfter === undefined ? {} : { retryAfter }) });
     };
-    if (tokenizing) return fail({ code: 'tokenize_in_progress', message: 'A tokenization is already in progress.' });
+    if (tokenizing) return fail({ code: 'tokenize_in_progress', message: text().tokenizeInProgress });
     const current = values();
     const firstError = card.showAll();
     const { checks } = card.update();
-    if (firstError !== undefined) return fail({ code: firstError, message: ERROR_MESSAGES[firstError] });
+    if (firstError !== undefined) return fail({ code: firstError, message: text().errors[firstError] });
     const expiry = checks.expiry;
     if (cvcSession === undefined && expiry.value === undefined)
-      return fail({ code: 'invalid_expiry', message: ERROR_MESSAGES.invalid_expiry });
+      return fail({ code: 'invalid_expiry', message: text().errors.invalid_expiry });
     const name = current.name.trim();
     tokenizing = true;
     try {
@@ -228,7 +238,7 @@ function start(): void {
       }
       failWith(answer);
     } catch {
-      const refusal = REFUSALS_SHOWN.network_error as { field: CardField; message: string };
+      const refusal = refusalsShown(text()).network_error as { field: CardField; message: string };
       card.showRefusal(cvcSession === undefined ? refusal.field : 'cvc', refusal.message);
       fail({ code: 'network_error', message: refusal.message, type: 'network_error' });
     } finally {
@@ -248,6 +258,7 @@ function start(): void {
   /** The merchant's options, at connect and on every update(): applied in place, keeping what was typed. */
   function applyOptions(options: FieldsDisplayOptions): void {
     style = options.style;
+    present(options.presentation ?? {});
     byId('name-row').hidden = !options.holderName || cvcSession !== undefined;
     card.acceptBrands(options.acceptedBrands);
   }

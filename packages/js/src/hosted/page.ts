@@ -5,6 +5,7 @@
  * a submission the server would refuse anyway, showing why next to the field.
  */
 import { byId, CARD_FIELDS, wireCardInputs } from '../fields/cardInputs';
+import { isLocale, LOCALE_TEXTS } from '../shared/locale';
 import { parseChallenge, solveChallenge } from '../shared/proofOfWork';
 
 const FIELD_INPUT: Record<(typeof CARD_FIELDS)[number], string> = { number: 'cc-number', expiry: 'cc-exp', cvc: 'cc-csc' };
@@ -13,6 +14,10 @@ function start(): void {
   const form = byId<HTMLFormElement>('card-form');
   const submit = byId<HTMLButtonElement>('pay-submit');
   const card = wireCardInputs();
+  // The card inputs' language (cardInputsMarkup's locale; the nearest lang, which may be a part of the page marked
+  // apart): the messages shown as the shopper types are in the same one.
+  const lang = byId('cc-number').closest<HTMLElement>('[lang]')?.lang ?? 'en';
+  card.setText(LOCALE_TEXTS[isLocale(lang) ? lang : 'en']);
   card.update();
   let submitting = false;
   form.addEventListener('submit', (event) => {

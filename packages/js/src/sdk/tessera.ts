@@ -22,7 +22,10 @@ import {
 } from '../shared/protocol';
 import { errorTypeOf, TesseraError, type TesseraErrorCode } from '../shared/errors';
 import { checkFieldsStyle, type FieldsStyle } from '../shared/style';
+import { checkPresentation, presentationOptionsOf } from '../shared/appearance';
+import { isLocaleOption, LOCALE_TEXTS, resolveLocale, type Locale } from '../shared/locale';
 import { startPageReports } from './pageReport';
+import { warnIfUnreadable } from './contrastHint';
 import type {
   CardFields,
   CardFieldsEventMap,
@@ -47,7 +50,6 @@ const TOKENIZE_TIMEOUT_MS = 60_000;
 const LOAD_GRACE_MS = 5_000;
 /** A frame that has not even loaded by then (a fields origin that does not answer) has failed too. */
 const MOUNT_TIMEOUT_MS = 30_000;
-const DEFAULT_TITLE = 'Secure card payment input frame';
 const FIELDS_PATH = '/fields/v1/card';
 /** Marks our iframes, so one container never holds two sets of fields (also across two copies of tessera.js). */
 const FRAME_MARK = 'data-tessera-fields';
@@ -101,6 +103,16 @@ function containerOf(container: string | Element): Element {
 /** What a frame's submission resolves with: the card fields' tokenize result, or the CVC-only field's. */
 type FrameResult = TokenizeResult | CvcResult;
 
+/** The fields' language as this page's browser resolves it (the iframe resolves 'auto' again, in the same browser). */
+function localeOf(options: FrameOptions): Locale {
+  return resolveLocale(options.locale, navigator.languages ?? []);
+}
+
+/** The iframe's title: the merchant's, else ours in the fields' language. */
+function titleOf(options: FrameOptions): string {
+  return options.title ?? LOCALE_TEXTS[localeOf(options)].frameTitle;
+}
+
 /** The options as the iframe receives them (connect and update); throws on a style or brand list it would refuse. */
 function displayOptionsOf(options: FrameOptions): FieldsDisplayOptions {
   const style = checkFieldsStyle(options.style);
@@ -115,7 +127,14 @@ function displayOptionsOf(options: FrameOptions): FieldsDisplayOptions {
       );
     }
   }
-  const display: FieldsDisplayOptions = { style: style.style as FieldsStyle, holderName: options.holderName === true };
+  // Theme, texts and language (shared/appearance.ts), contrast included; the iframe checks them again.
+  const presentation = checkPresentation(presentationOptionsOf(options));
+  if (!presentation.ok) throw new TesseraError(presentation.code, `Tessera: ${presentation.message}`);
+  const display: FieldsDisplayOptions = {
+    style: style.style as FieldsStyle,
+    holderName: options.holderName === true,
+    ...(Object.keys(presentation.presentation).length > 0 ? { presentation: presentation.presentation } : {}),
+  };
   return acceptedBrands === undefined ? display : { ...display, acceptedBrands: [...acceptedBrands] };
 }
 
@@ -287,16 +306,19 @@ function createFieldsFrame(
         'Tessera: this container already holds card fields; unmount() or destroy() them first, or use another container.',
       );
     }
+    // Without an appearance the built-in look is for light pages: say so in the console if this one is dark.
+    if (options.appearance === undefined) warnIfUnreadable(container);
     const nonce = randomNonce();
     const iframe = document.createElement('iframe');
     // The query tells the server the key and the page's claimed origin (it answers a refusal page
     // the frame can show when they do not fit; frame-ancestors still enforces the real parent).
     // The fragment never leaves the browser.
-    const query = new URLSearchParams({ key: publishableKey });
+    // The page is served in the language the iframe will pick (it resolves 'auto' itself, from the same browser).
+    const query = new URLSearchParams({ key: publishableKey, locale: localeOf(options) });
     if (isOrigin(location.origin)) query.set('origin', location.origin);
     const fragment = new URLSearchParams({ nonce, origin: location.origin });
     iframe.src = `${fieldsOrigin}${FIELDS_PATH}?${query}#${fragment}`;
-    iframe.title = options.title ?? DEFAULT_TITLE;
+    iframe.title = titleOf(options);
     iframe.setAttribute(FRAME_MARK, '');
     iframe.setAttribute('frameborder', '0');
     iframe.setAttribute('scrolling', 'no');
@@ -357,7 +379,7 @@ function createFieldsFrame(
       const nextDisplay = displayOptionsOf(next);
       options = next;
       display = nextDisplay;
-      if (mounted !== undefined) mounted.iframe.title = options.title ?? DEFAULT_TITLE;
+      if (mounted !== undefined) mounted.iframe.title = titleOf(options);
       // Before the handshake there is no port yet: the connect will carry the new options.
       command({ type: 'update', options: display });
     },
@@ -438,10 +460,16 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
   if (!isOrigin(fieldsOrigin)) {
     throw new TesseraError('fields_origin_unknown', 'Tessera: load tessera.js from the fields origin, or pass { fieldsOrigin }.');
   }
+  if (options.locale !== undefined && !isLocaleOption(options.locale)) {
+    throw new TesseraError('invalid_locale', `Tessera: locale must be one of auto, en, de, fr, es, nl (not ${String(options.locale)})`);
+  }
+  /** The instance's locale, where the field's own options name none. */
+  const withLocale = <O extends { locale?: TesseraOptions['locale'] }>(fieldOptions: O): O =>
+    fieldOptions.locale === undefined && options.locale !== undefined ? { ...fieldOptions, locale: options.locale } : fieldOptions;
   if (options.pageReport !== false) startPageReports(publishableKey, fieldsOrigin); // SAQ A kit: the page's scripts, for the inventory.
   return {
     cardFields: (fieldsOptions = {}) => {
-      const frame = createFieldsFrame(publishableKey, fieldsOrigin, fieldsOptions);
+      const frame = createFieldsFrame(publishableKey, fieldsOrigin, withLocale(fieldsOptions));
       // The card fields' frame answers only 'tokenized' (see `success`).
       return facadeOf<CardFields>(frame, { update: frame.update, tokenize: () => frame.tokenize() as Promise<TokenizeResult> });
     },
@@ -453,7 +481,7 @@ export function Tessera(publishableKey: string, options: TesseraOptions = {}): T
           'Tessera: cvcField needs a CVC session ({ token, secret }) your server opened with POST /v1/token/{token}/cvc-sessions.',
         );
       }
-      const frame = createFieldsFrame(publishableKey, fieldsOrigin, fieldOptions, grant);
+      const frame = createFieldsFrame(publishableKey, fieldsOrigin, withLocale(fieldOptions), grant);
       // The CVC-only frame answers only 'cvc_attached' (see `success`).
       return facadeOf<CvcField>(frame, { update: frame.update, submit: () => frame.tokenize() as Promise<CvcResult> });
     },

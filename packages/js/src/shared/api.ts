@@ -5,8 +5,27 @@
 import type { TesseraError } from './errors';
 import type { AcceptedBrand, ChangeEventPayload, CvcResult, CvcSessionGrant, FieldName, TokenizeResult } from './protocol';
 import type { FieldsStyle } from './style';
+import type { Appearance, FieldTexts } from './appearance';
+import type { LocaleOption } from './locale';
 
-export interface CardFieldsOptions {
+/**
+ * How the fields look and read (docs/browser.md "Appearance and locales"); checked at once, a
+ * failure throws TesseraError 'invalid_appearance' (or 'invalid_locale').
+ */
+export interface PresentationOptions {
+  /** A theme ('default', 'night', 'flat') with variables and rules; text colours must pass WCAG AA contrast. */
+  appearance?: Appearance;
+  /** The language of labels, placeholders and messages; default: the Tessera instance's, else 'en'. */
+  locale?: LocaleOption;
+  /** Your own label per input (plain text, at most 80 characters). */
+  labels?: FieldTexts;
+  /** Your own placeholder per input (plain text, at most 60 characters; '' for none). */
+  placeholders?: FieldTexts;
+  /** Hide the labels from view; they stay the inputs' accessible names. */
+  hideLabels?: boolean;
+}
+
+export interface CardFieldsOptions extends PresentationOptions {
   /**
    * A CSS selector or the element the fields are placed in: given, the fields are mounted at once;
    * left out, they are created unmounted and `mount(container)` places them later.
@@ -16,7 +35,7 @@ export interface CardFieldsOptions {
   style?: FieldsStyle;
   /** Show a "Name on card" input (autocomplete cc-name). */
   holderName?: boolean;
-  /** The iframe's accessible title (default "Secure card payment input frame"). */
+  /** The iframe's accessible title (default "Secure card payment input frame", in the `locale`). */
   title?: string;
   /**
    * The brands the merchant takes (default: every brand Tessera takes). A card of another brand is
@@ -71,7 +90,7 @@ export interface CardFields extends FieldsFrame<CardFields> {
   tokenize(): Promise<TokenizeResult>;
 }
 
-export interface CvcFieldOptions {
+export interface CvcFieldOptions extends PresentationOptions {
   /**
    * The CVC session your server opened for the token whose CVC the returning shopper re-enters
    * (POST /v1/token/{token}/cvc-sessions with your secret key): its `{ token, secret }`, or the
@@ -103,6 +122,8 @@ export interface CvcField extends FieldsFrame<CvcField> {
 export interface TesseraOptions {
   /** Where the card fields are served; default: the origin tessera.js itself was loaded from. */
   fieldsOrigin?: string;
+  /** The default language of every field this instance makes ('auto': the shopper's browser language). */
+  locale?: LocaleOption;
   /**
    * Report this page's scripts and meta Content-Security-Policy to Tessera for the dashboard's
    * script inventory (docs/browser.md, "SAQ A kit"); default true. `false`: nothing is reported.

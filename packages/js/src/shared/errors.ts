@@ -20,6 +20,9 @@ export const INTEGRATION_ERROR_CODES = [
   'container_has_fields',
   'already_mounted',
   'invalid_style',
+  // An appearance that fails its check or WCAG AA contrast, bad labels or placeholders; a locale we do not have.
+  'invalid_appearance',
+  'invalid_locale',
   'invalid_accepted_brands',
   'cvc_session_required',
   'fields_not_ready',

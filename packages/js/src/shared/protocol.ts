@@ -8,6 +8,7 @@
  * the CVC-only field the token alone. Nothing else derived from the number (no BIN, no fingerprint):
  * the page may run a skimmer, and the API answers the iframe no more than this anyway.
  */
+import { checkPresentation, type FieldsPresentation } from './appearance';
 import { checkFieldsStyle, type FieldsStyle } from './style';
 
 export const PROTOCOL_VERSION = 1;
@@ -74,6 +75,8 @@ export interface ConnectMessage {
    * typed CVC to this session's token instead of making one. Absent for the card fields.
    */
   cvcSession?: CvcSessionGrant;
+  /** Theme, texts, hidden labels and language (shared/appearance.ts); absent: the built-in look, in English. */
+  presentation?: FieldsPresentation;
 }
 
 /**
@@ -180,7 +183,8 @@ export function parseAcceptedBrands(value: unknown): AcceptedBrand[] | undefined
 }
 
 export function parseConnect(data: unknown): ConnectMessage | undefined {
-  if (!isRecord(data) || !hasOnly(data, ['type', 'v', 'nonce', 'style', 'holderName', 'acceptedBrands', 'cvcSession'])) return undefined;
+  const keys = ['type', 'v', 'nonce', 'style', 'holderName', 'acceptedBrands', 'cvcSession', 'presentation'];
+  if (!isRecord(data) || !hasOnly(data, keys)) return undefined;
   if (data.type !== 'tessera:connect' || data.v !== PROTOCOL_VERSION || !isNonce(data.nonce) || !isBool(data.holderName)) return undefined;
   const cvcSession = data.cvcSession === undefined ? undefined : parseCvcSessionGrant(data.cvcSession);
   if (data.cvcSession !== undefined && cvcSession === undefined) return undefined;
@@ -188,6 +192,9 @@ export function parseConnect(data: unknown): ConnectMessage | undefined {
   if (data.acceptedBrands !== undefined && acceptedBrands === undefined) return undefined;
   const style = checkFieldsStyle(data.style);
   if (!style.ok) return undefined;
+  // Checked again here, contrast included: the page may not be running tessera.js's own check.
+  const presentation = data.presentation === undefined ? undefined : checkPresentation(data.presentation);
+  if (presentation !== undefined && !presentation.ok) return undefined;
   const connect: ConnectMessage = {
     type: data.type,
     v: PROTOCOL_VERSION,
@@ -195,6 +202,7 @@ export function parseConnect(data: unknown): ConnectMessage | undefined {
     style: style.style,
     holderName: data.holderName,
     ...(acceptedBrands === undefined ? {} : { acceptedBrands }),
+    ...(presentation === undefined ? {} : { presentation: presentation.presentation }),
   };
   return cvcSession === undefined ? connect : { ...connect, cvcSession };
 }

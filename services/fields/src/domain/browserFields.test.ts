@@ -3,9 +3,9 @@ import { cardFieldsCsp, fieldsRefusalOf, frameAncestorsOf, isFromFieldsPage, ref
 describe('card fields policy', () => {
   const policy = (allowedOrigins: string[]) => cardFieldsCsp({ scriptHash: "'sha256-AAA='", styleHash: "'sha256-BBB='", allowedOrigins });
 
-  it('allows its own script and style by hash, sends only to its own origin, and is framed only by the key’s origins', () => {
+  it('allows its own script and style by hash and its own fonts, sends only to its own origin, and is framed only by the key’s origins', () => {
     expect(policy(['https://shop.example', 'https://*.shop.example:8443'])).toBe(
-      "default-src 'none'; script-src 'sha256-AAA='; style-src 'sha256-BBB='; connect-src 'self'; " +
+      "default-src 'none'; script-src 'sha256-AAA='; style-src 'sha256-BBB='; font-src 'self'; connect-src 'self'; " +
         "form-action 'none'; base-uri 'none'; frame-ancestors https://shop.example https://*.shop.example:8443",
     );
   });

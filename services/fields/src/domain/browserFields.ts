@@ -31,8 +31,8 @@ export interface CardFieldsPolicyInput {
 }
 
 /**
- * The iframe page's policy: its one inline script and one inline style by hash, nothing else
- * loaded, card data sent only to its own origin (the browser routes are served beside it), no form submission or <base> trick, and framing only by
+ * The iframe page's policy: its one inline script and one inline style by hash, fonts from its own
+ * origin only, nothing else loaded, card data sent only to its own origin (the browser routes are served beside it), no form submission or <base> trick, and framing only by
  * the key's own pages (clickjacking by any other site is refused by the browser).
  */
 export function cardFieldsCsp(input: CardFieldsPolicyInput): string {
@@ -40,6 +40,8 @@ export function cardFieldsCsp(input: CardFieldsPolicyInput): string {
     "default-src 'none'",
     `script-src ${input.scriptHash}`,
     `style-src ${input.styleHash}`,
+    // The fonts the fields serve themselves (/fields/v1/fonts/): a font from elsewhere could learn keystrokes via unicode-range.
+    "font-src 'self'",
     "connect-src 'self'",
     "form-action 'none'",
     "base-uri 'none'",

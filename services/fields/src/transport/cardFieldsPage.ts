@@ -1,31 +1,43 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { LOCALE_TEXTS, type Locale } from '@tessera/js/locale';
 import { cspHashSource, escapeHtml, type FieldsRefusal } from '../domain/browserFields';
+import { FONT_FACES_CSS } from './fieldsFonts';
 
 /** Built by `npm run build` (packages/js/scripts/build-browser.mjs). */
 export const BROWSER_ASSETS_DIR = path.resolve(__dirname, '../../../../packages/js/dist/browser');
 
-/** Shared by the fields page and its refusal pages; inline, allowed by its hash. */
+/**
+ * Shared by the fields page, its refusal pages and the hosted page; inline, allowed by its hash. The
+ * merchant's appearance (packages/js shared/appearance.ts) sets the `--tc-*` custom properties on
+ * the root; each fallback is the built-in look, which is what shows without an appearance. The
+ * served fonts' @font-face rules are the fields page's alone (FIELDS_PAGE_CSS): only its CSP allows
+ * fonts, and a page whose CSP refuses them would only log the refusals.
+ */
 const CSS = `
 *,*::before,*::after{box-sizing:border-box}
-html,body{margin:0;padding:0;background:transparent}
-body{font:16px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1a1a1a}
-form{display:grid;gap:10px;padding:3px}
-.field{display:flex;flex-direction:column;gap:4px;min-width:0}
-.split{display:grid;grid-template-columns:1fr 1fr;gap:10px}
-label{font-size:14px;font-weight:600;color:#333}
+html,body{margin:0;padding:0;background:var(--tc-bg,transparent)}
+body{font-family:var(--tc-font,system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif);font-size:var(--tc-font-size,16px);line-height:var(--tc-line-height,1.4);color:var(--tc-input-text,#1a1a1a)}
+form{display:grid;gap:var(--tc-gap,10px);padding:3px}
+.field{display:flex;flex-direction:column;gap:var(--tc-label-gap,4px);min-width:0}
+.split{display:grid;grid-template-columns:1fr 1fr;gap:var(--tc-gap,10px);align-items:end}
+label{font-size:var(--tc-font-size-sm,14px);font-weight:var(--tc-label-weight,600);color:var(--tc-label,#333)}
 .wrap{position:relative}
-input{width:100%;font:inherit;padding:10px 12px;border:1px solid #767676;border-radius:6px;background:#fff;color:#1a1a1a}
-input:focus{outline:2px solid #0b5fff;outline-offset:1px}
-input[aria-invalid="true"]{border-color:#b00020}
+input{width:100%;font:inherit;padding:var(--tc-pad-y,10px) var(--tc-pad-x,12px);border:var(--tc-border-width,1px) solid var(--tc-border,#767676);border-radius:var(--tc-radius,6px);background:var(--tc-input-bg,#fff);color:var(--tc-input-text,#1a1a1a)}
+input::placeholder{color:var(--tc-placeholder,#757575);opacity:1}
+input:focus{outline:2px solid var(--tc-primary,#0b5fff);outline-offset:1px}
+input[aria-invalid="true"]{border-color:var(--tc-danger,#b00020)}
 #cc-number{padding-right:9em}
-.brand{position:absolute;right:12px;top:50%;transform:translateY(-50%);font-size:13px;color:#4d4d4d;pointer-events:none}
-.errors p{margin:0;color:#b00020;font-size:14px}
+.brand{position:absolute;right:var(--tc-pad-x,12px);top:50%;transform:translateY(-50%);font-size:13px;color:var(--tc-secondary,#4d4d4d);pointer-events:none}
+.errors p{margin:0;color:var(--tc-danger,#b00020);font-size:var(--tc-font-size-sm,14px)}
 .errors p:empty{display:none}
 .notice{margin:0;padding:8px;font-size:14px;color:#333}
 [hidden]{display:none!important}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 `.trim();
+
+/** The card-fields iframe's style: the served fonts' faces (its CSP alone allows fonts, from its own origin) and CSS. */
+const FIELDS_PAGE_CSS = `${FONT_FACES_CSS}\n${CSS}`;
 
 /** The hosted payment page: the fields' CSS plus a full page's layout, a button and a notice. */
 export const HOSTED_PAGE_CSS = `${CSS}
@@ -56,6 +68,8 @@ export interface CardFieldsAssets {
   fieldsJs: string;
   scriptHash: string;
   styleHash: string;
+  /** The card-fields page's style (CSS with the served fonts' @font-face rules). */
+  fieldsStyleHash: string;
   /** The hosted payment page's script (the same input code as the fields), inlined; and its hashes. */
   hostedJs: string;
   hostedScriptHash: string;
@@ -90,6 +104,7 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
     fieldsJs,
     scriptHash: cspHashSource(fieldsJs),
     styleHash: cspHashSource(CSS),
+    fieldsStyleHash: cspHashSource(FIELDS_PAGE_CSS),
     hostedJs,
     hostedScriptHash: cspHashSource(hostedJs),
     hostedStyleHash: cspHashSource(HOSTED_PAGE_CSS),
@@ -100,9 +115,9 @@ export function loadCardFieldsAssets(dir: string = BROWSER_ASSETS_DIR): CardFiel
  * A fields-origin page up to its </head>: never indexed, laid out for phones, its style inline
  * (the CSP allows that style by hash, so `css` must be the one hashed in CardFieldsAssets).
  */
-export function pageOpening(title: string, css: string): string {
+export function pageOpening(title: string, css: string, locale: Locale = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -119,15 +134,16 @@ export function pageOpening(title: string, css: string): string {
  * Its <main> is named after the heading: the merchant's page has an unnamed <main> of its own, and
  * two unnamed ones fail axe's landmark-unique on that page (the frame's document still needs one).
  */
-export function renderCardFieldsPage(assets: CardFieldsAssets): string {
-  return `${pageOpening('Card details', CSS)}
+export function renderCardFieldsPage(assets: CardFieldsAssets, locale: Locale = 'en'): string {
+  const text = LOCALE_TEXTS[locale];
+  return `${pageOpening(text.formTitle, FIELDS_PAGE_CSS, locale)}
 <body>
 <main aria-labelledby="fields-title">
-<h1 class="visually-hidden" id="fields-title">Card details</h1>
+<h1 class="visually-hidden" id="fields-title">${escapeHtml(text.formTitle)}</h1>
 <form id="card-form" novalidate autocomplete="on">
-${cardInputsMarkup({ showName: false })}
+${cardInputsMarkup({ showName: false }, locale)}
 </form>
-<p class="notice" id="standalone" hidden>These card fields work only inside a merchant's checkout page.</p>
+<p class="notice" id="standalone" hidden>${escapeHtml(text.standalone)}</p>
 </main>
 <script>${assets.fieldsJs}</script>
 </body>
@@ -138,29 +154,33 @@ ${cardInputsMarkup({ showName: false })}
 /**
  * The card inputs, their labels and their error elements: one markup for the card-fields iframe
  * and the hosted payment page, driven by the same script code (packages/js fields/cardInputs.ts).
- * The `name`s are what the hosted page's form posts.
+ * The `name`s are what the hosted page's form posts. Labels and placeholders in `locale` (the
+ * iframe sets the merchant's own after the handshake).
  */
-export function cardInputsMarkup(options: { showName: boolean }): string {
+export function cardInputsMarkup(options: { showName: boolean }, locale: Locale = 'en'): string {
+  const { labels, placeholders } = LOCALE_TEXTS[locale];
+  const text = (value: string): string => escapeHtml(value);
+  const placeholder = (value: string): string => (value === '' ? '' : ` placeholder="${escapeHtml(value)}"`);
   return `<div class="field" id="number-field">
-<label for="cc-number">Card number</label>
+<label for="cc-number">${text(labels.number)}</label>
 <div class="wrap">
-<input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23" placeholder="1234 1234 1234 1234" aria-invalid="false" aria-describedby="cc-brand cc-number-error">
+<input id="cc-number" name="cardnumber" type="text" autocomplete="cc-number" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="23"${placeholder(placeholders.number)} aria-invalid="false" aria-describedby="cc-brand cc-number-error">
 <span class="brand" id="cc-brand"></span>
 </div>
 </div>
 <div class="split">
 <div class="field" id="expiry-field">
-<label for="cc-exp">Expiry date (MM / YY)</label>
-<input id="cc-exp" name="exp-date" type="text" autocomplete="cc-exp" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="9" placeholder="MM / YY" aria-invalid="false" aria-describedby="cc-exp-error">
+<label for="cc-exp">${text(labels.expiry)}</label>
+<input id="cc-exp" name="exp-date" type="text" autocomplete="cc-exp" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="9"${placeholder(placeholders.expiry)} aria-invalid="false" aria-describedby="cc-exp-error">
 </div>
 <div class="field" id="cvc-field">
-<label for="cc-csc">Security code</label>
-<input id="cc-csc" name="cvc" type="text" autocomplete="cc-csc" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="4" placeholder="CVC" aria-invalid="false" aria-describedby="cc-csc-error">
+<label for="cc-csc">${text(labels.cvc)}</label>
+<input id="cc-csc" name="cvc" type="text" autocomplete="cc-csc" inputmode="numeric" autocorrect="off" spellcheck="false" maxlength="4"${placeholder(placeholders.cvc)} aria-invalid="false" aria-describedby="cc-csc-error">
 </div>
 </div>
 <div class="field" id="name-row"${options.showName ? '' : ' hidden'}>
-<label for="cc-name">Name on card</label>
-<input id="cc-name" name="ccname" type="text" autocomplete="cc-name" autocapitalize="words" spellcheck="false" maxlength="200" aria-describedby="cc-name-error">
+<label for="cc-name">${text(labels.name)}</label>
+<input id="cc-name" name="ccname" type="text" autocomplete="cc-name" autocapitalize="words" spellcheck="false" maxlength="200"${placeholder(placeholders.name)} aria-describedby="cc-name-error">
 </div>
 <div class="errors" id="card-errors" aria-live="polite">
 <p id="cc-number-error"></p>

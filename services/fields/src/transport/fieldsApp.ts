@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
+import { isLocale, LOCALES, type Locale } from '@tessera/js/locale';
 import { DEFAULT_DISPLAY, FORM_SESSION_ID_PATTERN, hostedPageCsp } from '@tessera/merchant-data';
 import {
   CHALLENGE_SOLUTION_FIELD,
@@ -41,6 +42,7 @@ import {
   type BrowserAuthDeps,
 } from './browserRoutes';
 import { REFUSAL_SCRIPT_HASH, renderCardFieldsPage, renderRefusalPage, type CardFieldsAssets } from './cardFieldsPage';
+import { FONTS_PATH, loadFieldsFonts } from './fieldsFonts';
 import { renderHostedNotice, renderHostedPage, type NoticeLink } from './hostedPage';
 import { registerPageReportRoutes, type PageReportRouteDeps } from './pageReportRoutes';
 
@@ -105,7 +107,8 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   const hsts = deps.hstsMaxAgeSeconds ?? 0;
-  const page = renderCardFieldsPage(deps.assets);
+  // One page per language (`locale` in the iframe URL, from tessera.js), so the fields read right from the first paint.
+  const pages = Object.fromEntries(LOCALES.map((locale) => [locale, renderCardFieldsPage(deps.assets, locale)])) as Record<Locale, string>;
   const recordMetrics = deps.metrics ? httpMetrics(deps.metrics) : undefined;
 
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -174,7 +177,7 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
       'content-security-policy',
       cardFieldsCsp({
         scriptHash: deps.assets.scriptHash,
-        styleHash: deps.assets.styleHash,
+        styleHash: deps.assets.fieldsStyleHash,
         allowedOrigins: found.allowedOrigins,
       }),
     );
@@ -182,10 +185,25 @@ export function createFieldsApp(deps: FieldsAppDeps): Express {
     res.setHeader('cross-origin-resource-policy', 'cross-origin');
     // Allowed origins and revocations change: every load asks again.
     res.setHeader('cache-control', 'no-store');
-    res.end(page);
+    res.end(pages[isLocale(req.query.locale) ? req.query.locale : 'en']);
   });
 
   if (deps.formSessions) registerHostedPage(app, deps, deps.formSessions);
+
+  const fonts = loadFieldsFonts();
+  /**
+   * The fonts a merchant may pick for the fields (fieldsFonts.ts), for the fields page of this
+   * origin only (CORP same-origin); versioned names, so cached for a year.
+   */
+  app.get(`${FONTS_PATH}/:file`, (req: Request, res: Response, next: NextFunction) => {
+    const font = fonts.get(String(req.params.file));
+    if (font === undefined) return next();
+    res.status(200);
+    res.setHeader('content-type', font.contentType);
+    res.setHeader('cross-origin-resource-policy', 'same-origin');
+    res.setHeader('cache-control', 'public, max-age=31536000, immutable');
+    res.end(font.body);
+  });
 
   app.get('/js/v1/tessera.js', (_req: Request, res: Response) => {
     res.status(200);
