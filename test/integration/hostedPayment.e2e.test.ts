@@ -209,22 +209,26 @@ async function expectNoAxeViolations(page: Page): Promise<void> {
 
 describe('the amount, the merchant and the button', () => {
   it.each([
-    ['en', '€12.34', 'Pay €12.34'],
-    ['de', '12,34 €', '12,34 € bezahlen'],
-  ])('are shown in %s, with the logo loaded from its own origin only, and no axe violation', async (locale, amount, button) => {
-    const session = await createSession({ locale });
-    const page = await context.newPage();
-    const response = await page.goto(session.url);
-    expect(response?.headers()['content-security-policy']).toContain(`img-src ${merchant.origin}`);
-    expect(await page.locator('html').getAttribute('lang')).toBe(locale);
-    expect((await page.locator('#pay-amount').textContent())?.replace(/\s/g, ' ')).toContain(amount);
-    expect((await page.locator('#pay-submit').textContent())?.replace(/\s/g, ' ')).toBe(button);
-    expect(await page.locator('.merchant-name').textContent()).toBe('Mug Shop');
-    await page.waitForFunction(() => (document.querySelector('img.logo') as { naturalWidth: number } | null)?.naturalWidth === 80);
-    await expectNoAxeViolations(page);
-    await page.locator('main').screenshot({ path: path.join(SCREENSHOTS, `hosted-amount-${locale}.png`) });
-    await page.close();
-  });
+    ['en', '€12.34', 'Pay €12.34', 'Card number'],
+    ['de', '12,34 €', '12,34 € bezahlen', 'Kartennummer'],
+  ])(
+    'are shown in %s, the card inputs too, with the logo loaded from its own origin only, and no axe violation',
+    async (locale, amount, button, numberLabel) => {
+      const session = await createSession({ locale });
+      const page = await context.newPage();
+      const response = await page.goto(session.url);
+      expect(response?.headers()['content-security-policy']).toContain(`img-src ${merchant.origin}`);
+      expect(await page.locator('html').getAttribute('lang')).toBe(locale);
+      expect((await page.locator('#pay-amount').textContent())?.replace(/\s/g, ' ')).toContain(amount);
+      expect((await page.locator('#pay-submit').textContent())?.replace(/\s/g, ' ')).toBe(button);
+      expect(await page.locator('.merchant-name').textContent()).toBe('Mug Shop');
+      await expect(page.getByLabel(numberLabel, { exact: true }).count()).resolves.toBe(1);
+      await page.waitForFunction(() => (document.querySelector('img.logo') as { naturalWidth: number } | null)?.naturalWidth === 80);
+      await expectNoAxeViolations(page);
+      await page.locator('main').screenshot({ path: path.join(SCREENSHOTS, `hosted-amount-${locale}.png`) });
+      await page.close();
+    },
+  );
 });
 
 describe('a declined card, then another card in the same session', () => {

@@ -56,8 +56,7 @@ h1{font-size:20px;margin:0 0 4px}
 .merchant-name{margin:0;font-weight:600}
 .amount{margin:0 0 4px;font-size:28px;font-weight:700}
 .back{margin:16px 0 0}
-.back a{color:#0b4fd6}
-.lang-part{display:contents}`;
+.back a{color:#0b4fd6}`;
 
 export interface CardFieldsAssets {
   /** tessera.js, served to merchant pages. */

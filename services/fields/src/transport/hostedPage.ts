@@ -137,11 +137,7 @@ export function renderHostedPage(assets: CardFieldsAssets, input: HostedPageInpu
 </form>
 `
     : '';
-  // The card inputs' labels are English until cardInputsMarkup takes the page's locale: marked so (WCAG 3.1.2).
-  const cardInputs =
-    locale === 'en'
-      ? cardInputsMarkup({ showName: true })
-      : `<div class="lang-part" lang="en">\n${cardInputsMarkup({ showName: true })}\n</div>`;
+  const cardInputs = cardInputsMarkup({ showName: true }, locale);
   const total =
     amount === null
       ? ''
