@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(here, 'dist', 'browser');
@@ -55,7 +56,9 @@ for (const { name, project, entry } of ENTRIES) {
   const result = spawnSync(process.execPath, [tsc, '-p', path.join(here, project)], { cwd: here, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
   const amd = fs.readFileSync(path.join(here, 'dist', 'amd', name), 'utf8');
-  const script = wrap(amd, entry, name);
+  // Minified: every merchant page downloads tessera.js, and the fields page inlines fields.js
+  // into each load of the iframe. esbuild only minifies here (no lowering: tsc chose the target).
+  const script = transformSync(wrap(amd, entry, name), { minify: true, legalComments: 'inline' }).code;
   fs.writeFileSync(path.join(out, name), script);
   manifest[name] = {
     integrity: `sha384-${crypto.createHash('sha384').update(script).digest('base64')}`,
