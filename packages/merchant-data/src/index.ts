@@ -4,6 +4,7 @@
 // each with the domain rules its store needs. Key names in Redis are part of the contract.
 export * from './domain/slots';
 export * from './domain/randomIds';
+export * from './domain/eventTypes';
 export * from './domain/apiKeys';
 export * from './domain/apiKeyDecision';
 export * from './domain/keyRestrictions';
