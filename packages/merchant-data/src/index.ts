@@ -5,6 +5,7 @@
 export * from './domain/slots';
 export * from './domain/randomIds';
 export * from './domain/eventTypes';
+export * from './domain/events';
 export * from './domain/apiKeys';
 export * from './domain/apiKeyDecision';
 export * from './domain/keyRestrictions';
