@@ -28,6 +28,7 @@ export * from './store/redisApiKeyStore';
 export * from './store/apiKeyMoveRequests';
 export * from './store/auditLog';
 export * from './store/formSessionStore';
+export * from './store/eventStore';
 export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';
