@@ -5,6 +5,7 @@
 export * from './domain/slots';
 export * from './domain/randomIds';
 export * from './domain/eventTypes';
+export * from './domain/events';
 export * from './domain/apiKeys';
 export * from './domain/apiKeyDecision';
 export * from './domain/keyRestrictions';
@@ -27,6 +28,7 @@ export * from './store/redisApiKeyStore';
 export * from './store/apiKeyMoveRequests';
 export * from './store/auditLog';
 export * from './store/formSessionStore';
+export * from './store/eventStore';
 export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';

@@ -1,0 +1,43 @@
+import { EVENT_TYPES } from './eventTypes';
+import { buildEvent, EVENT_ID_PATTERN, EVENT_OBJECT_SCHEMAS } from './events';
+
+const PAN = '4242424242424242';
+
+describe('event records', () => {
+  it('build with an evt_ id, unix seconds and the parsed object', () => {
+    const event = buildEvent({
+      type: 'token.created',
+      merchantId: 'm_1',
+      mode: 'test',
+      object: { id: 'tok_abcdefgh', brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: 2030 },
+      now: new Date('2026-11-26T00:00:00Z'),
+    });
+    expect(event.id).toMatch(EVENT_ID_PATTERN);
+    expect(event.created).toBe(Date.UTC(2026, 10, 26) / 1000);
+    expect(event.data.object).toEqual({ id: 'tok_abcdefgh', brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: 2030 });
+  });
+
+  it('never let a PAN-like value pass any schema, in any field', () => {
+    for (const type of EVENT_TYPES) {
+      const schema = EVENT_OBJECT_SCHEMAS[type];
+      for (const object of [
+        { id: PAN },
+        { id: `tok_${PAN}` },
+        { id: 'tok_abcdefgh', number: PAN },
+        { id: 'tok_abcdefgh', pan: PAN, status: 'completed', kind: 'secret', mode: 'test' },
+        { id: 'tok_abcdefgh', brand: `visa ${PAN}`, status: `x${PAN}`, kind: PAN, mode: 'test' },
+        { id: 'tok_abcdefgh', last4: PAN },
+      ]) {
+        expect(schema.safeParse(object).success).toBe(false);
+      }
+      expect(() => buildEvent({ type, merchantId: 'm_1', mode: 'test', object: { id: `tok_${PAN}` } })).toThrow(/schema/);
+    }
+  });
+
+  it('refuse a CVV-bearing or key-bearing object', () => {
+    expect(EVENT_OBJECT_SCHEMAS['token.created'].safeParse({ id: 'tok_abcdefgh', cvv: '123' }).success).toBe(false);
+    expect(
+      EVENT_OBJECT_SCHEMAS['api_key.created'].safeParse({ id: 'key_abcdefgh', kind: 'secret', mode: 'test', key: 'tsk_x' }).success,
+    ).toBe(false);
+  });
+});

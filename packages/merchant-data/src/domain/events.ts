@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { EVENT_TYPES, type EventType } from './eventTypes';
+import { randomId } from './randomIds';
+
+/**
+ * Events as records (issue 27, item 1). Each type's object is a strict zod schema holding only what
+ * a merchant may see without PCI scope: token ids, brand, last4 and expiry at most, never a card
+ * number or CVV. Strict objects refuse unknown fields, and every string refuses a run of 12 or
+ * more digits, so a PAN cannot reach an event even under a field name we allow.
+ */
+const PAN_LIKE = /\d[\d -]{10,}\d/;
+const safeString = (pattern: RegExp) =>
+  z
+    .string()
+    .max(200)
+    .regex(pattern)
+    .refine((value) => !PAN_LIKE.test(value), 'must not hold a card-number-like value');
+
+const objectId = safeString(/^[a-z]+_[A-Za-z0-9_-]{4,80}$/);
+
+const tokenObject = z.strictObject({
+  id: objectId,
+  brand: safeString(/^[a-z_]{1,32}$/).optional(),
+  last4: z
+    .string()
+    .regex(/^\d{4}$/)
+    .optional(),
+  expiryMonth: z.number().int().min(1).max(12).optional(),
+  expiryYear: z.number().int().min(2000).max(2200).optional(),
+});
+const formSessionObject = z.strictObject({ id: objectId, status: safeString(/^[a-z_]{1,32}$/) });
+const apiKeyObject = z.strictObject({
+  id: objectId,
+  kind: safeString(/^[a-z_]{1,32}$/),
+  mode: z.enum(['test', 'live']),
+});
+const cvcSessionObject = z.strictObject({ id: objectId });
+const cardTestingObject = z.strictObject({
+  failures: z.number().int().min(0),
+  windowSeconds: z.number().int().min(1),
+});
+
+export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
+  'form_session.completed': formSessionObject,
+  'form_session.expired': formSessionObject,
+  'token.created': tokenObject,
+  'token.updated': tokenObject,
+  'token.retained': tokenObject,
+  'token.deleted': tokenObject,
+  'token.expiring_soon': tokenObject,
+  'cvv.expired_unused': cvcSessionObject,
+  'api_key.created': apiKeyObject,
+  'api_key.revoked': apiKeyObject,
+  'api_key.expiring_soon': apiKeyObject,
+  'card_testing.suspected': cardTestingObject,
+};
+
+export interface EventRecord {
+  id: string;
+  type: EventType;
+  /** Unix seconds. */
+  created: number;
+  merchantId: string;
+  mode: 'test' | 'live';
+  data: { object: Record<string, unknown> };
+}
+
+export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{16}$/;
+
+export function newEventId(): string {
+  return randomId('evt_');
+}
+
+/** Builds a record, or throws if the object does not fit its type's schema (never echoing it). */
+export function buildEvent(input: {
+  type: EventType;
+  merchantId: string;
+  mode: 'test' | 'live';
+  object: Record<string, unknown>;
+  now?: Date;
+}): EventRecord {
+  if (!(EVENT_TYPES as readonly string[]).includes(input.type)) throw new Error('unknown event type');
+  const parsed = EVENT_OBJECT_SCHEMAS[input.type].safeParse(input.object);
+  if (!parsed.success) throw new Error(`event object does not fit the ${input.type} schema`);
+  return {
+    id: newEventId(),
+    type: input.type,
+    created: Math.floor((input.now ?? new Date()).getTime() / 1000),
+    merchantId: input.merchantId,
+    mode: input.mode,
+    data: { object: parsed.data as Record<string, unknown> },
+  };
+}

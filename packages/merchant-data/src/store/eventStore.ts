@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import type { EventType } from '../domain/eventTypes';
+import type { EventRecord } from '../domain/events';
+
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
+/** Far above what retention needs, so a future delivery consumer group never loses an entry to trimming. */
+const STREAM_MAX_LENGTH = 1_000_000;
+
+export interface EventListQuery {
+  type?: EventType;
+  limit: number;
+  startingAfter?: string;
+}
+
+export interface EventStore {
+  record(event: EventRecord): Promise<void>;
+  get(merchantId: string, mode: EventRecord['mode'], id: string): Promise<EventRecord | undefined>;
+  /** Newest first; `limit` + 1 read so the caller learns `hasMore`. */
+  list(merchantId: string, mode: EventRecord['mode'], query: EventListQuery): Promise<{ data: EventRecord[]; hasMore: boolean }>;
+}
+
+/**
+ * Keys share the merchant's slot (`{m:<merchantId>}`), so the record, its indexes and the stream
+ * entry are written in one MULTI: an event listed is an event a delivery consumer will see.
+ */
+export class RedisEventStore implements EventStore {
+  private readonly retentionMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    retentionDays = DEFAULT_EVENT_RETENTION_DAYS,
+  ) {
+    this.retentionMs = retentionDays * 86_400_000;
+  }
+
+  private base(merchantId: string): string {
+    return `tessera:events:{m:${merchantId}}:`;
+  }
+
+  private indexKey(merchantId: string, mode: string, type?: string): string {
+    return `${this.base(merchantId)}index:${mode}${type ? `:${type}` : ''}`;
+  }
+
+  async record(event: EventRecord): Promise<void> {
+    const base = this.base(event.merchantId);
+    const createdMs = event.created * 1000;
+    const cutoff = Date.now() - this.retentionMs;
+    const json = JSON.stringify(event);
+    const tx = this.redis.multi().set(`${base}evt:${event.id}`, json, 'PX', this.retentionMs);
+    for (const index of [this.indexKey(event.merchantId, event.mode), this.indexKey(event.merchantId, event.mode, event.type)]) {
+      tx.zadd(index, createdMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
+    }
+    tx.xadd(`${base}stream`, 'MAXLEN', '~', STREAM_MAX_LENGTH, '*', 'event', json);
+    const results = await tx.exec();
+    const failed = results?.find(([error]) => error);
+    if (!results || failed) throw new Error('event could not be recorded');
+  }
+
+  async get(merchantId: string, mode: EventRecord['mode'], id: string): Promise<EventRecord | undefined> {
+    const json = await this.redis.get(`${this.base(merchantId)}evt:${id}`);
+    if (!json) return undefined;
+    const event = JSON.parse(json) as EventRecord;
+    // Another mode's id answers like an unknown one.
+    return event.mode === mode ? event : undefined;
+  }
+
+  async list(merchantId: string, mode: EventRecord['mode'], query: EventListQuery): Promise<{ data: EventRecord[]; hasMore: boolean }> {
+    const index = this.indexKey(merchantId, mode, query.type);
+    let start = 0;
+    if (query.startingAfter) {
+      const rank = await this.redis.zrevrank(index, query.startingAfter);
+      if (rank === null) return { data: [], hasMore: false };
+      start = rank + 1;
+    }
+    const ids = await this.redis.zrevrange(index, start, start + query.limit);
+    const hasMore = ids.length > query.limit;
+    const page = ids.slice(0, query.limit);
+    if (page.length === 0) return { data: [], hasMore: false };
+    const jsons = await this.redis.mget(page.map((id) => `${this.base(merchantId)}evt:${id}`));
+    const data = jsons.filter((json): json is string => json !== null).map((json) => JSON.parse(json) as EventRecord);
+    return { data, hasMore };
+  }
+}
