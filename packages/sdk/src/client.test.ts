@@ -106,6 +106,53 @@ describe('Tessera client', () => {
     expect(seen).toHaveLength(4);
   });
 
+  it('creates, retrieves, lists, deletes webhook endpoints and rotates their secret', async () => {
+    const tessera = new Tessera('tsk_test_abc', { baseUrl });
+    reply = (req, res) => {
+      res.writeHead(req.method === 'DELETE' ? 204 : 200, { 'content-type': 'application/json' });
+      res.end(req.method === 'DELETE' ? '' : JSON.stringify({ id: 'we_1', object: 'webhook_endpoint', secret: 'whsec_x' }));
+    };
+    const created = await tessera.webhookEndpoints.create(
+      { url: 'https://shop.test/hooks', enabledEvents: ['token.created'] },
+      { idempotencyKey: 'k1' },
+    );
+    expect(created).toMatchObject({ id: 'we_1', secret: 'whsec_x' });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/webhook-endpoints' });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ url: 'https://shop.test/hooks', enabledEvents: ['token.created'] });
+    expect(seen[0]?.headers['idempotency-key']).toBe('k1');
+    await tessera.webhookEndpoints.retrieve('we_1');
+    await tessera.webhookEndpoints.list();
+    await tessera.webhookEndpoints.rotateSecret('we_1', { expiresInSeconds: 60 });
+    await tessera.webhookEndpoints.del('we/1');
+    expect(seen.slice(1).map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual([
+      'GET /v1/webhook-endpoints/we_1 ',
+      'GET /v1/webhook-endpoints ',
+      'POST /v1/webhook-endpoints/we_1/rotate-secret {"expiresInSeconds":60}',
+      'DELETE /v1/webhook-endpoints/we%2F1 ',
+    ]);
+    await expect(tessera.webhookEndpoints.retrieve('')).rejects.toThrow(/needs an id/);
+  });
+
+  it('lists events with filters and retrieves one', async () => {
+    const tessera = new Tessera('tsk_test_abc', { baseUrl });
+    reply = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [], hasMore: false }));
+    };
+    expect(await tessera.events.list({ type: 'token.created', limit: 3, startingAfter: 'evt_9' })).toEqual({
+      object: 'list',
+      data: [],
+      hasMore: false,
+    });
+    await tessera.events.list();
+    await tessera.events.retrieve('evt_1');
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'GET /v1/events?type=token.created&limit=3&startingAfter=evt_9',
+      'GET /v1/events',
+      'GET /v1/events/evt_1',
+    ]);
+  });
+
   it('opens a CVC session with a POST and no body, and returns the grant', async () => {
     const grant = { object: 'cvc_session', token: 'tok.a/b', secret: `cvcs_${'A'.repeat(43)}`, expiresAt: '2030-01-01T00:10:00.000Z' };
     reply = (_req, res) => {

@@ -5,6 +5,13 @@ import type {
   FormSession,
   FormSessionCreateInput,
   FormSessionList,
+  EventList,
+  EventListParams,
+  TesseraEvent,
+  WebhookEndpoint,
+  WebhookEndpointCreateInput,
+  WebhookEndpointList,
+  WebhookSecretRotateInput,
   FormSessionListParams,
   ProxyRequest,
   PspResponse,
@@ -121,6 +128,28 @@ export class Tessera {
     list(params?: FormSessionListParams, options?: RequestOptions): Promise<FormSessionList>;
   };
 
+  /** Where Tessera sends signed events (docs/webhooks.md, "Webhook endpoints"); of this key's merchant and mode. */
+  readonly webhookEndpoints: {
+    /** POST /v1/webhook-endpoints: 201 with the endpoint and its `secret` (shown only here and by rotateSecret). */
+    create(params: WebhookEndpointCreateInput, options?: RequestOptions): Promise<WebhookEndpoint>;
+    /** GET /v1/webhook-endpoints/{id}: without the secret. */
+    retrieve(id: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+    /** GET /v1/webhook-endpoints. */
+    list(options?: RequestOptions): Promise<WebhookEndpointList>;
+    /** DELETE /v1/webhook-endpoints/{id}. */
+    del(id: string, options?: RequestOptions): Promise<void>;
+    /** POST /v1/webhook-endpoints/{id}/rotate-secret: the new secret; the old one signs too until it expires. */
+    rotateSecret(id: string, params?: WebhookSecretRotateInput, options?: RequestOptions): Promise<WebhookEndpoint>;
+  };
+
+  /** The events of this key's merchant and mode (docs/webhooks.md, "Events"). */
+  readonly events: {
+    /** GET /v1/events: newest first; filter by type, page with startingAfter. */
+    list(params?: EventListParams, options?: RequestOptions): Promise<EventList>;
+    /** GET /v1/events/{id}. */
+    retrieve(id: string, options?: RequestOptions): Promise<TesseraEvent>;
+  };
+
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
 
@@ -187,6 +216,52 @@ export class Tessera {
         const suffix = query.size > 0 ? `?${query.toString()}` : '';
         return (await this.#json<FormSessionList>({ method: 'GET', path: `/form-sessions${suffix}`, options: opts })).body;
       },
+    };
+
+    const idPath = (what: string, id: string) => {
+      if (typeof id !== 'string' || id === '') throw new TypeError(`${what} needs an id (a non-empty string).`);
+      return encodeURIComponent(id);
+    };
+    this.webhookEndpoints = {
+      create: async (params, opts) => {
+        if (params === null || typeof params !== 'object') {
+          throw new TypeError('webhookEndpoints.create needs the endpoint: { url, enabledEvents }.');
+        }
+        return (await this.#json<WebhookEndpoint>({ method: 'POST', path: '/webhook-endpoints', body: params, options: opts })).body;
+      },
+      retrieve: async (id, opts) =>
+        (
+          await this.#json<WebhookEndpoint>({
+            method: 'GET',
+            path: `/webhook-endpoints/${idPath('webhookEndpoints.retrieve', id)}`,
+            options: opts,
+          })
+        ).body,
+      list: async (opts) => (await this.#json<WebhookEndpointList>({ method: 'GET', path: '/webhook-endpoints', options: opts })).body,
+      del: async (id, opts) => {
+        await this.#send({ method: 'DELETE', path: `/webhook-endpoints/${idPath('webhookEndpoints.del', id)}`, options: opts });
+      },
+      rotateSecret: async (id, params = {}, opts) =>
+        (
+          await this.#json<WebhookEndpoint>({
+            method: 'POST',
+            path: `/webhook-endpoints/${idPath('webhookEndpoints.rotateSecret', id)}/rotate-secret`,
+            body: params,
+            options: opts,
+          })
+        ).body,
+    };
+    this.events = {
+      list: async (params = {}, opts) => {
+        const query = new URLSearchParams();
+        if (params.type !== undefined) query.set('type', params.type);
+        if (params.limit !== undefined) query.set('limit', String(params.limit));
+        if (params.startingAfter !== undefined) query.set('startingAfter', params.startingAfter);
+        const suffix = query.size > 0 ? `?${query.toString()}` : '';
+        return (await this.#json<EventList>({ method: 'GET', path: `/events${suffix}`, options: opts })).body;
+      },
+      retrieve: async (id, opts) =>
+        (await this.#json<TesseraEvent>({ method: 'GET', path: `/events/${idPath('events.retrieve', id)}`, options: opts })).body,
     };
   }
 

@@ -18,3 +18,13 @@ export {
   type FormSessionCompletionAnswer,
   type VerifyCompletionOptions,
 } from './completionSignature';
+export {
+  webhooks,
+  constructEvent,
+  signWebhookPayload,
+  WebhookSignatureError,
+  WEBHOOK_SIGNATURE_HEADER,
+  type WebhookEvent,
+  type WebhookSignatureFailureReason,
+  type ConstructEventOptions,
+} from './webhooks';

@@ -199,3 +199,56 @@ export interface FormSessionList {
   data: FormSession[];
   hasMore: boolean;
 }
+
+/** A webhook endpoint (docs/webhooks.md, "Webhook endpoints"), of one merchant and mode. */
+export interface WebhookEndpoint {
+  /** `we_…`. */
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  /** Event types (docs/webhooks.md), or `["*"]` for all. */
+  enabledEvents: string[];
+  status: 'enabled' | 'disabled';
+  createdAt: string;
+  /** `whsec_…`: only in the answer of create and rotateSecret. Keep it; it is never shown again. */
+  secret?: string;
+}
+
+export interface WebhookEndpointCreateInput {
+  url: string;
+  enabledEvents: string[];
+}
+
+export interface WebhookEndpointList {
+  object: 'list';
+  data: WebhookEndpoint[];
+  hasMore: boolean;
+}
+
+export interface WebhookSecretRotateInput {
+  /** How long the old secret keeps signing deliveries beside the new one, 0 to 7 days (default 24 h). */
+  expiresInSeconds?: number;
+}
+
+/** An event record (docs/webhooks.md, "Events"): no card data beyond brand, last4 and expiry. */
+export interface TesseraEvent<TObject = Record<string, unknown>> {
+  /** `evt_…`. */
+  id: string;
+  type: string;
+  /** Unix seconds. */
+  created: number;
+  mode: 'test' | 'live';
+  data: { object: TObject };
+}
+
+export interface EventListParams {
+  type?: string;
+  limit?: number;
+  startingAfter?: string;
+}
+
+export interface EventList {
+  object: 'list';
+  data: TesseraEvent[];
+  hasMore: boolean;
+}
