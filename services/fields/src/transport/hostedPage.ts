@@ -1,6 +1,6 @@
 import { formatAmount, type FormSessionDisplay, type PageLocale } from '@tessera/merchant-data';
 import { escapeHtml } from '../domain/browserFields';
-import { cardInputsMarkup, HOSTED_PAGE_CSS, type CardFieldsAssets } from './cardFieldsPage';
+import { cardInputsMarkup, HOSTED_PAGE_CSS, pageOpening, type CardFieldsAssets } from './cardFieldsPage';
 
 /** The page's own words in each locale it is written in (the merchant's texts are shown as given). */
 interface PageText {
@@ -88,19 +88,6 @@ export interface HostedPageInput {
   errorMessage?: string;
 }
 
-/** A full page of the fields origin up to its </head>, in the page's language; its style is allowed by hash. */
-function hostedPageOpening(title: string, locale: PageLocale): string {
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${HOSTED_PAGE_CSS}</style>
-</head>`;
-}
-
 /**
  * The merchant's name and logo. The logo is the only thing the page loads from elsewhere: its
  * origin alone is allowed by the CSP (img-src), and it is fetched without a Referer (the page
@@ -142,7 +129,7 @@ export function renderHostedPage(assets: CardFieldsAssets, input: HostedPageInpu
     amount === null
       ? ''
       : `<p class="amount" id="pay-amount"><span class="visually-hidden">${text.total}: </span>${escapeHtml(amount)}</p>\n`;
-  return `${hostedPageOpening(text.title, locale)}
+  return `${pageOpening(text.title, HOSTED_PAGE_CSS, locale)}
 <body>
 <main>
 ${merchantHeader(input.display)}<h1>${text.title}</h1>
