@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'api_key.revoked',
   'api_key.expiring_soon',
   'card_testing.suspected',
+  'webhook_endpoint.disabled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

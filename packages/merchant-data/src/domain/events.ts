@@ -40,6 +40,13 @@ const cardTestingObject = z.strictObject({
   windowSeconds: z.number().int().min(1),
 });
 
+// The endpoint's id and why delivery stopped; never its URL (it may hold a path the merchant keeps private) or a response.
+const webhookEndpointObject = z.strictObject({
+  id: objectId,
+  status: safeString(/^[a-z_]{1,32}$/),
+  failingSince: z.number().int().min(0).optional(),
+});
+
 export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
   'form_session.completed': formSessionObject,
   'form_session.expired': formSessionObject,
@@ -53,6 +60,7 @@ export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
   'api_key.revoked': apiKeyObject,
   'api_key.expiring_soon': apiKeyObject,
   'card_testing.suspected': cardTestingObject,
+  'webhook_endpoint.disabled': webhookEndpointObject,
 };
 
 export interface EventRecord {
