@@ -23,7 +23,7 @@ it('retries registering TESSERA_DEV_API_KEY while Redis refuses writes, is not r
   redisConfigSet(env.redis.port, 'min-replicas-to-write', '1');
   let restored = false;
   try {
-    const gateway = await env.stack.startGatewayReplica({ TESSERA_DEV_API_KEY: DEV_KEY });
+    const gateway = await env.stack.startGatewayReplica({ TESSERA_DEV_API_KEY: DEV_KEY }, { waitReady: false });
     const ready = async () => {
       const res = await fetch(`${gateway.baseUrl}/readyz`);
       return { status: res.status, body: (await res.json()) as { checks: Record<string, string> } };

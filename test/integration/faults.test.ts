@@ -173,7 +173,7 @@ it('a vault that accepts TCP but never speaks HTTP/2: tokenize 503 within the de
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const port = (silent.address() as net.AddressInfo).port;
   try {
-    const replica = await env.stack.startGatewayReplica({ VAULT_ADDR: `127.0.0.1:${port}` });
+    const replica = await env.stack.startGatewayReplica({ VAULT_ADDR: `127.0.0.1:${port}` }, { waitReady: false });
     const viaReplica = (route: string, body?: unknown) =>
       fetch(`${replica.baseUrl}${route}`, {
         method: body === undefined ? 'GET' : 'POST',

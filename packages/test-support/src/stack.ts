@@ -183,9 +183,13 @@ export class Stack extends ServiceStack {
 
   /**
    * Another gateway process on the same Redis, vault and proxy (a second replica), with extra
-   * environment such as FIELDS_PORT. Stopped with the stack.
+   * environment such as FIELDS_PORT; resolves once it answers /readyz (`waitReady: false` for a
+   * replica meant not to be ready). Stopped with the stack.
    */
-  async startGatewayReplica(env: Record<string, string> = {}): Promise<{ baseUrl: string; process: ManagedProcess }> {
+  async startGatewayReplica(
+    env: Record<string, string> = {},
+    { waitReady = true }: { waitReady?: boolean } = {},
+  ): Promise<{ baseUrl: string; process: ManagedProcess }> {
     const port = await freePort();
     const proc = this.spawn('gateway', process.execPath, [path.join(ROOT, 'services', 'gateway', 'dist', 'main.js')], {
       ...this.env,
@@ -194,7 +198,12 @@ export class Stack extends ServiceStack {
       ...env,
     });
     await proc.waitForOutput('gateway listening');
-    return { baseUrl: `http://127.0.0.1:${port}`, process: proc };
+    // Listening is not ready: until /readyz answers, its vault and proxy channels may still be
+    // connecting and a first call can fail fast (deadlines.test saw a 503 from a replica that
+    // had only just logged 'gateway listening').
+    const baseUrl = `http://127.0.0.1:${port}`;
+    if (waitReady) await this.ready(baseUrl);
+    return { baseUrl, process: proc };
   }
 
   /**
