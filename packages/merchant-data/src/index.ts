@@ -35,3 +35,4 @@ export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';
 export * from './apiKeyPepper';
+export * from './eventEmission';
