@@ -25,8 +25,13 @@ export interface EventEmission {
   now?: Date;
 }
 
+/** Where a failure is said: a pino logger, or a CLI's stderr. */
+export interface EventFailureLog {
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
 export interface EmissionObservers {
-  logger?: Pick<Logger, 'error'>;
+  logger?: EventFailureLog;
   /** Counts a failure by type (a metric); never given the object. */
   onFailure?: (type: EventType) => void;
 }

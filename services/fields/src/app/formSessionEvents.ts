@@ -1,6 +1,6 @@
-import type { Logger } from '@tessera/common';
 import {
   emitEvent,
+  type EventFailureLog,
   formSessionStatus,
   type EventEmission,
   type EventType,
@@ -18,7 +18,7 @@ import type { EventRecorder } from './ports';
  */
 export interface FormSessionEventDeps {
   recorder: EventRecorder;
-  logger?: Pick<Logger, 'error'>;
+  logger?: EventFailureLog;
   /** Counts an event that could not be recorded (a metric, by type). */
   onFailure?: (type: EventType) => void;
 }
