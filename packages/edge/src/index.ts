@@ -17,7 +17,6 @@ export * from './store/serviceRedis';
 export * from './transport/altcha';
 export * from './transport/auth';
 export * from './transport/browserLimits';
-export * from './transport/eventMetrics';
 export * from './transport/drain';
 export * from './transport/envelope';
 export * from './transport/errorEnvelopeSchema';

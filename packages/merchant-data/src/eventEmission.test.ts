@@ -1,5 +1,6 @@
 import { useStoreRedis } from './testing/redis';
-import { emitEvent, RedisSweepLease } from './eventEmission';
+import { emitEvent } from './eventEmission';
+import { RedisSweepLease } from './store/sweepLease';
 import { RedisEventStore } from './store/eventStore';
 
 describe('emitEvent', () => {

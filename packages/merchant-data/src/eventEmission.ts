@@ -1,8 +1,7 @@
-import crypto from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from '@tessera/common';
 import { buildEvent, type EventRecord } from './domain/events';
 import type { EventType } from './domain/eventTypes';
+import type { SweepLease } from './store/sweepLease';
 
 /**
  * How a service that emits events (issue 27) records them: what each service's app layer declares
@@ -60,21 +59,6 @@ export async function emitEvent(
   }
 }
 
-/**
- * A sweep runs on every replica's timer but once across them per interval: the first replica to
- * take the lease (SET NX PX) runs it; the lease is not given back, so the others skip until it
- * lapses. Events stay once per object through RedisEventStore.recordOnce even if two sweeps overlap.
- */
-export class RedisSweepLease {
-  private readonly holder = crypto.randomBytes(8).toString('hex');
-
-  constructor(private readonly redis: Redis) {}
-
-  async take(name: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(`tessera:events:sweep-lease:${name}`, this.holder, 'PX', Math.max(1, ttlMs), 'NX')) === 'OK';
-  }
-}
-
 export interface SweepSchedule {
   /** Waits for a sweep in progress, then stops the timer. */
   stop(): Promise<void>;
@@ -87,7 +71,7 @@ export interface SweepSchedule {
 export function scheduleSweep(params: {
   name: string;
   intervalMs: number;
-  lease: Pick<RedisSweepLease, 'take'>;
+  lease: SweepLease;
   sweep: () => Promise<void>;
   logger: Pick<Logger, 'error'>;
 }): SweepSchedule {

@@ -30,6 +30,7 @@ export * from './store/apiKeyMoveRequests';
 export * from './store/auditLog';
 export * from './store/formSessionStore';
 export * from './store/eventStore';
+export * from './store/sweepLease';
 export * from './store/webhookEndpointStore';
 export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';

@@ -1,5 +1,5 @@
 import type { ServiceDefinition } from '@tessera/common';
-import { eventFailureCounter } from '@tessera/edge';
+import { eventFailureCounter } from '@tessera/common';
 import { resolveApiKeyPepper, scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiringApiKeys } from './app/apiKeyEvents';
 import { setUpAdmin } from './adminSetup';

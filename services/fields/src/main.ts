@@ -1,6 +1,6 @@
-import { grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
+import { eventFailureCounter, grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
 import { completionCalls, connectProxyClient, connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos';
-import { cardTestingLimiter, drainDeadlineMs, eventFailureCounter, ownListener, RateLimiter } from '@tessera/edge';
+import { cardTestingLimiter, drainDeadlineMs, ownListener, RateLimiter } from '@tessera/edge';
 import { resolveApiKeyPepper, scheduleSweep } from '@tessera/merchant-data';
 import { fieldsConfigSchema, fieldsOriginOf } from './config';
 import { requestPepperMoves } from './app/pepperMoves';
