@@ -19,6 +19,7 @@ const EXPIRY_TYPED = `12${String(new Date().getUTCFullYear() + 4).slice(2)}`;
 /** Long enough for Chromium to fill the page, short enough that an unused session expires during the test. */
 const FORM_SESSION_TTL_SECONDS = 25;
 const PER_KEY = 3;
+const CVV_TTL_SECONDS = 3;
 
 /** The PAN with any one separator (or none) between its digits: 4242424242424242, 4242 4242 …, 4242-4242-…, "4","2",… */
 const PAN_ANY_SPELLING = new RegExp(PAN.split('').join('\\D{0,3}'));
@@ -37,7 +38,10 @@ beforeAll(async () => {
       FORM_SESSION_TTL_SECONDS: String(FORM_SESSION_TTL_SECONDS),
       API_KEY_EXPIRING_SOON_DAYS: '7',
       BROWSER_TOKENS_PER_KEY_PER_MINUTE: String(PER_KEY),
+      // Whatever today's date, a card expiring this month ends within it.
+      TOKEN_EXPIRING_SOON_DAYS: '40',
     },
+    serviceEnv: { vault: { CVV_TTL_SECONDS: String(CVV_TTL_SECONDS) } },
   });
   // The admin user's URL: the admin service may read tessera:events:* (deploy/redis/users.acl).
   reader = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 2 });
@@ -183,9 +187,34 @@ describe('card testing', () => {
   });
 });
 
+describe('stored cards (the vault)', () => {
+  it('records token.expiring_soon once for a card expiring this month, and cvv.expired_unused once for its CVV nobody used', async () => {
+    const secret = stack.createKey('shop-cards');
+    const api = apiClient(stack, secret.apiKey);
+    const now = new Date();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const soon = await api('POST', '/v1/token', { number: PAN, ...thisMonth, cvv: CVC });
+    expect(soon.status).toBe(201);
+    const later = await api('POST', '/v1/token', { number: '5555555555554444', expiryMonth: 6, expiryYear: now.getUTCFullYear() + 4 });
+    expect(later.status).toBe(201);
+    const token = (soon.body as { token: string }).token;
+
+    const expiring = await eventually('shop-cards', 'token.expiring_soon');
+    expect(expiring.map((e) => [e.merchantId, e.mode, e.data.object])).toEqual([
+      ['shop-cards', 'test', { id: token, brand: 'visa', last4: '4242', ...thisMonth }],
+    ]);
+    const cvv = await eventually('shop-cards', 'cvv.expired_unused');
+    expect(cvv.map((e) => [e.merchantId, e.mode, e.data.object.id])).toEqual([['shop-cards', 'test', token]]);
+    // Swept every second since: still one of each.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await eventsOf('shop-cards', 'test', 'token.expiring_soon')).toHaveLength(1);
+    expect(await eventsOf('shop-cards', 'test', 'cvv.expired_unused')).toHaveLength(1);
+  });
+});
+
 describe('every event recorded here', () => {
   it('holds no card number in any spelling, and no CVV field', async () => {
-    const raw = await rawEventText(['shop-hosted', 'shop-unused', 'shop-keys', 'shop-attack']);
+    const raw = await rawEventText(['shop-hosted', 'shop-unused', 'shop-keys', 'shop-attack', 'shop-cards']);
     expect(raw.length).toBeGreaterThan(100);
     for (const spelling of [
       PAN,
@@ -197,5 +226,6 @@ describe('every event recorded here', () => {
     }
     expect(raw).not.toMatch(PAN_ANY_SPELLING);
     expect(raw).not.toMatch(/\\?"(cvv|cvc|number|pan)\\?"\s*:/i);
+    expect(raw).not.toMatch(/5555\D{0,3}5555\D{0,3}5555\D{0,3}4444/);
   });
 });
