@@ -23,9 +23,6 @@ export const adminConfigDocs: ConfigDocs = {
   ADMIN_TRUSTED_DEVICE_DAYS: {
     text: 'a browser that signed in with the second factor is exempt from the account lockout this long (never from the password and the code)',
   },
-  EVENT_SWEEP_INTERVAL_SECONDS: {
-    text: 'how often the expiring-keys sweep runs (once across replicas, under a lease in Redis) and records `api_key.expiring_soon` ([webhooks.md](webhooks.md#where-events-come-from))',
-  },
   API_KEY_EXPIRING_SOON_DAYS: {
     text: 'a key whose scheduled revocation (`keys revoke --after`, an overlapping rotation) is at most this many days away gets `api_key.expiring_soon`, once per key and expiry time',
   },

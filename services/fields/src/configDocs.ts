@@ -9,9 +9,6 @@ export const fieldsConfigDocs: ConfigDocs = {
   COMPLETION_TIMEOUT_MS: {
     text: "how long a merchant's completion endpoint has to answer the hosted payment page's completion call (at most the proxy's `PSP_TIMEOUT_MS`); past it the payment's outcome is unknown: the session is completed with `payment.status: unknown` and takes no further card ([api.md](api.md#the-completion-call))",
   },
-  EVENT_SWEEP_INTERVAL_SECONDS: {
-    text: "how often the form sessions' events sweep runs (once across replicas, under a lease in Redis): `form_session.expired` for sessions that expired unused, and the backstop of `form_session.completed` ([webhooks.md](webhooks.md#where-events-come-from))",
-  },
   PAGE_REPORTS_PER_KEY_PER_SECOND: {
     text: "page reports (`POST /v1/browser/page-reports`, sent by `tessera.js` from the merchant's payment page) and CSP violation reports (`POST /v1/browser/csp-reports`) per publishable key per second, together; past it `429 rate_limited` and the report is dropped. `0` disables ([browser.md](browser.md#saq-a-kit-your-payment-pages-scripts-and-headers))",
   },

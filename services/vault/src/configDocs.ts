@@ -32,9 +32,6 @@ export const vaultConfigDocs: ConfigDocs = {
   },
   CVV_TTL_SECONDS: { text: 'how long a CVV is kept after tokenization' },
   CARD_GRACE_DAYS: { text: 'card data is kept this long after the expiry month has ended' },
-  EVENT_SWEEP_INTERVAL_SECONDS: {
-    text: "how often the vault's events sweeps run (once across replicas, under a lease in Redis): `token.expiring_soon` and `cvv.expired_unused` ([webhooks.md](webhooks.md#where-events-come-from))",
-  },
   TOKEN_EXPIRING_SOON_DAYS: {
     text: 'a stored card whose expiry month ends within this many days gets `token.expiring_soon`, once per token and expiry month',
   },
