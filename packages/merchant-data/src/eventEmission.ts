@@ -11,7 +11,7 @@ import type { SweepLease } from './store/sweepLease';
  */
 export interface EventRecorderPort {
   record(event: EventRecord): Promise<void>;
-  recordOnce(event: EventRecord, once: string): Promise<boolean>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
 }
 
 export interface EventEmission {
@@ -21,6 +21,8 @@ export interface EventEmission {
   object: Record<string, unknown>;
   /** The object and threshold this event is about: recorded once under that name (RedisEventStore.recordOnce). */
   once?: string;
+  /** How long the `once` mark must last at least (the window a sweep sees the object in, and a margin). */
+  onceForMs?: number;
   now?: Date;
 }
 
@@ -47,7 +49,7 @@ export async function emitEvent(
       await recorder.record(event);
       return 'recorded';
     }
-    return (await recorder.recordOnce(event, emission.once)) ? 'recorded' : 'already';
+    return (await recorder.recordOnce(event, emission.once, emission.onceForMs)) ? 'recorded' : 'already';
   } catch (err) {
     // The message only: buildEvent's never echoes the object, and a Redis error names no card.
     observers.logger?.error(

@@ -59,3 +59,19 @@ describe('RedisEventStore.recordOnce', () => {
     expect(await redis.redis.xlen(`tessera:events:{m:${merchantId}}:stream`)).toBe(2);
   });
 });
+
+describe('RedisEventStore.recordOnce marks', () => {
+  const redis = useStoreRedis();
+
+  it('keep a mark for the event retention, or longer when asked', async () => {
+    const store = new RedisEventStore(redis.redis, 30);
+    const merchantId = `shop-${Math.random()}`;
+    const event = () => buildEvent({ type: 'token.expiring_soon', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' } });
+    await store.recordOnce(event(), 'a');
+    await store.recordOnce(event(), 'b', 90 * 86_400_000);
+    const ttl = (name: string) => redis.redis.pttl(`tessera:events:{m:${merchantId}}:once:test:${name}`);
+    expect(await ttl('a')).toBeGreaterThan(29 * 86_400_000);
+    expect(await ttl('a')).toBeLessThanOrEqual(30 * 86_400_000);
+    expect(await ttl('b')).toBeGreaterThan(89 * 86_400_000);
+  });
+});

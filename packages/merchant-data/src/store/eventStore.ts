@@ -19,9 +19,10 @@ export interface EventStore {
    * Records `event` unless an event was already recorded under `once` (the object and threshold
    * it is about, e.g. `form_session.expired:fs_…`): true if recorded now. The mark and the event
    * are written in one script, so a sweep retried after a crash, or run by two replicas, records
-   * each event once. The mark lasts as long as events are kept.
+   * each event once. The mark lasts as long as events are kept, or `markForMs` if longer: a sweep
+   * that sees the same object over a longer window (N days before a card's expiry) passes it.
    */
-  recordOnce(event: EventRecord, once: string): Promise<boolean>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
   get(merchantId: string, mode: EventRecord['mode'], id: string): Promise<EventRecord | undefined>;
   /** Newest first; `limit` + 1 read so the caller learns `hasMore`. */
   list(merchantId: string, mode: EventRecord['mode'], query: EventListQuery): Promise<{ data: EventRecord[]; hasMore: boolean }>;
@@ -32,7 +33,7 @@ export interface EventStore {
  * entry are written in one MULTI: an event listed is an event a delivery consumer will see.
  */
 interface EventCommands {
-  /** KEYS: mark, record, index, type index, stream; ARGV: retention ms, JSON, created ms, id, cutoff ms, stream max length. 1 recorded, 0 marked before. */
+  /** KEYS: mark, record, index, type index, stream; ARGV: retention ms, JSON, created ms, id, cutoff ms, stream max length, mark ms. 1 recorded, 0 marked before. */
   eventRecordOnce(
     mark: string,
     record: string,
@@ -45,12 +46,13 @@ interface EventCommands {
     id: string,
     cutoffMs: number,
     maxLength: number,
+    markMs: number,
   ): Promise<number>;
 }
 
 // The same writes as record()'s MULTI, behind the mark: all keys share the merchant's slot.
 const RECORD_ONCE = `
-if redis.call('SET', KEYS[1], ARGV[4], 'NX', 'PX', ARGV[1]) == false then return 0 end
+if redis.call('SET', KEYS[1], ARGV[4], 'NX', 'PX', ARGV[7]) == false then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 for i = 3, 4 do
   redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
@@ -96,7 +98,7 @@ export class RedisEventStore implements EventStore {
     if (!results || failed) throw new Error('event could not be recorded');
   }
 
-  async recordOnce(event: EventRecord, once: string): Promise<boolean> {
+  async recordOnce(event: EventRecord, once: string, markForMs = 0): Promise<boolean> {
     const base = this.base(event.merchantId);
     const recorded = await this.commands.eventRecordOnce(
       `${base}once:${event.mode}:${once}`,
@@ -110,6 +112,7 @@ export class RedisEventStore implements EventStore {
       event.id,
       Date.now() - this.retentionMs,
       STREAM_MAX_LENGTH,
+      Math.max(this.retentionMs, Math.ceil(markForMs)),
     );
     return Number(recorded) === 1;
   }

@@ -15,7 +15,7 @@ import {
  */
 export interface EventRecorder {
   record(event: EventRecord): Promise<void>;
-  recordOnce(event: EventRecord, once: string): Promise<boolean>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
 }
 
 export interface AdminEventDeps {
@@ -67,6 +67,8 @@ export async function sweepExpiringApiKeys(
         mode: record.mode,
         object: keyObject(record),
         once: `api_key.expiring_soon:${record.id}:${expiresAtMs}`,
+        // The key stays in the window for `days`: its mark must outlast that, whatever the event retention.
+        onceForMs: (deps.days + 2) * 86_400_000,
         now,
       },
       deps,

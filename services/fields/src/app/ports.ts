@@ -61,5 +61,5 @@ export type PageInventoryPort = Pick<PageInventoryWriter, 'loadPage' | 'savePage
  */
 export interface EventRecorder {
   record(event: EventRecord): Promise<void>;
-  recordOnce(event: EventRecord, once: string): Promise<boolean>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
 }

@@ -56,6 +56,11 @@ describe('token.expiring_soon', () => {
     const [event] = await recorded();
     expect(event).toMatchObject({ type: 'token.expiring_soon', merchantId: 'merchant_a', mode: 'test' });
     expect(event?.data.object).toEqual({ id: soon.token, brand: 'visa', last4: '4242', ...thisMonth });
+    // Its mark outlasts the 40 days the card stays in the window, so no later sweep tells it again.
+    const month = `${thisMonth.expiryYear}-${String(thisMonth.expiryMonth).padStart(2, '0')}`;
+    expect(await db.client.pttl(`tessera:events:{m:merchant_a}:once:test:token.expiring_soon:${soon.token}:${month}`)).toBeGreaterThan(
+      40 * 86_400_000,
+    );
     expect(JSON.stringify(await recorded())).not.toContain(PAN);
   });
 

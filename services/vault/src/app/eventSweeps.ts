@@ -9,7 +9,7 @@ import type { ExpiryIndex } from '../store/expiryIndex';
  */
 export interface EventRecorder {
   record(event: EventRecord): Promise<void>;
-  recordOnce(event: EventRecord, once: string): Promise<boolean>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
 }
 
 export interface VaultEventSweepDeps extends EmissionObservers {
@@ -48,6 +48,8 @@ export async function sweepExpiringTokens(deps: VaultEventSweepDeps & { days: nu
           mode: card.mode,
           object: { id: token, brand: card.brand, last4: card.last4, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear },
           once: `token.expiring_soon:${token}:${month}`,
+          // The card stays in the window for `days`: its mark must outlast that, whatever the event retention.
+          onceForMs: (deps.days + 2) * 86_400_000,
         },
         deps,
       );
