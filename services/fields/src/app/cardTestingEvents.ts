@@ -1,5 +1,5 @@
 import { emitEvent, type ApiKeyRecord } from '@tessera/merchant-data';
-import type { FormSessionEventDeps } from './formSessionEvents';
+import type { FieldsEventDeps } from './formSessionEvents';
 
 /**
  * `card_testing.suspected`: a key was just marked under card-testing attack (the limiter tells once
@@ -7,7 +7,7 @@ import type { FormSessionEventDeps } from './formSessionEvents';
  * (recordOnce, the window's start in the name). Never awaited by a checkout, never throws.
  */
 export function cardTestingReporter(
-  deps: FormSessionEventDeps & {
+  deps: FieldsEventDeps & {
     keys: { get(id: string): Promise<Pick<ApiKeyRecord, 'id' | 'merchantId' | 'mode'> | undefined> };
     /** BROWSER_ATTACK_COOLDOWN_SECONDS: the window the mark lasts. */
     windowSeconds: number;

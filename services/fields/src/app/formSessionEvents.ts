@@ -16,7 +16,8 @@ import type { EventRecorder } from './ports';
  * ended unused, and is the completed event's backstop should the process die between completing a
  * session and recording its event. Each is recorded once per session (recordOnce).
  */
-export interface FormSessionEventDeps {
+/** How the fields service records its events (form sessions, card testing), and says when it cannot. */
+export interface FieldsEventDeps {
   recorder: EventRecorder;
   logger?: EventFailureLog;
   /** Counts an event that could not be recorded (a metric, by type). */
@@ -52,7 +53,7 @@ export function expiredEmission(record: FormSessionRecord): EventEmission {
 }
 
 /** Records the completed event of a session this request just completed; never throws (emitEvent). */
-export async function recordFormSessionCompleted(deps: FormSessionEventDeps | undefined, record: FormSessionRecord): Promise<void> {
+export async function recordFormSessionCompleted(deps: FieldsEventDeps | undefined, record: FormSessionRecord): Promise<void> {
   if (deps === undefined) return;
   await emitEvent(deps.recorder, completedEmission(record), deps);
 }
@@ -68,7 +69,7 @@ const SWEEP_BATCH = 200;
  * event could not be recorded now.
  */
 export async function sweepFormSessions(
-  deps: FormSessionEventDeps & { sessions: Pick<FormSessionStore, 'dueForSweep' | 'forgetSwept'>; now: () => Date },
+  deps: FieldsEventDeps & { sessions: Pick<FormSessionStore, 'dueForSweep' | 'forgetSwept'>; now: () => Date },
 ): Promise<{ expired: number; completed: number }> {
   const counts = { expired: 0, completed: 0 };
   for (;;) {

@@ -19,7 +19,7 @@ import {
 } from '@tessera/merchant-data';
 import type { FieldsVault, MerchantCompletions } from './ports';
 import { tokenizeBrowserCard, type AdmitCard } from './browserTokens';
-import { recordFormSessionCompleted, type FormSessionEventDeps } from './formSessionEvents';
+import { recordFormSessionCompleted, type FieldsEventDeps } from './formSessionEvents';
 
 /**
  * The hosted payment page's use cases: the shopper's browser loads, submits or cancels a form
@@ -41,7 +41,7 @@ export interface HostedPageDeps {
   /** Says when a payment's outcome is unknown (the merchant must settle it); absent: not logged. */
   logger?: Logger;
   /** Where form_session.completed is recorded; absent: no events (unit tests of other rules). */
-  events?: FormSessionEventDeps;
+  events?: FieldsEventDeps;
 }
 
 /** Why the page cannot be used, as the catalogue code the shopper's page shows. */
