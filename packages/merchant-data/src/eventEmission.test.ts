@@ -1,5 +1,5 @@
 import { useStoreRedis } from './testing/redis';
-import { emitEvent } from './eventEmission';
+import { emitEvent, scheduleSweep } from './eventEmission';
 import { RedisSweepLease } from './store/sweepLease';
 import { RedisEventStore } from './store/eventStore';
 
@@ -61,5 +61,67 @@ describe('RedisSweepLease', () => {
     expect(await a.take(name, 60_000)).toBe(false);
     await redis.redis.del(`tessera:events:sweep-lease:${name}`);
     expect(await b.take(name, 60_000)).toBe(true);
+  });
+});
+
+describe('scheduleSweep', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('runs the sweep only on the replica that takes the lease, and no more once stopped', async () => {
+    jest.useFakeTimers();
+    const runs: string[] = [];
+    const errors: unknown[] = [];
+    const logger = { error: (fields: unknown) => errors.push(fields) };
+    let holder: string | undefined;
+    const lease = (name: string) => ({
+      take: async () => {
+        if (holder !== undefined) return false;
+        holder = name;
+        return true;
+      },
+    });
+    const a = scheduleSweep({ name: 's', intervalMs: 60_000, lease: lease('a'), sweep: async () => void runs.push('a'), logger });
+    const b = scheduleSweep({
+      name: 's',
+      intervalMs: 60_000,
+      lease: lease('b'),
+      sweep: async () => {
+        runs.push('b');
+        throw new Error('boom');
+      },
+      logger,
+    });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(runs).toEqual(['a']);
+    holder = undefined;
+    await b.stop();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(runs).toEqual(['a', 'a']);
+    await a.stop();
+    expect(errors).toEqual([]);
+  });
+
+  it('logs a failed sweep with its name, and tries again at the next interval', async () => {
+    jest.useFakeTimers();
+    const errors: Array<Record<string, unknown>> = [];
+    let calls = 0;
+    const schedule = scheduleSweep({
+      name: 'failing',
+      intervalMs: 10_000,
+      lease: { take: async () => true },
+      sweep: async () => {
+        calls += 1;
+        throw new Error('redis down');
+      },
+      logger: { error: (fields: Record<string, unknown>) => errors.push(fields) },
+    });
+    await jest.advanceTimersByTimeAsync(1000);
+    await jest.advanceTimersByTimeAsync(10_000);
+    await schedule.stop();
+    expect(calls).toBe(2);
+    expect(errors).toEqual([
+      { sweep: 'failing', err: 'redis down' },
+      { sweep: 'failing', err: 'redis down' },
+    ]);
   });
 });

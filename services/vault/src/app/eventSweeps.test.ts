@@ -64,6 +64,16 @@ describe('token.expiring_soon', () => {
     expect(JSON.stringify(await recorded())).not.toContain(PAN);
   });
 
+  it('is recorded for every card of a batch tokenization, and not for a token deleted since', async () => {
+    const now = clock.now();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const made = await vault.tokenizeBatch([aCard(thisMonth), aCard({ ...thisMonth, number: '5555555555554444' }), aCard(thisMonth)]);
+    const tokens = made.map((r) => (r instanceof Error ? '' : r.token));
+    await vault.deleteToken(OWNER, tokens[2]!);
+    expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 2 });
+    expect((await recorded()).map((e) => e.data.object.id).sort()).toEqual([tokens[0], tokens[1]].sort());
+  });
+
   it('is recorded for a provisional token once it is retained', async () => {
     const now = clock.now();
     const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
