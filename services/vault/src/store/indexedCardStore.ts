@@ -1,6 +1,7 @@
 import { expiryMonthEnd, type Logger } from '@tessera/common';
-import type { StoredCard } from '../domain/card';
-import type { CardEntryToSave, CardStore, SaveOutcome, TakenCvv } from './cardStore';
+import type { StoredCard, StoredCvv } from '../domain/card';
+import type { RecordKind } from '../domain/envelope';
+import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import type { ExpiryIndex } from './expiryIndex';
 
 /** The instant a card stops being valid everywhere (docs/adr/0003): what the index sorts by. */
@@ -21,56 +22,122 @@ export function withExpiryIndex(
   logger: Pick<Logger, 'warn'>,
   now: () => Date = () => new Date(),
 ): CardStore {
-  const bestEffort = async (what: string, op: () => Promise<void>): Promise<void> => {
+  return new IndexedCardStore(store, index, logger, now);
+}
+
+class IndexedCardStore implements CardStore {
+  constructor(
+    private readonly store: CardStore,
+    private readonly index: ExpiryIndex,
+    private readonly logger: Pick<Logger, 'warn'>,
+    private readonly now: () => Date,
+  ) {}
+
+  private async bestEffort(what: string, op: () => Promise<void>): Promise<void> {
     try {
       await op();
     } catch (err) {
-      logger.warn(
+      this.logger.warn(
         { err: err instanceof Error ? err.message : 'unknown', index: what },
         'expiry index not updated: an expiry event may be missed',
       );
     }
-  };
-  const noteSaved = async (entry: CardEntryToSave): Promise<void> => {
-    if (entry.card.provisional !== true) await bestEffort('card', () => index.noteCard(entry.token, cardMonthEndMs(entry.card)));
+  }
+
+  private async noteSaved(entry: CardEntryToSave): Promise<void> {
+    if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, cardMonthEndMs(entry.card)));
     const cvv = entry.cvv;
     if (cvv !== undefined) {
-      const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : now().getTime() + cvv.ttlMs;
-      await bestEffort('cvv', () => index.noteCvv(entry.token, deadline));
+      const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
+      await this.bestEffort('cvv', () => this.index.noteCvv(entry.token, deadline));
     }
-  };
-  const wrapped: CardStore = Object.create(store) as CardStore;
-  return Object.assign(wrapped, {
-    async save(entry: CardEntryToSave): Promise<void> {
-      await store.save(entry);
-      await noteSaved(entry);
-    },
-    async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
-      const outcomes = await store.saveMany(entries);
-      await Promise.all(entries.map((entry, i) => (outcomes[i]?.saved ? noteSaved(entry) : undefined)));
-      return outcomes;
-    },
-    async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
-      const replaced = await store.retainCard(token, expected, next, ttl);
-      if (replaced && next.provisional !== true) await bestEffort('card', () => index.noteCard(token, cardMonthEndMs(next)));
-      if (replaced && ttl.cvvTtlMs > 0) await bestEffort('cvv', () => index.noteCvv(token, now().getTime() + ttl.cvvTtlMs, true));
-      return replaced;
-    },
-    async putCvv(token: string, record: Parameters<CardStore['putCvv']>[1], ttlMs: number): Promise<void> {
-      await store.putCvv(token, record, ttlMs);
-      const deadline = record.expiresAt !== undefined ? Date.parse(record.expiresAt) : now().getTime() + ttlMs;
-      await bestEffort('cvv', () => index.noteCvv(token, deadline));
-    },
-    async takeCvv(token: string, identify: Parameters<CardStore['takeCvv']>[1]): Promise<TakenCvv | null> {
-      const taken = await store.takeCvv(token, identify);
-      // Used (or a replayed copy, refused): either way not "expired unused".
-      if (taken !== null) await bestEffort('cvv', () => index.forgetCvv(token));
-      return taken;
-    },
-    async delete(token: string): Promise<boolean> {
-      const existed = await store.delete(token);
-      await bestEffort('both', () => index.forget(token));
-      return existed;
-    },
-  });
+  }
+
+  async save(entry: CardEntryToSave): Promise<void> {
+    await this.store.save(entry);
+    await this.noteSaved(entry);
+  }
+
+  async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
+    const outcomes = await this.store.saveMany(entries);
+    await Promise.all(entries.map((entry, i) => (outcomes[i]?.saved ? this.noteSaved(entry) : undefined)));
+    return outcomes;
+  }
+
+  async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+    const replaced = await this.store.retainCard(token, expected, next, ttl);
+    if (replaced && next.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(token, cardMonthEndMs(next)));
+    if (replaced && ttl.cvvTtlMs > 0)
+      await this.bestEffort('cvv', () => this.index.noteCvv(token, this.now().getTime() + ttl.cvvTtlMs, true));
+    return replaced;
+  }
+
+  async putCvv(token: string, record: StoredCvv, ttlMs: number): Promise<void> {
+    await this.store.putCvv(token, record, ttlMs);
+    const deadline = record.expiresAt !== undefined ? Date.parse(record.expiresAt) : this.now().getTime() + ttlMs;
+    await this.bestEffort('cvv', () => this.index.noteCvv(token, deadline));
+  }
+
+  async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
+    const taken = await this.store.takeCvv(token, identify);
+    // Used (or a replayed copy, refused): either way not "expired unused".
+    if (taken !== null) await this.bestEffort('cvv', () => this.index.forgetCvv(token));
+    return taken;
+  }
+
+  async delete(token: string): Promise<boolean> {
+    const existed = await this.store.delete(token);
+    await this.bestEffort('both', () => this.index.forget(token));
+    return existed;
+  }
+
+  // Everything else is the card store's own.
+  getCard(token: string): Promise<StoredCard | null> {
+    return this.store.getCard(token);
+  }
+  getCvv(token: string): Promise<StoredCvv | null> {
+    return this.store.getCvv(token);
+  }
+  hasCvv(token: string): Promise<boolean> {
+    return this.store.hasCvv(token);
+  }
+  ping(): Promise<StoreHealth> {
+    return this.store.ping();
+  }
+  scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
+    return this.store.scanTokens(cursor, count);
+  }
+  readRaw(kind: RecordKind, token: string): Promise<string | null> {
+    return this.store.readRaw(kind, token);
+  }
+  replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
+    return this.store.replaceRaw(kind, token, expected, next);
+  }
+  getFingerprintKey(): Promise<string | null> {
+    return this.store.getFingerprintKey();
+  }
+  createFingerprintKey(stored: string): Promise<string> {
+    return this.store.createFingerprintKey(stored);
+  }
+  replaceFingerprintKey(expected: string, next: string): Promise<boolean> {
+    return this.store.replaceFingerprintKey(expected, next);
+  }
+  findByFingerprint(fingerprint: string): Promise<string | null> {
+    return this.store.findByFingerprint(fingerprint);
+  }
+  claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
+    return this.store.claimFingerprint(fingerprint, token, replacing, ttlMs);
+  }
+  releaseFingerprint(fingerprint: string, token: string): Promise<void> {
+    return this.store.releaseFingerprint(fingerprint, token);
+  }
+  getCheckpoint(name: string): Promise<string | null> {
+    return this.store.getCheckpoint(name);
+  }
+  setCheckpoint(name: string, value: string | null): Promise<void> {
+    return this.store.setCheckpoint(name, value);
+  }
+  close(): Promise<void> {
+    return this.store.close();
+  }
 }
