@@ -947,10 +947,14 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expectNoListing(fields);
   });
 
-  it('give the vault user its card, CVV and checkpoint keys, and the CVC sessions it claims, only', () => {
+  it('give the vault user its card, CVV and checkpoint keys, the CVC sessions it claims and the events it records, only', () => {
     const vault = aclUser('tessera-vault');
-    // The one shared store the vault opens (services/vault/src/openCvcSessions.ts): the gateway opens a grant, the vault claims it.
-    const claimedByTheVault = ['tessera:cvc-session:'];
+    // The shared stores the vault opens: the gateway opens a CVC grant, the vault claims it
+    // (services/vault/src/openCvcSessions.ts); it records token.expiring_soon and cvv.expired_unused
+    // (openVaultEvents.ts, docs/adr/0012), with the event store's and sweep lease's keys.
+    const eventKeys = gatewayKeys.filter((k) => k.startsWith('tessera:events:'));
+    expect(eventKeys.length).toBeGreaterThan(0);
+    const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];
     expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
     expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
     for (const key of [...vaultKeys, ...claimedByTheVault]) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });

@@ -28,6 +28,9 @@ export const sharedConfigDocs: ConfigDocs = {
     text: 'only `development` or `test` relax the production rules (real secrets, mTLS, a shared Redis); `npm start` sets `development`, and the CLIs beside it take it from `stack.json` in `.tessera/admin` (`npm run keys`) and `.tessera/vault`. Set `NODE_ENV=development` to run a service by hand against the development stack',
   },
   LOG_LEVEL: { text: 'pino level (`fatal` … `trace`, `silent`)' },
+  EVENT_SWEEP_INTERVAL_SECONDS: {
+    text: "how often a service's events sweeps run, once across its replicas (a lease in Redis): the fields service's `form_session.expired` (and the backstop of `form_session.completed`), the admin service's `api_key.expiring_soon`, the vault's `token.expiring_soon` and `cvv.expired_unused`. Each event is recorded once per object however often the sweep runs ([webhooks.md](webhooks.md#where-events-come-from))",
+  },
   FIELDS_ORIGIN: {
     default: 'fields: `http://127.0.0.1:<FIELDS_PORT>` outside production; gateway, admin: unset',
     text: "the fields service's public origin ([browser.md](browser.md)), its own host, never the API's or the dashboard's. The fields service takes cards only from its pages (its browser routes answer no CORS); the gateway names it in a form session's page URL (`<FIELDS_ORIGIN>/pay/{id}`) and without it opens no form or CVC sessions; the admin service names it in the payment-page policy it recommends (dashboard and `npm run keys -- page-policy`, [browser.md](browser.md#saq-a-kit-your-payment-pages-scripts-and-headers)) and without it offers none. Required (https) in production by the fields service, https there for the gateway",

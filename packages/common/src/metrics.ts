@@ -95,3 +95,19 @@ export async function startMetricsServer(registry: Registry, host: string, port:
       }),
   };
 }
+
+/**
+ * tessera_events_record_failures_total{type}: events a service could not record (Redis down, or an
+ * object its schema refused). The action they describe happened all the same; an alert on this
+ * rate is how an operator learns merchants missed events. The type (a closed set, EVENT_TYPES of
+ * @tessera/merchant-data) only, never an object.
+ */
+export function eventFailureCounter(registry: Registry): (type: string) => void {
+  const failures = new Counter({
+    name: 'tessera_events_record_failures_total',
+    help: 'Events that could not be recorded (the action itself succeeded), by event type',
+    labelNames: ['type'],
+    registers: [registry],
+  });
+  return (type) => failures.inc({ type });
+}

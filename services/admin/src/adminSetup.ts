@@ -9,6 +9,7 @@ import { needsRehash, verifyPassword } from './domain/passwords';
 import type { OperatorStore } from './store/adminStores';
 import type { AdminStores } from './store/adminRedis';
 import { createAdminApp, type AdminDeps } from './transport/adminRouter';
+import type { AdminEventDeps } from './app/apiKeyEvents';
 
 /**
  * Outside production, TESSERA_DEV_ADMIN_PASSWORD makes a platform operator (all merchants) so a
@@ -54,6 +55,8 @@ export async function setUpAdmin(params: {
   pepper: string;
   /** Older API-key peppers (API_KEY_PEPPERS): second-factor secrets sealed under them still open. */
   previousPeppers: readonly string[];
+  /** Where the key use cases record their events; absent: none. */
+  events?: AdminEventDeps;
 }): Promise<OwnListener> {
   const { config, logger, stores } = params;
   if (config.TESSERA_DEV_ADMIN_PASSWORD !== undefined) {
@@ -79,6 +82,7 @@ export async function setUpAdmin(params: {
     trustedProxies: parseCidrList(config.TRUSTED_PROXIES),
     logger,
     config,
+    ...(params.events ? { events: params.events } : {}),
     // PCI DSS 8.4.2 in production; elsewhere optional unless ADMIN_MFA_REQUIRED=true.
     mfaRequired: config.ADMIN_MFA_REQUIRED ?? config.NODE_ENV === 'production',
   };

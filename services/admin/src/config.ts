@@ -47,6 +47,8 @@ export const adminConfigSchema = z
     // the account lockout, never from the password and the second factor).
     ADMIN_TRUSTED_DEVICE_DAYS: env.positiveInt(30),
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
+    EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
+    API_KEY_EXPIRING_SOON_DAYS: env.positiveInt(7),
     // The request log the gateway writes (docs/operations.md#request-log): 0 there means none is
     // kept, and the dashboard's request routes answer 404; nothing older than the age is shown.
     REQUEST_LOG_MAX_ENTRIES: env.nonNegativeInt(100_000),

@@ -23,6 +23,9 @@ export const adminConfigDocs: ConfigDocs = {
   ADMIN_TRUSTED_DEVICE_DAYS: {
     text: 'a browser that signed in with the second factor is exempt from the account lockout this long (never from the password and the code)',
   },
+  API_KEY_EXPIRING_SOON_DAYS: {
+    text: 'a key whose scheduled revocation (`keys revoke --after`, an overlapping rotation) is at most this many days away gets `api_key.expiring_soon`, once per key and expiry time',
+  },
   ADMIN_AUDIT_MAX_ENTRIES: {
     alsoUsedBy: 'keys CLI',
     text: 'the audit log keeps this many newest entries (overall and per merchant)',

@@ -45,6 +45,7 @@ export const fieldsConfigSchema = z
     // How long a merchant's completion endpoint has to answer; past it the payment's outcome is
     // unknown and the session takes no further card (never a second charge).
     COMPLETION_TIMEOUT_MS: env.positiveInt(10_000),
+    EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(60),
     READY_TIMEOUT_MS: env.positiveInt(1000),
     // REDIS_URL (required below), REDIS_CLUSTER_NODES, REDIS_TLS_CA_FILE, REDIS_COMMAND_TIMEOUT_MS.
     ...httpServiceRedisEnvShape,

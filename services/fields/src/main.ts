@@ -1,9 +1,11 @@
-import { grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
+import { eventFailureCounter, grpcClientTuning, parseCidrList, runService, tlsFilesOf, withDeadline, TesseraError } from '@tessera/common';
 import { completionCalls, connectProxyClient, connectVaultClient, readTlsMaterial, vaultCalls } from '@tessera/protos';
 import { cardTestingLimiter, drainDeadlineMs, ownListener, RateLimiter } from '@tessera/edge';
-import { resolveApiKeyPepper } from '@tessera/merchant-data';
+import { resolveApiKeyPepper, scheduleSweep } from '@tessera/merchant-data';
 import { fieldsConfigSchema, fieldsOriginOf } from './config';
 import { requestPepperMoves } from './app/pepperMoves';
+import { cardTestingReporter } from './app/cardTestingEvents';
+import { sweepFormSessions } from './app/formSessionEvents';
 import { connectFieldsStores } from './store/fieldsStores';
 import { frameKeyLookup } from './transport/browserRoutes';
 import { loadCardFieldsAssets } from './transport/cardFieldsPage';
@@ -42,10 +44,24 @@ void runService({
             connectProxyClient({ address: config.PROXY_ADDR, tls, peerName: config.TLS_PEER_PROXY, tuning: grpcClientTuning(config) }),
           );
     if (completions === undefined) logger.warn('PROXY_ADDR is not set: hosted pages with a completionUrl cannot take payments.');
-    const cardTesting = cardTestingLimiter({ config, stores, pepper, logger, metrics });
+    const now = () => new Date();
+    const events = { recorder: stores.events, logger, onFailure: eventFailureCounter(metrics) };
+    const reportAttack = cardTestingReporter({
+      ...events,
+      keys: stores.keyStore,
+      windowSeconds: config.BROWSER_ATTACK_COOLDOWN_SECONDS,
+      now,
+    });
+    const cardTesting = cardTestingLimiter({
+      config,
+      stores,
+      pepper,
+      logger,
+      metrics,
+      onAttackMarked: (keyId, attempts) => void reportAttack(keyId, attempts),
+    });
     // Until the listener is bound (FIELDS_PORT 0 in tests) the origin is not known; the app reads it per request.
     let fieldsOrigin = config.FIELDS_ORIGIN ?? '';
-    const now = () => new Date();
     // Its Redis user may not write the digest index: the admin service moves keys to the newest pepper.
     const moveToCurrentPepper = requestPepperMoves(stores.pepperMoves, now);
     const timeoutMs = config.READY_TIMEOUT_MS;
@@ -71,6 +87,7 @@ void runService({
         now,
         logger,
         completionTimeoutMs: config.COMPLETION_TIMEOUT_MS,
+        events,
         ...(completions ? { completions } : {}),
       },
       // The SAQ A kit: what tessera.js reports from merchants' payment pages, and their CSP violations.
@@ -120,6 +137,14 @@ void runService({
         vault: async () => (await withDeadline(vault.ready({ requestId: 'readyz', timeoutMs }), timeoutMs, unavailable)).ready,
       },
     });
+    // The form sessions' events sweep (form_session.expired, completed's backstop): once across replicas per interval.
+    const sweep = scheduleSweep({
+      name: 'form-sessions',
+      intervalMs: config.EVENT_SWEEP_INTERVAL_SECONDS * 1000,
+      lease: stores.sweepLease,
+      sweep: async () => void (await sweepFormSessions({ ...events, sessions: stores.formSessions, now })),
+      logger,
+    });
     const listener = ownListener(() => app, config.FIELDS_PORT, config.FIELDS_BIND);
     const url = await listener.listen();
     fieldsOrigin = fieldsOriginOf(config, Number(new URL(url).port));
@@ -127,6 +152,7 @@ void runService({
       // A card submission in flight still needs the vault and Redis: they close after the drain.
       listeners: [listener],
       clients: [
+        { name: 'event sweep', close: () => sweep.stop() },
         { name: 'vault', close: () => vault.close() },
         ...(completions ? [{ name: 'proxy', close: () => completions.close() }] : []),
         { name: 'redis', close: closeRedis },

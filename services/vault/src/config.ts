@@ -116,6 +116,8 @@ export const configSchema = z
     PKCS11_KEYS: hsmKeys,
     CVV_TTL_SECONDS: env.positiveInt(3600),
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
+    EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
+    TOKEN_EXPIRING_SOON_DAYS: env.positiveInt(30),
     // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
     BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'

@@ -32,6 +32,9 @@ export const vaultConfigDocs: ConfigDocs = {
   },
   CVV_TTL_SECONDS: { text: 'how long a CVV is kept after tokenization' },
   CARD_GRACE_DAYS: { text: 'card data is kept this long after the expiry month has ended' },
+  TOKEN_EXPIRING_SOON_DAYS: {
+    text: 'a stored card whose expiry month ends within this many days gets `token.expiring_soon`, once per token and expiry month',
+  },
   BROWSER_TOKEN_TTL_SECONDS: {
     text: 'a token made in a browser (provisional) is deleted this long after it was made, card and CVV, unless `POST /v1/token/{token}/retain` keeps it',
   },

@@ -1,4 +1,4 @@
-import { grpcServerTuning, healthServiceOptions, rpcObserver, runService, tlsFilesOf } from '@tessera/common';
+import { eventFailureCounter, grpcServerTuning, healthServiceOptions, rpcObserver, runService, tlsFilesOf } from '@tessera/common';
 import { grpcListener, serverTlsOrExit } from '@tessera/protos';
 import { configSchema } from './config';
 import { openCardStore } from './openCardStore';
@@ -8,6 +8,10 @@ import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
+import { scheduleSweep } from '@tessera/merchant-data';
+import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
+import { openVaultEvents } from './openVaultEvents';
+import { withExpiryIndex } from './store/indexedCardStore';
 
 void runService({
   name: 'vault',
@@ -17,8 +21,10 @@ void runService({
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
     const cvcSessions = await openCvcSessions(config, logger);
+    const events = await openVaultEvents(config, logger);
     const vault = new Vault({
-      store,
+      // Every card and CVV write also keeps the expiry index the events sweeps read.
+      store: withExpiryIndex(store, events.index, logger),
       keyRing: keys.ring,
       cvvTtlSeconds: config.CVV_TTL_SECONDS,
       cardGraceDays: config.CARD_GRACE_DAYS,
@@ -40,10 +46,30 @@ void runService({
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
     );
+    const sweepDeps = {
+      recorder: events.events,
+      store,
+      index: events.index,
+      now: () => new Date(),
+      logger,
+      onFailure: eventFailureCounter(metrics),
+    };
+    const sweep = scheduleSweep({
+      name: 'vault-expiry',
+      intervalMs: config.EVENT_SWEEP_INTERVAL_SECONDS * 1000,
+      lease: events.lease,
+      sweep: async () => {
+        await sweepExpiringTokens({ ...sweepDeps, days: config.TOKEN_EXPIRING_SOON_DAYS });
+        await sweepExpiredCvvs(sweepDeps);
+      },
+      logger,
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
+        { name: 'event sweeps', close: () => sweep.stop() },
+        { name: 'events', close: () => events.close() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions', close: () => cvcSessions.close() },
         { name: 'key ring', close: () => keys.close() },

@@ -18,9 +18,10 @@ beforeEach(() => db.redis.flushall());
 function limiter(
   config: Partial<BrowserLimitConfig>,
   stores: { counter?: RateLimitCounter; cards?: DistinctCardCounter; now?: () => number } = {},
-): { limiter: BrowserTokenLimiter; refused: BrowserLimitReason[]; attacked: string[]; logs: () => string } {
+): { limiter: BrowserTokenLimiter; refused: BrowserLimitReason[]; attacked: string[]; marked: string[]; logs: () => string } {
   const refused: BrowserLimitReason[] = [];
   const attacked: string[] = [];
+  const marked: string[] = [];
   const { logger, text } = captureLogger();
   return {
     limiter: new BrowserTokenLimiter({
@@ -41,10 +42,12 @@ function limiter(
       logger,
       onRefused: (reason) => refused.push(reason),
       onAttackRequest: (keyId) => attacked.push(keyId),
+      onAttackMarked: (keyId, attempts) => marked.push(`${keyId}:${attempts}`),
       ...(stores.now ? { now: stores.now } : {}),
     }),
     refused,
     attacked,
+    marked,
     logs: text,
   };
 }
@@ -164,6 +167,16 @@ describe('the card-testing limiter', () => {
     await letTimePass(db.redis, 200_000);
     expect(await s.limiter.attackState('key_1')).toEqual({ underAttack: false, endsInMs: 0 });
     expect(await attempt(s.limiter, 'key_1', '192.0.2.2')).toBeUndefined();
+  });
+
+  it('tells once per cool-down that a key was marked under attack, not once per attempt', async () => {
+    const s = limiter({ BROWSER_TOKENS_PER_KEY_PER_MINUTE: 2, BROWSER_ATTACK_COOLDOWN_SECONDS: 300 });
+    expect(await attempt(s.limiter, 'key_9', '192.0.2.1')).toBeUndefined();
+    expect(s.marked).toEqual([]);
+    expect(await attempt(s.limiter, 'key_9', '192.0.2.2')).toBeUndefined();
+    expect(s.marked).toEqual(['key_9:2']);
+    for (const ip of ['192.0.2.3', '192.0.2.4', '192.0.2.5']) await attempt(s.limiter, 'key_9', ip);
+    expect(s.marked).toEqual(['key_9:2']);
   });
 
   it('counts an IPv6 shopper per /64', async () => {

@@ -152,6 +152,11 @@ export class BrowserTokenLimiter {
       onRefused?: (reason: BrowserLimitReason) => void;
       /** Each attempt on a key under attack (browserAttackCounter). */
       onAttackRequest?: (keyId: string) => void;
+      /**
+       * The admission that marked a key under attack: once per cool-down on a replica, not per
+       * attempt (card_testing.suspected). Not awaited: a checkout never waits for it.
+       */
+      onAttackMarked?: (keyId: string, attempts: number) => void;
       now?: () => number;
     },
   ) {
@@ -335,7 +340,12 @@ export class BrowserTokenLimiter {
     );
     if (!pressure.marked && volume !== undefined && volume.count >= threshold) {
       // Fixed from the first mark (a hit does not extend it): the volume window sets it again while the attack goes on.
-      await this.ask(() => this.deps.counter.hit(browserAttackMarkBucket(keyId), config.BROWSER_ATTACK_COOLDOWN_SECONDS * 1000), requestId);
+      const mark = await this.ask(
+        () => this.deps.counter.hit(browserAttackMarkBucket(keyId), config.BROWSER_ATTACK_COOLDOWN_SECONDS * 1000),
+        requestId,
+      );
+      // The first hit of the cool-down set the mark: of concurrent admissions, one tells.
+      if (mark?.count === 1) this.deps.onAttackMarked?.(keyId, volume.count);
     }
     return { underAttack };
   }
@@ -404,6 +414,8 @@ export function cardTestingLimiter(params: {
   pepper: string;
   logger: Logger;
   metrics: Registry;
+  /** Told when a key is first marked under attack (the fields service records card_testing.suspected). */
+  onAttackMarked?: (keyId: string, attempts: number) => void;
 }): BrowserTokenLimiter {
   const { config, stores, pepper, metrics } = params;
   return new BrowserTokenLimiter({
@@ -415,5 +427,6 @@ export function cardTestingLimiter(params: {
     logger: params.logger,
     onRefused: browserRefusalCounter(metrics),
     onAttackRequest: browserAttackCounter(metrics),
+    ...(params.onAttackMarked ? { onAttackMarked: params.onAttackMarked } : {}),
   });
 }

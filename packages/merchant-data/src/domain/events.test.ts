@@ -41,3 +41,35 @@ describe('event records', () => {
     ).toBe(false);
   });
 });
+
+describe('form_session.completed, card_testing.suspected and token ids', () => {
+  it('takes the token, brand, last4 and payment outcome of a completed session, and a tok. id', () => {
+    const object = {
+      id: 'fs_abcdefgh',
+      status: 'completed',
+      token: 'tok.AbCdEfGhIjKlMnOpQrSt',
+      brand: 'visa',
+      last4: '4242',
+      payment: 'unknown',
+    };
+    expect(buildEvent({ type: 'form_session.completed', merchantId: 'm_1', mode: 'test', object }).data.object).toEqual(object);
+    const token = { id: 'tok.AbCdEfGhIjKlMnOpQrSt', brand: 'visa', last4: '4242', expiryMonth: 1, expiryYear: 2030 };
+    expect(buildEvent({ type: 'token.expiring_soon', merchantId: 'm_1', mode: 'test', object: token }).data.object).toEqual(token);
+  });
+
+  it('refuses a completed session whose token or status could carry a card number, or that is not completed', () => {
+    const PAN = '4242424242424242';
+    for (const object of [
+      { id: 'fs_abcdefgh', status: 'completed', token: `tok.${PAN}` },
+      { id: 'fs_abcdefgh', status: 'open' },
+      { id: 'fs_abcdefgh', status: 'completed', payment: 'charged' },
+    ]) {
+      expect(() => buildEvent({ type: 'form_session.completed', merchantId: 'm_1', mode: 'test', object })).toThrow(/schema/);
+    }
+  });
+
+  it('names the key that tripped the card-testing guard by id', () => {
+    const object = { keyId: 'key_abcdefgh', attempts: 31, windowSeconds: 300 };
+    expect(buildEvent({ type: 'card_testing.suspected', merchantId: 'm_1', mode: 'live', object }).data.object).toEqual(object);
+  });
+});

@@ -17,9 +17,11 @@ const safeString = (pattern: RegExp) =>
     .refine((value) => !PAN_LIKE.test(value), 'must not hold a card-number-like value');
 
 const objectId = safeString(/^[a-z]+_[A-Za-z0-9_-]{4,80}$/);
+/** A token's id as the API shows it (`tok.` + random, services/vault domain/token.ts). */
+const tokenId = safeString(/^tok\.[A-Za-z0-9_-]{16,80}$/);
 
 const tokenObject = z.strictObject({
-  id: objectId,
+  id: objectId.or(tokenId),
   brand: safeString(/^[a-z_]{1,32}$/).optional(),
   last4: z
     .string()
@@ -29,14 +31,41 @@ const tokenObject = z.strictObject({
   expiryYear: z.number().int().min(2000).max(2200).optional(),
 });
 const formSessionObject = z.strictObject({ id: objectId, status: safeString(/^[a-z_]{1,32}$/) });
+/**
+ * A completed session names its token (the merchant's server retains it) and, with a completion
+ * call, the payment's outcome as the page's return URL carries it: `unknown` means the merchant
+ * settles it from its own records. Brand and last4 only, as the session's own GET shows them.
+ */
+const completedFormSessionObject = z.strictObject({
+  id: objectId,
+  status: z.literal('completed'),
+  token: tokenId.optional(),
+  brand: safeString(/^[a-z_]{1,32}$/).optional(),
+  last4: z
+    .string()
+    .regex(/^\d{4}$/)
+    .optional(),
+  payment: z.enum(['succeeded', 'declined', 'unknown']).optional(),
+});
 const apiKeyObject = z.strictObject({
   id: objectId,
   kind: safeString(/^[a-z_]{1,32}$/),
   mode: z.enum(['test', 'live']),
 });
-const cvcSessionObject = z.strictObject({ id: objectId });
+/** The token whose CVV expired before any proxy call used it (the CVV itself is gone: only its expiry is told). */
+const cvcSessionObject = z.strictObject({
+  id: objectId.or(tokenId),
+  token: tokenId.optional(),
+  expiredAt: z.number().int().min(0).optional(),
+});
+/**
+ * The key that tripped the card-testing guard (its id, never the key), how many browser
+ * tokenizations it saw in the window that tripped it, and how long challenges stay on.
+ */
 const cardTestingObject = z.strictObject({
-  failures: z.number().int().min(0),
+  keyId: objectId.optional(),
+  attempts: z.number().int().min(0).optional(),
+  failures: z.number().int().min(0).optional(),
   windowSeconds: z.number().int().min(1),
 });
 
@@ -48,7 +77,7 @@ const webhookEndpointObject = z.strictObject({
 });
 
 export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
-  'form_session.completed': formSessionObject,
+  'form_session.completed': completedFormSessionObject,
   'form_session.expired': formSessionObject,
   'token.created': tokenObject,
   'token.updated': tokenObject,

@@ -39,3 +39,39 @@ describe('RedisEventStore', () => {
     expect(await redis.redis.pttl(`tessera:events:{m:${merchantId}}:evt:${a.id}`)).toBeGreaterThan(29 * 86_400_000);
   });
 });
+
+describe('RedisEventStore.recordOnce', () => {
+  const redis = useStoreRedis();
+
+  it('records the first event named by an object and threshold, and none after it', async () => {
+    const store = new RedisEventStore(redis.redis);
+    const merchantId = `shop-${Math.random()}`;
+    const event = () =>
+      buildEvent({ type: 'form_session.expired', merchantId, mode: 'test', object: { id: 'fs_abcdefgh', status: 'expired' } });
+    const first = event();
+    expect(await store.recordOnce(first, 'form_session.expired:fs_abcdefgh')).toBe(true);
+    expect(await store.recordOnce(event(), 'form_session.expired:fs_abcdefgh')).toBe(false);
+    // Another mode's mark is its own.
+    expect(await store.recordOnce({ ...event(), mode: 'live' }, 'form_session.expired:fs_abcdefgh')).toBe(true);
+
+    expect((await store.list(merchantId, 'test', { limit: 10 })).data).toEqual([first]);
+    expect((await store.list(merchantId, 'test', { limit: 10, type: 'form_session.expired' })).data).toEqual([first]);
+    expect(await redis.redis.xlen(`tessera:events:{m:${merchantId}}:stream`)).toBe(2);
+  });
+});
+
+describe('RedisEventStore.recordOnce marks', () => {
+  const redis = useStoreRedis();
+
+  it('keep a mark for the event retention, or longer when asked', async () => {
+    const store = new RedisEventStore(redis.redis, 30);
+    const merchantId = `shop-${Math.random()}`;
+    const event = () => buildEvent({ type: 'token.expiring_soon', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' } });
+    await store.recordOnce(event(), 'a');
+    await store.recordOnce(event(), 'b', 90 * 86_400_000);
+    const ttl = (name: string) => redis.redis.pttl(`tessera:events:{m:${merchantId}}:once:test:${name}`);
+    expect(await ttl('a')).toBeGreaterThan(29 * 86_400_000);
+    expect(await ttl('a')).toBeLessThanOrEqual(30 * 86_400_000);
+    expect(await ttl('b')).toBeGreaterThan(89 * 86_400_000);
+  });
+});

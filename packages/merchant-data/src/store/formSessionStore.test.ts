@@ -121,4 +121,23 @@ describe('RedisFormSessionStore', () => {
     expect((await store.listPage(merchantId, 'test', undefined, 10)).map((s) => s.id)).toEqual([kept.id]);
     expect(await redis.redis.zcard(`tessera:form-session:index:test:${merchantId}`)).toBe(1);
   });
+
+  it('hands the events sweep each session once its expiry has passed, until the sweep forgets it', async () => {
+    await redis.redis.del('tessera:form-session:expiry');
+    const store = new RedisFormSessionStore(redis.redis);
+    const soon = aSession({ expiresAt: new Date(NOW.getTime() + 1000).toISOString() });
+    const later = aSession({ expiresAt: new Date(NOW.getTime() + 5000).toISOString() });
+    const gone = aSession({ expiresAt: new Date(NOW.getTime() + 2000).toISOString() });
+    for (const s of [soon, later, gone]) await store.create(s);
+    await redis.redis.del(`tessera:form-session:${gone.id}`);
+
+    expect(await store.dueForSweep(NOW, 10)).toEqual([]);
+    const due = await store.dueForSweep(new Date(NOW.getTime() + 3000), 10);
+    expect(due.map((s) => s.id)).toEqual([soon.id]);
+    // The id without a session was dropped from the index on the way.
+    expect(await redis.redis.zscore('tessera:form-session:expiry', gone.id)).toBeNull();
+
+    await store.forgetSwept([soon.id]);
+    expect((await store.dueForSweep(new Date(NOW.getTime() + 6000), 10)).map((s) => s.id)).toEqual([later.id]);
+  });
 });

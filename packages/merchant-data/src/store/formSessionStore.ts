@@ -46,6 +46,14 @@ export interface FormSessionStore {
    * list); `count` at most. A session that is no longer stored is skipped (and dropped from the index).
    */
   listPage(merchantId: string, mode: KeyMode, startingAfter: string | undefined, count: number): Promise<FormSessionRecord[]>;
+  /**
+   * Sessions whose expiry has passed by `now` and that no sweep has forgotten yet, oldest expiry
+   * first, `count` at most (the events sweep: form_session.expired, and the completed event's
+   * backstop). Ids whose session is gone are forgotten on the way.
+   */
+  dueForSweep(now: Date, count: number): Promise<FormSessionRecord[]>;
+  /** Drops sessions from the sweep's index once their events are recorded. */
+  forgetSwept(ids: readonly string[]): Promise<void>;
 }
 
 /** Kept readable for FORM_SESSION_RETENTION_MS after expiry, so a late reader learns `expired`, not "unknown". */
@@ -59,6 +67,11 @@ const PREFIX = 'tessera:form-session:';
  * `fs_`, so no session's key is ever named like an index.
  */
 const indexKey = (merchantId: string, mode: KeyMode): string => `${PREFIX}index:${mode}:${merchantId}`;
+/**
+ * Every session by its expiry (ms), for the events sweep: an expired session is noticed without
+ * keyspace notifications, and a session is listed here until a sweep has recorded its events.
+ */
+export const FORM_SESSION_EXPIRY_INDEX = `${PREFIX}expiry`;
 /** Index entries older than this are dropped when a session is added (their sessions are long gone). */
 const INDEX_HORIZON_MS = 30 * 24 * 3600 * 1000;
 
@@ -138,7 +151,8 @@ function paymentOf(fields: Record<string, string>): FormSessionPayment | null {
  * `finishedAt`, `result` (JSON), `expiresAtMs`, and for payments `attempts`, `inFlight` (the
  * attempt with the merchant now, or empty) and `payment` (JSON); it expires
  * FORM_SESSION_RETENTION_MS after the session does. `tessera:form-session:index:<mode>:<merchant>`
- * lists a merchant's sessions (GET /v1/form-sessions). In a Redis Cluster it hashes by its own name, so sessions spread over the slots.
+ * lists a merchant's sessions (GET /v1/form-sessions); `tessera:form-session:expiry` every session by
+ * expiry until the events sweep has seen it. In a Redis Cluster it hashes by its own name, so sessions spread over the slots.
  * Failures are service_unavailable: a page that cannot read its session must not guess.
  */
 export class RedisFormSessionStore implements FormSessionStore {
@@ -184,6 +198,7 @@ export class RedisFormSessionStore implements FormSessionStore {
         .zremrangebyscore(index, '-inf', now.getTime() - INDEX_HORIZON_MS)
         .pexpire(index, retention)
         .exec();
+      await this.redis.zadd(FORM_SESSION_EXPIRY_INDEX, Date.parse(record.expiresAt), record.id);
     } catch (err) {
       throw redisUnavailable(err);
     }
@@ -203,6 +218,27 @@ export class RedisFormSessionStore implements FormSessionStore {
       const gone = ids.filter((_, i) => records[i] === undefined);
       if (gone.length > 0) await this.redis.zrem(index, ...gone);
       return records.filter((r): r is FormSessionRecord => r !== undefined);
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+  }
+
+  async dueForSweep(now: Date, count: number): Promise<FormSessionRecord[]> {
+    try {
+      const ids = await this.redis.zrangebyscore(FORM_SESSION_EXPIRY_INDEX, '-inf', now.getTime(), 'LIMIT', 0, count);
+      const records = await Promise.all(ids.map((id) => this.get(id)));
+      const gone = ids.filter((_, i) => records[i] === undefined);
+      if (gone.length > 0) await this.redis.zrem(FORM_SESSION_EXPIRY_INDEX, ...gone);
+      return records.filter((r): r is FormSessionRecord => r !== undefined);
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+  }
+
+  async forgetSwept(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.redis.zrem(FORM_SESSION_EXPIRY_INDEX, ...ids);
     } catch (err) {
       throw redisUnavailable(err);
     }

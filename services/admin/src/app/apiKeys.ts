@@ -25,6 +25,7 @@ import { canManageMerchant } from '../domain/operators';
 import { auditAs, type Caller } from './caller';
 import { lookUpApiKey } from '@tessera/edge';
 import { merchantIdSchema } from './merchants';
+import { recordApiKeyEvent, type AdminEventDeps } from './apiKeyEvents';
 import { canonicalListSchema, optionalText, parseInput, requiredText } from '@tessera/edge';
 
 /**
@@ -41,6 +42,8 @@ export interface ApiKeyDeps {
   /** Older API-key peppers, newest first: "test this key" finds keys still under them, as /v1 does. */
   previousPeppers?: readonly string[];
   now: () => Date;
+  /** Where api_key.created and .revoked are recorded; absent: no events. */
+  events?: AdminEventDeps;
 }
 
 /** Who acts (app/caller.ts); the name the key use cases have always used. */
@@ -174,6 +177,7 @@ export async function createApiKey(
     keyId: record.id,
     details: { mode, ...(kind === 'publishable' ? { kind } : {}), ...listsOf(record) },
   });
+  await recordApiKeyEvent(deps.events, 'api_key.created', record, deps.now());
   return { apiKey, record };
 }
 
@@ -244,7 +248,10 @@ export async function revokeApiKey(
   const record = await deps.keyStore.revoke(before.id, deps.now());
   if (!record) throw new TesseraError('api_key_not_found');
   const alreadyRevoked = before.revokedAt !== undefined;
-  if (!alreadyRevoked) await auditAs(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
+  if (!alreadyRevoked) {
+    await auditAs(deps, caller, { action: 'key.revoked', merchantId: record.merchantId, keyId: record.id });
+    await recordApiKeyEvent(deps.events, 'api_key.revoked', record, deps.now());
+  }
   return { record, alreadyRevoked };
 }
 

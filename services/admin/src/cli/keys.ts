@@ -12,6 +12,7 @@ import {
   type Pepper,
   pepperIdOf,
   RedisApiKeyStore,
+  RedisEventStore,
   RedisAuditLog,
   RedisMerchantSettingsStore,
   resolveApiKeyPepper,
@@ -494,7 +495,12 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
       const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
       const now = () => new Date();
       await connectCliRedis(redis);
-      const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now };
+      // The CLI's key changes are events like the dashboard's; one that cannot be recorded is said, not fatal.
+      const events = {
+        recorder: new RedisEventStore(redis),
+        logger: { error: (_fields: Record<string, unknown>, message: string) => io.err(`warning: ${message}`) },
+      };
+      const deps: ApiKeyDeps = { keyStore: store, audit, pepper, now, events };
       if (plan.create) await create(deps, plan.create, io);
       else if (plan.revoke) await revoke(deps, plan.revoke, io);
       else if (plan.restrict) await restrict(deps, plan.restrict, io);

@@ -7,10 +7,12 @@ import {
   RedisApiKeyStore,
   RedisAuditLog,
   RedisDetokenizationLog,
+  RedisEventStore,
   RedisMerchantSettingsStore,
   RedisPageInventoryStore,
   RedisRequestLogStore,
   RedisScriptAuthorizationStore,
+  RedisSweepLease,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import type { AdminConfig } from '../config';
@@ -35,6 +37,9 @@ export interface AdminStores {
   pageInventory: RedisPageInventoryStore;
   /** The operators' authorizations of those pages' scripts and policies. */
   scriptAuthorizations: RedisScriptAuthorizationStore;
+  /** The events of the key use cases and of the expiring-keys sweep, and the lease that sweep runs under. */
+  events: RedisEventStore;
+  sweepLease: RedisSweepLease;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -60,6 +65,8 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     pepperMoves: new RedisApiKeyMoveRequests(redis),
     pageInventory: new RedisPageInventoryStore(redis),
     scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
+    events: new RedisEventStore(redis),
+    sweepLease: new RedisSweepLease(redis),
   };
 }
 

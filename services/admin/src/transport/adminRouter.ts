@@ -1,3 +1,4 @@
+import type { AdminEventDeps } from '../app/apiKeyEvents';
 import {
   type ApiKeyAdmin,
   type ApiKeyLookup,
@@ -48,6 +49,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   pagePolicy?: PagePolicyDeps;
   /** Whether a key is under card-testing attack, for the key list's banner; absent: never shown. */
   attackState?: AttackStateLookup;
+  /** Where the key use cases record api_key.created and .revoked; absent: no events. */
+  events?: AdminEventDeps;
   trustedProxies: readonly Cidr[];
   logger: Logger;
   /** The session and sign-in limits, and HSTS for the admin listener. */
@@ -166,7 +169,14 @@ export function createAdminRouter(deps: AdminDeps): Router {
   const settingsDeps = merchantSettings === undefined ? undefined : { merchantSettings, audit: deps.audit, pepper: deps.pepper, now };
   registerKeyRoutes(
     api,
-    { keyStore: deps.keyStore, audit: deps.audit, pepper: deps.pepper, previousPeppers: deps.previousPeppers ?? [], now },
+    {
+      keyStore: deps.keyStore,
+      audit: deps.audit,
+      pepper: deps.pepper,
+      previousPeppers: deps.previousPeppers ?? [],
+      now,
+      ...(deps.events ? { events: deps.events } : {}),
+    },
     body,
     deps.attackState,
   );

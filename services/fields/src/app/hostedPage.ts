@@ -19,6 +19,7 @@ import {
 } from '@tessera/merchant-data';
 import type { FieldsVault, MerchantCompletions } from './ports';
 import { tokenizeBrowserCard, type AdmitCard } from './browserTokens';
+import { recordFormSessionCompleted, type FieldsEventDeps } from './formSessionEvents';
 
 /**
  * The hosted payment page's use cases: the shopper's browser loads, submits or cancels a form
@@ -39,6 +40,8 @@ export interface HostedPageDeps {
   completionTimeoutMs?: number;
   /** Says when a payment's outcome is unknown (the merchant must settle it); absent: not logged. */
   logger?: Logger;
+  /** Where form_session.completed is recorded; absent: no events (unit tests of other rules). */
+  events?: FieldsEventDeps;
 }
 
 /** Why the page cannot be used, as the catalogue code the shopper's page shows. */
@@ -176,6 +179,8 @@ export async function submitCardForm(
   const now = deps.now();
   const outcome = await deps.sessions.finish(record.id, 'completed', result, now);
   if (outcome !== 'finished') throw usedOrExpired(outcome);
+  // Recorded here, before the redirect is even sent: the merchant learns of it if the shopper never comes back.
+  await recordFormSessionCompleted(deps.events, { ...record, status: 'completed', finishedAt: now.toISOString(), result });
   return { location: signedReturnLocation(signingSecretOf(deps, record), record.returnUrl, record.id, 'completed', now) };
 }
 
@@ -246,6 +251,7 @@ async function completePayment(
   }
   const outcome = await deps.sessions.finish(record.id, 'completed', result, now, { attempt, payment });
   if (outcome !== 'finished') throw usedOrExpired(outcome);
+  await recordFormSessionCompleted(deps.events, { ...record, status: 'completed', finishedAt: now.toISOString(), result, payment });
   return { location: signedReturnLocation(secret, record.returnUrl, record.id, 'completed', now, answer.outcome) };
 }
 

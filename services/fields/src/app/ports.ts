@@ -6,7 +6,7 @@ import type {
   TokenizeRequest,
   TokenRecord__Output,
 } from '@tessera/protos';
-import type { PageInventoryWriter } from '@tessera/merchant-data';
+import type { EventRecord, PageInventoryWriter } from '@tessera/merchant-data';
 
 /**
  * What the fields service's use cases need from outside. The vault is reached through the shared
@@ -53,3 +53,13 @@ export interface MerchantCompletions {
  * not reachable from here.
  */
 export type PageInventoryPort = Pick<PageInventoryWriter, 'loadPage' | 'savePage' | 'saveViolations'>;
+
+/**
+ * Where this service records the events it emits (form_session.completed and .expired,
+ * card_testing.suspected): @tessera/merchant-data's RedisEventStore. `recordOnce` keeps an event
+ * to one per object however often a sweep or a retry sees it.
+ */
+export interface EventRecorder {
+  record(event: EventRecord): Promise<void>;
+  recordOnce(event: EventRecord, once: string, markForMs?: number): Promise<boolean>;
+}

@@ -1,6 +1,13 @@
 import type { Logger } from '@tessera/common';
 import { connectLogged, createServiceRedis, RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
-import { RedisApiKeyMoveRequests, RedisApiKeyStore, RedisFormSessionStore, RedisPageInventoryStore } from '@tessera/merchant-data';
+import {
+  RedisApiKeyMoveRequests,
+  RedisApiKeyStore,
+  RedisEventStore,
+  RedisFormSessionStore,
+  RedisPageInventoryStore,
+  RedisSweepLease,
+} from '@tessera/merchant-data';
 import type { FieldsConfig } from '../config';
 
 /** What the fields service keeps in Redis, through the narrowest interface each use needs. */
@@ -15,6 +22,9 @@ export interface FieldsStores {
   distinctCards: RedisDistinctCardCounter;
   /** What merchants' payment pages report (the SAQ A kit); the operators' authorizations are the admin service's. */
   pageInventory: RedisPageInventoryStore;
+  /** The events it emits (form sessions, card testing), and the lease its sweep runs under. */
+  events: RedisEventStore;
+  sweepLease: RedisSweepLease;
 }
 
 /**
@@ -30,6 +40,8 @@ export async function connectFieldsStores(config: FieldsConfig, logger: Logger):
     rateLimits: new RedisRateLimitCounter(redis),
     distinctCards: new RedisDistinctCardCounter(redis),
     pageInventory: new RedisPageInventoryStore(redis),
+    events: new RedisEventStore(redis),
+    sweepLease: new RedisSweepLease(redis),
   };
   await connectLogged(redis, logger, 'redis', 'the card fields answer 503');
   return { stores, close: () => stores.keyStore.close() };

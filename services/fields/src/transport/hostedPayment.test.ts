@@ -7,6 +7,7 @@ import {
   formSigningSecret,
   newCsrfToken,
   newFormSessionId,
+  RedisEventStore,
   RedisFormSessionStore,
   type FormSessionDisplay,
   type FormSessionRecord,
@@ -24,6 +25,8 @@ const RETURN_URL = `${SHOP}/done`;
 const CANCEL_URL = `${SHOP}/cancel`;
 const COMPLETION_URL = `${SHOP}/complete`;
 const SECRET = formSigningSecret(TEST_PEPPER, 'shop', 'test');
+/** A token id shaped like the vault's (`tok.` and 128 bits or more). */
+const tokenNumbered = (n: number): string => `tok.AbCdEfGhIjKlMnOpQrSt${n}`;
 
 function assetsDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-hosted-'));
@@ -58,6 +61,7 @@ describe('the hosted page with an amount and a completion URL', () => {
   let merchant: Merchant;
   let tokenized: TokenizeRequest[];
   let app: RunningApp;
+  let recorder: HostedPageDeps['events'] extends infer E ? (E extends { recorder: infer R } ? R : never) : never;
   const assets = loadCardFieldsAssets(assetsDir());
 
   async function start(withProxy = true): Promise<void> {
@@ -66,13 +70,14 @@ describe('the hosted page with an amount and a completion URL', () => {
       vault: {
         tokenize: async (request: TokenizeRequest) => {
           tokenized.push(request);
-          return aTokenRecord({ token: `tok.${tokenized.length}`, last4: request.number.slice(-4), provisional: true });
+          return aTokenRecord({ token: tokenNumbered(tokenized.length), last4: request.number.slice(-4), provisional: true });
         },
       },
       pepper: TEST_PEPPER,
       fieldsOrigin: 'https://fields.example',
       now: () => new Date(),
       completionTimeoutMs: 2000,
+      events: { recorder },
       ...(withProxy ? { completions: merchant } : {}),
     };
     app = await startApp(createFieldsApp({ assets, lookupKey: async () => undefined, logger: captureLogger().logger, formSessions }));
@@ -80,6 +85,7 @@ describe('the hosted page with an amount and a completion URL', () => {
 
   beforeEach(async () => {
     sessions = new RedisFormSessionStore(env.redis);
+    recorder = new RedisEventStore(env.redis);
     merchant = new Merchant();
     tokenized = [];
     await start();
@@ -156,7 +162,7 @@ describe('the hosted page with an amount and a completion URL', () => {
     expect(verifyCompletionSignature(call.body, signature, SECRET)).toEqual({
       formSession: session.id,
       attempt: 1,
-      token: 'tok.1',
+      token: tokenNumbered(1),
       card: expect.objectContaining({ last4: '4242' }),
       amount: 1234,
       currency: 'eur',
@@ -168,6 +174,39 @@ describe('the hosted page with an amount and a completion URL', () => {
       status: 'completed',
       payment: { status: 'succeeded', attempts: 1, declineMessage: null },
     });
+  });
+
+  it('records form_session.completed with the payment outcome by the time it answers 303, and nothing for a decline', async () => {
+    const events = new RedisEventStore(env.redis);
+    // A merchant of its own: the Redis is shared by this file's tests.
+    const merchantId = `shop-${Math.random()}`;
+    const paid = await openSession({}, { merchantId });
+    merchant.answers.push(answer(200, { outcome: 'declined', message: 'Insufficient funds' }));
+    expect((await pay(paid)).status).toBe(402);
+    expect((await events.list(merchantId, 'test', { limit: 10, type: 'form_session.completed' })).data).toEqual([]);
+    merchant.answers.push(answer(200, { outcome: 'succeeded' }));
+    expect((await pay(paid)).status).toBe(303);
+    const unknown = await openSession({}, { merchantId });
+    merchant.answers.push(new Error('timed out'));
+    expect((await pay(unknown)).status).toBe(303);
+
+    const completed = (await events.list(merchantId, 'test', { limit: 10, type: 'form_session.completed' })).data;
+    // Both may share a second (the list's order within one is not the recording order): sorted by token.
+    expect(completed.map((e) => e.data.object).sort((a, b) => String(b.token).localeCompare(String(a.token)))).toEqual([
+      { id: unknown.id, status: 'completed', token: tokenNumbered(3), brand: 'visa', last4: '4242', payment: 'unknown' },
+      { id: paid.id, status: 'completed', token: tokenNumbered(2), brand: 'visa', last4: '4242', payment: 'succeeded' },
+    ]);
+  });
+
+  it('still sends the shopper back when the completed event cannot be recorded', async () => {
+    recorder = { record: () => Promise.reject(new Error('down')), recordOnce: () => Promise.reject(new Error('down')) };
+    app.close();
+    await start();
+    const session = await openSession();
+    merchant.answers.push(answer(200, { outcome: 'succeeded' }));
+    const res = await pay(session);
+    expect(res.status).toBe(303);
+    expect(await sessions.get(session.id)).toMatchObject({ status: 'completed' });
   });
 
   it('shows a decline on the page, escaped, and takes another card in the same session as attempt 2', async () => {
