@@ -15,6 +15,21 @@ describe('RedisEventStore', () => {
     });
   }
 
+  it('lists events of the same second newest first', async () => {
+    const store = new RedisEventStore(redis.redis);
+    const merchantId = `shop-${Math.random()}`;
+    const now = new Date();
+    const events = [];
+    for (let i = 0; i < 3; i++) {
+      const event = buildEvent({ type: 'token.created', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' }, now });
+      await store.record(event);
+      events.push(event);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const listed = await store.list(merchantId, 'test', { limit: 10 });
+    expect(listed.data.map((e) => e.id)).toEqual(events.map((e) => e.id).reverse());
+  });
+
   it('lists newest first, filters by type, pages with startingAfter, and appends to the stream', async () => {
     const store = new RedisEventStore(redis.redis);
     const merchantId = `shop-${Math.random()}`;

@@ -75,6 +75,15 @@ export class RedisEventStore implements EventStore {
     this.commands = defineScripts<EventCommands>(redis, { eventRecordOnce: { numberOfKeys: 5, lua: RECORD_ONCE } });
   }
 
+  /**
+   * An index score in milliseconds: `created` is whole seconds, and events of one second must
+   * still list newest first; the clock's milliseconds break ties within the event's second.
+   */
+  private static indexScore(event: EventRecord): number {
+    const createdMs = event.created * 1000;
+    return Math.min(Math.max(Date.now(), createdMs), createdMs + 999);
+  }
+
   private base(merchantId: string): string {
     return `tessera:events:{m:${merchantId}}:`;
   }
@@ -85,7 +94,7 @@ export class RedisEventStore implements EventStore {
 
   async record(event: EventRecord): Promise<void> {
     const base = this.base(event.merchantId);
-    const createdMs = event.created * 1000;
+    const createdMs = RedisEventStore.indexScore(event);
     const cutoff = Date.now() - this.retentionMs;
     const json = JSON.stringify(event);
     const tx = this.redis.multi().set(`${base}evt:${event.id}`, json, 'PX', this.retentionMs);
@@ -108,7 +117,7 @@ export class RedisEventStore implements EventStore {
       `${base}stream`,
       this.retentionMs,
       JSON.stringify(event),
-      event.created * 1000,
+      RedisEventStore.indexScore(event),
       event.id,
       Date.now() - this.retentionMs,
       STREAM_MAX_LENGTH,
