@@ -71,6 +71,7 @@ export async function setUpAdmin(params: {
       ? { requestLog: { store: stores.requestLog, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000, now: () => new Date() } }
       : {}),
     pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
+    webhookEndpoints: stores.webhookEndpoints,
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.
     attackState: (keyId) => readAttackState(stores.rateLimits, keyId),

@@ -11,6 +11,7 @@ import {
   RedisPageInventoryStore,
   RedisRequestLogStore,
   RedisScriptAuthorizationStore,
+  RedisWebhookEndpointStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import type { AdminConfig } from '../config';
@@ -35,6 +36,8 @@ export interface AdminStores {
   pageInventory: RedisPageInventoryStore;
   /** The operators' authorizations of those pages' scripts and policies. */
   scriptAuthorizations: RedisScriptAuthorizationStore;
+  /** Merchants' webhook endpoints (the gateway's /v1/webhook-endpoints writes them too). */
+  webhookEndpoints: RedisWebhookEndpointStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -60,6 +63,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     pepperMoves: new RedisApiKeyMoveRequests(redis),
     pageInventory: new RedisPageInventoryStore(redis),
     scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
+    webhookEndpoints: new RedisWebhookEndpointStore(redis),
   };
 }
 
