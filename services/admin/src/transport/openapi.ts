@@ -295,6 +295,7 @@ const schemas = {
     mode: z.enum(['test', 'live']),
     data: z.array(webhookEndpointSchema).meta({ description: 'Oldest first (at most 16 per mode).' }),
     hasMore: z.literal(false),
+    eventTypes: z.array(z.string()).meta({ description: 'Every event type an endpoint may subscribe to (docs/webhooks.md).' }),
   }),
   AdminWebhookEndpointCreate: webhookEndpointCreateSchema,
   AdminWebhookSecretRotate: webhookSecretRotateSchema,

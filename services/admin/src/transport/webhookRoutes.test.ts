@@ -122,6 +122,7 @@ describe('admin webhook endpoint routes', () => {
     const list = await call('GET', `${base()}?mode=test`);
     expect(list.status).toBe(200);
     expect(list.json()).toMatchObject({ object: 'list', mode: 'test', hasMore: false, data: [{ id: created.id, status: 'enabled' }] });
+    expect(list.json().eventTypes).toEqual(expect.arrayContaining(['token.created', 'webhook_endpoint.disabled']));
     expect(list.body.toString()).not.toContain('whsec_');
     expect((await call('GET', `${base()}?mode=live`)).json().data).toEqual([]);
 

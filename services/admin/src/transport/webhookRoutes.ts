@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { TesseraError } from '@tessera/common';
+import { EVENT_TYPES } from '@tessera/merchant-data';
 import { sendJson, setServiceHeaders } from '@tessera/edge';
 import { merchantInReach, merchantPathSchema } from '../app/merchants';
 import {
@@ -53,7 +54,8 @@ export function registerWebhookRoutes(
     const merchantId = merchantOf(req, res);
     const mode = modeOf(req);
     const endpoints = await listWebhookEndpoints(depsOf(), callerOf(res), merchantId, mode);
-    sendJson(res, 200, { object: 'list', merchantId, mode, data: endpoints, hasMore: false });
+    // The types an endpoint may subscribe to, so the dashboard offers exactly the catalogue.
+    sendJson(res, 200, { object: 'list', merchantId, mode, data: endpoints, hasMore: false, eventTypes: EVENT_TYPES });
   });
 
   api.post(BASE, ...body, async (req: Request, res: Response) => {
