@@ -31,6 +31,7 @@ export * from './store/auditLog';
 export * from './store/formSessionStore';
 export * from './store/eventStore';
 export * from './store/webhookEndpointStore';
+export * from './store/webhookDeliveryStore';
 export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';
