@@ -218,7 +218,6 @@ describe('README quick start', () => {
       'npm run keys -- return-urls set --merchant <id> <url>...',
       'npm run keys -- revoke <old key id>',
       'npm run keys -- revoke <old key id> --after 24h',
-      'npm run webhooks -- deliveries --merchant <id> --mode test|live --endpoint <we_id> [--limit 50]',
       'npm run webhooks -- resend --merchant <id> --mode test|live --endpoint <we_id> --event <evt_id>',
     ]);
     // The passwords the operator examples pipe in.
@@ -244,6 +243,7 @@ describe('README quick start', () => {
         'npm run keys -- return-urls secret --merchant dev --mode test',
         'npm run keys -- admin list',
         'npm run webhooks -- rotate-secret --merchant dev --mode test --endpoint we_… --expires-in 1h',
+        'npm run webhooks -- deliveries --merchant dev --mode test --endpoint we_…',
         'npm run webhooks -- delete --merchant dev --mode test --endpoint we_…',
       ]),
     );

@@ -16,8 +16,8 @@ let eventTypes = [];
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const when = (iso) => (iso ? dateTime.format(new Date(iso)) : '');
 
-const OUTCOME_BADGE = { delivered: 'badge-2xx', failed: 'badge-5xx', pending: 'badge-4xx' };
-const OUTCOME_TEXT = { delivered: 'Delivered', failed: 'Failed', pending: 'Pending' };
+const OUTCOME_BADGE = { succeeded: 'badge-2xx', failed: 'badge-4xx', gave_up: 'badge-5xx' };
+const OUTCOME_TEXT = { succeeded: 'Delivered', failed: 'Failed, will retry', gave_up: 'Gave up' };
 const DELIVERY_LIMIT = 20;
 
 function showError(id, message) {
@@ -189,6 +189,7 @@ function renderDeliveries(endpoint, result) {
         'td',
         {},
         el('span', { className: `badge ${OUTCOME_BADGE[d.outcome] ?? 'badge-4xx'}`, text: OUTCOME_TEXT[d.outcome] ?? d.outcome }),
+        d.nextAttemptAt ? el('span', { className: 'sub', text: `next try ${when(d.nextAttemptAt)}` }) : null,
       ),
       el('td', { className: 'num', text: d.responseStatus === null ? (d.error ?? '—') : String(d.responseStatus) }),
       el('td', { className: 'num', text: d.latencyMs === null ? '—' : `${Math.round(d.latencyMs)} ms` }),

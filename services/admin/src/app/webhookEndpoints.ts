@@ -9,6 +9,7 @@ import {
   newWebhookEndpointId,
   secretOverlapSeconds,
   signingGenerations,
+  WEBHOOK_DELIVERY_LOG_LENGTH,
   WEBHOOK_ENDPOINT_ID_PATTERN,
   type WebhookEndpointRecord,
   type WebhookEndpointStore,
@@ -84,14 +85,16 @@ export const webhookDeliveryPathSchema = webhookEndpointPathSchema.extend({
 });
 
 export const DEFAULT_DELIVERY_LIMIT = 50;
-export const MAX_DELIVERY_LIMIT = 200;
+/** The delivery log keeps this many attempts per endpoint. */
+export const MAX_DELIVERY_LIMIT = WEBHOOK_DELIVERY_LOG_LENGTH;
+const LIMIT_ERROR = `"limit" must be a whole number from 1 to ${MAX_DELIVERY_LIMIT}.`;
 
 export const webhookDeliveriesQuerySchema = webhookModeQuerySchema.extend({
   limit: z.coerce
-    .number({ error: '"limit" must be a whole number from 1 to 200.' })
-    .int({ error: '"limit" must be a whole number from 1 to 200.' })
-    .min(1, { error: '"limit" must be a whole number from 1 to 200.' })
-    .max(MAX_DELIVERY_LIMIT, { error: '"limit" must be a whole number from 1 to 200.' })
+    .number({ error: LIMIT_ERROR })
+    .int({ error: LIMIT_ERROR })
+    .min(1, { error: LIMIT_ERROR })
+    .max(MAX_DELIVERY_LIMIT, { error: LIMIT_ERROR })
     .default(DEFAULT_DELIVERY_LIMIT)
     .meta({ description: 'How many attempts, newest first (default 50).' }),
 });
@@ -216,7 +219,7 @@ export async function createWebhookEndpoint(
   return { endpoint: webhookEndpointView(record, now), secret: currentSecret(deps, record, now) };
 }
 
-/** Deletes it: nothing more is sent to it, from the next delivery on. */
+/** Deletes it, with its queue and delivery log: nothing more is sent to it, from the next delivery on. */
 export async function deleteWebhookEndpoint(
   deps: WebhookEndpointDeps,
   caller: Caller,
@@ -227,6 +230,7 @@ export async function deleteWebhookEndpoint(
   reach(caller, merchantId);
   const before = await endpointOf(deps, merchantId, mode, id);
   if (!(await deps.endpoints.delete(merchantId, mode, before.id))) throw new TesseraError('webhook_endpoint_not_found');
+  await deps.deliveries?.forgetEndpoint(merchantId, before.id);
   await auditAs(deps, caller, {
     action: 'webhook_endpoint.deleted',
     merchantId,
@@ -303,7 +307,10 @@ export async function listWebhookDeliveries(
   return { endpointId: endpoint.id, deliveries: await deliveries.recentDeliveries(merchantId, mode, endpoint.id, bounded) };
 }
 
-/** Queues one event for the endpoint again, whatever became of earlier attempts. Audited. */
+/**
+ * Queues one event of the endpoint's merchant and mode for it again, due now, whatever became of
+ * earlier attempts (the receiver gets the same event id: it may de-duplicate). Audited.
+ */
 export async function resendWebhookEvent(
   deps: WebhookEndpointDeps,
   caller: Caller,

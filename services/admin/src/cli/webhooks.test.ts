@@ -1,43 +1,28 @@
 import { Redis } from 'ioredis';
 import type { KeyMode } from '@tessera/common';
-import { RedisAuditLog, RedisWebhookEndpointStore, webhookSecret } from '@tessera/merchant-data';
+import {
+  buildEvent,
+  RedisAuditLog,
+  RedisEventStore,
+  RedisWebhookDeliveryStore,
+  RedisWebhookEndpointStore,
+  webhookSecret,
+} from '@tessera/merchant-data';
 import { startRedisServer, type RedisServer } from '@tessera/test-support';
-import type { WebhookDeliveriesPort, WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { parseDurationSeconds, runWebhooksCli } from './webhooks';
 
 const PEPPER = 'cli-test-pepper-cli-test-pepper-0123456789';
-const EVENT_ID = 'evt_AAAAAAAAAAAAAAAA';
-
-/** Delivery records as a delivery store would hand them over, in memory: this file tests the CLI around the port. */
-class RecordedDeliveries implements WebhookDeliveriesPort {
-  attempts: WebhookDeliveryAttempt[] = [];
-  resent: string[] = [];
-  async recentDeliveries(_m: string, _mode: KeyMode, _endpointId: string, limit: number): Promise<WebhookDeliveryAttempt[]> {
-    return this.attempts.slice(0, limit);
-  }
-  async resend(_m: string, _mode: KeyMode, endpointId: string, eventId: string): Promise<'queued' | 'event_not_found'> {
-    if (!this.attempts.some((a) => a.eventId === eventId)) return 'event_not_found';
-    this.resent.push(`${endpointId}/${eventId}`);
-    return 'queued';
-  }
-}
 
 describe('webhooks CLI', () => {
   let server: RedisServer;
   let env: NodeJS.ProcessEnv;
   let redis: Redis;
   let store: RedisWebhookEndpointStore;
-  const deliveries = new RecordedDeliveries();
 
-  async function run(argv: string[], environment: NodeJS.ProcessEnv = env, withDeliveries = true) {
+  async function run(argv: string[], environment: NodeJS.ProcessEnv = env) {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runWebhooksCli(
-      argv,
-      environment,
-      { out: (l) => out.push(l), err: (l) => err.push(l) },
-      withDeliveries ? () => deliveries : undefined,
-    );
+    const code = await runWebhooksCli(argv, environment, { out: (l) => out.push(l), err: (l) => err.push(l) });
     return { code, out, err };
   }
 
@@ -70,8 +55,6 @@ describe('webhooks CLI', () => {
   });
   beforeEach(async () => {
     await redis.flushall();
-    deliveries.attempts = [];
-    deliveries.resent = [];
   });
 
   it('exits 2 without REDIS_URL, saying to point it at the gateway’s Redis', async () => {
@@ -154,38 +137,45 @@ describe('webhooks CLI', () => {
     expect(res.err).toEqual([`no test webhook endpoint ${id} for merchant shop_1`]);
   });
 
-  it('shows an endpoint’s deliveries and resends one', async () => {
+  it('shows an endpoint’s deliveries as the dispatcher logged them, and queues one event again', async () => {
     const { id } = await create();
-    deliveries.attempts = [
-      {
-        eventId: EVENT_ID,
-        eventType: 'token.created',
-        attempt: 3,
-        outcome: 'failed',
-        responseStatus: null,
-        latencyMs: 10_000,
-        error: 'timeout',
-        at: '2026-11-26T12:00:00.000Z',
-      },
-    ];
+    const events = new RedisEventStore(redis);
+    const deliveries = new RedisWebhookDeliveryStore(redis);
+    const event = buildEvent({ type: 'token.created', merchantId: 'shop_1', mode: 'test', object: { id: 'tok_aaaaaaaa', last4: '4242' } });
+    await events.record(event);
+    const at = new Date();
+    const next = '2026-11-26T13:00:00.000Z';
+    const attempt = { eventId: event.id, type: event.type, attempt: 3, outcome: 'failed' as const, error: 'timeout', latencyMs: 10_000 };
+    await deliveries.recordFailure('shop_1', id, { ...attempt, at: at.toISOString(), nextAttemptAt: next }, Date.parse(next), at);
     const table = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id]);
     expect(table.code).toBe(0);
-    expect(table.out[0]).toMatch(/^TIME\s+EVENT\s+TYPE\s+ATTEMPT\s+OUTCOME\s+STATUS\s+LATENCY$/);
-    expect(table.out[1]).toMatch(new RegExp(`${EVENT_ID}\\s+token\\.created\\s+3\\s+failed\\s+timeout\\s+10000 ms`));
+    expect(table.out[0]).toMatch(/^TIME\s+EVENT\s+TYPE\s+ATTEMPT\s+OUTCOME\s+STATUS\s+LATENCY\s+NEXT ATTEMPT$/);
+    expect(table.out[1]).toMatch(
+      new RegExp(`${event.id}\\s+token\\.created\\s+3\\s+failed\\s+timeout\\s+10000 ms\\s+${next.replace(/\./g, '\\.')}$`),
+    );
+    const json = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--json', '--limit', '1']);
+    expect(JSON.parse(json.out[0] ?? '')).toEqual([expect.objectContaining({ eventId: event.id, responseStatus: null, error: 'timeout' })]);
 
-    const resent = await run(['resend', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--event', EVENT_ID]);
+    const resent = await run(['resend', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--event', event.id]);
     expect(resent.code).toBe(0);
-    expect(deliveries.resent).toEqual([`${id}/${EVENT_ID}`]);
-    const unknown = await run(['resend', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--event', 'evt_BBBBBBBBBBBBBBBB']);
+    expect((await deliveries.queueHead('shop_1', id, 10)).map((d) => [d.eventId, d.nextAttemptAt])).toEqual([[event.id, 0]]);
+    // An event of the other mode is not this endpoint's to resend.
+    const live = buildEvent({ type: 'token.created', merchantId: 'shop_1', mode: 'live', object: { id: 'tok_bbbbbbbb', last4: '4242' } });
+    await events.record(live);
+    const unknown = await run(['resend', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--event', live.id]);
     expect(unknown.code).toBe(1);
-    expect(unknown.err[0]).toMatch(/no event evt_BBBBBBBBBBBBBBBB/);
+    expect(unknown.err[0]).toContain(`no event ${live.id}`);
   });
 
-  it('says so when this installation has no delivery records', async () => {
+  it('forgets a deleted endpoint’s queue and log', async () => {
     const { id } = await create();
-    const res = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id], env, false);
-    expect(res.code).toBe(1);
-    expect(res.err).toEqual(['delivery records are not available in this installation yet']);
+    const event = buildEvent({ type: 'token.created', merchantId: 'shop_1', mode: 'test', object: { id: 'tok_aaaaaaaa', last4: '4242' } });
+    await new RedisEventStore(redis).record(event);
+    const deliveries = new RedisWebhookDeliveryStore(redis);
+    await deliveries.requeue('shop_1', id, event, new Date());
+    expect((await deliveries.queueStats('shop_1', id)).depth).toBe(1);
+    expect((await run(['delete', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id])).code).toBe(0);
+    expect((await deliveries.queueStats('shop_1', id)).depth).toBe(0);
   });
 
   it.each([

@@ -19,6 +19,8 @@ import {
   DEFAULT_SECRET_OVERLAP_SECONDS,
   EVENT_ID_PATTERN,
   RedisAuditLog,
+  RedisEventStore,
+  RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
   resolveApiKeyPepper,
   WEBHOOK_ENDPOINT_ID_PATTERN,
@@ -38,9 +40,9 @@ import {
   type WebhookEndpointDeps,
   type WebhookEndpointView,
 } from '../app/webhookEndpoints';
-import type { WebhookDeliveriesPort, WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
+import { webhookDeliveriesOver, type WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
-import { CommandError, connectCliRedis, type RedisClient } from './cliRedis';
+import { CommandError, connectCliRedis } from './cliRedis';
 
 const USAGE = `Usage: npm run webhooks -- <command> --merchant <id> --mode test|live [options]
 
@@ -58,9 +60,10 @@ Commands:
   enable --endpoint <we_...>
       Turns an endpoint that was disabled after repeated failures back on.
   deliveries --endpoint <we_...> [--limit <n>] [--json]
-      Its latest delivery attempts, newest first: event, attempt, outcome, response status, latency.
+      Its latest delivery attempts (default 50, at most 100), newest first: event, attempt, outcome
+      (succeeded, failed and retried later, gave_up), response status or error, latency, next attempt.
   resend --endpoint <we_...> --event <evt_...>
-      Sends one event to the endpoint again.
+      Queues one event (of this merchant and mode) for the endpoint again, due now, with its own id.
 
 Environment: the admin service's: REDIS_URL, API_KEY_PEPPER or API_KEY_PEPPERS (same value as the gateway: secrets
 are derived from it), NODE_ENV, TESSERA_STATE_DIR. Beside npm start none: without REDIS_URL it reads what npm start
@@ -283,7 +286,10 @@ async function run(deps: WebhookEndpointDeps, p: Plan, io: Io): Promise<void> {
       const { deliveries } = await commandFor(p, () => listWebhookDeliveries(deps, caller, merchantId, mode, endpointId, p.limit));
       if (p.json) return io.out(JSON.stringify(deliveries));
       if (deliveries.length === 0) return io.out(`No deliveries to ${endpointId} yet.`);
-      return table([['TIME', 'EVENT', 'TYPE', 'ATTEMPT', 'OUTCOME', 'STATUS', 'LATENCY'], ...deliveries.map(deliveryRow)], io);
+      return table(
+        [['TIME', 'EVENT', 'TYPE', 'ATTEMPT', 'OUTCOME', 'STATUS', 'LATENCY', 'NEXT ATTEMPT'], ...deliveries.map(deliveryRow)],
+        io,
+      );
     }
     case 'resend':
       await commandFor(p, () => resendWebhookEvent(deps, caller, merchantId, mode, endpointId, p.eventId!));
@@ -300,19 +306,11 @@ function deliveryRow(d: WebhookDeliveryAttempt): string[] {
     d.outcome,
     d.responseStatus === null ? (d.error ?? '-') : String(d.responseStatus),
     d.latencyMs === null ? '-' : `${Math.round(d.latencyMs)} ms`,
+    d.nextAttemptAt ?? '-',
   ];
 }
 
-/**
- * `openDeliveries`: the delivery records on this Redis, or undefined when this build has none
- * (then `deliveries` and `resend` say so).
- */
-export async function runWebhooksCli(
-  argv: string[],
-  environment: NodeJS.ProcessEnv,
-  io: Io,
-  openDeliveries: (redis: RedisClient) => WebhookDeliveriesPort | undefined = () => undefined,
-): Promise<number> {
+export async function runWebhooksCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
   const parsed = parseCommandLine(argv, OPTIONS, USAGE, io);
   if (!parsed.ok) return parsed.exitCode;
   const args = parsed.args;
@@ -343,17 +341,13 @@ export async function runWebhooksCli(
           `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
         );
       }
-      const deliveries = openDeliveries(redis);
-      if ((checked.command === 'deliveries' || checked.command === 'resend') && deliveries === undefined) {
-        throw new CommandError('delivery records are not available in this installation yet');
-      }
       await connectCliRedis(redis);
       const deps: WebhookEndpointDeps = {
         endpoints: new RedisWebhookEndpointStore(redis),
         audit: new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES),
         pepper,
         now: () => new Date(),
-        ...(deliveries ? { deliveries } : {}),
+        deliveries: webhookDeliveriesOver(new RedisWebhookDeliveryStore(redis), new RedisEventStore(redis)),
       };
       await run(deps, checked, io);
     },

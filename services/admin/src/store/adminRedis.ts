@@ -11,6 +11,8 @@ import {
   RedisPageInventoryStore,
   RedisRequestLogStore,
   RedisScriptAuthorizationStore,
+  RedisEventStore,
+  RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
@@ -38,6 +40,10 @@ export interface AdminStores {
   scriptAuthorizations: RedisScriptAuthorizationStore;
   /** Merchants' webhook endpoints (the gateway's /v1/webhook-endpoints writes them too). */
   webhookEndpoints: RedisWebhookEndpointStore;
+  /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
+  webhookDeliveries: RedisWebhookDeliveryStore;
+  /** The merchants' events (read only here: a resend queues one again). */
+  events: RedisEventStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -64,6 +70,8 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     pageInventory: new RedisPageInventoryStore(redis),
     scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    webhookDeliveries: new RedisWebhookDeliveryStore(redis),
+    events: new RedisEventStore(redis),
   };
 }
 

@@ -143,11 +143,14 @@ const webhookDeliverySchema = z.object({
   eventId: z.string(),
   eventType: z.string(),
   attempt: z.int(),
-  outcome: z.string().meta({ description: '`delivered`, `failed` or `pending`.' }),
+  outcome: z
+    .string()
+    .meta({ description: '`succeeded` (2xx), `failed` (another attempt is scheduled) or `gave_up` (the retry window is over).' }),
   responseStatus: z.int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came back.' }),
   latencyMs: z.number().nullable(),
   error: z.string().nullable().meta({ description: 'Why an attempt without a status failed (`timeout`, `unreachable`, …).' }),
   at: z.string(),
+  nextAttemptAt: z.string().nullable().meta({ description: 'After a `failed` attempt: when the next one is due.' }),
 }) satisfies z.ZodType<WebhookDeliveryAttempt>;
 
 const schemas = {

@@ -1,12 +1,19 @@
 import type { KeyMode } from '@tessera/common';
-import { RedisAuditLog, RedisWebhookEndpointStore, webhookSecret } from '@tessera/merchant-data';
+import {
+  buildEvent,
+  RedisAuditLog,
+  RedisEventStore,
+  RedisWebhookDeliveryStore,
+  RedisWebhookEndpointStore,
+  webhookSecret,
+} from '@tessera/merchant-data';
+import { webhookDeliveriesOver } from '../app/webhookDeliveriesPort';
 import { newOperatorRecord } from '../domain/operators';
 import { hashPassword } from '../domain/passwords';
 import { RedisOperatorStore } from '../store/redisAdminStores';
 import { anAdminDeps, TEST_PEPPER } from '../testing/fixtures';
 import { useAdminRedis } from '../testing/redis';
 import { startApp, type RunningApp } from '../../../../packages/edge/src/testing/http';
-import type { WebhookDeliveriesPort, WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { createAdminApp } from './adminRouter';
 
 // One scrypt per sign-in, slow on a loaded machine.
@@ -14,34 +21,14 @@ jest.setTimeout(60_000);
 
 const PASSWORD = 'operator-password-1';
 const NOW = new Date('2026-11-26T12:00:00.000Z');
-const EVENT_ID = 'evt_AAAAAAAAAAAAAAAA';
-
-/**
- * Deliveries as a delivery store would answer them, kept in memory: this file tests the admin
- * routes around the port, not delivery.
- */
-class RecordedDeliveries implements WebhookDeliveriesPort {
-  attempts: (WebhookDeliveryAttempt & { endpointId: string })[] = [];
-  resent: string[] = [];
-  async recentDeliveries(_merchantId: string, _mode: KeyMode, endpointId: string, limit: number): Promise<WebhookDeliveryAttempt[]> {
-    return this.attempts
-      .filter((a) => a.endpointId === endpointId)
-      .slice(0, limit)
-      .map(({ endpointId: _e, ...a }) => a);
-  }
-  async resend(merchantId: string, mode: KeyMode, endpointId: string, eventId: string): Promise<'queued' | 'event_not_found'> {
-    if (!this.attempts.some((a) => a.eventId === eventId)) return 'event_not_found';
-    this.resent.push(`${merchantId}/${mode}/${endpointId}/${eventId}`);
-    return 'queued';
-  }
-}
 
 const db = useAdminRedis();
 let app: RunningApp;
 let session: { cookie: string; csrf: string };
 let endpoints: RedisWebhookEndpointStore;
 let audit: RedisAuditLog;
-const deliveries = new RecordedDeliveries();
+let deliveries: RedisWebhookDeliveryStore;
+let events: RedisEventStore;
 
 function login(body: unknown) {
   return app.request('POST', '/admin/v1/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -86,8 +73,18 @@ beforeAll(async () => {
   }
   endpoints = new RedisWebhookEndpointStore(db.redis);
   audit = new RedisAuditLog(db.redis, 1000);
+  deliveries = new RedisWebhookDeliveryStore(db.redis);
+  events = new RedisEventStore(db.redis);
   app = await startApp(
-    createAdminApp(anAdminDeps(db.redis, { operators, webhookEndpoints: endpoints, audit, webhookDeliveries: deliveries, now: () => NOW })),
+    createAdminApp(
+      anAdminDeps(db.redis, {
+        operators,
+        webhookEndpoints: endpoints,
+        audit,
+        webhookDeliveries: webhookDeliveriesOver(deliveries, events, () => NOW),
+        now: () => NOW,
+      }),
+    ),
   );
   session = await signIn('ops@acme.test');
 });
@@ -98,8 +95,6 @@ beforeEach(async () => {
   for (const mode of ['test', 'live'] as const) {
     for (const e of await endpoints.list('acme', mode)) await endpoints.delete('acme', mode, e.id);
   }
-  deliveries.attempts = [];
-  deliveries.resent = [];
 });
 
 describe('admin webhook endpoint routes', () => {
@@ -242,21 +237,20 @@ describe('admin webhook endpoint routes', () => {
     expect(await endpoints.get('acme', 'test', created.id)).toBeDefined();
   });
 
-  it('lists an endpoint’s recent deliveries and resends one event, audited', async () => {
+  it('lists an endpoint’s recent deliveries as the dispatcher logged them, and resends one event, audited', async () => {
     const created = await create();
-    deliveries.attempts = [
-      {
-        endpointId: created.id,
-        eventId: EVENT_ID,
-        eventType: 'token.created',
-        attempt: 2,
-        outcome: 'failed',
-        responseStatus: 500,
-        latencyMs: 42,
-        error: null,
-        at: NOW.toISOString(),
-      },
-    ];
+    const event = buildEvent({ type: 'token.created', merchantId: 'acme', mode: 'test', object: { id: 'tok_aaaaaaaa', last4: '4242' } });
+    await events.record(event);
+    const first = { eventId: event.id, type: event.type, latencyMs: 42, at: NOW.toISOString() };
+    await deliveries.recordFailure(
+      'acme',
+      created.id,
+      { ...first, attempt: 1, outcome: 'failed', status: 500, nextAttemptAt: NOW.toISOString() },
+      NOW.getTime(),
+      NOW,
+    );
+    await deliveries.recordSuccess('acme', created.id, { ...first, attempt: 2, outcome: 'succeeded', status: 200 });
+
     const listed = await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=10`);
     expect(listed.status).toBe(200);
     expect(listed.json()).toEqual({
@@ -264,32 +258,70 @@ describe('admin webhook endpoint routes', () => {
       endpointId: created.id,
       deliveries: [
         {
-          eventId: EVENT_ID,
+          eventId: event.id,
           eventType: 'token.created',
           attempt: 2,
+          outcome: 'succeeded',
+          responseStatus: 200,
+          latencyMs: 42,
+          error: null,
+          at: NOW.toISOString(),
+          nextAttemptAt: null,
+        },
+        {
+          eventId: event.id,
+          eventType: 'token.created',
+          attempt: 1,
           outcome: 'failed',
           responseStatus: 500,
           latencyMs: 42,
           error: null,
           at: NOW.toISOString(),
+          nextAttemptAt: NOW.toISOString(),
         },
       ],
     });
+    expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=1`)).json().deliveries).toHaveLength(1);
     expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=0`)).status).toBe(400);
+    expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=101`)).status).toBe(400);
 
-    const resent = await call('POST', `${base()}/${created.id}/deliveries/${EVENT_ID}/resend?mode=test`);
+    // Delivered already, it is queued again, due now, under its own id.
+    const resent = await call('POST', `${base()}/${created.id}/deliveries/${event.id}/resend?mode=test`);
     expect(resent.status).toBe(202);
-    expect(resent.json()).toEqual({ endpointId: created.id, eventId: EVENT_ID, status: 'queued' });
-    expect(deliveries.resent).toEqual([`acme/test/${created.id}/${EVENT_ID}`]);
+    expect(resent.json()).toEqual({ endpointId: created.id, eventId: event.id, status: 'queued' });
+    expect((await deliveries.queueHead('acme', created.id, 10)).map((d) => [d.eventId, d.nextAttemptAt])).toEqual([[event.id, 0]]);
     expect((await auditActions())[0]).toMatchObject({
       action: 'webhook_delivery.resent',
-      details: { endpointId: created.id, eventId: EVENT_ID },
+      details: { endpointId: created.id, eventId: event.id },
     });
 
     const unknown = await call('POST', `${base()}/${created.id}/deliveries/evt_BBBBBBBBBBBBBBBB/resend?mode=test`);
     expect(unknown.status).toBe(404);
     expect(unknown.json().error.code).toBe('event_not_found');
+    // Another merchant's event is unknown here.
+    const globex = buildEvent({ type: 'token.created', merchantId: 'globex', mode: 'test', object: { id: 'tok_cccccccc', last4: '4242' } });
+    await events.record(globex);
+    expect((await call('POST', `${base()}/${created.id}/deliveries/${globex.id}/resend?mode=test`)).status).toBe(404);
     expect((await call('POST', `${base()}/${created.id}/deliveries/evt_short/resend?mode=test`)).status).toBe(400);
+  });
+
+  it('drops a deleted endpoint’s queue and delivery log with it', async () => {
+    const created = await create();
+    const event = buildEvent({ type: 'token.created', merchantId: 'acme', mode: 'test', object: { id: 'tok_aaaaaaaa', last4: '4242' } });
+    await events.record(event);
+    await deliveries.requeue('acme', created.id, event, NOW);
+    await deliveries.recordSuccess('acme', created.id, {
+      eventId: event.id,
+      type: event.type,
+      attempt: 1,
+      outcome: 'succeeded',
+      status: 200,
+      latencyMs: 1,
+      at: NOW.toISOString(),
+    });
+    expect((await call('DELETE', `${base()}/${created.id}?mode=test`)).status).toBe(204);
+    expect(await deliveries.log('acme', created.id)).toEqual([]);
+    expect((await deliveries.queueStats('acme', created.id)).depth).toBe(0);
   });
 });
 
