@@ -197,11 +197,16 @@ describe('the Webhooks page', () => {
     await screenshot('webhooks-03-deliveries');
     expect(await axeViolations('#webhooks-view')).toEqual([]);
 
-    await rows
-      .first()
-      .getByRole('button', { name: `Resend ${event.id} to ${URL}` })
-      .click();
+    await entry().getByText('Nothing waits in its queue.').waitFor();
+    // One Resend per event, on its newest attempt.
+    const resendButton = entry().getByRole('button', { name: `Resend ${event.id} to ${URL}` });
+    expect(await resendButton.count()).toBe(1);
+    await resendButton.click();
     await page.locator('#toast').getByText(`${event.id} is queued for ${URL} again.`).waitFor();
+    await entry()
+      .getByText(/^Waiting in its queue: 1 event, the oldest created /)
+      .waitFor();
+    expect(await resendButton.evaluate((el) => el === document.activeElement)).toBe(true);
     expect((await deliveries.queueHead('acme', endpointId, 10)).map((d) => d.eventId)).toEqual([event.id]);
   });
 

@@ -54,16 +54,12 @@ export async function loadWebhooks() {
   }
 }
 
-/** The latest attempts, or why there are none to show (a build without delivery records answers 404). */
+/** The latest attempts and what waits in the queue, or why they cannot be shown. */
 async function deliveriesOf(endpoint) {
   try {
-    const { deliveries } = await deps.api(
-      'GET',
-      `${base()}/${encodeURIComponent(endpoint.id)}/deliveries${query()}&limit=${DELIVERY_LIMIT}`,
-    );
-    return { deliveries };
+    return await deps.api('GET', `${base()}/${encodeURIComponent(endpoint.id)}/deliveries${query()}&limit=${DELIVERY_LIMIT}`);
   } catch (err) {
-    return { unavailable: err.code === 'route_not_found' ? 'Delivery records are not available in this installation yet.' : err.message };
+    return { unavailable: err.message };
   }
 }
 
@@ -177,8 +173,18 @@ function renderDeliveries(endpoint, result) {
   const { el } = deps;
   const heading = el('h4', { className: 'label-text', text: 'Recent deliveries' });
   if (result.unavailable) return el('div', {}, heading, el('p', { className: 'muted', text: result.unavailable }));
-  if (result.deliveries.length === 0) return el('div', {}, heading, el('p', { className: 'muted', text: 'No deliveries yet.' }));
-  const rows = result.deliveries.map((d) =>
+  const { depth, oldestCreatedAt } = result.queued;
+  const waiting = el('p', {
+    className: 'muted',
+    text:
+      depth === 0
+        ? 'Nothing waits in its queue.'
+        : `Waiting in its queue: ${depth} event${depth === 1 ? '' : 's'}, the oldest created ${when(oldestCreatedAt)}.`,
+  });
+  if (result.deliveries.length === 0) return el('div', {}, heading, waiting, el('p', { className: 'muted', text: 'No deliveries yet.' }));
+  // One Resend per event, on its newest attempt: older rows are its history.
+  const newest = result.deliveries.map((d, i) => result.deliveries.findIndex((other) => other.eventId === d.eventId) === i);
+  const rows = result.deliveries.map((d, i) =>
     el(
       'tr',
       { 'data-event-id': d.eventId },
@@ -196,13 +202,15 @@ function renderDeliveries(endpoint, result) {
       el(
         'td',
         { className: 'actions' },
-        el('button', {
-          type: 'button',
-          className: 'button button-small',
-          text: 'Resend',
-          'aria-label': `Resend ${d.eventId} to ${endpoint.url}`,
-          onclick: (event) => resend(endpoint, d.eventId, event.currentTarget),
-        }),
+        newest[i]
+          ? el('button', {
+              type: 'button',
+              className: 'button button-small',
+              text: 'Resend',
+              'aria-label': `Resend ${d.eventId} to ${endpoint.url}`,
+              onclick: (event) => resend(endpoint, d.eventId, event.currentTarget),
+            })
+          : null,
       ),
     ),
   );
@@ -210,6 +218,7 @@ function renderDeliveries(endpoint, result) {
     'div',
     {},
     heading,
+    waiting,
     el(
       'div',
       { className: 'table-wrap' },
@@ -260,9 +269,12 @@ async function resend(endpoint, eventId, button) {
   try {
     await deps.api('POST', `${base()}/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(eventId)}/resend${query()}`);
     deps.toast(`${eventId} is queued for ${endpoint.url} again.`);
+    // The queue now holds it: show so, keeping the operator's place on the page.
+    await loadWebhooks();
+    const again = document.querySelector(`[data-endpoint-id="${endpoint.id}"] [data-event-id="${eventId}"] button`);
+    (again ?? $('webhook-endpoints-title')).focus();
   } catch (err) {
     showError('webhooks-error', err.message);
-  } finally {
     button.disabled = false;
   }
 }

@@ -26,11 +26,19 @@ export interface WebhookDeliveryAttempt {
   nextAttemptAt: string | null;
 }
 
+/** What waits in the endpoint's queue: events not delivered yet (retries and resends included). */
+export interface WebhookQueueView {
+  depth: number;
+  /** ISO creation time of the oldest waiting event; null when none waits. */
+  oldestCreatedAt: string | null;
+}
+
 export interface WebhookDeliveriesPort {
   /** Newest first, at most `limit`. */
   recentDeliveries(merchantId: string, mode: KeyMode, endpointId: string, limit: number): Promise<WebhookDeliveryAttempt[]>;
   /** Queues the event for the endpoint again, due now; `event_not_found` when the event is unknown, of another mode, or past its retention. */
   resend(merchantId: string, mode: KeyMode, endpointId: string, eventId: string): Promise<'queued' | 'event_not_found'>;
+  queued(merchantId: string, endpointId: string): Promise<WebhookQueueView>;
   /** Drops a deleted endpoint's queue, delivery states and log. */
   forgetEndpoint(merchantId: string, endpointId: string): Promise<void>;
 }
@@ -55,7 +63,7 @@ export function deliveryAttemptView(attempt: DeliveryAttempt): WebhookDeliveryAt
  * queues the event as it was recorded, so the receiver gets the same id and body.
  */
 export function webhookDeliveriesOver(
-  deliveries: Pick<WebhookDeliveryStore, 'log' | 'requeue' | 'forgetEndpoint'>,
+  deliveries: Pick<WebhookDeliveryStore, 'log' | 'requeue' | 'forgetEndpoint' | 'queueStats'>,
   events: Pick<EventStore, 'get'>,
   now: () => Date = () => new Date(),
 ): WebhookDeliveriesPort {
@@ -68,6 +76,10 @@ export function webhookDeliveriesOver(
       if (event === undefined) return 'event_not_found';
       await deliveries.requeue(merchantId, endpointId, event, now());
       return 'queued';
+    },
+    queued: async (merchantId, endpointId) => {
+      const { depth, oldestCreatedMs } = await deliveries.queueStats(merchantId, endpointId);
+      return { depth, oldestCreatedAt: oldestCreatedMs === undefined ? null : new Date(oldestCreatedMs).toISOString() };
     },
     forgetEndpoint: (merchantId, endpointId) => deliveries.forgetEndpoint(merchantId, endpointId),
   };

@@ -19,7 +19,7 @@ import {
 import { parseInput } from '@tessera/edge';
 import { auditAs, type Caller } from './caller';
 import { merchantInReach } from './merchants';
-import type { WebhookDeliveriesPort, WebhookDeliveryAttempt } from './webhookDeliveriesPort';
+import type { WebhookDeliveriesPort, WebhookDeliveryAttempt, WebhookQueueView } from './webhookDeliveriesPort';
 
 /**
  * A merchant's webhook endpoints as operators manage them (issue 27, "operators can see and
@@ -291,7 +291,7 @@ function deliveriesOf(deps: WebhookEndpointDeps): WebhookDeliveriesPort {
   return deps.deliveries;
 }
 
-/** The latest delivery attempts to one endpoint, newest first. */
+/** The latest delivery attempts to one endpoint, newest first, and what still waits in its queue. */
 export async function listWebhookDeliveries(
   deps: WebhookEndpointDeps,
   caller: Caller,
@@ -299,12 +299,16 @@ export async function listWebhookDeliveries(
   mode: KeyMode,
   id: string,
   limit: number = DEFAULT_DELIVERY_LIMIT,
-): Promise<{ endpointId: string; deliveries: WebhookDeliveryAttempt[] }> {
+): Promise<{ endpointId: string; deliveries: WebhookDeliveryAttempt[]; queued: WebhookQueueView }> {
   reach(caller, merchantId);
   const deliveries = deliveriesOf(deps);
   const endpoint = await endpointOf(deps, merchantId, mode, id);
   const bounded = Math.min(Math.max(1, Math.trunc(limit)), MAX_DELIVERY_LIMIT);
-  return { endpointId: endpoint.id, deliveries: await deliveries.recentDeliveries(merchantId, mode, endpoint.id, bounded) };
+  const [attempts, queued] = await Promise.all([
+    deliveries.recentDeliveries(merchantId, mode, endpoint.id, bounded),
+    deliveries.queued(merchantId, endpoint.id),
+  ]);
+  return { endpointId: endpoint.id, deliveries: attempts, queued };
 }
 
 /**

@@ -149,16 +149,23 @@ describe('webhooks CLI', () => {
     await deliveries.recordFailure('shop_1', id, { ...attempt, at: at.toISOString(), nextAttemptAt: next }, Date.parse(next), at);
     const table = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id]);
     expect(table.code).toBe(0);
+    expect(table.out.shift()).toBe('Nothing waits in its queue.');
     expect(table.out[0]).toMatch(/^TIME\s+EVENT\s+TYPE\s+ATTEMPT\s+OUTCOME\s+STATUS\s+LATENCY\s+NEXT ATTEMPT$/);
     expect(table.out[1]).toMatch(
       new RegExp(`${event.id}\\s+token\\.created\\s+3\\s+failed\\s+timeout\\s+10000 ms\\s+${next.replace(/\./g, '\\.')}$`),
     );
     const json = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--json', '--limit', '1']);
-    expect(JSON.parse(json.out[0] ?? '')).toEqual([expect.objectContaining({ eventId: event.id, responseStatus: null, error: 'timeout' })]);
+    expect(JSON.parse(json.out[0] ?? '')).toEqual({
+      endpointId: id,
+      deliveries: [expect.objectContaining({ eventId: event.id, responseStatus: null, error: 'timeout' })],
+      queued: { depth: 0, oldestCreatedAt: null },
+    });
 
     const resent = await run(['resend', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id, '--event', event.id]);
     expect(resent.code).toBe(0);
     expect((await deliveries.queueHead('shop_1', id, 10)).map((d) => [d.eventId, d.nextAttemptAt])).toEqual([[event.id, 0]]);
+    const waiting = await run(['deliveries', '--merchant', 'shop_1', '--mode', 'test', '--endpoint', id]);
+    expect(waiting.out[0]).toBe(`Waiting in its queue: 1 event (the oldest created ${new Date(event.created * 1000).toISOString()}).`);
     // An event of the other mode is not this endpoint's to resend.
     const live = buildEvent({ type: 'token.created', merchantId: 'shop_1', mode: 'live', object: { id: 'tok_bbbbbbbb', last4: '4242' } });
     await events.record(live);

@@ -283,8 +283,14 @@ async function run(deps: WebhookEndpointDeps, p: Plan, io: Io): Promise<void> {
       );
     }
     case 'deliveries': {
-      const { deliveries } = await commandFor(p, () => listWebhookDeliveries(deps, caller, merchantId, mode, endpointId, p.limit));
-      if (p.json) return io.out(JSON.stringify(deliveries));
+      const result = await commandFor(p, () => listWebhookDeliveries(deps, caller, merchantId, mode, endpointId, p.limit));
+      if (p.json) return io.out(JSON.stringify(result));
+      const { deliveries, queued } = result;
+      io.out(
+        queued.depth === 0
+          ? 'Nothing waits in its queue.'
+          : `Waiting in its queue: ${queued.depth} event${queued.depth === 1 ? '' : 's'} (the oldest created ${queued.oldestCreatedAt}).`,
+      );
       if (deliveries.length === 0) return io.out(`No deliveries to ${endpointId} yet.`);
       return table(
         [['TIME', 'EVENT', 'TYPE', 'ATTEMPT', 'OUTCOME', 'STATUS', 'LATENCY', 'NEXT ATTEMPT'], ...deliveries.map(deliveryRow)],

@@ -309,6 +309,9 @@ const schemas = {
     object: z.literal('list'),
     endpointId: z.string(),
     deliveries: z.array(webhookDeliverySchema).meta({ description: 'Newest first.' }),
+    queued: z
+      .object({ depth: z.int(), oldestCreatedAt: z.string().nullable() })
+      .meta({ description: 'Events waiting for this endpoint (not delivered yet: retries and resends included).' }),
   }),
   AdminWebhookResend: z.object({ endpointId: z.string(), eventId: z.string(), status: z.literal('queued') }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),

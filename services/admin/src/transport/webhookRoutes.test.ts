@@ -280,6 +280,7 @@ describe('admin webhook endpoint routes', () => {
           nextAttemptAt: NOW.toISOString(),
         },
       ],
+      queued: { depth: 0, oldestCreatedAt: null },
     });
     expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=1`)).json().deliveries).toHaveLength(1);
     expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test&limit=0`)).status).toBe(400);
@@ -290,6 +291,10 @@ describe('admin webhook endpoint routes', () => {
     expect(resent.status).toBe(202);
     expect(resent.json()).toEqual({ endpointId: created.id, eventId: event.id, status: 'queued' });
     expect((await deliveries.queueHead('acme', created.id, 10)).map((d) => [d.eventId, d.nextAttemptAt])).toEqual([[event.id, 0]]);
+    expect((await call('GET', `${base()}/${created.id}/deliveries?mode=test`)).json().queued).toEqual({
+      depth: 1,
+      oldestCreatedAt: new Date(event.created * 1000).toISOString(),
+    });
     expect((await auditActions())[0]).toMatchObject({
       action: 'webhook_delivery.resent',
       details: { endpointId: created.id, eventId: event.id },
