@@ -152,7 +152,12 @@ describe('the Webhooks page', () => {
       .waitFor();
     const stored = await endpoints.get('acme', 'test', endpointId);
     expect(stored?.secrets.map((s) => s.generation)).toEqual([2, 1]);
-    await page.getByRole('button', { name: 'I have stored it' }).click();
+    // Another mode's page does not keep showing this endpoint's secret.
+    await page.getByLabel('Mode').selectOption('live');
+    await page.locator('#webhook-secret').waitFor({ state: 'hidden' });
+    expect(await page.content()).not.toContain(second);
+    await page.getByLabel('Mode').selectOption('test');
+    await entry().waitFor();
   });
 
   it('shows an endpoint delivery disabled, and enables it again', async () => {

@@ -12,6 +12,8 @@ let deps = null;
 const pending = { endpoint: null, opener: null };
 /** The event types the server accepts, from the list answer: the form offers exactly those. */
 let eventTypes = [];
+/** The merchant and mode whose endpoint's secret is on show: another merchant or mode hides it. */
+let secretShownFor = null;
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const when = (iso) => (iso ? dateTime.format(new Date(iso)) : '');
@@ -40,6 +42,7 @@ export async function loadWebhooks() {
     return;
   }
   showError('webhooks-error', '');
+  if (secretShownFor !== null && secretShownFor !== `${merchantId} ${mode()}`) hideSecret();
   try {
     const list = await deps.api('GET', `${base()}${query()}`);
     if (eventTypes.join() !== list.eventTypes.join()) {
@@ -242,7 +245,14 @@ function renderDeliveries(endpoint, result) {
   );
 }
 
+function hideSecret() {
+  $('webhook-secret-value').textContent = '';
+  $('webhook-secret').hidden = true;
+  secretShownFor = null;
+}
+
 function showSecret(url, secret, title) {
+  secretShownFor = `${deps.merchant()} ${mode()}`;
   $('webhook-secret-title').firstChild.textContent = `${title} `;
   $('webhook-secret-url').textContent = url;
   $('webhook-secret-value').textContent = secret;
@@ -366,8 +376,7 @@ export function initWebhooks({ api, merchant, el, toast }) {
 
   $('copy-webhook-secret').addEventListener('click', () => void copySecret());
   $('dismiss-webhook-secret').addEventListener('click', () => {
-    $('webhook-secret-value').textContent = '';
-    $('webhook-secret').hidden = true;
+    hideSecret();
     $('webhook-url').focus();
   });
 
