@@ -5,7 +5,7 @@ import { parseAdminConfig, type AdminConfig } from '../config';
 /** An expected failure of a CLI command (unknown id, Redis down): printed as is, exit code 1. */
 export class CommandError extends Error {}
 
-export type RedisClient = ReturnType<typeof createRedisClient>;
+type RedisClient = ReturnType<typeof createRedisClient>;
 
 /**
  * The admin service's configuration and a not-yet-connected client of the shared Redis, as the keys
