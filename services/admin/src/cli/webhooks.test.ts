@@ -210,6 +210,23 @@ describe('webhooks CLI', () => {
     expect(res.err[0]?.split('\n')[0]).toBe('--url must be https:// for a live key.');
   });
 
+  it('masks a card number typed as an event type in its refusal', async () => {
+    const res = await run([
+      'create',
+      '--merchant',
+      'shop_1',
+      '--mode',
+      'test',
+      '--url',
+      'https://shop.example/e',
+      '--events',
+      '4242424242424242',
+    ]);
+    expect(res.code).toBe(2);
+    expect(res.err[0]).toMatch(/^--events /);
+    expect(res.err.join('\n')).not.toContain('4242424242424242');
+  });
+
   it('reads durations as seconds', () => {
     expect(parseDurationSeconds('0s')).toBe(0);
     expect(parseDurationSeconds('90')).toBe(90);

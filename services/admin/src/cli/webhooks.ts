@@ -6,6 +6,7 @@
  * Exit codes: 0 done, 1 failed (unknown endpoint, Redis unreachable), 2 usage, 78 bad configuration.
  */
 import {
+  maskCardNumbers,
   parseCommandLine,
   reportUsageError,
   runCliMain,
@@ -116,8 +117,10 @@ function asUsage<T>(check: () => T): T {
   try {
     return check();
   } catch (err) {
-    if (err instanceof TesseraError && err.status === 400)
-      throw new UsageError(err.message.replace(/^"(\w+)"/, (_m, name) => flagOf(name)));
+    // The message may quote what was typed: a card number pasted by mistake is masked, as in the API's errors.
+    if (err instanceof TesseraError && err.status === 400) {
+      throw new UsageError(maskCardNumbers(err.message.replace(/^"(\w+)"/, (_m, name) => flagOf(name))));
+    }
     throw err;
   }
 }
