@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run keys` / `npm run vault`: runs the built CLI (its dist/ file, the first argument) with the
+// `npm run keys` / `npm run webhooks` / `npm run vault`: runs the built CLI (its dist/ file, the first argument) with the
 // rest of the command line, without building first: a rebuild per command took half a minute.
 // `npm start` builds; after a change to the code, `npm run build` once.
 import { spawnSync } from 'node:child_process';

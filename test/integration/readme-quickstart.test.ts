@@ -45,18 +45,18 @@ export function extractQuickStart(readme: string): QuickStart {
 const PLACEHOLDER = /<[^>]+>|\|live|\[--/;
 
 /**
- * Every `npm run keys` / `npm run vault` command of a Markdown file: the lines of its shell blocks
+ * Every `npm run keys` / `npm run webhooks` / `npm run vault` command of a Markdown file: the lines of its shell blocks
  * that run one, and the inline code spans that are one (joined where the text wraps them).
  */
 export function documentedCliCommands(markdown: string): string[] {
   const commands: string[] = [];
   for (const [, block] of markdown.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
-    for (const line of block!.split('\n')) if (/\bnpm run (?:keys|vault) --/.test(line)) commands.push(line.trim());
+    for (const line of block!.split('\n')) if (/\bnpm run (?:keys|webhooks|vault) --/.test(line)) commands.push(line.trim());
   }
   const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
   for (const [, span] of prose.matchAll(/`([^`]+)`/g)) {
     const command = span!.replace(/\s+/g, ' ').trim();
-    if (/^npm run (?:keys|vault) --/.test(command)) commands.push(command);
+    if (/^npm run (?:keys|webhooks|vault) --/.test(command)) commands.push(command);
   }
   return commands;
 }
@@ -209,7 +209,7 @@ describe('README quick start', () => {
   });
 
   it('runs every CLI command of the README and the docs as written, beside it, with no environment of their own', () => {
-    const files = ['README.md', 'docs/api.md', 'docs/browser.md', 'docs/dashboard.md'];
+    const files = ['README.md', 'docs/api.md', 'docs/browser.md', 'docs/dashboard.md', 'docs/webhooks.md'];
     const commands = files.flatMap((file) => documentedCliCommands(fs.readFileSync(path.join(ROOT, file), 'utf8')));
     const shown = commands.filter((command) => PLACEHOLDER.test(command));
     expect(shown).toEqual([
@@ -218,18 +218,21 @@ describe('README quick start', () => {
       'npm run keys -- return-urls set --merchant <id> <url>...',
       'npm run keys -- revoke <old key id>',
       'npm run keys -- revoke <old key id> --after 24h',
+      'npm run webhooks -- resend --merchant <id> --mode test|live --endpoint <we_id> --event <evt_id>',
     ]);
     // The passwords the operator examples pipe in.
     const passwords = { OPS_PASSWORD: 'correct horse battery staple', NEW_PASSWORD: 'another long passphrase' };
-    // `key_…` names the key made last (and once revoked, the one before it).
+    // `key_…` names the key made last (and once revoked, the one before it); `we_…` the webhook endpoint made last.
     const keyIds: string[] = [];
+    let endpointId = 'we_none';
     const ran: string[] = [];
     for (const command of commands.filter((c) => !PLACEHOLDER.test(c))) {
       const output = runInCheckout(
-        command.replace(/key_(?:OLD)?…/g, () => keyIds[keyIds.length - 1] ?? 'key_none'),
+        command.replace(/key_(?:OLD)?…/g, () => keyIds[keyIds.length - 1] ?? 'key_none').replace(/we_…/g, () => endpointId),
         passwords,
       );
-      if (/ -- create /.test(command)) keyIds.push(/key_[A-Za-z0-9]{20}/.exec(output)![0]);
+      if (/^npm run webhooks -- create /.test(command)) endpointId = /we_[A-Za-z0-9_-]{32}/.exec(output)![0];
+      else if (/ -- create /.test(command)) keyIds.push(/key_[A-Za-z0-9]{20}/.exec(output)![0]);
       if (/ -- revoke key_/.test(command)) keyIds.pop();
       ran.push(command);
     }
@@ -239,6 +242,9 @@ describe('README quick start', () => {
         'npm run keys -- return-urls set --merchant dev https://shop.example/checkout/done https://shop.example/checkout/cancel',
         'npm run keys -- return-urls secret --merchant dev --mode test',
         'npm run keys -- admin list',
+        'npm run webhooks -- rotate-secret --merchant dev --mode test --endpoint we_… --expires-in 1h',
+        'npm run webhooks -- deliveries --merchant dev --mode test --endpoint we_…',
+        'npm run webhooks -- delete --merchant dev --mode test --endpoint we_…',
       ]),
     );
     // What they made is in the running stack's store: the gateway's own CLI sees it.

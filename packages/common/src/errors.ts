@@ -34,6 +34,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The return or cancel URL is not one of the merchant’s registered URLs (exact scheme, host, port and path).',
   },
+  webhook_endpoint_limit_reached: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'This merchant has the most webhook endpoints a mode may have (16); delete one before adding another.',
+  },
   psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
   placeholder_not_encodable: {
     status: 400,
@@ -78,6 +83,8 @@ export const ERROR_CATALOGUE = {
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
+  webhook_endpoint_not_found: { status: 404, type: 'not_found_error', message: 'No such webhook endpoint for this merchant and mode.' },
+  event_not_found: { status: 404, type: 'not_found_error', message: 'No such event (it may have passed the retention time).' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
   page_script_not_found: {
     status: 404,

@@ -32,6 +32,7 @@ export * from './store/formSessionStore';
 export * from './store/eventStore';
 export * from './store/sweepLease';
 export * from './store/webhookEndpointStore';
+export * from './store/webhookDeliveryStore';
 export * from './store/cvcSessionStore';
 export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';

@@ -4,6 +4,7 @@ import { parseCidrList, type Logger } from '@tessera/common';
 import { ownListener, readAttackState, type OwnListener } from '@tessera/edge';
 import type { AdminConfig } from './config';
 import { createOperator, setOperatorPassword } from './app/operators';
+import { webhookDeliveriesOver } from './app/webhookDeliveriesPort';
 import { normalizeEmail } from './domain/operators';
 import { needsRehash, verifyPassword } from './domain/passwords';
 import type { OperatorStore } from './store/adminStores';
@@ -74,6 +75,8 @@ export async function setUpAdmin(params: {
       ? { requestLog: { store: stores.requestLog, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000, now: () => new Date() } }
       : {}),
     pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
+    webhookEndpoints: stores.webhookEndpoints,
+    webhookDeliveries: webhookDeliveriesOver(stores.webhookDeliveries, stores.events),
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.
     attackState: (keyId) => readAttackState(stores.rateLimits, keyId),

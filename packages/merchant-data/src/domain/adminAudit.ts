@@ -18,7 +18,12 @@ export type AuditAction =
   | 'merchant.form_signing_secret_shown'
   | 'page.script_authorized'
   | 'page.policy_accepted'
-  | 'page.inventory_exported';
+  | 'page.inventory_exported'
+  | 'webhook_endpoint.created'
+  | 'webhook_endpoint.deleted'
+  | 'webhook_endpoint.secret_rotated'
+  | 'webhook_endpoint.enabled'
+  | 'webhook_delivery.resent';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

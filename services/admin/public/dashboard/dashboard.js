@@ -6,6 +6,7 @@
 import { initReturnUrls, loadReturnUrls } from './returnUrls.js';
 import { hideRequests, initRequests, loadRequests, showPage } from './requests.js';
 import { initPageInventory, loadPageInventory } from './pageInventory.js';
+import { initWebhooks, loadWebhooks } from './webhooks.js';
 
 const API = '/admin/v1';
 const $ = (id) => document.getElementById(id);
@@ -243,7 +244,7 @@ async function openMerchant(merchantId) {
   state.merchant = merchantId;
   $('new-merchant').hidden = true;
   $('merchant-title').textContent = merchantId;
-  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests(), loadPageInventory()]);
+  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests(), loadPageInventory(), loadWebhooks()]);
 }
 
 async function loadKeys() {
@@ -414,6 +415,11 @@ const ACTION_LABELS = {
   'key.tested': 'Tested key',
   'merchant.return_urls_updated': 'Changed return URLs',
   'merchant.form_signing_secret_shown': 'Showed the return signing secret',
+  'webhook_endpoint.created': 'Added webhook endpoint',
+  'webhook_endpoint.deleted': 'Deleted webhook endpoint',
+  'webhook_endpoint.secret_rotated': 'Rotated webhook secret',
+  'webhook_endpoint.enabled': 'Enabled webhook endpoint',
+  'webhook_delivery.resent': 'Resent webhook event',
 };
 
 function auditDetails(entry) {
@@ -442,6 +448,16 @@ function auditDetails(entry) {
         : d.factor === 'recovery_code'
           ? `with a recovery code (${d.recoveryCodesLeft} left)`
           : '';
+    case 'webhook_endpoint.created':
+      return `${d.mode} · ${d.url} · ${list(d.enabledEvents)}`;
+    case 'webhook_endpoint.deleted':
+      return `${d.mode} · ${d.url}`;
+    case 'webhook_endpoint.secret_rotated':
+      return `${d.mode} · ${d.endpointId}${d.previousSecretExpiresAt ? ` · old secret until ${dateFormat.format(new Date(d.previousSecretExpiresAt))}` : ''}`;
+    case 'webhook_endpoint.enabled':
+      return `${d.mode} · ${d.endpointId}`;
+    case 'webhook_delivery.resent':
+      return `${d.mode} · ${d.eventId} to ${d.endpointId}`;
     case 'mfa.reset':
     case 'login.unlocked':
       return d.operator ? `for ${d.operator}` : '';
@@ -777,6 +793,7 @@ $('refresh-audit').addEventListener('click', () => loadAudit().catch((err) => to
 initReturnUrls({ api, merchant: () => state.merchant, toast });
 initRequests({ api, merchant: () => state.merchant, el });
 initPageInventory({ api, merchant: () => state.merchant, el, toast });
+initWebhooks({ api, merchant: () => state.merchant, el, toast });
 
 async function boot() {
   try {

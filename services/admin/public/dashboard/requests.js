@@ -5,6 +5,7 @@
 
 import { drawChart, legend } from './chart.js';
 import { loadPageInventory } from './pageInventory.js';
+import { loadWebhooks } from './webhooks.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -25,9 +26,10 @@ const PAGE_VIEWS = [
   { hash: '', view: 'app-view', nav: 'nav-keys' },
   { hash: '#requests', view: 'requests-view', nav: 'nav-requests' },
   { hash: '#pages', view: 'pages-view', nav: 'nav-pages' },
+  { hash: '#webhooks', view: 'webhooks-view', nav: 'nav-webhooks' },
 ];
 
-/** Shows the page the address asks for (#requests, #pages, or the keys page), once signed in. */
+/** Shows the page the address asks for (#requests, #pages, #webhooks, or the keys page), once signed in. */
 export function showPage() {
   const current = PAGE_VIEWS.find((p) => p.hash !== '' && p.hash === window.location.hash) ?? PAGE_VIEWS[0];
   for (const page of PAGE_VIEWS) {
@@ -37,12 +39,14 @@ export function showPage() {
   }
   if (current.view === 'requests-view') void loadRequests().catch((err) => showError(err.message));
   if (current.view === 'pages-view') void loadPageInventory();
+  if (current.view === 'webhooks-view') void loadWebhooks();
 }
 
 /** Signed out or setting up two-factor: neither page. */
 export function hideRequests() {
   $('requests-view').hidden = true;
   $('pages-view').hidden = true;
+  $('webhooks-view').hidden = true;
 }
 
 function merchantQuery() {
@@ -258,7 +262,7 @@ export function initRequests({ api, merchant, el }) {
   deps = { api, merchant, el };
   window.addEventListener('hashchange', () => {
     // Only once signed in: the login and two-factor screens stay as they are.
-    if (!$('app-view').hidden || !$('requests-view').hidden || !$('pages-view').hidden) showPage();
+    if (PAGE_VIEWS.some((page) => !$(page.view).hidden)) showPage();
   });
   $('requests-filter').addEventListener('submit', (event) => {
     event.preventDefault();

@@ -13,6 +13,8 @@ import {
   RedisRequestLogStore,
   RedisScriptAuthorizationStore,
   RedisSweepLease,
+  RedisWebhookDeliveryStore,
+  RedisWebhookEndpointStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import type { AdminConfig } from '../config';
@@ -37,9 +39,13 @@ export interface AdminStores {
   pageInventory: RedisPageInventoryStore;
   /** The operators' authorizations of those pages' scripts and policies. */
   scriptAuthorizations: RedisScriptAuthorizationStore;
-  /** The events of the key use cases and of the expiring-keys sweep, and the lease that sweep runs under. */
+  /** The events of the key use cases and of the expiring-keys sweep (a resend queues one again), and the lease that sweep runs under. */
   events: RedisEventStore;
   sweepLease: RedisSweepLease;
+  /** Merchants' webhook endpoints (the gateway's /v1/webhook-endpoints writes them too). */
+  webhookEndpoints: RedisWebhookEndpointStore;
+  /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
+  webhookDeliveries: RedisWebhookDeliveryStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -67,6 +73,8 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
     events: new RedisEventStore(redis),
     sweepLease: new RedisSweepLease(redis),
+    webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    webhookDeliveries: new RedisWebhookDeliveryStore(redis),
   };
 }
 

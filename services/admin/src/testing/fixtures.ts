@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import { createLogger } from '@tessera/common';
-import { RedisApiKeyStore, RedisAuditLog } from '@tessera/merchant-data';
+import {
+  RedisApiKeyStore,
+  RedisAuditLog,
+  RedisEventStore,
+  RedisWebhookDeliveryStore,
+  RedisWebhookEndpointStore,
+} from '@tessera/merchant-data';
+import { webhookDeliveriesOver } from '../app/webhookDeliveriesPort';
 import type { AdminDeps } from '../transport/adminRouter';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from '../store/redisAdminStores';
 import { TEST_PEPPER } from '../../../../packages/merchant-data/src/testing/fixtures';
@@ -20,6 +27,8 @@ export function anAdminDeps(redis: Redis, overrides: Partial<AdminDeps> = {}): A
     sessions: new RedisSessionStore(redis),
     throttle: new RedisLoginThrottle(redis),
     audit: new RedisAuditLog(redis, 1000),
+    webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    webhookDeliveries: webhookDeliveriesOver(new RedisWebhookDeliveryStore(redis), new RedisEventStore(redis)),
     pepper: TEST_PEPPER,
     trustedProxies: [],
     logger: createLogger('admin-test', 'silent'),

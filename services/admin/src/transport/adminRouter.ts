@@ -5,6 +5,7 @@ import {
   type AuditLog,
   type DetokenizationLog,
   type MerchantSettingsStore,
+  type WebhookEndpointStore,
 } from '@tessera/merchant-data';
 import path from 'node:path';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
@@ -13,7 +14,7 @@ import { createAdminSessions, type AdminSessionDeps } from '../app/adminSessions
 import { resolveClientIp } from '@tessera/edge';
 import { sendError, sendJson } from '@tessera/edge';
 import { errorHandler, routeNotFound } from '@tessera/edge';
-import { jsonObjectBody } from '@tessera/edge';
+import { jsonObjectBody, optionalJsonObjectBody } from '@tessera/edge';
 import { chooseRequestId, contextOf, routeOf, setContext } from '@tessera/edge';
 import { installSecurityHeaders } from '@tessera/edge';
 import { registerAuditRoutes } from './auditRoutes';
@@ -22,6 +23,8 @@ import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
 import { registerRequestRoutes } from './requestRoutes';
+import { registerWebhookRoutes } from './webhookRoutes';
+import type { WebhookDeliveriesPort } from '../app/webhookDeliveriesPort';
 import { registerPageInventoryRoutes } from './pageInventoryRoutes';
 import type { PageInventoryDeps, PagePolicyDeps } from '../app/pageInventory';
 import { buildAdminOpenApiDocument } from './openapi';
@@ -47,6 +50,10 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   pageInventory?: Pick<PageInventoryDeps, 'inventory' | 'authorizations'>;
   /** What the recommended payment-page policy names: FIELDS_ORIGIN and tessera.js's SRI hash. */
   pagePolicy?: PagePolicyDeps;
+  /** Merchants' webhook endpoints; absent: the webhook routes answer 404. */
+  webhookEndpoints?: WebhookEndpointStore;
+  /** Their delivery attempts and resends; absent: the deliveries and resend routes answer 404. */
+  webhookDeliveries?: WebhookDeliveriesPort;
   /** Whether a key is under card-testing attack, for the key list's banner; absent: never shown. */
   attackState?: AttackStateLookup;
   /** Where the key use cases record api_key.created and .revoked; absent: no events. */
@@ -200,6 +207,21 @@ export function createAdminRouter(deps: AdminDeps): Router {
       policy: deps.pagePolicy ?? { fieldsOrigin: undefined, tesseraJsIntegrity: undefined },
     },
     body,
+  );
+
+  // Webhook endpoints, their deliveries and resends (issue 27).
+  registerWebhookRoutes(
+    api,
+    deps.webhookEndpoints === undefined
+      ? undefined
+      : {
+          endpoints: deps.webhookEndpoints,
+          audit: deps.audit,
+          pepper: deps.pepper,
+          now,
+          ...(deps.webhookDeliveries ? { deliveries: deps.webhookDeliveries } : {}),
+        },
+    { body, optionalBody: optionalJsonObjectBody(ADMIN_BODY_LIMIT) },
   );
 
   api.use(routeNotFound);

@@ -14,6 +14,14 @@ import {
   scriptAuthorizationSchema,
 } from '../app/pageInventory';
 import type { KeyView } from './keyRoutes';
+import {
+  webhookDeliveriesQuerySchema,
+  webhookEndpointCreateSchema,
+  webhookModeQuerySchema,
+  webhookSecretRotateSchema,
+  type WebhookEndpointView,
+} from '../app/webhookEndpoints';
+import type { WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { errorEnvelopeSchema } from '@tessera/edge';
 import { ADMIN_BASE } from './adminRouter';
 
@@ -114,6 +122,36 @@ const minuteStatsFields = {
   pspP50Ms: z.number().nullable().meta({ description: 'Median PSP time, to within 19 % (latency buckets); null without PSP calls.' }),
   pspP99Ms: z.number().nullable(),
 };
+
+const webhookEndpointSchema = z.object({
+  id: z.string().meta({ description: '`we_…`' }),
+  object: z.literal('webhook_endpoint'),
+  merchantId: z.string(),
+  mode: z.enum(['test', 'live']),
+  url: z.string(),
+  enabledEvents: z.array(z.string()),
+  status: z.enum(['enabled', 'disabled']).meta({ description: '`disabled`: delivery stopped after repeated failures; enable it again.' }),
+  disabledReason: z.string().nullable().meta({ description: 'Why delivery stopped (`failing_since:<iso>`); never a response body.' }),
+  createdAt: z.string(),
+  previousSecretExpiresAt: z
+    .string()
+    .nullable()
+    .meta({ description: 'After a rotation: until when the previous secret still signs beside the new one.' }),
+}) satisfies z.ZodType<WebhookEndpointView>;
+
+const webhookDeliverySchema = z.object({
+  eventId: z.string(),
+  eventType: z.string(),
+  attempt: z.int(),
+  outcome: z
+    .string()
+    .meta({ description: '`succeeded` (2xx), `failed` (another attempt is scheduled) or `gave_up` (the retry window is over).' }),
+  responseStatus: z.int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came back.' }),
+  latencyMs: z.number().nullable(),
+  error: z.string().nullable().meta({ description: 'Why an attempt without a status failed (`timeout`, `unreachable`, …).' }),
+  at: z.string(),
+  nextAttemptAt: z.string().nullable().meta({ description: 'After a `failed` attempt: when the next one is due.' }),
+}) satisfies z.ZodType<WebhookDeliveryAttempt>;
 
 const schemas = {
   // Request bodies: the schemas the routes validate with.
@@ -253,6 +291,29 @@ const schemas = {
     .meta({ description: 'Every page as in AdminPageInventory, with its whole kept history of events and violations.' }),
   AdminScriptAuthorization: scriptAuthorizationSchema,
   AdminPolicyAcceptance: policyAcceptanceSchema,
+  AdminWebhookEndpoint: webhookEndpointSchema,
+  AdminWebhookEndpointList: z.object({
+    object: z.literal('list'),
+    merchantId: z.string(),
+    mode: z.enum(['test', 'live']),
+    data: z.array(webhookEndpointSchema).meta({ description: 'Oldest first (at most 16 per mode).' }),
+    hasMore: z.literal(false),
+    eventTypes: z.array(z.string()).meta({ description: 'Every event type an endpoint may subscribe to (docs/webhooks.md).' }),
+  }),
+  AdminWebhookEndpointCreate: webhookEndpointCreateSchema,
+  AdminWebhookSecretRotate: webhookSecretRotateSchema,
+  AdminWebhookEndpointWithSecret: webhookEndpointSchema.extend({
+    secret: z.string().meta({ description: '`whsec_…`: shown in this answer only.' }),
+  }),
+  AdminWebhookDeliveries: z.object({
+    object: z.literal('list'),
+    endpointId: z.string(),
+    deliveries: z.array(webhookDeliverySchema).meta({ description: 'Newest first.' }),
+    queued: z
+      .object({ depth: z.int(), oldestCreatedAt: z.string().nullable() })
+      .meta({ description: 'Events waiting for this endpoint (not delivered yet: retries and resends included).' }),
+  }),
+  AdminWebhookResend: z.object({ endpointId: z.string(), eventId: z.string(), status: z.literal('queued') }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -319,6 +380,8 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
   const merchantPath = parametersOf(merchantPathSchema, 'path');
   const merchantQuery = parametersOf(merchantQuerySchema, 'query');
   const auditQuery = parametersOf(auditQuerySchema, 'query');
+  const webhookMode = queryParameters(webhookModeQuerySchema);
+  const endpointId = { name: 'endpointId', in: 'path', required: true, schema: { type: 'string', pattern: '^we_[A-Za-z0-9_-]{32}$' } };
   return {
     [`${ADMIN_BASE}/login`]: {
       post: op('adminLogin', 'Log in to the dashboard (sets the session cookie)', [], {
@@ -489,6 +552,58 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
           },
         },
       ),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints`]: {
+      get: op('adminListWebhookEndpoints', 'The merchant’s webhook endpoints of one mode (never their secrets)', readSession, {
+        parameters: [...merchantPath, ...webhookMode],
+        responses: { '200': { description: 'Endpoints, oldest first.', content: ref('AdminWebhookEndpointList') } },
+      }),
+      post: op('adminCreateWebhookEndpoint', 'Create a webhook endpoint (its signing secret is shown once; audited)', session, {
+        parameters: [...merchantPath, ...webhookMode],
+        requestBody: { required: true, content: ref('AdminWebhookEndpointCreate') },
+        responses: { '201': { description: 'The endpoint and its secret.', content: ref('AdminWebhookEndpointWithSecret') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints/{endpointId}`]: {
+      delete: op('adminDeleteWebhookEndpoint', 'Delete a webhook endpoint (audited)', session, {
+        parameters: [...merchantPath, endpointId, ...webhookMode],
+        responses: { '204': { description: 'Deleted.' } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints/{endpointId}/rotate-secret`]: {
+      post: op(
+        'adminRotateWebhookSecret',
+        'A new signing secret (shown once); the old one signs beside it for a while (audited)',
+        session,
+        {
+          parameters: [...merchantPath, endpointId, ...webhookMode],
+          requestBody: { required: false, content: ref('AdminWebhookSecretRotate') },
+          responses: { '200': { description: 'The endpoint and its new secret.', content: ref('AdminWebhookEndpointWithSecret') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints/{endpointId}/enable`]: {
+      post: op('adminEnableWebhookEndpoint', 'Enable a disabled webhook endpoint again (audited)', session, {
+        parameters: [...merchantPath, endpointId, ...webhookMode],
+        responses: { '200': { description: 'The endpoint.', content: ref('AdminWebhookEndpoint') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints/{endpointId}/deliveries`]: {
+      get: op('adminListWebhookDeliveries', 'Recent delivery attempts to one endpoint, newest first', readSession, {
+        parameters: [...merchantPath, endpointId, ...queryParameters(webhookDeliveriesQuerySchema)],
+        responses: { '200': { description: 'The attempts.', content: ref('AdminWebhookDeliveries') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/webhook-endpoints/{endpointId}/deliveries/{eventId}/resend`]: {
+      post: op('adminResendWebhookEvent', 'Send one event to the endpoint again (audited)', session, {
+        parameters: [
+          ...merchantPath,
+          endpointId,
+          { name: 'eventId', in: 'path', required: true, schema: { type: 'string' } },
+          ...webhookMode,
+        ],
+        responses: { '202': { description: 'Queued for delivery.', content: ref('AdminWebhookResend') } },
+      }),
     },
     [`${ADMIN_BASE}/requests`]: {
       get: op('adminListRequests', 'The merchant’s request log: every /v1 request, newest first, filtered', readSession, {
