@@ -78,6 +78,12 @@ export const ERROR_CATALOGUE = {
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
+  webhook_endpoint_not_found: { status: 404, type: 'not_found_error', message: 'No such webhook endpoint.' },
+  event_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'No such event (it may have passed the retention time).',
+  },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
   page_script_not_found: {
     status: 404,
@@ -103,6 +109,11 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: 'invalid_request_error',
     message: 'The first answer to this Idempotency-Key was too large to keep, so it cannot be replayed; the request was not run again.',
+  },
+  webhook_endpoint_limit_reached: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This merchant has as many webhook endpoints in this mode as it may; delete one before adding another.',
   },
   form_session_expired: {
     status: 410,
