@@ -29,8 +29,23 @@ export class RedisEventStore implements EventStore {
   constructor(
     private readonly redis: Redis,
     retentionDays = DEFAULT_EVENT_RETENTION_DAYS,
+    /** Milliseconds: when an event is recorded, its place in the newest-first indexes. */
+    private readonly nowMs: () => number = Date.now,
   ) {
     this.retentionMs = retentionDays * 86_400_000;
+  }
+
+  private lastScore = 0;
+
+  /**
+   * An event's place in the newest-first indexes: when it is recorded, in ms, strictly increasing
+   * within this process (a microsecond apart at least; a double holds that exactly). `created` is
+   * whole seconds, and events of one second (a token created, then deleted) would otherwise list
+   * in the order of their random ids.
+   */
+  private nextScore(): number {
+    this.lastScore = Math.max(this.nowMs(), this.lastScore + 0.001);
+    return this.lastScore;
   }
 
   private base(merchantId: string): string {
@@ -43,12 +58,12 @@ export class RedisEventStore implements EventStore {
 
   async record(event: EventRecord): Promise<void> {
     const base = this.base(event.merchantId);
-    const createdMs = event.created * 1000;
-    const cutoff = Date.now() - this.retentionMs;
+    const recordedMs = this.nextScore();
+    const cutoff = recordedMs - this.retentionMs;
     const json = JSON.stringify(event);
     const tx = this.redis.multi().set(`${base}evt:${event.id}`, json, 'PX', this.retentionMs);
     for (const index of [this.indexKey(event.merchantId, event.mode), this.indexKey(event.merchantId, event.mode, event.type)]) {
-      tx.zadd(index, createdMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
+      tx.zadd(index, recordedMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
     }
     tx.xadd(`${base}stream`, 'MAXLEN', '~', STREAM_MAX_LENGTH, '*', 'event', json);
     const results = await tx.exec();
