@@ -38,8 +38,10 @@ interface JsonSchemaProperty {
 
 function describeField(property: JsonSchemaProperty): string {
   if (property.enum) return property.enum.map((v) => JSON.stringify(v)).join(' or ');
-  if (property.type === 'integer' && property.minimum !== undefined && property.maximum !== undefined) {
-    return `integer ${property.minimum}..${property.maximum}`;
+  // zod gives every integer Number.MAX_SAFE_INTEGER as its ceiling: no limit worth printing.
+  const maximum = property.maximum !== undefined && property.maximum < Number.MAX_SAFE_INTEGER ? property.maximum : undefined;
+  if (property.type === 'integer' && property.minimum !== undefined && maximum !== undefined) {
+    return `integer ${property.minimum}..${maximum}`;
   }
   if (property.type === 'integer' && property.minimum !== undefined) return `integer ≥ ${property.minimum}`;
   return property.type ?? 'value';
