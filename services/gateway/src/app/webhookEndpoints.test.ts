@@ -63,6 +63,24 @@ describe('webhook endpoint use cases', () => {
     expect(await deps.endpoints.list(merchantId, mode)).toEqual([]);
   });
 
+  it('never echoes a card number given as an event type, and refuses an overlong list or type before judging it', async () => {
+    const err = await createWebhookEndpoint(deps, key(), { url: URL_OK, enabledEvents: ['4242424242424242'] }).catch(
+      (e: TesseraError) => e,
+    );
+    expect(err).toMatchObject({ code: 'parameter_invalid', param: 'enabledEvents' });
+    expect((err as TesseraError).message).not.toContain('4242424242424242');
+    const messageOf = (enabled: unknown) =>
+      createWebhookEndpoint(deps, key(), { url: URL_OK, enabledEvents: enabled }).then(
+        () => 'created',
+        (e: TesseraError) => `${e.code} ${e.param}: ${e.message}`,
+      );
+    const long = 'x'.repeat(65);
+    expect(await messageOf([long])).toBe('parameter_invalid enabledEvents[0]: "enabledEvents" must hold event types.');
+    expect(await messageOf(Array(14).fill('token.created'))).toBe(
+      'parameter_invalid enabledEvents: "enabledEvents" must hold at most 13 types.',
+    );
+  });
+
   it(`refuses the endpoint after ${MAX_WEBHOOK_ENDPOINTS} in one mode, and the other mode still has room`, async () => {
     for (let i = 0; i < MAX_WEBHOOK_ENDPOINTS; i += 1)
       await createWebhookEndpoint(deps, key(), { url: `${URL_OK}/${i}`, enabledEvents: ['*'] });

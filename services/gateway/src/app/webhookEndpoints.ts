@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { TesseraError } from '@tessera/common';
+import { maskCardNumbers, TesseraError } from '@tessera/common';
 import {
+  EVENT_TYPES,
   enabledEvents,
   MAX_SECRET_OVERLAP_SECONDS,
   MAX_WEBHOOK_ENDPOINTS,
@@ -33,12 +34,21 @@ export interface WebhookEndpointDeps {
 
 type Owner = Pick<ApiKeyRecord, 'merchantId' | 'mode'>;
 
+/** Longer than any type's name; a longer string is refused before it could be echoed in a message. */
+const MAX_EVENT_TYPE_LENGTH = 64;
+
 export const createWebhookEndpointSchema = z.strictObject({
   url: z.string({ error: '"url" must be a string.' }).meta({
     description: `https:// (test keys: also http://), at most ${MAX_WEBHOOK_URL_LENGTH} characters, no user name, password or #fragment.`,
   }),
   enabledEvents: z
-    .array(z.string({ error: '"enabledEvents" must hold event types.' }), { error: '"enabledEvents" must be an array.' })
+    .array(
+      z
+        .string({ error: '"enabledEvents" must hold event types.' })
+        .max(MAX_EVENT_TYPE_LENGTH, { error: '"enabledEvents" must hold event types.' }),
+      { error: '"enabledEvents" must be an array.' },
+    )
+    .max(EVENT_TYPES.length, { error: `"enabledEvents" must hold at most ${EVENT_TYPES.length} types.` })
     .meta({
       description:
         'Event types of the catalogue (docs/webhooks.md), without repeats; or ["*"] for every type, including types added later.',
@@ -103,7 +113,8 @@ export async function createWebhookEndpoint(
   if ('error' in url) throw new TesseraError('parameter_invalid', { param: 'url', message: `"url" ${url.error}.` });
   const events = enabledEvents(input.enabledEvents);
   if ('error' in events)
-    throw new TesseraError('parameter_invalid', { param: 'enabledEvents', message: `"enabledEvents" ${events.error}.` });
+    // The domain's message quotes the unknown type: caller text, so masked before it is echoed.
+    throw new TesseraError('parameter_invalid', { param: 'enabledEvents', message: maskCardNumbers(`"enabledEvents" ${events.error}.`) });
   const record: WebhookEndpointRecord = {
     id: newWebhookEndpointId(),
     merchantId: key.merchantId,
