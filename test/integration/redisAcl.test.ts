@@ -443,6 +443,16 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     vault.disconnect();
     gateway.disconnect();
     expect((await call('DELETE', `/v1/token/${token}`)).status).toBe(204);
+    // Events and webhook endpoints are written as the gateway's user (a refused event record would
+    // only be logged, so the list shows that it was kept).
+    const events = await call('GET', '/v1/events');
+    expect({ status: events.status, types: (events.body?.data as Array<{ type: string }> | undefined)?.map((e) => e.type) }).toEqual({
+      status: 200,
+      types: ['token.deleted', 'token.created'],
+    });
+    const endpoint = await call('POST', '/v1/webhook-endpoints', { url: 'https://shop.acme.test/events', enabledEvents: ['*'] });
+    expect({ status: endpoint.status, body: endpoint.body }).toMatchObject({ status: 201 });
+    expect((await call('GET', '/v1/webhook-endpoints')).body?.data).toHaveLength(1);
 
     // The fields service, as its own user: the publishable key's lookup (a script), its card-testing
     // counters, then the vault; the key made by the admin service's CLI.

@@ -6,6 +6,7 @@ export * from './domain/slots';
 export * from './domain/randomIds';
 export * from './domain/eventTypes';
 export * from './domain/events';
+export * from './domain/eventsDoc';
 export * from './domain/webhookEndpoints';
 export * from './domain/apiKeys';
 export * from './domain/apiKeyDecision';

@@ -234,6 +234,7 @@ export interface WebhookSecretRotateInput {
 export interface TesseraEvent<TObject = Record<string, unknown>> {
   /** `evt_…`. */
   id: string;
+  object: 'event';
   type: string;
   /** Unix seconds. */
   created: number;

@@ -58,6 +58,8 @@ export function setUpApi(params: {
     ...(params.requestLog ? { requestLog: params.requestLog } : {}),
     merchantSettings: stores.merchantSettings,
     readyChecks: params.readyChecks,
+    events: stores.events,
+    webhookEndpoints: stores.webhookEndpoints,
     // Form and CVC sessions are used on the fields service, whose origin they need (FIELDS_ORIGIN).
     ...(params.formSessions
       ? {

@@ -80,6 +80,8 @@ export const gatewayConfigSchema = z
     // token, POST /v1/token/{token}/cvc-sessions) can be used. Minutes: the shopper is on the page,
     // so at most an hour: a grant to attach a CVV must not outlive the checkout it was opened for.
     CVC_SESSION_TTL_SECONDS: z.coerce.number().int().positive().max(3600, 'must be at most 3600 (an hour)').default(600),
+    // Events (GET /v1/events, docs/webhooks.md): how long each is kept and listed, in days.
+    EVENT_RETENTION_DAYS: z.coerce.number().int().min(1, 'must be at least 1').max(365, 'must be at most 365').default(30),
     // The fields service's public origin (services/fields): where a form session's hosted page is
     // (`${FIELDS_ORIGIN}/pay/{id}`). Unset: no form sessions (POST /v1/form-sessions is not served).
     FIELDS_ORIGIN: unsetIfEmpty(publicOrigin.optional()),

@@ -39,6 +39,9 @@ export const gatewayConfigDocs: ConfigDocs = {
   CVC_SESSION_TTL_SECONDS: {
     text: 'how long a CVC session (`POST /v1/token/{token}/cvc-sessions`, the single-use grant `tessera.cvcField` needs) can be used; at most 3600',
   },
+  EVENT_RETENTION_DAYS: {
+    text: 'days each event is kept and listed by `GET /v1/events` (docs/webhooks.md); 1 to 365',
+  },
   DETOKENIZATION_AUDIT_MAX_ENTRIES: {
     text: 'entries kept in the detokenization audit stream (`GET /admin/v1/detokenizations`)',
   },

@@ -34,6 +34,19 @@ describe('event records', () => {
     }
   });
 
+  it('take a token id as the vault issues it (tok. + base64url) for token objects only, never one hiding a card number', () => {
+    const vaultToken = 'tok.Xq3_vB-9kLmN0pQrStUvWxYz01AbCdEf';
+    for (const type of ['token.created', 'token.updated', 'token.retained', 'token.deleted', 'token.expiring_soon'] as const) {
+      expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: vaultToken }).success).toBe(true);
+      expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: `tok.${PAN}` }).success).toBe(false);
+      expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: `tok.abc-${PAN}-xyz` }).success).toBe(false);
+      expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: 'tok.short' }).success).toBe(false);
+      expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: `${vaultToken}.x` }).success).toBe(false);
+    }
+    expect(EVENT_OBJECT_SCHEMAS['form_session.completed'].safeParse({ id: vaultToken, status: 'completed' }).success).toBe(false);
+    expect(EVENT_OBJECT_SCHEMAS['cvv.expired_unused'].safeParse({ id: vaultToken }).success).toBe(false);
+  });
+
   it('refuse a CVV-bearing or key-bearing object', () => {
     expect(EVENT_OBJECT_SCHEMAS['token.created'].safeParse({ id: 'tok_abcdefgh', cvv: '123' }).success).toBe(false);
     expect(

@@ -17,11 +17,14 @@ const safeString = (pattern: RegExp) =>
     .refine((value) => !PAN_LIKE.test(value), 'must not hold a card-number-like value');
 
 const objectId = safeString(/^[a-z]+_[A-Za-z0-9_-]{4,80}$/);
-/** A token's id as the API shows it (`tok.` + random, services/vault domain/token.ts). */
-const tokenId = safeString(/^tok\.[A-Za-z0-9_-]{16,80}$/);
+/**
+ * A token as the vault issues it (`tok.` + base64url, services/vault/src/domain/token.ts), or an
+ * id of the general shape. Only token objects take the dotted form; the PAN-like refusal still applies.
+ */
+const tokenId = safeString(/^(?:[a-z]+_[A-Za-z0-9_-]{4,80}|tok\.[A-Za-z0-9_-]{16,128})$/);
 
 const tokenObject = z.strictObject({
-  id: objectId.or(tokenId),
+  id: tokenId,
   brand: safeString(/^[a-z_]{1,32}$/).optional(),
   last4: z
     .string()

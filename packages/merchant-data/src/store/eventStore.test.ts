@@ -53,6 +53,19 @@ describe('RedisEventStore', () => {
     expect(await redis.redis.xlen(`tessera:events:{m:${merchantId}}:stream`)).toBe(3);
     expect(await redis.redis.pttl(`tessera:events:{m:${merchantId}}:evt:${a.id}`)).toBeGreaterThan(29 * 86_400_000);
   });
+
+  it('lists events recorded in the same millisecond in the order they were recorded, newest first', async () => {
+    const now = Date.now();
+    const store = new RedisEventStore(redis.redis, 30, () => now);
+    const merchantId = `shop-${Math.random()}`;
+    const sameSecond = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const events = Array.from({ length: 8 }, () =>
+      buildEvent({ type: 'token.created', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' }, now: sameSecond }),
+    );
+    for (const event of events) await store.record(event);
+    const listed = await store.list(merchantId, 'test', { limit: 10 });
+    expect(listed.data.map((e) => e.id)).toEqual(events.map((e) => e.id).reverse());
+  });
 });
 
 describe('RedisEventStore.recordOnce', () => {

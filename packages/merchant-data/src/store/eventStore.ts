@@ -70,18 +70,24 @@ export class RedisEventStore implements EventStore {
   constructor(
     private readonly redis: Redis,
     retentionDays = DEFAULT_EVENT_RETENTION_DAYS,
+    /** Milliseconds: when an event is recorded, its place in the newest-first indexes. */
+    private readonly nowMs: () => number = Date.now,
   ) {
     this.retentionMs = retentionDays * 86_400_000;
     this.commands = defineScripts<EventCommands>(redis, { eventRecordOnce: { numberOfKeys: 5, lua: RECORD_ONCE } });
   }
 
+  private lastScore = 0;
+
   /**
-   * An index score in milliseconds: `created` is whole seconds, and events of one second must
-   * still list newest first; the clock's milliseconds break ties within the event's second.
+   * An event's place in the newest-first indexes: when it is recorded, in ms, strictly increasing
+   * within this process (a microsecond apart at least; a double holds that exactly). `created` is
+   * whole seconds, and events of one second (a token created, then deleted) would otherwise list
+   * in the order of their random ids.
    */
-  private static indexScore(event: EventRecord): number {
-    const createdMs = event.created * 1000;
-    return Math.min(Math.max(Date.now(), createdMs), createdMs + 999);
+  private nextScore(): number {
+    this.lastScore = Math.max(this.nowMs(), this.lastScore + 0.001);
+    return this.lastScore;
   }
 
   private base(merchantId: string): string {
@@ -94,12 +100,12 @@ export class RedisEventStore implements EventStore {
 
   async record(event: EventRecord): Promise<void> {
     const base = this.base(event.merchantId);
-    const createdMs = RedisEventStore.indexScore(event);
-    const cutoff = Date.now() - this.retentionMs;
+    const recordedMs = this.nextScore();
+    const cutoff = recordedMs - this.retentionMs;
     const json = JSON.stringify(event);
     const tx = this.redis.multi().set(`${base}evt:${event.id}`, json, 'PX', this.retentionMs);
     for (const index of [this.indexKey(event.merchantId, event.mode), this.indexKey(event.merchantId, event.mode, event.type)]) {
-      tx.zadd(index, createdMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
+      tx.zadd(index, recordedMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
     }
     tx.xadd(`${base}stream`, 'MAXLEN', '~', STREAM_MAX_LENGTH, '*', 'event', json);
     const results = await tx.exec();
@@ -117,9 +123,9 @@ export class RedisEventStore implements EventStore {
       `${base}stream`,
       this.retentionMs,
       JSON.stringify(event),
-      RedisEventStore.indexScore(event),
+      this.nextScore(),
       event.id,
-      Date.now() - this.retentionMs,
+      this.nowMs() - this.retentionMs,
       STREAM_MAX_LENGTH,
       Math.max(this.retentionMs, Math.ceil(markForMs)),
     );

@@ -1,4 +1,5 @@
 import type { DryRunReport, ForwardCall, ForwardResponse__Output, Readiness, VaultCalls } from '@tessera/protos';
+import type { EventRecord, EventStore, WebhookEndpointStore } from '@tessera/merchant-data';
 
 /**
  * The vault and the proxy as the gateway's use cases see them. The gRPC adapters that implement
@@ -25,3 +26,17 @@ export interface ProxyApi {
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }
+
+/**
+ * Where the gateway's use cases record what happened for the merchant (issue 27); implemented by
+ * RedisEventStore (@tessera/merchant-data). Rejects when the record was not kept.
+ */
+export interface EventRecorder {
+  record(event: EventRecord): Promise<void>;
+}
+
+/** The merchant's events as GET /v1/events reads them (RedisEventStore). */
+export type EventReader = Pick<EventStore, 'get' | 'list'>;
+
+/** The merchant's webhook endpoints (RedisWebhookEndpointStore); delivery reads them elsewhere. */
+export type WebhookEndpoints = Pick<WebhookEndpointStore, 'create' | 'get' | 'list' | 'delete' | 'rotateSecret'>;

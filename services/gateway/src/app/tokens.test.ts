@@ -1,5 +1,7 @@
 import { aCardBody as card, aTokenRecord, recordingTokenize } from '../testing/fixtures';
-import { createToken, readToken } from './tokens';
+import { TesseraError } from '@tessera/common';
+import { createToken, deleteToken, readToken, retainToken, updateToken } from './tokens';
+import type { RecordEvent } from './events';
 
 const OWNER = { merchantId: 'shop', mode: 'test' as const };
 const CTX = { requestId: 'req_1' };
@@ -21,5 +23,68 @@ describe('token use cases', () => {
     const getToken = jest.fn(async () => aTokenRecord());
     await expect(readToken({ getToken }, OWNER, 't'.repeat(257), CTX)).rejects.toMatchObject({ code: 'token_not_found' });
     expect(getToken).not.toHaveBeenCalled();
+  });
+});
+
+describe('token events', () => {
+  function recordingEvents() {
+    const recorded: Array<{ type: string; owner: unknown; object: Record<string, unknown> }> = [];
+    const record: RecordEvent = async (type, owner, object) => {
+      recorded.push({ type, owner, object });
+    };
+    return { recorded, record };
+  }
+  const CARD_VIEW = { id: 'tok.AAAABBBBCCCCDDDDEEEEFF', brand: 'visa', last4: '4242', expiryMonth: 12, expiryYear: 2035 };
+
+  it('records token.created with what the answer shows of the card (no bin, no fingerprint), and nothing for a dedupe answer', async () => {
+    const events = recordingEvents();
+    await createToken({ tokenize: async () => aTokenRecord() }, OWNER, card(), CTX, events.record);
+    await createToken(
+      { tokenize: async () => aTokenRecord({ deduplicated: true }) },
+      OWNER,
+      { ...card(), dedupe: true },
+      CTX,
+      events.record,
+    );
+    expect(events.recorded).toEqual([{ type: 'token.created', owner: OWNER, object: CARD_VIEW }]);
+  });
+
+  it('records nothing when the vault refused', async () => {
+    const events = recordingEvents();
+    const refuse = async (): Promise<never> => {
+      throw new TesseraError('token_not_found');
+    };
+    await expect(createToken({ tokenize: refuse }, OWNER, card(), CTX, events.record)).rejects.toThrow();
+    await expect(deleteToken({ deleteToken: refuse }, OWNER, 'tok.x', CTX, events.record)).rejects.toThrow();
+    await expect(updateToken({ updateToken: refuse }, OWNER, 'tok.x', { holderName: 'A B' }, CTX, events.record)).rejects.toThrow();
+    expect(events.recorded).toEqual([]);
+  });
+
+  it('records token.updated and token.deleted (only the id: the 204 shows nothing else)', async () => {
+    const events = recordingEvents();
+    await updateToken(
+      { updateToken: async () => aTokenRecord() },
+      OWNER,
+      'tok.AAAABBBBCCCCDDDDEEEEFF',
+      { holderName: 'A B' },
+      CTX,
+      events.record,
+    );
+    await deleteToken({ deleteToken: async () => undefined }, OWNER, 'tok.AAAABBBBCCCCDDDDEEEEFF', CTX, events.record);
+    expect(events.recorded).toEqual([
+      { type: 'token.updated', owner: OWNER, object: CARD_VIEW },
+      { type: 'token.deleted', owner: OWNER, object: { id: 'tok.AAAABBBBCCCCDDDDEEEEFF' } },
+    ]);
+  });
+
+  it('records token.retained when a provisional token is retained, not when an ordinary one is', async () => {
+    const events = recordingEvents();
+    const vault = (provisional: boolean) => ({
+      getToken: async () => aTokenRecord({ provisional }),
+      retainToken: async () => aTokenRecord({ provisional: false }),
+    });
+    await retainToken(vault(true), OWNER, 'tok.AAAABBBBCCCCDDDDEEEEFF', {}, CTX, events.record);
+    await retainToken(vault(false), OWNER, 'tok.AAAABBBBCCCCDDDDEEEEFF', {}, CTX, events.record);
+    expect(events.recorded).toEqual([{ type: 'token.retained', owner: OWNER, object: CARD_VIEW }]);
   });
 });

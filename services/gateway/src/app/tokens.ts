@@ -5,6 +5,7 @@ import type { ApiKeyRecord } from '@tessera/merchant-data';
 import { tokenizeRequestFor } from '@tessera/edge';
 import { parseCvcInput, parseRetainRequest, parseTokenCreate, parseTokenUpdate } from '../domain/requestSchemas';
 import type { CallContext, VaultApi } from './ports';
+import { recordNoEvent, type RecordEvent } from './events';
 
 /**
  * What a merchant can do with a token (POST/GET/PATCH/DELETE /v1/token…, retain, a re-collected
@@ -24,6 +25,11 @@ export function ownedToken(owner: TokenOwner, token: unknown): TokenRef {
   return { merchantId: owner.merchantId, mode: owner.mode, token: checkedTokenParam(token) };
 }
 
+/** A token event's object: what the answer shows of the card anyway, never more (no bin, no fingerprint). */
+export function tokenEventObject(record: TokenRecord__Output): Record<string, unknown> {
+  return { id: record.token, brand: record.brand, last4: record.last4, expiryMonth: record.expiryMonth, expiryYear: record.expiryYear };
+}
+
 export function checkedTokenParam(token: unknown): string {
   if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw new TesseraError('token_not_found');
   return token;
@@ -35,10 +41,14 @@ export async function createToken(
   owner: TokenOwner,
   body: Record<string, unknown>,
   ctx: CallContext,
+  recordEvent: RecordEvent = recordNoEvent,
 ): Promise<TokenRecord__Output> {
   const { dedupe, ...input } = parseTokenCreate(body);
   const card = validateCard(input, owner.mode);
-  return vault.tokenize({ ...tokenizeRequestFor(card, owner, false), ...(dedupe === true ? { dedupe } : {}) }, ctx);
+  const record = await vault.tokenize({ ...tokenizeRequestFor(card, owner, false), ...(dedupe === true ? { dedupe } : {}) }, ctx);
+  // An existing token answered by dedupe was not created.
+  if (!record.deduplicated) await recordEvent('token.created', owner, tokenEventObject(record), ctx);
+  return record;
 }
 
 export async function readToken(
@@ -60,10 +70,11 @@ export async function updateToken(
   token: unknown,
   body: Record<string, unknown>,
   ctx: CallContext,
+  recordEvent: RecordEvent = recordNoEvent,
 ): Promise<TokenRecord__Output> {
   const input = parseTokenUpdate(body);
   if (input.expiryMonth !== undefined && input.expiryYear !== undefined) validateExpiry(input.expiryMonth, input.expiryYear);
-  return vault.updateToken(
+  const record = await vault.updateToken(
     {
       ...ownedToken(owner, token),
       expiryMonth: input.expiryMonth ?? 0,
@@ -72,21 +83,31 @@ export async function updateToken(
     },
     ctx,
   );
+  await recordEvent('token.updated', owner, tokenEventObject(record), ctx);
+  return record;
 }
 
 /**
  * Makes a provisional (browser-made) token an ordinary one; retaining an ordinary or already
- * retained token answers the same record. Only a secret key gets here.
+ * retained token answers the same record. Only a secret key gets here. A browser-made token is
+ * the merchant's from this moment, so this, not its making, is its event (token.retained); the
+ * vault's answer does not say whether it was provisional, so the token is read first. Two retains
+ * of one token at once may both record the event.
  */
 export async function retainToken(
-  vault: Pick<VaultApi, 'retainToken'>,
+  vault: Pick<VaultApi, 'retainToken' | 'getToken'>,
   owner: TokenOwner,
   token: unknown,
   body: Record<string, unknown>,
   ctx: CallContext,
+  recordEvent: RecordEvent = recordNoEvent,
 ): Promise<TokenRecord__Output> {
   parseRetainRequest(body);
-  return vault.retainToken(ownedToken(owner, token), ctx);
+  const ref = ownedToken(owner, token);
+  const before = await vault.getToken(ref, ctx);
+  const record = await vault.retainToken(ref, ctx);
+  if (before.provisional) await recordEvent('token.retained', owner, tokenEventObject(record), ctx);
+  return record;
 }
 
 export async function deleteToken(
@@ -94,8 +115,12 @@ export async function deleteToken(
   owner: TokenOwner,
   token: unknown,
   ctx: CallContext,
+  recordEvent: RecordEvent = recordNoEvent,
 ): Promise<void> {
-  return vault.deleteToken(ownedToken(owner, token), ctx);
+  const ref = ownedToken(owner, token);
+  await vault.deleteToken(ref, ctx);
+  // The answer (204) shows nothing of the card, so neither does the event.
+  await recordEvent('token.deleted', owner, { id: ref.token }, ctx);
 }
 
 /**

@@ -11,7 +11,7 @@ import type { GatewayConfig } from '../config';
 import { RedisCvcSessionStore } from '@tessera/merchant-data';
 import { RedisKeyStoreWithPeek } from '@tessera/edge';
 import { RedisDistinctCardCounter } from '@tessera/edge';
-import { RedisFormSessionStore } from '@tessera/merchant-data';
+import { RedisEventStore, RedisFormSessionStore, RedisWebhookEndpointStore } from '@tessera/merchant-data';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from '@tessera/edge';
 
@@ -27,11 +27,17 @@ export interface GatewayStores {
   idempotency: RedisIdempotencyStore;
   formSessions: RedisFormSessionStore;
   cvcSessions: RedisCvcSessionStore;
+  events: RedisEventStore;
+  webhookEndpoints: RedisWebhookEndpointStore;
 }
 
 export type GatewayStoresConfig = Pick<
   GatewayConfig,
-  'DETOKENIZATION_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS' | 'IDEMPOTENCY_WRITE_ACK'
+  | 'DETOKENIZATION_AUDIT_MAX_ENTRIES'
+  | 'REQUEST_LOG_MAX_ENTRIES'
+  | 'REQUEST_LOG_MAX_AGE_SECONDS'
+  | 'IDEMPOTENCY_WRITE_ACK'
+  | 'EVENT_RETENTION_DAYS'
 >;
 
 export function requestLogRetention(
@@ -64,5 +70,7 @@ export function openGatewayStores(
     ),
     formSessions: new RedisFormSessionStore(redis),
     cvcSessions: new RedisCvcSessionStore(redis),
+    events: new RedisEventStore(redis, config.EVENT_RETENTION_DAYS),
+    webhookEndpoints: new RedisWebhookEndpointStore(redis),
   };
 }

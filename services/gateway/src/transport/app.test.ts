@@ -483,15 +483,18 @@ describe('gateway HTTP app', () => {
       expect(res.status).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.json()).toMatchObject({ token: 'tok.abc', last4: '4242', provisional: false });
+      // Read first: whether it was provisional decides the token.retained event.
+      const ref = { merchantId: 'm_live', mode: 'live', token: 'tok.abc' };
       expect(h.vault.calls).toEqual([
-        { method: 'retainToken', request: { merchantId: 'm_live', mode: 'live', token: 'tok.abc' }, requestId: expect.any(String) },
+        { method: 'getToken', request: ref, requestId: expect.any(String) },
+        { method: 'retainToken', request: ref, requestId: expect.any(String) },
       ]);
     });
 
     it('takes an empty JSON object as well as no body', async () => {
       const res = await retain({ headers: JSON_HEADERS, body: '{}' });
       expect(res.status).toBe(200);
-      expect(h.vault.calls).toHaveLength(1);
+      expect(h.vault.calls.map((c) => c.method)).toEqual(['getToken', 'retainToken']);
     });
 
     it.each([

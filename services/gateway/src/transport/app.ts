@@ -15,7 +15,11 @@ import { errorHandler, routeNotFound } from '@tessera/edge';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from '@tessera/edge';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
-import type { ProxyApi, VaultApi } from '../app/ports';
+import type { EventReader, EventRecorder, ProxyApi, VaultApi, WebhookEndpoints } from '../app/ports';
+import { eventRecording, recordNoEvent } from '../app/events';
+import { eventRoutes } from './events';
+import { webhookEndpointRoutes } from './webhookEndpoints';
+import { Counter } from 'prom-client';
 import type { Readiness } from '@tessera/protos';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
@@ -67,6 +71,10 @@ export interface GatewayDeps {
   cvcSessions?: Omit<CvcSessionDeps, 'vault'>;
   /** The hosted payment page's sessions (needs FIELDS_ORIGIN); absent: no /v1/form-sessions. */
   formSessions?: FormSessionDeps;
+  /** The merchant's events: recorded by the token routes, read by /v1/events; absent: neither. */
+  events?: EventReader & EventRecorder;
+  /** The merchant's webhook endpoints (secrets derived from `pepper`); absent: no /v1/webhook-endpoints. */
+  webhookEndpoints?: WebhookEndpoints;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -152,7 +160,18 @@ export function createApp(deps: GatewayDeps): Express {
   const auth = createAuthMiddleware(authDeps);
   const body = jsonObjectBody(deps.config.BODY_LIMIT_BYTES);
   const optionalBody = optionalJsonObjectBody(deps.config.BODY_LIMIT_BYTES);
-  const tokens = tokenRoutes(vault);
+  const recordFailures = deps.metrics
+    ? new Counter({
+        name: 'tessera_events_record_failures_total',
+        help: 'Events not recorded (the request they report had already succeeded), by event type',
+        labelNames: ['type'],
+        registers: [deps.metrics],
+      })
+    : undefined;
+  const recordEvent = deps.events
+    ? eventRecording({ recorder: deps.events, logger, now, countFailure: (type) => recordFailures?.inc({ type }) })
+    : recordNoEvent;
+  const tokens = tokenRoutes(vault, recordEvent);
   const proxying = proxyRoutes({ proxy, logger, detokenizations: deps.detokenizations, merchantSettings: deps.merchantSettings });
   // The PSP host allowlist is read in the key lookup's round trip (see AuthDeps.merchantSettings).
   const proxyAuth = createAuthMiddleware({ ...authDeps, merchantSettings: proxying.takeMerchantSettings });
@@ -189,6 +208,22 @@ export function createApp(deps: GatewayDeps): Express {
     app.post('/v1/form-sessions', auth, ...body, idempotent, forms.create);
     app.get('/v1/form-sessions', auth, forms.list);
     app.get('/v1/form-sessions/:id', auth, forms.get);
+  }
+
+  if (deps.webhookEndpoints) {
+    const endpoints = webhookEndpointRoutes({ endpoints: deps.webhookEndpoints, pepper: deps.pepper, now });
+    // A retried create with the same Idempotency-Key answers the first endpoint, not a second one.
+    app.post('/v1/webhook-endpoints', auth, ...body, idempotent, endpoints.create);
+    app.get('/v1/webhook-endpoints', auth, endpoints.list);
+    app.get('/v1/webhook-endpoints/:id', auth, endpoints.get);
+    app.delete('/v1/webhook-endpoints/:id', auth, endpoints.remove);
+    app.post('/v1/webhook-endpoints/:id/rotate-secret', auth, ...optionalBody, endpoints.rotateSecret);
+  }
+
+  if (deps.events) {
+    const events = eventRoutes({ events: deps.events });
+    app.get('/v1/events', auth, events.list);
+    app.get('/v1/events/:id', auth, events.get);
   }
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));

@@ -9,7 +9,7 @@ import { createApp } from './app';
 import { buildOpenApiDocument } from './openapi';
 import type { FormSessionDeps } from '../app/formSessions';
 import type { CvcSessionDeps } from '../app/cvcSessions';
-import type { ProxyApi, VaultApi } from '../app/ports';
+import type { EventReader, EventRecorder, ProxyApi, VaultApi, WebhookEndpoints } from '../app/ports';
 
 // The stores are never called: these tests only look at the routing table and the document.
 const db = useGatewayRedis();
@@ -26,6 +26,8 @@ function app(): Express {
     proxy: {} as ProxyApi,
     formSessions: {} as FormSessionDeps,
     cvcSessions: {} as CvcSessionDeps,
+    events: {} as EventReader & EventRecorder,
+    webhookEndpoints: {} as WebhookEndpoints,
   });
 }
 
@@ -68,9 +70,14 @@ describe('OpenAPI document', () => {
       .filter(({ op }) => op.security === undefined);
     expect(keyed.map((k) => k.route).sort()).toEqual([
       'delete /v1/token/{token}',
+      'delete /v1/webhook-endpoints/{id}',
+      'get /v1/events',
+      'get /v1/events/{id}',
       'get /v1/form-sessions',
       'get /v1/form-sessions/{id}',
       'get /v1/token/{token}',
+      'get /v1/webhook-endpoints',
+      'get /v1/webhook-endpoints/{id}',
       'patch /v1/token/{token}',
       'post /v1/form-sessions',
       'post /v1/proxy',
@@ -79,6 +86,8 @@ describe('OpenAPI document', () => {
       'post /v1/token/{token}/cvc',
       'post /v1/token/{token}/cvc-sessions',
       'post /v1/token/{token}/retain',
+      'post /v1/webhook-endpoints',
+      'post /v1/webhook-endpoints/{id}/rotate-secret',
     ]);
     for (const { op } of keyed) expect(op.responses['403'].description).toBe('Error made by Tessera (`publishable_key_forbidden`).');
   });

@@ -12,7 +12,14 @@ import {
 } from '../domain/requestSchemas';
 import { cvcSessionSchema, dryRunSchema, tokenRecordSchema } from './responseJson';
 import { createFormSessionSchema, type FormSessionJson, type FormSessionListJson } from '../app/formSessions';
-import { PAGE_LOCALES } from '@tessera/merchant-data';
+import { EVENT_TYPES, PAGE_LOCALES } from '@tessera/merchant-data';
+import {
+  createWebhookEndpointSchema,
+  rotateWebhookSecretSchema,
+  type WebhookEndpointJson,
+  type WebhookEndpointListJson,
+} from '../app/webhookEndpoints';
+import type { EventJson, EventListJson } from '../app/events';
 
 /**
  * The OpenAPI 3.1 document of the public API (the admin service documents its own), generated from the same zod schemas that validate
@@ -69,6 +76,45 @@ const formSessionListSchema = z.object({
   hasMore: z.boolean().meta({ description: 'More sessions follow: ask again with startingAfter set to the last id.' }),
 }) satisfies z.ZodType<FormSessionListJson>;
 
+const webhookEndpointSchema = z.object({
+  id: z.string().meta({ description: '`we_` followed by 32 URL-safe characters.' }),
+  object: z.literal('webhook_endpoint'),
+  url: z.string(),
+  enabledEvents: z.array(z.string()).meta({ description: 'Event types, or ["*"] for every type.' }),
+  status: z.enum(['enabled', 'disabled']).meta({ description: 'disabled: deliveries kept failing, so they stopped.' }),
+  createdAt: z.string().meta({ format: 'date-time' }),
+  secret: z
+    .string()
+    .optional()
+    .meta({ description: '`whsec_…`: only in the answers of create and rotate-secret; it is never shown again.' }),
+}) satisfies z.ZodType<WebhookEndpointJson>;
+
+const webhookEndpointListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(webhookEndpointSchema),
+  hasMore: z.literal(false).meta({ description: 'Always false: every endpoint of the mode (at most 16) is in one page.' }),
+}) satisfies z.ZodType<WebhookEndpointListJson>;
+
+const eventSchema = z.object({
+  id: z.string().meta({ description: '`evt_` followed by 16 URL-safe characters; the same on every delivery of the event.' }),
+  object: z.literal('event'),
+  type: z.enum(EVENT_TYPES),
+  created: z.int().meta({ description: 'Unix seconds.' }),
+  mode: z.enum(['test', 'live']),
+  data: z.object({
+    object: z.record(z.string(), z.unknown()).meta({
+      description:
+        'What the event is about, per type (docs/webhooks.md, "Event catalogue"); never card data beyond brand, last4 and expiry.',
+    }),
+  }),
+}) satisfies z.ZodType<EventJson>;
+
+const eventListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(eventSchema),
+  hasMore: z.boolean().meta({ description: 'More events follow: ask again with startingAfter set to the last id.' }),
+}) satisfies z.ZodType<EventListJson>;
+
 const healthSchema = z.object({ status: z.literal('ok') });
 const readySchema = z.object({
   status: z.enum(['ready', 'unavailable']),
@@ -122,6 +168,7 @@ const BODY_ERRORS = [400, 413, 415];
 
 const CVV_RECOLLECTED_DOC =
   "3 digits (4 for amex; test cards 3 or 4); an integer is left-padded with zeros. Consumed by the token's next render, or gone after CVV_TTL_SECONDS.";
+const endpointIdParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: '`we_…`' };
 const timingHeaders = {
   'x-tessera-request-id': { description: 'The request id (same as x-request-id).', schema: { type: 'string' } },
   'x-tessera-total-ms': { description: 'Milliseconds the gateway spent on the request, PSP included.', schema: { type: 'string' } },
@@ -319,6 +366,98 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/webhook-endpoints': {
+        post: {
+          operationId: 'createWebhookEndpoint',
+          summary: 'Add a webhook endpoint for the key’s merchant and mode; its signing secret is shown only here',
+          description:
+            'Secret key only. url: https (test keys: also http), no credentials or fragment; whether its address may be reached ' +
+            'is decided at delivery by the egress policy. At most 16 endpoints per merchant and mode (400 ' +
+            'webhook_endpoint_limit_reached). Honours Idempotency-Key: a retry answers the first endpoint and its secret.',
+          requestBody: { required: true, content: json(ref('CreateWebhookEndpoint')) },
+          responses: {
+            '201': { description: 'The endpoint, with its secret.', content: json(ref('WebhookEndpoint')) },
+            ...errorResponses([...BODY_ERRORS, 409, ...AUTH_ERRORS], {
+              ...V1_CODES_BY_STATUS,
+              409: ['idempotency_key_reused', 'idempotency_in_progress', 'idempotent_replay_unavailable'],
+            }),
+          },
+        },
+        get: {
+          operationId: 'listWebhookEndpoints',
+          summary: 'List the webhook endpoints of the key’s merchant and mode, oldest first (without secrets)',
+          responses: {
+            '200': { description: 'Every endpoint.', content: json(ref('WebhookEndpointList')) },
+            ...errorResponses(AUTH_ERRORS),
+          },
+        },
+      },
+      '/v1/webhook-endpoints/{id}': {
+        get: {
+          operationId: 'getWebhookEndpoint',
+          summary: 'Read a webhook endpoint (without its secret)',
+          parameters: [endpointIdParam],
+          responses: {
+            '200': { description: 'The endpoint.', content: json(ref('WebhookEndpoint')) },
+            ...errorResponses([404, ...AUTH_ERRORS], { ...V1_CODES_BY_STATUS, 404: ['webhook_endpoint_not_found'] }),
+          },
+        },
+        delete: {
+          operationId: 'deleteWebhookEndpoint',
+          summary: 'Delete a webhook endpoint: nothing more is sent to it',
+          parameters: [endpointIdParam],
+          responses: {
+            '204': { description: 'Deleted.' },
+            ...errorResponses([404, ...AUTH_ERRORS], { ...V1_CODES_BY_STATUS, 404: ['webhook_endpoint_not_found'] }),
+          },
+        },
+      },
+      '/v1/webhook-endpoints/{id}/rotate-secret': {
+        post: {
+          operationId: 'rotateWebhookSecret',
+          summary: 'Give a webhook endpoint a new signing secret; the old one keeps signing beside it for expiresInSeconds',
+          description: 'During the overlap each delivery carries one v1= signature per valid secret. No body, or `{}`: a 24-hour overlap.',
+          parameters: [endpointIdParam],
+          requestBody: { required: false, content: json(ref('RotateWebhookSecret')) },
+          responses: {
+            '200': { description: 'The endpoint, with its new secret.', content: json(ref('WebhookEndpoint')) },
+            ...errorResponses([...BODY_ERRORS, 404, ...AUTH_ERRORS], { ...V1_CODES_BY_STATUS, 404: ['webhook_endpoint_not_found'] }),
+          },
+        },
+      },
+      '/v1/events': {
+        get: {
+          operationId: 'listEvents',
+          summary: 'List the events of the key’s merchant and mode, newest first',
+          description: 'Events are kept EVENT_RETENTION_DAYS (30) days.',
+          parameters: [
+            { name: 'type', in: 'query', required: false, schema: { type: 'string', enum: [...EVENT_TYPES] } },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } },
+            {
+              name: 'startingAfter',
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+              description: 'The id of the last event of the previous page.',
+            },
+          ],
+          responses: {
+            '200': { description: 'One page of events.', content: json(ref('EventList')) },
+            ...errorResponses([400, ...AUTH_ERRORS]),
+          },
+        },
+      },
+      '/v1/events/{id}': {
+        get: {
+          operationId: 'getEvent',
+          summary: 'Read an event',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The event.', content: json(ref('Event')) },
+            ...errorResponses([404, ...AUTH_ERRORS], { ...V1_CODES_BY_STATUS, 404: ['event_not_found'] }),
+          },
+        },
+      },
       '/v1/proxy': {
         post: {
           operationId: 'forwardToPsp',
@@ -402,6 +541,12 @@ export function buildOpenApiDocument(): JsonObject {
         CreateFormSession: jsonSchema(createFormSessionSchema, 'input'),
         FormSession: jsonSchema(formSessionSchema, 'output'),
         FormSessionList: jsonSchema(formSessionListSchema, 'output'),
+        CreateWebhookEndpoint: jsonSchema(createWebhookEndpointSchema, 'input'),
+        RotateWebhookSecret: jsonSchema(rotateWebhookSecretSchema, 'input'),
+        WebhookEndpoint: jsonSchema(webhookEndpointSchema, 'output'),
+        WebhookEndpointList: jsonSchema(webhookEndpointListSchema, 'output'),
+        Event: jsonSchema(eventSchema, 'output'),
+        EventList: jsonSchema(eventListSchema, 'output'),
         TokenRecord: jsonSchema(tokenRecordSchema, 'output'),
         CvcSession: jsonSchema(cvcSessionSchema, 'output'),
         DryRun: jsonSchema(dryRunSchema, 'output'),

@@ -13,6 +13,7 @@ import {
   updateToken,
   type TokenVault,
 } from '../app/tokens';
+import type { RecordEvent } from '../app/events';
 import type { MerchantSettings } from '@tessera/merchant-data';
 import { sendJson } from '@tessera/edge';
 import { dryRunJson, tokenRecordJson } from './responseJson';
@@ -30,11 +31,11 @@ const callOptions = (res: Response): { requestId: string } => ({ requestId: cont
 const bodyOf = (req: Request): Record<string, unknown> => req.body as Record<string, unknown>;
 
 /** The token use cases (app/tokens.ts); each route answers with what its caller may see. */
-export function tokenRoutes(vault: TokenVault) {
+export function tokenRoutes(vault: TokenVault, recordEvent: RecordEvent) {
   return {
     /** POST /v1/token: a merchant's server with a secret key. */
     async create(req: Request, res: Response): Promise<void> {
-      const record = await createToken(vault, apiKeyOf(res), bodyOf(req), callOptions(res));
+      const record = await createToken(vault, apiKeyOf(res), bodyOf(req), callOptions(res), recordEvent);
       // An existing token answered (dedupe) was not created: 200, like a read.
       sendJson(res, record.deduplicated ? 200 : 201, tokenRecordJson(record));
     },
@@ -45,7 +46,7 @@ export function tokenRoutes(vault: TokenVault) {
 
     /** PATCH /v1/token/{token}: idempotent by nature, so no Idempotency-Key handling. */
     async update(req: Request, res: Response): Promise<void> {
-      const record = await updateToken(vault, apiKeyOf(res), req.params.token, bodyOf(req), callOptions(res));
+      const record = await updateToken(vault, apiKeyOf(res), req.params.token, bodyOf(req), callOptions(res), recordEvent);
       sendJson(res, 200, tokenRecordJson(record));
     },
 
@@ -57,12 +58,12 @@ export function tokenRoutes(vault: TokenVault) {
 
     /** A secret-key route: publishable keys are refused by authentication before this runs. */
     async retain(req: Request, res: Response): Promise<void> {
-      const record = await retainToken(vault, apiKeyOf(res), req.params.token, bodyOf(req), callOptions(res));
+      const record = await retainToken(vault, apiKeyOf(res), req.params.token, bodyOf(req), callOptions(res), recordEvent);
       sendJson(res, 200, tokenRecordJson(record));
     },
 
     async remove(req: Request, res: Response): Promise<void> {
-      await deleteToken(vault, apiKeyOf(res), req.params.token, callOptions(res));
+      await deleteToken(vault, apiKeyOf(res), req.params.token, callOptions(res), recordEvent);
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('cache-control', 'no-store');
       res.status(204).end();
