@@ -44,7 +44,9 @@ describe('event records', () => {
       expect(EVENT_OBJECT_SCHEMAS[type].safeParse({ id: `${vaultToken}.x` }).success).toBe(false);
     }
     expect(EVENT_OBJECT_SCHEMAS['form_session.completed'].safeParse({ id: vaultToken, status: 'completed' }).success).toBe(false);
-    expect(EVENT_OBJECT_SCHEMAS['cvv.expired_unused'].safeParse({ id: vaultToken }).success).toBe(false);
+    // A CVV that expired unused is named by its token.
+    expect(EVENT_OBJECT_SCHEMAS['cvv.expired_unused'].safeParse({ id: vaultToken }).success).toBe(true);
+    expect(EVENT_OBJECT_SCHEMAS['cvv.expired_unused'].safeParse({ id: `tok.abc-${PAN}-xyz` }).success).toBe(false);
   });
 
   it('refuse a CVV-bearing or key-bearing object', () => {

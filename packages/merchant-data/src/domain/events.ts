@@ -66,9 +66,8 @@ const cvcSessionObject = z.strictObject({
  * tokenizations it saw in the window that tripped it, and how long challenges stay on.
  */
 const cardTestingObject = z.strictObject({
-  keyId: objectId.optional(),
-  attempts: z.number().int().min(0).optional(),
-  failures: z.number().int().min(0).optional(),
+  keyId: objectId,
+  attempts: z.number().int().min(0),
   windowSeconds: z.number().int().min(1),
 });
 

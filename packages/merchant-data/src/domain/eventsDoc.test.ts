@@ -23,7 +23,11 @@ describe('the event catalogue in docs/webhooks.md', () => {
       '`expiryYear` (integer 2000..2200, optional)',
     ]);
     expect(eventObjectFields('api_key.created')).toContain('`mode` ("test" or "live")');
-    expect(eventObjectFields('card_testing.suspected')).toEqual(['`failures` (integer ≥ 0)', '`windowSeconds` (integer ≥ 1)']);
+    expect(eventObjectFields('card_testing.suspected')).toEqual([
+      '`keyId` (string)',
+      '`attempts` (integer ≥ 0)',
+      '`windowSeconds` (integer ≥ 1)',
+    ]);
   });
 
   it('replaces only the section between the markers, and refuses a document without them', () => {
