@@ -446,7 +446,10 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
     // Events and webhook endpoints are written as the gateway's user (a refused event record would
     // only be logged, so the list shows that it was kept).
     const events = await call('GET', '/v1/events');
-    expect({ status: events.status, types: (events.body?.data as Array<{ type: string }> | undefined)?.map((e) => e.type) }).toEqual({
+    expect({
+      status: events.status,
+      types: (events.body?.data as Array<{ type: string }> | undefined)?.map((e) => e.type).filter((type) => type.startsWith('token.')),
+    }).toEqual({
       status: 200,
       types: ['token.deleted', 'token.created'],
     });
