@@ -1,4 +1,12 @@
-import type { DryRunReport, ForwardCall, ForwardResponse__Output, Readiness, VaultCalls } from '@tessera/protos';
+import type {
+  DryRunReport,
+  ForwardCall,
+  ForwardResponse__Output,
+  Readiness,
+  VaultCalls,
+  WebhookDeliveryAnswer,
+  WebhookDeliveryCall,
+} from '@tessera/protos';
 
 /**
  * The vault and the proxy as the gateway's use cases see them. The gRPC adapters that implement
@@ -24,4 +32,13 @@ export interface ProxyApi {
   dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
+}
+
+/**
+ * The proxy's DeliverWebhook as the webhook dispatcher sees it: one POST of a signed event to a
+ * merchant's endpoint through the proxy's egress (the only way out). Rejects with a TesseraError:
+ * psp_timeout, psp_unreachable, psp_destination_forbidden from the proxy; 503 when the proxy is down.
+ */
+export interface WebhookSender {
+  deliverWebhook(request: WebhookDeliveryCall, ctx: CallContext): Promise<WebhookDeliveryAnswer>;
 }
