@@ -12,8 +12,11 @@ import { MerchantEvents, WebhookReceiver } from './webhookReceiver';
 jest.setTimeout(120_000);
 
 const DISABLE_AFTER_SECONDS = 4;
+// Redis with the shipped ACL: the gateway delivers as its own user (the helpers write as the admin user).
 const env = useStack({
+  redis: { acl: true },
   env: {
+    METRICS_PORT: '0',
     WEBHOOK_BACKOFF_BASE_MS: '100',
     WEBHOOK_BACKOFF_MAX_MS: '400',
     // Long enough that a receiver's hanging requests are still open while the other endpoint is served.
@@ -174,5 +177,26 @@ describe('webhook delivery', () => {
     expect(logs).not.toContain('/late-comer');
     expect(logs).not.toContain('whsec_');
     expect(logs).not.toContain(endpoint.url);
+  });
+
+  it('reports queue depth, the oldest undelivered event’s age and outcomes on the gateway’s /metrics, with no merchant, URL or id', async () => {
+    const url = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(env.stack.gateway.output)?.[1];
+    const text = await (await fetch(url as string)).text();
+    // Every sample also carries service="gateway".
+    const value = (name: string, label = '') =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${name}{`) && l.includes(label))
+          ?.split(' ')
+          .pop(),
+      );
+    expect(value('tessera_webhook_deliveries_total', 'outcome="succeeded"')).toBeGreaterThanOrEqual(100);
+    expect(value('tessera_webhook_deliveries_total', 'outcome="failed"')).toBeGreaterThanOrEqual(25);
+    // The disabled endpoint keeps its undelivered event queued.
+    expect(value('tessera_webhook_queue_depth')).toBeGreaterThanOrEqual(1);
+    expect(value('tessera_webhook_oldest_undelivered_seconds')).toBeGreaterThan(0);
+    const webhookLines = text.split('\n').filter((l) => l.startsWith('tessera_webhook_'));
+    expect(webhookLines.join('\n')).not.toMatch(/shop-|we_|evt_|127\.0\.0\.1/);
   });
 });

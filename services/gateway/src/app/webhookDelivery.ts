@@ -143,7 +143,8 @@ class Dispatcher implements WebhookDispatcher {
         if (claim) this.lastClaim = nowMs;
         const fannedOut = await Promise.all([...this.merchants.keys()].map((m) => this.fanOut(m, claim)));
         busy = fannedOut.some(Boolean);
-        for (const worker of this.workers.values()) void worker.pump();
+        const now = this.now().getTime();
+        for (const worker of this.workers.values()) if (now >= worker.wakeAt) void worker.pump();
       } catch (err) {
         this.deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook dispatcher pass failed; retrying');
         await this.sleep(NOT_SENT_PAUSE_MS);
@@ -212,13 +213,19 @@ class Dispatcher implements WebhookDispatcher {
     const merchant = this.merchants.get(merchantId);
     if (merchant === undefined) return false;
     const now = this.now();
+    const queuedFor = new Set<string>();
     await Promise.all(
       entries.map(({ entryId, event }) => {
         const entryMs = Number(entryId.split('-')[0]);
         const targets = event === undefined ? [] : merchant.endpoints.filter((e) => endpointWants(e, event, entryMs)).map((e) => e.id);
+        for (const id of targets) queuedFor.add(id);
         return deliveries.fanOut(merchantId, entryId, event, targets, now);
       }),
     );
+    for (const id of queuedFor) {
+      const worker = this.workers.get(`${merchantId}\0${id}`);
+      if (worker) worker.wakeAt = 0;
+    }
     return true;
   }
 
@@ -347,6 +354,12 @@ class EndpointWorker {
   private pumping = false;
   private again = false;
   pausedUntil = 0;
+  /**
+   * When the dispatcher's loop pumps this endpoint next (0: at its next pass): after new events were
+   * queued for it, when the earliest retry is due, and at least every second or third of the lease
+   * (to renew it, and to see a resend another process queued). An attempt that ends pumps at once.
+   */
+  wakeAt = 0;
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -382,14 +395,20 @@ class EndpointWorker {
     const { deliveries } = dispatcher.deps;
     const { endpointConcurrency, leaseMs } = dispatcher.settings;
     const nowMs = dispatcher.now().getTime();
-    if (dispatcher.stopping || this.endpoint.status !== 'enabled' || nowMs < this.pausedUntil) return;
-    const free = endpointConcurrency - this.inFlight.size;
-    if (free <= 0) return;
+    const recheck = nowMs + Math.min(leaseMs / 3, dispatcher.settings.discoveryMs ?? 1000);
+    this.wakeAt = recheck;
+    if (dispatcher.stopping || this.endpoint.status !== 'enabled') return;
+    if (nowMs < this.pausedUntil) {
+      this.wakeAt = this.pausedUntil;
+      return;
+    }
+    // Renewed also while every slot is busy: a long attempt must not lose the endpoint to another replica.
     if (nowMs - this.leaseCheckedAt >= leaseMs / 3) {
       this.leased = await deliveries.holdLease(this.merchantId, this.endpoint.id, dispatcher.holder, leaseMs);
       this.leaseCheckedAt = nowMs;
     }
-    if (!this.leased) return;
+    const free = endpointConcurrency - this.inFlight.size;
+    if (!this.leased || free <= 0) return;
     this.reading = true;
     let head: QueuedDelivery[];
     try {
@@ -403,7 +422,11 @@ class EndpointWorker {
     const blocked = new Set([...this.inFlight.values(), ...head.filter(settling).map((d) => d.objectKey)]);
     const waiting = head.filter((d) => !settling(d));
     this.endedDuringRead.clear();
-    for (const delivery of startableDeliveries(waiting, blocked, nowMs).slice(0, free)) this.begin(delivery);
+    const startable = startableDeliveries(waiting, blocked, nowMs);
+    for (const delivery of startable.slice(0, free)) this.begin(delivery);
+    const started = new Set(startable.slice(0, free).map((d) => d.eventId));
+    const nextDue = Math.min(...waiting.filter((d) => !started.has(d.eventId) && d.nextAttemptAt > nowMs).map((d) => d.nextAttemptAt));
+    this.wakeAt = Math.min(recheck, nextDue);
   }
 
   private begin(delivery: QueuedDelivery): void {
