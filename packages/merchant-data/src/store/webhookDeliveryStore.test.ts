@@ -76,7 +76,10 @@ describe('RedisWebhookDeliveryStore', () => {
     expect([first, second]).toEqual([10_000, 10_000]);
     expect((await store.queueHead(merchantId, 'we_1', 1))[0]).toMatchObject({ eventId: a.id, attempts: 2, nextAttemptAt: 9000 });
 
+    const ids = await store.queueIds(merchantId, 'we_1', 10);
     await store.recordSuccess(merchantId, 'we_1', attempt(a.id, 3, 'succeeded', 200));
+    // Read before the success, asked after: the delivered one is left out, not shown as new.
+    expect((await store.deliveryStates(merchantId, 'we_1', ids)).map((d) => d.eventId)).toEqual([b.id]);
     expect(await store.recordFailure(merchantId, 'we_1', attempt(b.id, 1, 'gave_up'), undefined, new Date(30_000))).toBe(30_000);
     expect(await store.queueStats(merchantId, 'we_1')).toEqual({ depth: 0, oldestCreatedMs: undefined });
     expect((await store.log(merchantId, 'we_1')).map((l) => [l.eventId, l.attempt, l.outcome])).toEqual([

@@ -15,6 +15,12 @@ export interface StreamEvent {
   event: EventRecord | undefined;
 }
 
+/** A place in an endpoint's queue. */
+export interface QueuedId {
+  eventId: string;
+  order: number;
+}
+
 /** An event waiting in an endpoint's queue. */
 export interface QueuedDelivery {
   eventId: string;
@@ -82,6 +88,10 @@ export interface WebhookDeliveryStore {
   fanOut(merchantId: string, entryId: string, event: EventRecord | undefined, endpointIds: readonly string[], now: Date): Promise<void>;
   /** The first `count` queued deliveries in order of creation. */
   queueHead(merchantId: string, endpointId: string, count: number): Promise<QueuedDelivery[]>;
+  /** queueHead in two steps, for a caller that keeps the states it read: the ids in order, then the states of some. */
+  queueIds(merchantId: string, endpointId: string, count: number): Promise<QueuedId[]>;
+  /** The states of `ids` still queued (a delivery that left the queue meanwhile is left out). */
+  deliveryStates(merchantId: string, endpointId: string, ids: readonly QueuedId[]): Promise<QueuedDelivery[]>;
   /** A 2xx: removes the delivery, logs the attempt, and the endpoint is no longer failing. */
   recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void>;
   /**
@@ -210,25 +220,37 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
   }
 
   async queueHead(merchantId: string, endpointId: string, count: number): Promise<QueuedDelivery[]> {
+    return this.deliveryStates(merchantId, endpointId, await this.queueIds(merchantId, endpointId, count));
+  }
+
+  async queueIds(merchantId: string, endpointId: string, count: number): Promise<QueuedId[]> {
     const flat = await this.redis.zrange(this.key(merchantId, 'queue', endpointId), 0, count - 1, 'WITHSCORES');
-    const ids: [string, number][] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) ids.push([flat[i] as string, Number(flat[i + 1])]);
+    const ids: QueuedId[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) ids.push({ eventId: flat[i] as string, order: Number(flat[i + 1]) });
+    return ids;
+  }
+
+  async deliveryStates(merchantId: string, endpointId: string, ids: readonly QueuedId[]): Promise<QueuedDelivery[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const [eventId] of ids) pipeline.hgetall(this.stateKey(merchantId, endpointId, eventId));
+    for (const { eventId } of ids) pipeline.hgetall(this.stateKey(merchantId, endpointId, eventId));
     const states = (await pipeline.exec()) ?? [];
-    return ids.map(([eventId, order], i) => {
+    const found: QueuedDelivery[] = [];
+    ids.forEach(({ eventId, order }, i) => {
       const state = (states[i]?.[1] ?? {}) as Record<string, string>;
-      return {
+      // Gone since the queue was read (delivered or given up meanwhile).
+      if (state.obj === undefined) return;
+      found.push({
         eventId,
         order,
-        objectKey: state.obj ?? eventId,
+        objectKey: state.obj,
         type: state.type ?? '',
         attempts: Number(state.attempts ?? 0),
         nextAttemptAt: Number(state.nextAt ?? 0),
         queuedAt: Number(state.queuedAt ?? Math.floor(order / 1000)),
-      };
+      });
     });
+    return found;
   }
 
   async recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {

@@ -253,6 +253,7 @@ class Dispatcher implements WebhookDispatcher {
           undefined,
           started,
         );
+        worker.settled(delivery.eventId, undefined);
         this.metrics?.outcomes.inc({ outcome: 'gave_up' });
         return;
       }
@@ -285,6 +286,7 @@ class Dispatcher implements WebhookDispatcher {
       }
       if (record.status !== undefined && isDelivered(record.status)) {
         await deliveries.recordSuccess(merchantId, endpoint.id, { ...record, outcome: 'succeeded' });
+        worker.settled(delivery.eventId, undefined);
         this.metrics?.outcomes.inc({ outcome: 'succeeded' });
         return;
       }
@@ -298,6 +300,7 @@ class Dispatcher implements WebhookDispatcher {
         next,
         this.now(),
       );
+      worker.settled(delivery.eventId, next === undefined ? undefined : { ...delivery, attempts: record.attempt, nextAttemptAt: next });
       this.metrics?.outcomes.inc({ outcome });
       if (shouldDisable(failingSince, nowMs, this.settings.disableAfterMs)) await this.disable(worker, failingSince);
     } catch (err) {
@@ -348,6 +351,9 @@ class EndpointWorker {
   private readonly attempts = new Set<Promise<void>>();
   /** Attempts that ended while the queue head was being read: that read may still list them. */
   private readonly endedDuringRead = new Set<string>();
+  /** Queued deliveries' states as last read or changed here. */
+  private readonly known = new Map<string, QueuedDelivery>();
+  private knownSince = 0;
   private reading = false;
   private leased = false;
   private leaseCheckedAt = 0;
@@ -409,10 +415,19 @@ class EndpointWorker {
     }
     const free = endpointConcurrency - this.inFlight.size;
     if (!this.leased || free <= 0) return;
+    // The states of what was read before are kept (this process alone changes them while it holds
+    // the lease) and dropped every second, so a resend queued elsewhere is seen.
+    if (nowMs - this.knownSince >= (dispatcher.settings.discoveryMs ?? 1000)) {
+      this.known.clear();
+      this.knownSince = nowMs;
+    }
     this.reading = true;
     let head: QueuedDelivery[];
     try {
-      head = await deliveries.queueHead(this.merchantId, this.endpoint.id, Math.max(64, endpointConcurrency * 4));
+      const ids = await deliveries.queueIds(this.merchantId, this.endpoint.id, Math.max(64, endpointConcurrency * 4));
+      const missing = ids.filter((d) => !this.known.has(d.eventId));
+      for (const d of await deliveries.deliveryStates(this.merchantId, this.endpoint.id, missing)) this.known.set(d.eventId, d);
+      head = ids.map((d) => this.known.get(d.eventId)).filter((d): d is QueuedDelivery => d !== undefined);
     } finally {
       this.reading = false;
     }
@@ -427,6 +442,12 @@ class EndpointWorker {
     const started = new Set(startable.slice(0, free).map((d) => d.eventId));
     const nextDue = Math.min(...waiting.filter((d) => !started.has(d.eventId) && d.nextAttemptAt > nowMs).map((d) => d.nextAttemptAt));
     this.wakeAt = Math.min(recheck, nextDue);
+  }
+
+  /** After an attempt: its new state, or undefined when it left the queue. */
+  settled(eventId: string, next: QueuedDelivery | undefined): void {
+    if (next === undefined) this.known.delete(eventId);
+    else this.known.set(eventId, next);
   }
 
   private begin(delivery: QueuedDelivery): void {
