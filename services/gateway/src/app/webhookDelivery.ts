@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { KeyMode, Logger } from '@tessera/common';
+import { createLogThrottle, type KeyMode, type Logger } from '@tessera/common';
 import {
   buildEvent,
   signingGenerations,
@@ -108,6 +108,8 @@ class Dispatcher implements WebhookDispatcher {
   private readonly metrics: Metrics | undefined;
   readonly now: () => Date;
   readonly random: () => number;
+  /** Redis or the proxy down makes every pass and attempt fail: one line now and then says so. */
+  readonly logUnavailable = createLogThrottle();
 
   constructor(readonly deps: WebhookDeliveryDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -146,7 +148,8 @@ class Dispatcher implements WebhookDispatcher {
         const now = this.now().getTime();
         for (const worker of this.workers.values()) if (now >= worker.wakeAt) void worker.pump();
       } catch (err) {
-        this.deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook dispatcher pass failed; retrying');
+        if (this.logUnavailable())
+          this.deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook dispatcher pass failed; retrying');
         await this.sleep(NOT_SENT_PAUSE_MS);
       }
       if (!busy) await this.sleep(this.settings.pollMs ?? 50);
@@ -307,10 +310,12 @@ class Dispatcher implements WebhookDispatcher {
       // Ours, not the receiver's (the proxy or Redis unavailable): no attempt counted, it stays queued.
       this.metrics?.outcomes.inc({ outcome: 'not_sent' });
       worker.pausedUntil = this.now().getTime() + NOT_SENT_PAUSE_MS;
-      logger.warn(
-        { merchantId, endpointId: endpoint.id, eventId: delivery.eventId, code: (err as { code?: string }).code },
-        'webhook not sent; retrying',
-      );
+      if (this.logUnavailable()) {
+        logger.warn(
+          { merchantId, endpointId: endpoint.id, eventId: delivery.eventId, code: (err as { code?: string }).code },
+          'webhook not sent; retrying',
+        );
+      }
     }
   }
 
@@ -386,10 +391,11 @@ class EndpointWorker {
         await this.pumpOnce();
       } while (this.again && !this.dispatcher.stopping);
     } catch (err) {
-      this.dispatcher.deps.logger.warn(
-        { merchantId: this.merchantId, endpointId: this.endpoint.id, err: { message: (err as Error).message } },
-        'webhook queue unavailable; retrying',
-      );
+      if (this.dispatcher.logUnavailable())
+        this.dispatcher.deps.logger.warn(
+          { merchantId: this.merchantId, endpointId: this.endpoint.id, err: { message: (err as Error).message } },
+          'webhook queue unavailable; retrying',
+        );
       this.pausedUntil = Date.now() + NOT_SENT_PAUSE_MS;
     } finally {
       this.pumping = false;
