@@ -129,4 +129,15 @@ describe('the webhook dispatcher', () => {
     expect((await s.deliveries.queueStats(s.merchantId, s.endpoint.id)).depth).toBe(0);
     expect(await db.redis.exists(`tessera:webhooks:{m:${s.merchantId}}:lease:${s.endpoint.id}`)).toBe(0);
   });
+
+  it('makes the consumer group again when Redis lost it, and delivers what is recorded afterwards', async () => {
+    const s = await setUp();
+    dispatcher?.start();
+    await s.record();
+    await waitFor(() => s.sender.calls.length === 1, 'the first delivery');
+    await db.redis.del(`tessera:events:{m:${s.merchantId}}:stream`);
+    const after = await s.record();
+    await waitFor(() => s.sender.calls.length === 2, 'the delivery after the loss');
+    expect(JSON.parse(s.sender.calls[1]?.body.toString() ?? '{}')).toMatchObject({ id: after.id });
+  });
 });

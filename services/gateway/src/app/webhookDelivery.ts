@@ -202,12 +202,21 @@ class Dispatcher implements WebhookDispatcher {
 
   /** Queues the merchant's new stream entries (and those a dead dispatcher left) for the endpoints that want them. */
   private async fanOut(merchantId: string, claim: boolean): Promise<boolean> {
-    if (this.merchants.get(merchantId)?.groupFrom === undefined) return false;
+    const groupFrom = this.merchants.get(merchantId)?.groupFrom;
+    if (groupFrom === undefined) return false;
     const { deliveries } = this.deps;
-    const entries = [
-      ...(claim ? await deliveries.claimStale(merchantId, this.holder, this.settings.leaseMs, FAN_OUT_BATCH) : []),
-      ...(await deliveries.readNew(merchantId, this.holder, FAN_OUT_BATCH)),
-    ];
+    let entries;
+    try {
+      entries = [
+        ...(claim ? await deliveries.claimStale(merchantId, this.holder, this.settings.leaseMs, FAN_OUT_BATCH) : []),
+        ...(await deliveries.readNew(merchantId, this.holder, FAN_OUT_BATCH)),
+      ];
+    } catch (err) {
+      // A Redis that lost its data (no AOF) lost the group too: made again, from the same start.
+      if (!String((err as Error).message).startsWith('NOGROUP')) throw err;
+      await deliveries.ensureGroup(merchantId, groupFrom);
+      return true;
+    }
     if (entries.length === 0) return false;
     // An endpoint created after the list was read must not miss the events recorded since (the
     // margin covers the clocks of Redis, which dates stream entries, and of the gateways).
