@@ -59,8 +59,14 @@ describe('RedisWebhookDeliveryStore', () => {
     await new RedisEventStore(redis.redis).record(event);
     expect((await store.readNew(merchantId, 'dead', 10)).length).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await store.pruneConsumers(merchantId, 0)).toBe(0);
     const claimed = await store.claimStale(merchantId, 'alive', 20, 10);
     expect(claimed.map((e) => e.event?.id)).toEqual([event.id]);
+    await store.fanOut(merchantId, claimed[0]!.entryId, claimed[0]!.event, [], NOW);
+    // Both have nothing pending now: forgotten once idle long enough, not before.
+    expect(await store.pruneConsumers(merchantId, 60_000)).toBe(0);
+    expect(await store.pruneConsumers(merchantId, 0)).toBe(2);
+    expect(await redis.redis.xinfo('CONSUMERS', eventStreamKey(merchantId), 'webhooks')).toEqual([]);
   });
 
   it('reschedules a failure, removes a success, gives up, logs each attempt newest first and tracks since when the endpoint fails', async () => {

@@ -81,6 +81,11 @@ export interface WebhookDeliveryStore {
   /** Entries another consumer read but did not fan out for `minIdleMs` (it died): claimed by `consumer`. */
   claimStale(merchantId: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEvent[]>;
   /**
+   * Forgets consumers (one per dispatcher process that ever ran) idle for `minIdleMs` with nothing
+   * pending, so restarts do not pile them up. Answers how many went.
+   */
+  pruneConsumers(merchantId: string, minIdleMs: number): Promise<number>;
+  /**
    * Queues `event` for each endpoint and acknowledges the stream entry, in one MULTI: after a crash
    * the entry is either still pending (and fanned out again) or queued everywhere. Queuing twice
    * is harmless (ZADD NX, state fields set only when absent).
@@ -139,6 +144,17 @@ export function objectKeyOf(event: EventRecord): string {
 
 const LEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
+const PRUNE_CONSUMER_SCRIPT = `for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #c, 2 do
+    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] end
+  end
+  if name == ARGV[2] then
+    if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) return 1 end
+    return 0
+  end
+end
+return 0`;
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
@@ -196,6 +212,26 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
     )) as [string, ([string, string[]] | null)[]];
     // Entries trimmed from the stream come back as null: nothing left to deliver.
     return reply[1].filter((entry): entry is [string, string[]] => entry !== null).map(streamEvent);
+  }
+
+  async pruneConsumers(merchantId: string, minIdleMs: number): Promise<number> {
+    const consumers = (await this.redis.xinfo('CONSUMERS', eventStreamKey(merchantId), WEBHOOK_CONSUMER_GROUP)) as unknown[][];
+    let pruned = 0;
+    for (const fields of consumers) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < fields.length; i += 2) info.set(String(fields[i]), fields[i + 1]);
+      if (Number(info.get('pending')) !== 0 || Number(info.get('idle')) < minIdleMs) continue;
+      // Checked again inside Redis: DELCONSUMER drops whatever the consumer has pending.
+      const deleted = (await this.redis.eval(
+        PRUNE_CONSUMER_SCRIPT,
+        1,
+        eventStreamKey(merchantId),
+        WEBHOOK_CONSUMER_GROUP,
+        String(info.get('name')),
+      )) as number;
+      if (deleted === 1) pruned += 1;
+    }
+    return pruned;
   }
 
   async fanOut(

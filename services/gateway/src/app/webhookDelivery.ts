@@ -78,6 +78,8 @@ const FAN_OUT_BATCH = 200;
 const NOT_SENT_PAUSE_MS = 1000;
 const USER_AGENT = 'Tessera-Webhooks/1';
 const CLOCK_MARGIN_MS = 2000;
+/** A live dispatcher reads every stream many times a second: a consumer this idle is a process that is gone. */
+const CONSUMER_IDLE_MS = 10 * 60_000;
 
 /** The proxy's refusals that mean the receiver was tried and did not answer: an attempt that failed. */
 const RECEIVER_ERRORS: Record<string, string> = {
@@ -105,6 +107,7 @@ class Dispatcher implements WebhookDispatcher {
   private wake: (() => void) | undefined;
   private lastDiscovery = 0;
   private lastClaim = 0;
+  private lastPrune = 0;
   private readonly metrics: Metrics | undefined;
   readonly now: () => Date;
   readonly random: () => number;
@@ -141,6 +144,10 @@ class Dispatcher implements WebhookDispatcher {
           await this.discover();
           this.lastDiscovery = nowMs;
         }
+        if (nowMs - this.lastPrune >= CONSUMER_IDLE_MS) {
+          this.lastPrune = nowMs;
+          await this.pruneConsumers();
+        }
         const claim = nowMs - this.lastClaim >= this.settings.leaseMs / 2;
         if (claim) this.lastClaim = nowMs;
         const fannedOut = await Promise.all([...this.merchants.keys()].map((m) => this.fanOut(m, claim)));
@@ -165,6 +172,13 @@ class Dispatcher implements WebhookDispatcher {
         resolve();
       };
     });
+  }
+
+  /** Each process that ever ran is a consumer of every stream; those gone with nothing pending are forgotten. */
+  private async pruneConsumers(): Promise<void> {
+    for (const [merchantId, merchant] of this.merchants) {
+      if (merchant.groupFrom !== undefined) await this.deps.deliveries.pruneConsumers(merchantId, CONSUMER_IDLE_MS);
+    }
   }
 
   /** Reads the directory of merchants with endpoints and their endpoints; starts and retires workers. */
