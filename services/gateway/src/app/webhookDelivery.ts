@@ -150,7 +150,16 @@ class Dispatcher implements WebhookDispatcher {
         }
         const claim = nowMs - this.lastClaim >= this.settings.leaseMs / 2;
         if (claim) this.lastClaim = nowMs;
-        const fannedOut = await Promise.all([...this.merchants.keys()].map((m) => this.fanOut(m, claim)));
+        // One merchant's failure (its slot's Redis node down) holds back no other merchant.
+        const fannedOut = await Promise.all(
+          [...this.merchants.keys()].map((m) =>
+            this.fanOut(m, claim).catch((err: unknown) => {
+              if (this.logUnavailable())
+                this.deps.logger.warn({ merchantId: m, err: { message: (err as Error).message } }, 'webhook fan-out failed; retrying');
+              return false;
+            }),
+          ),
+        );
         busy = fannedOut.some(Boolean);
         const now = this.now().getTime();
         for (const worker of this.workers.values()) if (now >= worker.wakeAt) void worker.pump();
