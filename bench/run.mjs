@@ -10,7 +10,8 @@
  * with autocannon, interleaved, for BENCH_ROUNDS rounds, and reports medians and the ratios of
  * each round (interleaving puts every round of every target under the same machine noise).
  * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
- * reports p50/p99 (see paced()).
+ * reports p50/p99 (see paced()). Last, webhook delivery end to end: events/s and the lag at half
+ * that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone).
  * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
  * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
  * is printed with its target beside it (bench/targets.mjs).
@@ -19,6 +20,7 @@
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
  * BENCH_ONLY (comma list of targets), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
+ * BENCH_WEBHOOK_EVENTS (20000), BENCH_WEBHOOK_LAG_S (5),
  * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_LATENCY_WARMUP (2000 requests per target first), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
  */
@@ -37,6 +39,7 @@ import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
 import { hopLines, measureHops } from './hops.mjs';
 import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
 import { targetLines } from './targets.mjs';
+import { webhookLines, webhookPhase } from './webhooks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -267,12 +270,12 @@ function gitCommit() {
 }
 
 async function main() {
-  const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort, fairProxyPort] = await Promise.all(
-    Array.from({ length: 7 }, () => ports.freePort()),
+  const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort, fairProxyPort, webhookPort] = await Promise.all(
+    Array.from({ length: 8 }, () => ports.freePort()),
   );
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) =>
-      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_)/.test(k),
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_)/.test(k),
     ),
   );
   stack = new ServiceStack({
@@ -290,8 +293,8 @@ async function main() {
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       // The local PSP is on loopback, which the proxy refuses unless told otherwise.
       PSP_ALLOWED_CIDRS: '127.0.0.1/32',
-      // ... and on a free port, which the proxy refuses unless listed.
-      PSP_ALLOWED_PORTS: String(pspPort),
+      // ... and on a free port, which the proxy refuses unless listed; so is the webhook receiver.
+      PSP_ALLOWED_PORTS: `${pspPort},${webhookPort}`,
       // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
       // not its 429s.
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
@@ -519,6 +522,18 @@ async function main() {
     }
   }
 
+  // Webhook delivery end to end (bench/webhooks.mjs); BENCH_ONLY=webhooks runs only this phase.
+  const webhooks =
+    !ONLY || ONLY.includes('webhooks')
+      ? await webhookPhase({
+          redisUrl: stack.redisServer.url,
+          receiverPort: webhookPort,
+          log,
+          events: Number(env.BENCH_WEBHOOK_EVENTS ?? 20_000),
+          lagSeconds: Number(env.BENCH_WEBHOOK_LAG_S ?? 5),
+        })
+      : undefined;
+
   const totalErrors = Object.values(summary).reduce((a, s) => a + s.errors, 0) + Object.values(fixed).reduce((a, s) => a + s.errors, 0);
   const report = {
     date: new Date().toISOString(),
@@ -530,6 +545,7 @@ async function main() {
     ratios,
     latency,
     fixed,
+    webhooks,
     rssMb: rss.peak,
     idleRssMb,
     totalErrors,
@@ -578,6 +594,7 @@ async function main() {
     ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
     ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
+    ...(webhooks ? webhookLines(webhooks) : []),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
     '',

@@ -147,6 +147,8 @@ const ownVariables = {
 
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
+/** Where a webhook receiver on this machine may listen (http://127.0.0.1:4242/…): the proxy lets deliveries reach it. */
+const DEV_WEBHOOK_RECEIVER_PORT = 4242;
 // The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
 const fieldsPort = process.env.FIELDS_PORT ?? '8082';
 // The dashboard and admin API: an origin of their own too, which never sees card data.
@@ -227,12 +229,13 @@ const redisOf = (service) => (ownRedis ? { REDIS_URL: ownRedis.users[service] } 
 const ownSettings = {
   vault: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.vault, ...redisOf('vault') },
   // The sandbox PSP runs on loopback and on its own port, both of which the proxy refuses unless
-  // told otherwise: exactly that address and that port are opened, and the port of
-  // examples/checkout, whose completion endpoint (its hosted-page payments) the proxy calls.
+  // told otherwise: exactly that address and that port are opened, the port of examples/checkout,
+  // whose completion endpoint (its hosted-page payments) the proxy calls, and the port of a
+  // webhook receiver on the developer's machine (docs/webhooks.md, "Delivery, retries and ordering").
   proxy: {
     NODE_ENV: nodeEnv,
     PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
-    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3001`,
+    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
   },
   gateway: {
     NODE_ENV: nodeEnv,

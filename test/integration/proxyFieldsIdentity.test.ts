@@ -2,7 +2,8 @@
  * Issue 26, item 3: the fields service dials the proxy with its own certificate (SAN DNS:fields)
  * for one thing only, a hosted page's completion call to a merchant's endpoint. The proxy lets that
  * identity make CallCompletion (and ask readiness) and nothing else; the gateway's identity cannot
- * make CallCompletion. A real proxy over mTLS, a merchant endpoint on loopback.
+ * make CallCompletion. Issue 27: webhook deliveries (DeliverWebhook) are the gateway's alone. A real
+ * proxy over mTLS, a merchant endpoint on loopback.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,10 +16,13 @@ import {
   devTlsFiles,
   errorRaisedByPeer,
   forwardRequestToWire,
+  webhookDeliveryToWire,
   readTlsMaterial,
   tlsChannelOptions,
   type CallCompletionRequest,
   type CallCompletionResponse__Output,
+  type DeliverWebhookRequest,
+  type DeliverWebhookResponse__Output,
   type ProxyClient,
   type WireForwardRequest,
 } from '@tessera/protos';
@@ -38,7 +42,9 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       received.push(`${req.method} ${req.url} ${req.headers['content-type']} ${body}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"outcome":"succeeded"}');
+      // A receiver that answers far more than anyone reads.
+      if (req.url === '/events-chatty') res.writeHead(202, { 'content-type': 'text/plain' }).end('x'.repeat(1 << 20));
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"outcome":"succeeded"}');
     });
   });
   await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
@@ -93,6 +99,16 @@ const forward = (): WireForwardRequest =>
     allowedHosts: [],
   });
 
+const delivery = (path = '/events') =>
+  webhookDeliveryToWire({
+    merchantId: 'shop',
+    mode: 'test',
+    url: `${merchantOrigin}${path}`,
+    headers: [{ name: 'tessera-signature', value: 't=1,v1=00' }],
+    body: Buffer.from('{"id":"evt_x"}'),
+    timeoutMs: 3000,
+  });
+
 describe('the proxy’s callers', () => {
   it('lets the fields identity call a merchant’s completion endpoint, sending the body as JSON', async () => {
     const client = proxyAs('fields');
@@ -129,5 +145,27 @@ describe('the proxy’s callers', () => {
     expect(await outcomeOf(callUnary(client, client.CallCompletion, completion(), CALL))).toEqual({
       status: grpc.status.PERMISSION_DENIED,
     });
+  });
+
+  it('lets the gateway identity deliver a webhook, answering the receiver’s status and never more than a few KiB of its body', async () => {
+    const client = proxyAs('gateway');
+    const before = received.length;
+    const answer = await callUnary<DeliverWebhookRequest, DeliverWebhookResponse__Output>(
+      client,
+      client.DeliverWebhook,
+      delivery('/events-chatty'),
+      CALL,
+    );
+    expect(answer.status).toBe(202);
+    expect(answer.latencyMs).toBeGreaterThan(0);
+    expect(Object.keys(answer).sort()).toEqual(['latencyMs', 'status']);
+    expect(received.slice(before)).toEqual(['POST /events-chatty application/json {"id":"evt_x"}']);
+  });
+
+  it('refuses the fields identity DeliverWebhook', async () => {
+    const client = proxyAs('fields');
+    const before = received.length;
+    expect(await outcomeOf(callUnary(client, client.DeliverWebhook, delivery(), CALL))).toEqual({ status: grpc.status.PERMISSION_DENIED });
+    expect(received.length).toBe(before);
   });
 });

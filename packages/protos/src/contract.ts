@@ -13,6 +13,7 @@
 import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
 import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
 import type { CallCompletionRequest, CallCompletionRequest__Output } from './generated/tessera/proxy/v1/CallCompletionRequest';
+import type { DeliverWebhookRequest, DeliverWebhookRequest__Output } from './generated/tessera/proxy/v1/DeliverWebhookRequest';
 import type {
   TokenizeRequest as WireTokenizeRequest,
   TokenizeRequest__Output as WireTokenizeRequestIn,
@@ -241,4 +242,20 @@ export function completionCallFromWire(wire: CallCompletionRequest__Output): Com
     body: wire.body,
     timeoutMs: wire.timeoutMs,
   };
+}
+
+/** DeliverWebhook as its two sides use it: the same shape as a completion call, a different answer. */
+export type WebhookDeliveryCall = CompletionCall;
+
+export interface WebhookDeliveryAnswer {
+  status: number;
+  latencyMs: number;
+}
+
+export function webhookDeliveryToWire(input: WebhookDeliveryCall): DeliverWebhookRequest {
+  return completionCallToWire(input);
+}
+
+export function webhookDeliveryFromWire(wire: DeliverWebhookRequest__Output): WebhookDeliveryCall {
+  return completionCallFromWire(wire);
 }

@@ -22,6 +22,8 @@ export type { ForwardResponse, ForwardResponse__Output } from './generated/tesse
 export type { Header__Output as Header } from './generated/tessera/proxy/v1/Header';
 export type { CallCompletionRequest } from './generated/tessera/proxy/v1/CallCompletionRequest';
 export type { CallCompletionResponse__Output } from './generated/tessera/proxy/v1/CallCompletionResponse';
+export type { DeliverWebhookRequest } from './generated/tessera/proxy/v1/DeliverWebhookRequest';
+export type { DeliverWebhookResponse__Output } from './generated/tessera/proxy/v1/DeliverWebhookResponse';
 export type { PreviewResponse, PreviewResponse__Output } from './generated/tessera/vault/v1/PreviewResponse';
 export * from './contract';
 
@@ -163,6 +165,7 @@ export * from './edge';
 export * from './serve';
 export * from './vaultCalls';
 export * from './completionCalls';
+export * from './webhookDeliveries';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {

@@ -91,6 +91,22 @@ export const gatewayConfigSchema = z
     REQUEST_LOG_MAX_ENTRIES: env.nonNegativeInt(100_000),
     REQUEST_LOG_MAX_AGE_SECONDS: env.positiveInt(7 * 86_400),
     REQUEST_LOG_BUFFER_ENTRIES: env.positiveInt(10_000),
+    // Webhook delivery (docs/webhooks.md, "Delivery, retries and ordering"): each gateway process
+    // runs a dispatcher; leases keep replicas from serving the same endpoint at once.
+    WEBHOOK_DELIVERY: z.enum(['on', 'off']).default('on'),
+    // How long a delivery is retried before it is given up: 3 days.
+    WEBHOOK_RETRY_WINDOW_SECONDS: env.positiveInt(3 * 86_400),
+    // Exponential backoff with full jitter: the n-th retry waits a random time below min(max, base * 2^(n-1)).
+    WEBHOOK_BACKOFF_BASE_MS: env.positiveInt(5_000),
+    WEBHOOK_BACKOFF_MAX_MS: env.positiveInt(3_600_000),
+    // One attempt's deadline (connect, send, answer), at most the proxy's PSP_TIMEOUT_MS.
+    WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000),
+    // Deliveries in flight per endpoint, never two of the same object.
+    WEBHOOK_ENDPOINT_CONCURRENCY: env.positiveInt(16),
+    // Only failures for this long disable an endpoint; unset: the retry window.
+    WEBHOOK_DISABLE_AFTER_SECONDS: unsetIfEmpty(z.coerce.number().int().positive().optional()),
+    // An endpoint's lease, and how long a dispatcher that died keeps what it read before another takes it over.
+    WEBHOOK_LEASE_MS: env.positiveInt(15_000),
     // The gateway's own development state (its generated pepper): never the vault's directory.
     TESSERA_STATE_DIR: z
       .string()

@@ -48,4 +48,27 @@ export const gatewayConfigDocs: ConfigDocs = {
   REQUEST_LOG_BUFFER_ENTRIES: {
     text: 'request log entries a gateway process holds while Redis writes lag behind; beyond it entries are dropped (`tessera_request_log_dropped_total{reason="buffer_full"}`), never the request delayed',
   },
+  WEBHOOK_DELIVERY: {
+    text: '`on`: this gateway process delivers webhooks (one dispatcher per process or worker; a lease per endpoint keeps replicas apart). `off`: it delivers none, e.g. when other replicas do',
+  },
+  WEBHOOK_RETRY_WINDOW_SECONDS: {
+    text: 'how long a failing delivery is retried before it is given up (`gave_up` in the delivery log); 3 days',
+  },
+  WEBHOOK_BACKOFF_BASE_MS: {
+    text: 'the wait before retry n is a random time below `min(WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_BACKOFF_BASE_MS * 2^(n-1))` (exponential backoff with full jitter)',
+  },
+  WEBHOOK_BACKOFF_MAX_MS: { text: 'the largest backoff ceiling (see `WEBHOOK_BACKOFF_BASE_MS`)' },
+  WEBHOOK_TIMEOUT_MS: {
+    text: "one delivery attempt's deadline (connect, send, answer), capped by the proxy's `PSP_TIMEOUT_MS`; a receiver that does not answer in time is a failed attempt and holds back no other endpoint",
+  },
+  WEBHOOK_ENDPOINT_CONCURRENCY: {
+    text: 'deliveries in flight per endpoint; never two events of the same object at once, nor one before an earlier event of its object was delivered or given up',
+  },
+  WEBHOOK_DISABLE_AFTER_SECONDS: {
+    default: '`WEBHOOK_RETRY_WINDOW_SECONDS`',
+    text: "an endpoint that has had only failed attempts for this long is disabled, and a `webhook_endpoint.disabled` event goes to the merchant's other endpoints",
+  },
+  WEBHOOK_LEASE_MS: {
+    text: "an endpoint's lease (renewed while served); also how long a stream entry a dispatcher read may stay unqueued before another takes it over. After a crash, deliveries resume within about this long",
+  },
 };

@@ -10,6 +10,7 @@ import { requestLogRetention } from './store/gatewayStores';
 import { drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
 import { setUpApi } from './apiSetup';
+import { startWebhookDelivery } from './webhookDeliverySetup';
 
 void runService({
   name: 'gateway',
@@ -71,10 +72,13 @@ void runService({
       readyChecks: { redisLayout: layoutReady, ...(devKey ? { devApiKey: () => devKey.registered } : {}) },
     });
     const url = await api.listen();
+    const webhookDispatcher = startWebhookDelivery({ config, logger, metrics, redis, sender: upstreams.webhooks, pepper });
     return {
       listeners: [api.listener],
       // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
       clients: [
+        // Its attempts in flight end (each within WEBHOOK_TIMEOUT_MS) before the proxy channel closes.
+        { name: 'webhook delivery', close: () => webhookDispatcher?.stop() },
         { name: 'dev key registration', close: () => devKey?.stop() },
         { name: 'vault', close: () => upstreams.vault.close() },
         { name: 'proxy', close: () => upstreams.proxy.close() },

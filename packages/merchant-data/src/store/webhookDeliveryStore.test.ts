@@ -59,8 +59,14 @@ describe('RedisWebhookDeliveryStore', () => {
     await new RedisEventStore(redis.redis).record(event);
     expect((await store.readNew(merchantId, 'dead', 10)).length).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await store.pruneConsumers(merchantId, 0)).toBe(0);
     const claimed = await store.claimStale(merchantId, 'alive', 20, 10);
     expect(claimed.map((e) => e.event?.id)).toEqual([event.id]);
+    await store.fanOut(merchantId, claimed[0]!.entryId, claimed[0]!.event, [], NOW);
+    // Both have nothing pending now: forgotten once idle long enough, not before.
+    expect(await store.pruneConsumers(merchantId, 60_000)).toBe(0);
+    expect(await store.pruneConsumers(merchantId, 0)).toBe(2);
+    expect(await redis.redis.xinfo('CONSUMERS', eventStreamKey(merchantId), 'webhooks')).toEqual([]);
   });
 
   it('reschedules a failure, removes a success, gives up, logs each attempt newest first and tracks since when the endpoint fails', async () => {
@@ -76,7 +82,10 @@ describe('RedisWebhookDeliveryStore', () => {
     expect([first, second]).toEqual([10_000, 10_000]);
     expect((await store.queueHead(merchantId, 'we_1', 1))[0]).toMatchObject({ eventId: a.id, attempts: 2, nextAttemptAt: 9000 });
 
+    const ids = await store.queueIds(merchantId, 'we_1', 10);
     await store.recordSuccess(merchantId, 'we_1', attempt(a.id, 3, 'succeeded', 200));
+    // Read before the success, asked after: the delivered one is left out, not shown as new.
+    expect((await store.deliveryStates(merchantId, 'we_1', ids)).map((d) => d.eventId)).toEqual([b.id]);
     expect(await store.recordFailure(merchantId, 'we_1', attempt(b.id, 1, 'gave_up'), undefined, new Date(30_000))).toBe(30_000);
     expect(await store.queueStats(merchantId, 'we_1')).toEqual({ depth: 0, oldestCreatedMs: undefined });
     expect((await store.log(merchantId, 'we_1')).map((l) => [l.eventId, l.attempt, l.outcome])).toEqual([

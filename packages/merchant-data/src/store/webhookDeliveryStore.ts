@@ -15,6 +15,12 @@ export interface StreamEvent {
   event: EventRecord | undefined;
 }
 
+/** A place in an endpoint's queue. */
+export interface QueuedId {
+  eventId: string;
+  order: number;
+}
+
 /** An event waiting in an endpoint's queue. */
 export interface QueuedDelivery {
   eventId: string;
@@ -75,6 +81,11 @@ export interface WebhookDeliveryStore {
   /** Entries another consumer read but did not fan out for `minIdleMs` (it died): claimed by `consumer`. */
   claimStale(merchantId: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEvent[]>;
   /**
+   * Forgets consumers (one per dispatcher process that ever ran) idle for `minIdleMs` with nothing
+   * pending, so restarts do not pile them up. Answers how many went.
+   */
+  pruneConsumers(merchantId: string, minIdleMs: number): Promise<number>;
+  /**
    * Queues `event` for each endpoint and acknowledges the stream entry, in one MULTI: after a crash
    * the entry is either still pending (and fanned out again) or queued everywhere. Queuing twice
    * is harmless (ZADD NX, state fields set only when absent).
@@ -82,6 +93,10 @@ export interface WebhookDeliveryStore {
   fanOut(merchantId: string, entryId: string, event: EventRecord | undefined, endpointIds: readonly string[], now: Date): Promise<void>;
   /** The first `count` queued deliveries in order of creation. */
   queueHead(merchantId: string, endpointId: string, count: number): Promise<QueuedDelivery[]>;
+  /** queueHead in two steps, for a caller that keeps the states it read: the ids in order, then the states of some. */
+  queueIds(merchantId: string, endpointId: string, count: number): Promise<QueuedId[]>;
+  /** The states of `ids` still queued (a delivery that left the queue meanwhile is left out). */
+  deliveryStates(merchantId: string, endpointId: string, ids: readonly QueuedId[]): Promise<QueuedDelivery[]>;
   /** A 2xx: removes the delivery, logs the attempt, and the endpoint is no longer failing. */
   recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void>;
   /**
@@ -129,6 +144,17 @@ export function objectKeyOf(event: EventRecord): string {
 
 const LEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
+const PRUNE_CONSUMER_SCRIPT = `for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #c, 2 do
+    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] end
+  end
+  if name == ARGV[2] then
+    if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) return 1 end
+    return 0
+  end
+end
+return 0`;
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
@@ -188,6 +214,26 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
     return reply[1].filter((entry): entry is [string, string[]] => entry !== null).map(streamEvent);
   }
 
+  async pruneConsumers(merchantId: string, minIdleMs: number): Promise<number> {
+    const consumers = (await this.redis.xinfo('CONSUMERS', eventStreamKey(merchantId), WEBHOOK_CONSUMER_GROUP)) as unknown[][];
+    let pruned = 0;
+    for (const fields of consumers) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < fields.length; i += 2) info.set(String(fields[i]), fields[i + 1]);
+      if (Number(info.get('pending')) !== 0 || Number(info.get('idle')) < minIdleMs) continue;
+      // Checked again inside Redis: DELCONSUMER drops whatever the consumer has pending.
+      const deleted = (await this.redis.eval(
+        PRUNE_CONSUMER_SCRIPT,
+        1,
+        eventStreamKey(merchantId),
+        WEBHOOK_CONSUMER_GROUP,
+        String(info.get('name')),
+      )) as number;
+      if (deleted === 1) pruned += 1;
+    }
+    return pruned;
+  }
+
   async fanOut(
     merchantId: string,
     entryId: string,
@@ -210,25 +256,37 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
   }
 
   async queueHead(merchantId: string, endpointId: string, count: number): Promise<QueuedDelivery[]> {
+    return this.deliveryStates(merchantId, endpointId, await this.queueIds(merchantId, endpointId, count));
+  }
+
+  async queueIds(merchantId: string, endpointId: string, count: number): Promise<QueuedId[]> {
     const flat = await this.redis.zrange(this.key(merchantId, 'queue', endpointId), 0, count - 1, 'WITHSCORES');
-    const ids: [string, number][] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) ids.push([flat[i] as string, Number(flat[i + 1])]);
+    const ids: QueuedId[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) ids.push({ eventId: flat[i] as string, order: Number(flat[i + 1]) });
+    return ids;
+  }
+
+  async deliveryStates(merchantId: string, endpointId: string, ids: readonly QueuedId[]): Promise<QueuedDelivery[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const [eventId] of ids) pipeline.hgetall(this.stateKey(merchantId, endpointId, eventId));
+    for (const { eventId } of ids) pipeline.hgetall(this.stateKey(merchantId, endpointId, eventId));
     const states = (await pipeline.exec()) ?? [];
-    return ids.map(([eventId, order], i) => {
+    const found: QueuedDelivery[] = [];
+    ids.forEach(({ eventId, order }, i) => {
       const state = (states[i]?.[1] ?? {}) as Record<string, string>;
-      return {
+      // Gone since the queue was read (delivered or given up meanwhile).
+      if (state.obj === undefined) return;
+      found.push({
         eventId,
         order,
-        objectKey: state.obj ?? eventId,
+        objectKey: state.obj,
         type: state.type ?? '',
         attempts: Number(state.attempts ?? 0),
         nextAttemptAt: Number(state.nextAt ?? 0),
         queuedAt: Number(state.queuedAt ?? Math.floor(order / 1000)),
-      };
+      });
     });
+    return found;
   }
 
   async recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {

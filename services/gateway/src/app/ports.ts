@@ -1,4 +1,12 @@
-import type { DryRunReport, ForwardCall, ForwardResponse__Output, Readiness, VaultCalls } from '@tessera/protos';
+import type {
+  DryRunReport,
+  ForwardCall,
+  ForwardResponse__Output,
+  Readiness,
+  VaultCalls,
+  WebhookDeliveryAnswer,
+  WebhookDeliveryCall,
+} from '@tessera/protos';
 import type { EventRecord, EventStore, WebhookEndpointStore } from '@tessera/merchant-data';
 
 /**
@@ -40,3 +48,12 @@ export type EventReader = Pick<EventStore, 'get' | 'list'>;
 
 /** The merchant's webhook endpoints (RedisWebhookEndpointStore); delivery reads them elsewhere. */
 export type WebhookEndpoints = Pick<WebhookEndpointStore, 'create' | 'get' | 'list' | 'delete' | 'rotateSecret'>;
+
+/**
+ * The proxy's DeliverWebhook as the webhook dispatcher sees it: one POST of a signed event to a
+ * merchant's endpoint through the proxy's egress (the only way out). Rejects with a TesseraError:
+ * psp_timeout, psp_unreachable, psp_destination_forbidden from the proxy; 503 when the proxy is down.
+ */
+export interface WebhookSender {
+  deliverWebhook(request: WebhookDeliveryCall, ctx: CallContext): Promise<WebhookDeliveryAnswer>;
+}

@@ -24,10 +24,11 @@ import {
   readTlsMaterial,
   vaultCalls,
   tlsChannelOptions,
+  webhookDeliveries,
 } from '@tessera/protos';
 import { grpcClientTuning, tlsFilesOf, TesseraError, type Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
-import type { ProxyApi, VaultApi } from '../app/ports';
+import type { ProxyApi, VaultApi, WebhookSender } from '../app/ports';
 
 /**
  * The vault's calls (@tessera/protos vaultCalls) as the gateway's port: every token operation a
@@ -105,19 +106,22 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
  * config enforces. Each balances round_robin over every replica its target resolves to that
  * reports SERVING.
  */
-export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault: VaultApi; proxy: ProxyApi } {
+export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault: VaultApi; proxy: ProxyApi; webhooks: WebhookSender } {
   const tlsFiles = tlsFilesOf(config);
   const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
   if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
   const keepalive = clientChannelOptions(grpcClientTuning(config));
+  const proxyClient = createProxyClient(config.PROXY_ADDR, clientCredentials(tls), {
+    ...keepalive,
+    ...tlsChannelOptions(tls, config.TLS_PEER_PROXY),
+  });
   return {
     vault: vaultApiFromClient(
       connectVaultClient({ address: config.VAULT_ADDR, tls, peerName: config.TLS_PEER_VAULT, tuning: grpcClientTuning(config) }),
       config.VAULT_TIMEOUT_MS,
     ),
-    proxy: proxyApiFromClient(
-      createProxyClient(config.PROXY_ADDR, clientCredentials(tls), { ...keepalive, ...tlsChannelOptions(tls, config.TLS_PEER_PROXY) }),
-      config.PROXY_TIMEOUT_MS,
-    ),
+    proxy: proxyApiFromClient(proxyClient, config.PROXY_TIMEOUT_MS),
+    // Webhook deliveries share the proxy channel; closing `proxy` closes it.
+    webhooks: webhookDeliveries(proxyClient),
   };
 }

@@ -129,6 +129,11 @@ export interface PspRequest {
   /** A tighter deadline or size limit than the egress's own (a merchant's completion endpoint). */
   timeoutMs?: number;
   maxResponseBytes?: number;
+  /**
+   * Past maxResponseBytes, answer with the status and the bytes read so far and close the
+   * connection, instead of failing (a webhook receiver's answer matters only by its status).
+   */
+  truncateResponse?: boolean;
 }
 
 export interface PspResponse {
@@ -197,6 +202,7 @@ class PspExchange implements Dispatcher.DispatchHandler {
     private readonly cancellation: PspCancellation | undefined,
     private readonly resolve: (res: PspResponse) => void,
     private readonly reject: (err: TesseraError) => void,
+    private readonly truncate = false,
   ) {
     // The whole exchange, body included, has one deadline; undici's headers and body timeouts
     // only bound the wait for each step.
@@ -227,6 +233,13 @@ class PspExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
+    if (this.truncate && this.total + chunk.length > this.maxResponseBytes) {
+      this.chunks.push(chunk.subarray(0, this.maxResponseBytes - this.total));
+      this.total = this.maxResponseBytes;
+      this.onResponseEnd();
+      this.controller?.abort(new TesseraError('psp_response_too_large'));
+      return;
+    }
     this.total += chunk.length;
     if (this.total > this.maxResponseBytes) {
       this.stop(new TesseraError('psp_response_too_large'));
@@ -281,7 +294,14 @@ export function sendToPsp(egress: PspEgress, req: PspRequest): Promise<PspRespon
   const release = destination.isIpLiteral ? undefined : egress.pins.hold(destination.hostname, destination.addresses);
   const exchanged = new Promise<PspResponse>((resolve, reject) => {
     const timeoutMs = req.timeoutMs ?? egress.timeoutMs;
-    const exchange = new PspExchange(req.maxResponseBytes ?? egress.maxResponseBytes, timeoutMs, req.cancellation, resolve, reject);
+    const exchange = new PspExchange(
+      req.maxResponseBytes ?? egress.maxResponseBytes,
+      timeoutMs,
+      req.cancellation,
+      resolve,
+      reject,
+      req.truncateResponse === true,
+    );
     const { url } = destination;
     const headers: string[] = [];
     for (const h of req.headers) headers.push(h.name, h.value);

@@ -2,6 +2,7 @@ import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tess
 import {
   answerUnary,
   completionCallFromWire,
+  webhookDeliveryFromWire,
   dryRunResponseToWire,
   forwardRequestFromWire,
   refusedItem,
@@ -13,6 +14,7 @@ import {
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { callCompletion } from '../app/callCompletion';
+import { deliverWebhook } from '../app/deliverWebhook';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
 import type { VaultPort } from '../app/vaultPort';
 
@@ -102,6 +104,20 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
         {
           ok: (res) => deps.observe?.('CallCompletion', `merchant_${Math.floor(res.status / 100)}xx`, seconds(started)),
           failed: (err) => deps.observe?.('CallCompletion', outcomeLabel(err), seconds(started)),
+        },
+      );
+    },
+    DeliverWebhook(call, callback) {
+      const requestId = requestIdFromMetadata(call.metadata);
+      const cancellation: PspCancellation = { cancelled: false };
+      call.once('cancelled', () => cancelPspExchange(cancellation));
+      const started = process.hrtime.bigint();
+      answerUnary(
+        callback,
+        deliverWebhook(deps, webhookDeliveryFromWire(call.request), { ...(requestId ? { requestId } : {}), cancellation }),
+        {
+          ok: (res) => deps.observe?.('DeliverWebhook', `receiver_${Math.floor(res.status / 100)}xx`, seconds(started)),
+          failed: (err) => deps.observe?.('DeliverWebhook', outcomeLabel(err), seconds(started)),
         },
       );
     },

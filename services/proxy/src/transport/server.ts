@@ -26,7 +26,7 @@ export interface ProxyServerOptions {
   address: string;
   /** Absent: plaintext, every caller allowed (loopback development only; see serverTlsOrExit). */
   tls: TlsMaterial | undefined;
-  /** SAN DNS name of the gateway's client certificate: the only caller of Forward, ForwardBatch and DryRun (PCI DSS 7.2: least privilege between services). */
+  /** SAN DNS name of the gateway's client certificate: the only caller of Forward, ForwardBatch, DryRun and DeliverWebhook (PCI DSS 7.2: least privilege between services). */
   gatewayName: string;
   /** TLS_PEER_FIELDS: the fields service's, which may make CallCompletion only (and ask readiness). */
   fieldsName: string;
@@ -37,13 +37,20 @@ export interface ProxyServerOptions {
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway proxies PSP calls with card data;
  * the fields service, facing shoppers' browsers, may only call a merchant's completion endpoint,
- * which never involves the vault. Neither may make the other's calls.
+ * which never involves the vault. Neither may make the other's calls. Webhook deliveries come from
+ * the gateway's dispatcher, so they are the gateway's.
  */
 export function proxyCallerPolicy(
   names: Pick<ProxyServerOptions, 'gatewayName' | 'fieldsName'>,
 ): Record<keyof ProxyHandlers & string, string[]> {
   const gatewayOnly = [names.gatewayName];
-  return { Forward: gatewayOnly, ForwardBatch: gatewayOnly, DryRun: gatewayOnly, CallCompletion: [names.fieldsName] };
+  return {
+    Forward: gatewayOnly,
+    ForwardBatch: gatewayOnly,
+    DryRun: gatewayOnly,
+    DeliverWebhook: gatewayOnly,
+    CallCompletion: [names.fieldsName],
+  };
 }
 
 /**
