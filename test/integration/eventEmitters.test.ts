@@ -10,6 +10,7 @@ import type { Browser } from 'playwright-core';
 import { RedisEventStore, type EventRecord, type EventType } from '../../packages/merchant-data/src';
 import { launchChromium } from './browser';
 import { apiClient, startRedis, startStack, type RedisServer, type Stack } from './harness';
+import { WebhookReceiver } from './webhookReceiver';
 
 jest.setTimeout(180_000);
 
@@ -86,6 +87,14 @@ describe('the hosted payment page', () => {
     const secret = stack.createKey('shop-hosted');
     stack.cli(['return-urls', 'set', '--merchant', 'shop-hosted', 'https://shop.example/done']);
     const api = apiClient(stack, secret.apiKey);
+    // The merchant's receiver, on loopback: it learns of the payment from the webhook alone.
+    const receiver = await new WebhookReceiver().start();
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      url: `${receiver.origin}/hosted`,
+      enabledEvents: ['form_session.completed'],
+    });
+    expect(endpoint.status).toBe(201);
+    receiver.route('hosted', (endpoint.body as { secret: string }).secret);
     const created = await api('POST', '/v1/form-sessions', { returnUrl: 'https://shop.example/done' });
     expect(created.status).toBe(201);
     const session = created.body as { id: string; url: string; expiresAt: string };
@@ -113,6 +122,15 @@ describe('the hosted payment page', () => {
     expect(completed!.data.object).toEqual({ id: session.id, status: 'completed', token, brand: 'visa', last4: '4242' });
     // Recorded by the submission itself, not by the sweep that sees the session only once it expired.
     expect(completed!.created * 1000).toBeLessThan(Date.parse(session.expiresAt));
+    // ... and delivered, signed, to the merchant's endpoint, with no browser coming back.
+    try {
+      for (let i = 0; i < 120 && receiver.delivered('hosted').length === 0; i++) await new Promise((r) => setTimeout(r, 250));
+      expect(receiver.received.filter((r) => r.endpoint === 'hosted' && r.status === 200)).toEqual([
+        expect.objectContaining({ id: completed!.id, type: 'form_session.completed', objectId: session.id, verified: true }),
+      ]);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('records form_session.expired once for a session nobody used', async () => {

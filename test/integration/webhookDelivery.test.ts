@@ -5,7 +5,7 @@
  * disabled state and resend, as a merchant's receiver sees them.
  */
 import { RedisWebhookDeliveryStore } from '@tessera/merchant-data';
-import { resendWebhookEvent } from '../../services/gateway/src/app/webhookDelivery';
+import { webhookDeliveriesOver } from '../../services/admin/src/app/webhookDeliveriesPort';
 import { useStack, waitFor } from './harness';
 import { MerchantEvents, WebhookReceiver } from './webhookReceiver';
 
@@ -149,10 +149,11 @@ describe('webhook delivery', () => {
     const event = await merchant.record(merchantId, 'tok_replay1x');
     await waitFor(() => receiver.delivered('replayed').length === 1, 'the first delivery', 30_000);
 
-    const deps = { deliveries: new RedisWebhookDeliveryStore(merchant.redis), endpoints: merchant.endpoints, events: merchant.events };
-    expect(await resendWebhookEvent(deps, merchantId, 'test', endpoint.id, event.id)).toBe('queued');
-    expect(await resendWebhookEvent(deps, merchantId, 'live', endpoint.id, event.id)).toBe('endpoint_not_found');
-    expect(await resendWebhookEvent(deps, merchantId, 'test', endpoint.id, 'evt_AAAAAAAAAAAAAAAA')).toBe('event_not_found');
+    // What the dashboard's and the CLI's Resend call (the admin service's port over the stores).
+    const deliveries = webhookDeliveriesOver(new RedisWebhookDeliveryStore(merchant.redis), merchant.events);
+    expect(await deliveries.resend(merchantId, 'test', endpoint.id, event.id)).toBe('queued');
+    expect(await deliveries.resend(merchantId, 'live', endpoint.id, event.id)).toBe('event_not_found');
+    expect(await deliveries.resend(merchantId, 'test', endpoint.id, 'evt_AAAAAAAAAAAAAAAA')).toBe('event_not_found');
     await waitFor(
       () => receiver.received.filter((r) => r.endpoint === 'replayed' && r.status === 200).length === 2,
       'the resent delivery',

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { devTlsFiles, generateDevCertificates } from '@tessera/protos';
-import { ManagedProcess, ROOT, ServiceStack, type ServiceName } from '@tessera/stack';
+import { httpOk, ManagedProcess, ROOT, ServiceStack, waitFor, type ServiceName } from '@tessera/stack';
 import { PspRecorder } from './psp';
 import { freePort, startRedis, type RedisServer, type RedisStartOptions } from './redisServer';
 
@@ -202,7 +202,16 @@ export class Stack extends ServiceStack {
     // connecting and a first call can fail fast (deadlines.test saw a 503 from a replica that
     // had only just logged 'gateway listening').
     const baseUrl = `http://127.0.0.1:${port}`;
-    if (waitReady) await this.ready(baseUrl);
+    if (waitReady) {
+      await waitFor(
+        async () => {
+          if (!proc.running) throw new Error(`gateway replica exited early:\n${proc.output.slice(-4000)}`);
+          return httpOk(`${baseUrl}/readyz`);
+        },
+        `gateway replica ${baseUrl}/readyz`,
+        30_000,
+      );
+    }
     return { baseUrl, process: proc };
   }
 

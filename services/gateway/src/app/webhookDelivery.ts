@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { createLogThrottle, type KeyMode, type Logger } from '@tessera/common';
+import { createLogThrottle, type Logger } from '@tessera/common';
 import {
   buildEvent,
   signingGenerations,
@@ -553,23 +553,4 @@ function registerMetrics(registry: Registry, dispatcher: Dispatcher): Metrics {
       registers: [registry],
     }),
   };
-}
-
-/**
- * Resend (docs/webhooks.md, "Replaying"): queues one event again for one endpoint of the same
- * merchant and mode, due now, whether or not it was delivered before.
- */
-export async function resendWebhookEvent(
-  deps: Pick<WebhookDeliveryDeps, 'deliveries' | 'endpoints' | 'events'> & { now?: () => Date },
-  merchantId: string,
-  mode: KeyMode,
-  endpointId: string,
-  eventId: string,
-): Promise<'queued' | 'endpoint_not_found' | 'event_not_found'> {
-  const endpoint = await deps.endpoints.get(merchantId, mode, endpointId);
-  if (endpoint === undefined) return 'endpoint_not_found';
-  const event = await deps.events.get(merchantId, mode, eventId);
-  if (event === undefined) return 'event_not_found';
-  await deps.deliveries.requeue(merchantId, endpointId, event, (deps.now ?? (() => new Date()))());
-  return 'queued';
 }
