@@ -950,8 +950,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
   it('give the vault user its card, CVV and checkpoint keys, the CVC sessions it claims and the events it records, only', () => {
     const vault = aclUser('tessera-vault');
     // The shared stores the vault opens: the gateway opens a CVC grant, the vault claims it
-    // (services/vault/src/openCvcSessions.ts); it records token.expiring_soon and cvv.expired_unused
-    // (openVaultEvents.ts, docs/adr/0012), with the event store's and sweep lease's keys.
+    // (services/vault/src/openMerchantData.ts); it records token.expiring_soon and cvv.expired_unused
+    // (the same connection, docs/adr/0012), with the event store's and sweep lease's keys.
     const eventKeys = gatewayKeys.filter((k) => k.startsWith('tessera:events:'));
     expect(eventKeys.length).toBeGreaterThan(0);
     const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];

@@ -2,7 +2,7 @@ import { eventFailureCounter, grpcServerTuning, healthServiceOptions, rpcObserve
 import { grpcListener, serverTlsOrExit } from '@tessera/protos';
 import { configSchema } from './config';
 import { openCardStore } from './openCardStore';
-import { openCvcSessions } from './openCvcSessions';
+import { openMerchantData } from './openMerchantData';
 import { openServiceKeyRing } from './openKeyRing';
 import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
@@ -10,7 +10,6 @@ import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
-import { openVaultEvents } from './openVaultEvents';
 import { withExpiryIndex } from './store/indexedCardStore';
 
 void runService({
@@ -20,11 +19,10 @@ void runService({
     const keys = openServiceKeyRing(config, logger);
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
-    const cvcSessions = await openCvcSessions(config, logger);
-    const events = await openVaultEvents(config, logger);
+    const merchantData = await openMerchantData(config, logger);
     const vault = new Vault({
       // Every card and CVV write also keeps the expiry index the events sweeps read.
-      store: withExpiryIndex(store, events.index, logger),
+      store: withExpiryIndex(store, merchantData.index, logger),
       keyRing: keys.ring,
       cvvTtlSeconds: config.CVV_TTL_SECONDS,
       cardGraceDays: config.CARD_GRACE_DAYS,
@@ -41,15 +39,15 @@ void runService({
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: cvcSessions.sessions, fieldsName: config.TLS_PEER_FIELDS }),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: merchantData.sessions, fieldsName: config.TLS_PEER_FIELDS }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
     );
     const sweepDeps = {
-      recorder: events.events,
+      recorder: merchantData.events,
       store,
-      index: events.index,
+      index: merchantData.index,
       now: () => new Date(),
       logger,
       onFailure: eventFailureCounter(metrics),
@@ -57,7 +55,7 @@ void runService({
     const sweep = scheduleSweep({
       name: 'vault-expiry',
       intervalMs: config.EVENT_SWEEP_INTERVAL_SECONDS * 1000,
-      lease: events.lease,
+      lease: merchantData.lease,
       sweep: async () => {
         await sweepExpiringTokens({ ...sweepDeps, days: config.TOKEN_EXPIRING_SOON_DAYS });
         await sweepExpiredCvvs(sweepDeps);
@@ -69,9 +67,8 @@ void runService({
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'event sweeps', close: () => sweep.stop() },
-        { name: 'events', close: () => events.close() },
         { name: 'card store', close: () => store.close() },
-        { name: 'CVC sessions', close: () => cvcSessions.close() },
+        { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },
       ],
       // With VAULT_ADDR port 0 the OS picks the port; log the one actually bound.

@@ -1,7 +1,7 @@
 import { createLogger } from '@tessera/common';
 import { cvcSessionDigest, newCvcSessionSecret, type CvcSessionStore } from '@tessera/merchant-data';
 import { startRedis, startRedisCluster, type RedisServer } from '@tessera/test-support';
-import { openCvcSessions } from './openCvcSessions';
+import { openMerchantData } from './openMerchantData';
 
 jest.setTimeout(60_000);
 
@@ -37,7 +37,7 @@ describe('the CVC sessions the vault claims, on the card store’s Redis', () =>
 
   it('works on one Redis (REDIS_URL)', async () => {
     redis = await startRedis();
-    const opened = await openCvcSessions({ REDIS_URL: redis.url, REDIS_CLUSTER_NODES: [], REDIS_COMMAND_TIMEOUT_MS: 1000 }, logger);
+    const opened = await openMerchantData({ REDIS_URL: redis.url, REDIS_CLUSTER_NODES: [], REDIS_COMMAND_TIMEOUT_MS: 1000 }, logger);
     try {
       expect(await claimsOnce(opened.sessions)).toEqual(['claimed', 'used']);
     } finally {
@@ -48,7 +48,7 @@ describe('the CVC sessions the vault claims, on the card store’s Redis', () =>
   it('works on a Redis Cluster (REDIS_CLUSTER_NODES): each command touches one key, so one slot', async () => {
     const cluster = await startRedisCluster();
     redis = cluster;
-    const opened = await openCvcSessions(
+    const opened = await openMerchantData(
       { REDIS_URL: undefined, REDIS_CLUSTER_NODES: cluster.nodes, REDIS_COMMAND_TIMEOUT_MS: 1000 },
       logger,
     );

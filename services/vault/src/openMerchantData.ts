@@ -1,0 +1,53 @@
+import { createLogThrottle, type Logger } from '@tessera/common';
+import { createRedisClient } from '@tessera/common/redis';
+import { RedisCvcSessionStore, RedisEventStore, RedisSweepLease } from '@tessera/merchant-data';
+import { redisTargetOf, type VaultConfig } from './config';
+import { RedisExpiryIndex } from './store/expiryIndex';
+
+export interface VaultMerchantData {
+  /** The merchants' CVC sessions (the grants a CVC-only field attaches under): the gateway opens them, the vault claims them (app/cvcGrants.ts). */
+  sessions: RedisCvcSessionStore;
+  /** The events the vault records (token.expiring_soon, cvv.expired_unused), their sweeps' lease and the expiry index they read. */
+  events: RedisEventStore;
+  lease: RedisSweepLease;
+  index: RedisExpiryIndex;
+  close(): Promise<void>;
+}
+
+/**
+ * What the vault keeps beside the cards, on the card store's Redis or Redis Cluster, over one
+ * connection of its own with the servers' per-command deadline: single-key commands and one-slot
+ * scripts, which need none of the card writes' acknowledgements (the card store bounds and
+ * acknowledges its own). The vault's Redis user may touch `tessera:cvc-session:*` and write
+ * `tessera:events:*` for this (deploy/redis/users.acl, docs/adr/0012). A Redis that is down at
+ * start does not stop the start: each claim answers service_unavailable until it is back, and
+ * expiry events wait for the next sweep.
+ */
+export async function openMerchantData(
+  config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_TLS_CA_FILE' | 'REDIS_COMMAND_TIMEOUT_MS'>,
+  logger: Logger,
+): Promise<VaultMerchantData> {
+  const target = redisTargetOf(config);
+  const redis = createRedisClient('url' in target ? target.url : target.credentialsUrl, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    profile: 'server',
+    clusterNodes: 'url' in target ? undefined : target.clusterNodes,
+    tlsCaFile: target.tlsCaFile,
+  });
+  const mayLog = createLogThrottle();
+  redis.on('error', (err: Error) => {
+    if (mayLog()) logger.error({ err }, 'redis connection error (CVC sessions and events: attaches under a grant answer 503)');
+  });
+  await redis.connect().catch((err: unknown) => {
+    logger.error({ err }, 'redis (CVC sessions and events) is not reachable at start-up; retrying in the background');
+  });
+  return {
+    sessions: new RedisCvcSessionStore(redis),
+    events: new RedisEventStore(redis),
+    lease: new RedisSweepLease(redis),
+    index: new RedisExpiryIndex(redis),
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
