@@ -92,6 +92,10 @@ describe('webhook endpoint rules', () => {
     expect(enabledEvents(['*', 'token.created'])).toEqual({ error: '"*" must stand alone' });
     expect(enabledEvents([])).toHaveProperty('error');
     expect(enabledEvents('token.created')).toHaveProperty('error');
+    // An unknown type is named in the error, never a card number typed there.
+    const typed = enabledEvents(['4242 4242 4242 4242']);
+    expect(typed).toHaveProperty('error');
+    expect(JSON.stringify(typed)).not.toMatch(/4242\D?4242\D?4242/);
     expect((enabledEvents(['token.created', 'token.exploded']) as { error: string }).error).toMatch(
       /"token.exploded" is not an event type/,
     );

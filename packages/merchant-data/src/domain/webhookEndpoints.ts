@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { KeyMode } from '@tessera/common';
+import { maskCardNumbers, type KeyMode } from '@tessera/common';
 import { EVENT_TYPES, isEventType, type EventType } from './eventTypes';
 
 /**
@@ -22,6 +22,23 @@ export interface WebhookSecretGeneration {
   generation: number;
   /** ISO time after which it no longer signs; null for the current one. */
   expiresAt: string | null;
+}
+
+export type WebhookEndpointStatus = 'enabled' | 'disabled';
+
+export interface WebhookEndpointRecord {
+  id: string;
+  merchantId: string;
+  mode: KeyMode;
+  url: string;
+  enabledEvents: (EventType | typeof ALL_EVENTS)[];
+  status: WebhookEndpointStatus;
+  /** ISO time. */
+  createdAt: string;
+  /** Why delivery stopped, when `status` is `disabled` (e.g. `failing_since:<iso>`); never a response body. */
+  disabledReason?: string;
+  /** Generations whose secrets still sign (derived with `webhookSecret`, never stored). */
+  secrets: WebhookSecretGeneration[];
 }
 
 export function newWebhookEndpointId(): string {
@@ -94,7 +111,43 @@ export function enabledEvents(value: unknown): { events: (EventType | typeof ALL
   if (!Array.isArray(value) || value.length === 0) return { error: 'must be a non-empty array of event types, or ["*"]' };
   if (value.includes(ALL_EVENTS)) return value.length === 1 ? { events: [ALL_EVENTS] } : { error: '"*" must stand alone' };
   const unknown = value.find((t) => !isEventType(t));
-  if (unknown !== undefined) return { error: `${JSON.stringify(unknown)} is not an event type (one of ${EVENT_TYPES.join(', ')})` };
+  // The caller's text is echoed, so masked: a card number typed here never reaches an error.
+  if (unknown !== undefined)
+    return { error: `${maskCardNumbers(JSON.stringify(unknown))} is not an event type (one of ${EVENT_TYPES.join(', ')})` };
   if (new Set(value).size !== value.length) return { error: 'must not repeat a type' };
   return { events: value as EventType[] };
+}
+
+/**
+ * A new endpoint from a caller's `url` and `enabledEvents` (the merchant API's and the admin API's
+ * create), or the field that is wrong and why. Enabled, with its first secret generation.
+ */
+export function newWebhookEndpoint(
+  input: { merchantId: string; mode: KeyMode; url: unknown; enabledEvents: unknown },
+  now: Date,
+): { record: WebhookEndpointRecord } | { param: 'url' | 'enabledEvents'; error: string } {
+  const url = webhookUrl(input.url, input.mode);
+  if ('error' in url) return { param: 'url', error: url.error };
+  const events = enabledEvents(input.enabledEvents);
+  if ('error' in events) return { param: 'enabledEvents', error: events.error };
+  return {
+    record: {
+      id: newWebhookEndpointId(),
+      merchantId: input.merchantId,
+      mode: input.mode,
+      url: url.url,
+      enabledEvents: events.events,
+      status: 'enabled',
+      createdAt: now.toISOString(),
+      secrets: [{ generation: 1, expiresAt: null }],
+    },
+  };
+}
+
+/** The secret deliveries are signed with from now on: the one to show after create and rotate-secret. */
+export function currentWebhookSecret(pepper: string, record: WebhookEndpointRecord, now: Date): string {
+  const current = signingGenerations(record.secrets, now).find((s) => s.expiresAt === null);
+  // The store always keeps a current generation; a record without one is a defect, not input.
+  if (!current) throw new Error(`webhook endpoint ${record.id} has no current secret`);
+  return webhookSecret(pepper, record.merchantId, record.mode, record.id, current.generation);
 }

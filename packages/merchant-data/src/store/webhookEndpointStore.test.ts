@@ -1,6 +1,6 @@
-import { MAX_WEBHOOK_ENDPOINTS, newWebhookEndpointId } from '../domain/webhookEndpoints';
+import { MAX_WEBHOOK_ENDPOINTS, newWebhookEndpointId, type WebhookEndpointRecord } from '../domain/webhookEndpoints';
 import { useStoreRedis } from '../testing/redis';
-import { RedisWebhookEndpointStore, type WebhookEndpointRecord } from './webhookEndpointStore';
+import { RedisWebhookEndpointStore } from './webhookEndpointStore';
 
 describe('RedisWebhookEndpointStore', () => {
   const redis = useStoreRedis();

@@ -1,24 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { KeyMode } from '@tessera/common';
-import type { EventType } from '../domain/eventTypes';
-import { MAX_WEBHOOK_ENDPOINTS, rotatedSecrets, type ALL_EVENTS, type WebhookSecretGeneration } from '../domain/webhookEndpoints';
-
-export type WebhookEndpointStatus = 'enabled' | 'disabled';
-
-export interface WebhookEndpointRecord {
-  id: string;
-  merchantId: string;
-  mode: KeyMode;
-  url: string;
-  enabledEvents: (EventType | typeof ALL_EVENTS)[];
-  status: WebhookEndpointStatus;
-  /** ISO time. */
-  createdAt: string;
-  /** Why delivery stopped, when `status` is `disabled` (e.g. `failing_since:<iso>`); never a response body. */
-  disabledReason?: string;
-  /** Generations whose secrets still sign (derived with `webhookSecret`, never stored). */
-  secrets: WebhookSecretGeneration[];
-}
+import { MAX_WEBHOOK_ENDPOINTS, rotatedSecrets, type WebhookEndpointRecord, type WebhookEndpointStatus } from '../domain/webhookEndpoints';
 
 export interface WebhookEndpointStore {
   /** Adds an endpoint, or answers `limit_reached` when the merchant's mode has MAX_WEBHOOK_ENDPOINTS. */

@@ -3,18 +3,16 @@ import { TesseraError, type KeyMode } from '@tessera/common';
 import {
   type AuditLog,
   DEFAULT_SECRET_OVERLAP_SECONDS,
-  enabledEvents,
+  currentWebhookSecret,
   EVENT_ID_PATTERN,
   MAX_SECRET_OVERLAP_SECONDS,
-  newWebhookEndpointId,
+  newWebhookEndpoint,
   secretOverlapSeconds,
   signingGenerations,
   WEBHOOK_DELIVERY_LOG_LENGTH,
   WEBHOOK_ENDPOINT_ID_PATTERN,
   type WebhookEndpointRecord,
   type WebhookEndpointStore,
-  webhookSecret,
-  webhookUrl,
 } from '@tessera/merchant-data';
 import { parseInput } from '@tessera/edge';
 import { auditAs, type Caller } from './caller';
@@ -127,12 +125,10 @@ export interface CreateWebhookEndpointInput {
 /** The URL and events as the domain rules take them for this mode, or a 400 naming the field. */
 export function parseWebhookEndpointInput(raw: Record<string, unknown>, mode: KeyMode): CreateWebhookEndpointInput {
   const parsed = parseInput(webhookEndpointCreateSchema, raw);
-  const url = webhookUrl(parsed.url, mode);
-  if ('error' in url) throw new TesseraError('parameter_invalid', { param: 'url', message: `"url" ${url.error}.` });
-  const events = enabledEvents(parsed.enabledEvents);
-  if ('error' in events)
-    throw new TesseraError('parameter_invalid', { param: 'enabledEvents', message: `"enabledEvents" ${events.error}.` });
-  return { url: url.url, enabledEvents: events.events };
+  const checked = newWebhookEndpoint({ merchantId: '', mode, ...parsed }, new Date());
+  if ('error' in checked)
+    throw new TesseraError('parameter_invalid', { param: checked.param, message: `"${checked.param}" ${checked.error}.` });
+  return { url: checked.record.url, enabledEvents: checked.record.enabledEvents };
 }
 
 /** `expiresInSeconds` of a rotation (the domain's default when absent), or a 400. */
@@ -157,13 +153,6 @@ async function endpointOf(deps: WebhookEndpointDeps, merchantId: string, mode: K
   const record = WEBHOOK_ENDPOINT_ID_PATTERN.test(id) ? await deps.endpoints.get(merchantId, mode, id) : undefined;
   if (!record) throw new TesseraError('webhook_endpoint_not_found');
   return record;
-}
-
-function currentSecret(deps: WebhookEndpointDeps, record: WebhookEndpointRecord, now: Date): string {
-  const current = signingGenerations(record.secrets, now).find((s) => s.expiresAt === null);
-  // A record always keeps its current generation; one without would be a store defect.
-  if (!current) throw new TesseraError('internal_error', { cause: new Error(`webhook endpoint ${record.id} has no current secret`) });
-  return webhookSecret(deps.pepper, record.merchantId, record.mode, record.id, current.generation);
 }
 
 /** Oldest first, as deliveries fan out. */
@@ -198,25 +187,18 @@ export async function createWebhookEndpoint(
   input: CreateWebhookEndpointInput,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   reach(caller, merchantId);
-  const checked = parseWebhookEndpointInput({ ...input }, mode);
   const now = deps.now();
-  const record: WebhookEndpointRecord = {
-    id: newWebhookEndpointId(),
-    merchantId,
-    mode,
-    url: checked.url,
-    enabledEvents: checked.enabledEvents as WebhookEndpointRecord['enabledEvents'],
-    status: 'enabled',
-    createdAt: now.toISOString(),
-    secrets: [{ generation: 1, expiresAt: null }],
-  };
+  const created = newWebhookEndpoint({ merchantId, mode, ...parseInput(webhookEndpointCreateSchema, { ...input }) }, now);
+  if ('error' in created)
+    throw new TesseraError('parameter_invalid', { param: created.param, message: `"${created.param}" ${created.error}.` });
+  const { record } = created;
   if ((await deps.endpoints.create(record)) === 'limit_reached') throw new TesseraError('webhook_endpoint_limit_reached');
   await auditAs(deps, caller, {
     action: 'webhook_endpoint.created',
     merchantId,
     details: { mode, endpointId: record.id, url: auditedUrl(record.url), enabledEvents: [...record.enabledEvents] },
   });
-  return { endpoint: webhookEndpointView(record, now), secret: currentSecret(deps, record, now) };
+  return { endpoint: webhookEndpointView(record, now), secret: currentWebhookSecret(deps.pepper, record, now) };
 }
 
 /** Deletes it, with its queue and delivery log: nothing more is sent to it, from the next delivery on. */
@@ -259,7 +241,7 @@ export async function rotateWebhookSecret(
     merchantId,
     details: { mode, endpointId: id, previousSecretExpiresAt: endpoint.previousSecretExpiresAt },
   });
-  return { endpoint, secret: currentSecret(deps, record, now) };
+  return { endpoint, secret: currentWebhookSecret(deps.pepper, record, now) };
 }
 
 /**

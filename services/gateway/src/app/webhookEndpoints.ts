@@ -1,17 +1,14 @@
 import { z } from 'zod';
-import { maskCardNumbers, TesseraError } from '@tessera/common';
+import { TesseraError } from '@tessera/common';
 import {
+  currentWebhookSecret,
   EVENT_TYPES,
-  enabledEvents,
   MAX_SECRET_OVERLAP_SECONDS,
   MAX_WEBHOOK_ENDPOINTS,
   MAX_WEBHOOK_URL_LENGTH,
-  newWebhookEndpointId,
+  newWebhookEndpoint,
   secretOverlapSeconds,
-  signingGenerations,
   WEBHOOK_ENDPOINT_ID_PATTERN,
-  webhookSecret,
-  webhookUrl,
   type ApiKeyRecord,
   type WebhookEndpointRecord,
   type WebhookEndpointStatus,
@@ -94,12 +91,7 @@ export function webhookEndpointJson(record: WebhookEndpointRecord): WebhookEndpo
 
 /** The endpoint with its current secret: only create and rotate-secret answer this. */
 function withCurrentSecret(deps: WebhookEndpointDeps, record: WebhookEndpointRecord): WebhookEndpointJson {
-  const current = signingGenerations(record.secrets, deps.now())[0];
-  if (current === undefined) throw new TesseraError('internal_error', { cause: new Error('webhook endpoint without a current secret') });
-  return {
-    ...webhookEndpointJson(record),
-    secret: webhookSecret(deps.pepper, record.merchantId, record.mode, record.id, current.generation),
-  };
+  return { ...webhookEndpointJson(record), secret: currentWebhookSecret(deps.pepper, record, deps.now()) };
 }
 
 /** POST /v1/webhook-endpoints: a new endpoint of the key's merchant and mode, with its secret. */
@@ -109,22 +101,10 @@ export async function createWebhookEndpoint(
   raw: Record<string, unknown>,
 ): Promise<WebhookEndpointJson> {
   const input = parseInput(createWebhookEndpointSchema, raw);
-  const url = webhookUrl(input.url, key.mode);
-  if ('error' in url) throw new TesseraError('parameter_invalid', { param: 'url', message: `"url" ${url.error}.` });
-  const events = enabledEvents(input.enabledEvents);
-  if ('error' in events)
-    // The domain's message quotes the unknown type: caller text, so masked before it is echoed.
-    throw new TesseraError('parameter_invalid', { param: 'enabledEvents', message: maskCardNumbers(`"enabledEvents" ${events.error}.`) });
-  const record: WebhookEndpointRecord = {
-    id: newWebhookEndpointId(),
-    merchantId: key.merchantId,
-    mode: key.mode,
-    url: url.url,
-    enabledEvents: events.events,
-    status: 'enabled',
-    createdAt: deps.now().toISOString(),
-    secrets: [{ generation: 1, expiresAt: null }],
-  };
+  const created = newWebhookEndpoint({ merchantId: key.merchantId, mode: key.mode, ...input }, deps.now());
+  if ('error' in created)
+    throw new TesseraError('parameter_invalid', { param: created.param, message: `"${created.param}" ${created.error}.` });
+  const { record } = created;
   if ((await deps.endpoints.create(record)) === 'limit_reached') {
     throw new TesseraError('webhook_endpoint_limit_reached', {
       message: `This merchant has ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints in ${key.mode} mode, the most it may; delete one before adding another.`,
