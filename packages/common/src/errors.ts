@@ -79,6 +79,7 @@ export const ERROR_CATALOGUE = {
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
   token_not_found: { status: 404, type: 'not_found_error', message: 'No such token.' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  proxy_route_not_found: { status: 404, type: 'not_found_error', message: 'No such proxy route (inbound or outbound) for this merchant.' },
   page_script_not_found: {
     status: 404,
     type: 'not_found_error',
@@ -138,6 +139,11 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This CVC session was already used; the merchant’s server opens a new one.',
+  },
+  proxy_route_limit_reached: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The merchant has as many proxy routes as allowed (100); delete one first.',
   },
   mfa_already_enabled: {
     status: 409,

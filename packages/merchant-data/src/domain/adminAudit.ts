@@ -18,7 +18,9 @@ export type AuditAction =
   | 'merchant.form_signing_secret_shown'
   | 'page.script_authorized'
   | 'page.policy_accepted'
-  | 'page.inventory_exported';
+  | 'page.inventory_exported'
+  | 'route.applied'
+  | 'route.deleted';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -133,14 +133,10 @@ export const routeDocumentSchema = z
     description: z.string().max(500).optional().meta({ description: 'Free text for people.' }),
     inbound: inboundSchema.optional().meta({ description: 'Inbound routes only.' }),
     outbound: outboundSchema.optional().meta({ description: 'Outbound routes only.' }),
-    filters: z
-      .array(routeFilterSchema)
-      .min(1, { error: 'A route has at least one filter.' })
-      .max(MAX_FILTERS)
-      .meta({
-        description:
-          'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route); the first found is the card.',
-      }),
+    filters: z.array(routeFilterSchema).min(1, { error: 'A route has at least one filter.' }).max(MAX_FILTERS).meta({
+      description:
+        'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route); the first found is the card.',
+    }),
     unmatchedCardData: z.enum(['refuse', 'redact'], { error: '"unmatchedCardData" must be refuse or redact.' }).default('refuse').meta({
       description:
         'Inbound: what happens to card-number-like data in a place no filter names. `refuse` answers 400 and forwards nothing; `redact` replaces it with `[redacted]`.',

@@ -13,6 +13,7 @@ import {
   RedisScriptAuthorizationStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
+import { RedisRouteStore } from '@tessera/routes';
 import type { AdminConfig } from '../config';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 
@@ -35,6 +36,8 @@ export interface AdminStores {
   pageInventory: RedisPageInventoryStore;
   /** The operators' authorizations of those pages' scripts and policies. */
   scriptAuthorizations: RedisScriptAuthorizationStore;
+  /** The merchants' proxy routes (docs/routes.md). */
+  routes: RedisRouteStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -60,6 +63,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     pepperMoves: new RedisApiKeyMoveRequests(redis),
     pageInventory: new RedisPageInventoryStore(redis),
     scriptAuthorizations: new RedisScriptAuthorizationStore(redis),
+    routes: new RedisRouteStore(redis),
   };
 }
 
