@@ -17,6 +17,8 @@ const ACME = { email: `ops-${acmeId}@acme.test`, password: 'acme-password-123' }
 
 const PAN = '4242424242424242';
 const OTHER_PAN = '5555555555554444';
+/** Luhn-valid, not a published test card. */
+const REAL_LOOKING_PAN = '4111111111111111';
 
 const inboundRoute = {
   id: 'inbound-checkout',
@@ -122,7 +124,16 @@ describe('proxy routes in the admin API', () => {
       memo: 'spare card [redacted]',
     });
     expect(findCardNumberRuns(res.text)).toEqual([]);
-    expect(env.stack.logs()).not.toMatch(new RegExp(`${PAN}|${OTHER_PAN}`));
+
+    // A number that is not a published test card is not the dashboard's to see.
+    const real = await admin.call('POST', `/merchants/${acmeId}/routes/inbound-checkout/dry-run`, {
+      contentType: 'application/json',
+      body: JSON.stringify({ card: { number: REAL_LOOKING_PAN, cvc: '123' } }),
+    });
+    expect(real.status).toBe(400);
+    expect(real.body.error).toMatchObject({ code: 'parameter_invalid', param: 'body' });
+    expect(findCardNumberRuns(real.text)).toEqual([]);
+    expect(env.stack.logs()).not.toMatch(new RegExp(`${PAN}|${OTHER_PAN}|${REAL_LOOKING_PAN}`));
   });
 });
 

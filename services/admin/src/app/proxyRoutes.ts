@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { TesseraError } from '@tessera/common';
+import { isTestCard, TesseraError } from '@tessera/common';
 import type { AuditLog } from '@tessera/merchant-data';
 import {
   dryRunRoute,
+  findCardData,
   parseRouteDocument,
   RouteDocumentError,
   RouteLimitError,
@@ -133,5 +134,17 @@ export async function dryRunProxyRoute(
   request: DryRunRequest,
 ): Promise<DryRunResult> {
   const { route } = await getProxyRoute(deps, caller, merchantId, routeId);
-  return dryRunRoute(route, { contentType: request.contentType, body: request.body });
+  const sample = { contentType: request.contentType, body: request.body };
+  // The admin service is outside the card data environment: a sample's card numbers are the published test cards.
+  if (
+    route.kind === 'inbound' &&
+    findCardData(sample, route.filters).some((p) => p.store === 'number' && !isTestCard(p.value.replace(/\D/g, '')))
+  ) {
+    throw new TesseraError('parameter_invalid', {
+      param: 'body',
+      message:
+        'A dry run takes the published test cards only (docs/api.md, test mode): the dashboard is outside the card data environment.',
+    });
+  }
+  return dryRunRoute(route, sample);
 }
