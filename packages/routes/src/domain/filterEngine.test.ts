@@ -117,6 +117,24 @@ describe('rewriteBody', () => {
     );
   });
 
+  it('keeps a JSON body valid when a text filter replaces card numbers inside its strings and numbers', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(filler, spelled, cardNumber.map(Number)), { minLength: 1, maxLength: 5 }),
+        fc.string(),
+        (values, alias) => {
+          const request: RouteRequest = { contentType: JSON_TYPE, body: JSON.stringify({ values, note: values.join(' / ') }) };
+          const places = findCardData(request, filters({ location: 'text', pattern: 'card_number', store: 'number' }));
+          const rewritten = rewriteBody(
+            request,
+            places.map((place) => ({ place, text: alias })),
+          );
+          expect(() => JSON.parse(rewritten) as unknown).not.toThrow();
+        },
+      ),
+    );
+  });
+
   it('replaces a number inside a JSON string written with escapes, and leaves the escapes around it', () => {
     const request = { contentType: JSON_TYPE, body: '{"note":"card \\u0034242424242424242 \\"ok\\""}' };
     const places = findCardData(request, filters({ location: 'text', pattern: 'card_number', store: 'number' }));

@@ -45,10 +45,6 @@ function rawRangeOf(view: View, from: number, to: number): Range {
   return { start: view.rawStart[from]!, end: view.rawEnd[to - 1]! };
 }
 
-function overlaps(a: Range, b: Range): boolean {
-  return a.start < b.end && b.start < a.end;
-}
-
 /** The segments a text filter reads (form names are not values). */
 function valueSegments(parsed: ParsedBody): Segment[] {
   return parsed.segments.filter((s) => s.kind !== 'form-name');
@@ -110,11 +106,42 @@ function namedPlaces(parsed: ParsedBody, filter: RouteFilter, filterIndex: numbe
   }));
 }
 
-/** Drops places that overlap an earlier one: a number named by a pointer is not found again by a text filter. */
-function withoutOverlaps(places: Place[]): Place[] {
+/**
+ * Drops places that overlap an earlier one: a number named by a pointer is not found again by a
+ * text filter. Linear in the body: places found by one filter never overlap each other.
+ */
+function withoutOverlaps(places: Place[], bodyLength: number): Place[] {
+  const taken = new Uint8Array(bodyLength + 1);
   const kept: Place[] = [];
-  for (const place of places) if (!kept.some((k) => overlaps(k, place))) kept.push(place);
+  for (const place of places) {
+    let free = true;
+    for (let i = place.start; i < place.end && free; i++) free = taken[i] === 0;
+    if (!free) continue;
+    taken.fill(1, place.start, place.end);
+    kept.push(place);
+  }
   return kept;
+}
+
+/** Per raw position, how many positions before it a place covers: "does [a, b) touch a place" in O(1). */
+function coveredBefore(places: readonly Pick<Place, 'start' | 'end'>[], bodyLength: number): Int32Array {
+  const covered = new Uint8Array(bodyLength);
+  for (const p of places) covered.fill(1, p.start, p.end);
+  const prefix = new Int32Array(bodyLength + 1);
+  for (let i = 0; i < bodyLength; i++) prefix[i + 1] = prefix[i]! + covered[i]!;
+  return prefix;
+}
+
+/** The first index whose value in a non-decreasing array is above `value` (its length when none is). */
+function firstAbove(values: readonly number[], value: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid]! > value) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
 /**
@@ -129,7 +156,7 @@ export function findCardData(request: RouteRequest, filters: readonly RouteFilte
 function findCardDataIn(parsed: ParsedBody, filters: readonly RouteFilter[]): Place[] {
   const named = filters.flatMap((f, i) => (f.location === 'text' ? [] : namedPlaces(parsed, f, i)));
   const found = filters.flatMap((f, i) => (f.location === 'text' ? cardNumberPlaces(parsed, f, i) : []));
-  return withoutOverlaps([...named, ...found]);
+  return withoutOverlaps([...named, ...found], parsed.body.length);
 }
 
 /**
@@ -146,7 +173,7 @@ export function findAliasCandidates(request: RouteRequest, filters: readonly Rou
     if (f.aliasFormat === 'uuid') return patternPlaces(parsed, f, i, UUID_PATTERN, () => true);
     return cardNumberPlaces(parsed, f, i);
   });
-  return withoutOverlaps([...named, ...found]);
+  return withoutOverlaps([...named, ...found], parsed.body.length);
 }
 
 /** A place and the text that goes there (an alias inbound, card data outbound), in the body's encoding. */
@@ -175,39 +202,36 @@ export function findUnmatchedCardData(request: RouteRequest, places: readonly Pi
 }
 
 function unmatchedIn(parsed: ParsedBody, places: readonly Pick<Place, 'start' | 'end'>[]): Range[] {
-  const found: Range[] = [];
+  const found = new Map<string, Range>();
+  const prefix = places.length > 0 ? coveredBefore(places, parsed.body.length) : undefined;
   for (const view of viewsOf(parsed)) {
     let text = view.text;
-    if (places.length > 0) {
+    if (prefix !== undefined) {
       // Per code unit, as the view's ranges are.
       const units = view.text.split('');
       for (let k = 0; k < units.length; k++) {
-        if (places.some((p) => view.rawStart[k]! < p.end && p.start < view.rawEnd[k]!)) units[k] = 'x';
+        if (prefix[view.rawEnd[k]!]! - prefix[view.rawStart[k]!]! > 0) units[k] = 'x';
       }
       text = units.join('');
     }
     for (const [from, to] of findCardNumberRuns(text)) {
       const range = rawRangeOf(view, from, to);
-      if (!found.some((r) => r.start === range.start && r.end === range.end)) found.push(range);
+      found.set(`${range.start}:${range.end}`, range);
     }
   }
-  return found.sort((a, b) => a.start - b.start);
+  return [...found.values()].sort((a, b) => a.start - b.start);
 }
 
 export const REDACTED = '[redacted]';
 
 /** The smallest range of whole decoded characters of `segment` that covers `range`. */
 function snapped(segment: Segment, range: Range): Range {
-  let start = Infinity;
-  let end = -Infinity;
   const { view } = segment;
-  for (let k = 0; k < view.text.length; k++) {
-    if (view.rawStart[k]! < range.end && range.start < view.rawEnd[k]!) {
-      start = Math.min(start, view.rawStart[k]!);
-      end = Math.max(end, view.rawEnd[k]!);
-    }
-  }
-  return start === Infinity ? range : { start, end };
+  // Both maps are non-decreasing: the characters that touch the range are first..last.
+  const first = firstAbove(view.rawEnd, range.start);
+  const last = firstAbove(view.rawStart, range.end - 1) - 1;
+  if (first > last) return range;
+  return { start: Math.min(range.start, view.rawStart[first]!), end: Math.max(range.end, view.rawEnd[last]!) };
 }
 
 /**
@@ -217,11 +241,18 @@ function snapped(segment: Segment, range: Range): Range {
 function redactionEdits(parsed: ParsedBody, ranges: readonly Range[]): Edit[] {
   const whole = new Set<Segment>();
   const partial = new Map<Segment, Range[]>();
+  // Segments are in body order and do not overlap: the ones a range touches are found by bisection.
+  const segmentEnds = parsed.segments.map((s) => s.end);
   for (const range of ranges) {
-    const touched = parsed.segments.filter((s) => overlaps(s, range));
+    const touched: Segment[] = [];
+    for (let i = firstAbove(segmentEnds, range.start); i < parsed.segments.length && parsed.segments[i]!.start < range.end; i++) {
+      touched.push(parsed.segments[i]!);
+    }
     if (touched.length === 1 && touched[0]!.kind !== 'json-number' && range.start >= touched[0]!.start && range.end <= touched[0]!.end) {
       const segment = touched[0]!;
-      partial.set(segment, [...(partial.get(segment) ?? []), snapped(segment, range)]);
+      const list = partial.get(segment);
+      if (list === undefined) partial.set(segment, [snapped(segment, range)]);
+      else list.push(snapped(segment, range));
     } else for (const segment of touched) whole.add(segment);
   }
   const edits: Edit[] = [];
