@@ -4,7 +4,7 @@ const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const shared = {
   transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: {
-    '^@tessera/(common|protos|sdk|stack|test-support|merchant-data|edge)$': '<rootDir>/packages/$1/src',
+    '^@tessera/(common|protos|sdk|stack|test-support|merchant-data|edge|routes)$': '<rootDir>/packages/$1/src',
     '^@tessera/admin$': '<rootDir>/services/admin/src',
     '^@tessera/js/locale$': '<rootDir>/packages/js/src/shared/locale',
     '^@tessera/common/redis$': '<rootDir>/packages/common/src/redis',

@@ -818,6 +818,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       .map(merchantData),
     edge('rateLimitCounter.ts'),
     ...adminStoreFiles,
+    // The merchants' route documents (docs/routes.md): the admin service writes them.
+    store('packages', 'routes', 'src', 'store', 'routeStore.ts'),
   ]);
   /** What the admin service shows and never writes: what merchants' /v1 calls did. */
   const adminReadOnly = /^tessera:(detokenizations|request-log|request-stats|page-inventory)(:|$)/;
@@ -899,6 +901,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
         'tessera:request-log:',
         'tessera:ratelimit:',
         'tessera:apikey-moves',
+        'tessera:routes:{m:x',
       ]),
     );
     for (const key of adminKeys) {

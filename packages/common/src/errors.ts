@@ -86,6 +86,7 @@ export const ERROR_CATALOGUE = {
   webhook_endpoint_not_found: { status: 404, type: 'not_found_error', message: 'No such webhook endpoint for this merchant and mode.' },
   event_not_found: { status: 404, type: 'not_found_error', message: 'No such event (it may have passed the retention time).' },
   route_not_found: { status: 404, type: 'not_found_error', message: 'No such route.' },
+  proxy_route_not_found: { status: 404, type: 'not_found_error', message: 'No such proxy route (inbound or outbound) for this merchant.' },
   page_script_not_found: {
     status: 404,
     type: 'not_found_error',
@@ -145,6 +146,11 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This CVC session was already used; the merchant’s server opens a new one.',
+  },
+  proxy_route_limit_reached: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The merchant has as many proxy routes as allowed (100); delete one first.',
   },
   mfa_already_enabled: {
     status: 409,

@@ -71,6 +71,7 @@ export async function setUpAdmin(params: {
     audit: stores.audit,
     detokenizations: stores.detokenizations,
     merchantSettings: stores.merchantSettings,
+    routes: stores.routes,
     ...(stores.requestLog
       ? { requestLog: { store: stores.requestLog, maxAgeMs: config.REQUEST_LOG_MAX_AGE_SECONDS * 1000, now: () => new Date() } }
       : {}),

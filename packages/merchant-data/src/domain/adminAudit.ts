@@ -23,7 +23,9 @@ export type AuditAction =
   | 'webhook_endpoint.deleted'
   | 'webhook_endpoint.secret_rotated'
   | 'webhook_endpoint.enabled'
-  | 'webhook_delivery.resent';
+  | 'webhook_delivery.resent'
+  | 'route.applied'
+  | 'route.deleted';
 
 /**
  * One line of the audit log: who did what, when, from where, to which key. Only identifiers and

@@ -17,6 +17,7 @@ import {
   RedisWebhookEndpointStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
+import { RedisRouteStore } from '@tessera/routes';
 import type { AdminConfig } from '../config';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 
@@ -46,6 +47,8 @@ export interface AdminStores {
   webhookEndpoints: RedisWebhookEndpointStore;
   /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
   webhookDeliveries: RedisWebhookDeliveryStore;
+  /** The merchants' proxy routes (docs/routes.md). */
+  routes: RedisRouteStore;
 }
 
 export type AdminStoresConfig = Pick<AdminConfig, 'ADMIN_AUDIT_MAX_ENTRIES' | 'REQUEST_LOG_MAX_ENTRIES' | 'REQUEST_LOG_MAX_AGE_SECONDS'>;
@@ -75,6 +78,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     sweepLease: new RedisSweepLease(redis),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
     webhookDeliveries: new RedisWebhookDeliveryStore(redis),
+    routes: new RedisRouteStore(redis),
   };
 }
 

@@ -21,6 +21,8 @@ import { registerAuditRoutes } from './auditRoutes';
 import { registerKeyRoutes, type AttackStateLookup } from './keyRoutes';
 import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
+import { registerProxyRouteRoutes } from './proxyRouteRoutes';
+import type { RouteStore } from '@tessera/routes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
 import { registerRequestRoutes } from './requestRoutes';
 import { registerWebhookRoutes } from './webhookRoutes';
@@ -44,6 +46,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   detokenizations?: DetokenizationLog;
   /** Per-merchant settings (PSP host allowlist); absent: the psp-hosts routes answer 404. */
   merchantSettings?: MerchantSettingsStore;
+  /** The merchants' proxy routes (docs/routes.md); absent: those routes answer 404. */
+  routes?: RouteStore;
   /** The merchants' request logs (requestRoutes.ts); absent: those routes answer 404. */
   requestLog?: RequestLogDeps;
   /** The payment pages' script inventory and the operators' authorizations (SAQ A kit); absent: those routes answer 404. */
@@ -197,6 +201,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
     },
     body,
   );
+  registerProxyRouteRoutes(api, deps.routes === undefined ? undefined : { routes: deps.routes, audit: deps.audit, now }, body);
   registerAuditRoutes(api, { audit: deps.audit, detokenizations: deps.detokenizations });
   registerRequestRoutes(api, { deps: deps.requestLog, operatorOf: (res) => adminOf(res).operator });
   // The SAQ A kit: the payment page's recommended headers, its script inventory and authorizations.

@@ -23,6 +23,8 @@ import {
 } from '../app/webhookEndpoints';
 import type { WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { errorEnvelopeSchema } from '@tessera/edge';
+import { routeDocumentSchema, type DryRunResult, type StoredRoute } from '@tessera/routes';
+import { dryRunRequestSchema, routePathSchema } from '../app/proxyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
@@ -211,6 +213,40 @@ const schemas = {
     updatedAt: z.string().nullable(),
   }) satisfies z.ZodType<ReturnUrlsView>,
   AdminFormSigningSecretRequest: formSigningSecretRequestSchema,
+  AdminRouteDocument: routeDocumentSchema,
+  AdminRoutes: z.object({
+    merchantId: z.string(),
+    routes: z.array(z.object({ route: routeDocumentSchema, createdAt: z.string(), updatedAt: z.string() })),
+  }),
+  AdminRoute: z.object({ route: routeDocumentSchema, createdAt: z.string(), updatedAt: z.string() }) satisfies z.ZodType<
+    StoredRoute,
+    unknown
+  >,
+  AdminAppliedRoute: z.object({
+    route: routeDocumentSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    outcome: z.enum(['created', 'updated', 'unchanged']),
+    changed: z.array(z.string()).meta({ description: 'For `updated`: the top-level fields that changed.' }),
+  }),
+  AdminRouteDryRunRequest: dryRunRequestSchema,
+  AdminRouteDryRun: z.object({
+    routeId: z.string(),
+    kind: z.enum(['inbound', 'outbound']),
+    outcome: z
+      .enum(['forwarded', 'refused'])
+      .meta({ description: '`refused`: card data in a place no filter names, and the route says refuse.' }),
+    places: z.array(
+      z.object({
+        filterIndex: z.number().int(),
+        store: z.enum(['number', 'expiry_month', 'expiry_year', 'expiry', 'cvv', 'holder']),
+        value: z.string().meta({ description: 'Masked: a number to its first 6 and last 4, a CVV to ***.' }),
+        becomes: z.string().meta({ description: 'A placeholder alias (inbound), a card data placeholder (outbound), or `unchanged`.' }),
+      }),
+    ),
+    unmatchedCardData: z.number().int(),
+    body: z.string().meta({ description: 'The request body as it would leave, with placeholders; every card-number-like run masked.' }),
+  }) satisfies z.ZodType<DryRunResult>,
   AdminFormSigningSecret: z.object({
     merchantId: z.string(),
     mode: z.enum(['test', 'live']),
@@ -378,6 +414,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
   });
   const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
   const merchantPath = parametersOf(merchantPathSchema, 'path');
+  const routePath = parametersOf(routePathSchema, 'path');
   const merchantQuery = parametersOf(merchantQuerySchema, 'query');
   const auditQuery = parametersOf(auditQuerySchema, 'query');
   const webhookMode = queryParameters(webhookModeQuerySchema);
@@ -487,6 +524,42 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
         requestBody: { required: true, content: ref('AdminReturnUrlsUpdate') },
         responses: { '200': { description: 'The registered URLs.', content: ref('AdminReturnUrls') } },
       }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/routes`]: {
+      get: op('adminListRoutes', 'The merchant’s proxy routes (docs/routes.md)', readSession, {
+        parameters: merchantPath,
+        responses: { '200': { description: 'Every route, by id.', content: ref('AdminRoutes') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/routes/{routeId}`]: {
+      get: op('adminGetRoute', 'One proxy route', readSession, {
+        parameters: routePath,
+        responses: { '200': { description: 'The route document and when it was applied.', content: ref('AdminRoute') } },
+      }),
+      put: op('adminApplyRoute', 'Create or replace a proxy route (audited; applies from the next request)', session, {
+        parameters: routePath,
+        requestBody: { required: true, content: ref('AdminRouteDocument') },
+        responses: {
+          '200': { description: 'Replaced, or unchanged.', content: ref('AdminAppliedRoute') },
+          '201': { description: 'Created.', content: ref('AdminAppliedRoute') },
+        },
+      }),
+      delete: op('adminDeleteRoute', 'Delete a proxy route (audited)', session, {
+        parameters: routePath,
+        responses: { '204': { description: 'Deleted.' } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/routes/{routeId}/dry-run`]: {
+      post: op(
+        'adminDryRunRoute',
+        'What a sample request becomes on the route: placeholders and masked values, nothing sent or stored',
+        session,
+        {
+          parameters: routePath,
+          requestBody: { required: true, content: ref('AdminRouteDryRunRequest') },
+          responses: { '200': { description: 'The dry run.', content: ref('AdminRouteDryRun') } },
+        },
+      ),
     },
     [`${ADMIN_BASE}/merchants/{merchantId}/form-signing-secret`]: {
       post: op('adminShowFormSigningSecret', 'Show the secret that signs the merchant’s hosted-page returns (audited)', session, {

@@ -1,0 +1,6 @@
+export * from './domain/routeDocument';
+export * from './domain/bodySegments';
+export * from './domain/filterEngine';
+export * from './domain/dryRun';
+export * from './domain/routesDoc';
+export * from './store/routeStore';
