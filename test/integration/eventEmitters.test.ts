@@ -35,6 +35,8 @@ beforeAll(async () => {
   redis = await startRedis({ acl: true });
   stack = await startStack(redis, {
     env: {
+      // The hosted page's event is delivered to a receiver on loopback.
+      WEBHOOK_DELIVERY: 'on',
       EVENT_SWEEP_INTERVAL_SECONDS: '1',
       FORM_SESSION_TTL_SECONDS: String(FORM_SESSION_TTL_SECONDS),
       API_KEY_EXPIRING_SOON_DAYS: '7',

@@ -350,7 +350,7 @@ describe('return URLs in the dashboard', () => {
     await page.getByRole('button', { name: 'Save return URLs' }).click();
     await valueIs(`${returnUrl()}\n${cancelUrl()}\n${merchant.origin}/elsewhere`);
     expect((await api('POST', '/v1/form-sessions', { returnUrl: `${merchant.origin}/elsewhere` })).status).toBe(201);
-    await page.getByLabel('Signing secret for').selectOption('test');
+    await page.getByLabel('Signing secret for', { exact: true }).selectOption('test');
     await page.getByRole('button', { name: 'Show signing secret' }).click();
     await page.locator('#signing-secret').waitFor({ state: 'visible' });
     expect(await page.locator('#signing-secret-value').textContent()).toBe(signingSecret);

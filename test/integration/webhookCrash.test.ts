@@ -11,6 +11,7 @@ jest.setTimeout(180_000);
 
 const env = useStack({
   env: {
+    WEBHOOK_DELIVERY: 'on',
     WEBHOOK_BACKOFF_BASE_MS: '100',
     WEBHOOK_BACKOFF_MAX_MS: '500',
     WEBHOOK_TIMEOUT_MS: '5000',

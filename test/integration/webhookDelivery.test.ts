@@ -16,6 +16,7 @@ const DISABLE_AFTER_SECONDS = 4;
 const env = useStack({
   redis: { acl: true },
   env: {
+    WEBHOOK_DELIVERY: 'on',
     METRICS_PORT: '0',
     WEBHOOK_BACKOFF_BASE_MS: '100',
     WEBHOOK_BACKOFF_MAX_MS: '400',

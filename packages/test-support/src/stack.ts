@@ -69,6 +69,10 @@ function testEnv(redis: RedisServer, stateDir: string, extra: Record<string, str
     // PSP recorders listen on ephemeral ports, opened as a range; ports below 1024 (SSH, SMTP,
     // ...) stay refused, and the proxy's unit tests cover the port rule itself.
     PSP_ALLOWED_PORTS: '1024-65535',
+    // No webhook deliveries unless a test asks for them (WEBHOOK_DELIVERY: 'on', with a receiver on
+    // loopback): an endpoint a test registers at https://shop.example/… would otherwise have the
+    // proxy resolve a public name.
+    WEBHOOK_DELIVERY: 'off',
     // Every test client is 127.0.0.1 and tests fail authentication on purpose: limits high
     // enough never to trip by accident, still enforced (rateLimits.test.ts sets low ones).
     RATE_LIMIT_PER_KEY_PER_SECOND: '100000',
