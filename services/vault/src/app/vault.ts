@@ -133,6 +133,11 @@ export class Vault {
 
   async tokenize(card: CardToTokenize): Promise<TokenRecordView> {
     await this.refuseAlias(card);
+    return this.tokenizeCard(card);
+  }
+
+  /** tokenize, once the number is known not to be one of the merchant's aliases. */
+  private async tokenizeCard(card: CardToTokenize): Promise<TokenRecordView> {
     const formats = checkedAliasFormats(card);
     if (card.dedupe === true && card.provisional !== true) return this.tokenizeDeduplicated(card, formats);
     const { entry, view } = this.prepareToken(card, await this.fingerprintKey());
@@ -336,14 +341,28 @@ export class Vault {
       const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
       return cards.map(() => error);
     }
-    for (const card of cards) {
-      if ((card.dedupe === true && card.provisional !== true) || (card.aliasFormats ?? []).length > 0 || isAliasShaped(card.number)) {
-        // Each reads and claims the fingerprint index, or the alias index (which every card number
-        // is checked against): they cannot join the batch's one write.
+    // Every number is looked up in its merchant's alias index first, all at once (one round trip with
+    // auto-pipelining); a refused one takes no further part.
+    const aliasChecks = await Promise.all(
+      cards.map((card) =>
+        this.refuseAlias(card).then(
+          () => undefined,
+          (err: unknown) => (err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err })),
+        ),
+      ),
+    );
+    for (const [index, card] of cards.entries()) {
+      const refused = aliasChecks[index];
+      if (refused !== undefined) {
+        outcomes.push(refused);
+        continue;
+      }
+      if ((card.dedupe === true && card.provisional !== true) || (card.aliasFormats ?? []).length > 0) {
+        // Each reads and claims the fingerprint index or the alias index: they cannot join the batch's one write.
         const item = outcomes.length;
         outcomes.push(new TesseraError('internal_error'));
         deduplicated.push(
-          this.tokenize(card).then(
+          this.tokenizeCard(card).then(
             (view) => void (outcomes[item] = view),
             (err: unknown) =>
               void (outcomes[item] = err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err })),
