@@ -73,10 +73,15 @@ describe('aliases', () => {
         const res = await call('GET', `/v1/token/${alias}`);
         expect(res.status).toBe(404);
         expect(res.body.error.code).toBe('token_not_found');
-        const proxied = await call('POST', '/v1/proxy', proxyBody(alias));
-        expect(proxied.status).toBe(404);
+        expect((await call('DELETE', `/v1/token/${alias}`)).status).toBe(404);
       }
+      // A live key reaches https PSPs only (checked before the token): the other merchant's test key shows the proxy.
+      const proxied = await asOther('POST', '/v1/proxy', proxyBody(alias));
+      expect(proxied.status).toBe(404);
+      expect(proxied.body.error.code).toBe('token_not_found');
     }
+    // Nothing was deleted: the owner still reads it.
+    expect((await asAcme('GET', `/v1/token/${aliases.uuid!}`)).status).toBe(200);
     expect(env.psp.requests).toHaveLength(0);
   });
 
