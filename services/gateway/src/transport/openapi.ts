@@ -156,7 +156,13 @@ export function buildOpenApiDocument(): JsonObject {
     holderName: 'The new card holder name.',
   });
   const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), { cvv: CVV_RECOLLECTED_DOC });
-  const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+  const tokenParam = {
+    name: 'token',
+    in: 'path',
+    required: true,
+    description: 'The token (`tok.…`) or one of its aliases (docs/api.md, Aliases).',
+    schema: { type: 'string' },
+  };
 
   return {
     openapi: '3.1.0',
