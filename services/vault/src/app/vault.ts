@@ -26,7 +26,7 @@ import {
   type Envelope,
   type RecordKind,
 } from '../domain/envelope';
-import { fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
+import { aliasDigestOf, fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
 import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
@@ -152,7 +152,7 @@ export class Vault {
   private async refuseAlias(card: CardToTokenize): Promise<void> {
     const mode = keyModeOf(card.mode);
     if (mode === undefined || card.merchantId === '' || !isAliasShaped(card.number)) return;
-    const named = await this.store.findAlias(card.merchantId, mode, card.number);
+    const named = await this.store.findAlias(card.merchantId, mode, await this.aliasDigest(card.merchantId, mode, card.number));
     if (named !== null && (await this.store.getCard(named)) !== null) throw new TesseraError('number_is_alias', { param: 'number' });
   }
 
@@ -168,7 +168,7 @@ export class Vault {
     try {
       await this.store.save({ ...entry, aliases });
     } catch (err) {
-      await this.store.releaseAliases(card.merchantId, mode, Object.values(aliases), entry.token).catch(() => undefined);
+      await this.releaseAliases(card.merchantId, mode, Object.values(aliases), entry.token).catch(() => undefined);
       throw err;
     }
     return { ...view, aliases };
@@ -187,7 +187,7 @@ export class Vault {
     try {
       for (const format of formats) claimed[format] = await this.claimAlias(merchantId, mode, token, number, format, ttlMs);
     } catch (err) {
-      await this.store.releaseAliases(merchantId, mode, Object.values(claimed), token).catch(() => undefined);
+      await this.releaseAliases(merchantId, mode, Object.values(claimed), token).catch(() => undefined);
       throw err;
     }
     return claimed;
@@ -203,11 +203,31 @@ export class Vault {
   ): Promise<string> {
     for (let attempt = 0; attempt < ALIAS_ATTEMPTS; attempt++) {
       const alias = drawAlias(format, number);
-      if (await this.store.claimAlias(merchantId, mode, alias, token, ttlMs)) return alias;
+      if (await this.store.claimAlias(merchantId, mode, await this.aliasDigest(merchantId, mode, alias), token, ttlMs)) return alias;
     }
     throw new TesseraError('service_unavailable', {
       message: `No free ${format} alias was found for this card: its merchant and mode hold nearly all of them. Ask another format.`,
     });
+  }
+
+  private async aliasDigest(merchantId: string, mode: KeyMode, alias: string): Promise<string> {
+    return aliasDigestOf(await this.fingerprintKey(), merchantId, mode, alias);
+  }
+
+  private async releaseAliases(merchantId: string, mode: KeyMode, aliases: readonly string[], token: string): Promise<void> {
+    if (aliases.length === 0) return;
+    const key = await this.fingerprintKey();
+    const digests = aliases.map((alias) => aliasDigestOf(key, merchantId, mode, alias));
+    await this.store.releaseAliases(merchantId, mode, digests, token);
+  }
+
+  /** The token's aliases live as long as the card they name (its TTL changes with a new expiry). */
+  private async extendAliases(merchantId: string, mode: KeyMode, token: string, ttlMs: number): Promise<void> {
+    const aliases = Object.values(await this.store.aliasesOf(token));
+    if (aliases.length === 0) return;
+    const key = await this.fingerprintKey();
+    const digests = aliases.map((alias) => aliasDigestOf(key, merchantId, mode, alias));
+    await this.store.extendAliases(merchantId, mode, token, digests, ttlMs);
   }
 
   /** The formats the token lacks get a new alias each; a format it has keeps its alias (one per format per token). */
@@ -225,7 +245,7 @@ export class Vault {
       const alias = await this.claimAlias(owner.merchantId, owner.mode, token, number, format, ttlMs);
       const kept = await this.store.addTokenAlias(token, format, alias, ttlMs);
       // A concurrent dedupe of the same card gave the format first: its alias is the token's.
-      if (kept !== alias) await this.store.releaseAliases(owner.merchantId, owner.mode, [alias], token).catch(() => undefined);
+      if (kept !== alias) await this.releaseAliases(owner.merchantId, owner.mode, [alias], token).catch(() => undefined);
       aliases[format] = kept;
     }
     return aliases;
@@ -254,7 +274,7 @@ export class Vault {
       const { entry, view: fresh } = this.prepareToken(card, key);
       const view = await this.saveWithAliases(card, entry, fresh, formats);
       const giveUpAliases = (): Promise<void> =>
-        this.store.releaseAliases(card.merchantId, mode, Object.values(view.aliases), entry.token).catch(() => undefined);
+        this.releaseAliases(card.merchantId, mode, Object.values(view.aliases), entry.token).catch(() => undefined);
       const holder = await this.store.claimFingerprint(fingerprint, entry.token, existing, entry.cardTtlMs).catch(async (err: unknown) => {
         // A claim not acknowledged fails the token as an unacknowledged card write does: the
         // token is never handed out, and its entry (if it landed) and card go again, so a
@@ -445,7 +465,7 @@ export class Vault {
     if (isTokenShaped(tokenOrAlias)) return tokenOrAlias;
     const mode = keyModeOf(owner.mode);
     if (owner.merchantId === '' || mode === undefined || !isAliasShaped(tokenOrAlias)) throw new TesseraError('token_not_found');
-    const token = await this.store.findAlias(owner.merchantId, mode, tokenOrAlias);
+    const token = await this.store.findAlias(owner.merchantId, mode, await this.aliasDigest(owner.merchantId, mode, tokenOrAlias));
     if (token === null || !isTokenShaped(token)) throw new TesseraError('token_not_found');
     return token;
   }
@@ -477,7 +497,7 @@ export class Vault {
     await this.store.delete(token);
     if (card.fingerprint !== undefined) await this.store.releaseFingerprint(card.fingerprint, token).catch(() => undefined);
     // The index entries go too, so the aliases stop resolving at once and may be drawn again.
-    await this.store.releaseAliases(owner.merchantId, mode, Object.values(aliases), token).catch(() => undefined);
+    await this.releaseAliases(owner.merchantId, mode, Object.values(aliases), token).catch(() => undefined);
   }
 
   /**
@@ -567,7 +587,7 @@ export class Vault {
       const next: StoredCard = { ...fields, metadataBound: true, sealed };
       if (await this.store.retainCard(token, raw, next, { cardTtlMs, cvvTtlMs: 0 })) {
         // The aliases live as long as the card they name.
-        await this.store.extendAliases(owner.merchantId, mode, token, cardTtlMs).catch(() => undefined);
+        await this.extendAliases(owner.merchantId, mode, token, cardTtlMs).catch(() => undefined);
         // The index entry lives as long as the card it names.
         if (next.fingerprint !== undefined && next.provisional !== true) {
           await this.store.claimFingerprint(next.fingerprint, token, null, cardTtlMs).catch(() => undefined);

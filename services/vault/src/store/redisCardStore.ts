@@ -515,21 +515,21 @@ export class RedisCardStore implements CardStore {
     await this.run(() => this.scripts.tesseraReleaseFingerprint(fingerprintIndexKey(fingerprint), token));
   }
 
-  async findAlias(merchantId: string, mode: string, alias: string): Promise<string | null> {
-    return this.run(() => this.redis.get(aliasIndexKey(merchantId, mode, alias)));
+  async findAlias(merchantId: string, mode: string, aliasDigest: string): Promise<string | null> {
+    return this.run(() => this.redis.get(aliasIndexKey(merchantId, mode, aliasDigest)));
   }
 
   /** Acknowledged like the fingerprint index: an alias lost in a failover could be handed out twice. */
-  async claimAlias(merchantId: string, mode: string, alias: string, token: string, ttlMs: number): Promise<boolean> {
+  async claimAlias(merchantId: string, mode: string, aliasDigest: string, token: string, ttlMs: number): Promise<boolean> {
     const [reply] = await this.writeAcknowledged([
-      ['set', aliasIndexKey(merchantId, mode, alias), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'],
+      ['set', aliasIndexKey(merchantId, mode, aliasDigest), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'],
     ]);
     return reply === 'OK';
   }
 
-  async releaseAliases(merchantId: string, mode: string, aliases: readonly string[], token: string): Promise<void> {
+  async releaseAliases(merchantId: string, mode: string, aliasDigests: readonly string[], token: string): Promise<void> {
     await this.run(() =>
-      Promise.all(aliases.map((alias) => this.scripts.tesseraReleaseFingerprint(aliasIndexKey(merchantId, mode, alias), token))),
+      Promise.all(aliasDigests.map((digest) => this.scripts.tesseraReleaseFingerprint(aliasIndexKey(merchantId, mode, digest), token))),
     );
   }
 
@@ -545,14 +545,12 @@ export class RedisCardStore implements CardStore {
     return kept;
   }
 
-  async extendAliases(merchantId: string, mode: string, token: string, ttlMs: number): Promise<void> {
+  async extendAliases(merchantId: string, mode: string, token: string, aliasDigests: readonly string[], ttlMs: number): Promise<void> {
     const ms = Math.max(1, Math.ceil(ttlMs));
-    const aliases = await this.aliasesOf(token);
-    if (Object.keys(aliases).length === 0) return;
     await this.run(() =>
       Promise.all([
         this.redis.pexpire(tokenAliasesKey(token), ms),
-        ...Object.values(aliases).map((alias) => this.scripts.tesseraExtendIfNames(aliasIndexKey(merchantId, mode, alias), token, ms)),
+        ...aliasDigests.map((digest) => this.scripts.tesseraExtendIfNames(aliasIndexKey(merchantId, mode, digest), token, ms)),
       ]),
     );
   }
