@@ -29,6 +29,12 @@ export const ERROR_CATALOGUE = {
   cvv_invalid: { status: 400, type: 'invalid_request_error', message: 'The card verification value is not valid.' },
   test_card_in_live_mode: { status: 400, type: 'invalid_request_error', message: 'Test cards cannot be used with a live API key.' },
   live_card_in_test_mode: { status: 400, type: 'invalid_request_error', message: 'Test API keys accept only the published test cards.' },
+  number_is_alias: {
+    status: 400,
+    type: 'invalid_request_error',
+    message:
+      'The number is an alias of one of your tokens, not a card: use the alias where a token is accepted (docs/api.md, Aliases). Aliases must never be tokenized or sent to a PSP as a card.',
+  },
   return_url_not_registered: {
     status: 400,
     type: 'invalid_request_error',

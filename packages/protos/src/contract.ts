@@ -54,12 +54,14 @@ import type {
  */
 export type TokenizeRequest = Omit<
   WireTokenizeRequestIn,
-  'keyMode' | 'holderName' | 'cvv' | '_holderName' | '_cvv' | 'provisional' | 'dedupe' | '_provisionalTtlSeconds'
+  'keyMode' | 'holderName' | 'cvv' | '_holderName' | '_cvv' | 'provisional' | 'dedupe' | '_provisionalTtlSeconds' | 'aliasFormats'
 > & {
   holderName: string;
   cvv: string;
   provisional?: boolean;
   dedupe?: boolean;
+  /** Alias formats to give the token (POST /v1/token's `aliasFormats`); absent or empty: none. */
+  aliasFormats?: string[];
 };
 
 /** `mode` is the key's mode, "test" or "live"; anything else finds nothing, as before the enum. */

@@ -19,7 +19,16 @@ export interface TokenCreateInput extends CardInput {
    * holder name and CVV, instead of a new one (HTTP 201).
    */
   dedupe?: boolean;
+  /**
+   * Aliases to give the token, one per format (docs/api.md, Aliases): other names of it that fit
+   * where a card number or an id used to go, accepted wherever the token is. Never send an alias to
+   * a PSP as a card.
+   */
+  aliasFormats?: AliasFormat[];
 }
+
+/** `card_bin_last4`: Luhn-valid, the card's length, first 6 and last 4 kept; `card_last4`: last 4 kept; `uuid`: a random v4 UUID. */
+export type AliasFormat = 'card_bin_last4' | 'card_last4' | 'uuid';
 
 /**
  * PATCH /v1/token/{token}: a re-issued card with the same number. Give the expiry whole (month and
@@ -53,6 +62,8 @@ export interface TokenRecord {
    * the same mode has the same fingerprint. null for tokens made before Tessera recorded it.
    */
   fingerprint: string | null;
+  /** The token's aliases by format (`{}` when it has none); each is accepted wherever the token is. */
+  aliases: Partial<Record<AliasFormat, string>>;
 }
 
 /**

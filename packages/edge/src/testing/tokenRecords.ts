@@ -17,6 +17,7 @@ export function aTokenRecord(overrides: Partial<TokenRecord__Output> = {}): Toke
     fingerprint: 'fp_unit_test_00000000',
     deduplicated: false,
     ...overrides,
+    aliases: overrides.aliases ?? {},
   };
 }
 

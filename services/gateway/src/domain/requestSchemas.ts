@@ -10,10 +10,27 @@ export { cardInputSchema, cvcInputSchema, parseCardInput, parseCvcInput } from '
  * value (a card number in a 400 body or a log line is exactly what PCI DSS forbids).
  */
 
-/** POST /v1/token: a card, and whether to answer the merchant's existing token for it. */
+/**
+ * The alias formats POST /v1/token takes (the vault's domain/aliases.ts draws them; the vault checks
+ * the names again).
+ */
+export const ALIAS_FORMATS = ['card_bin_last4', 'card_last4', 'uuid'] as const;
+
+/** POST /v1/token: a card, whether to answer the merchant's existing token for it, and the aliases to give it. */
 export const tokenCreateSchema = z.strictObject({
   ...cardInputSchema.shape,
   dedupe: z.boolean({ error: 'dedupe must be true or false.' }).optional(),
+  aliasFormats: z
+    .array(z.enum(ALIAS_FORMATS, { error: `aliasFormats may hold only ${ALIAS_FORMATS.map((f) => `"${f}"`).join(', ')}.` }), {
+      error: 'aliasFormats must be an array of format names.',
+    })
+    .max(ALIAS_FORMATS.length, { error: 'aliasFormats names a format twice.' })
+    .refine((formats) => new Set(formats).size === formats.length, { error: 'aliasFormats names a format twice.' })
+    .optional()
+    .meta({
+      description:
+        'Aliases to give the token, one per format: `card_bin_last4` (Luhn-valid, the card length, first 6 and last 4 kept), `card_last4` (Luhn-valid, the card length, last 4 kept), `uuid` (random v4 UUID). See docs/api.md, Aliases.',
+    }),
 });
 
 export type TokenCreateInput = z.output<typeof tokenCreateSchema>;

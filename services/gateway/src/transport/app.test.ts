@@ -375,9 +375,12 @@ describe('gateway HTTP app', () => {
       expect(h.vault.calls).toHaveLength(0);
     });
 
-    it('rejects a test card with a live key and a real card with a test key', async () => {
+    it('rejects a test card with a live key; a real card with a test key is refused by the vault, which first tells an alias from it', async () => {
       expectEnvelope(await post(h.liveKey, validCard), 400, 'test_card_in_live_mode', 'number');
+      expect(h.vault.calls).toHaveLength(0);
+      h.vault.failWith = new TesseraError('live_card_in_test_mode', { param: 'number' });
       expectEnvelope(await post(h.testKey, { ...validCard, number: '4111111111111111' }), 400, 'live_card_in_test_mode', 'number');
+      expect(h.vault.calls).toHaveLength(1);
     });
 
     it('maps vault errors to their envelope (503 when the vault is down)', async () => {

@@ -194,6 +194,8 @@ export function buildOpenApiDocument(): JsonObject {
     ...cardFieldDocs,
     dedupe:
       "true: if this merchant already has a token for this card number in this mode (made with or without dedupe; not deleted, not provisional), answer it (200) updated with this request's expiry, holderName (when given) and cvv (when given) instead of creating one (201).",
+    aliasFormats:
+      'Distinct formats, one alias each: card_bin_last4, card_last4, uuid (docs/api.md, Aliases). A deduplicated token keeps the aliases it has and gets the formats it lacks. A number that is one of your live aliases is refused (number_is_alias).',
   });
   const tokenUpdate = withPropertyDocs(jsonSchema(tokenUpdateSchema, 'input'), {
     expiryMonth: '1-12; give it with expiryYear.',
@@ -201,7 +203,13 @@ export function buildOpenApiDocument(): JsonObject {
     holderName: 'The new card holder name.',
   });
   const cvcInput = withPropertyDocs(jsonSchema(cvcInputSchema, 'input'), { cvv: CVV_RECOLLECTED_DOC });
-  const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+  const tokenParam = {
+    name: 'token',
+    in: 'path',
+    required: true,
+    description: 'The token (`tok.…`) or one of its aliases (docs/api.md, Aliases).',
+    schema: { type: 'string' },
+  };
 
   return {
     openapi: '3.1.0',

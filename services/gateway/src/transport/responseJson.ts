@@ -32,6 +32,10 @@ export const tokenRecordSchema = z.object({
     description:
       'Keyed hash (HMAC-SHA256 under a key held by the vault) of the card number, per merchant and mode: equal for the same card tokenized again by the same merchant in the same mode, unrelated otherwise. null for tokens made before Tessera recorded it.',
   }),
+  aliases: z.record(z.string(), z.string()).meta({
+    description:
+      "The token's aliases by format (`card_bin_last4`, `card_last4`, `uuid`): other names of this token, accepted wherever the token is. `{}` when it has none. See docs/api.md, Aliases.",
+  }),
 });
 
 export type TokenRecordJson = z.output<typeof tokenRecordSchema>;
@@ -51,6 +55,7 @@ export function tokenRecordJson(record: TokenRecord__Output): TokenRecordJson {
     provisional: record.provisional,
     bin: record.bin === '' ? null : record.bin,
     fingerprint: record.fingerprint === '' ? null : record.fingerprint,
+    aliases: { ...record.aliases },
   };
 }
 

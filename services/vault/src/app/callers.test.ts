@@ -17,6 +17,7 @@ const RECORD: TokenRecordView = {
   bin: '424242',
   fingerprint: 'Zm9vYmFyYmF6cXV4cXV1eA',
   deduplicated: true,
+  aliases: {},
 };
 
 /** What a Vault that would tokenize anything was asked. */

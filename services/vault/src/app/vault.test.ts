@@ -409,6 +409,12 @@ describe('Vault', () => {
       findByFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
       claimFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
       releaseFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
+      findAlias: () => Promise.reject(new TesseraError('service_unavailable')),
+      claimAlias: () => Promise.reject(new TesseraError('service_unavailable')),
+      releaseAliases: () => Promise.reject(new TesseraError('service_unavailable')),
+      aliasesOf: () => Promise.reject(new TesseraError('service_unavailable')),
+      addTokenAlias: () => Promise.reject(new TesseraError('service_unavailable')),
+      extendAliases: () => Promise.reject(new TesseraError('service_unavailable')),
       ping: () => Promise.resolve({ ok: false, detail: 'down' }),
       close: () => Promise.resolve(),
     };

@@ -26,12 +26,13 @@ import {
   type Envelope,
   type RecordKind,
 } from '../domain/envelope';
-import { fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
+import { aliasDigestOf, fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
 import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from '../domain/previewPspBody';
 import { generateToken, isTokenShaped } from '../domain/token';
+import { drawAlias, isAliasFormat, isAliasShaped, type AliasFormat } from '../domain/aliases';
 import { keyModeOf, modeOfLegacyCard } from '../domain/tokenMode';
 import type { CardEntryToSave, CardStore, StoreHealth } from '../store/cardStore';
 import { parseCard } from '../store/records';
@@ -81,6 +82,33 @@ const DEFAULT_BROWSER_TOKEN_TTL_SECONDS = 3600;
  */
 const DEDUPE_ATTEMPTS = 5;
 
+/**
+ * Draws of a new alias that may collide with one the merchant already holds before the format is
+ * given up: a card_bin_last4 alias of a 16-digit card has 10^5 values per BIN and last 4, so only a
+ * merchant and mode holding most of them for one card (a test card tokenized without dedupe, over
+ * and over) runs out.
+ */
+const ALIAS_ATTEMPTS = 16;
+
+/** The requested alias formats, distinct and known; parameter_invalid otherwise (never echoing them). */
+function checkedAliasFormats(card: CardToTokenize): AliasFormat[] {
+  const formats = card.aliasFormats ?? [];
+  const known = formats.filter(isAliasFormat);
+  if (known.length !== formats.length) {
+    throw new TesseraError('parameter_invalid', {
+      param: 'aliasFormats',
+      message: 'aliasFormats may hold only "card_bin_last4", "card_last4" and "uuid".',
+    });
+  }
+  if (new Set(known).size !== known.length) {
+    throw new TesseraError('parameter_invalid', { param: 'aliasFormats', message: 'aliasFormats names a format twice.' });
+  }
+  if (known.length > 0 && card.provisional === true) {
+    throw new TesseraError('parameter_invalid', { param: 'aliasFormats', message: 'Browser-made tokens have no aliases.' });
+  }
+  return known;
+}
+
 /** What PATCH /v1/token/{token} (and a dedupe create) may change of a stored card; absent: kept. */
 export interface CardChange {
   expiryMonth?: number | undefined;
@@ -104,10 +132,123 @@ export class Vault {
   }
 
   async tokenize(card: CardToTokenize): Promise<TokenRecordView> {
-    if (card.dedupe === true && card.provisional !== true) return this.tokenizeDeduplicated(card);
+    await this.refuseAlias(card);
+    return this.tokenizeCard(card);
+  }
+
+  /** tokenize, once the number is known not to be one of the merchant's aliases. */
+  private async tokenizeCard(card: CardToTokenize): Promise<TokenRecordView> {
+    const formats = checkedAliasFormats(card);
+    if (card.dedupe === true && card.provisional !== true) return this.tokenizeDeduplicated(card, formats);
     const { entry, view } = this.prepareToken(card, await this.fingerprintKey());
-    await this.store.save(entry);
-    return view;
+    return this.saveWithAliases(card, entry, view, formats);
+  }
+
+  /**
+   * A number that is a live alias of this merchant and mode is not a card (it may even be someone
+   * else's real card number by chance): refused before any other check of the card, so a test key
+   * learns number_is_alias too rather than live_card_in_test_mode. The index, not the digits, tells.
+   */
+  private async refuseAlias(card: CardToTokenize): Promise<void> {
+    const mode = keyModeOf(card.mode);
+    if (mode === undefined || card.merchantId === '' || !isAliasShaped(card.number)) return;
+    const named = await this.store.findAlias(card.merchantId, mode, await this.aliasDigest(card.merchantId, mode, card.number));
+    if (named !== null && (await this.store.getCard(named)) !== null) throw new TesseraError('number_is_alias', { param: 'number' });
+  }
+
+  /** The aliases are claimed before the card is written (so a token is never answered without them) and given up if it is not. */
+  private async saveWithAliases(
+    card: CardToTokenize,
+    entry: CardEntryToSave,
+    view: TokenRecordView,
+    formats: readonly AliasFormat[],
+  ): Promise<TokenRecordView> {
+    const mode = checkCardToTokenize(card);
+    const aliases = await this.claimAliases(card.merchantId, mode, entry.token, card.number, formats, entry.cardTtlMs);
+    try {
+      await this.store.save({ ...entry, aliases });
+    } catch (err) {
+      await this.releaseAliases(card.merchantId, mode, Object.values(aliases), entry.token).catch(() => undefined);
+      throw err;
+    }
+    return { ...view, aliases };
+  }
+
+  /** One alias per format, each claimed in the index for `token`; on any failure the ones claimed are given up. */
+  private async claimAliases(
+    merchantId: string,
+    mode: KeyMode,
+    token: string,
+    number: string,
+    formats: readonly AliasFormat[],
+    ttlMs: number,
+  ): Promise<Record<string, string>> {
+    const claimed: Record<string, string> = {};
+    try {
+      for (const format of formats) claimed[format] = await this.claimAlias(merchantId, mode, token, number, format, ttlMs);
+    } catch (err) {
+      await this.releaseAliases(merchantId, mode, Object.values(claimed), token).catch(() => undefined);
+      throw err;
+    }
+    return claimed;
+  }
+
+  private async claimAlias(
+    merchantId: string,
+    mode: KeyMode,
+    token: string,
+    number: string,
+    format: AliasFormat,
+    ttlMs: number,
+  ): Promise<string> {
+    for (let attempt = 0; attempt < ALIAS_ATTEMPTS; attempt++) {
+      const alias = drawAlias(format, number);
+      if (await this.store.claimAlias(merchantId, mode, await this.aliasDigest(merchantId, mode, alias), token, ttlMs)) return alias;
+    }
+    throw new TesseraError('service_unavailable', {
+      message: `No free ${format} alias was found for this card: its merchant and mode hold nearly all of them. Ask another format.`,
+    });
+  }
+
+  private async aliasDigest(merchantId: string, mode: KeyMode, alias: string): Promise<string> {
+    return aliasDigestOf(await this.fingerprintKey(), merchantId, mode, alias);
+  }
+
+  private async releaseAliases(merchantId: string, mode: KeyMode, aliases: readonly string[], token: string): Promise<void> {
+    if (aliases.length === 0) return;
+    const key = await this.fingerprintKey();
+    const digests = aliases.map((alias) => aliasDigestOf(key, merchantId, mode, alias));
+    await this.store.releaseAliases(merchantId, mode, digests, token);
+  }
+
+  /** The token's aliases live as long as the card they name (its TTL changes with a new expiry). */
+  private async extendAliases(merchantId: string, mode: KeyMode, token: string, ttlMs: number): Promise<void> {
+    const aliases = Object.values(await this.store.aliasesOf(token));
+    if (aliases.length === 0) return;
+    const key = await this.fingerprintKey();
+    const digests = aliases.map((alias) => aliasDigestOf(key, merchantId, mode, alias));
+    await this.store.extendAliases(merchantId, mode, token, digests, ttlMs);
+  }
+
+  /** The formats the token lacks get a new alias each; a format it has keeps its alias (one per format per token). */
+  private async addMissingAliases(
+    owner: { merchantId: string; mode: KeyMode },
+    token: string,
+    card: StoredCard,
+    number: string,
+    formats: readonly AliasFormat[],
+  ): Promise<Record<string, string>> {
+    const aliases = await this.store.aliasesOf(token);
+    const ttlMs = Math.max(1000, Date.parse(card.expiresAt) - this.now().getTime());
+    for (const format of formats) {
+      if (aliases[format] !== undefined) continue;
+      const alias = await this.claimAlias(owner.merchantId, owner.mode, token, number, format, ttlMs);
+      const kept = await this.store.addTokenAlias(token, format, alias, ttlMs);
+      // A concurrent dedupe of the same card gave the format first: its alias is the token's.
+      if (kept !== alias) await this.releaseAliases(owner.merchantId, owner.mode, [alias], token).catch(() => undefined);
+      aliases[format] = kept;
+    }
+    return aliases;
   }
 
   /**
@@ -119,42 +260,53 @@ export class Vault {
    * the index: the other deletes its own (never handed out) and answers the winner, so both
    * callers get one token.
    */
-  private async tokenizeDeduplicated(card: CardToTokenize): Promise<TokenRecordView> {
+  private async tokenizeDeduplicated(card: CardToTokenize, formats: readonly AliasFormat[]): Promise<TokenRecordView> {
     const mode = checkCardToTokenize(card);
     const key = await this.fingerprintKey();
     const fingerprint = fingerprintOf(key, card.merchantId, mode, card.number);
     for (let attempt = 0; attempt < DEDUPE_ATTEMPTS; attempt++) {
       const existing = await this.store.findByFingerprint(fingerprint);
       if (existing !== null) {
-        const refreshed = await this.refreshDuplicate(card, mode, existing);
+        const refreshed = await this.refreshDuplicate(card, mode, existing, formats);
         if (refreshed !== undefined) return refreshed;
       }
       // No entry, or it names a token that is gone (deleted, expired, provisional): a new one.
-      const { entry, view } = this.prepareToken(card, key);
-      await this.store.save(entry);
+      const { entry, view: fresh } = this.prepareToken(card, key);
+      const view = await this.saveWithAliases(card, entry, fresh, formats);
+      const giveUpAliases = (): Promise<void> =>
+        this.releaseAliases(card.merchantId, mode, Object.values(view.aliases), entry.token).catch(() => undefined);
       const holder = await this.store.claimFingerprint(fingerprint, entry.token, existing, entry.cardTtlMs).catch(async (err: unknown) => {
         // A claim not acknowledged fails the token as an unacknowledged card write does: the
         // token is never handed out, and its entry (if it landed) and card go again, so a
         // failover to a lagging replica cannot leave this card with a second live token.
         await Promise.all(
-          [this.store.releaseFingerprint(fingerprint, entry.token), this.store.delete(entry.token)].map((p) => p.catch(() => undefined)),
+          [this.store.releaseFingerprint(fingerprint, entry.token), this.store.delete(entry.token), giveUpAliases()].map((p) =>
+            p.catch(() => undefined),
+          ),
         );
         throw err;
       });
       if (holder === entry.token) return view;
       await this.store.delete(entry.token);
+      await giveUpAliases();
     }
     throw new TesseraError('service_unavailable', { message: 'The card kept changing while it was being deduplicated.' });
   }
 
   /** The existing token updated with the new card's details, or undefined when it cannot be used. */
-  private async refreshDuplicate(card: CardToTokenize, mode: KeyMode, token: string): Promise<TokenRecordView | undefined> {
+  private async refreshDuplicate(
+    card: CardToTokenize,
+    mode: KeyMode,
+    token: string,
+    formats: readonly AliasFormat[],
+  ): Promise<TokenRecordView | undefined> {
     const owner = { merchantId: card.merchantId, mode };
     const change = { expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, holderName: card.holderName || undefined };
     try {
       const { card: stored } = await this.rewriteCard(owner, token, change, card.number);
       if (card.cvv !== '') await this.storeCvv(stored, token, mode, card.cvv);
-      return toTokenRecordView(token, stored, card.cvv !== '' || (await this.store.hasCvv(token)), true);
+      const aliases = await this.addMissingAliases(owner, token, stored, card.number, formats);
+      return toTokenRecordView(token, stored, card.cvv !== '' || (await this.store.hasCvv(token)), true, aliases);
     } catch (err) {
       if (err instanceof TesseraError && err.code === 'token_not_found') return undefined;
       throw err;
@@ -209,13 +361,28 @@ export class Vault {
       const error = err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
       return cards.map(() => error);
     }
-    for (const card of cards) {
-      if (card.dedupe === true && card.provisional !== true) {
-        // Each reads and claims the fingerprint index: they cannot join the batch's one write.
+    // Every number is looked up in its merchant's alias index first, all at once (one round trip with
+    // auto-pipelining); a refused one takes no further part.
+    const aliasChecks = await Promise.all(
+      cards.map((card) =>
+        this.refuseAlias(card).then(
+          () => undefined,
+          (err: unknown) => (err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err })),
+        ),
+      ),
+    );
+    for (const [index, card] of cards.entries()) {
+      const refused = aliasChecks[index];
+      if (refused !== undefined) {
+        outcomes.push(refused);
+        continue;
+      }
+      if ((card.dedupe === true && card.provisional !== true) || (card.aliasFormats ?? []).length > 0) {
+        // Each reads and claims the fingerprint index or the alias index: they cannot join the batch's one write.
         const item = outcomes.length;
         outcomes.push(new TesseraError('internal_error'));
         deduplicated.push(
-          this.tokenizeDeduplicated(card).then(
+          this.tokenizeCard(card).then(
             (view) => void (outcomes[item] = view),
             (err: unknown) =>
               void (outcomes[item] = err instanceof TesseraError ? err : new TesseraError('internal_error', { cause: err })),
@@ -284,9 +451,29 @@ export class Vault {
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };
   }
 
-  async getToken(owner: TokenOwner, token: string): Promise<TokenRecordView> {
+  async getToken(owner: TokenOwner, tokenOrAlias: string): Promise<TokenRecordView> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const { card } = await this.cardOf(owner, token);
-    return toTokenRecordView(token, card, await this.store.hasCvv(token));
+    return this.recordView(token, card);
+  }
+
+  /**
+   * The token a request names: itself, or the token one of its aliases names in the owner's index.
+   * Another merchant's or mode's alias is not in that index, so it is answered like an unknown token.
+   */
+  private async tokenOf(owner: TokenOwner, tokenOrAlias: string): Promise<string> {
+    if (isTokenShaped(tokenOrAlias)) return tokenOrAlias;
+    const mode = keyModeOf(owner.mode);
+    if (owner.merchantId === '' || mode === undefined || !isAliasShaped(tokenOrAlias)) throw new TesseraError('token_not_found');
+    const token = await this.store.findAlias(owner.merchantId, mode, await this.aliasDigest(owner.merchantId, mode, tokenOrAlias));
+    if (token === null || !isTokenShaped(token)) throw new TesseraError('token_not_found');
+    return token;
+  }
+
+  /** The record as a merchant sees it: with whether a CVV waits and the token's aliases. */
+  private async recordView(token: string, card: StoredCard, cvvAvailable?: boolean): Promise<TokenRecordView> {
+    const [cvv, aliases] = await Promise.all([cvvAvailable ?? this.store.hasCvv(token), this.store.aliasesOf(token)]);
+    return toTokenRecordView(token, card, cvv, false, aliases);
   }
 
   /**
@@ -303,10 +490,14 @@ export class Vault {
   }
 
   /** The fingerprint index stops naming the token too (best effort: dedupe checks what it names anyway). */
-  async deleteToken(owner: TokenOwner, token: string): Promise<void> {
-    const { card } = await this.cardOf(owner, token);
+  async deleteToken(owner: TokenOwner, tokenOrAlias: string): Promise<void> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
+    const { card, mode } = await this.cardOf(owner, token);
+    const aliases = await this.store.aliasesOf(token);
     await this.store.delete(token);
     if (card.fingerprint !== undefined) await this.store.releaseFingerprint(card.fingerprint, token).catch(() => undefined);
+    // The index entries go too, so the aliases stop resolving at once and may be drawn again.
+    await this.releaseAliases(owner.merchantId, mode, Object.values(aliases), token).catch(() => undefined);
   }
 
   /**
@@ -314,10 +505,11 @@ export class Vault {
    * name. The card is re-sealed with them (they are bound into the record) and kept until its new
    * expiry (+ grace); a provisional token keeps its deadline. The CVV is left as it is.
    */
-  async updateToken(owner: TokenOwner, token: string, change: CardChange): Promise<TokenRecordView> {
+  async updateToken(owner: TokenOwner, tokenOrAlias: string, change: CardChange): Promise<TokenRecordView> {
     checkCardChange(change);
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const { card } = await this.rewriteCard(owner, token, change);
-    return toTokenRecordView(token, card, await this.store.hasCvv(token));
+    return this.recordView(token, card);
   }
 
   /**
@@ -326,12 +518,13 @@ export class Vault {
    * (CVV_TTL_SECONDS, never past the card's), consumed by its first render. It replaces a CVV not
    * used yet. The card is authenticated, not decrypted: its brand and mode decide the CVV's length.
    */
-  async attachCvv(owner: TokenOwner, token: string, cvv: { value: string; isInteger: boolean }): Promise<TokenRecordView> {
+  async attachCvv(owner: TokenOwner, tokenOrAlias: string, cvv: { value: string; isInteger: boolean }): Promise<TokenRecordView> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const { card, mode } = await this.cardOf(owner, token);
     const input = cvv.isInteger && /^\d{1,16}$/.test(cvv.value) ? Number(cvv.value) : cvv.value;
     // Test keys only ever hold test cards (checked at tokenization), which take any 3-4 digit CVV.
     await this.storeCvv(card, token, mode, validateCvv(input, card.brand, mode === 'test'));
-    return toTokenRecordView(token, card, true);
+    return this.recordView(token, card, true);
   }
 
   private async storeCvv(card: StoredCard, token: string, mode: KeyMode, cvv: string): Promise<void> {
@@ -393,6 +586,8 @@ export class Vault {
       );
       const next: StoredCard = { ...fields, metadataBound: true, sealed };
       if (await this.store.retainCard(token, raw, next, { cardTtlMs, cvvTtlMs: 0 })) {
+        // The aliases live as long as the card they name.
+        await this.extendAliases(owner.merchantId, mode, token, cardTtlMs).catch(() => undefined);
         // The index entry lives as long as the card it names.
         if (next.fingerprint !== undefined && next.provisional !== true) {
           await this.store.claimFingerprint(next.fingerprint, token, null, cardTtlMs).catch(() => undefined);
@@ -410,13 +605,14 @@ export class Vault {
    * opened first, so a record edited in the store (say, stripped of its flag) fails here instead
    * of being answered as retained.
    */
-  async retainToken(owner: TokenOwner, token: string): Promise<TokenRecordView> {
+  async retainToken(owner: TokenOwner, tokenOrAlias: string): Promise<TokenRecordView> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const mode = this.modeOfOwner(owner, token);
     for (let attempt = 0; attempt < RETAIN_ATTEMPTS; attempt++) {
       const raw = await this.store.readRaw('card', token);
       if (raw === null) throw new TesseraError('token_not_found');
       const { card } = this.owned(owner, mode, token, parseCard(raw));
-      if (card.provisional !== true) return toTokenRecordView(token, card, await this.store.hasCvv(token));
+      if (card.provisional !== true) return this.recordView(token, card);
       const retention = retentionOnRetain(card, {
         cardGraceDays: this.opts.cardGraceDays,
         cvvTtlSeconds: this.opts.cvvTtlSeconds,
@@ -441,14 +637,15 @@ export class Vault {
         if (next.fingerprint !== undefined) {
           await this.store.claimFingerprint(next.fingerprint, token, null, retention.cardTtlMs).catch(() => undefined);
         }
-        return toTokenRecordView(token, next, await this.store.hasCvv(token));
+        return this.recordView(token, next);
       }
     }
     throw new TesseraError('service_unavailable', { message: 'The token kept changing while it was being retained.' });
   }
 
   /** Returns the rendered body as UTF-8 bytes. It holds card data: never log it. */
-  async render(owner: TokenOwner, token: string, template: string, contentType: string): Promise<Buffer> {
+  async render(owner: TokenOwner, tokenOrAlias: string, template: string, contentType: string): Promise<Buffer> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const { card, mode, secret } = await this.cardWithSecretOf(owner, token);
     const maxBytes = this.opts.renderMaxBytes ?? DEFAULT_RENDER_MAX_BYTES;
     const values: CardValues = {
@@ -473,7 +670,8 @@ export class Vault {
    * The masked counterpart of render, for dry runs: nothing in the result is card data beyond
    * first 6 / last 4. The CVV is never decrypted; only its presence matters.
    */
-  async preview(owner: TokenOwner, token: string, template: string, contentType: string): Promise<PspBodyPreview> {
+  async preview(owner: TokenOwner, tokenOrAlias: string, template: string, contentType: string): Promise<PspBodyPreview> {
+    const token = await this.tokenOf(owner, tokenOrAlias);
     const { card, secret } = await this.cardWithSecretOf(owner, token);
     const cvvPresent = templateUses(template, 'CARD_CVV') && (await this.store.hasCvv(token));
     return previewPspBody(

@@ -20,6 +20,8 @@ export interface CardToTokenize {
   provisionalTtlSeconds?: number;
   /** Answer the merchant's existing token for this card instead of a new one (POST /v1/token's `dedupe`). */
   dedupe?: boolean;
+  /** Alias formats to give the token (domain/aliases.ts), as sent; checked by the vault. */
+  aliasFormats?: string[];
 }
 
 /** The merchant and key mode a call acts for; a token answers only to the pair that created it. */
@@ -240,7 +242,13 @@ export function describeCardFields(
   };
 }
 
-export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable: boolean, deduplicated = false): TokenRecordView {
+export function toTokenRecordView(
+  token: string,
+  card: StoredCard,
+  cvvAvailable: boolean,
+  deduplicated = false,
+  aliases: Record<string, string> = {},
+): TokenRecordView {
   return {
     token,
     last4: card.last4,
@@ -255,5 +263,6 @@ export function toTokenRecordView(token: string, card: StoredCard, cvvAvailable:
     bin: card.bin ?? '',
     fingerprint: card.fingerprint ?? '',
     deduplicated,
+    aliases,
   };
 }

@@ -28,6 +28,17 @@ export function fingerprintOf(key: Buffer, merchantId: string, mode: KeyMode, nu
     .toString('base64url');
 }
 
+/**
+ * The alias index's name for an alias: a keyed hash, like a fingerprint but under its own label, so
+ * what is looked up (any number a merchant sends as a card or a token, a real PAN included) never
+ * reaches Redis in clear, not even in a key name (SLOWLOG keeps a slow command's arguments).
+ */
+export function aliasDigestOf(key: Buffer, merchantId: string, mode: KeyMode, alias: string): string {
+  return createHmac('sha256', key)
+    .update(JSON.stringify(['tessera.alias.v1', merchantId, mode, alias]), 'utf8')
+    .digest('base64url');
+}
+
 export function isFingerprintShaped(value: string): boolean {
   return FINGERPRINT_SHAPE.test(value);
 }

@@ -8,6 +8,8 @@ export interface CardEntryToSave {
   cardTtlMs: number;
   /** Absent when no CVV was given. */
   cvv?: { record: StoredCvv; ttlMs: number } | undefined;
+  /** The token's aliases by format, already claimed in the alias index (claimAlias); written with the card. */
+  aliases?: Readonly<Record<string, string>> | undefined;
 }
 
 export type TakenCvv = { outcome: 'taken'; record: StoredCvv } | { outcome: 'replayed' };
@@ -96,6 +98,27 @@ export interface CardStore {
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string>;
   /** Removes the entry if it names `token` (the token was deleted). */
   releaseFingerprint(fingerprint: string, token: string): Promise<void>;
+  // Aliases (domain/aliases.ts). The index names each alias by its keyed digest (aliasDigestOf), never
+  // in clear: what is looked up may be a real card number. It is per merchant and mode; a token's own
+  // list (format -> alias) lives beside its card.
+  /** The token an alias digest names in the merchant's and mode's index, or null (it may be gone: check it). */
+  findAlias(merchantId: string, mode: string, aliasDigest: string): Promise<string | null>;
+  /**
+   * Claims an alias (by digest) for `token` (for `ttlMs`) if no one holds it: atomic (SET NX), so of
+   * two concurrent claims one wins. True when this call won. Acknowledged like save.
+   */
+  claimAlias(merchantId: string, mode: string, aliasDigest: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Removes index entries that still name `token` (its aliases are being given up or the token deleted). */
+  releaseAliases(merchantId: string, mode: string, aliasDigests: readonly string[], token: string): Promise<void>;
+  /** The token's aliases by format ({} when none). */
+  aliasesOf(token: string): Promise<Record<string, string>>;
+  /**
+   * Adds an alias of a format the token has none of yet (HSETNX, kept for `ttlMs`); answers the
+   * alias the token has for the format afterwards (another one when a concurrent call was first).
+   */
+  addTokenAlias(token: string, format: string, alias: string, ttlMs: number): Promise<string>;
+  /** Gives the token's alias list and the index entries (still naming it) the card's new life `ttlMs`. */
+  extendAliases(merchantId: string, mode: string, token: string, aliasDigests: readonly string[], ttlMs: number): Promise<void>;
   /** A small named value that survives restarts of the rewrap tool (its resume point). */
   getCheckpoint(name: string): Promise<string | null>;
   setCheckpoint(name: string, value: string | null): Promise<void>;

@@ -131,6 +131,24 @@ class IndexedCardStore implements CardStore {
   releaseFingerprint(fingerprint: string, token: string): Promise<void> {
     return this.store.releaseFingerprint(fingerprint, token);
   }
+  findAlias(merchantId: string, mode: string, aliasDigest: string): Promise<string | null> {
+    return this.store.findAlias(merchantId, mode, aliasDigest);
+  }
+  claimAlias(merchantId: string, mode: string, aliasDigest: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.store.claimAlias(merchantId, mode, aliasDigest, token, ttlMs);
+  }
+  releaseAliases(merchantId: string, mode: string, aliasDigests: readonly string[], token: string): Promise<void> {
+    return this.store.releaseAliases(merchantId, mode, aliasDigests, token);
+  }
+  aliasesOf(token: string): Promise<Record<string, string>> {
+    return this.store.aliasesOf(token);
+  }
+  addTokenAlias(token: string, format: string, alias: string, ttlMs: number): Promise<string> {
+    return this.store.addTokenAlias(token, format, alias, ttlMs);
+  }
+  extendAliases(merchantId: string, mode: string, token: string, aliasDigests: readonly string[], ttlMs: number): Promise<void> {
+    return this.store.extendAliases(merchantId, mode, token, aliasDigests, ttlMs);
+  }
   getCheckpoint(name: string): Promise<string | null> {
     return this.store.getCheckpoint(name);
   }

@@ -167,3 +167,22 @@ export const FINGERPRINT_KEY_KEY = 'tessera:card:fingerprint-key';
 export function fingerprintIndexKey(fingerprint: string): string {
   return `tessera:card:fp:{${fingerprint}}`;
 }
+
+/**
+ * The alias index: an alias's keyed digest (domain/fingerprint.ts aliasDigestOf; never the alias,
+ * since what is looked up may be a real card number) -> the token it names, unique per merchant and mode because the key
+ * carries both (claimed with SET NX, so two concurrent claims cannot both win). In the merchant's
+ * slot ({m:<id>}, as the gateway's per-merchant keys); under `tessera:card:` so the vault's ACL
+ * pattern covers it, never matched by the card SCAN (no `{` right after `card:`).
+ */
+export function aliasIndexKey(merchantId: string, mode: string, aliasDigest: string): string {
+  return `tessera:card:alias:{m:${merchantId}}:${mode}:${aliasDigest}`;
+}
+
+/**
+ * A token's aliases (a hash, format -> alias), in the token's slot like its card, so the card's
+ * write and its DEL carry it in the same MULTI.
+ */
+export function tokenAliasesKey(token: string): string {
+  return `tessera:card:aliases:{${token}}`;
+}

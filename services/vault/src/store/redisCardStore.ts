@@ -17,7 +17,9 @@ import {
   checkpointKey,
   cvvKey,
   FINGERPRINT_KEY_KEY,
+  aliasIndexKey,
   fingerprintIndexKey,
+  tokenAliasesKey,
   parseCard,
   parseCvv,
   recordKey,
@@ -98,6 +100,24 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 1`;
 
+/**
+ * A token's alias of a format, unless it has one already: the list keeps the longer of its TTL and
+ * `ttlMs`; the alias kept for the format is answered.
+ */
+const ADD_TOKEN_ALIAS = `
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+return redis.call('HGET', KEYS[1], ARGV[1])`;
+
+/** An index entry's new TTL, only while it still names the token. */
+const EXTEND_IF_NAMES = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1`;
+
 /** The first vault to store a fingerprint key wins; every replica then uses the stored one. */
 const CREATE_IF_ABSENT = `
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
@@ -112,7 +132,10 @@ interface CardScripts {
   tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
   /** Sent by name inside claimFingerprint's pipeline, followed there by WAIT. */
   tesseraClaimFingerprint(indexKey: string, token: string, replacing: string, ttlMs: number): Promise<string>;
+  /** Deletes an index entry (fingerprint or alias) only while it names `token`. */
   tesseraReleaseFingerprint(indexKey: string, token: string): Promise<number>;
+  tesseraAddTokenAlias(aliasesKey: string, format: string, alias: string, ttlMs: number): Promise<string | null>;
+  tesseraExtendIfNames(indexKey: string, token: string, ttlMs: number): Promise<number>;
   /** Sent by name inside createFingerprintKey's pipeline, followed there by WAIT. */
   tesseraCreateIfAbsent(key: string, value: string): Promise<string>;
   /** Sent by name inside retainCard's pipeline, followed there by WAIT. */
@@ -154,6 +177,8 @@ export class RedisCardStore implements CardStore {
       tesseraClaimFingerprint: { numberOfKeys: 1, lua: CLAIM_FINGERPRINT },
       tesseraReleaseFingerprint: { numberOfKeys: 1, lua: RELEASE_FINGERPRINT },
       tesseraCreateIfAbsent: { numberOfKeys: 1, lua: CREATE_IF_ABSENT },
+      tesseraAddTokenAlias: { numberOfKeys: 1, lua: ADD_TOKEN_ALIAS },
+      tesseraExtendIfNames: { numberOfKeys: 1, lua: EXTEND_IF_NAMES },
     });
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
@@ -331,6 +356,13 @@ export class RedisCardStore implements CardStore {
       } else {
         commands.push(['del', cvvKey(entry.token)]);
       }
+      const aliases = Object.entries(entry.aliases ?? {});
+      if (aliases.length > 0) {
+        commands.push(
+          ['hset', tokenAliasesKey(entry.token), ...aliases.flat()],
+          ['pexpire', tokenAliasesKey(entry.token), Math.ceil(entry.cardTtlMs)],
+        );
+      }
       spans.push({ first, exec: commands.length });
       commands.push(['exec']);
     }
@@ -384,7 +416,7 @@ export class RedisCardStore implements CardStore {
     );
     // One DEL per token: in a Cluster, keys of different slots cannot share a command.
     const cleanup = node.pipeline();
-    for (const entry of written) cleanup.del(cardKey(entry.token), cvvKey(entry.token));
+    for (const entry of written) cleanup.del(cardKey(entry.token), cvvKey(entry.token), tokenAliasesKey(entry.token));
     await cleanup.exec().catch(() => undefined);
     return results.map((result) => (result.kind === 'saved' ? { kind: 'failed', error: shortfall } : result));
   }
@@ -483,6 +515,46 @@ export class RedisCardStore implements CardStore {
     await this.run(() => this.scripts.tesseraReleaseFingerprint(fingerprintIndexKey(fingerprint), token));
   }
 
+  async findAlias(merchantId: string, mode: string, aliasDigest: string): Promise<string | null> {
+    return this.run(() => this.redis.get(aliasIndexKey(merchantId, mode, aliasDigest)));
+  }
+
+  /** Acknowledged like the fingerprint index: an alias lost in a failover could be handed out twice. */
+  async claimAlias(merchantId: string, mode: string, aliasDigest: string, token: string, ttlMs: number): Promise<boolean> {
+    const [reply] = await this.writeAcknowledged([
+      ['set', aliasIndexKey(merchantId, mode, aliasDigest), token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'],
+    ]);
+    return reply === 'OK';
+  }
+
+  async releaseAliases(merchantId: string, mode: string, aliasDigests: readonly string[], token: string): Promise<void> {
+    await this.run(() =>
+      Promise.all(aliasDigests.map((digest) => this.scripts.tesseraReleaseFingerprint(aliasIndexKey(merchantId, mode, digest), token))),
+    );
+  }
+
+  async aliasesOf(token: string): Promise<Record<string, string>> {
+    return this.run(() => this.redis.hgetall(tokenAliasesKey(token)));
+  }
+
+  async addTokenAlias(token: string, format: string, alias: string, ttlMs: number): Promise<string> {
+    const [kept] = await this.writeAcknowledged([
+      ['tesseraAddTokenAlias', tokenAliasesKey(token), format, alias, Math.max(1, Math.ceil(ttlMs))],
+    ]);
+    if (typeof kept !== 'string') throw storeUnavailable(new Error('the token gave no alias for the format'));
+    return kept;
+  }
+
+  async extendAliases(merchantId: string, mode: string, token: string, aliasDigests: readonly string[], ttlMs: number): Promise<void> {
+    const ms = Math.max(1, Math.ceil(ttlMs));
+    await this.run(() =>
+      Promise.all([
+        this.redis.pexpire(tokenAliasesKey(token), ms),
+        ...aliasDigests.map((digest) => this.scripts.tesseraExtendIfNames(aliasIndexKey(merchantId, mode, digest), token, ms)),
+      ]),
+    );
+  }
+
   /**
    * One write and then (replica:N) WAIT in the same pipeline, as for save: the write's reply once
    * it is acknowledged at the VAULT_WRITE_ACK level; otherwise the call fails (service_unavailable),
@@ -494,7 +566,7 @@ export class RedisCardStore implements CardStore {
 
   async delete(token: string): Promise<boolean> {
     const results = await this.run(async () => {
-      const res = await this.redis.multi().del(cardKey(token)).del(cvvKey(token)).exec();
+      const res = await this.redis.multi().del(cardKey(token)).del(cvvKey(token)).del(tokenAliasesKey(token)).exec();
       if (res === null) throw new Error('redis transaction was aborted');
       for (const [err] of res) if (err) throw err;
       return res;
