@@ -71,3 +71,30 @@ export function parseCommandLine<O extends ParseArgsConfig['options']>(
     return { ok: false, exitCode: EXIT_USAGE };
   }
 }
+
+/**
+ * The command line of a CLI with subcommands (`npm run keys -- create …`): `help`, `--help` or no
+ * command print the usage (to stderr with exit 2 when nothing was asked, to stdout with 0 when help
+ * was), an unknown command is refused with the usage; otherwise the parsed arguments and the command.
+ */
+export function parseSubcommandLine<O extends ParseArgsConfig['options']>(
+  argv: string[],
+  options: O,
+  usage: string,
+  io: CliIo,
+  commands: readonly string[],
+): { ok: true; args: ReturnType<typeof parseArgs<CommandLineConfig<O>>>; command: string } | { ok: false; exitCode: number } {
+  const parsed = parseCommandLine(argv, options, usage, io);
+  if (!parsed.ok) return parsed;
+  const command = parsed.args.positionals[0];
+  const helpAsked = (parsed.args.values as { help?: boolean }).help === true || command === 'help';
+  if (helpAsked || command === undefined) {
+    (helpAsked ? io.out : io.err)(usage);
+    return { ok: false, exitCode: helpAsked ? 0 : EXIT_USAGE };
+  }
+  if (!commands.includes(command)) {
+    io.err(`Unknown command "${command}".\n\n${usage}`);
+    return { ok: false, exitCode: EXIT_USAGE };
+  }
+  return { ok: true, args: parsed.args, command };
+}

@@ -17,7 +17,16 @@ import {
   RedisMerchantSettingsStore,
   resolveApiKeyPepper,
 } from '@tessera/merchant-data';
-import { parseCommandLine, reportUsageError, runCliMain, TesseraError, UsageError, withLocalStack, type CliIo } from '@tessera/common';
+import {
+  parseCommandLine,
+  parseSubcommandLine,
+  reportUsageError,
+  runCliMain,
+  TesseraError,
+  UsageError,
+  withLocalStack,
+  type CliIo,
+} from '@tessera/common';
 import {
   createApiKey,
   getApiKey,
@@ -436,18 +445,19 @@ async function revoke(deps: ApiKeyDeps, plan: RevokePlan, io: Io): Promise<void>
 
 export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
   if (argv[0] === 'admin') return runAdminCli(argv.slice(1), environment, { readStdin: readAllStdin, ...io });
-  const parsed = parseCommandLine(argv, OPTIONS, USAGE, io);
+  const parsed = parseSubcommandLine(argv, OPTIONS, USAGE, io, [
+    'create',
+    'list',
+    'show',
+    'revoke',
+    'restrict',
+    'psp-hosts',
+    'rehash-status',
+    'return-urls',
+    'page-policy',
+  ]);
   if (!parsed.ok) return parsed.exitCode;
-  const args = parsed.args;
-  const command = args.positionals[0];
-  if (args.values.help || command === undefined || command === 'help') {
-    (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
-    return command === undefined && !args.values.help ? 2 : 0;
-  }
-  if (!['create', 'list', 'show', 'revoke', 'restrict', 'psp-hosts', 'rehash-status', 'return-urls', 'page-policy'].includes(command)) {
-    io.err(`Unknown command "${command}".\n\n${USAGE}`);
-    return 2;
-  }
+  const { args, command } = parsed;
   if (command === 'page-policy') {
     try {
       pagePolicy(args, environment, io);

@@ -10,7 +10,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { RedisAuditLog } from '@tessera/merchant-data';
-import { parseCommandLine, reportUsageError, runCliMain, UsageError, withLocalStack, type CliIo } from '@tessera/common';
+import {
+  parseCommandLine,
+  parseSubcommandLine,
+  reportUsageError,
+  runCliMain,
+  UsageError,
+  withLocalStack,
+  type CliIo,
+} from '@tessera/common';
 import {
   parseRouteFile,
   RedisRouteStore,
@@ -166,18 +174,9 @@ function printDryRun(result: DryRunResult, io: CliIo): void {
 }
 
 export async function runRoutesCli(argv: string[], environment: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
-  const parsed = parseCommandLine(argv, OPTIONS, USAGE, io);
+  const parsed = parseSubcommandLine(argv, OPTIONS, USAGE, io, ['apply', 'list', 'show', 'delete', 'dry-run']);
   if (!parsed.ok) return parsed.exitCode;
-  const args = parsed.args;
-  const command = args.positionals[0];
-  if (args.values.help || command === undefined || command === 'help') {
-    (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
-    return command === undefined && !args.values.help ? 2 : 0;
-  }
-  if (!['apply', 'list', 'show', 'delete', 'dry-run'].includes(command)) {
-    io.err(`Unknown command "${command}".\n\n${USAGE}`);
-    return 2;
-  }
+  const { args } = parsed;
   let p: Plan;
   try {
     p = plan(args);

@@ -8,6 +8,7 @@
 import {
   maskCardNumbers,
   parseCommandLine,
+  parseSubcommandLine,
   reportUsageError,
   runCliMain,
   TesseraError,
@@ -320,18 +321,9 @@ function deliveryRow(d: WebhookDeliveryAttempt): string[] {
 }
 
 export async function runWebhooksCli(argv: string[], environment: NodeJS.ProcessEnv, io: Io): Promise<number> {
-  const parsed = parseCommandLine(argv, OPTIONS, USAGE, io);
+  const parsed = parseSubcommandLine(argv, OPTIONS, USAGE, io, COMMANDS);
   if (!parsed.ok) return parsed.exitCode;
-  const args = parsed.args;
-  const command = args.positionals[0];
-  if (args.values.help || command === undefined || command === 'help') {
-    (command === undefined && !args.values.help ? io.err : io.out)(USAGE);
-    return command === undefined && !args.values.help ? 2 : 0;
-  }
-  if (!(COMMANDS as readonly string[]).includes(command)) {
-    io.err(`Unknown command "${command}".\n\n${USAGE}`);
-    return 2;
-  }
+  const { args, command } = parsed;
   let checked: Plan;
   try {
     checked = plan(command as Command, args);
