@@ -15,6 +15,17 @@ describe('RedisEventStore', () => {
     });
   }
 
+  it('never lists an event past retention, trimmed or not', async () => {
+    const merchantId = `shop-${Math.random()}`;
+    const twoDaysAgo = Date.now() - 2 * 86_400_000;
+    const old = buildEvent({ type: 'token.created', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' }, now: new Date(twoDaysAgo) });
+    await new RedisEventStore(redis.redis, 1, () => twoDaysAgo).record(old);
+    const store = new RedisEventStore(redis.redis, 1);
+    const recent = buildEvent({ type: 'token.created', merchantId, mode: 'test', object: { id: 'tok_abcdefgh' } });
+    await store.record(recent);
+    expect(await store.list(merchantId, 'test', { limit: 10 })).toEqual({ data: [recent], hasMore: false });
+  });
+
   it('lists events of the same second newest first', async () => {
     const store = new RedisEventStore(redis.redis);
     const merchantId = `shop-${Math.random()}`;

@@ -32,36 +32,45 @@ export interface EventStore {
  * Keys share the merchant's slot (`{m:<merchantId>}`), so the record, its indexes and the stream
  * entry are written in one MULTI: an event listed is an event a delivery consumer will see.
  */
+type RecordArgs = [
+  retentionMs: number,
+  json: string,
+  scoreMs: number,
+  id: string,
+  cutoffMs: number,
+  maxLength: number,
+  markMs: number,
+  trim: 0 | 1,
+];
+
 interface EventCommands {
-  /** KEYS: mark, record, index, type index, stream; ARGV: retention ms, JSON, created ms, id, cutoff ms, stream max length, mark ms. 1 recorded, 0 marked before. */
-  eventRecordOnce(
-    mark: string,
-    record: string,
-    index: string,
-    typeIndex: string,
-    stream: string,
-    retentionMs: number,
-    json: string,
-    createdMs: number,
-    id: string,
-    cutoffMs: number,
-    maxLength: number,
-    markMs: number,
-  ): Promise<number>;
+  /** KEYS: record, index, type index, stream; ARGV: RecordArgs. */
+  eventRecord(record: string, index: string, typeIndex: string, stream: string, ...args: RecordArgs): Promise<number>;
+  /** KEYS: mark, then eventRecord's; ARGV: RecordArgs. 1 recorded, 0 marked before. */
+  eventRecordOnce(mark: string, record: string, index: string, typeIndex: string, stream: string, ...args: RecordArgs): Promise<number>;
 }
 
-// The same writes as record()'s MULTI, behind the mark: all keys share the merchant's slot.
-const RECORD_ONCE = `
-if redis.call('SET', KEYS[1], ARGV[4], 'NX', 'PX', ARGV[7]) == false then return 0 end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
-for i = 3, 4 do
+/**
+ * The record, its two indexes and the stream entry, in one script (all keys share the merchant's
+ * slot): an event listed is an event a delivery consumer will see. One command, not a MULTI of
+ * eight: recording is on the path of every tokenize. Indexes are trimmed of expired ids only now
+ * and then (`trim`): a trim is O(log N + M), and list() reads only ids within retention.
+ */
+const recordWrites = (first: number) => `
+redis.call('SET', KEYS[${first}], ARGV[2], 'PX', ARGV[1])
+for i = ${first + 1}, ${first + 2} do
   redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[5])
+  if ARGV[8] == '1' then redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[5]) end
   redis.call('PEXPIRE', KEYS[i], ARGV[1])
 end
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'event', ARGV[2])
+redis.call('XADD', KEYS[${first + 3}], 'MAXLEN', '~', ARGV[6], '*', 'event', ARGV[2])
 return 1
 `;
+const RECORD = recordWrites(1);
+const RECORD_ONCE = `if redis.call('SET', KEYS[1], ARGV[4], 'NX', 'PX', ARGV[7]) == false then return 0 end${recordWrites(2)}`;
+
+/** One record in this many trims its indexes of ids past retention. */
+const TRIM_ONE_IN = 32;
 
 export class RedisEventStore implements EventStore {
   private readonly retentionMs: number;
@@ -74,7 +83,10 @@ export class RedisEventStore implements EventStore {
     private readonly nowMs: () => number = Date.now,
   ) {
     this.retentionMs = retentionDays * 86_400_000;
-    this.commands = defineScripts<EventCommands>(redis, { eventRecordOnce: { numberOfKeys: 5, lua: RECORD_ONCE } });
+    this.commands = defineScripts<EventCommands>(redis, {
+      eventRecord: { numberOfKeys: 4, lua: RECORD },
+      eventRecordOnce: { numberOfKeys: 5, lua: RECORD_ONCE },
+    });
   }
 
   private lastScore = 0;
@@ -98,38 +110,30 @@ export class RedisEventStore implements EventStore {
     return `${this.base(merchantId)}index:${mode}${type ? `:${type}` : ''}`;
   }
 
-  async record(event: EventRecord): Promise<void> {
+  private keysOf(event: EventRecord): [record: string, index: string, typeIndex: string, stream: string] {
     const base = this.base(event.merchantId);
-    const recordedMs = this.nextScore();
-    const cutoff = recordedMs - this.retentionMs;
-    const json = JSON.stringify(event);
-    const tx = this.redis.multi().set(`${base}evt:${event.id}`, json, 'PX', this.retentionMs);
-    for (const index of [this.indexKey(event.merchantId, event.mode), this.indexKey(event.merchantId, event.mode, event.type)]) {
-      tx.zadd(index, recordedMs, event.id).zremrangebyscore(index, '-inf', cutoff).pexpire(index, this.retentionMs);
-    }
-    tx.xadd(`${base}stream`, 'MAXLEN', '~', STREAM_MAX_LENGTH, '*', 'event', json);
-    const results = await tx.exec();
-    const failed = results?.find(([error]) => error);
-    if (!results || failed) throw new Error('event could not be recorded');
-  }
-
-  async recordOnce(event: EventRecord, once: string, markForMs = 0): Promise<boolean> {
-    const base = this.base(event.merchantId);
-    const recorded = await this.commands.eventRecordOnce(
-      `${base}once:${event.mode}:${once}`,
+    return [
       `${base}evt:${event.id}`,
       this.indexKey(event.merchantId, event.mode),
       this.indexKey(event.merchantId, event.mode, event.type),
       `${base}stream`,
-      this.retentionMs,
-      JSON.stringify(event),
-      this.nextScore(),
-      event.id,
-      this.nowMs() - this.retentionMs,
-      STREAM_MAX_LENGTH,
-      Math.max(this.retentionMs, Math.ceil(markForMs)),
-    );
-    return Number(recorded) === 1;
+    ];
+  }
+
+  private argsOf(event: EventRecord, markMs = 0): RecordArgs {
+    const scoreMs = this.nextScore();
+    const trim = Math.random() * TRIM_ONE_IN < 1 ? 1 : 0;
+    return [this.retentionMs, JSON.stringify(event), scoreMs, event.id, scoreMs - this.retentionMs, STREAM_MAX_LENGTH, markMs, trim];
+  }
+
+  async record(event: EventRecord): Promise<void> {
+    await this.commands.eventRecord(...this.keysOf(event), ...this.argsOf(event));
+  }
+
+  async recordOnce(event: EventRecord, once: string, markForMs = 0): Promise<boolean> {
+    const mark = `${this.base(event.merchantId)}once:${event.mode}:${once}`;
+    const markMs = Math.max(this.retentionMs, Math.ceil(markForMs));
+    return Number(await this.commands.eventRecordOnce(mark, ...this.keysOf(event), ...this.argsOf(event, markMs))) === 1;
   }
 
   async get(merchantId: string, mode: EventRecord['mode'], id: string): Promise<EventRecord | undefined> {
@@ -148,7 +152,8 @@ export class RedisEventStore implements EventStore {
       if (rank === null) return { data: [], hasMore: false };
       start = rank + 1;
     }
-    const ids = await this.redis.zrevrange(index, start, start + query.limit);
+    // Ids past retention that no trim has dropped yet sit at the old end: never listed.
+    const ids = await this.redis.zrevrangebyscore(index, '+inf', this.nowMs() - this.retentionMs, 'LIMIT', start, query.limit + 1);
     const hasMore = ids.length > query.limit;
     const page = ids.slice(0, query.limit);
     if (page.length === 0) return { data: [], hasMore: false };

@@ -81,6 +81,9 @@ describe('alias draws', () => {
   it('tell shapes apart: tokens and odd text are not alias-shaped', () => {
     expect(isAliasShaped('tok.abcdefghijklmnopqrstuvwxyz')).toBe(false);
     expect(isAliasShaped('12345678901')).toBe(false);
+    // A published test card is always a card: never drawn as an alias, never looked up as one.
+    expect(isAliasShaped('4242424242424242')).toBe(false);
+    expect(isAliasShaped('4242424242424241')).toBe(true);
     expect(isAliasShaped('12345678901234567890')).toBe(false);
     expect(isAliasShaped('550e8400-e29b-11d4-a716-446655440000')).toBe(false);
     expect(isAliasShaped('550E8400-E29B-41D4-A716-446655440000')).toBe(false);
