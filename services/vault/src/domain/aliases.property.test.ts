@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { isLuhnValid } from '@tessera/common';
+import { detectBrand, isLuhnValid, isValidLengthForBrand } from '@tessera/common';
 import { drawAlias, fitsFormat, isAliasShaped } from './aliases';
 
 /** `body` completed with the check digit that makes it Luhn-valid. */
@@ -37,6 +37,9 @@ describe('alias draws (properties)', () => {
       fc.property(cardNumber, (number) => {
         const alias = drawAlias('card_last4', number);
         expect(alias).toMatch(/^[1-9]\d+$/);
+        // A card whose length fits its brand gets an alias whose length fits the brand its digits name.
+        const fitsBrand = (digits: string) => isValidLengthForBrand(detectBrand(digits), digits.length);
+        if (fitsBrand(number)) expect(fitsBrand(alias)).toBe(true);
         expect(alias).toHaveLength(number.length);
         expect(isLuhnValid(alias)).toBe(true);
         expect(alias.slice(-4)).toBe(number.slice(-4));

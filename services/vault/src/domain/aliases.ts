@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { isLuhnValid, isTestCard } from '@tessera/common';
+import { detectBrand, isLuhnValid, isTestCard, isValidLengthForBrand } from '@tessera/common';
 
 /**
  * Aliases: other names of a token, in shapes legacy systems accept where a card number used to go
@@ -29,16 +29,24 @@ const MAX_DRAWS = 64;
  * formats keep the card's length and the kept digits, randomize the rest (a card_last4 alias never
  * starts with 0, which no issuer's range does), and fix one random digit so the whole passes Luhn.
  * Never equal to `number`, nor to a published test card: a test card is always a card, so the vault
- * need not look one up in the alias index (test keys tokenize nothing else).
+ * need not look one up in the alias index (test keys tokenize nothing else). A card_last4 alias's
+ * random head may fall in another brand's range: it is drawn again until its length fits the brand
+ * its digits name, so validators that check brand lengths accept it as they accepted the card.
  */
 export function drawAlias(format: AliasFormat, number: string): string {
   if (format === 'uuid') return randomUUID();
   const { head, tail } = KEPT[format];
+  const brandLengthMatters = fitsBrandLength(number);
   for (let draw = 0; draw < MAX_DRAWS; draw++) {
     const alias = luhnValidDraw(number, head, tail, format === 'card_last4');
-    if (alias !== number && !isTestCard(alias)) return alias;
+    if (alias !== number && !isTestCard(alias) && (!brandLengthMatters || fitsBrandLength(alias))) return alias;
   }
   throw new Error('the card leaves no room for an alias other than itself');
+}
+
+/** Whether the number's length is one its brand (by its leading digits) issues. */
+function fitsBrandLength(digits: string): boolean {
+  return isValidLengthForBrand(detectBrand(digits), digits.length);
 }
 
 function luhnValidDraw(number: string, head: number, tail: number, nonZeroFirst: boolean): string {
