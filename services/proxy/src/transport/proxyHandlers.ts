@@ -32,23 +32,33 @@ export interface HandlerDeps extends ForwardDeps {
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
 
 export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
+  /**
+   * One unary exchange with a server outside (a PSP, a merchant's endpoint): when the caller gives
+   * up (deadline, client gone), the exchange stops too (grpc-js also emits 'cancelled' when the
+   * stream closes after the answer; by then nothing is in flight), and the RPC is counted by the
+   * answer's status class (`<prefix>_2xx`) or the error's code.
+   */
+  function answerExchange<Res extends { status?: number | null }>(
+    call: { metadata: Parameters<typeof requestIdFromMetadata>[0]; once(event: 'cancelled', listener: () => void): unknown },
+    callback: Parameters<typeof answerUnary<Res>>[0],
+    rpc: string,
+    statusPrefix: string,
+    exchange: (ctx: { requestId?: string; cancellation: PspCancellation }) => Promise<Res>,
+  ): void {
+    const requestId = requestIdFromMetadata(call.metadata);
+    const cancellation: PspCancellation = { cancelled: false };
+    call.once('cancelled', () => cancelPspExchange(cancellation));
+    const started = process.hrtime.bigint();
+    answerUnary(callback, exchange({ ...(requestId ? { requestId } : {}), cancellation }), {
+      ok: (res) => deps.observe?.(rpc, `${statusPrefix}_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
+      failed: (err) => deps.observe?.(rpc, outcomeLabel(err), seconds(started)),
+    });
+  }
+
   return {
     Forward(call, callback) {
       deps.checkCallerDeadline?.(call.getDeadline());
-      const requestId = requestIdFromMetadata(call.metadata);
-      // When the gateway gives up (deadline, client gone), stop talking to the PSP too. grpc-js
-      // also emits 'cancelled' when the stream closes after the answer; by then nothing is in flight.
-      const cancellation: PspCancellation = { cancelled: false };
-      call.once('cancelled', () => cancelPspExchange(cancellation));
-      const started = process.hrtime.bigint();
-      answerUnary(
-        callback,
-        forwardToPsp(deps, forwardRequestFromWire(call.request), { ...(requestId ? { requestId } : {}), cancellation }),
-        {
-          ok: (res) => deps.observe?.('Forward', `psp_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
-          failed: (err) => deps.observe?.('Forward', outcomeLabel(err), seconds(started)),
-        },
-      );
+      answerExchange(call, callback, 'Forward', 'psp', (ctx) => forwardToPsp(deps, forwardRequestFromWire(call.request), ctx));
     },
     // Each item as if it had come in its own Forward call (same logs and metrics); its answer is
     // written as soon as its PSP has answered, and the call ends with the last one.
@@ -91,34 +101,13 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       });
     },
     CallCompletion(call, callback) {
-      const requestId = requestIdFromMetadata(call.metadata);
-      const cancellation: PspCancellation = { cancelled: false };
-      call.once('cancelled', () => cancelPspExchange(cancellation));
-      const started = process.hrtime.bigint();
-      answerUnary(
-        callback,
-        callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), {
-          ...(requestId ? { requestId } : {}),
-          cancellation,
-        }),
-        {
-          ok: (res) => deps.observe?.('CallCompletion', `merchant_${Math.floor(res.status / 100)}xx`, seconds(started)),
-          failed: (err) => deps.observe?.('CallCompletion', outcomeLabel(err), seconds(started)),
-        },
+      answerExchange(call, callback, 'CallCompletion', 'merchant', (ctx) =>
+        callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), ctx),
       );
     },
     DeliverWebhook(call, callback) {
-      const requestId = requestIdFromMetadata(call.metadata);
-      const cancellation: PspCancellation = { cancelled: false };
-      call.once('cancelled', () => cancelPspExchange(cancellation));
-      const started = process.hrtime.bigint();
-      answerUnary(
-        callback,
-        deliverWebhook(deps, webhookDeliveryFromWire(call.request), { ...(requestId ? { requestId } : {}), cancellation }),
-        {
-          ok: (res) => deps.observe?.('DeliverWebhook', `receiver_${Math.floor(res.status / 100)}xx`, seconds(started)),
-          failed: (err) => deps.observe?.('DeliverWebhook', outcomeLabel(err), seconds(started)),
-        },
+      answerExchange(call, callback, 'DeliverWebhook', 'receiver', (ctx) =>
+        deliverWebhook(deps, webhookDeliveryFromWire(call.request), ctx),
       );
     },
     DryRun(call, callback) {
