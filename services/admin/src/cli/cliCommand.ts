@@ -2,7 +2,7 @@ import os from 'node:os';
 import { TesseraError, UsageError, type CliIo } from '@tessera/common';
 import type { Caller } from '../app/caller';
 import type { AdminConfig } from '../config';
-import { isValidMerchantId } from '@tessera/merchant-data';
+import { isValidMerchantId, resolveApiKeyPepper } from '@tessera/merchant-data';
 import { CommandError, openCliRedis, reportCommandFailure } from './cliRedis';
 
 /**
@@ -68,4 +68,18 @@ export function merchantFlag(merchant: string | undefined, command: string): str
   if (merchant === undefined) throw new UsageError(`${command} needs --merchant <id>`);
   if (!isValidMerchantId(merchant)) throw new UsageError('--merchant must be 1-64 letters, digits, "_", "." or "-"');
   return merchant;
+}
+
+/**
+ * The API-key pepper as a CLI uses it (keys, webhook secrets): the deployment's, or the development
+ * file's with a warning, since the gateway must then use that same file.
+ */
+export function cliPepper(config: AdminConfig, io: CliIo): ReturnType<typeof resolveApiKeyPepper> {
+  const resolved = resolveApiKeyPepper(config);
+  if (resolved.source === 'dev-file') {
+    io.err(
+      `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
+    );
+  }
+  return resolved;
 }

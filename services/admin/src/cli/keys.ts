@@ -15,7 +15,6 @@ import {
   RedisEventStore,
   RedisAuditLog,
   RedisMerchantSettingsStore,
-  resolveApiKeyPepper,
 } from '@tessera/merchant-data';
 import {
   parseCommandLine,
@@ -48,7 +47,7 @@ import { readTesseraJsIntegrity } from '../adminSetup';
 import { getPspHosts, pspHostsSchema, setPspHosts, type PspHostDeps } from '../app/merchants';
 import { getReturnUrls, parseReturnUrls, setReturnUrls, showFormSigningSecret, type ReturnUrlDeps } from '../app/returnUrls';
 import { readAllStdin, runAdminCli } from './admin';
-import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
+import { asCommand, cliCaller, cliPepper, merchantFlag, runWithCliRedis } from './cliCommand';
 import { CommandError, connectCliRedis } from './cliRedis';
 
 export { parseRotationDelay };
@@ -495,12 +494,7 @@ export async function runKeysCli(argv: string[], environment: NodeJS.ProcessEnv,
     io,
     "API keys live in the gateway's Redis: point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.",
     async ({ config, redis }) => {
-      const { pepper, peppers, source } = resolveApiKeyPepper(config);
-      if (source === 'dev-file') {
-        io.err(
-          `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
-        );
-      }
+      const { pepper, peppers } = cliPepper(config, io);
       const store = new RedisApiKeyStore(redis);
       const audit = new RedisAuditLog(redis, config.ADMIN_AUDIT_MAX_ENTRIES);
       const now = () => new Date();

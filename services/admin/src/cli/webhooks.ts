@@ -24,7 +24,6 @@ import {
   RedisEventStore,
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
-  resolveApiKeyPepper,
   WEBHOOK_ENDPOINT_ID_PATTERN,
 } from '@tessera/merchant-data';
 import {
@@ -43,7 +42,7 @@ import {
   type WebhookEndpointView,
 } from '../app/webhookEndpoints';
 import { webhookDeliveriesOver, type WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
-import { asCommand, cliCaller, merchantFlag, runWithCliRedis } from './cliCommand';
+import { asCommand, cliCaller, cliPepper, merchantFlag, runWithCliRedis } from './cliCommand';
 import { CommandError, connectCliRedis } from './cliRedis';
 
 const USAGE = `Usage: npm run webhooks -- <command> --merchant <id> --mode test|live [options]
@@ -336,12 +335,7 @@ export async function runWebhooksCli(argv: string[], environment: NodeJS.Process
     io,
     "Webhook endpoints live in the gateway's Redis: point REDIS_URL (and API_KEY_PEPPER) at the same values the gateway uses.",
     async ({ config, redis }) => {
-      const { pepper, source } = resolveApiKeyPepper(config);
-      if (source === 'dev-file') {
-        io.err(
-          `warning: API_KEY_PEPPER is not set; using the development pepper in ${config.TESSERA_STATE_DIR} (the gateway must use the same one).`,
-        );
-      }
+      const { pepper } = cliPepper(config, io);
       await connectCliRedis(redis);
       const deps: WebhookEndpointDeps = {
         endpoints: new RedisWebhookEndpointStore(redis),
