@@ -51,12 +51,12 @@ const PLACEHOLDER = /<[^>]+>|\|live|\[--/;
 export function documentedCliCommands(markdown: string): string[] {
   const commands: string[] = [];
   for (const [, block] of markdown.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
-    for (const line of block!.split('\n')) if (/\bnpm run (?:keys|webhooks|vault) --/.test(line)) commands.push(line.trim());
+    for (const line of block!.split('\n')) if (/\bnpm run (?:keys|webhooks|routes|vault) --/.test(line)) commands.push(line.trim());
   }
   const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
   for (const [, span] of prose.matchAll(/`([^`]+)`/g)) {
     const command = span!.replace(/\s+/g, ' ').trim();
-    if (/^npm run (?:keys|webhooks|vault) --/.test(command)) commands.push(command);
+    if (/^npm run (?:keys|webhooks|routes|vault) --/.test(command)) commands.push(command);
   }
   return commands;
 }
@@ -89,7 +89,7 @@ let quickStartToken: string;
 /** A checkout to run in: the repository's code, linked, and a directory of its own for `.tessera`. */
 function makeCheckout(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-quickstart-'));
-  for (const entry of ['package.json', 'node_modules', 'packages', 'services', 'scripts']) {
+  for (const entry of ['package.json', 'node_modules', 'packages', 'services', 'scripts', 'examples']) {
     fs.symlinkSync(path.join(ROOT, entry), path.join(dir, entry));
   }
   return dir;
@@ -209,7 +209,7 @@ describe('README quick start', () => {
   });
 
   it('runs every CLI command of the README and the docs as written, beside it, with no environment of their own', () => {
-    const files = ['README.md', 'docs/api.md', 'docs/browser.md', 'docs/dashboard.md', 'docs/webhooks.md'];
+    const files = ['README.md', 'docs/api.md', 'docs/browser.md', 'docs/dashboard.md', 'docs/webhooks.md', 'docs/routes.md'];
     const commands = files.flatMap((file) => documentedCliCommands(fs.readFileSync(path.join(ROOT, file), 'utf8')));
     const shown = commands.filter((command) => PLACEHOLDER.test(command));
     expect(shown).toEqual([
@@ -245,6 +245,9 @@ describe('README quick start', () => {
         'npm run webhooks -- rotate-secret --merchant dev --mode test --endpoint we_… --expires-in 1h',
         'npm run webhooks -- deliveries --merchant dev --mode test --endpoint we_…',
         'npm run webhooks -- delete --merchant dev --mode test --endpoint we_…',
+        'npm run routes -- apply --merchant dev --file examples/routes/routes.yaml        # validates, shows the changes, applies',
+        'npm run routes -- dry-run --merchant dev --route inbound-checkout --file examples/routes/sample.json',
+        'npm run routes -- delete --merchant dev --route stripe',
       ]),
     );
     // What they made is in the running stack's store: the gateway's own CLI sees it.
