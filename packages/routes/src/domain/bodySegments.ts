@@ -295,7 +295,8 @@ export function viewsOf(parsed: ParsedBody): View[] {
 /** The text a value becomes in a segment of this kind. */
 export function encodeFor(kind: Segment['kind'], text: string): string {
   if (kind === 'json-string') return JSON.stringify(text).slice(1, -1);
-  if (kind === 'json-number') return /^\d+$/.test(text) ? text : JSON.stringify(text);
+  // JSON allows no leading zero, so an alias like "0042" goes back as a string.
+  if (kind === 'json-number') return /^(0|[1-9]\d*)$/.test(text) ? text : JSON.stringify(text);
   if (kind === 'form-name' || kind === 'form-value') return encodeURIComponent(text);
   return text;
 }

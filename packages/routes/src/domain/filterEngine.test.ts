@@ -93,7 +93,7 @@ describe('rewriteBody', () => {
         const places = findCardData(request, filters({ location: 'json', pointer: '/card/number', store: 'number' }));
         expect(places).toHaveLength(1);
         const rewritten = JSON.parse(rewriteBody(request, [{ place: places[0]!, text: alias }])) as Record<string, unknown>;
-        expect((rewritten.card as { number: unknown }).number).toEqual(asNumber && /^\d+$/.test(alias) ? Number(alias) : alias);
+        expect((rewritten.card as { number: unknown }).number).toEqual(asNumber && /^(0|[1-9]\d*)$/.test(alias) ? Number(alias) : alias);
         expect({ ...rewritten, card: undefined }).toEqual(JSON.parse(JSON.stringify({ ...document, card: undefined })));
       }),
     );
@@ -133,6 +133,13 @@ describe('rewriteBody', () => {
         },
       ),
     );
+  });
+
+  it('puts an alias with a leading zero back into a JSON number as a string, so the body stays JSON', () => {
+    const request: RouteRequest = { contentType: JSON_TYPE, body: '{"n":4242424242424242}' };
+    const places = findCardData(request, filters({ location: 'text', pattern: 'card_number', store: 'number' }));
+    expect(rewriteBody(request, [{ place: places[0]!, text: '0042' }])).toBe('{"n":"0042"}');
+    expect(rewriteBody(request, [{ place: places[0]!, text: '0' }])).toBe('{"n":0}');
   });
 
   it('replaces a number inside a JSON string written with escapes, and leaves the escapes around it', () => {
