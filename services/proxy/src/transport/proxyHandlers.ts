@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
   answerUnary,
@@ -104,6 +105,19 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       answerExchange(call, callback, 'CallCompletion', 'merchant', (ctx) =>
         callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), ctx),
       );
+    },
+    // Issue 28 (ADR 0013): contract defined, implementations land with the proxies.
+    ForwardRoute(_call, callback) {
+      callback({ code: 12, details: 'not implemented yet', name: 'Error', message: 'not implemented yet', metadata: new Metadata() });
+    },
+    ForwardUpstream(call) {
+      call.emit('error', {
+        code: 12,
+        details: 'not implemented yet',
+        name: 'Error',
+        message: 'not implemented yet',
+        metadata: new Metadata(),
+      });
     },
     DeliverWebhook(call, callback) {
       answerExchange(call, callback, 'DeliverWebhook', 'receiver', (ctx) =>

@@ -49,7 +49,10 @@ export function proxyCallerPolicy(
     ForwardBatch: gatewayOnly,
     DryRun: gatewayOnly,
     DeliverWebhook: gatewayOnly,
+    ForwardRoute: gatewayOnly,
     CallCompletion: [names.fieldsName],
+    // The inbound service's (ADR 0013); nobody until it exists.
+    ForwardUpstream: [],
   };
 }
 

@@ -61,6 +61,9 @@ describe('the vault caller policy for the fields identity', () => {
       Preview: ['proxy'],
       UpdateToken: ['gateway'],
       AttachCvv: ['gateway', 'fields'],
+      RenderRoute: ['proxy'],
+      IssueHostCertificate: ['gateway'],
+      GetCaCertificate: ['gateway'],
     });
   });
 });

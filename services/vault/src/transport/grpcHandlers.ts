@@ -203,5 +203,13 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         cvcSession: req.cvcSession,
       }),
     ),
+    // Issue 28 (ADR 0013): contract defined, implementations land with the forward proxy.
+    RenderRoute: unimplemented,
+    IssueHostCertificate: unimplemented,
+    GetCaCertificate: unimplemented,
   };
+}
+
+function unimplemented(_call: unknown, callback: (error: grpc.ServiceError) => void): void {
+  callback(Object.assign(new Error('not implemented yet'), { code: 12, details: 'not implemented yet', metadata: undefined as never }));
 }

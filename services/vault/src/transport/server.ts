@@ -60,6 +60,9 @@ export function vaultCallerPolicy(tls: CallerNames): Record<keyof VaultHandlers 
     Preview: [tls.proxyName],
     UpdateToken: [tls.gatewayName],
     AttachCvv: [tls.gatewayName, ...fieldsOf(tls)],
+    RenderRoute: [tls.proxyName],
+    IssueHostCertificate: [tls.gatewayName],
+    GetCaCertificate: [tls.gatewayName],
   };
 }
 
