@@ -168,6 +168,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'Start the two-factor set-up first; a started set-up expires after 10 minutes.',
   },
+  card_data_unmatched: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The request holds a card number in a place no filter of its route takes card data from; it was not sent on.',
+  },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },
   cvv_unavailable: { status: 422, type: 'card_data_error', message: 'The CVV for this token is no longer available.' },
