@@ -1,3 +1,4 @@
+import { stringify } from 'yaml';
 import { z } from 'zod';
 import { isTestCard, TesseraError } from '@tessera/common';
 import type { AuditLog } from '@tessera/merchant-data';
@@ -222,4 +223,9 @@ export async function listProxyRoutesInReach(
     for (const stored of await deps.routes.list(merchantId)) routes.push({ merchantId, ...stored });
   }
   return routes;
+}
+
+/** A route's document as YAML, as `npm run routes -- show` prints it: what a merchant keeps in git. */
+export function routeAsYaml(route: RouteDocument): string {
+  return stringify(route);
 }

@@ -236,7 +236,13 @@ const schemas = {
   AdminMerchantRoutes: z.object({
     routes: z.array(z.object({ merchantId: z.string(), route: routeDocumentSchema, createdAt: z.string(), updatedAt: z.string() })),
   }),
-  AdminMerchantRoute: z.object({ merchantId: z.string(), route: routeDocumentSchema, createdAt: z.string(), updatedAt: z.string() }),
+  AdminMerchantRoute: z.object({
+    merchantId: z.string(),
+    route: routeDocumentSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    yaml: z.string().meta({ description: 'The document as YAML, as `npm run routes -- show` prints it.' }),
+  }),
   AdminAppliedRouteFile: z.object({
     merchantId: z.string(),
     routes: z.array(

@@ -186,6 +186,7 @@ describe('/admin/v1/routes', () => {
     const shown = await call('GET', '/routes/acme/stripe');
     expect(shown.status).toBe(200);
     expect(shown.json()).toMatchObject({ merchantId: 'acme', route: { id: 'stripe', kind: 'outbound' }, updatedAt: NOW.toISOString() });
+    expect(shown.json().yaml).toMatch(/^id: stripe\nkind: outbound\n/);
     expect((await call('DELETE', '/routes/acme/stripe')).status).toBe(204);
     const gone = await call('GET', '/routes/acme/stripe');
     expect(gone.status).toBe(404);

@@ -7,6 +7,7 @@ import {
   applyProxyRouteFile,
   listProxyRoutesInReach,
   parseRouteFileInput,
+  routeAsYaml,
   routeFileMerchant,
   routeFileQuerySchema,
   routeListQuerySchema,
@@ -148,7 +149,8 @@ export function registerRouteFileRoutes(
 
   api.get('/routes/:merchantId/:routeId', async (req: Request, res: Response) => {
     const { merchantId, routeId } = routeOf(req, res);
-    sendJson(res, 200, { merchantId, ...(await getProxyRoute(depsOf(), callerOf(res), merchantId, routeId)) });
+    const stored = await getProxyRoute(depsOf(), callerOf(res), merchantId, routeId);
+    sendJson(res, 200, { merchantId, ...stored, yaml: routeAsYaml(stored.route) });
   });
 
   api.delete('/routes/:merchantId/:routeId', async (req: Request, res: Response) => {
