@@ -66,7 +66,7 @@ function renderRow(stored) {
   return el(
     'tr',
     { 'data-route-id': route.id },
-    el('th', { scope: 'row' }, el('code', { text: route.id })),
+    el('td', {}, el('code', { text: route.id })),
     el('td', { text: route.kind }),
     el('td', {}, el('span', { className: `badge ${route.mode === 'live' ? 'badge-live' : 'badge-test'}`, text: route.mode })),
     el('td', {}, el('code', { className: 'script-url', text: whereOf(route) })),
