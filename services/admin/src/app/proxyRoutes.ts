@@ -203,6 +203,9 @@ export async function applyProxyRouteFile(
   return applied;
 }
 
+/** Listing across merchants also needs where the merchant list comes from (listMerchants). */
+export type RouteListDeps = Pick<ProxyRouteDeps, 'routes'> & Parameters<typeof listMerchants>[0];
+
 export interface MerchantRoute extends StoredRoute {
   merchantId: string;
 }
@@ -211,11 +214,7 @@ export interface MerchantRoute extends StoredRoute {
  * One merchant's routes, or, without one named, those of every merchant the caller manages
  * (listMerchants: a merchant with a key or an operator), by merchant then id.
  */
-export async function listProxyRoutesInReach(
-  deps: Pick<ProxyRouteDeps, 'routes'> & Parameters<typeof listMerchants>[0],
-  caller: Caller,
-  requested: string | undefined,
-): Promise<MerchantRoute[]> {
+export async function listProxyRoutesInReach(deps: RouteListDeps, caller: Caller, requested: string | undefined): Promise<MerchantRoute[]> {
   const named = merchantInReach(caller, requested);
   const merchants = named !== undefined ? [named] : await listMerchants(deps, caller);
   const routes: MerchantRoute[] = [];

@@ -602,7 +602,21 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
             required: true,
             content: {
               'application/yaml': { schema: { $ref: '#/components/schemas/AdminRouteFile' } },
-              'application/json': { schema: { $ref: '#/components/schemas/AdminRouteFile' } },
+              // JSON is read as YAML: one route, a list, or `{ routes: [...] }`.
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    { $ref: '#/components/schemas/AdminRouteDocument' },
+                    { type: 'array', items: { $ref: '#/components/schemas/AdminRouteDocument' } },
+                    {
+                      type: 'object',
+                      required: ['routes'],
+                      additionalProperties: false,
+                      properties: { routes: { type: 'array', items: { $ref: '#/components/schemas/AdminRouteDocument' } } },
+                    },
+                  ],
+                },
+              },
             },
           },
           responses: {

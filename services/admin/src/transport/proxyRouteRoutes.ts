@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { TesseraError } from '@tessera/common';
 import { errorFromBodyParser, sendJson, setServiceHeaders } from '@tessera/edge';
-import { merchantInReach, merchantPathSchema, type listMerchants } from '../app/merchants';
+import { merchantInReach, merchantPathSchema } from '../app/merchants';
 import {
   applyProxyRoute,
   applyProxyRouteFile,
@@ -19,6 +19,7 @@ import {
   parseRouteInput,
   routePathSchema,
   type ProxyRouteDeps,
+  type RouteListDeps,
 } from '../app/proxyRoutes';
 import { callerOf } from './sessionRoutes';
 import { parseBody, parsePath, parseQuery } from './validation';
@@ -108,7 +109,7 @@ export function routeFileBody(limitBytes: number): RequestHandler[] {
  */
 export function registerRouteFileRoutes(
   api: Router,
-  deps: (ProxyRouteDeps & Parameters<typeof listMerchants>[0]) | undefined,
+  deps: (ProxyRouteDeps & RouteListDeps) | undefined,
   bodies: { body: RequestHandler[]; fileBody: RequestHandler[] },
 ): void {
   const depsOf = () => {
@@ -127,7 +128,7 @@ export function registerRouteFileRoutes(
 
   api.post(
     '/routes',
-    async (req: Request, res: Response, next: NextFunction) => {
+    (req: Request, res: Response, next: NextFunction) => {
       // Reach and the merchant are said before the body is read.
       const merchantId = routeFileMerchant(callerOf(res), parseQuery(routeFileQuerySchema, req).merchantId);
       depsOf();
