@@ -11,7 +11,8 @@
  * each round (interleaving puts every round of every target under the same machine noise).
  * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
  * reports p50/p99 (see paced()). Last, webhook delivery end to end: events/s and the lag at half
- * that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone).
+ * that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone). Then a card import of BENCH_IMPORT_CARDS
+ * (1000000) cards from a PGP file: cards/s and the vault's peak RSS (bench/import.mjs; BENCH_ONLY=import alone).
  * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
  * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
  * is printed with its target beside it (bench/targets.mjs).
@@ -40,6 +41,7 @@ import { hopLines, measureHops } from './hops.mjs';
 import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
 import { targetLines } from './targets.mjs';
 import { webhookLines, webhookPhase } from './webhooks.mjs';
+import { importLines, importPhase } from './import.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -275,7 +277,7 @@ async function main() {
   );
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) =>
-      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_)/.test(k),
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_|IMPORT_)/.test(k),
     ),
   );
   stack = new ServiceStack({
@@ -298,6 +300,8 @@ async function main() {
       // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
       // not its 429s.
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
+      // The import phase starts measuring at its upload's end: a queued import is picked up soon after.
+      IMPORT_POLL_INTERVAL_MS: '200',
       ...passThrough,
     },
     // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the services under load.
@@ -412,7 +416,8 @@ async function main() {
       'wake-ups': Object.fromEntries(measured.map(({ name, pid }) => [name, voluntarySwitches(pid)])),
     };
   };
-  if (settings.seqRequests > 0) {
+  // BENCH_ONLY=import (or webhooks,import) measures no request latency.
+  if (settings.seqRequests > 0 && !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks'))) {
     log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
     const blocks = 10;
     latency.sequential = await latencyPhase(latencyTargets, {
@@ -534,6 +539,18 @@ async function main() {
         })
       : undefined;
 
+  // A card import from a PGP file (bench/import.mjs); BENCH_ONLY=import runs only this phase.
+  const cardImport =
+    !ONLY || ONLY.includes('import')
+      ? await importPhase({
+          cliEnv: { ...serviceEnv, REDIS_URL: stack.redisServer.url },
+          redisUrl: stack.redisServer.url,
+          vaultPid: stack.vault.pid,
+          log,
+          cards: Number(env.BENCH_IMPORT_CARDS ?? 1_000_000),
+        })
+      : undefined;
+
   const totalErrors = Object.values(summary).reduce((a, s) => a + s.errors, 0) + Object.values(fixed).reduce((a, s) => a + s.errors, 0);
   const report = {
     date: new Date().toISOString(),
@@ -546,6 +563,7 @@ async function main() {
     latency,
     fixed,
     webhooks,
+    import: cardImport,
     rssMb: rss.peak,
     idleRssMb,
     totalErrors,
@@ -595,6 +613,7 @@ async function main() {
     ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     ...(webhooks ? webhookLines(webhooks) : []),
+    ...(cardImport ? importLines(cardImport) : []),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
     '',

@@ -23,6 +23,7 @@ import { openKeyRing } from '../openKeyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
 import { RedisCardStore } from '../store/redisCardStore';
+import { IMPORT_USAGE, runImportCommand } from './importCommands';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
 
@@ -40,6 +41,7 @@ Commands:
       run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
       Counts records per key id and where each key lives. A key may be removed once it counts zero.
+${IMPORT_USAGE}
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -54,6 +56,14 @@ const OPTIONS = {
   'max-batches': { type: 'string' },
   restart: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
+  merchant: { type: 'string' },
+  mode: { type: 'string' },
+  format: { type: 'string' },
+  'report-key': { type: 'string' },
+  'key-type': { type: 'string' },
+  'public-key-out': { type: 'string' },
+  out: { type: 'string' },
+  wait: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -139,6 +149,17 @@ export async function run(
       io.out(generateKeyRingEntry(kid));
       io.err(`Append this entry to the END of VAULT_KEYS (comma-separated), redeploy the vault, then run: npm run vault -- rewrap`);
       return 0;
+    }
+    if (command === 'import') {
+      return await runImportCommand(
+        parsed,
+        config,
+        () => {
+          const keys = openKeyRing(config, () => developmentKeyRing(config));
+          return { ring: keys.ring, close: () => keys.close() };
+        },
+        io,
+      );
     }
     if (command !== 'rewrap' && command !== 'status') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
