@@ -35,7 +35,8 @@ export type RecordRefusal =
   | 'old_id_too_long'
   | 'header_missing_columns';
 
-export type ParsedRecord = { ok: true; card: ImportedCard } | { ok: false; reason: RecordRefusal };
+/** A refused record keeps its old id when that much could be read, so the report can name it. */
+export type ParsedRecord = { ok: true; card: ImportedCard } | { ok: false; reason: RecordRefusal; oldId?: string };
 
 /** Longest line read as a record; a longer one is refused (record_too_long) without being held. */
 export const MAX_RECORD_BYTES = 16 * 1024;
@@ -244,24 +245,26 @@ function parseExpiry(value: unknown): { month: number; year: number } | undefine
 }
 
 function toCard(raw: Record<keyof Paths, unknown>): ParsedRecord {
-  const number = typeof raw.number === 'string' ? raw.number.replace(/[\s-]/g, '') : typeof raw.number === 'number' ? '' : undefined;
+  const oldId = typeof raw.oldId === 'string' ? raw.oldId.trim() : typeof raw.oldId === 'number' ? String(raw.oldId) : '';
+  if (oldId.length > MAX_OLD_ID) return { ok: false, reason: 'old_id_too_long' };
+  const refuse = (reason: RecordRefusal): ParsedRecord => ({ ok: false, reason, oldId });
   // A number given as a JSON number has already lost digits past 2^53: refused, not guessed.
-  if (number === undefined || number === '') return { ok: false, reason: raw.number === undefined ? 'number_missing' : 'record_malformed' };
+  if (raw.number === undefined) return refuse('number_missing');
+  if (typeof raw.number !== 'string') return refuse('record_malformed');
+  const number = raw.number.replace(/[\s-]/g, '');
+  if (number === '') return refuse('number_missing');
+  if (raw.expiryMonth === undefined && raw.expiryYear === undefined && raw.expiry === undefined) return refuse('expiry_missing');
   let month = integerOf(raw.expiryMonth);
   let year = integerOf(raw.expiryYear);
-  if (month === undefined && year === undefined && raw.expiry !== undefined) {
+  if (raw.expiryMonth === undefined && raw.expiryYear === undefined) {
     const parsed = parseExpiry(raw.expiry);
-    if (parsed === undefined) return { ok: false, reason: 'expiry_invalid' };
+    if (parsed === undefined) return refuse('expiry_invalid');
     month = parsed.month;
     year = parsed.year;
   }
-  if (raw.expiryMonth === undefined && raw.expiryYear === undefined && raw.expiry === undefined)
-    return { ok: false, reason: 'expiry_missing' };
-  if (month === undefined || year === undefined) return { ok: false, reason: 'expiry_invalid' };
+  if (month === undefined || year === undefined) return refuse('expiry_invalid');
   // Two-digit years appear in exports; four digits is what the vault stores.
   if (year < 100) year += 2000;
   const holderName = typeof raw.holderName === 'string' ? raw.holderName.trim() : '';
-  const oldId = typeof raw.oldId === 'string' ? raw.oldId.trim() : typeof raw.oldId === 'number' ? String(raw.oldId) : '';
-  if (oldId.length > MAX_OLD_ID) return { ok: false, reason: 'old_id_too_long' };
   return { ok: true, card: { number, expiryMonth: month, expiryYear: year, holderName, oldId } };
 }

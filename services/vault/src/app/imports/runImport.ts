@@ -156,7 +156,7 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
       batch.push(
         parsed.ok
           ? { line: line.number, card: parsed.card, oldId: parsed.card.oldId }
-          : { line: line.number, reason: parsed.reason, oldId: '' },
+          : { line: line.number, reason: parsed.reason, oldId: parsed.oldId ?? '' },
       );
       if (batch.length >= deps.batchSize) await flush();
     }
