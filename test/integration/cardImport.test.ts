@@ -189,8 +189,7 @@ test('an import killed in the middle finishes after a restart with every card im
       expect(sample.filter((pan) => text.includes(pan))).toEqual([]);
     }
     // The import's end destroyed its key and the uploaded file.
-    expect(await redis.hexists(`tessera:import:{${id}}:meta`, 'sealedPrivateKey')).toBe(0);
-    expect(await redis.exists(`tessera:import:{${id}}:upload`)).toBe(0);
+    expect(await redis.exists(`tessera:import:{${id}}:key`, `tessera:import:{${id}}:upload`)).toBe(0);
   } finally {
     redis.disconnect();
   }

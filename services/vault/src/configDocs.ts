@@ -42,7 +42,7 @@ export const vaultConfigDocs: ConfigDocs = {
     text: 'a running import is held by one vault under a lease renewed while it works; a vault that dies mid-import is replaced by another (which resumes from the last checkpoint) this long after',
   },
   IMPORT_BATCH_SIZE: {
-    text: 'cards an import tokenizes together and checkpoints at once (at most 10000); memory grows with it, not with the file',
+    text: 'cards an import checkpoints at once (at most 10000); two batches are tokenized at a time, so memory grows with it, not with the file',
   },
   IMPORT_KEEP_DAYS: {
     text: "how long a finished import's status and encrypted report stay downloadable; its uploaded file and key are deleted at once",

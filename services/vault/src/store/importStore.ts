@@ -6,7 +6,8 @@ import type { ImportFormat } from '../domain/importFormats';
  * Card imports in Redis (docs/adr/0014-card-import.md), under `tessera:import:` (the vault's Redis
  * user only). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
  * outcomes of a batch and the counts that cover them) is one MULTI, on a Cluster too:
- *   :meta      hash: merchant, mode, format, state, counts, keys (the private key wrapped under the KEK)
+ *   :meta      hash: merchant, mode, format, state, counts, the public keys
+ *   :key       the import's private key wrapped under the KEK (apart, so a reader of the status never holds it)
  *   :upload    list: the uploaded file, OpenPGP ciphertext, in chunks
  *   :outcomes  list: one entry per checkpointed batch, its report rows sealed under the key ring
  *   :report    list: the finished report, OpenPGP ciphertext to the merchant's key, in chunks
@@ -47,7 +48,7 @@ export interface ImportMeta extends ImportCounts {
 }
 
 export const IMPORT_QUEUE_KEY = 'tessera:import:queue';
-const keyOf = (id: string, part: 'meta' | 'upload' | 'outcomes' | 'report' | 'lease'): string => `tessera:import:{${id}}:${part}`;
+const keyOf = (id: string, part: 'meta' | 'key' | 'upload' | 'outcomes' | 'report' | 'lease'): string => `tessera:import:{${id}}:${part}`;
 
 export const IMPORT_ID_PATTERN = /^imp_[A-Za-z0-9_-]{22}$/;
 
@@ -85,7 +86,6 @@ export class RedisImportStore {
       publicKey: meta.publicKey,
       publicKeyFingerprint: meta.publicKeyFingerprint,
       reportRecipientKey: meta.reportRecipientKey,
-      sealedPrivateKey: meta.sealedPrivateKey ?? '',
       processed: '0',
       imported: '0',
       duplicates: '0',
@@ -94,12 +94,14 @@ export class RedisImportStore {
       uploadChunks: '0',
       reportChunks: '0',
     };
-    await this.redis.hset(keyOf(meta.id, 'meta'), fields);
+    const write = this.redis.multi().hset(keyOf(meta.id, 'meta'), fields);
+    if (meta.sealedPrivateKey !== undefined) write.set(keyOf(meta.id, 'key'), meta.sealedPrivateKey);
+    await write.exec();
   }
 
   async get(id: string): Promise<ImportMeta | null> {
     if (!IMPORT_ID_PATTERN.test(id)) return null;
-    const h = await this.redis.hgetall(keyOf(id, 'meta'));
+    const [h, sealedPrivateKey] = await Promise.all([this.redis.hgetall(keyOf(id, 'meta')), this.redis.get(keyOf(id, 'key'))]);
     if (h.merchantId === undefined) return null;
     return {
       id,
@@ -111,7 +113,7 @@ export class RedisImportStore {
       publicKey: h.publicKey ?? '',
       publicKeyFingerprint: h.publicKeyFingerprint ?? '',
       reportRecipientKey: h.reportRecipientKey ?? '',
-      sealedPrivateKey: h.sealedPrivateKey || undefined,
+      sealedPrivateKey: sealedPrivateKey ?? undefined,
       processed: int(h.processed),
       imported: int(h.imported),
       duplicates: int(h.duplicates),
@@ -214,8 +216,7 @@ export class RedisImportStore {
     await this.redis
       .multi()
       .hset(keyOf(id, 'meta'), { state, finishedAt: now.toISOString(), ...(failure !== undefined && { failure }) })
-      .hdel(keyOf(id, 'meta'), 'sealedPrivateKey')
-      .del(keyOf(id, 'upload'), keyOf(id, 'outcomes'))
+      .del(keyOf(id, 'key'), keyOf(id, 'upload'), keyOf(id, 'outcomes'))
       .pexpire(keyOf(id, 'meta'), keepMs)
       .pexpire(keyOf(id, 'report'), keepMs)
       .exec();

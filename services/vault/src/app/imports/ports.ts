@@ -1,4 +1,3 @@
-import type { TesseraError } from '@tessera/common';
 import type { CardToTokenize, TokenRecordView } from '../../domain/card';
 import type { RedisImportStore } from '../../store/importStore';
 
@@ -28,5 +27,5 @@ export type ImportStorePort = Pick<
 
 /** The vault's own tokenize path (app/vault.ts): each card checked and deduplicated like POST /v1/token with dedupe. */
 export interface ImportTokenizer {
-  tokenizeBatch(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>>;
+  tokenize(card: CardToTokenize): Promise<TokenRecordView>;
 }

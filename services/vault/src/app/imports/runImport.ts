@@ -1,4 +1,5 @@
 import { TesseraError, validateCard, type KeyMode } from '@tessera/common';
+import type { TokenRecordView } from '../../domain/card';
 import { openpgp } from '../../domain/openpgp';
 import type { KeyRing } from '../../domain/keyRing';
 import { createRecordParser, type ImportedCard } from '../../domain/importFormats';
@@ -28,7 +29,7 @@ const RECORD_ERRORS = new Set([
   'test_card_in_live_mode',
   'live_card_in_test_mode',
   'cvv_invalid',
-  'card_number_is_alias',
+  'number_is_alias',
 ]);
 
 const REPORT_HEADER = 'line,old_id,outcome,token,reason\n';
@@ -82,46 +83,39 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
   let seen = 0;
   let batch: PendingRecord[] = [];
 
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const valid: Array<{ record: PendingRecord; card: ImportedCard }> = [];
-    for (const record of batch) {
-      if (record.card === undefined) continue;
-      try {
-        validateCard(
-          { number: record.card.number, expiryMonth: record.card.expiryMonth, expiryYear: record.card.expiryYear },
-          mode,
-          deps.now(),
-        );
-        valid.push({ record, card: record.card });
-      } catch (err) {
-        record.reason = err instanceof TesseraError ? err.code : 'record_invalid';
-      }
-    }
-    const outcomes = await deps.tokenizer.tokenizeBatch(
-      valid.map(({ card }) => ({
-        merchantId: meta.merchantId,
-        mode: meta.mode,
-        number: card.number,
-        expiryMonth: card.expiryMonth,
-        expiryYear: card.expiryYear,
-        holderName: card.holderName,
-        cvv: '',
-        dedupe: true,
-      })),
+  /** The batch's tokens (the slow part, waiting on Redis): two batches may be at it at once. */
+  const tokenize = async (records: PendingRecord[]): Promise<Array<TokenRecordView | TesseraError | undefined>> =>
+    Promise.all(
+      records.map(async (record) => {
+        if (record.card === undefined) return undefined;
+        const card = record.card;
+        try {
+          validateCard({ number: card.number, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear }, mode, deps.now());
+          return await deps.tokenizer.tokenize({
+            merchantId: meta.merchantId,
+            mode: meta.mode,
+            number: card.number,
+            expiryMonth: card.expiryMonth,
+            expiryYear: card.expiryYear,
+            holderName: card.holderName,
+            cvv: '',
+            dedupe: true,
+          });
+        } catch (err) {
+          // Not the record's fault (Redis down, say): the batch is not checkpointed, and the import is tried again.
+          if (!(err instanceof TesseraError) || !RECORD_ERRORS.has(err.code)) {
+            throw new Error(`the vault could not tokenize a batch (${err instanceof TesseraError ? err.code : 'error'})`);
+          }
+          return err;
+        }
+      }),
     );
-    const views = new Map<PendingRecord, (typeof outcomes)[number]>();
-    valid.forEach(({ record }, i) => {
-      const outcome = outcomes[i];
-      if (outcome instanceof TesseraError && !RECORD_ERRORS.has(outcome.code)) {
-        // Not the record's fault: the batch is not checkpointed, and the import is tried again.
-        throw new Error(`the vault could not tokenize a batch (${outcome.code})`);
-      }
-      if (outcome !== undefined) views.set(record, outcome);
-    });
+
+  /** Counts and sealed report rows of a tokenized batch, checkpointed in the file's order. */
+  const commit = async (records: PendingRecord[], outcomes: Array<TokenRecordView | TesseraError | undefined>): Promise<void> => {
     let rows = '';
-    for (const record of batch) {
-      const outcome = views.get(record);
+    records.forEach((record, i) => {
+      const outcome = outcomes[i];
       if (outcome === undefined || outcome instanceof TesseraError) {
         counts.failed += 1;
         rows += reportRow(
@@ -138,12 +132,28 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
         counts.imported += 1;
         rows += reportRow(record.line, record.oldId, 'imported', outcome.token, '');
       }
-    }
-    counts.processed += batch.length;
+    });
+    counts.processed += records.length;
     if (!deps.stillHolding()) throw new LeaseLost();
     await store.checkpoint(meta.id, sealOutcomes(keyRing, meta.id, batchIndex, rows), counts);
     batchIndex += 1;
+  };
+
+  // While one batch waits on its last round trips the next one starts: at most two are in flight.
+  let inFlight: Promise<void> | undefined;
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const records = batch;
     batch = [];
+    const work = tokenize(records);
+    work.catch(() => undefined);
+    const previous = inFlight;
+    inFlight = (async () => {
+      if (previous !== undefined) await previous;
+      await commit(records, await work);
+    })();
+    inFlight.catch(() => undefined);
+    if (previous !== undefined) await previous;
   };
 
   try {
@@ -161,6 +171,7 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
       if (batch.length >= deps.batchSize) await flush();
     }
     await flush();
+    await inFlight;
   } catch (err) {
     if (err instanceof LeaseLost) return 'lost';
     if (!(err instanceof FileNotDecryptable)) throw err;
