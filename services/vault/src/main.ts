@@ -8,6 +8,7 @@ import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
+import { MerchantKeyRings } from './app/merchantKeys';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
@@ -20,10 +21,12 @@ void runService({
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
     const merchantData = await openMerchantData(config, logger);
+    const merchantKeys = new MerchantKeyRings({ root: keys.ring, store });
     const vault = new Vault({
       // Every card and CVV write also keeps the expiry index the events sweeps read.
       store: withExpiryIndex(store, merchantData.index, logger),
       keyRing: keys.ring,
+      merchantKeys,
       cvvTtlSeconds: config.CVV_TTL_SECONDS,
       cardGraceDays: config.CARD_GRACE_DAYS,
       renderMaxBytes: config.RENDER_MAX_BYTES,

@@ -186,3 +186,17 @@ export function aliasIndexKey(merchantId: string, mode: string, aliasDigest: str
 export function tokenAliasesKey(token: string): string {
   return `tessera:card:aliases:{${token}}`;
 }
+
+/**
+ * A merchant and mode's key-encryption key (domain/merchantKeys.ts), wrapped under the root ring.
+ * In the merchant's slot ({m:<id>}) like its alias index; under `tessera:card:` so the vault's ACL
+ * pattern covers it, never matched by the card SCAN (no `{` right after `card:`).
+ */
+export function merchantKekKey(merchantId: string, mode: string): string {
+  return `tessera:card:kek:{m:${merchantId}}:${mode}`;
+}
+
+/** The merchant and mode's destroyed KEK ids (a hash, kek id -> when), same slot as the KEK. */
+export function shreddedKeksKey(merchantId: string, mode: string): string {
+  return `tessera:card:kek-shredded:{m:${merchantId}}:${mode}`;
+}
