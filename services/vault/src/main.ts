@@ -9,9 +9,13 @@ import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 import { MerchantKeyRings } from './app/merchantKeys';
+import { runShredOrders } from './app/cryptoShredding';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
+
+/** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
+const SHRED_ORDERS_INTERVAL_MS = 1000;
 
 void runService({
   name: 'vault',
@@ -65,11 +69,22 @@ void runService({
       },
       logger,
     });
+    // Approved crypto-shredding orders (docs/adr/0014): looked for every second, by one replica at a time.
+    const shredOrders = scheduleSweep({
+      name: 'shred-orders',
+      intervalMs: SHRED_ORDERS_INTERVAL_MS,
+      lease: merchantData.lease,
+      sweep: async () => {
+        await runShredOrders({ ...sweepDeps, store, keks: store, rings: merchantKeys, orders: merchantData.shredOrders });
+      },
+      logger,
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'event sweeps', close: () => sweep.stop() },
+        { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

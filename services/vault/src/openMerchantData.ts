@@ -1,6 +1,6 @@
 import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
-import { RedisCvcSessionStore, RedisEventStore, RedisSweepLease } from '@tessera/merchant-data';
+import { RedisCvcSessionStore, RedisEventStore, RedisShredOrderStore, RedisSweepLease } from '@tessera/merchant-data';
 import { redisTargetOf, type VaultConfig } from './config';
 import { RedisExpiryIndex } from './store/expiryIndex';
 
@@ -11,6 +11,8 @@ export interface VaultMerchantData {
   events: RedisEventStore;
   lease: RedisSweepLease;
   index: RedisExpiryIndex;
+  /** Crypto-shredding orders two operators approved in the admin service (docs/adr/0014); `~tessera:shred:*`. */
+  shredOrders: RedisShredOrderStore;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function openMerchantData(
     events: new RedisEventStore(redis),
     lease: new RedisSweepLease(redis),
     index: new RedisExpiryIndex(redis),
+    shredOrders: new RedisShredOrderStore(redis),
     close: async () => {
       await redis.quit().catch(() => redis.disconnect());
     },

@@ -18,6 +18,8 @@ export interface MerchantKekStore {
   createMerchantKek(merchantId: string, mode: string, stored: string): Promise<string>;
   /** Compare-and-set for rewrap (a new root key); false when it changed meanwhile. */
   replaceMerchantKek(merchantId: string, mode: string, expected: string, next: string): Promise<boolean>;
+  /** One SCAN step over the stored KEKs: cursor '0' starts, a returned '0' means done. */
+  scanMerchantKeks(cursor: string, count: number): Promise<{ cursor: string; owners: Array<{ merchantId: string; mode: string }> }>;
   /** Deletes the live KEK and remembers its id as destroyed, atomically; answers the id ('-' when none was live). */
   shredMerchantKek(merchantId: string, mode: string, at: string): Promise<string>;
 }

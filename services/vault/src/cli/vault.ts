@@ -16,12 +16,13 @@ import {
   type CliIo,
 } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
-import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
+import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing, type KeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
 import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
+import { MerchantKeyRings, type MerchantKekStore } from '../app/merchantKeys';
 import { RedisCardStore } from '../store/redisCardStore';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
@@ -34,12 +35,14 @@ Commands:
       (label defaults to the kid) and prints its PKCS11_KEYS entry (kid:label); append that to
       PKCS11_KEYS. Either way, redeploy the vault, then run rewrap.
   rewrap [--batch <n>] [--restart] [--max-batches <n>]
-      Re-wraps every record's data key under the current key (the newest of VAULT_KEYS, or of
-      PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read) while the vault keeps
-      serving. Progress goes to stderr; the SCAN cursor is saved in Redis after every batch, so a
-      run that stops resumes where it left off (--restart ignores the saved point).
+      Moves every merchant key-encryption key under the current root key (the newest of VAULT_KEYS,
+      or of PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read), then
+      re-wraps every record's data key under its merchant and mode's key (made on first use), while
+      the vault keeps serving. Progress goes to stderr; the SCAN cursor is saved in Redis after every
+      batch, so a run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
-      Counts records per key id and where each key lives. A key may be removed once it counts zero.
+      Counts records per root key id, records under merchant keys, and merchant keys per root key
+      id. A root key may be removed once it counts zero in both.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -84,7 +87,8 @@ function describeProgress(c: RewrapCheckpoint): string {
   const s = c.stats;
   return (
     `rewrap -> ${c.targetKeyId}: scanned ${s.scanned} tokens, rewrapped ${s.rewrapped}, migrated ${s.migrated}, ` +
-    `already current ${s.alreadyCurrent}, gone ${s.gone}, failed ${s.failed}` +
+    `already current ${s.alreadyCurrent}, gone ${s.gone}, shredded ${s.shredded}, failed ${s.failed}, ` +
+    `merchant keys rewrapped ${s.merchantKeksRewrapped}` +
     (c.cursor === '0' ? ' (complete)' : ` (cursor ${c.cursor})`)
   );
 }
@@ -153,7 +157,7 @@ export async function run(
     }
     try {
       if (command === 'status') {
-        const usage = await countRecordsByKeyId(store, batchSize);
+        const usage = await countRecordsByKeyId(store, batchSize, merchantKekStoreOf(store));
         if (parsed.values.json) {
           const providers = Object.fromEntries(ring.keyIds.map((kid) => [kid, ring.providerOf(kid)]));
           io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage }));
@@ -171,6 +175,9 @@ export async function run(
                   : '';
             io.out(`${kid}: ${n.card} card, ${n.cvv} cvv records${n.format1 > 0 ? `, ${n.format1} in format 1` : ''}${known}`);
           }
+          const merchantKeks = usage.underMerchantKeys;
+          io.out(`merchant keys: ${merchantKeks.card} card, ${merchantKeks.cvv} cvv records`);
+          for (const [kid, n] of Object.entries(usage.merchantKeksByKeyId)) io.out(`${kid}: wraps ${n} merchant keys`);
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
           if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
         }
@@ -181,6 +188,7 @@ export async function run(
         restart: parsed.values.restart,
         maxBatches: parsed.values['max-batches'] === undefined ? undefined : positiveInt(parsed.values['max-batches'], 'max-batches', 1),
         onProgress: (c) => io.err(describeProgress(c)),
+        merchantKeys: merchantKeys(store, ring),
       });
       io.out(
         JSON.stringify({
@@ -216,6 +224,19 @@ export async function run(
     io.err(`failed: ${(err as Error).message}`);
     return 1;
   }
+}
+
+/** The card store's merchant KEKs, when it keeps them (RedisCardStore does). */
+function merchantKekStoreOf(store: CardStore): MerchantKekStore | undefined {
+  const candidate = store as Partial<MerchantKekStore>;
+  return typeof candidate.getMerchantKek === 'function' && typeof candidate.scanMerchantKeks === 'function'
+    ? (store as CardStore & MerchantKekStore)
+    : undefined;
+}
+
+function merchantKeys(store: CardStore, root: KeyRing): { rings: MerchantKeyRings; store: MerchantKekStore } | undefined {
+  const keks = merchantKekStoreOf(store);
+  return keks === undefined ? undefined : { rings: new MerchantKeyRings({ root, store: keks }), store: keks };
 }
 
 async function openRedisStore(config: VaultConfig): Promise<CardStore> {

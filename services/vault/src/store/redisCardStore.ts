@@ -18,6 +18,8 @@ import {
   cvvKey,
   FINGERPRINT_KEY_KEY,
   merchantKekKey,
+  MERCHANT_KEK_KEY_PREFIX,
+  ownerOfMerchantKekKey,
   shreddedKeksKey,
   aliasIndexKey,
   fingerprintIndexKey,
@@ -626,24 +628,33 @@ export class RedisCardStore implements CardStore {
    * (A resharding during a run can move keys between masters; rerun with --restart afterwards.)
    */
   async scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
-    const match = `${CARD_KEY_PREFIX}*`;
+    const step = await this.scanKeys(`${CARD_KEY_PREFIX}*`, cursor, count);
+    return { cursor: step.cursor, tokens: step.keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
+  }
+
+  /** One SCAN step over the merchant KEKs (rewrap moves them to the current root key), as scanTokens. */
+  async scanMerchantKeks(cursor: string, count: number): Promise<{ cursor: string; owners: Array<{ merchantId: string; mode: string }> }> {
+    const step = await this.scanKeys(`${MERCHANT_KEK_KEY_PREFIX}*`, cursor, count);
+    return { cursor: step.cursor, owners: step.keys.map(ownerOfMerchantKekKey).filter((o) => o !== undefined) };
+  }
+
+  private async scanKeys(match: string, cursor: string, count: number): Promise<{ cursor: string; keys: string[] }> {
     if (!(this.redis instanceof Cluster)) {
       const standalone = this.redis;
       const [next, keys] = await this.run(() => standalone.scan(cursor, 'MATCH', match, 'COUNT', count));
-      return { cursor: next, tokens: keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
+      return { cursor: next, keys };
     }
     const masters = primariesOf(this.redis).sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
     const [indexText, nodeCursor] = cursor === '0' ? ['0', '0'] : cursor.split(':');
     const index = Number(indexText);
     const node = masters[index];
     if (node === undefined || nodeCursor === undefined) {
-      if (cursor === '0') return { cursor: '0', tokens: [] };
+      if (cursor === '0') return { cursor: '0', keys: [] };
       throw new Error(`scan cursor ${cursor} does not match this cluster (${masters.length} masters); rerun with --restart`);
     }
     const [next, keys] = await this.run(() => node.scan(nodeCursor, 'MATCH', match, 'COUNT', count));
-    const tokens = keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined);
-    if (next !== '0') return { cursor: `${index}:${next}`, tokens };
-    return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', tokens };
+    if (next !== '0') return { cursor: `${index}:${next}`, keys };
+    return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', keys };
   }
 
   async readRaw(kind: RecordKind, token: string): Promise<string | null> {
