@@ -177,7 +177,7 @@ export async function run(
           }
           const merchantKeks = usage.underMerchantKeys;
           io.out(`merchant keys: ${merchantKeks.card} card, ${merchantKeks.cvv} cvv records`);
-          for (const [kid, n] of Object.entries(usage.merchantKeksByKeyId)) io.out(`${kid}: wraps ${n} merchant keys`);
+          for (const [kid, n] of Object.entries(usage.merchantKeksByKeyId)) io.out(`merchant keys wrapped under ${kid}: ${n}`);
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
           if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
         }
