@@ -81,7 +81,7 @@ const webhookEndpointObject = z.strictObject({
 /**
  * A merchant's mode was crypto-shredded (issue 29): its key was destroyed, then its records swept.
  * The shred order's id (from the admin API), when the key was destroyed and how many tokens the
- * sweep removed; never a key id or anything of a card.
+ * order's sweep removed (all its modes together); never a key id or anything of a card.
  */
 const merchantShreddedObject = z.strictObject({
   id: objectId,

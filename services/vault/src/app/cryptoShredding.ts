@@ -1,6 +1,7 @@
 import { TesseraError, type KeyMode, type Logger } from '@tessera/common';
 import { emitEvent, type EmissionObservers, type RedisShredOrderStore, type ShredMode, type ShredOrder } from '@tessera/merchant-data';
 import { aliasDigestOf, openFingerprintKey } from '../domain/fingerprint';
+import { merchantKekIdOf } from '../domain/merchantKeys';
 import type { CardStore } from '../store/cardStore';
 import { parseCard } from '../store/records';
 import type { EventRecorder } from './eventSweeps';
@@ -18,7 +19,7 @@ export interface ShredDeps {
     CardStore,
     'scanTokens' | 'readRaw' | 'delete' | 'aliasesOf' | 'releaseAliases' | 'releaseFingerprint' | 'getFingerprintKey'
   >;
-  keks: Pick<MerchantKekStore, 'shredMerchantKek'>;
+  keks: Pick<MerchantKekStore, 'shredMerchantKek' | 'getMerchantKek'>;
   rings: Pick<MerchantKeyRings, 'forget' | 'root'>;
   now: () => Date;
   batchSize?: number;
@@ -39,11 +40,17 @@ export async function destroyMerchantKeys(deps: ShredDeps, merchantId: string, m
 }
 
 /**
- * Step 2: every record of the merchant in those modes is deleted. A full SCAN of the card records
- * (records carry the {token} hash tag, not the merchant's); safe to run again after a failure.
- * A record written before tokens had a mode is opened with the root ring to learn its mode.
+ * Step 2: every record of the merchant in those modes is deleted, except those under a key made
+ * after the shred (the merchant's new life, if its keys still take tokens). A full SCAN of the
+ * card records (records carry the {token} hash tag, not the merchant's); safe to run again after a
+ * failure. A record written before tokens had a mode is opened with the root ring to learn its mode.
  */
 export async function sweepMerchantRecords(deps: ShredDeps, merchantId: string, modes: readonly KeyMode[]): Promise<number> {
+  const live = new Set<string>();
+  for (const mode of modes) {
+    const { stored } = await deps.keks.getMerchantKek(merchantId, mode);
+    if (stored !== null) live.add(merchantKekIdOf(stored));
+  }
   const storedFingerprintKey = await deps.store.getFingerprintKey();
   const fingerprintKey = storedFingerprintKey === null ? undefined : openFingerprintKey(deps.rings.root, storedFingerprintKey);
   let swept = 0;
@@ -58,7 +65,7 @@ export async function sweepMerchantRecords(deps: ShredDeps, merchantId: string, 
         let mode: KeyMode;
         try {
           card = parseCard(raw);
-          if (card.merchantId !== merchantId) continue;
+          if (card.merchantId !== merchantId || live.has(card.sealed.keyId)) continue;
           mode = card.mode ?? (modes.length === 2 ? 'live' : legacyModeOf(deps.rings.root, token, card));
         } catch {
           continue;
