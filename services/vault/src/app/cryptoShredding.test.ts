@@ -5,6 +5,7 @@ import { useRedisServer } from '@tessera/test-support';
 import type { RedisCardStore } from '../store/redisCardStore';
 import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
 import { runShredOrders } from './cryptoShredding';
+import { run } from '../cli/vault';
 import { MerchantKeyRings } from './merchantKeys';
 
 jest.setTimeout(30_000);
@@ -12,7 +13,8 @@ jest.setTimeout(30_000);
 const db = useRedisServer((url) => new Redis(url));
 const A = { merchantId: 'merchant_a', mode: 'test' };
 const B = { merchantId: 'merchant_b', mode: 'test' };
-const root = keyRingOf(keyRingEntry('r1'));
+const rootEntry = keyRingEntry('r1');
+const root = keyRingOf(rootEntry);
 const operator = (n: number) => ({ id: `op_${n}`, email: `op${n}@example.com` });
 
 let store: RedisCardStore;
@@ -123,5 +125,20 @@ describe('carrying out approved shred orders', () => {
     // The sweep removes the records of before the shred only: the new key and its token are left.
     expect(await db.client.get('tessera:card:kek:{m:merchant_a}:test')).not.toBeNull();
     expect((await vault.getToken(A, reborn)).token).toBe(reborn);
+  });
+});
+
+describe('npm run vault -- shred', () => {
+  it('carries out the approved orders and prints how many, nothing else', async () => {
+    const { vault, orders } = setUp();
+    const token = (await vault.tokenize(aCard())).token;
+    await approvedOrder(orders, 'merchant_a', 'test');
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const env = { NODE_ENV: 'test', REDIS_URL: db.server.url, VAULT_KEYS: rootEntry };
+    expect(await run(['shred'], env, { out: (l) => stdout.push(l), err: (l) => stderr.push(l) })).toBe(0);
+    expect(stdout).toEqual(['{"carriedOut":1}']);
+    expect(await db.client.get(`tessera:card:{${token}}`)).toBeNull();
+    expect(await codeOf(vault.getToken(A, token))).toBe('token_not_found');
   });
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Key management for the vault: `rotate`, `rewrap`, `status`.
+ * Key management for the vault: `rotate`, `rewrap`, `status`, `shred`.
  * Exit codes: 0 done, 1 failed (Redis unreachable, unreadable records), 2 usage, 78 bad configuration.
  */
 import fs from 'node:fs';
@@ -23,6 +23,8 @@ import { openKeyRing } from '../openKeyRing';
 import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
 import { MerchantKeyRings, type MerchantKekStore } from '../app/merchantKeys';
+import { runShredOrders } from '../app/cryptoShredding';
+import { openMerchantData } from '../openMerchantData';
 import { RedisCardStore } from '../store/redisCardStore';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
@@ -43,6 +45,13 @@ Commands:
   status [--batch <n>] [--json]
       Counts records per root key id, records under merchant keys, and merchant keys per root key
       id. A root key may be removed once it counts zero in both.
+
+  shred
+      Carries out now the crypto-shredding orders two operators approved in the admin API
+      (POST /admin/v1/merchants/{id}/shred-requests, then .../shred-orders/{id}/approve): destroys
+      each merchant key, then sweeps the records. The vault does the same on its own within a
+      second; this is for when no vault runs. Prints {"carriedOut": n}. It never shreds without an
+      approved order.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -144,7 +153,7 @@ export async function run(
       io.err(`Append this entry to the END of VAULT_KEYS (comma-separated), redeploy the vault, then run: npm run vault -- rewrap`);
       return 0;
     }
-    if (command !== 'rewrap' && command !== 'status') throw new UsageError(`unknown command "${command}"`);
+    if (command !== 'rewrap' && command !== 'status' && command !== 'shred') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
     const keys = openKeyRing(config, () => developmentKeyRing(config));
     const ring = keys.ring;
@@ -156,6 +165,26 @@ export async function run(
       throw err;
     }
     try {
+      if (command === 'shred') {
+        const keks = merchantKekStoreOf(store);
+        if (keks === undefined) throw new Error('this card store keeps no merchant keys');
+        const data = await openMerchantData(config, createLogger('vault-cli', 'silent'));
+        try {
+          const carriedOut = await runShredOrders({
+            store,
+            keks,
+            rings: new MerchantKeyRings({ root: ring, store: keks }),
+            orders: data.shredOrders,
+            recorder: data.events,
+            now: () => new Date(),
+            logger: createLogger('vault-cli', 'silent'),
+          });
+          io.out(JSON.stringify({ carriedOut }));
+          return 0;
+        } finally {
+          await data.close();
+        }
+      }
       if (command === 'status') {
         const usage = await countRecordsByKeyId(store, batchSize, merchantKekStoreOf(store));
         if (parsed.values.json) {
