@@ -66,22 +66,29 @@ interface RawRecord {
   raw: string;
 }
 
+/** SCAN, as the vault's user may (it may not run KEYS). */
+async function scanKeys(match: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await vaultRedis.scan(cursor, 'MATCH', match, 'COUNT', 500);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}
+
 /** Every card and CVV record of a merchant, exactly as stored: what a backup of Redis holds. */
 async function rawRecordsOf(merchantId: string): Promise<RawRecord[]> {
   const records: RawRecord[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await vaultRedis.scan(cursor, 'MATCH', 'tessera:card:{*', 'COUNT', 500);
-    for (const key of keys) {
-      const token = key.slice('tessera:card:{'.length, -1);
-      const raw = await vaultRedis.get(key);
-      if (raw === null || parseCard(raw).merchantId !== merchantId) continue;
-      records.push({ kind: 'card', token, raw });
-      const cvv = await vaultRedis.get(`tessera:cvv:{${token}}`);
-      if (cvv !== null) records.push({ kind: 'cvv', token, raw: cvv });
-    }
-    cursor = next;
-  } while (cursor !== '0');
+  for (const key of await scanKeys('tessera:card:{*')) {
+    const token = key.slice('tessera:card:{'.length, -1);
+    const raw = await vaultRedis.get(key);
+    if (raw === null || parseCard(raw).merchantId !== merchantId) continue;
+    records.push({ kind: 'card', token, raw });
+    const cvv = await vaultRedis.get(`tessera:cvv:{${token}}`);
+    if (cvv !== null) records.push({ kind: 'cvv', token, raw: cvv });
+  }
   return records;
 }
 
@@ -119,7 +126,7 @@ async function everyKeyTheVaultHolds(): Promise<Buffer[]> {
   const keys = rootRing.keyIds.map((id) => rootRing.key(id) as Buffer);
   const fingerprintKey = await vaultRedis.get('tessera:card:fingerprint-key');
   if (fingerprintKey !== null) keys.push(openFingerprintKey(rootRing, fingerprintKey));
-  const kekKeys = await vaultRedis.keys('tessera:card:kek:*');
+  const kekKeys = await scanKeys('tessera:card:kek:*');
   for (const key of kekKeys) {
     const owner = ownerOfMerchantKekKey(key);
     const stored = await vaultRedis.get(key);

@@ -55,6 +55,16 @@ describe('crypto-shredding orders', () => {
     expect((await listShredOrders(deps, platform(3))).map((o) => o.status)).toEqual(['approved']);
   });
 
+  it("name operators by id and email only, never copying the session's operator record", async () => {
+    const { orders, deps } = setup();
+    const withSecrets = { ...platform(1), actor: { ...platform(1).actor, passwordHash: 'scrypt$secret', mfa: { secret: 'sealed' } } };
+    const order = await requestShred(deps, withSecrets, 'acme', { mode: 'test', reason: 'x' });
+    const approved = await approveShred(deps, { ...platform(2), actor: { ...platform(2).actor, passwordHash: 'h2' } }, order.id);
+    expect(approved.requestedBy).toEqual({ id: 'op_1', email: 'op1@example.com' });
+    expect(approved.approvedBy).toEqual({ id: 'op_2', email: 'op2@example.com' });
+    expect(JSON.stringify(await orders.list(10))).not.toMatch(/secret|passwordHash|h2/);
+  });
+
   it('are refused to operators of one merchant and to operators without a second factor', async () => {
     const { deps } = setup();
     const merchantOperator: ShredCaller = { ...platform(1), merchantId: 'acme' };

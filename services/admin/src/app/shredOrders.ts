@@ -37,6 +37,14 @@ export const shredOrderPathSchema = z.object({
   orderId: z.string({ error: '"orderId" must be a string.' }).regex(/^shred_[A-Za-z0-9_-]{16}$/, { error: 'No such shred order.' }),
 });
 
+/**
+ * The operator as an order names them: id and email only. A session's actor is the whole operator
+ * record (password hash, second-factor secret), which must never be copied into an order.
+ */
+function operatorRef(caller: ShredCaller): { id: string; email: string } {
+  return { id: caller.actor.id, email: caller.actor.email };
+}
+
 function checkShredder(caller: ShredCaller): void {
   // Only platform operators: a merchant's own operator cannot destroy it, nor approve its destruction.
   if (caller.merchantId !== null) {
@@ -56,7 +64,7 @@ export async function requestShred(
   input: ShredRequestInput,
 ): Promise<ShredOrder> {
   checkShredder(caller);
-  const order = await deps.orders.create({ merchantId, mode: input.mode, reason: input.reason, requestedBy: caller.actor }, deps.now());
+  const order = await deps.orders.create({ merchantId, mode: input.mode, reason: input.reason, requestedBy: operatorRef(caller) }, deps.now());
   await auditAs(deps, caller, {
     action: 'merchant.shred_requested',
     merchantId,
@@ -77,7 +85,7 @@ export async function approveShred(deps: ShredOrderDeps, caller: ShredCaller, or
   checkShredder(caller);
   const { order, raw } = await pendingOrder(deps, orderId);
   if (order.requestedBy.id === caller.actor.id) throw new TesseraError('second_operator_required');
-  const approved: ShredOrder = { ...order, status: 'approved', approvedBy: caller.actor, approvedAt: deps.now().toISOString() };
+  const approved: ShredOrder = { ...order, status: 'approved', approvedBy: operatorRef(caller), approvedAt: deps.now().toISOString() };
   if (!(await deps.orders.replace(raw, approved, true))) throw new TesseraError('shred_order_not_pending');
   await auditAs(deps, caller, {
     action: 'merchant.shred_approved',
@@ -91,7 +99,7 @@ export async function approveShred(deps: ShredOrderDeps, caller: ShredCaller, or
 export async function cancelShred(deps: ShredOrderDeps, caller: ShredCaller, orderId: string): Promise<ShredOrder> {
   checkShredder(caller);
   const { order, raw } = await pendingOrder(deps, orderId);
-  const cancelled: ShredOrder = { ...order, status: 'cancelled', cancelledBy: caller.actor };
+  const cancelled: ShredOrder = { ...order, status: 'cancelled', cancelledBy: operatorRef(caller) };
   if (!(await deps.orders.replace(raw, cancelled))) throw new TesseraError('shred_order_not_pending');
   await auditAs(deps, caller, { action: 'merchant.shred_cancelled', merchantId: order.merchantId, details: { shredOrderId: order.id } });
   return cancelled;

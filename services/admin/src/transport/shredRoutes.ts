@@ -43,11 +43,11 @@ export function registerShredRoutes(api: Router, deps: ShredOrderDeps | undefine
     sendJson(res, 200, await getShredOrder(depsOf(), shredderOf(res), orderIdOf(req)));
   });
 
-  api.post('/shred-orders/:orderId/approve', ...body, async (req: Request, res: Response) => {
+  api.post('/shred-orders/:orderId/approve', async (req: Request, res: Response) => {
     sendJson(res, 200, await approveShred(depsOf(), shredderOf(res), orderIdOf(req)));
   });
 
-  api.post('/shred-orders/:orderId/cancel', ...body, async (req: Request, res: Response) => {
+  api.post('/shred-orders/:orderId/cancel', async (req: Request, res: Response) => {
     sendJson(res, 200, await cancelShred(depsOf(), shredderOf(res), orderIdOf(req)));
   });
 }
