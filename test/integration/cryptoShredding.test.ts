@@ -37,15 +37,11 @@ beforeAll(async () => {
   env.stack.createOperator(SECOND.email, SECOND.password, null);
   acme = env.stack.createKey('acme');
   globex = env.stack.createKey('globex');
-  vaultRedis = new Redis(env.redis.users?.vault as string);
   const parsed = parseKeyRing(env.stack.env.VAULT_KEYS as string);
   if (!parsed.ok) throw new Error('the stack has no usable VAULT_KEYS');
   rootRing = parsed.ring;
 });
 
-afterAll(async () => {
-  await vaultRedis?.quit();
-});
 
 /** A platform operator signed in with a second factor, as the dashboard would leave them. */
 async function operatorWithMfa(op: { email: string; password: string }, ip: string): Promise<AdminClient> {
@@ -148,6 +144,14 @@ function opensWith(record: RawRecord, key: Buffer): boolean {
 }
 
 describe('crypto-shredding a merchant', () => {
+  // Inside the describe, so it closes before the stack's afterAll stops Redis.
+  beforeAll(() => {
+    vaultRedis = new Redis(env.redis.users?.vault as string);
+  });
+  afterAll(async () => {
+    await vaultRedis.quit();
+  });
+
   it('leaves its records openable by no key the vault holds, answers its tokens 404, and keeps the other merchant working', async () => {
     const asAcme = apiClient(env.stack, acme.apiKey);
     const asGlobex = apiClient(env.stack, globex.apiKey);
