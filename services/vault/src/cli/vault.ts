@@ -96,8 +96,8 @@ function describeProgress(c: RewrapCheckpoint): string {
   const s = c.stats;
   return (
     `rewrap -> ${c.targetKeyId}: scanned ${s.scanned} tokens, rewrapped ${s.rewrapped}, migrated ${s.migrated}, ` +
-    `already current ${s.alreadyCurrent}, gone ${s.gone}, shredded ${s.shredded}, failed ${s.failed}, ` +
-    `merchant keys rewrapped ${s.merchantKeksRewrapped}` +
+    `already current ${s.alreadyCurrent}, gone ${s.gone}, shredded ${s.shredded}, ` +
+    `merchant keys rewrapped ${s.merchantKeksRewrapped}, failed ${s.failed}` +
     (c.cursor === '0' ? ' (complete)' : ` (cursor ${c.cursor})`)
   );
 }

@@ -89,9 +89,11 @@ describe('a merchant key ring', () => {
     expect(reasonOf(() => openRecord(reborn, ctx, sealed))).toBe('key_destroyed');
   });
 
-  it('answers unknown_key (not key_destroyed) for a merchant key it never heard of', () => {
-    const { kek } = newMerchantKek(root, 'merchant_a', 'test', now);
-    const sealed = sealRecord(merchantKeyRing(root, stateOf(kek)), ctx, Buffer.from('secret'));
-    expect(reasonOf(() => openRecord(merchantKeyRing(root, stateOf(undefined)), ctx, sealed))).toBe('unknown_key');
+  it("refuses as not authentic a record under another merchant's key (its clear fields edited to name this one)", () => {
+    const { kek: theirs } = newMerchantKek(root, 'merchant_b', 'test', now);
+    const sealed = sealRecord(merchantKeyRing(root, stateOf(theirs)), ctx, Buffer.from('secret'));
+    const { kek: ours } = newMerchantKek(root, 'merchant_a', 'test', now);
+    expect(reasonOf(() => openRecord(merchantKeyRing(root, stateOf(ours)), ctx, sealed))).toBe('authentication_failed');
+    expect(reasonOf(() => openRecord(merchantKeyRing(root, stateOf(undefined)), ctx, sealed))).toBe('authentication_failed');
   });
 });

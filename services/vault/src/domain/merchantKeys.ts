@@ -130,14 +130,19 @@ export interface MerchantKeyState {
  * under its KEK (when it has one); records still wrapped under a root key (made before merchant
  * KEKs, until rewrap moves them) still open. After a shred, a record under a destroyed KEK, or
  * under a root key (it belonged to the merchant before the shred), throws EnvelopeOpenError
- * 'key_destroyed': the vault answers it like a deleted token, without a tampering alarm.
+ * 'key_destroyed': the vault answers it like a deleted token, without a tampering alarm. A record
+ * naming a merchant key that is not this merchant and mode's fails authentication. The ring must
+ * be built from a fresh read when the record names a merchant key the cache does not know
+ * (MerchantKeyRings.forReading), or a key made a moment ago on another replica would look foreign.
  */
 export function merchantKeyRing(root: KeyRing, state: MerchantKeyState): KeyRing {
   const { kek } = state;
   const refuse = (keyId: string): void => {
     if (kek !== undefined && keyId === kek.kekId) return;
     if (isMerchantKekId(keyId)) {
-      throw new EnvelopeOpenError(state.shredded.has(keyId) || state.shreddedAt !== undefined ? 'key_destroyed' : 'unknown_key');
+      // Another merchant's or mode's key (the record's clear fields were edited to name this one),
+      // or a key this merchant and mode never had: not theirs, answered like tampering.
+      throw new EnvelopeOpenError(state.shredded.has(keyId) || state.shreddedAt !== undefined ? 'key_destroyed' : 'authentication_failed');
     }
     if (state.shreddedAt !== undefined) throw new EnvelopeOpenError('key_destroyed');
   };
