@@ -42,7 +42,6 @@ beforeAll(async () => {
   rootRing = parsed.ring;
 });
 
-
 /** A platform operator signed in with a second factor, as the dashboard would leave them. */
 async function operatorWithMfa(op: { email: string; password: string }, ip: string): Promise<AdminClient> {
   const client = new AdminClient(env.stack.adminUrl, ip);

@@ -59,7 +59,8 @@ describe('crypto-shredding orders', () => {
     const { orders, deps } = setup();
     const withSecrets = { ...platform(1), actor: { ...platform(1).actor, passwordHash: 'scrypt$secret', mfa: { secret: 'sealed' } } };
     const order = await requestShred(deps, withSecrets, 'acme', { mode: 'test', reason: 'x' });
-    const approved = await approveShred(deps, { ...platform(2), actor: { ...platform(2).actor, passwordHash: 'h2' } }, order.id);
+    const secondWithSecrets = { ...platform(2), actor: { ...platform(2).actor, passwordHash: 'h2' } };
+    const approved = await approveShred(deps, secondWithSecrets, order.id);
     expect(approved.requestedBy).toEqual({ id: 'op_1', email: 'op1@example.com' });
     expect(approved.approvedBy).toEqual({ id: 'op_2', email: 'op2@example.com' });
     expect(JSON.stringify(await orders.list(10))).not.toMatch(/secret|passwordHash|h2/);

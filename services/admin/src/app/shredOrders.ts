@@ -64,7 +64,10 @@ export async function requestShred(
   input: ShredRequestInput,
 ): Promise<ShredOrder> {
   checkShredder(caller);
-  const order = await deps.orders.create({ merchantId, mode: input.mode, reason: input.reason, requestedBy: operatorRef(caller) }, deps.now());
+  const order = await deps.orders.create(
+    { merchantId, mode: input.mode, reason: input.reason, requestedBy: operatorRef(caller) },
+    deps.now(),
+  );
   await auditAs(deps, caller, {
     action: 'merchant.shred_requested',
     merchantId,

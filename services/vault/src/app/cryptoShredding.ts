@@ -15,10 +15,7 @@ import type { MerchantKekStore, MerchantKeyRings } from './merchantKeys';
  * aliases and their index, fingerprint index entry), which may take a while and may be resumed.
  */
 export interface ShredDeps {
-  store: Pick<
-    CardStore,
-    'scanTokens' | 'readRaw' | 'delete' | 'aliasesOf' | 'releaseAliases' | 'releaseFingerprint' | 'getFingerprintKey'
-  >;
+  store: Pick<CardStore, 'scanTokens' | 'readRaw' | 'delete' | 'aliasesOf' | 'releaseAliases' | 'releaseFingerprint' | 'getFingerprintKey'>;
   keks: Pick<MerchantKekStore, 'shredMerchantKek' | 'getMerchantKek'>;
   rings: Pick<MerchantKeyRings, 'forget' | 'root'>;
   now: () => Date;
@@ -122,9 +119,13 @@ async function carryOut(deps: ShredOrderDeps, order: ShredOrder, raw: string): P
   let currentRaw = raw;
   if (order.status === 'approved') {
     const at = await destroyMerchantKeys(deps, order.merchantId, modes);
-    deps.logger.warn({ shredOrder: order.id, merchantId: order.merchantId, mode: order.mode }, 'merchant keys destroyed (crypto-shredding)');
+    deps.logger.warn(
+      { shredOrder: order.id, merchantId: order.merchantId, mode: order.mode },
+      'merchant keys destroyed (crypto-shredding)',
+    );
     current = { ...order, status: 'shredding', keyDestroyedAt: at.toISOString() };
-    if (!(await deps.orders.replace(currentRaw, current))) throw new TesseraError('service_unavailable', { message: 'A shred order changed meanwhile.' });
+    if (!(await deps.orders.replace(currentRaw, current)))
+      throw new TesseraError('service_unavailable', { message: 'A shred order changed meanwhile.' });
     currentRaw = JSON.stringify(current);
   }
   const swept = await sweepMerchantRecords(deps, order.merchantId, modes);

@@ -140,7 +140,10 @@ export class MerchantKeyRings {
     } catch (err) {
       if (err instanceof TesseraError) throw err;
       const reason = err instanceof EnvelopeOpenError ? err.reason : 'malformed';
-      throw new TesseraError('internal_error', { message: `A merchant key cannot be opened with the configured keys (${reason}).`, cause: err });
+      throw new TesseraError('internal_error', {
+        message: `A merchant key cannot be opened with the configured keys (${reason}).`,
+        cause: err,
+      });
     }
   }
 }

@@ -538,7 +538,9 @@ export class RedisCardStore implements CardStore {
   }
 
   async shredMerchantKek(merchantId: string, mode: string, at: string): Promise<string> {
-    const [id] = await this.writeAcknowledged([['tesseraShredKek', merchantKekKey(merchantId, mode), shreddedKeksKey(merchantId, mode), at]]);
+    const [id] = await this.writeAcknowledged([
+      ['tesseraShredKek', merchantKekKey(merchantId, mode), shreddedKeksKey(merchantId, mode), at],
+    ]);
     if (typeof id !== 'string') throw storeUnavailable(new Error('the merchant key was not shredded'));
     return id;
   }
