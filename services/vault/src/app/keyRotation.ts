@@ -42,6 +42,11 @@ export interface RewrapStats {
 
 export interface RewrapCheckpoint {
   targetKeyId: string;
+  /**
+   * The run moves records onto merchant keys (issue 29). A checkpoint of a run that did not is not
+   * resumed by one that does (the records before its cursor would stay on the root key), nor the reverse.
+   */
+  merchantKeys?: boolean;
   cursor: string;
   stats: RewrapStats;
 }
@@ -256,11 +261,19 @@ export async function rewrapAll(
 ): Promise<{ done: boolean; checkpoint: RewrapCheckpoint; fingerprintKey: FingerprintKeyOutcome }> {
   // First, so that even a run stopped early leaves the one key every fingerprint depends on movable.
   const fingerprintKey = await rewrapFingerprintKeyIn(store, ring);
-  let checkpoint: RewrapCheckpoint = { targetKeyId: ring.currentKeyId, cursor: '0', stats: emptyStats() };
+  const withMerchantKeys = opts.merchantKeys !== undefined;
+  let checkpoint: RewrapCheckpoint = {
+    targetKeyId: ring.currentKeyId,
+    ...(withMerchantKeys ? { merchantKeys: true } : {}),
+    cursor: '0',
+    stats: emptyStats(),
+  };
   if (!opts.restart) {
     const saved = await store.getCheckpoint(REWRAP_CHECKPOINT);
     const parsed = saved === null ? undefined : parseCheckpoint(saved);
-    if (parsed !== undefined && parsed.targetKeyId === ring.currentKeyId) checkpoint = parsed;
+    if (parsed !== undefined && parsed.targetKeyId === ring.currentKeyId && (parsed.merchantKeys === true) === withMerchantKeys) {
+      checkpoint = parsed;
+    }
   }
   let batches = 0;
   const merchant = opts.merchantKeys;
@@ -311,7 +324,12 @@ function parseCheckpoint(text: string): RewrapCheckpoint | undefined {
       typeof value.stats === 'object' &&
       value.stats !== null
     ) {
-      return { targetKeyId: value.targetKeyId, cursor: value.cursor, stats: { ...emptyStats(), ...value.stats } };
+      return {
+        targetKeyId: value.targetKeyId,
+        ...(value.merchantKeys === true ? { merchantKeys: true } : {}),
+        cursor: value.cursor,
+        stats: { ...emptyStats(), ...value.stats },
+      };
     }
   } catch {
     // a damaged checkpoint only means starting over

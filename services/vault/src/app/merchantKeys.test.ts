@@ -5,7 +5,7 @@ import type { RedisCardStore } from '../store/redisCardStore';
 import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
 import { useRedisServer } from '@tessera/test-support';
 import { destroyMerchantKeys } from './cryptoShredding';
-import { rewrapAll } from './keyRotation';
+import { REWRAP_CHECKPOINT, rewrapAll } from './keyRotation';
 import { MERCHANT_KEK_CACHE_MS, MerchantKeyRings } from './merchantKeys';
 import type { RecordAlarm } from './vault';
 
@@ -109,5 +109,15 @@ describe('per-merchant keys in the vault', () => {
     expect(again.checkpoint.stats).toMatchObject({ rewrapped: 0, migrated: 0, failed: 0 });
     // The root key alone no longer opens them: their data keys are under the merchant's key now.
     expect(await codeOf(before.getToken(A, tokens[0] as string))).toBe('internal_error');
+  });
+
+  it('does not resume a checkpoint of a rewrap made without merchant keys (its records before the cursor would stay on the root key)', async () => {
+    const before = aVault({ store, keyRing: root });
+    const token = (await before.tokenize(aCard())).token;
+    await store.setCheckpoint(REWRAP_CHECKPOINT, JSON.stringify({ targetKeyId: 'r1', cursor: '12345', stats: {} }));
+    const { rings } = aReplica();
+    const result = await rewrapAll(store, root, { batchSize: 10, merchantKeys: { rings, store } });
+    expect(result.checkpoint.stats).toMatchObject({ scanned: 1, rewrapped: 2 });
+    expect(isMerchantKekId(await keyIdOf(token))).toBe(true);
   });
 });
