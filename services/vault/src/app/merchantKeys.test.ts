@@ -6,7 +6,8 @@ import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf }
 import { useRedisServer } from '@tessera/test-support';
 import { destroyMerchantKeys } from './cryptoShredding';
 import { REWRAP_CHECKPOINT, rewrapAll } from './keyRotation';
-import { MERCHANT_KEK_CACHE_MS, MerchantKeyRings } from './merchantKeys';
+import { MERCHANT_KEK_CACHE_MS, MERCHANT_KEK_MAX_STALE_MS, MerchantKeyRings, type MerchantKekStore } from './merchantKeys';
+import { TesseraError } from '@tessera/common';
 import type { RecordAlarm } from './vault';
 
 jest.setTimeout(30_000);
@@ -119,5 +120,34 @@ describe('per-merchant keys in the vault', () => {
     const result = await rewrapAll(store, root, { batchSize: 10, merchantKeys: { rings, store } });
     expect(result.checkpoint.stats).toMatchObject({ scanned: 1, rewrapped: 2 });
     expect(isMerchantKekId(await keyIdOf(token))).toBe(true);
+  });
+
+  it("keeps using a merchant key it holds while the merchant's slot cannot be read, for MERCHANT_KEK_MAX_STALE_MS at most", async () => {
+    let now = 0;
+    let down = false;
+    const flaky: MerchantKekStore = {
+      getMerchantKek: async (merchantId, mode) => {
+        if (down) throw new TesseraError('service_unavailable');
+        return store.getMerchantKek(merchantId, mode);
+      },
+      createMerchantKek: (m, mode, stored) => store.createMerchantKek(m, mode, stored),
+      replaceMerchantKek: (m, mode, expected, next) => store.replaceMerchantKek(m, mode, expected, next),
+      shredMerchantKek: (m, mode, at) => store.shredMerchantKek(m, mode, at),
+      scanMerchantKeks: (cursor, count) => store.scanMerchantKeks(cursor, count),
+    };
+    const rings = new MerchantKeyRings({ root, store: flaky, clock: () => now });
+    const vault = aVault({ store, keyRing: root, merchantKeys: rings });
+    const token = (await vault.tokenize(aCard())).token;
+    down = true;
+    now += MERCHANT_KEK_CACHE_MS;
+    expect((await vault.getToken(A, token)).token).toBe(token);
+    // A merchant whose key this replica has not read yet cannot be served: 503, never a 404 or an alarm.
+    const other = aReplica();
+    const elsewhere = (await other.vault.tokenize(aCard({ merchantId: 'merchant_b' }))).token;
+    expect(await codeOf(vault.getToken(B, elsewhere))).toBe('service_unavailable');
+    now += MERCHANT_KEK_MAX_STALE_MS;
+    expect(await codeOf(vault.getToken(A, token))).toBe('service_unavailable');
+    down = false;
+    expect((await vault.getToken(A, token)).token).toBe(token);
   });
 });

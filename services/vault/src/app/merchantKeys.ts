@@ -31,15 +31,26 @@ export interface MerchantKekStore {
  */
 export const MERCHANT_KEK_CACHE_MS = 5_000;
 
+/**
+ * When the store cannot be read (the Redis Cluster master of the merchant's slot is down), a
+ * replica keeps using what it last read for at most this long, so a merchant's tokens whose own
+ * slots are alive keep working through a failover; after that its calls answer 503. This is the
+ * bound on a shred while the merchant's slot cannot be read by a replica (a shred writes that slot).
+ */
+export const MERCHANT_KEK_MAX_STALE_MS = 60_000;
+
 interface Cached {
   state: MerchantKeyState;
+  /** When the entry is due to be read again (the cache), and when the store last confirmed it. */
   loadedAt: number;
+  confirmedAt: number;
 }
 
 export interface MerchantKeyRingsOptions {
   root: KeyRing;
   store: MerchantKekStore;
   cacheMs?: number;
+  maxStaleMs?: number;
   now?: () => Date;
   /** A monotonic clock for the cache (tests pass their own). */
   clock?: () => number;
@@ -101,7 +112,16 @@ export class MerchantKeyRings {
     // Concurrent calls for one merchant share one read.
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
-    const loading = this.read(merchantId, mode).finally(() => this.loading.delete(key));
+    const loading = this.read(merchantId, mode)
+      .catch((err: unknown) => {
+        // Only a cache refresh may fall back on what was read before, never a read for a key the
+        // entry lacks (that record would look foreign), and for MERCHANT_KEK_MAX_STALE_MS at most.
+        const stale = !fresh && hit !== undefined && this.clock() - hit.confirmedAt < (this.opts.maxStaleMs ?? MERCHANT_KEK_MAX_STALE_MS);
+        if (!stale || !(err instanceof TesseraError) || err.code !== 'service_unavailable') throw err;
+        hit.loadedAt = this.clock();
+        return hit;
+      })
+      .finally(() => this.loading.delete(key));
     this.loading.set(key, loading);
     return loading;
   }
@@ -127,7 +147,8 @@ export class MerchantKeyRings {
       shredded: new Set(Object.keys(shredded).filter(isMerchantKekId)),
       shreddedAt: times[times.length - 1],
     };
-    const cached = { state, loadedAt: this.clock() };
+    const now = this.clock();
+    const cached = { state, loadedAt: now, confirmedAt: now };
     const key = cacheKey(merchantId, mode);
     // The replaced entry's key is not zeroed: a call in flight may still be sealing with it.
     this.cache.set(key, cached);
