@@ -5,6 +5,7 @@ import { parseRouteDocument, type RouteDocumentInput, type RouteReader, type Sto
 import { useRedisServer } from '@tessera/test-support';
 import { keyRingEntry, keyRingOf, codeOf } from '../test/builders';
 import { caKeyOf, RedisCaKeyStore } from '../store/caKeyStore';
+import { countCaKeysByKekId, rewrapCaKeys } from './keyRotation';
 import { MerchantCas } from './merchantCa';
 
 jest.setTimeout(20_000);
@@ -115,6 +116,27 @@ describe('the merchants’ forward-proxy CAs', () => {
     await cas().caCertificate('merchant_b');
     await cas().caCertificate('merchant_a');
     expect(await store.merchants()).toEqual(['merchant_a', 'merchant_b']);
+    redis.disconnect();
+  });
+
+  it('moves every CA to a new KEK with rewrap, after which the CA and its leaves work with the new key alone', async () => {
+    const { redis, store } = await setup();
+    const k1 = keyRingEntry('k1');
+    const k2 = keyRingEntry('k2');
+    const routes = routesOf({ merchant_a: [outbound(['api.psp.test'])] });
+    const before = new MerchantCas({ store, keyRing: keyRingOf(k1), routes });
+    const pems = [await before.caCertificate('merchant_a'), await before.caCertificate('merchant_b')];
+    expect(await countCaKeysByKekId(store)).toEqual({ byKeyId: { k1: 2 }, unreadable: 0 });
+    expect(await rewrapCaKeys(store, keyRingOf(k1, k2))).toEqual({ rewrapped: 2, alreadyCurrent: 0, failed: 0 });
+    expect(await rewrapCaKeys(store, keyRingOf(k1, k2))).toEqual({ rewrapped: 0, alreadyCurrent: 2, failed: 0 });
+    expect(await countCaKeysByKekId(store)).toEqual({ byKeyId: { k2: 2 }, unreadable: 0 });
+    const after = new MerchantCas({ store, keyRing: keyRingOf(k2), routes });
+    expect([await after.caCertificate('merchant_a'), await after.caCertificate('merchant_b')]).toEqual(pems);
+    const leaf = await after.issueHostCertificate('merchant_a', 'api.psp.test', spki());
+    expect(new X509Certificate(leaf.chainPem).verify(new X509Certificate(pems[0]!).publicKey)).toBe(true);
+    // One that does not open is counted, left as it is, and fails the run (the CLI exits 1).
+    await redis.set(caKeyOf('merchant_c'), (await redis.get(caKeyOf('merchant_a')))!);
+    expect(await rewrapCaKeys(store, keyRingOf(k2, keyRingEntry('k3')))).toEqual({ rewrapped: 2, alreadyCurrent: 0, failed: 1 });
     redis.disconnect();
   });
 });
