@@ -19,7 +19,7 @@ import { LONGEST_CVV, type RenderableCard, type Vault } from './vault';
  * each candidate that names a token of the merchant and mode (an alias of any format, or the
  * `tok.…` id) is replaced by the card data its filter's `store` names, encoded for its place.
  *
- * Which card fills which place (docs/proxies.md, "Which card fills a place"):
+ * Which card fills which place (docs/routes.md, "Outbound: which card fills a place"):
  * - every place is filled from the card its own value names: a `number` place with that card's
  *   number, a `cvv` place with its CVV, and so on (the inbound route put the card's alias in each
  *   place it took card data from, the CVV's included);
