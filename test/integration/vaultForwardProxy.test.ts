@@ -17,10 +17,6 @@ import {
   errorRaisedByPeer,
   readTlsMaterial,
   tlsChannelOptions,
-  type GetCaCertificateResponse__Output,
-  type IssueHostCertificateResponse__Output,
-  type RenderRouteRequest,
-  type RenderRouteResponse__Output,
   type VaultClient,
 } from '@tessera/protos';
 import { parseRouteDocument, RedisRouteStore, type RouteDocumentInput } from '@tessera/routes';
@@ -46,6 +42,19 @@ const ROUTE: RouteDocumentInput = {
   ],
 };
 const routeJson = JSON.stringify(ROUTE);
+
+/** The answers as the contract (vault.proto) has them; int64 arrives as a string. */
+interface RenderRouteAnswer {
+  body: Buffer;
+  tokens: string[];
+}
+interface HostCertificateAnswer {
+  certificateChainPem: string;
+  notAfterUnix: string;
+}
+interface CaAnswer {
+  certificatePem: string;
+}
 
 const clients: VaultClient[] = [];
 let asMerchant: ReturnType<typeof apiClient>;
@@ -84,15 +93,15 @@ async function outcomeOf(promise: Promise<unknown>): Promise<{ status: grpc.stat
 }
 
 const renderRoute = (client: VaultClient, contentType: string, body: string) =>
-  callUnary<RenderRouteRequest, RenderRouteResponse__Output>(
+  callUnary<unknown, RenderRouteAnswer>(
     client,
-    client.renderRoute,
+    client.renderRoute as never,
     { merchantId: MERCHANT, keyMode: 'MODE_TEST', routeJson, contentType, body: Buffer.from(body) },
     CALL,
   );
 
 const issue = (client: VaultClient, host: string, publicKeySpki: Buffer) =>
-  callUnary<unknown, IssueHostCertificateResponse__Output>(
+  callUnary<unknown, HostCertificateAnswer>(
     client,
     client.issueHostCertificate as never,
     { merchantId: MERCHANT, host, publicKeySpki },
@@ -100,8 +109,7 @@ const issue = (client: VaultClient, host: string, publicKeySpki: Buffer) =>
   );
 
 const caOf = async (client: VaultClient): Promise<string> =>
-  (await callUnary<unknown, GetCaCertificateResponse__Output>(client, client.getCaCertificate as never, { merchantId: MERCHANT }, CALL))
-    .certificatePem;
+  (await callUnary<unknown, CaAnswer>(client, client.getCaCertificate as never, { merchantId: MERCHANT }, CALL)).certificatePem;
 
 function leafKeys(): { privateKey: crypto.KeyObject; spki: Buffer } {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -162,9 +170,9 @@ describe('RenderRoute', () => {
       inbound: { path: '/in', upstream: 'https://shop.test/in' },
     });
     const client = vaultAs('proxy');
-    const call = callUnary<RenderRouteRequest, RenderRouteResponse__Output>(
+    const call = callUnary<unknown, RenderRouteAnswer>(
       client,
-      client.renderRoute,
+      client.renderRoute as never,
       { merchantId: MERCHANT, keyMode: 'MODE_TEST', routeJson: inbound, contentType: 'text/plain', body: Buffer.from('x') },
       CALL,
     );
@@ -202,12 +210,7 @@ describe('the forward proxy’s CA', () => {
     expect(await handshake(issued.certificateChainPem, privateKey, caPem, 'api.psp.test')).toBe('ok');
     expect(await handshake(issued.certificateChainPem, privateKey, caPem, 'other.psp.test')).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
     // Another CA (another merchant’s) does not vouch for it: the chain ends in a CA the client does not trust.
-    const foreign = await callUnary<unknown, GetCaCertificateResponse__Output>(
-      gateway,
-      gateway.getCaCertificate as never,
-      { merchantId: 'someone-else' },
-      CALL,
-    );
+    const foreign = await callUnary<unknown, CaAnswer>(gateway, gateway.getCaCertificate as never, { merchantId: 'someone-else' }, CALL);
     expect(foreign.certificatePem).not.toBe(caPem);
     expect(await handshake(issued.certificateChainPem, privateKey, foreign.certificatePem, 'api.psp.test')).toBe(
       'SELF_SIGNED_CERT_IN_CHAIN',
