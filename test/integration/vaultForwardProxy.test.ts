@@ -20,7 +20,7 @@ import {
   type VaultClient,
 } from '@tessera/protos';
 import { parseRouteDocument, RedisRouteStore, type RouteDocumentInput } from '@tessera/routes';
-import { aCard, apiClient, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
 
 jest.setTimeout(90_000);
 
@@ -266,5 +266,13 @@ describe('the forward proxy’s CA', () => {
         }
       }
     }
+  });
+});
+
+describe('what the services wrote', () => {
+  it('holds no card number, CVV or private key in any log line', () => {
+    const logs = env.stack.logs();
+    expect(findCardDataInLogs(logs, Object.values(TEST_CARDS), [TEST_CVV])).toEqual([]);
+    expect(logs).not.toMatch(/PRIVATE KEY/);
   });
 });

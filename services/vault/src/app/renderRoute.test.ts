@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
 import type { RouteDocumentInput, RouteFilterInput } from '@tessera/routes';
 import { aCard, anEmptyRedisCardStore, aVault, codeOf } from '../test/builders';
-import { renderRoute } from './renderRoute';
+import { MAX_ROUTE_CANDIDATES, renderRoute } from './renderRoute';
 
 jest.setTimeout(20_000);
 
@@ -166,6 +167,15 @@ describe('RenderRoute', () => {
     });
     expect(await codeOf(render(inbound, FORM, 'x'))).toBe('parameter_invalid');
     expect(await codeOf(render(STRIPE_FORM, FORM, 'x'.repeat(65)))).toBe('rendered_body_too_large');
+    await store.close();
+  });
+
+  it('refuses a body whose filters find more distinct values than it looks up, before looking any up', async () => {
+    const { store, made, render } = await setup();
+    const route = routeJson([{ location: 'text', pattern: 'card_number', store: 'number', aliasFormat: 'uuid' }]);
+    const uuids = Array.from({ length: MAX_ROUTE_CANDIDATES }, () => randomUUID());
+    expect((await render(route, 'text/plain', [...uuids, made.aliases.uuid].slice(1).join(' '))).tokens).toEqual([made.token]);
+    expect(await codeOf(render(route, 'text/plain', [...uuids, made.aliases.uuid].join(' ')))).toBe('parameter_invalid');
     await store.close();
   });
 });

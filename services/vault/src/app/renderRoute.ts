@@ -50,6 +50,13 @@ export interface RenderedRoute {
   tokens: string[];
 }
 
+/**
+ * The most distinct candidate values one request may have looked up: each is a keyed hash and a
+ * store read (and a card opened when it names one), so a body of nothing but alias-shaped values
+ * must not turn one call into tens of thousands. A request to a PSP carries a handful.
+ */
+export const MAX_ROUTE_CANDIDATES = 1000;
+
 /** The outbound route the request names; parameter_invalid (param route_json) otherwise. */
 export function outboundRouteOf(routeJson: string): RouteDocument {
   let value: unknown;
@@ -139,6 +146,12 @@ export async function renderRoute(vault: Vault, request: RenderRouteRequest): Pr
 
   // Each distinct value is looked up once, all at once (auto-pipelined).
   const distinct = [...new Set(places.map(lookupValue))];
+  if (distinct.length > MAX_ROUTE_CANDIDATES) {
+    throw new TesseraError('parameter_invalid', {
+      param: 'body',
+      message: `The route's filters find more than ${MAX_ROUTE_CANDIDATES} distinct values to look up in this body.`,
+    });
+  }
   const opened = await Promise.all(distinct.map((value) => vault.cardForRender(request.owner, value)));
   const cardOfValue = new Map(distinct.map((value, i) => [value, opened[i]]));
   const filled = places.flatMap((place) => {
