@@ -65,13 +65,13 @@ beforeAll(async () => {
   // The admin user writes routes (npm run routes, /admin/v1/routes): as it does.
   const admin = new Redis(env.redis.url);
   await new RedisRouteStore(admin).put(MERCHANT, parseRouteDocument(ROUTE), new Date());
-  admin.disconnect();
+  await admin.quit();
   vaultRedis = new Redis(env.redis.users!.vault);
 });
 
-afterAll(() => {
+afterAll(async () => {
   for (const c of clients) c.close();
-  vaultRedis.disconnect();
+  await vaultRedis.quit();
 });
 
 /** A vault client as the named service builds it: its own certificate, the vault's name expected. */

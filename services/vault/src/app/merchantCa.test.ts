@@ -64,7 +64,7 @@ describe('the merchants’ forward-proxy CAs', () => {
     ]);
     expect(await cas().caCertificate('merchant_a')).toBe(pem);
     expect(await cas().caCertificate('merchant_b')).not.toBe(pem);
-    redis.disconnect();
+    await redis.quit();
   });
 
   it('makes one CA when replicas race for a merchant’s first use: the loser answers the winner’s', async () => {
@@ -78,7 +78,7 @@ describe('the merchants’ forward-proxy CAs', () => {
     expect(creates.mock.calls.length).toBeGreaterThan(1);
     expect(new Set(answers).size).toBe(1);
     expect(answers[0]).toBe(JSON.parse((await redis.get(caKeyOf('merchant_a')))!).certificatePem);
-    redis.disconnect();
+    await redis.quit();
   });
 
   it('issues leaves signed by the stored CA for hosts of outbound routes only (inbound hosts are no PSP’s)', async () => {
@@ -92,7 +92,7 @@ describe('the merchants’ forward-proxy CAs', () => {
     expect(await codeOf(vault.issueHostCertificate('merchant_a', 'pay.shop.test', spki()))).toBe('proxy_route_not_found');
     expect(await codeOf(vault.issueHostCertificate('merchant_b', 'api.psp.test', spki()))).toBe('proxy_route_not_found');
     expect(await codeOf(vault.issueHostCertificate('', 'api.psp.test', spki()))).toBe('parameter_invalid');
-    redis.disconnect();
+    await redis.quit();
   });
 
   it('answers internal_error, never another CA, when the stored one does not open with the configured keys', async () => {
@@ -108,7 +108,7 @@ describe('the merchants’ forward-proxy CAs', () => {
       routes: routesOf({}),
     });
     expect(await codeOf(stranger.caCertificate('merchant_a'))).toBe('internal_error');
-    redis.disconnect();
+    await redis.quit();
   });
 
   it('lists the merchants that have a CA, for rewrap', async () => {
@@ -116,7 +116,7 @@ describe('the merchants’ forward-proxy CAs', () => {
     await cas().caCertificate('merchant_b');
     await cas().caCertificate('merchant_a');
     expect(await store.merchants()).toEqual(['merchant_a', 'merchant_b']);
-    redis.disconnect();
+    await redis.quit();
   });
 
   it('moves every CA to a new KEK with rewrap, after which the CA and its leaves work with the new key alone', async () => {
@@ -137,6 +137,6 @@ describe('the merchants’ forward-proxy CAs', () => {
     // One that does not open is counted, left as it is, and fails the run (the CLI exits 1).
     await redis.set(caKeyOf('merchant_c'), (await redis.get(caKeyOf('merchant_a')))!);
     expect(await rewrapCaKeys(store, keyRingOf(k2, keyRingEntry('k3')))).toEqual({ rewrapped: 2, alreadyCurrent: 0, failed: 1 });
-    redis.disconnect();
+    await redis.quit();
   });
 });
