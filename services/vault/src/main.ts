@@ -43,7 +43,12 @@ void runService({
       createVaultHandlers(vault, logger, rpcObserver(metrics), {
         cvcSessions: merchantData.sessions,
         fieldsName: config.TLS_PEER_FIELDS,
-        cas: new MerchantCas({ store: merchantData.cas, keyRing: keys.ring, routes: merchantData.routes }),
+        cas: new MerchantCas({
+          store: merchantData.cas,
+          keyRing: keys.ring,
+          routes: merchantData.routes,
+          onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
+        }),
       }),
       tls,
       async () => (await vault.ready()).ok,

@@ -40,8 +40,9 @@ async function setup(routes = routesOf({ merchant_a: [outbound(['api.psp.test'])
   const redis = new Redis(db.server.url);
   const store = new RedisCaKeyStore(redis, { kind: 'none' }, createLogger('vault-test', 'silent'));
   const ring = keyRingOf(keyRingEntry('k1'));
-  const cas = (cacheMs?: number) => new MerchantCas({ store, keyRing: ring, routes, ...(cacheMs === undefined ? {} : { cacheMs }) });
-  return { redis, store, ring, cas };
+  const created: string[] = [];
+  const cas = () => new MerchantCas({ store, keyRing: ring, routes, onCreated: (m) => created.push(m) });
+  return { redis, store, ring, cas, created };
 }
 
 describe('the merchants’ forward-proxy CAs', () => {
@@ -68,7 +69,7 @@ describe('the merchants’ forward-proxy CAs', () => {
   });
 
   it('makes one CA when replicas race for a merchant’s first use: the loser answers the winner’s', async () => {
-    const { redis, store, cas } = await setup();
+    const { redis, store, cas, created } = await setup();
     const creates = jest.spyOn(store, 'createIfAbsent');
     const answers = await Promise.all([
       cas().caCertificate('merchant_a'),
@@ -77,6 +78,8 @@ describe('the merchants’ forward-proxy CAs', () => {
     ]);
     expect(creates.mock.calls.length).toBeGreaterThan(1);
     expect(new Set(answers).size).toBe(1);
+    // Only the winner made a key that was kept.
+    expect(created).toEqual(['merchant_a']);
     expect(answers[0]).toBe(JSON.parse((await redis.get(caKeyOf('merchant_a')))!).certificatePem);
     await redis.quit();
   });

@@ -30,6 +30,8 @@ export interface MerchantCaOptions {
    * or replaced in the store is read again soon. Default 5 minutes.
    */
   cacheMs?: number;
+  /** Told when this vault made a merchant's CA (it won the first use): a key was created, operators log it. */
+  onCreated?: (merchantId: string) => void;
 }
 
 interface OpenedCa {
@@ -112,10 +114,9 @@ export class MerchantCas {
     if (stored === null) {
       const made = await createCaCertificate(merchantId, this.now());
       try {
-        stored = await this.opts.store.createIfAbsent(
-          merchantId,
-          sealCaKey(this.opts.keyRing, merchantId, made.certificatePem, made.privateKeyPkcs8),
-        );
+        const ours = sealCaKey(this.opts.keyRing, merchantId, made.certificatePem, made.privateKeyPkcs8);
+        stored = await this.opts.store.createIfAbsent(merchantId, ours);
+        if (stored === ours) this.opts.onCreated?.(merchantId);
       } finally {
         made.privateKeyPkcs8.fill(0);
       }
