@@ -257,6 +257,13 @@ async function openRedisCaKeys(config: VaultConfig): Promise<{ cas: CaKeyStore; 
   const redis = connectRedis(redisTargetOf(config), config.REDIS_COMMAND_TIMEOUT_MS);
   // A down Redis is reported by the card store's open; this connection only stays quiet about it.
   redis.on('error', () => undefined);
+  // Commands fail fast until the connection is ready (no offline queue): wait for it, as for the card store.
+  if (redis.status !== 'ready') {
+    await Promise.race([
+      new Promise<void>((resolve) => redis.once('ready', () => resolve())),
+      new Promise<void>((resolve) => setTimeout(resolve, 5000).unref()),
+    ]);
+  }
   return {
     cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK, createLogger('vault-cli', 'silent')),
     close: async () => {
