@@ -317,6 +317,22 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await refusal(vault.keys('*'))).toBe('NOPERM');
   });
 
+  it('lets the vault keep the forward-proxy CAs and read, not write, the merchants’ routes; no other user touches a CA', async () => {
+    const ca = 'tessera:ca:{m:acl-shop}';
+    const routes = 'tessera:routes:{m:acl-shop}:routes';
+    expect(await vault.eval("redis.call('SET', KEYS[1], ARGV[1], 'NX') return redis.call('GET', KEYS[1])", 1, ca, '{"v":1}')).toBe(
+      '{"v":1}',
+    );
+    const [, found] = await vault.scan('0', 'MATCH', 'tessera:ca:*', 'COUNT', 1000);
+    expect(found).toEqual([ca]);
+    await admin.hset(routes, 'psp', '{"route":{}}');
+    expect(await vault.hgetall(routes)).toEqual({ psp: '{"route":{}}' });
+    expect(await vault.hget(routes, 'psp')).toBe('{"route":{}}');
+    expect(await refusal(vault.hset(routes, 'psp', 'x'))).toBe('NOPERM');
+    expect(await refusal(vault.del(routes))).toBe('NOPERM');
+    for (const other of [gateway, admin, fields]) expect(await refusal(other.get(ca))).toBe('NOPERM');
+  });
+
   // Redis replays its append-only file as the default user and re-checks permissions at each EXEC:
   // with a default user of no permissions, every transaction and script write was dropped here.
   it('keeps transaction and script writes across a restart of Redis (the AOF replays them all)', async () => {

@@ -950,7 +950,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expectNoListing(fields);
   });
 
-  it('give the vault user its card, CVV and checkpoint keys, the CVC sessions it claims and the events it records, only', () => {
+  it('give the vault user its card, CVV, checkpoint and CA keys, the CVC sessions it claims, the events it records and the routes it reads, only', () => {
     const vault = aclUser('tessera-vault');
     // The shared stores the vault opens: the gateway opens a CVC grant, the vault claims it
     // (services/vault/src/openMerchantData.ts); it records token.expiring_soon and cvv.expired_unused
@@ -959,11 +959,16 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expect(eventKeys.length).toBeGreaterThan(0);
     const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];
     expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
-    expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
+    expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x', 'tessera:ca:{m:x']));
     for (const key of [...vaultKeys, ...claimedByTheVault]) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
+    // The merchants' route documents, read-only: a leaf certificate only for a host of an outbound route (ADR 0013).
+    const routeKeys = keyLiterals([store('packages', 'routes', 'src', 'store', 'routeStore.ts')]);
+    expect(routeKeys.length).toBeGreaterThan(0);
+    for (const key of routeKeys)
+      expect({ key, read: canRead(vault, key), write: canWrite(vault, key) }).toEqual({ key, read: true, write: false });
     expectNoAccess(
       vault,
-      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter((k) => !claimedByTheVault.includes(k)),
+      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter((k) => !claimedByTheVault.includes(k) && !routeKeys.includes(k)),
     );
     expect(vault.rules).toContain('-@dangerous');
     expect(explicitly(vault, 'config|get')).toBe('+');

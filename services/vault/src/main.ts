@@ -8,6 +8,7 @@ import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
+import { MerchantCas } from './app/merchantCa';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
@@ -39,7 +40,11 @@ void runService({
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: merchantData.sessions, fieldsName: config.TLS_PEER_FIELDS }),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), {
+        cvcSessions: merchantData.sessions,
+        fieldsName: config.TLS_PEER_FIELDS,
+        cas: new MerchantCas({ store: merchantData.cas, keyRing: keys.ring, routes: merchantData.routes }),
+      }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },

@@ -15,6 +15,8 @@ import {
 import type { CvcSessionStore } from '@tessera/merchant-data';
 import { tokenizeAs, type VaultCaller } from '../app/callers';
 import { attachCvv } from '../app/cvcGrants';
+import type { MerchantCas } from '../app/merchantCa';
+import { renderRoute } from '../app/renderRoute';
 import type { Vault } from '../app/vault';
 import type { CardToTokenize, TokenOwner } from '../domain/card';
 import { deliveryOf } from './delivery';
@@ -111,6 +113,8 @@ export interface VaultHandlerOptions {
   /** TLS_PEER_FIELDS: a caller whose certificate names it gets the fields service's rights (app/callers.ts). Default `fields`. */
   fieldsName?: string;
   now?: () => Date;
+  /** The merchants' forward-proxy CAs (IssueHostCertificate, GetCaCertificate). */
+  cas?: MerchantCas;
 }
 
 /** For a vault run without a session store (tests): a grant it cannot check is not granted, and nothing is attached. */
@@ -203,13 +207,27 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         cvcSession: req.cvcSession,
       }),
     ),
-    // Issue 28 (ADR 0013): contract defined, implementations land with the forward proxy.
-    RenderRoute: unimplemented,
-    IssueHostCertificate: unimplemented,
-    GetCaCertificate: unimplemented,
+    RenderRoute: unaryRpc('RenderRoute', logger, async (req) => {
+      const rendered = await renderRoute(vault, {
+        owner: ownerOf(req),
+        routeJson: req.routeJson,
+        contentType: req.contentType,
+        body: req.body,
+      });
+      return { body: rendered.body, tokens: rendered.tokens };
+    }),
+    IssueHostCertificate: unaryRpc('IssueHostCertificate', logger, async (req) => {
+      const leaf = await casOf(options).issueHostCertificate(req.merchantId, req.host, req.publicKeySpki);
+      return { certificateChainPem: leaf.chainPem, notAfterUnix: Math.floor(leaf.notAfter.getTime() / 1000) };
+    }),
+    GetCaCertificate: unaryRpc('GetCaCertificate', logger, async (req) => ({
+      certificatePem: await casOf(options).caCertificate(req.merchantId),
+    })),
   };
 }
 
-function unimplemented(_call: unknown, callback: (error: grpc.ServiceError) => void): void {
-  callback(Object.assign(new Error('not implemented yet'), { code: 12, details: 'not implemented yet', metadata: undefined as never }));
+/** A vault run without the CA store (tests of other RPCs) answers the CA's RPCs as unavailable. */
+function casOf(options: VaultHandlerOptions): MerchantCas {
+  if (options.cas === undefined) throw new TesseraError('service_unavailable', { message: 'The forward-proxy CA is not configured.' });
+  return options.cas;
 }
