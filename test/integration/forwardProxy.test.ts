@@ -276,12 +276,13 @@ describe('the forward proxy', () => {
 
   it('answers 407 with Proxy-Authenticate without a secret key, with a wrong one and with a publishable one', async () => {
     const publishable = env.stack.createPublishableKey(MERCHANT, ['https://shop.example']);
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       {},
       { 'Proxy-Authorization': basic('tsk_test_00000000000000000000000000000000') },
       { 'Proxy-Authorization': basic(publishable.apiKey) },
       { 'Proxy-Authorization': 'Bearer whatever' },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const { head, body, socket } = await connect(`${PSP_HOST}:${sandboxTlsPort}`, headers);
       expect(head).toMatch(/^HTTP\/1\.1 407/);
       expect(head).toMatch(/\r\nproxy-authenticate: Basic realm="Tessera"/i);
