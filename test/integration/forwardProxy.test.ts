@@ -65,6 +65,8 @@ beforeAll(async () => {
 });
 
 const env = useStack(() => ({
+  // Each service as its own Redis user: the gateway reads the routes with its read-only grant.
+  redis: { acl: true },
   serviceEnv: {
     // The proxy trusts the sandbox's test CA as it would a PSP's public one, and asks the fake DNS.
     proxy: { PSP_DNS_SERVERS: dns.server, NODE_EXTRA_CA_CERTS: sandboxTls.caFile },
@@ -350,9 +352,12 @@ describe('the forward proxy', () => {
       `POST /v1/charges HTTP/1.1\r\nHost: ${host}\r\nContent-Length : ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     ];
     for (const request of smuggled) {
-      const forwarded = parseAnswer(await rawThroughTunnel(host, request)).status;
-      expect(forwarded).toBe(400);
-      expect(forwarded).toBe(await plainGateway(request.replace('/v1/charges', '/v1/proxy')));
+      const forwarded = parseAnswer(await rawThroughTunnel(host, request));
+      expect(forwarded.status).toBe(400);
+      expect(forwarded.status).toBe(await plainGateway(request.replace('/v1/charges', '/v1/proxy')));
+      // Tessera's answer, not a PSP's: the envelope and its header.
+      expect(forwarded.headers['x-tessera-error']).toBe('invalid_request');
+      expect(JSON.parse(forwarded.body).error.code).toBe('invalid_request');
     }
     // And a body over the limit: 413, as for /v1 (BODY_LIMIT_BYTES, 1 MiB).
     const tooLarge = parseAnswer(await rawThroughTunnel(host, chargeRequest(host, `${body}&pad=${'x'.repeat(1_048_576)}`)));

@@ -67,6 +67,27 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 const PROXY_AUTHENTICATE = 'Basic realm="Tessera"';
 
+/**
+ * The error envelope as raw bytes, for a socket no ServerResponse can be made for (the parser
+ * refused what was sent): the same body and headers writeErrorEnvelope writes.
+ */
+function rawErrorAnswer(err: TesseraError): string {
+  const requestId = chooseRequestId(undefined);
+  const body = JSON.stringify({ error: { ...err.toJSON(), requestId } });
+  return [
+    `HTTP/1.1 ${err.status} ${http.STATUS_CODES[err.status] ?? ''}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'x-content-type-options: nosniff',
+    'cache-control: no-store',
+    `x-tessera-error: ${err.code}`,
+    `x-tessera-request-id: ${requestId}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
 export interface ForwardProxyServer {
   listen(): Promise<string>;
   listener: Listener;
@@ -317,9 +338,13 @@ export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardP
     },
     (req, res) => void onTunnelRequest(req, res),
   );
-  tunnels.on('clientError', (_err, socket: Duplex) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
+  // What Node's parser refused (smuggling shapes, oversized heads) is still answered in the envelope.
+  tunnels.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || typeof err.code !== 'string' || !err.code.startsWith('HPE_')) {
+      socket.destroy();
+      return;
+    }
+    socket.end(rawErrorAnswer(new TesseraError('invalid_request', { message: 'The request is not valid HTTP/1.1.' })));
   });
 
   const server = http.createServer({ insecureHTTPParser: false }, (req, res) => {
