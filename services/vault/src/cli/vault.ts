@@ -20,9 +20,10 @@ import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } f
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
 import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
-import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
+import { countCaKeysByKekId, countRecordsByKeyId, rewrapAll, rewrapCaKeys, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
-import { RedisCardStore } from '../store/redisCardStore';
+import { RedisCaKeyStore, type CaKeyStore } from '../store/caKeyStore';
+import { connectRedis, RedisCardStore } from '../store/redisCardStore';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
 
@@ -36,10 +37,11 @@ Commands:
   rewrap [--batch <n>] [--restart] [--max-batches <n>]
       Re-wraps every record's data key under the current key (the newest of VAULT_KEYS, or of
       PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read) while the vault keeps
-      serving. Progress goes to stderr; the SCAN cursor is saved in Redis after every batch, so a
+      serving; the fingerprint key and the merchants' forward-proxy CA keys too. Progress goes to stderr; the SCAN cursor is saved in Redis after every batch, so a
       run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
-      Counts records per key id and where each key lives. A key may be removed once it counts zero.
+      Counts records (and forward-proxy CA keys) per key id and where each key lives. A key may be
+      removed once it counts zero.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -89,11 +91,15 @@ function describeProgress(c: RewrapCheckpoint): string {
   );
 }
 
+/** The merchants' forward-proxy CAs, over a connection of their own; `close` ends it. */
+export type CaKeysOpener = (config: VaultConfig) => Promise<{ cas: CaKeyStore; close(): Promise<void> }>;
+
 export async function run(
   argv: string[],
   env: NodeJS.ProcessEnv,
   io: Io,
   openStore?: (config: VaultConfig) => Promise<CardStore>,
+  openCaKeys: CaKeysOpener = openRedisCaKeys,
 ): Promise<number> {
   const commandLine = parseCommandLine(argv, OPTIONS, USAGE, io);
   if (!commandLine.ok) return commandLine.exitCode;
@@ -145,6 +151,7 @@ export async function run(
     const keys = openKeyRing(config, () => developmentKeyRing(config));
     const ring = keys.ring;
     let store: CardStore;
+    let caKeys: Awaited<ReturnType<CaKeysOpener>>;
     try {
       store = await (openStore ?? openRedisStore)(config);
     } catch (err) {
@@ -152,11 +159,19 @@ export async function run(
       throw err;
     }
     try {
+      caKeys = await openCaKeys(config);
+    } catch (err) {
+      await store.close();
+      keys.close();
+      throw err;
+    }
+    try {
       if (command === 'status') {
         const usage = await countRecordsByKeyId(store, batchSize);
+        const caUsage = await countCaKeysByKekId(caKeys.cas);
         if (parsed.values.json) {
           const providers = Object.fromEntries(ring.keyIds.map((kid) => [kid, ring.providerOf(kid)]));
-          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage }));
+          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage, caKeys: caUsage }));
         } else {
           // Where a key lives is worth a word only when both providers can be in use.
           const withHsm = config.PKCS11 !== undefined;
@@ -173,6 +188,8 @@ export async function run(
           }
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
           if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
+          for (const [kid, n] of Object.entries(caUsage.byKeyId)) io.out(`forward-proxy CA keys: ${n} wrapped under ${kid}`);
+          if (caUsage.unreadable > 0) io.out(`forward-proxy CA keys unreadable: ${caUsage.unreadable}`);
         }
         return 0;
       }
@@ -182,22 +199,28 @@ export async function run(
         maxBatches: parsed.values['max-batches'] === undefined ? undefined : positiveInt(parsed.values['max-batches'], 'max-batches', 1),
         onProgress: (c) => io.err(describeProgress(c)),
       });
+      // A handful of keys, one per merchant: re-wrapped in full on every run, stopped early or not.
+      const caKeyStats = await rewrapCaKeys(caKeys.cas, ring);
       io.out(
         JSON.stringify({
           done: result.done,
           targetKeyId: result.checkpoint.targetKeyId,
           ...result.checkpoint.stats,
           fingerprintKey: result.fingerprintKey,
+          caKeys: caKeyStats,
         }),
       );
       if (result.fingerprintKey === 'failed') io.err('the fingerprint key could not be opened (unknown key id or failed authentication)');
-      if (result.checkpoint.stats.failed > 0 || result.fingerprintKey === 'failed') {
+      if (caKeyStats.failed > 0)
+        io.err(`${caKeyStats.failed} forward-proxy CA keys could not be opened (unknown key id or failed authentication)`);
+      if (result.checkpoint.stats.failed > 0 || result.fingerprintKey === 'failed' || caKeyStats.failed > 0) {
         io.err('some records could not be opened (unknown key id or failed authentication); they were left unchanged');
         return 1;
       }
       return 0;
     } finally {
       await store.close();
+      await caKeys.close();
       keys.close();
     }
   } catch (err) {
@@ -228,6 +251,18 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
     throw new Error('Redis is not reachable');
   }
   return store;
+}
+
+async function openRedisCaKeys(config: VaultConfig): Promise<{ cas: CaKeyStore; close(): Promise<void> }> {
+  const redis = connectRedis(redisTargetOf(config), config.REDIS_COMMAND_TIMEOUT_MS);
+  // A down Redis is reported by the card store's open; this connection only stays quiet about it.
+  redis.on('error', () => undefined);
+  return {
+    cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK, createLogger('vault-cli', 'silent')),
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
 }
 
 // Beside npm start, with no Redis named: the stack it runs (.tessera/vault/stack.json).
