@@ -380,6 +380,43 @@ describe('the forward proxy', () => {
     for (const answer of answers) expect(parseAnswer(answer)).toMatchObject({ status: 200 });
   });
 
+  it('stops an open tunnel at its next request once its key is revoked', async () => {
+    const key = env.stack.createKey(MERCHANT, 'test');
+    const host = `${PSP_HOST}:${sandboxTlsPort}`;
+    const { head, socket } = await connect(host, { 'Proxy-Authorization': basic(key.apiKey) });
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    const secure = await new Promise<tls.TLSSocket>((resolve, reject) => {
+      const s = tls.connect({ socket, servername: PSP_HOST, ca: caPem }, () => resolve(s));
+      s.once('error', reject);
+    });
+    const chunks: Buffer[] = [];
+    secure.on('data', (c: Buffer) => chunks.push(c));
+    const answered = async (count: number) => {
+      while (
+        Buffer.concat(chunks)
+          .toString()
+          .split(/(?=HTTP\/1\.1 )/)
+          .filter(Boolean).length < count
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return Buffer.concat(chunks)
+        .toString()
+        .split(/(?=HTTP\/1\.1 )/)
+        .filter(Boolean);
+    };
+    const body = chargeForm(alias);
+    const request = `POST /v1/charges HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    secure.write(request);
+    expect(parseAnswer((await answered(1))[0]!).status).toBe(200);
+    env.stack.revokeKey(key.id);
+    secure.write(request);
+    const refused = parseAnswer((await answered(2))[1]!);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['x-tessera-error']).toBe('api_key_invalid');
+    secure.destroy();
+  });
+
   it('files every call in the request log and the detokenization audit, without card data', async () => {
     const entries = async () => (await platform.call('GET', `/requests?merchantId=${MERCHANT}&limit=200`)).body.entries as any[];
     let log = await entries();
@@ -389,7 +426,7 @@ describe('the forward proxy', () => {
     }
     const forwarded = log.filter((e) => e.route === '/forward-proxy' && e.method === 'POST');
     expect(forwarded.length).toBeGreaterThan(0);
-    const ok = forwarded.find((e) => e.psp?.status === 200);
+    const ok = forwarded.find((e) => e.psp?.status === 200 && e.keyId === secretKey.id);
     expect(ok).toMatchObject({
       keyId: secretKey.id,
       status: 200,
