@@ -151,7 +151,17 @@ const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
 // outbound routes to `localhost`: the sandbox's test CA is trusted by the proxy only.
 const forwardProxyPort = process.env.FORWARD_PROXY_PORT ?? '8084';
 const sandboxTlsPort = process.env.SANDBOX_PSP_TLS_PORT ?? '8091';
-const sandboxTls = require('@tessera/sandbox-psp').ensureSandboxCertificate(path.join(stateDir, 'sandbox-psp'), ['localhost']);
+/** The sandbox's test certificate (made with openssl once); without openssl the sandbox serves HTTP only. */
+const sandboxTls = (() => {
+  try {
+    return require('@tessera/sandbox-psp').ensureSandboxCertificate(path.join(stateDir, 'sandbox-psp'), ['localhost']);
+  } catch (err) {
+    console.warn(
+      `npm start: the sandbox PSP serves HTTP only (no test certificate: ${err instanceof Error ? err.message.split('\n')[0] : err}).`,
+    );
+    return undefined;
+  }
+})();
 /** Where a webhook receiver on this machine may listen (http://127.0.0.1:4242/…): the proxy lets deliveries reach it. */
 const DEV_WEBHOOK_RECEIVER_PORT = 4242;
 // The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
@@ -241,7 +251,7 @@ const ownSettings = {
     NODE_ENV: nodeEnv,
     PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
     PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},${sandboxTlsPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
-    NODE_EXTRA_CA_CERTS: sandboxTls.caFile,
+    NODE_EXTRA_CA_CERTS: sandboxTls?.caFile,
   },
   gateway: {
     NODE_ENV: nodeEnv,
@@ -264,9 +274,9 @@ const ownSettings = {
   fields: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.fields, ...redisOf('fields'), FIELDS_ORIGIN: fieldsOrigin },
   sandbox: {
     SANDBOX_PSP_PORT: sandboxPort,
-    SANDBOX_PSP_TLS_PORT: sandboxTlsPort,
-    SANDBOX_PSP_TLS_CERT_FILE: sandboxTls.certFile,
-    SANDBOX_PSP_TLS_KEY_FILE: sandboxTls.keyFile,
+    SANDBOX_PSP_TLS_PORT: sandboxTls && sandboxTlsPort,
+    SANDBOX_PSP_TLS_CERT_FILE: sandboxTls?.certFile,
+    SANDBOX_PSP_TLS_KEY_FILE: sandboxTls?.keyFile,
   },
 };
 const envOf = (name) => ownEnvironment(process.env, ownVariables[name], ownSettings[name]);
@@ -336,7 +346,7 @@ if (await startStack()) {
     `  Test API key:  ${apiKey}`,
     `  Dashboard:     http://127.0.0.1:${adminPort}/dashboard/  (${adminEmail} / ${adminPassword})`,
     `  Card fields:   ${fieldsOrigin}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
-    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges  (over HTTPS: https://localhost:${sandboxTlsPort}/v1/charges)`,
+    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges${sandboxTls ? `  (over HTTPS: https://localhost:${sandboxTlsPort}/v1/charges)` : ''}`,
     `  Forward proxy: HTTPS_PROXY=http://x:${apiKey}@127.0.0.1:${forwardProxyPort}  (outbound routes, docs/proxies.md)`,
     '',
     'Try it:',
