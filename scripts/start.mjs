@@ -147,6 +147,21 @@ const ownVariables = {
 
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
+// The forward proxy (docs/proxies.md) and the sandbox PSP over HTTPS, the PSP host it opens for
+// outbound routes to `localhost`: the sandbox's test CA is trusted by the proxy only.
+const forwardProxyPort = process.env.FORWARD_PROXY_PORT ?? '8084';
+const sandboxTlsPort = process.env.SANDBOX_PSP_TLS_PORT ?? '8091';
+/** The sandbox's test certificate (made with openssl once); without openssl the sandbox serves HTTP only. */
+const sandboxTls = (() => {
+  try {
+    return require('@tessera/sandbox-psp').ensureSandboxCertificate(path.join(stateDir, 'sandbox-psp'), ['localhost']);
+  } catch (err) {
+    console.warn(
+      `npm start: the sandbox PSP serves HTTP only (no test certificate: ${err instanceof Error ? err.message.split('\n')[0] : err}).`,
+    );
+    return undefined;
+  }
+})();
 /** Where a webhook receiver on this machine may listen (http://127.0.0.1:4242/…): the proxy lets deliveries reach it. */
 const DEV_WEBHOOK_RECEIVER_PORT = 4242;
 // The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
@@ -235,7 +250,8 @@ const ownSettings = {
   proxy: {
     NODE_ENV: nodeEnv,
     PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
-    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
+    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},${sandboxTlsPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
+    NODE_EXTRA_CA_CERTS: sandboxTls?.caFile,
   },
   gateway: {
     NODE_ENV: nodeEnv,
@@ -244,6 +260,7 @@ const ownSettings = {
     // Where a form session's hosted page is (the fields service's origin).
     FIELDS_ORIGIN: fieldsOrigin,
     TESSERA_DEV_API_KEY: apiKey,
+    FORWARD_PROXY_PORT: forwardProxyPort,
   },
   admin: {
     NODE_ENV: nodeEnv,
@@ -255,7 +272,12 @@ const ownSettings = {
     FIELDS_ORIGIN: fieldsOrigin,
   },
   fields: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.fields, ...redisOf('fields'), FIELDS_ORIGIN: fieldsOrigin },
-  sandbox: { SANDBOX_PSP_PORT: sandboxPort },
+  sandbox: {
+    SANDBOX_PSP_PORT: sandboxPort,
+    SANDBOX_PSP_TLS_PORT: sandboxTls && sandboxTlsPort,
+    SANDBOX_PSP_TLS_CERT_FILE: sandboxTls?.certFile,
+    SANDBOX_PSP_TLS_KEY_FILE: sandboxTls?.keyFile,
+  },
 };
 const envOf = (name) => ownEnvironment(process.env, ownVariables[name], ownSettings[name]);
 stack = new ServiceStack({
@@ -324,7 +346,8 @@ if (await startStack()) {
     `  Test API key:  ${apiKey}`,
     `  Dashboard:     http://127.0.0.1:${adminPort}/dashboard/  (${adminEmail} / ${adminPassword})`,
     `  Card fields:   ${fieldsOrigin}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
-    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
+    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges${sandboxTls ? `  (over HTTPS: https://localhost:${sandboxTlsPort}/v1/charges)` : ''}`,
+    `  Forward proxy: HTTPS_PROXY=http://x:${apiKey}@127.0.0.1:${forwardProxyPort}  (outbound routes, docs/proxies.md)`,
     '',
     'Try it:',
     `  curl -s ${base}/v1/token -H 'x-api-key: ${apiKey}' -H 'content-type: application/json' \\`,

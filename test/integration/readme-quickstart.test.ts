@@ -82,7 +82,16 @@ let workDir: string;
 let stack: ChildProcess | undefined;
 let stackOutput = '';
 let stackExited: Promise<void> = Promise.resolve();
-let ports: { gateway: number; sandbox: number; vault: number; proxy: number; fields: number; admin: number };
+let ports: {
+  gateway: number;
+  sandbox: number;
+  vault: number;
+  proxy: number;
+  fields: number;
+  admin: number;
+  forwardProxy: number;
+  sandboxTls: number;
+};
 /** What the quick start tokenized, read again after a restart. */
 let quickStartToken: string;
 /** Set while the test stops npm start itself, so that only an exit of its own is reported. */
@@ -122,6 +131,8 @@ async function startStack(): Promise<void> {
     ADMIN_PORT: String(ports.admin),
     VAULT_ADDR: `127.0.0.1:${ports.vault}`,
     PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+    FORWARD_PROXY_PORT: String(ports.forwardProxy),
+    SANDBOX_PSP_TLS_PORT: String(ports.sandboxTls),
   };
   stopping = false;
   stack = spawn('npm', ['start'], { cwd: workDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -184,6 +195,8 @@ beforeAll(async () => {
     proxy: await freePort(),
     fields: await freePort(),
     admin: await freePort(),
+    forwardProxy: await freePort(),
+    sandboxTls: await freePort(),
   };
   await startStack();
 });
@@ -265,6 +278,24 @@ describe('README quick start', () => {
     );
     // What they made is in the running stack's store: the gateway's own CLI sees it.
     expect(runInCheckout('npm run keys --silent -- admin list')).toContain('ops@acme.example');
+  });
+
+  it('runs the forward proxy how-to of docs/proxies.md as written: the sandbox charged over HTTPS with an alias, a host on no route refused', () => {
+    const proxies = fs.readFileSync(path.join(ROOT, 'docs', 'proxies.md'), 'utf8');
+    const section = proxies.split('## Forward proxy (outbound routes)')[1]!.split(/\n## /)[0]!;
+    const script = /### Five minutes with `npm start`[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    const output = runInCheckout(
+      script
+        .replace(/127\.0\.0\.1:8080\b/g, `127.0.0.1:${ports.gateway}`)
+        .replace(/127\.0\.0\.1:8084\b/g, `127.0.0.1:${ports.forwardProxy}`)
+        .replace(/localhost:8091\b/g, `localhost:${ports.sandboxTls}`),
+    );
+    expect(stackOutput).toMatch(new RegExp(`Forward proxy: HTTPS_PROXY=http://x:tsk_test_\\w+@127\\.0\\.0\\.1:${ports.forwardProxy}`));
+    // The alias the shell held, the charge the sandbox approved (it approves published test cards only), the 403.
+    expect(output).toMatch(/^424242\d{6}4242$/m);
+    expect(output).toMatch(/"object":"charge","status":"succeeded".*"card":\{"brand":"visa","last4":"4242"\}/);
+    expect(output).toMatch(/^403$/m);
+    expect(output).not.toContain('4242424242424242');
   });
 
   it('stops every process it started, its redis-server too', async () => {

@@ -109,7 +109,9 @@ function childEnvironments(launcher: number): Record<string, Record<string, stri
 
 /** npm start (scripts/start.mjs) run with `env` over free ports, in its own process group; resolves once it is up. */
 async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
-  const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const ports: number[] = [];
+  // Every listener on a free port: the quick-start test's npm start may hold the defaults at the same time.
+  for (let i = 0; i < 8; i++) ports.push(await freePort());
   let output = '';
   const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
     cwd: ROOT,
@@ -121,8 +123,9 @@ async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProc
       FIELDS_PORT: String(ports[2]),
       VAULT_ADDR: `127.0.0.1:${ports[3]}`,
       PROXY_ADDR: `127.0.0.1:${ports[4]}`,
-      // Not the default: the quick-start test's npm start may hold it at the same time.
       ADMIN_PORT: String(ports[5]),
+      FORWARD_PROXY_PORT: String(ports[6]),
+      SANDBOX_PSP_TLS_PORT: String(ports[7]),
       ...env,
     },
     detached: true,
@@ -210,9 +213,24 @@ describe('npm start', () => {
     /** The variables of `name`'s environment that carry `value`, under whatever name. */
     const holding = (name: string, value: string) => Object.keys(envs[name]!).filter((v) => envs[name]![v]!.includes(value));
 
+    // Of the stack's directory, only the sandbox PSP's test TLS files: its certificate and key, and
+    // its CA for the proxy to trust (the forward proxy's PSP over HTTPS, docs/proxies.md).
+    const sandboxDir = path.join(root(), 'sandbox-psp') + path.sep;
+    expect(holding('proxy', root())).toEqual(['NODE_EXTRA_CA_CERTS']);
+    expect(holding('sandbox', root()).sort()).toEqual(['SANDBOX_PSP_TLS_CERT_FILE', 'SANDBOX_PSP_TLS_KEY_FILE']);
+    for (const [name, variable] of [
+      ['proxy', 'NODE_EXTRA_CA_CERTS'],
+      ['sandbox', 'SANDBOX_PSP_TLS_CERT_FILE'],
+      ['sandbox', 'SANDBOX_PSP_TLS_KEY_FILE'],
+    ] as const) {
+      expect(envs[name]![variable]!.startsWith(sandboxDir)).toBe(true);
+    }
     for (const name of ['proxy', 'sandbox']) {
-      for (const value of [redis.url, secrets.VAULT_KEYS, secrets.API_KEY_PEPPER, secrets.TESSERA_DEV_ADMIN_PASSWORD, root()]) {
+      for (const value of [redis.url, secrets.VAULT_KEYS, secrets.API_KEY_PEPPER, secrets.TESSERA_DEV_ADMIN_PASSWORD]) {
         expect({ name, holding: holding(name, value) }).toEqual({ name, holding: [] });
+      }
+      for (const dir of ['vault', 'gateway', 'admin', 'fields', 'redis'].map((d) => path.join(root(), d))) {
+        expect({ name, holding: holding(name, dir) }).toEqual({ name, holding: [] });
       }
       expect(Object.keys(envs[name]!).filter((v) => /^(REDIS_|VAULT_KEYS|API_KEY_PEPPER|TESSERA_)/.test(v))).toEqual([]);
     }

@@ -888,6 +888,11 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ]);
     // Cluster mode prefixes every gateway key with the {tessera-gateway} hash tag.
     expect(canTouch(gateway, '{tessera-gateway}:tessera:apikey:key_1')).toBe(true);
+    // The forward proxy reads the merchants' outbound routes; only the admin service writes them.
+    expect({ read: canRead(gateway, 'tessera:routes:{m:x}:routes'), write: canWrite(gateway, 'tessera:routes:{m:x}:routes') }).toEqual({
+      read: true,
+      write: false,
+    });
     expectNoListing(gateway);
   });
 

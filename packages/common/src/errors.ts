@@ -55,6 +55,11 @@ export const ERROR_CATALOGUE = {
   api_key_invalid: { status: 401, type: 'authentication_error', message: 'The API key is invalid or has been revoked.' },
   ip_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this IP address.' },
   origin_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this website origin.' },
+  proxy_authentication_required: {
+    status: 407,
+    type: 'authentication_error',
+    message: 'The forward proxy takes a secret key (tsk_…) as the Proxy-Authorization password: HTTPS_PROXY=http://x:tsk_…@host:port.',
+  },
   admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
   login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
   mfa_code_required: {
@@ -83,6 +88,16 @@ export const ERROR_CATALOGUE = {
     type: 'permission_error',
     message:
       "A CVC can be re-collected in a browser only under a CVC session the merchant's server opened for this token (POST /v1/token/{token}/cvc-sessions).",
+  },
+  forward_proxy_host_forbidden: {
+    status: 403,
+    type: 'permission_error',
+    message: "The host is on none of the outbound routes of this key's merchant and mode.",
+  },
+  forward_proxy_connect_only: {
+    status: 405,
+    type: 'invalid_request_error',
+    message: 'This port is the forward proxy: it takes CONNECT only (set HTTPS_PROXY, docs/proxies.md).',
   },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
