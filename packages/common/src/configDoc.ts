@@ -104,6 +104,10 @@ export const sharedConfigDocs: ConfigDocs = {
   TLS_PEER_FIELDS: {
     text: "SAN DNS name of the fields service's certificate. The vault lets it only Tokenize provisional tokens (answered without fingerprint or BIN) and AttachCvv under a CVC session it claims itself; the proxy lets it only CallCompletion (a merchant's completion endpoint for the hosted payment page, never the vault). Every other RPC is refused (docs/SECURITY.md)",
   },
+  TLS_PEER_INBOUND: {
+    default: '`inbound`',
+    text: "SAN DNS name of the inbound routes service's certificate ([proxies.md](proxies.md#inbound-routes)). The vault lets it only Tokenize, durable tokens and never `dedupe` (answered without fingerprint or BIN); the proxy lets it only ForwardUpstream. Every other RPC is refused",
+  },
   METRICS_PORT: {
     text: 'Prometheus `GET /metrics` on its own listener (`0`: a free port, logged): `tessera_http_requests_total` / `tessera_http_request_duration_seconds` (gateway and fields, by route pattern and status), `tessera_rpc_requests_total{rpc,outcome}` / `tessera_rpc_duration_seconds` (vault operations, `ok` only once the reply went out, else `not_delivered`; proxy `Forward` with the PSP status class `psp_2xx`…`psp_5xx` or the error code, `CallCompletion` with the merchant endpoint status class `merchant_2xx`…`merchant_5xx` or the error code, `DeliverWebhook` with the receiver status class `receiver_2xx`…`receiver_5xx` or the error code), `tessera_browser_tokens_refused_total{reason}` (card-testing refusals of the fields service: `key`, `ip`, `distinct_cards`, `form_session_failures`), process metrics. Labels never hold tokens, keys, merchants or card data',
   },

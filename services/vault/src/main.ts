@@ -36,10 +36,15 @@ void runService({
       gatewayName: config.TLS_PEER_GATEWAY,
       proxyName: config.TLS_PEER_PROXY,
       fieldsName: config.TLS_PEER_FIELDS,
+      inboundName: config.TLS_PEER_INBOUND,
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: merchantData.sessions, fieldsName: config.TLS_PEER_FIELDS }),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), {
+        cvcSessions: merchantData.sessions,
+        fieldsName: config.TLS_PEER_FIELDS,
+        inboundName: config.TLS_PEER_INBOUND,
+      }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },

@@ -94,6 +94,8 @@ const inboundSchema = z
     path: z
       .string()
       .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]{0,255}$/, { error: '"path" must start with "/" and be a URL path.' })
+      // The inbound service answers its probes there (docs/proxies.md).
+      .refine((p) => !/^\/(?:healthz|readyz)(?:\/|$)/.test(p), { error: '"path" may not be /healthz or /readyz (the service\'s own).' })
       .optional()
       .meta({
         description: 'Tessera serves the route at this path on INBOUND_PORT (`/checkout`); the rest of the path is appended to `upstream`.',
