@@ -45,12 +45,6 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'This merchant has the most webhook endpoints a mode may have (16); delete one before adding another.',
   },
-  card_data_unmatched: {
-    status: 400,
-    type: 'invalid_request_error',
-    message:
-      "The request holds card-number-like data in a place the inbound route's filters do not name, and the route refuses such requests (unmatchedCardData: refuse). Nothing was forwarded.",
-  },
   multiple_cards: {
     status: 400,
     type: 'invalid_request_error',
@@ -188,6 +182,11 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: 'invalid_request_error',
     message: 'Start the two-factor set-up first; a started set-up expires after 10 minutes.',
+  },
+  card_data_unmatched: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The request holds a card number in a place no filter of its route takes card data from; it was not sent on.',
   },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Request bodies must be sent as application/json.' },

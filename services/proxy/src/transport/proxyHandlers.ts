@@ -8,6 +8,8 @@ import {
   forwardRequestFromWire,
   refusedItem,
   requestIdFromMetadata,
+  toGrpcError,
+  upstreamCallFromWire,
   wellFormedRequestId,
   type ForwardBatchResponse,
   type ProxyHandlers,
@@ -16,6 +18,7 @@ import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
 import { callCompletion } from '../app/callCompletion';
 import { deliverWebhook } from '../app/deliverWebhook';
+import { forwardUpstream } from '../app/forwardUpstream';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
 import type { VaultPort } from '../app/vaultPort';
 
@@ -31,6 +34,29 @@ export interface HandlerDeps extends ForwardDeps {
 }
 
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
+
+type UpstreamStream = Parameters<ProxyHandlers['ForwardUpstream']>[0];
+
+/** An answer whose body follows its head (ForwardUpstream's). */
+interface StreamedAnswer {
+  status: number;
+  headers: { name: string; value: string }[];
+  body: AsyncIterable<Buffer>;
+}
+
+/** Resolves when the caller's stream has room for more again, or the caller has gone. */
+function roomOrCancel(call: UpstreamStream, cancellation: PspCancellation): Promise<void> {
+  if (cancellation.cancelled) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.on('drain', done);
+    call.on('cancelled', done);
+  });
+}
 
 export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   /**
@@ -54,6 +80,45 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       ok: (res) => deps.observe?.(rpc, `${statusPrefix}_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
       failed: (err) => deps.observe?.(rpc, outcomeLabel(err), seconds(started)),
     });
+  }
+
+  /**
+   * answerExchange's sibling for an answer streamed back: the head first, then the body's chunks as
+   * they arrive, each written once the caller's stream has room (a slow reader slows the upstream
+   * down; nothing piles up here). A refusal before the head is the call's status with the Refusal
+   * trailer, as for a unary call; a failure within the body ends the stream with that status after
+   * the chunks already sent. The caller's cancel stops the exchange, before or after the head. The
+   * RPC is counted once the stream has ended, by the head's status class or the error's code.
+   */
+  function streamExchange(
+    call: UpstreamStream,
+    rpc: string,
+    statusPrefix: string,
+    exchange: (ctx: { requestId?: string; cancellation: PspCancellation }) => Promise<StreamedAnswer>,
+  ): void {
+    const requestId = requestIdFromMetadata(call.metadata);
+    const cancellation: PspCancellation = { cancelled: false };
+    call.once('cancelled', () => cancelPspExchange(cancellation));
+    const started = process.hrtime.bigint();
+    const relay = async (): Promise<number> => {
+      const answer = await exchange({ ...(requestId ? { requestId } : {}), cancellation });
+      call.write({ head: { status: answer.status, headers: answer.headers } });
+      for await (const chunk of answer.body) {
+        if (cancellation.cancelled) break;
+        if (!call.write({ chunk })) await roomOrCancel(call, cancellation);
+      }
+      return answer.status;
+    };
+    relay().then(
+      (status) => {
+        deps.observe?.(rpc, `${statusPrefix}_${Math.floor(status / 100)}xx`, seconds(started));
+        if (!cancellation.cancelled) call.end();
+      },
+      (err: unknown) => {
+        deps.observe?.(rpc, outcomeLabel(err), seconds(started));
+        if (!cancellation.cancelled) call.emit('error', toGrpcError(err));
+      },
+    );
   }
 
   return {
@@ -111,13 +176,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       callback({ code: 12, details: 'not implemented yet', name: 'Error', message: 'not implemented yet', metadata: new Metadata() });
     },
     ForwardUpstream(call) {
-      call.emit('error', {
-        code: 12,
-        details: 'not implemented yet',
-        name: 'Error',
-        message: 'not implemented yet',
-        metadata: new Metadata(),
-      });
+      streamExchange(call, 'ForwardUpstream', 'upstream', (ctx) => forwardUpstream(deps, upstreamCallFromWire(call.request), ctx));
     },
     DeliverWebhook(call, callback) {
       answerExchange(call, callback, 'DeliverWebhook', 'receiver', (ctx) =>
