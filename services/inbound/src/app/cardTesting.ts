@@ -55,8 +55,12 @@ export function cardTestingGuard(deps: {
   return {
     async admitRequest(owner, clientIp, requestId) {
       const [byRoute, byIp] = await Promise.all([
-        limits.INBOUND_CARDS_PER_ROUTE_PER_MINUTE > 0 ? ask(() => deps.counter.hit(inboundRouteBucket(owner), MINUTE_MS), requestId) : undefined,
-        limits.INBOUND_CARDS_PER_IP_PER_MINUTE > 0 ? ask(() => deps.counter.hit(inboundIpBucket(clientIp), MINUTE_MS), requestId) : undefined,
+        limits.INBOUND_CARDS_PER_ROUTE_PER_MINUTE > 0
+          ? ask(() => deps.counter.hit(inboundRouteBucket(owner), MINUTE_MS), requestId)
+          : undefined,
+        limits.INBOUND_CARDS_PER_IP_PER_MINUTE > 0
+          ? ask(() => deps.counter.hit(inboundIpBucket(clientIp), MINUTE_MS), requestId)
+          : undefined,
       ]);
       if (byIp !== undefined && isOverLimit(byIp.count, limits.INBOUND_CARDS_PER_IP_PER_MINUTE)) {
         deps.onRefused?.('ip');

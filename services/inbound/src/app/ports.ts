@@ -35,6 +35,11 @@ export interface UpstreamRequest {
   url: string;
   headers: UpstreamHeader[];
   body: Buffer;
+  /**
+   * The Luhn-valid aliases written into the body, as written: they look like card numbers by
+   * design, and the proxy, which checks the body again for card numbers, passes over these only.
+   */
+  cardAliases: string[];
 }
 
 /** The upstream's answer as it arrives: status and headers first, then the body's chunks. */

@@ -43,14 +43,15 @@ export interface InboundRequest {
   signal: AbortSignal;
 }
 
+/** The alias formats that look like card numbers (and pass Luhn) by design. */
+const LUHN_VALID_FORMATS = new Set(['card_bin_last4', 'card_last4']);
+
 export interface InboundDeps {
   routes: InboundRouteReader;
   vault: Pick<InboundVault, 'tokenize'>;
   upstream: Pick<UpstreamForwarder, 'forward'>;
   cardTesting: CardTestingGuard;
   now: () => Date;
-  /** The upstream's whole exchange, in milliseconds (the proxy caps it by its PSP_TIMEOUT_MS). */
-  upstreamTimeoutMs?: number;
 }
 
 /** What happened, for the request log and the metrics: never a card, an alias or a path. */
@@ -63,7 +64,10 @@ export interface InboundResult {
 }
 
 /** The route serving `address`, if its holder's route still serves it (an index entry may outlive a change for an instant). */
-async function routeAt(routes: InboundRouteReader, address: InboundAddress): Promise<{ owner: InboundOwner; route: RouteDocument } | undefined> {
+async function routeAt(
+  routes: InboundRouteReader,
+  address: InboundAddress,
+): Promise<{ owner: InboundOwner; route: RouteDocument } | undefined> {
   const owner = await routes.ownerOf(address);
   if (owner === undefined) return undefined;
   const stored = await routes.route(owner);
@@ -122,6 +126,7 @@ export async function serveInbound(deps: InboundDeps, request: InboundRequest): 
   const query = checkedQuery(route, request.path, request.query);
   let body = request.body;
   let outcome: InboundOutcome = query === request.query ? 'forwarded' : 'forwarded_redacted';
+  const cardAliases: string[] = [];
   if (body.length > 0) {
     const { text, encoding } = decodeBody(body);
     let working: RouteRequest = { contentType: contentTypeOf(request.headers), body: text };
@@ -150,7 +155,9 @@ export async function serveInbound(deps: InboundDeps, request: InboundRequest): 
         },
         { requestId: request.requestId },
       );
-      working = { ...working, body: rewriteBody(working, aliasReplacements(places, record.token, record.aliases ?? {})) };
+      const replacements = aliasReplacements(places, record.token, record.aliases ?? {});
+      for (const { place, text } of replacements) if (LUHN_VALID_FORMATS.has(place.aliasFormat)) cardAliases.push(text);
+      working = { ...working, body: rewriteBody(working, replacements) };
       outcome = 'forwarded_card';
     }
     if (working.body !== text) body = encodeBody(working.body, encoding);
@@ -164,6 +171,7 @@ export async function serveInbound(deps: InboundDeps, request: InboundRequest): 
       url: upstreamUrlOf(route, request.path, query),
       headers: upstreamRequestHeaders(request.headers, { clientIp: request.clientIp, host: request.host, proto: request.proto }),
       body,
+      cardAliases,
     },
     { requestId: request.requestId, signal: request.signal },
   );

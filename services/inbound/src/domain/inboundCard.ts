@@ -1,5 +1,5 @@
 import { TesseraError, validateCard, type KeyMode, type ValidCard } from '@tessera/common';
-import type { AliasFormat, Place, Replacement } from '@tessera/routes';
+import type { AliasFormat, Place } from '@tessera/routes';
 
 /**
  * One card per request (docs/proxies.md, "Inbound routes"): the places a route's filters found are
@@ -21,7 +21,13 @@ export function cardOfPlaces(places: readonly Place[], mode: KeyMode, now: Date)
   const cvv = first('cvv');
   const holder = first('holder');
   return validateCard(
-    { number, expiryMonth: expiry.month, expiryYear: expiry.year, ...(cvv !== undefined ? { cvv } : {}), ...(holder !== undefined ? { holderName: holder } : {}) },
+    {
+      number,
+      expiryMonth: expiry.month,
+      expiryYear: expiry.year,
+      ...(cvv !== undefined ? { cvv } : {}),
+      ...(holder !== undefined ? { holderName: holder } : {}),
+    },
     mode,
     now,
   );
@@ -74,7 +80,7 @@ export function aliasReplacements(
   places: readonly Place[],
   token: string,
   aliases: Readonly<Record<string, string>>,
-): Replacement[] {
+): Array<{ place: Place; text: string }> {
   return places.filter(getsAlias).map((place) => {
     const text = place.aliasFormat === 'token' ? token : aliases[place.aliasFormat];
     // The vault answers every format asked for; a missing one must not leave the card in place.

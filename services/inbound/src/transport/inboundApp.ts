@@ -53,7 +53,8 @@ async function readBody(req: Request, limit: number): Promise<Buffer> {
 
 function headersOf(req: Request): UpstreamHeader[] {
   const out: UpstreamHeader[] = [];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) out.push({ name: req.rawHeaders[i] as string, value: req.rawHeaders[i + 1] as string });
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    out.push({ name: req.rawHeaders[i] as string, value: req.rawHeaders[i + 1] as string });
   return out;
 }
 
@@ -130,7 +131,14 @@ export function createInboundApp(deps: InboundAppDeps): Express {
       record?.(outcome, res.statusCode, startedAt);
       // Route and outcome only: a path or a query may hold what a sender typed.
       deps.logger.info(
-        { method: req.method, status: res.statusCode, outcome, ...logged, ms: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e5) / 10, requestId },
+        {
+          method: req.method,
+          status: res.statusCode,
+          outcome,
+          ...logged,
+          ms: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e5) / 10,
+          requestId,
+        },
         'inbound request',
       );
     }
@@ -139,4 +147,3 @@ export function createInboundApp(deps: InboundAppDeps): Express {
   app.use(errorHandler(deps.logger));
   return app;
 }
-

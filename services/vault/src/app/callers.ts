@@ -24,7 +24,8 @@ export function checkTokenizeBy(caller: VaultCaller, card: Pick<CardToTokenize, 
   if (caller === 'inbound') {
     // The route is the merchant's server-side consent (ADR 0013): its tokens are durable, as a retained one.
     if (card.provisional === true) throw new CallerNotAllowedError('the inbound identity makes durable tokens only');
-    if (card.dedupe === true) throw new CallerNotAllowedError("the inbound identity may not ask for the merchant's existing token (dedupe)");
+    if (card.dedupe === true)
+      throw new CallerNotAllowedError("the inbound identity may not ask for the merchant's existing token (dedupe)");
     return;
   }
   if (caller !== 'fields') return;

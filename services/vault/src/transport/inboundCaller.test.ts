@@ -38,7 +38,9 @@ describe('the vault caller policy for the inbound identity', () => {
 
   it('allows it nothing when no inbound name is configured', () => {
     const { inboundName: _none, ...without } = NAMES;
-    expect([...Object.values(vaultCallerPolicy(without)), ...Object.values(vaultHealthCallerPolicy(without))].flat()).not.toContain('inbound');
+    expect([...Object.values(vaultCallerPolicy(without)), ...Object.values(vaultHealthCallerPolicy(without))].flat()).not.toContain(
+      'inbound',
+    );
   });
 });
 
