@@ -137,7 +137,7 @@ export const routeDocumentSchema = z
     outbound: outboundSchema.optional().meta({ description: 'Outbound routes only.' }),
     filters: z.array(routeFilterSchema).min(1, { error: 'A route has at least one filter.' }).max(MAX_FILTERS).meta({
       description:
-        'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route); the first found is the card.',
+        'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route). One card per request: two different numbers are refused.',
     }),
     unmatchedCardData: z.enum(['refuse', 'redact'], { error: '"unmatchedCardData" must be refuse or redact.' }).default('refuse').meta({
       description:
