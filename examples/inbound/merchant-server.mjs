@@ -4,6 +4,8 @@
 // reached it, only an alias. PORT (default 4242, which `npm start`'s proxy lets requests reach).
 import http from 'node:http';
 
+/* eslint-disable no-restricted-properties -- an example reads its settings from the environment */
+
 const port = Number(process.env.PORT ?? 4242);
 http
   .createServer((req, res) => {

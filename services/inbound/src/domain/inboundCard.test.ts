@@ -19,7 +19,7 @@ const route = parseRouteDocument({
 const now = new Date('2026-11-26T12:00:00Z');
 const placesOf = (form: Record<string, string | string[]>) => {
   const body = new URLSearchParams(
-    Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])),
+    Object.entries(form).flatMap(([k, v]): [string, string][] => (Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : [[k, v]])),
   ).toString();
   return findCardData({ contentType: 'application/x-www-form-urlencoded', body }, route.filters);
 };
