@@ -17,7 +17,8 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { isLuhnValid } from '@tessera/common';
 import { ROOT } from '@tessera/stack';
-import { findCardDataInLogs, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { findCardDataInLogs, freePort, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { loggedIn } from './adminClient';
 import { launchChromium } from './browser';
 
 jest.setTimeout(180_000);
@@ -149,6 +150,8 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-inbound-it-'));
   await merchant.start();
   merchant.formAction = `${env.stack.inboundUrl}/checkout/form-post`;
+  // Nothing listens there: the upstream of a route whose server is down.
+  const closedPort = await freePort();
   const applied = routesCli([
     'apply',
     '--merchant',
@@ -195,6 +198,15 @@ filters:
   - { location: json, pointer: /card/number, store: number, aliasFormat: token }
   - { location: json, pointer: /card/exp_month, store: expiry_month }
   - { location: json, pointer: /card/exp_year, store: expiry_year }
+---
+id: down
+kind: inbound
+mode: test
+inbound:
+  path: /down
+  upstream: http://127.0.0.1:${closedPort}/down
+filters:
+  - { location: json, pointer: /card/number, store: number }
 `,
     ),
   ]);
@@ -364,6 +376,31 @@ describe('an inbound route', () => {
     });
     expect((await postJson('/checkouts', cardJson())).status).toBe(404);
     expect(merchant.received.length).toBe(before);
+  });
+
+  it('answers 413 for a body over INBOUND_MAX_BODY_BYTES, and 502 when the upstream cannot be reached, both in the envelope', async () => {
+    const before = merchant.received.length;
+    const big = await inboundRequest('POST', '/checkout', { 'content-type': 'text/plain' }, 'x'.repeat(1024 * 1024 + 1));
+    expect({ status: big.status, code: big.headers['x-tessera-error'] }).toEqual({ status: 413, code: 'body_too_large' });
+    const down = await postJson('/down', { amount: 1 });
+    expect({ status: down.status, code: down.headers['x-tessera-error'] }).toEqual({ status: 502, code: 'psp_unreachable' });
+    expect(JSON.parse(down.body)).toMatchObject({ error: { code: 'psp_unreachable', requestId: expect.any(String) } });
+    expect(merchant.received.length).toBe(before);
+  });
+
+  it('has the admin API refuse a route on a path another merchant’s route serves: 409 naming it', async () => {
+    env.stack.createOperator('platform@inbound.test', 'a long platform passphrase', null);
+    const admin = await loggedIn(env.stack.adminUrl, 'platform@inbound.test', 'a long platform passphrase');
+    const res = await admin.call('PUT', `/merchants/${OTHER_MERCHANT}/routes/rival`, {
+      id: 'rival',
+      kind: 'inbound',
+      mode: 'test',
+      inbound: { path: '/checkout', upstream: 'https://rival.example/' },
+      filters: [{ location: 'text', pattern: 'card_number', store: 'number' }],
+    });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: { code: 'proxy_route_address_taken', param: 'inbound.path' } });
+    expect(JSON.stringify(res.body)).toContain('/checkout');
   });
 
   it('refuses another merchant’s route on a path or host already served, with a clear error', () => {
