@@ -277,6 +277,16 @@ describe('ForwardUpstream', () => {
     await expect(iterator.next()).rejects.toBeDefined();
   });
 
+  it('closes the upstream request when the reader stops early', async () => {
+    hangingClosed = signal();
+    const answer = await forwardUpstream(inbound(), upstreamCall({ url: `${origin}/hanging` }));
+    for await (const chunk of answer.body) {
+      expect(chunk.toString()).toBe('first');
+      break;
+    }
+    await hangingClosed.promise;
+  });
+
   it('refuses the gateway and fields identities, and calls no upstream', async () => {
     const before = received.length;
     for (const service of ['gateway', 'fields'] as const) {

@@ -82,9 +82,20 @@ let workDir: string;
 let stack: ChildProcess | undefined;
 let stackOutput = '';
 let stackExited: Promise<void> = Promise.resolve();
-let ports: { gateway: number; sandbox: number; vault: number; proxy: number; fields: number; inbound: number; merchant: number };
+let ports: {
+  gateway: number;
+  sandbox: number;
+  vault: number;
+  proxy: number;
+  fields: number;
+  admin: number;
+  inbound: number;
+  merchant: number;
+};
 /** What the quick start tokenized, read again after a restart. */
 let quickStartToken: string;
+/** Set while the test stops npm start itself, so that only an exit of its own is reported. */
+let stopping = false;
 
 /** A checkout to run in: the repository's code, linked, and a directory of its own for `.tessera`. */
 function makeCheckout(): string {
@@ -116,14 +127,23 @@ async function startStack(): Promise<void> {
     PORT: String(ports.gateway),
     SANDBOX_PSP_PORT: String(ports.sandbox),
     FIELDS_PORT: String(ports.fields),
+    // Every listener on a free port: another test's npm start may hold the defaults.
+    ADMIN_PORT: String(ports.admin),
     INBOUND_PORT: String(ports.inbound),
     // npm start's own list, plus the port the inbound how-to's stand-in merchant server runs on here.
     PSP_ALLOWED_PORTS: `${ports.sandbox},3001,4242,${ports.merchant}`,
     VAULT_ADDR: `127.0.0.1:${ports.vault}`,
     PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
   };
+  stopping = false;
   stack = spawn('npm', ['start'], { cwd: workDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  stackExited = new Promise((resolve) => stack!.once('exit', () => resolve()));
+  stackExited = new Promise((resolve) =>
+    stack!.once('exit', (code) => {
+      // A stack that dies under the tests fails them with connection errors; its own words say why.
+      if (!stopping) console.error(`npm start exited (${code}) while the tests ran:\n${stackOutput.slice(-4000)}`);
+      resolve();
+    }),
+  );
   stack.stdout!.on('data', (c: Buffer) => (stackOutput += c.toString()));
   stack.stderr!.on('data', (c: Buffer) => (stackOutput += c.toString()));
   const deadline = Date.now() + 120_000;
@@ -155,6 +175,7 @@ function groupAlive(pgid: number): boolean {
  * while the services are still shutting down gracefully).
  */
 async function stopStack(): Promise<void> {
+  stopping = true;
   const pgid = stack?.pid;
   if (pgid === undefined || !groupAlive(pgid)) return;
   process.kill(-pgid, 'SIGTERM');
@@ -174,6 +195,7 @@ beforeAll(async () => {
     vault: await freePort(),
     proxy: await freePort(),
     fields: await freePort(),
+    admin: await freePort(),
     inbound: await freePort(),
     merchant: await freePort(),
   };

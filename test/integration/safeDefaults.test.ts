@@ -109,7 +109,7 @@ function childEnvironments(launcher: number): Record<string, Record<string, stri
 
 /** npm start (scripts/start.mjs) run with `env` over free ports, in its own process group; resolves once it is up. */
 async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
-  const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   let output = '';
   const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
     cwd: ROOT,
@@ -121,6 +121,8 @@ async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProc
       FIELDS_PORT: String(ports[2]),
       VAULT_ADDR: `127.0.0.1:${ports[3]}`,
       PROXY_ADDR: `127.0.0.1:${ports[4]}`,
+      // Not the default: the quick-start test's npm start may hold it at the same time.
+      ADMIN_PORT: String(ports[5]),
       ...env,
     },
     detached: true,

@@ -4,6 +4,7 @@ import type { ProxyClient } from './generated/tessera/proxy/v1/Proxy';
 import type { ForwardUpstreamResponse__Output } from './generated/tessera/proxy/v1/ForwardUpstreamResponse';
 import { upstreamCallToWire, type UpstreamCall } from './contract';
 import { REQUEST_ID_METADATA_KEY, startedCallError, whenConnected } from './edge';
+import { errorFromGrpc } from './grpcErrors';
 
 /** The upstream's answer to a ForwardUpstream call, as soon as its head has arrived. */
 export interface UpstreamAnswer {
@@ -28,6 +29,9 @@ export interface UpstreamCallOptions {
   marginMs?: number;
 }
 
+/** Statuses a call is refused with at the door (a caller policy, a proxy without the RPC): nothing was sent. */
+const REFUSED_BEFORE_SENDING = new Set<number>([grpc.status.PERMISSION_DENIED, grpc.status.UNAUTHENTICATED, grpc.status.UNIMPLEMENTED]);
+
 /** The proxy's PSP_TIMEOUT_MS default: what it waits for a head when request.timeoutMs is 0. */
 const PROXY_DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -39,7 +43,8 @@ type Part = ForwardUpstreamResponse__Output;
  * the answer streamed back. Resolves with the head once it has arrived; rejects with a TesseraError:
  * the proxy's own refusal (card_data_unmatched, psp_destination_forbidden, psp_timeout,
  * psp_unreachable, parameter_invalid), 503 service_unavailable when no connection to the proxy was
- * ready (nothing was sent), else 502 psp_outcome_unknown (the call started and broke, or no head
+ * ready (nothing was sent), 500 internal_error when the proxy refused the caller's identity, else
+ * 502 psp_outcome_unknown (the call started and broke, or no head
  * came within timeoutMs + marginMs: the upstream may have acted on the request).
  *
  * The call itself has no gRPC deadline, so a long download is not cut: the proxy bounds the wait
@@ -58,7 +63,11 @@ export async function forwardUpstream(client: ProxyClient, request: UpstreamCall
   const cancel = (): void => stream.cancel();
   signal?.addEventListener('abort', cancel, { once: true });
   const messages: AsyncIterator<Part> = stream[Symbol.asyncIterator]();
-  const failure = (err: unknown): unknown => (signal?.aborted ? signal.reason : startedCallError(err));
+  const failure = (err: unknown): unknown => {
+    if (signal?.aborted) return signal.reason;
+    const code = (err as { code?: unknown } | null)?.code;
+    return typeof code === 'number' && REFUSED_BEFORE_SENDING.has(code) ? errorFromGrpc(err) : startedCallError(err);
+  };
   const release = (): void => {
     signal?.removeEventListener('abort', cancel);
     stream.cancel();

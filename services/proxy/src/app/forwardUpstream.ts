@@ -6,7 +6,7 @@ import { refuseCardNumbers } from '../domain/cardData';
 import { logHostOf, parseMode } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
 import { parseUpstreamMethod } from '../domain/method';
-import { cappedTimeoutMs, preflightDestination, type PspCancellation } from '../egress/pspEgress';
+import { cancelledError, cappedTimeoutMs, preflightDestination, type PspCancellation } from '../egress/pspEgress';
 import { streamFromUpstream, type StreamedResponse } from '../egress/upstreamExchange';
 import type { MerchantPostDeps } from './merchantPost';
 
@@ -58,7 +58,8 @@ export async function forwardUpstream(
     logFields.headMs = Math.round(res.headMs);
     finished(res.body, (err) => {
       logFields.bytes = res.body.bytes;
-      if (err) failed(err);
+      // A body destroyed without an error (ERR_STREAM_PREMATURE_CLOSE) was let go by its reader: a cancel.
+      if (err) failed(err instanceof TesseraError ? err : cancelledError());
       else deps.logger.info({ ...logFields, durationMs: Math.round(performance.now() - started) }, 'upstream exchange');
     });
     return res;

@@ -90,10 +90,8 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       read: () => controller.resume(),
       // The reader let go of the body before its end: nobody wants the rest.
       destroy: (err, callback) => {
-        if (this.settled) return callback(err);
-        const reason = cancelledError();
-        this.stop(reason);
-        callback(err ?? reason);
+        this.stop(cancelledError());
+        callback(err);
       },
     });
     this.body = body;

@@ -20,6 +20,7 @@ import { callCompletion } from '../app/callCompletion';
 import { deliverWebhook } from '../app/deliverWebhook';
 import { forwardUpstream } from '../app/forwardUpstream';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
+import { relayStreamedAnswer, type StreamedAnswer } from './relayStreamedAnswer';
 import type { VaultPort } from '../app/vaultPort';
 
 export interface HandlerDeps extends ForwardDeps {
@@ -36,27 +37,6 @@ export interface HandlerDeps extends ForwardDeps {
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
 
 type UpstreamStream = Parameters<ProxyHandlers['ForwardUpstream']>[0];
-
-/** An answer whose body follows its head (ForwardUpstream's). */
-interface StreamedAnswer {
-  status: number;
-  headers: { name: string; value: string }[];
-  body: AsyncIterable<Buffer>;
-}
-
-/** Resolves when the caller's stream has room for more again, or the caller has gone. */
-function roomOrCancel(call: UpstreamStream, cancellation: PspCancellation): Promise<void> {
-  if (cancellation.cancelled) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      call.off('drain', done);
-      call.off('cancelled', done);
-      resolve();
-    };
-    call.on('drain', done);
-    call.on('cancelled', done);
-  });
-}
 
 export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   /**
@@ -83,12 +63,11 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   }
 
   /**
-   * answerExchange's sibling for an answer streamed back: the head first, then the body's chunks as
-   * they arrive, each written once the caller's stream has room (a slow reader slows the upstream
-   * down; nothing piles up here). A refusal before the head is the call's status with the Refusal
-   * trailer, as for a unary call; a failure within the body ends the stream with that status after
-   * the chunks already sent. The caller's cancel stops the exchange, before or after the head. The
-   * RPC is counted once the stream has ended, by the head's status class or the error's code.
+   * answerExchange's sibling for an answer streamed back (relayStreamedAnswer.ts: head first, then
+   * the body's chunks with backpressure). A refusal before the head is the call's status with the
+   * Refusal trailer, as for a unary call; a failure within the body ends the stream with that status
+   * after the chunks already sent. The caller's cancel stops the exchange, before or after the head.
+   * The RPC is counted once the stream has ended, by the head's status class or the error's code.
    */
   function streamExchange(
     call: UpstreamStream,
@@ -102,11 +81,7 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
     const started = process.hrtime.bigint();
     const relay = async (): Promise<number> => {
       const answer = await exchange({ ...(requestId ? { requestId } : {}), cancellation });
-      call.write({ head: { status: answer.status, headers: answer.headers } });
-      for await (const chunk of answer.body) {
-        if (cancellation.cancelled) break;
-        if (!call.write({ chunk })) await roomOrCancel(call, cancellation);
-      }
+      await relayStreamedAnswer(call, answer, cancellation);
       return answer.status;
     };
     relay().then(
