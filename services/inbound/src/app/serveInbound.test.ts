@@ -173,4 +173,13 @@ describe('serveInbound', () => {
     expect(redact.forwarded[0]!.url).toBe('https://shop.example/checkout?pan=%5Bredacted%5D&x=1');
     expect(refuse.forwarded).toEqual([]);
   });
+
+  it('refuses dot segments, which would leave the route’s path at the upstream', async () => {
+    const { deps, forwarded } = harness(routesOf([['acme', route('checkout', { path: '/checkout' })]]));
+    for (const path of ['/checkout/../admin', '/checkout/%2e%2E/admin', '/checkout/./x', '/checkout/%2E']) {
+      expect({ path, code: await codeOf(serveInbound(deps, request({ path }))) }).toEqual({ path, code: 'invalid_request' });
+    }
+    await serveInbound(deps, request({ path: '/checkout/..x/...' }));
+    expect(forwarded.map((f) => f.url)).toEqual(['https://shop.example/checkout/..x/...']);
+  });
 });

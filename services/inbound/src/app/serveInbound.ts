@@ -121,7 +121,18 @@ function contentTypeOf(headers: readonly UpstreamHeader[]): string | undefined {
   return headers.find((h) => h.name.toLowerCase() === 'content-type')?.value;
 }
 
+/**
+ * `.` and `..` segments (or their percent-encodings) are refused: the upstream URL would resolve
+ * them, and `/checkout/../admin` would leave the route's path for another of the upstream's.
+ */
+function checkPath(path: string): void {
+  if (path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
+    throw new TesseraError('invalid_request', { param: 'path', message: 'The path may not hold "." or ".." segments.' });
+  }
+}
+
 export async function serveInbound(deps: InboundDeps, request: InboundRequest): Promise<InboundResult> {
+  checkPath(request.path);
   const { owner, route } = await resolveRoute(deps.routes, request.host, request.path);
   const query = checkedQuery(route, request.path, request.query);
   let body = request.body;
