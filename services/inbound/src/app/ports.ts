@@ -21,10 +21,8 @@ export interface InboundVault {
   close(): void;
 }
 
-export interface UpstreamHeader {
-  name: string;
-  value: string;
-}
+export type { UpstreamHeader } from '../domain/forwardHeaders';
+import type { UpstreamHeader } from '../domain/forwardHeaders';
 
 /** A rewritten request, card-free, for the merchant's upstream. */
 export interface UpstreamRequest {

@@ -1,5 +1,10 @@
 import { isHopByHopHeader } from '@tessera/common';
-import type { UpstreamHeader } from '../app/ports';
+
+/** One header field as sent, in order (a name may repeat). */
+export interface UpstreamHeader {
+  name: string;
+  value: string;
+}
 
 /**
  * Headers of an inbound request as they go upstream: the sender's, minus what describes the hop to
