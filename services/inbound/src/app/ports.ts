@@ -1,5 +1,8 @@
 import type { Readiness, TokenizeRequest, TokenRecord__Output } from '@tessera/protos';
 import type { InboundAddress, InboundOwner, StoredRoute } from '@tessera/routes';
+import type { UpstreamHeader } from '../domain/forwardHeaders';
+
+export type { UpstreamHeader };
 
 /**
  * What the inbound service's use cases need from outside. The vault and the proxy are reached over
@@ -20,9 +23,6 @@ export interface InboundVault {
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }
-
-export type { UpstreamHeader } from '../domain/forwardHeaders';
-import type { UpstreamHeader } from '../domain/forwardHeaders';
 
 /** A rewritten request, card-free, for the merchant's upstream. */
 export interface UpstreamRequest {
