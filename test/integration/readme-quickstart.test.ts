@@ -91,6 +91,8 @@ let ports: {
   admin: number;
   forwardProxy: number;
   sandboxTls: number;
+  inbound: number;
+  merchant: number;
 };
 /** What the quick start tokenized, read again after a restart. */
 let quickStartToken: string;
@@ -129,6 +131,9 @@ async function startStack(): Promise<void> {
     FIELDS_PORT: String(ports.fields),
     // Every listener on a free port: another test's npm start may hold the defaults.
     ADMIN_PORT: String(ports.admin),
+    INBOUND_PORT: String(ports.inbound),
+    // npm start's own list, plus the port the inbound how-to's stand-in merchant server runs on here.
+    PSP_ALLOWED_PORTS: `${ports.sandbox},${ports.sandboxTls},3001,4242,${ports.merchant}`,
     VAULT_ADDR: `127.0.0.1:${ports.vault}`,
     PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
     FORWARD_PROXY_PORT: String(ports.forwardProxy),
@@ -197,6 +202,8 @@ beforeAll(async () => {
     admin: await freePort(),
     forwardProxy: await freePort(),
     sandboxTls: await freePort(),
+    inbound: await freePort(),
+    merchant: await freePort(),
   };
   await startStack();
 });
@@ -298,11 +305,53 @@ describe('README quick start', () => {
     expect(output).not.toContain('4242424242424242');
   });
 
+  it('runs the inbound routes how-to of docs/proxies.md as written: the stand-in server gets aliases, never the card', async () => {
+    expect(stackOutput).toContain(`Inbound routes: http://127.0.0.1:${ports.inbound}`);
+    const section =
+      /^## Inbound routes\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(fs.readFileSync(path.join(ROOT, 'docs', 'proxies.md'), 'utf8'))?.[1] ?? '';
+    const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+    const [server, ...steps] = blocks;
+    expect(server?.trim()).toBe('node examples/inbound/merchant-server.mjs');
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    const merchant = spawn('node', ['examples/inbound/merchant-server.mjs'], {
+      cwd: workDir,
+      env: { PATH: process.env.PATH, PORT: String(ports.merchant) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let received = '';
+    merchant.stdout!.on('data', (c: Buffer) => (received += c.toString()));
+    try {
+      while (!received.includes('listening')) await new Promise((r) => setTimeout(r, 50));
+      const output = steps
+        .map((step) =>
+          runInCheckout(
+            step
+              .replace(/127\.0\.0\.1:8083\b/g, `127.0.0.1:${ports.inbound}`)
+              .replace(/127\.0\.0\.1:4242\b/g, `127.0.0.1:${ports.merchant}`),
+          ),
+        )
+        .join('\n');
+      expect(output).toContain('created shop');
+      const answers = output
+        .split('\n')
+        .filter((line) => line.startsWith('{"received"'))
+        .map((line) => (JSON.parse(line) as { received: { path: string; body: string } }).received);
+      expect(answers.map((a) => a.path)).toEqual(['/orders/new', '/orders/new']);
+      expect(JSON.parse(answers[0]!.body)).toMatchObject({
+        card: { number: expect.stringMatching(/^424242\d{6}4242$/), cvc: expect.stringMatching(/^tok\./) },
+      });
+      expect(new URLSearchParams(answers[1]!.body).get('card[number]')).toMatch(/^424242\d{6}4242$/);
+      expect(received).not.toMatch(/4242424242424242|4242 4242 4242 4242|4242\+4242/);
+    } finally {
+      merchant.kill();
+    }
+  });
+
   it('stops every process it started, its redis-server too', async () => {
     const redisPort = ownRedisPort();
     await stopStack();
     expect(groupAlive(stack!.pid!)).toBe(false);
-    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy, redisPort]) {
+    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy, ports.inbound, redisPort]) {
       expect({ port, open: await portOpen(port) }).toEqual({ port, open: false });
     }
   });

@@ -111,7 +111,7 @@ function childEnvironments(launcher: number): Record<string, Record<string, stri
 async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
   const ports: number[] = [];
   // Every listener on a free port: the quick-start test's npm start may hold the defaults at the same time.
-  for (let i = 0; i < 8; i++) ports.push(await freePort());
+  for (let i = 0; i < 9; i++) ports.push(await freePort());
   let output = '';
   const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.mjs')], {
     cwd: ROOT,
@@ -126,6 +126,7 @@ async function startNpmStart(env: NodeJS.ProcessEnv): Promise<{ child: ChildProc
       ADMIN_PORT: String(ports[5]),
       FORWARD_PROXY_PORT: String(ports[6]),
       SANDBOX_PSP_TLS_PORT: String(ports[7]),
+      INBOUND_PORT: String(ports[8]),
       ...env,
     },
     detached: true,
@@ -205,7 +206,7 @@ describe('npm start', () => {
 
   it('gives each process only its own secrets: the proxy and the sandbox PSP no Redis URL, vault key, key directory or pepper', () => {
     const envs = childEnvironments(stack!.pid!);
-    expect(Object.keys(envs).sort()).toEqual(['admin', 'fields', 'gateway', 'proxy', 'sandbox', 'vault']);
+    expect(Object.keys(envs).sort()).toEqual(['admin', 'fields', 'gateway', 'inbound', 'proxy', 'sandbox', 'vault']);
     const vaultDir = path.join(root(), 'vault');
     const gatewayDir = path.join(root(), 'gateway');
     const adminDir = path.join(root(), 'admin');
@@ -258,6 +259,10 @@ describe('npm start', () => {
         expect({ name, value, holding: holding(name, value) }).toEqual({ name, value, holding: [] });
     }
     expect(holding('fields', secrets.TESSERA_DEV_ADMIN_PASSWORD)).toEqual([]);
+    // Inbound: its Redis and its own directory; no pepper (it reads no API key), no vault key, no dashboard login.
+    expect(envs.inbound).toMatchObject({ REDIS_URL: redis.url, TESSERA_STATE_DIR: path.join(root(), 'inbound') });
+    for (const value of [secrets.API_KEY_PEPPER, secrets.VAULT_KEYS, secrets.TESSERA_DEV_ADMIN_PASSWORD, vaultDir, gatewayDir])
+      expect({ value, holding: holding('inbound', value) }).toEqual({ value, holding: [] });
     // Nor told where the services they never call are: admin no vault or proxy. Fields dials the
     // proxy for hosted pages' completion calls, the one RPC the proxy lets its identity make.
     expect(Object.keys(envs.admin!).filter((v) => /^(VAULT|PROXY)_ADDR$/.test(v))).toEqual([]);
@@ -293,9 +298,9 @@ describe('npm start without REDIS_URL', () => {
   /** The Redis password in the REDIS_URL npm start gave a service. */
   const redisPasswordOf = (env: Record<string, string>) => decodeURIComponent(new URL(env.REDIS_URL!).password);
 
-  it('logs the vault, the gateway, admin and fields in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
+  it('logs the vault, the gateway, admin, fields and inbound in to its own redis-server as their own users; the proxy and the sandbox PSP get no Redis URL', () => {
     const envs = childEnvironments(stack!.pid!);
-    const users = ['vault', 'gateway', 'admin', 'fields'];
+    const users = ['vault', 'gateway', 'admin', 'fields', 'inbound'];
     const password = (user: string) => fs.readFileSync(path.join(root(), user, 'redis-password'), 'utf8').trim();
     const passwords = Object.fromEntries(users.map((user) => [user, password(user)]));
     const port = Number(fs.readFileSync(path.join(root(), 'redis', 'port'), 'utf8').trim());

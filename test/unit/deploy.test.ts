@@ -119,6 +119,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       { podSelector: { matchLabels: { app: 'gateway' } } },
       { podSelector: { matchLabels: { app: 'proxy' } } },
       { podSelector: { matchLabels: { app: 'fields' } } },
+      { podSelector: { matchLabels: { app: 'inbound' } } },
     ]);
     expect(vault.ingress[0].ports).toEqual([{ protocol: 'TCP', port: 50051 }]);
     expect(vault.egress).toHaveLength(2);
@@ -159,11 +160,18 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('fields').FIELDS_PORT) }] }]);
   });
 
+  it('let the inbound service reach only Redis, the vault and the proxy (and DNS): no internet, its upstreams through the proxy', () => {
+    expect(egressTargets('inbound')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
+    const ingress = find('NetworkPolicy', 'inbound').spec.ingress as any[];
+    expect(ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('inbound').INBOUND_PORT) }] }]);
+    expect(envOf('proxy').TLS_PEER_INBOUND).toBe('inbound');
+  });
+
   it('let only the services with a Redis user reach Redis, and only the gateway and the fields service the proxy', () => {
     const from = (name: string) =>
       find('NetworkPolicy', name).spec.ingress.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels.app));
-    expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields']);
-    expect(from('proxy')).toEqual(['gateway', 'fields']);
+    expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields', 'inbound']);
+    expect(from('proxy')).toEqual(['gateway', 'fields', 'inbound']);
     // The gateway serves the API only: no dashboard or fields port to admit any more.
     expect(find('NetworkPolicy', 'gateway').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('gateway').PORT) }] }]);
     expect(egressTargets('gateway')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
@@ -403,10 +411,10 @@ describe('docker-compose.yml', () => {
  * key and ca.crt, its own secrets, and in Redis only its own keys.
  */
 /** The services that speak gRPC, each with its own mTLS certificate; the admin service speaks to Redis only. */
-const TLS_SERVICES = ['vault', 'proxy', 'gateway', 'fields'] as const;
+const TLS_SERVICES = ['vault', 'proxy', 'gateway', 'fields', 'inbound'] as const;
 const SERVICES = [...TLS_SERVICES, 'admin'] as const;
 /** The services with a Redis user (deploy/redis/users.acl); the proxy has none. */
-const REDIS_USERS = ['vault', 'gateway', 'admin', 'fields'] as const;
+const REDIS_USERS = ['vault', 'gateway', 'admin', 'fields', 'inbound'] as const;
 /** The services that hash or verify API keys, and so share the one pepper (Secret tessera-pepper). */
 const PEPPER_READERS = ['gateway', 'admin', 'fields'];
 const README = fs.readFileSync(path.join(K8S_DIR, 'README.md'), 'utf8');
@@ -605,10 +613,13 @@ const COMPOSE_SECRETS: Record<string, string[]> = {
   REDIS_GATEWAY_PASSWORD: ['gateway'],
   REDIS_ADMIN_PASSWORD: ['admin'],
   REDIS_FIELDS_PASSWORD: ['fields'],
+  REDIS_INBOUND_PASSWORD: ['inbound'],
+  INBOUND_CARD_FINGERPRINT_KEY: ['inbound'],
   REDIS_VAULT_PASSWORD_SHA256: ['redis'],
   REDIS_GATEWAY_PASSWORD_SHA256: ['redis'],
   REDIS_ADMIN_PASSWORD_SHA256: ['redis'],
   REDIS_FIELDS_PASSWORD_SHA256: ['redis'],
+  REDIS_INBOUND_PASSWORD_SHA256: ['redis'],
 };
 /** Variables compose takes from the environment that are settings, not secrets. */
 const COMPOSE_SETTINGS = ['FIELDS_ORIGIN', 'API_ORIGIN'];
@@ -671,7 +682,7 @@ describe('what each workload can read', () => {
     expect(refs('proxy')).toEqual([]);
     // Redis verifies the passwords against their digests: it never holds a service's password.
     expect(refs('redis')).toEqual(
-      ['ADMIN', 'FIELDS', 'GATEWAY', 'VAULT'].map((user) => `tessera-redis-secrets/REDIS_${user}_PASSWORD_SHA256`),
+      ['ADMIN', 'FIELDS', 'GATEWAY', 'INBOUND', 'VAULT'].map((user) => `tessera-redis-secrets/REDIS_${user}_PASSWORD_SHA256`),
     );
     for (const name of REDIS_USERS) {
       expect({ name, env: envOf(name) }).toMatchObject({
@@ -866,6 +877,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       ['tessera-gateway', true],
       ['tessera-admin', true],
       ['tessera-fields', true],
+      ['tessera-inbound', true],
     ]);
     // Off, so no one logs in as it; with every permission, as Redis replays the AOF as the default user.
     expect(aclUser('default')).toMatchObject({ patterns: ['*'], rules: ['+@all'] });

@@ -45,6 +45,16 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'This merchant has the most webhook endpoints a mode may have (16); delete one before adding another.',
   },
+  multiple_cards: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The request holds more than one card number; an inbound route takes one card per request. Nothing was forwarded.',
+  },
+  card_expiry_missing: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "The request holds a card number but no expiry in the places the inbound route's filters name. Nothing was forwarded.",
+  },
   psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
   placeholder_not_encodable: {
     status: 400,
@@ -167,6 +177,11 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This CVC session was already used; the merchant’s server opens a new one.',
+  },
+  proxy_route_address_taken: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Another inbound route already serves this path or host; paths and hosts are unique across Tessera.',
   },
   proxy_route_limit_reached: {
     status: 409,

@@ -37,6 +37,7 @@ void runService({
       gatewayName: config.TLS_PEER_GATEWAY,
       proxyName: config.TLS_PEER_PROXY,
       fieldsName: config.TLS_PEER_FIELDS,
+      inboundName: config.TLS_PEER_INBOUND,
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
@@ -49,6 +50,7 @@ void runService({
           routes: merchantData.routes,
           onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
         }),
+        inboundName: config.TLS_PEER_INBOUND,
       }),
       tls,
       async () => (await vault.ready()).ok,

@@ -112,6 +112,8 @@ export interface VaultHandlerOptions {
   cvcSessions?: CvcSessionStore;
   /** TLS_PEER_FIELDS: a caller whose certificate names it gets the fields service's rights (app/callers.ts). Default `fields`. */
   fieldsName?: string;
+  /** TLS_PEER_INBOUND: a caller whose certificate names it gets the inbound service's rights (app/callers.ts). Default `inbound`. */
+  inboundName?: string;
   now?: () => Date;
   /** The merchants' forward-proxy CAs (IssueHostCertificate, GetCaCertificate). */
   cas?: MerchantCas;
@@ -129,8 +131,11 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
   const fieldsName = options.fieldsName ?? 'fields';
   // The names the TLS handshake verified (none in plaintext): the caller policy already chose the RPCs.
   // Read only by the RPCs whose rules depend on it, so the others do not pay for it.
-  const callerOf = (call: Parameters<typeof peerServiceNames>[0]): VaultCaller =>
-    peerServiceNames(call).includes(fieldsName) ? 'fields' : 'service';
+  const inboundName = options.inboundName ?? 'inbound';
+  const callerOf = (call: Parameters<typeof peerServiceNames>[0]): VaultCaller => {
+    const names = peerServiceNames(call);
+    return names.includes(fieldsName) ? 'fields' : names.includes(inboundName) ? 'inbound' : 'service';
+  };
   const cvcAttach = { vault, grants: options.cvcSessions ?? NO_CVC_SESSIONS, now: options.now ?? (() => new Date()) };
   const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>) =>
     unary(rpc, log, handle, observe);
