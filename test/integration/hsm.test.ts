@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import * as pkcs11js from 'pkcs11js';
+import { callUnary, createVaultClient } from '@tessera/protos';
 import { ckrNameOf, createSoftHsmToken, type SoftHsmToken } from '@tessera/test-support/softHsm';
 import { aCard, apiClient, ROOT, TEST_CARDS, useStack, type ApiKey } from './harness';
 
@@ -89,6 +90,22 @@ async function tokenize(number: string): Promise<string> {
   return (created.body as { token: string }).token;
 }
 
+/** The forward proxy's CA of `merchantId` (GetCaCertificate; this stack's vault runs without TLS, so any caller may). */
+async function caPemOf(merchantId: string): Promise<string> {
+  const client = createVaultClient(env.stack.env.VAULT_ADDR as string);
+  try {
+    const answer = await callUnary<unknown, { certificatePem: string }>(
+      client,
+      client.getCaCertificate as never,
+      { merchantId },
+      { timeoutMs: 5000 },
+    );
+    return answer.certificatePem;
+  } finally {
+    client.close();
+  }
+}
+
 /** Proxies the card number of `token` to the recording PSP and returns what the PSP received. */
 async function numberAtPsp(token: string): Promise<string> {
   env.psp.reset();
@@ -109,6 +126,8 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
   it('moves from VAULT_KEYS into the HSM: new cards are wrapped in the HSM, old ones still render, rewrap moves them', async () => {
     tokens.visa = await tokenize(TEST_CARDS.visa);
     expect(await keyIdOf(tokens.visa)).toBe('e1');
+    // The forward proxy's CA key is sealed like a record: under e1 now, moved into the HSM by rewrap.
+    const caPem = await caPemOf('acme');
 
     await restartVault({ VAULT_KEK_PROVIDER: 'pkcs11' });
     expect(env.stack.vault.output).toContain('"provider":"pkcs11"');
@@ -128,7 +147,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
       alreadyCurrent: 4,
     });
     // The fingerprint key moves with the records (made under e1 by the first tokenize).
-    expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped' });
+    expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped', caKeys: { rewrapped: 1, failed: 0 } });
     expect(await keyIdOf(tokens.visa)).toBe('h1');
     expect(await keyIdOf(tokens.mastercard)).toBe('h1');
     const status = vaultCli(['status', '--json']);
@@ -140,8 +159,13 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
       underMerchantKeys: { card: 2, cvv: 2 },
       merchantKeksByKeyId: { h1: 1 },
       fingerprintKeyKekId: 'h1',
+      caKeys: { byKeyId: { h1: 1 }, unreadable: 0 },
     });
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
+    // A vault with only the HSM's keys still opens the same CA (the one running may hold it in memory).
+    await restartVault({ VAULT_KEYS: undefined });
+    expect(await caPemOf('acme')).toBe(caPem);
+    await restartVault({ VAULT_KEYS: envKey });
   });
 
   it('rotates inside the HSM: the CLI generates a second key there, and after a redeploy new cards use it', async () => {

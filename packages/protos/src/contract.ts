@@ -14,6 +14,7 @@ import type { Mode, Mode__Output } from './generated/tessera/common/v1/Mode';
 import type { HttpMethod, HttpMethod__Output } from './generated/tessera/proxy/v1/HttpMethod';
 import type { CallCompletionRequest, CallCompletionRequest__Output } from './generated/tessera/proxy/v1/CallCompletionRequest';
 import type { DeliverWebhookRequest, DeliverWebhookRequest__Output } from './generated/tessera/proxy/v1/DeliverWebhookRequest';
+import type { ForwardUpstreamRequest, ForwardUpstreamRequest__Output } from './generated/tessera/proxy/v1/ForwardUpstreamRequest';
 import type {
   TokenizeRequest as WireTokenizeRequest,
   TokenizeRequest__Output as WireTokenizeRequestIn,
@@ -96,7 +97,7 @@ const MODE_NAMES: Partial<Record<Mode__Output, string>> = { MODE_TEST: 'test', M
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The key mode in both wire forms: the enum, and (for one release) the previous release's string. */
-function modeToWire(mode: string): { keyMode: Mode; mode: string } {
+export function modeToWire(mode: string): { keyMode: Mode; mode: string } {
   return { keyMode: MODES[mode] ?? 'MODE_UNSPECIFIED', mode };
 }
 
@@ -260,4 +261,53 @@ export function webhookDeliveryToWire(input: WebhookDeliveryCall): DeliverWebhoo
 
 export function webhookDeliveryFromWire(wire: DeliverWebhookRequest__Output): WebhookDeliveryCall {
   return completionCallFromWire(wire);
+}
+
+/** ForwardUpstream as its two sides use it: an inbound route's rewritten request, to the merchant's upstream. */
+export interface UpstreamCall {
+  /** For logs only, with routeId. */
+  merchantId: string;
+  routeId: string;
+  /** "test" or "live" (live: https only); anything else is treated as live. */
+  mode: string;
+  /** As the client sent it, upper case: any token method but CONNECT and TRACE. */
+  method: string;
+  url: string;
+  headers: { name: string; value: string }[];
+  body: Buffer;
+  /** Time to the upstream's head at the proxy, and then the longest silence within its body (capped there by PSP_TIMEOUT_MS; 0: PSP_TIMEOUT_MS). */
+  timeoutMs: number;
+  /**
+   * The Luhn-valid aliases (card_bin_last4, card_last4) written into the body, each as written there:
+   * the proxy's card-number check passes over these values only (see proxy.proto). Default none.
+   */
+  cardAliases?: string[];
+}
+
+export function upstreamCallToWire(input: UpstreamCall): ForwardUpstreamRequest {
+  return {
+    merchantId: input.merchantId,
+    routeId: input.routeId,
+    keyMode: MODES[input.mode] ?? 'MODE_UNSPECIFIED',
+    method: input.method,
+    url: input.url,
+    headers: input.headers,
+    body: input.body,
+    timeoutMs: input.timeoutMs,
+    cardAliases: input.cardAliases ?? [],
+  };
+}
+
+export function upstreamCallFromWire(wire: ForwardUpstreamRequest__Output): UpstreamCall {
+  return {
+    merchantId: wire.merchantId,
+    routeId: wire.routeId,
+    mode: MODE_NAMES[wire.keyMode] ?? '',
+    method: wire.method,
+    url: wire.url,
+    headers: wire.headers,
+    body: wire.body,
+    timeoutMs: wire.timeoutMs,
+    cardAliases: wire.cardAliases,
+  };
 }

@@ -18,6 +18,12 @@ describe('proxy config', () => {
     expect(config.PSP_ALLOWED_CIDRS).toEqual([]);
   });
 
+  it('names no inbound identity unless TLS_PEER_INBOUND is set (empty counts as unset)', () => {
+    expect(parseConfig(configSchema, {}).TLS_PEER_INBOUND).toBeUndefined();
+    expect(parseConfig(configSchema, { TLS_PEER_INBOUND: '' }).TLS_PEER_INBOUND).toBeUndefined();
+    expect(parseConfig(configSchema, { TLS_PEER_INBOUND: 'inbound' }).TLS_PEER_INBOUND).toBe('inbound');
+  });
+
   it('parses PSP_ALLOWED_CIDRS as a comma-separated list of IPv4 and IPv6 CIDRs', () => {
     const config = parseConfig(configSchema, { PSP_ALLOWED_CIDRS: '127.0.0.1/32, ::1/128' });
     expect(config.PSP_ALLOWED_CIDRS.map(({ address, bits }) => `${address.toString()}/${bits}`)).toEqual(['127.0.0.1/32', '::1/128']);

@@ -64,6 +64,9 @@ export const configSchema = z
     ...tlsEnvShape,
     // The fields service's certificate: it may only call merchants' completion endpoints (CallCompletion).
     TLS_PEER_FIELDS: z.string().min(1).default('fields'),
+    // The inbound service's certificate (ADR 0013): it may only send inbound routes' requests to
+    // merchants' upstreams (ForwardUpstream). No default: unset, nobody may.
+    TLS_PEER_INBOUND: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
     ...metricsEnvShape,
     ...grpcClientEnvShape,
     ...grpcServerEnvShape,

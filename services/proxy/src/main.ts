@@ -49,6 +49,7 @@ void runService({
       tls,
       gatewayName: config.TLS_PEER_GATEWAY,
       fieldsName: config.TLS_PEER_FIELDS,
+      inboundName: config.TLS_PEER_INBOUND,
       tuning: grpcServerTuning(config),
       health: healthServiceOptions(config),
     });

@@ -137,6 +137,8 @@ export const configSchema = z
     ...tlsEnvShape,
     // The fields service's certificate (the shoppers' surfaces): the vault lets it only tokenize provisionally and attach a CVC under a grant.
     TLS_PEER_FIELDS: z.string().min(1).default('fields'),
+    // The inbound routes service's certificate (ADR 0013): the vault lets it only tokenize (durable, never dedupe).
+    TLS_PEER_INBOUND: z.string().min(1).default('inbound'),
     ...metricsEnvShape,
     ...grpcServerEnvShape,
   })

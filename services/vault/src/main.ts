@@ -10,6 +10,7 @@ import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
 import { MerchantKeyRings } from './app/merchantKeys';
 import { runShredOrders } from './app/cryptoShredding';
+import { MerchantCas } from './app/merchantCa';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
@@ -37,16 +38,28 @@ void runService({
       browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
       onAlarm: recordAlarmReporter(logger, metrics),
     });
+    const cas = new MerchantCas({
+      store: merchantData.cas,
+      keyRing: keys.ring,
+      routes: merchantData.routes,
+      onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
+    });
     const material = serverTlsOrExit(tlsFilesOf(config), { service: 'vault', variable: 'VAULT_ADDR', address: config.VAULT_ADDR }, logger);
     const tls = material && {
       material,
       gatewayName: config.TLS_PEER_GATEWAY,
       proxyName: config.TLS_PEER_PROXY,
       fieldsName: config.TLS_PEER_FIELDS,
+      inboundName: config.TLS_PEER_INBOUND,
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: merchantData.sessions, fieldsName: config.TLS_PEER_FIELDS }),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), {
+        cvcSessions: merchantData.sessions,
+        fieldsName: config.TLS_PEER_FIELDS,
+        cas,
+        inboundName: config.TLS_PEER_INBOUND,
+      }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
@@ -75,7 +88,15 @@ void runService({
       intervalMs: SHRED_ORDERS_INTERVAL_MS,
       lease: merchantData.lease,
       sweep: async () => {
-        await runShredOrders({ ...sweepDeps, store, keks: store, rings: merchantKeys, orders: merchantData.shredOrders });
+        await runShredOrders({
+          ...sweepDeps,
+          store,
+          keks: store,
+          rings: merchantKeys,
+          cas: merchantData.cas,
+          caCache: cas,
+          orders: merchantData.shredOrders,
+        });
       },
       logger,
     });

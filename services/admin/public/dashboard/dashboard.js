@@ -7,6 +7,7 @@ import { initReturnUrls, loadReturnUrls } from './returnUrls.js';
 import { hideRequests, initRequests, loadRequests, showPage } from './requests.js';
 import { initPageInventory, loadPageInventory } from './pageInventory.js';
 import { initWebhooks, loadWebhooks } from './webhooks.js';
+import { initRoutes, loadRoutes } from './routes.js';
 
 const API = '/admin/v1';
 const $ = (id) => document.getElementById(id);
@@ -31,16 +32,17 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
+/** `contentType`: `body` is text sent as is (a route file's YAML); otherwise it is sent as JSON. */
+async function api(method, path, body, contentType) {
   const headers = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
   if (method !== 'GET' && state.csrfToken) headers['x-csrf-token'] = state.csrfToken;
   let res;
   try {
     res = await fetch(API + path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : contentType !== undefined ? body : JSON.stringify(body),
       credentials: 'same-origin',
       cache: 'no-store',
     });
@@ -244,7 +246,7 @@ async function openMerchant(merchantId) {
   state.merchant = merchantId;
   $('new-merchant').hidden = true;
   $('merchant-title').textContent = merchantId;
-  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests(), loadPageInventory(), loadWebhooks()]);
+  await Promise.all([loadKeys(), loadAudit(), loadReturnUrls(), loadRequests(), loadPageInventory(), loadWebhooks(), loadRoutes()]);
 }
 
 async function loadKeys() {
@@ -420,6 +422,8 @@ const ACTION_LABELS = {
   'webhook_endpoint.secret_rotated': 'Rotated webhook secret',
   'webhook_endpoint.enabled': 'Enabled webhook endpoint',
   'webhook_delivery.resent': 'Resent webhook event',
+  'route.applied': 'Applied proxy route',
+  'route.deleted': 'Deleted proxy route',
 };
 
 function auditDetails(entry) {
@@ -458,6 +462,10 @@ function auditDetails(entry) {
       return `${d.mode} · ${d.endpointId}`;
     case 'webhook_delivery.resent':
       return `${d.mode} · ${d.eventId} to ${d.endpointId}`;
+    case 'route.applied':
+      return `${d.routeId} · ${d.outcome}${d.changed && d.changed.length > 0 ? ` (${d.changed.join(', ')})` : ''}`;
+    case 'route.deleted':
+      return d.routeId ?? '';
     case 'mfa.reset':
     case 'login.unlocked':
       return d.operator ? `for ${d.operator}` : '';
@@ -794,6 +802,7 @@ initReturnUrls({ api, merchant: () => state.merchant, toast });
 initRequests({ api, merchant: () => state.merchant, el });
 initPageInventory({ api, merchant: () => state.merchant, el, toast });
 initWebhooks({ api, merchant: () => state.merchant, el, toast });
+initRoutes({ api, merchant: () => state.merchant, el, toast });
 
 async function boot() {
   try {

@@ -6,6 +6,7 @@
 import { drawChart, legend } from './chart.js';
 import { loadPageInventory } from './pageInventory.js';
 import { loadWebhooks } from './webhooks.js';
+import { loadRoutes } from './routes.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,9 +28,10 @@ const PAGE_VIEWS = [
   { hash: '#requests', view: 'requests-view', nav: 'nav-requests' },
   { hash: '#pages', view: 'pages-view', nav: 'nav-pages' },
   { hash: '#webhooks', view: 'webhooks-view', nav: 'nav-webhooks' },
+  { hash: '#routes', view: 'routes-view', nav: 'nav-routes' },
 ];
 
-/** Shows the page the address asks for (#requests, #pages, #webhooks, or the keys page), once signed in. */
+/** Shows the page the address asks for (#requests, #pages, #webhooks, #routes, or the keys page), once signed in. */
 export function showPage() {
   const current = PAGE_VIEWS.find((p) => p.hash !== '' && p.hash === window.location.hash) ?? PAGE_VIEWS[0];
   for (const page of PAGE_VIEWS) {
@@ -40,6 +42,7 @@ export function showPage() {
   if (current.view === 'requests-view') void loadRequests().catch((err) => showError(err.message));
   if (current.view === 'pages-view') void loadPageInventory();
   if (current.view === 'webhooks-view') void loadWebhooks();
+  if (current.view === 'routes-view') void loadRoutes();
 }
 
 /** Signed out or setting up two-factor: neither page. */
@@ -47,6 +50,7 @@ export function hideRequests() {
   $('requests-view').hidden = true;
   $('pages-view').hidden = true;
   $('webhooks-view').hidden = true;
+  $('routes-view').hidden = true;
 }
 
 function merchantQuery() {

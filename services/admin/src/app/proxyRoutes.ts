@@ -1,3 +1,4 @@
+import { stringify } from 'yaml';
 import { z } from 'zod';
 import { isTestCard, TesseraError } from '@tessera/common';
 import type { AuditLog } from '@tessera/merchant-data';
@@ -5,6 +6,8 @@ import {
   dryRunRoute,
   findCardData,
   parseRouteDocument,
+  parseRouteFile,
+  RouteAddressTakenError,
   RouteDocumentError,
   RouteLimitError,
   ROUTE_ID_PATTERN,
@@ -14,7 +17,7 @@ import {
   type StoredRoute,
 } from '@tessera/routes';
 import { auditAs, type Caller } from './caller';
-import { merchantIdSchema, merchantInReach } from './merchants';
+import { listMerchants, merchantIdSchema, merchantInReach, merchantQuerySchema } from './merchants';
 
 /**
  * The merchants' proxy routes (docs/routes.md): list, show, apply (create or replace), delete and
@@ -108,6 +111,12 @@ export async function applyProxyRoute(
     ({ stored } = await deps.routes.put(merchantId, route, deps.now()));
   } catch (err) {
     if (err instanceof RouteLimitError) throw new TesseraError('proxy_route_limit_reached');
+    if (err instanceof RouteAddressTakenError) {
+      throw new TesseraError('proxy_route_address_taken', {
+        param: err.address.startsWith('host:') ? 'inbound.host' : 'inbound.path',
+        message: `Another inbound route already serves ${err.address.startsWith('host:') ? 'the host' : 'the path'} ${err.address.slice(5)}; paths and hosts are unique across Tessera: choose another.`,
+      });
+    }
     throw err;
   }
   const outcome = existing === undefined ? 'created' : 'updated';
@@ -147,4 +156,82 @@ export async function dryRunProxyRoute(
     });
   }
   return dryRunRoute(route, sample);
+}
+
+/**
+ * `/admin/v1/routes`: the routes as a file, as `npm run routes -- apply` takes them. `?merchantId=`
+ * names the merchant: route documents carry none, so that one file can be applied to a merchant's
+ * test and live set-ups alike; a merchant operator's own is the default.
+ */
+export const routeFileQuerySchema = z.object({
+  merchantId: merchantIdSchema()
+    .optional()
+    .meta({ description: 'The merchant the routes are for; merchant operators: their own (the default). Platform operators: required.' }),
+});
+
+/** `/routes/{merchantId}/{routeId}`: the same parameters as the per-merchant paths. */
+export const routeFilePathSchema = routePathSchema;
+
+/** `GET /admin/v1/routes?merchantId=`: as the audit log, one merchant or every merchant in reach. */
+export const routeListQuerySchema = merchantQuerySchema;
+
+/** The merchant a route file is applied to: named, or the caller's own; a platform operator must name one. */
+export function routeFileMerchant(caller: Caller, requested: string | undefined): string {
+  const merchantId = merchantInReach(caller, requested);
+  if (merchantId === undefined) {
+    throw new TesseraError('parameter_missing', {
+      param: 'merchantId',
+      message: 'Name the merchant the routes are for: ?merchantId=… (route documents carry no merchant).',
+    });
+  }
+  return merchantId;
+}
+
+/** The routes in a file (YAML or JSON: one route, a list, `{ routes: [...] }` or `---` documents), all checked; a 400 naming where. */
+export function parseRouteFileInput(text: string): RouteDocument[] {
+  try {
+    return parseRouteFile(text);
+  } catch (err) {
+    if (err instanceof RouteDocumentError) throw new TesseraError('parameter_invalid', { message: err.message });
+    throw err;
+  }
+}
+
+/** Applies every route of a checked file in order, as `npm run routes -- apply`; each change audited by applyProxyRoute. */
+export async function applyProxyRouteFile(
+  deps: ProxyRouteDeps,
+  caller: Caller,
+  merchantId: string,
+  routes: RouteDocument[],
+): Promise<AppliedRoute[]> {
+  merchantInReach(caller, merchantId);
+  const applied: AppliedRoute[] = [];
+  for (const route of routes) applied.push(await applyProxyRoute(deps, caller, merchantId, route));
+  return applied;
+}
+
+/** Listing across merchants also needs where the merchant list comes from (listMerchants). */
+export type RouteListDeps = Pick<ProxyRouteDeps, 'routes'> & Parameters<typeof listMerchants>[0];
+
+export interface MerchantRoute extends StoredRoute {
+  merchantId: string;
+}
+
+/**
+ * One merchant's routes, or, without one named, those of every merchant the caller manages
+ * (listMerchants: a merchant with a key or an operator), by merchant then id.
+ */
+export async function listProxyRoutesInReach(deps: RouteListDeps, caller: Caller, requested: string | undefined): Promise<MerchantRoute[]> {
+  const named = merchantInReach(caller, requested);
+  const merchants = named !== undefined ? [named] : await listMerchants(deps, caller);
+  const routes: MerchantRoute[] = [];
+  for (const merchantId of merchants) {
+    for (const stored of await deps.routes.list(merchantId)) routes.push({ merchantId, ...stored });
+  }
+  return routes;
+}
+
+/** A route's document as YAML, as `npm run routes -- show` prints it: what a merchant keeps in git. */
+export function routeAsYaml(route: RouteDocument): string {
+  return stringify(route);
 }

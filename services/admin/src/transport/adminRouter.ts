@@ -21,7 +21,7 @@ import { registerAuditRoutes } from './auditRoutes';
 import { registerKeyRoutes, type AttackStateLookup } from './keyRoutes';
 import { registerMerchantRoutes } from './merchantRoutes';
 import { registerReturnUrlRoutes } from './returnUrlRoutes';
-import { registerProxyRouteRoutes } from './proxyRouteRoutes';
+import { registerProxyRouteRoutes, registerRouteFileRoutes, routeFileBody } from './proxyRouteRoutes';
 import type { RouteStore } from '@tessera/routes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
 import { registerRequestRoutes } from './requestRoutes';
@@ -205,7 +205,13 @@ export function createAdminRouter(deps: AdminDeps): Router {
     },
     body,
   );
-  registerProxyRouteRoutes(api, deps.routes === undefined ? undefined : { routes: deps.routes, audit: deps.audit, now }, body);
+  const routeDeps = deps.routes === undefined ? undefined : { routes: deps.routes, audit: deps.audit, now };
+  registerProxyRouteRoutes(api, routeDeps, body);
+  // Issue 28's `/admin/v1/routes`: the same use cases, a whole route file at a time.
+  registerRouteFileRoutes(api, routeDeps === undefined ? undefined : { ...routeDeps, keyStore: deps.keyStore, operators: deps.operators }, {
+    body,
+    fileBody: routeFileBody(ADMIN_BODY_LIMIT),
+  });
   registerAuditRoutes(api, { audit: deps.audit, detokenizations: deps.detokenizations });
   registerRequestRoutes(api, { deps: deps.requestLog, operatorOf: (res) => adminOf(res).operator });
   // The SAQ A kit: the payment page's recommended headers, its script inventory and authorizations.

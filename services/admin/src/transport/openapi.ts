@@ -25,7 +25,7 @@ import {
 import type { WebhookDeliveryAttempt } from '../app/webhookDeliveriesPort';
 import { errorEnvelopeSchema } from '@tessera/edge';
 import { routeDocumentSchema, type DryRunResult, type StoredRoute } from '@tessera/routes';
-import { dryRunRequestSchema, routePathSchema } from '../app/proxyRoutes';
+import { dryRunRequestSchema, routeFileQuerySchema, routeListQuerySchema, routePathSchema } from '../app/proxyRoutes';
 import { ADMIN_BASE } from './adminRouter';
 
 /**
@@ -249,6 +249,32 @@ const schemas = {
     updatedAt: z.string(),
     outcome: z.enum(['created', 'updated', 'unchanged']),
     changed: z.array(z.string()).meta({ description: 'For `updated`: the top-level fields that changed.' }),
+  }),
+  AdminRouteFile: z.string().meta({
+    description:
+      'A route file, YAML or JSON (docs/routes.md): one route, a list, `{ routes: [...] }` or `---` documents. Every route is checked before any is applied.',
+  }),
+  AdminMerchantRoutes: z.object({
+    routes: z.array(z.object({ merchantId: z.string(), route: routeDocumentSchema, createdAt: z.string(), updatedAt: z.string() })),
+  }),
+  AdminMerchantRoute: z.object({
+    merchantId: z.string(),
+    route: routeDocumentSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    yaml: z.string().meta({ description: 'The document as YAML, as `npm run routes -- show` prints it.' }),
+  }),
+  AdminAppliedRouteFile: z.object({
+    merchantId: z.string(),
+    routes: z.array(
+      z.object({
+        route: routeDocumentSchema,
+        createdAt: z.string(),
+        updatedAt: z.string(),
+        outcome: z.enum(['created', 'updated', 'unchanged']),
+        changed: z.array(z.string()).meta({ description: 'For `updated`: the top-level fields that changed.' }),
+      }),
+    ),
   }),
   AdminRouteDryRunRequest: dryRunRequestSchema,
   AdminRouteDryRun: z.object({
@@ -577,6 +603,67 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
     [`${ADMIN_BASE}/merchants/{merchantId}/routes/{routeId}/dry-run`]: {
       post: op(
         'adminDryRunRoute',
+        'What a sample request becomes on the route: placeholders and masked values, nothing sent or stored',
+        session,
+        {
+          parameters: routePath,
+          requestBody: { required: true, content: ref('AdminRouteDryRunRequest') },
+          responses: { '200': { description: 'The dry run.', content: ref('AdminRouteDryRun') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/routes`]: {
+      get: op('adminListRoutesInReach', 'Proxy routes: one merchant’s, or those of every merchant in reach (docs/routes.md)', readSession, {
+        parameters: queryParameters(routeListQuerySchema),
+        responses: { '200': { description: 'Routes by merchant, then id.', content: ref('AdminMerchantRoutes') } },
+      }),
+      post: op(
+        'adminApplyRouteFile',
+        'Apply a route file, YAML or JSON, to a merchant (each change audited; applies from the next request)',
+        session,
+        {
+          parameters: queryParameters(routeFileQuerySchema),
+          requestBody: {
+            required: true,
+            content: {
+              'application/yaml': { schema: { $ref: '#/components/schemas/AdminRouteFile' } },
+              // JSON is read as YAML: one route, a list, or `{ routes: [...] }`.
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    { $ref: '#/components/schemas/AdminRouteDocument' },
+                    { type: 'array', items: { $ref: '#/components/schemas/AdminRouteDocument' } },
+                    {
+                      type: 'object',
+                      required: ['routes'],
+                      additionalProperties: false,
+                      properties: { routes: { type: 'array', items: { $ref: '#/components/schemas/AdminRouteDocument' } } },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+          responses: {
+            '200': { description: 'Every route replaced or unchanged.', content: ref('AdminAppliedRouteFile') },
+            '201': { description: 'At least one route created.', content: ref('AdminAppliedRouteFile') },
+          },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/routes/{merchantId}/{routeId}`]: {
+      get: op('adminGetMerchantRoute', 'One proxy route', readSession, {
+        parameters: routePath,
+        responses: { '200': { description: 'The route document and when it was applied.', content: ref('AdminMerchantRoute') } },
+      }),
+      delete: op('adminDeleteMerchantRoute', 'Delete a proxy route (audited)', session, {
+        parameters: routePath,
+        responses: { '204': { description: 'Deleted.' } },
+      }),
+    },
+    [`${ADMIN_BASE}/routes/{merchantId}/{routeId}/dry-run`]: {
+      post: op(
+        'adminDryRunMerchantRoute',
         'What a sample request becomes on the route: placeholders and masked values, nothing sent or stored',
         session,
         {

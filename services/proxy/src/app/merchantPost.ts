@@ -3,7 +3,14 @@ import { TesseraError, type Logger } from '@tessera/common';
 import type { CompletionCall } from '@tessera/protos';
 import { logHostOf, parseMode, type DestinationPolicy } from '../domain/destinationPolicy';
 import { filterRequestHeaders } from '../domain/headers';
-import { preflightDestination, sendToPsp, type PspCancellation, type PspEgress, type PspResponse } from '../egress/pspEgress';
+import {
+  cappedTimeoutMs,
+  preflightDestination,
+  sendToPsp,
+  type PspCancellation,
+  type PspEgress,
+  type PspResponse,
+} from '../egress/pspEgress';
 
 export interface MerchantPostDeps {
   policy: DestinationPolicy;
@@ -47,7 +54,7 @@ export async function postToMerchant(
       { name: 'content-type', value: 'application/json' },
     ];
     const destination = await preflightDestination(deps.egress, url);
-    const timeoutMs = input.timeoutMs > 0 ? Math.min(input.timeoutMs, deps.egress.timeoutMs) : deps.egress.timeoutMs;
+    const timeoutMs = cappedTimeoutMs(deps.egress, input.timeoutMs);
     const res = await sendToPsp(deps.egress, {
       destination,
       method: 'POST',

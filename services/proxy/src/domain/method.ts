@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/common';
+import { isHttpToken, TesseraError } from '@tessera/common';
 
 export const PSP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type PspMethod = (typeof PSP_METHODS)[number];
@@ -11,4 +11,21 @@ export function parsePspMethod(method: string): PspMethod {
     throw new TesseraError('parameter_invalid', { param: 'method', message: 'method must be one of get, post, put, patch, delete.' });
   }
   return found;
+}
+
+/**
+ * Methods an upstream exchange never carries: CONNECT asks for a tunnel, not an answer; TRACE (and
+ * IIS's TRACK) echo the request back, cookies and credentials included, to whoever sent it.
+ */
+const REFUSED_UPSTREAM_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** An inbound route's method, sent as given: any RFC 9110 token but those above. */
+export function parseUpstreamMethod(method: string): string {
+  if (!isHttpToken(method) || REFUSED_UPSTREAM_METHODS.has(method.toUpperCase())) {
+    throw new TesseraError('parameter_invalid', {
+      param: 'method',
+      message: 'method must be an HTTP method other than CONNECT and TRACE.',
+    });
+  }
+  return method;
 }

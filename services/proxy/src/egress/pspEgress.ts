@@ -22,6 +22,11 @@ export interface EgressOptions {
 /** One shared undici Agent (keep-alive pools per PSP origin) plus the limits it enforces. */
 export interface PspEgress {
   readonly agent: Agent;
+  /**
+   * The same connector (policy, resolver, pins) without the response size limit, which undici
+   * sets per agent: for answers streamed on as they arrive (upstreamExchange.ts), never held whole.
+   */
+  readonly streamingAgent: Agent;
   readonly connectTimeoutMs: number;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
@@ -33,14 +38,15 @@ export interface PspEgress {
 export function createPspEgress(opts: EgressOptions): PspEgress {
   const resolve = opts.resolve ?? createDnsResolver();
   const pins = createAddressPins();
+  const connect = createSafeConnector({
+    policy: opts.policy,
+    resolve,
+    pins,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    ...(opts.tls ? { tls: opts.tls } : {}),
+  });
   const agent = new Agent({
-    connect: createSafeConnector({
-      policy: opts.policy,
-      resolve,
-      pins,
-      connectTimeoutMs: opts.connectTimeoutMs,
-      ...(opts.tls ? { tls: opts.tls } : {}),
-    }),
+    connect,
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
     // undici stops reading and fails the request past this many body bytes (also when a
@@ -49,6 +55,7 @@ export function createPspEgress(opts: EgressOptions): PspEgress {
   });
   return {
     agent,
+    streamingAgent: new Agent({ connect, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs }),
     connectTimeoutMs: opts.connectTimeoutMs,
     timeoutMs: opts.timeoutMs,
     maxResponseBytes: opts.maxResponseBytes,
@@ -59,7 +66,7 @@ export function createPspEgress(opts: EgressOptions): PspEgress {
 }
 
 export async function closePspEgress(egress: PspEgress): Promise<void> {
-  await egress.agent.close();
+  await Promise.all([egress.agent.close(), egress.streamingAgent.close()]);
 }
 
 /** A destination that passed the whole policy, with the addresses the pre-flight judged. */
@@ -115,6 +122,11 @@ export interface PspCancellation {
 export function cancelPspExchange(cancellation: PspCancellation): void {
   cancellation.cancelled = true;
   cancellation.onCancel?.();
+}
+
+/** A caller's deadline for one exchange (0: none given), never beyond the egress's own (PSP_TIMEOUT_MS). */
+export function cappedTimeoutMs(egress: PspEgress, requestedMs: number): number {
+  return requestedMs > 0 ? Math.min(requestedMs, egress.timeoutMs) : egress.timeoutMs;
 }
 
 export interface PspRequest {
@@ -278,7 +290,7 @@ class PspExchange implements Dispatcher.DispatchHandler {
   }
 }
 
-function cancelledError(): TesseraError {
+export function cancelledError(): TesseraError {
   return new TesseraError('psp_unreachable', { message: 'The request was cancelled.' });
 }
 

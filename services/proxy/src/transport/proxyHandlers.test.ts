@@ -18,6 +18,7 @@ import {
   vaultService,
   dryRunResponseFromWire,
   forwardRequestToWire,
+  forwardUpstream,
   renderRequestFromWire,
   type ForwardCall,
   type ForwardResponse__Output,
@@ -25,6 +26,7 @@ import {
   type DryRunReport,
   type ProxyClient,
   type RenderRequest,
+  type UpstreamCall,
   type VaultHandlers,
   type WireDryRunResponse,
   type WireForwardRequest,
@@ -73,6 +75,8 @@ let previewCalls: RenderRequest[];
 /** The key modes of the Render calls as they crossed the wire. */
 let renderWireModes: string[];
 let logLines: string[];
+/** What the handlers counted: `<rpc> <outcome>`. */
+let observed: string[] = [];
 let psp: http.Server;
 let pspPort: number;
 let pspSeen: Array<{ method: string; url: string; contentType: string | undefined; body: string }>;
@@ -157,12 +161,20 @@ beforeAll(async () => {
   proxyServer = new grpc.Server(SERVER_OPTIONS);
   proxyServer.addService(
     proxyService,
-    createProxyHandlers({ policy, egress, vault, logger: pino({ level: 'info' }, stream), maxCompletionResponseBytes: 1024 }),
+    createProxyHandlers({
+      policy,
+      egress,
+      vault,
+      logger: pino({ level: 'info' }, stream),
+      maxCompletionResponseBytes: 1024,
+      observe: (rpc, outcome) => observed.push(`${rpc} ${outcome}`),
+    }),
   );
   client = createProxyClient(await bind(proxyServer));
 });
 
 beforeEach(() => {
+  observed = [];
   renderCalls = [];
   previewCalls = [];
   renderWireModes = [];
@@ -389,6 +401,41 @@ describe('Forward', () => {
     const err = await forwardError(forwardRequest({ method: 'TRACE' }));
     expect(err.code).toBe('parameter_invalid');
     expect(err.param).toBe('method');
+  });
+});
+
+describe('ForwardUpstream', () => {
+  const upstreamCall = (over: Partial<UpstreamCall> = {}): UpstreamCall => ({
+    merchantId: 'shop',
+    routeId: 'rt_1',
+    mode: 'test',
+    method: 'POST',
+    url: `http://127.0.0.1:${pspPort}/orders`,
+    headers: [{ name: 'content-type', value: 'application/json' }],
+    body: Buffer.from('{"card":"tok.AAAAAAAAAAAAAAAAAAAAAA"}'),
+    timeoutMs: 2000,
+    ...over,
+  });
+
+  it('streams the upstream’s answer back, never asks the vault, and counts the call by status class once the body has ended', async () => {
+    const answer = await forwardUpstream(client, upstreamCall(), { requestId: 'req_up' });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.filter((h) => h.name.toLowerCase() === 'set-cookie').map((h) => h.value)).toEqual(['a=1', 'b=2']);
+    const chunks: Buffer[] = [];
+    for await (const chunk of answer.body) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe('{"status":"approved"}');
+    expect(pspSeen).toEqual([
+      { method: 'POST', url: '/orders', contentType: 'application/json', body: '{"card":"tok.AAAAAAAAAAAAAAAAAAAAAA"}' },
+    ]);
+    expect(renderCalls).toEqual([]);
+    expect(observed).toEqual(['ForwardUpstream upstream_2xx']);
+  });
+
+  it('refuses card data as a typed error, counted by its code, and sends nothing', async () => {
+    const err = await forwardUpstream(client, upstreamCall({ body: Buffer.from('{"card":"4242424242424242"}') })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'card_data_unmatched', status: 400 });
+    expect(pspSeen).toEqual([]);
+    expect(observed).toEqual(['ForwardUpstream card_data_unmatched']);
   });
 });
 

@@ -6,21 +6,28 @@ import {
   webhookDeliveryFromWire,
   dryRunResponseToWire,
   forwardRequestFromWire,
+  forwardRouteAnswerToWire,
+  forwardRouteFromWire,
   refusedItem,
   requestIdFromMetadata,
+  toGrpcError,
+  upstreamCallFromWire,
   wellFormedRequestId,
   type ForwardBatchResponse,
   type ProxyHandlers,
 } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
+import { forwardRoute } from '../app/forwardRoute';
 import { callCompletion } from '../app/callCompletion';
 import { deliverWebhook } from '../app/deliverWebhook';
+import { forwardUpstream } from '../app/forwardUpstream';
 import { cancelPspExchange, type PspCancellation } from '../egress/pspEgress';
+import { relayStreamedAnswer, type StreamedAnswer } from './relayStreamedAnswer';
 import type { VaultPort } from '../app/vaultPort';
 
 export interface HandlerDeps extends ForwardDeps {
-  vault: Pick<VaultPort, 'render' | 'preview'>;
+  vault: Pick<VaultPort, 'render' | 'preview' | 'renderRoute'>;
   logger: Logger;
   /** Counts RPCs by outcome; Forward's outcome is the PSP's status class (2xx…5xx) or the error code. */
   observe?: RpcObserver;
@@ -31,6 +38,8 @@ export interface HandlerDeps extends ForwardDeps {
 }
 
 const seconds = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
+
+type UpstreamStream = Parameters<ProxyHandlers['ForwardUpstream']>[0];
 
 export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
   /**
@@ -54,6 +63,40 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
       ok: (res) => deps.observe?.(rpc, `${statusPrefix}_${Math.floor((res.status ?? 0) / 100)}xx`, seconds(started)),
       failed: (err) => deps.observe?.(rpc, outcomeLabel(err), seconds(started)),
     });
+  }
+
+  /**
+   * answerExchange's sibling for an answer streamed back (relayStreamedAnswer.ts: head first, then
+   * the body's chunks with backpressure). A refusal before the head is the call's status with the
+   * Refusal trailer, as for a unary call; a failure within the body ends the stream with that status
+   * after the chunks already sent. The caller's cancel stops the exchange, before or after the head.
+   * The RPC is counted once the stream has ended, by the head's status class or the error's code.
+   */
+  function streamExchange(
+    call: UpstreamStream,
+    rpc: string,
+    statusPrefix: string,
+    exchange: (ctx: { requestId?: string; cancellation: PspCancellation }) => Promise<StreamedAnswer>,
+  ): void {
+    const requestId = requestIdFromMetadata(call.metadata);
+    const cancellation: PspCancellation = { cancelled: false };
+    call.once('cancelled', () => cancelPspExchange(cancellation));
+    const started = process.hrtime.bigint();
+    const relay = async (): Promise<number> => {
+      const answer = await exchange({ ...(requestId ? { requestId } : {}), cancellation });
+      await relayStreamedAnswer(call, answer, cancellation);
+      return answer.status;
+    };
+    relay().then(
+      (status) => {
+        deps.observe?.(rpc, `${statusPrefix}_${Math.floor(status / 100)}xx`, seconds(started));
+        if (!cancellation.cancelled) call.end();
+      },
+      (err: unknown) => {
+        deps.observe?.(rpc, outcomeLabel(err), seconds(started));
+        if (!cancellation.cancelled) call.emit('error', toGrpcError(err));
+      },
+    );
   }
 
   return {
@@ -106,18 +149,15 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
         callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), ctx),
       );
     },
-    // Issue 28 (ADR 0013): contract defined, implementations land with the proxies.
-    ForwardRoute(_call, callback) {
-      callback({ code: 12, details: 'not implemented yet', name: 'Error', message: 'not implemented yet', metadata: new Metadata() });
+    ForwardRoute(call, callback) {
+      deps.checkCallerDeadline?.(call.getDeadline());
+      answerExchange(call, callback, 'ForwardRoute', 'psp', (ctx) =>
+        forwardRoute(deps, forwardRouteFromWire(call.request), ctx).then(forwardRouteAnswerToWire),
+      );
     },
+    // Issue 28 (ADR 0013): contract defined, the implementation lands with the inbound routes.
     ForwardUpstream(call) {
-      call.emit('error', {
-        code: 12,
-        details: 'not implemented yet',
-        name: 'Error',
-        message: 'not implemented yet',
-        metadata: new Metadata(),
-      });
+      streamExchange(call, 'ForwardUpstream', 'upstream', (ctx) => forwardUpstream(deps, upstreamCallFromWire(call.request), ctx));
     },
     DeliverWebhook(call, callback) {
       answerExchange(call, callback, 'DeliverWebhook', 'receiver', (ctx) =>

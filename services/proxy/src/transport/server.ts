@@ -30,6 +30,8 @@ export interface ProxyServerOptions {
   gatewayName: string;
   /** TLS_PEER_FIELDS: the fields service's, which may make CallCompletion only (and ask readiness). */
   fieldsName: string;
+  /** TLS_PEER_INBOUND: the inbound service's (ADR 0013), which may make ForwardUpstream only (and ask readiness); unset: nobody may. */
+  inboundName?: string | undefined;
   tuning: ServerTuning;
   health: HealthServiceOptions;
 }
@@ -38,10 +40,12 @@ export interface ProxyServerOptions {
  * Who may call what (least privilege, PCI DSS 7.2): the gateway proxies PSP calls with card data;
  * the fields service, facing shoppers' browsers, may only call a merchant's completion endpoint,
  * which never involves the vault. Neither may make the other's calls. Webhook deliveries come from
- * the gateway's dispatcher, so they are the gateway's.
+ * the gateway's dispatcher, so they are the gateway's. The inbound service (ADR 0013), which holds
+ * raw card numbers for an instant and has no egress, may only send a route's rewritten request to
+ * the merchant's upstream; without TLS_PEER_INBOUND nobody may.
  */
 export function proxyCallerPolicy(
-  names: Pick<ProxyServerOptions, 'gatewayName' | 'fieldsName'>,
+  names: Pick<ProxyServerOptions, 'gatewayName' | 'fieldsName' | 'inboundName'>,
 ): Record<keyof ProxyHandlers & string, string[]> {
   const gatewayOnly = [names.gatewayName];
   return {
@@ -51,8 +55,7 @@ export function proxyCallerPolicy(
     DeliverWebhook: gatewayOnly,
     ForwardRoute: gatewayOnly,
     CallCompletion: [names.fieldsName],
-    // The inbound service's (ADR 0013); nobody until it exists.
-    ForwardUpstream: [],
+    ForwardUpstream: names.inboundName === undefined ? [] : [names.inboundName],
   };
 }
 
@@ -69,7 +72,7 @@ export function startProxyServer(
   const authenticated = options.tls !== undefined;
   server.addService(proxyService, restrictCallers(handlers, proxyCallerPolicy(options), authenticated));
   const health = createHealthService([PROXY_SERVICE_NAME], isReady, options.health);
-  const callers = [options.gatewayName, options.fieldsName];
+  const callers = [options.gatewayName, options.fieldsName, ...(options.inboundName === undefined ? [] : [options.inboundName])];
   server.addService(healthService, restrictCallers(health.handlers, { Check: callers, Watch: callers }, authenticated));
   return new Promise((resolve, reject) => {
     server.bindAsync(options.address, serverCredentials(options.tls), (err, port) =>

@@ -7,6 +7,8 @@ import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf }
 import { runShredOrders } from './cryptoShredding';
 import { run } from '../cli/vault';
 import { MerchantKeyRings } from './merchantKeys';
+import { MerchantCas } from './merchantCa';
+import { caKeyOf, RedisCaKeyStore } from '../store/caKeyStore';
 
 jest.setTimeout(30_000);
 
@@ -30,16 +32,21 @@ function setUp() {
   const vault = aVault({ store, keyRing: root, merchantKeys: rings });
   const orders = new RedisShredOrderStore(db.client);
   const events = new RedisEventStore(db.client);
+  const caStore = new RedisCaKeyStore(db.client, { kind: 'none' }, createLogger('vault-test', 'silent'));
+  // CA certificates only: no leaf is asked for here, so no route is needed.
+  const cas = new MerchantCas({ store: caStore, keyRing: root, routes: { list: async () => [], get: async () => undefined } });
   const deps = {
     store,
     keks: store,
     rings,
+    cas: caStore,
+    caCache: cas,
     orders,
     recorder: events,
     now: () => new Date(),
     logger: createLogger('vault-test', 'silent'),
   };
-  return { vault, orders, events, deps };
+  return { vault, orders, events, deps, cas };
 }
 
 /** An order as the admin service leaves it after the second operator's approval (app/shredOrders.ts there). */
@@ -94,6 +101,24 @@ describe('carrying out approved shred orders', () => {
     expect((await vault.getToken({ merchantId: 'merchant_a', mode: 'live' }, live)).token).toBe(live);
   });
 
+  it("deletes the merchant's forward-proxy CA with mode all (its key is under the root ring), and keeps it for one mode", async () => {
+    const { orders, deps, cas } = setUp();
+    const before = await cas.caCertificate('merchant_a');
+    await cas.caCertificate('merchant_b');
+
+    await approvedOrder(orders, 'merchant_a', 'test');
+    await runShredOrders(deps);
+    expect(await db.client.get(caKeyOf('merchant_a'))).not.toBeNull();
+
+    await approvedOrder(orders, 'merchant_a', 'all');
+    await runShredOrders(deps);
+    expect(await db.client.get(caKeyOf('merchant_a'))).toBeNull();
+    expect(await db.client.get(caKeyOf('merchant_b'))).not.toBeNull();
+    // The shredding replica dropped the opened key too: the merchant's next use makes a new CA.
+    const after = await cas.caCertificate('merchant_a');
+    expect(after).not.toBe(before);
+  });
+
   it('never carries out an order that is on the queue without an approval', async () => {
     const { vault, orders, deps } = setUp();
     const token = (await vault.tokenize(aCard())).token;
@@ -130,9 +155,10 @@ describe('carrying out approved shred orders', () => {
 
 describe('npm run vault -- shred', () => {
   it('carries out the approved orders and prints how many, nothing else', async () => {
-    const { vault, orders } = setUp();
+    const { vault, orders, cas } = setUp();
     const token = (await vault.tokenize(aCard())).token;
-    await approvedOrder(orders, 'merchant_a', 'test');
+    await cas.caCertificate('merchant_a');
+    await approvedOrder(orders, 'merchant_a', 'all');
     const stdout: string[] = [];
     const stderr: string[] = [];
     const env = { NODE_ENV: 'test', REDIS_URL: db.server.url, VAULT_KEYS: rootEntry };
@@ -140,5 +166,6 @@ describe('npm run vault -- shred', () => {
     expect(stdout).toEqual(['{"carriedOut":1}']);
     expect(await db.client.get(`tessera:card:{${token}}`)).toBeNull();
     expect(await codeOf(vault.getToken(A, token))).toBe('token_not_found');
+    expect(await db.client.get(caKeyOf('merchant_a'))).toBeNull();
   });
 });

@@ -3,6 +3,7 @@ import { emitEvent, type EmissionObservers, type RedisShredOrderStore, type Shre
 import { aliasDigestOf, openFingerprintKey } from '../domain/fingerprint';
 import { merchantKekIdOf } from '../domain/merchantKeys';
 import type { CardStore } from '../store/cardStore';
+import type { CaKeyStore } from '../store/caKeyStore';
 import { parseCard } from '../store/records';
 import type { EventRecorder } from './eventSweeps';
 import { legacyModeOf } from './keyRotation';
@@ -34,6 +35,17 @@ export async function destroyMerchantKeys(deps: ShredDeps, merchantId: string, m
     deps.rings.forget(merchantId, mode);
   }
   return at;
+}
+
+/**
+ * Step 1 too, for mode "all": the merchant's forward-proxy CA goes with its keys. Its private key is
+ * wrapped under the root ring (one CA serves both modes), so destroying the merchant KEKs would not
+ * reach it; deleting the record does (the merchant's next forward-proxy use makes a new CA).
+ */
+export async function destroyMerchantCa(deps: Pick<ShredOrderDeps, 'cas' | 'caCache'>, merchantId: string): Promise<boolean> {
+  const deleted = await deps.cas.delete(merchantId);
+  deps.caCache?.forget(merchantId);
+  return deleted;
 }
 
 /**
@@ -86,6 +98,13 @@ export async function sweepMerchantRecords(deps: ShredDeps, merchantId: string, 
 
 export interface ShredOrderDeps extends ShredDeps, EmissionObservers {
   orders: Pick<RedisShredOrderStore, 'nextQueued' | 'get' | 'replace' | 'dequeue'>;
+  /**
+   * The merchants' forward-proxy CAs (tessera:ca:*): a CA is per merchant, not per mode, and its key
+   * is sealed under the root ring, so a shred of mode "all" deletes the record itself.
+   */
+  cas: Pick<CaKeyStore, 'delete'>;
+  /** This replica's opened CA keys (app/merchantCa.ts), dropped with the record; absent in the CLI. */
+  caCache?: { forget(merchantId: string): void };
   recorder: EventRecorder;
   logger: Logger;
 }
@@ -119,8 +138,10 @@ async function carryOut(deps: ShredOrderDeps, order: ShredOrder, raw: string): P
   let currentRaw = raw;
   if (order.status === 'approved') {
     const at = await destroyMerchantKeys(deps, order.merchantId, modes);
+    // Before the order says "shredding", so a vault that stops in between deletes it on resuming.
+    const caDeleted = order.mode === 'all' ? await destroyMerchantCa(deps, order.merchantId) : false;
     deps.logger.warn(
-      { shredOrder: order.id, merchantId: order.merchantId, mode: order.mode },
+      { shredOrder: order.id, merchantId: order.merchantId, mode: order.mode, forwardProxyCaDeleted: caDeleted },
       'merchant keys destroyed (crypto-shredding)',
     );
     current = { ...order, status: 'shredding', keyDestroyedAt: at.toISOString() };

@@ -14,6 +14,8 @@ import {
 import type { KeyRing } from '../domain/keyRing';
 import { cardMetadata, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
 import { fingerprintKeyKekId, rewrapFingerprintKey } from '../domain/fingerprint';
+import { caKeyKekId, rewrapCaKey } from '../domain/caKey';
+import type { CaKeyStore } from '../store/caKeyStore';
 import { modeOfLegacyCard } from '../domain/tokenMode';
 import { isMerchantKekId, merchantKekRootKeyId, rewrapMerchantKek } from '../domain/merchantKeys';
 import type { MerchantKeyRings, MerchantKekStore } from './merchantKeys';
@@ -409,4 +411,55 @@ async function countMerchantKeks(keks: MerchantKekStore, batchSize: number, coun
     }
     cursor = step.cursor;
   } while (cursor !== '0');
+}
+
+/** What rewrap did to the merchants' forward-proxy CAs (domain/caKey.ts): counts only, never a merchant. */
+export interface CaKeyRewrapStats {
+  rewrapped: number;
+  alreadyCurrent: number;
+  /** Do not open (unknown key id, failed authentication): left as they are, and the run fails. */
+  failed: number;
+}
+
+/**
+ * The forward-proxy CAs' private keys are sealed under a KEK like a record's data key, so they move
+ * with the records: one per merchant, all re-wrapped in one pass (compare-and-set, as records).
+ */
+export async function rewrapCaKeys(cas: CaKeyStore, ring: KeyRing): Promise<CaKeyRewrapStats> {
+  const stats: CaKeyRewrapStats = { rewrapped: 0, alreadyCurrent: 0, failed: 0 };
+  for (const merchantId of await cas.merchants()) stats[await rewrapCaKeyOf(cas, ring, merchantId)]++;
+  return stats;
+}
+
+async function rewrapCaKeyOf(cas: CaKeyStore, ring: KeyRing, merchantId: string): Promise<keyof CaKeyRewrapStats> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const stored = await cas.get(merchantId);
+    if (stored === null) return 'alreadyCurrent';
+    let next: string | null;
+    try {
+      next = rewrapCaKey(ring, merchantId, stored);
+    } catch (err) {
+      if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
+      return 'failed';
+    }
+    if (next === null) return 'alreadyCurrent';
+    if (await cas.replace(merchantId, stored, next)) return 'rewrapped';
+  }
+  throw new TesseraError('service_unavailable', { message: 'A CA kept changing while it was being re-wrapped.' });
+}
+
+/** How many forward-proxy CAs each KEK wraps (`vault status`): a KEK may be retired once it wraps none. */
+export async function countCaKeysByKekId(cas: CaKeyStore): Promise<{ byKeyId: Record<string, number>; unreadable: number }> {
+  const usage = { byKeyId: {} as Record<string, number>, unreadable: 0 };
+  for (const merchantId of await cas.merchants()) {
+    const stored = await cas.get(merchantId);
+    if (stored === null) continue;
+    try {
+      const kek = caKeyKekId(stored);
+      usage.byKeyId[kek] = (usage.byKeyId[kek] ?? 0) + 1;
+    } catch {
+      usage.unreadable++;
+    }
+  }
+  return usage;
 }

@@ -80,7 +80,7 @@ const CVV_NONCE_BYTES = 16;
 const CVV_MARK_MARGIN_MS = 10 * 60 * 1000;
 
 /** Stands in for the CVV when a body is checked before the CVV is taken: the longest CVV (Amex) bounds the size. */
-const LONGEST_CVV = '0000';
+export const LONGEST_CVV = '0000';
 
 const DEFAULT_BROWSER_TOKEN_TTL_SECONDS = 3600;
 /**
@@ -114,6 +114,18 @@ function checkedAliasFormats(card: CardToTokenize): AliasFormat[] {
     throw new TesseraError('parameter_invalid', { param: 'aliasFormats', message: 'Browser-made tokens have no aliases.' });
   }
   return known;
+}
+
+/**
+ * A card opened for a render: its values (card data: never log them) and its CVV, which
+ * `takeCvv` consumes (once: a second call finds none) under Render's rules.
+ */
+export interface RenderableCard {
+  token: string;
+  values: Omit<CardValues, 'cvv'>;
+  hasCvv(): Promise<boolean>;
+  /** undefined when there is none, or the one stored must not be used (see takeCvv below). */
+  takeCvv(): Promise<string | undefined>;
 }
 
 /** What PATCH /v1/token/{token} (and a dedupe create) may change of a stored card; absent: kept. */
@@ -660,25 +672,48 @@ export class Vault {
 
   /** Returns the rendered body as UTF-8 bytes. It holds card data: never log it. */
   async render(owner: TokenOwner, tokenOrAlias: string, template: string, contentType: string): Promise<Buffer> {
-    const token = await this.tokenOf(owner, tokenOrAlias);
-    const { card, mode, secret, ring } = await this.cardWithSecretOf(owner, token);
-    const maxBytes = this.opts.renderMaxBytes ?? DEFAULT_RENDER_MAX_BYTES;
-    const values: CardValues = {
-      number: secret.number,
-      holderName: secret.holderName,
-      expiryMonth: card.expiryMonth,
-      expiryYear: card.expiryYear,
-    };
+    const card = await this.renderableCard(owner, await this.tokenOf(owner, tokenOrAlias));
+    const maxBytes = this.renderMaxBytes;
     let cvv: string | undefined;
     // The CVV is decrypted only when the body asks for it, so it is in memory as rarely as possible,
     // and it is consumed by that first use (GETDEL): PCI DSS 3.3.1.2 forbids keeping it after
     // authorization. Every failure that does not depend on the CVV (a missing holder name, a body
     // too large once filled in) is raised first, so a refused body cannot burn it.
     if (templateUses(template, 'CARD_CVV')) {
-      checkRenderable(template, { ...values, cvv: LONGEST_CVV }, contentType, maxBytes);
-      cvv = await this.takeCvv(card, token, mode, ring);
+      checkRenderable(template, { ...card.values, cvv: LONGEST_CVV }, contentType, maxBytes);
+      cvv = await card.takeCvv();
     }
-    return Buffer.from(renderPspBody(template, { ...values, cvv }, contentType, maxBytes), 'utf8');
+    return Buffer.from(renderPspBody(template, { ...card.values, cvv }, contentType, maxBytes), 'utf8');
+  }
+
+  /** The most bytes a rendered body may have (RENDER_MAX_BYTES): Render's limit, and RenderRoute's. */
+  get renderMaxBytes(): number {
+    return this.opts.renderMaxBytes ?? DEFAULT_RENDER_MAX_BYTES;
+  }
+
+  /**
+   * For RenderRoute (app/renderRoute.ts): the card a token or one of its aliases names, opened as
+   * Render opens it, or undefined when the value names none of this owner's (merchant and mode)
+   * tokens: an outbound route leaves such a value as it is.
+   */
+  async cardForRender(owner: TokenOwner, tokenOrAlias: string): Promise<RenderableCard | undefined> {
+    try {
+      return await this.renderableCard(owner, await this.tokenOf(owner, tokenOrAlias));
+    } catch (err) {
+      if (err instanceof TesseraError && err.code === 'token_not_found') return undefined;
+      throw err;
+    }
+  }
+
+  private async renderableCard(owner: TokenOwner, token: string): Promise<RenderableCard> {
+    // The ring that opened the card (its merchant and mode's KEK, or the root ring for an older record) opens its CVV.
+    const { card, mode, secret, ring } = await this.cardWithSecretOf(owner, token);
+    return {
+      token,
+      values: { number: secret.number, holderName: secret.holderName, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear },
+      hasCvv: () => this.store.hasCvv(token),
+      takeCvv: () => this.takeCvv(card, token, mode, ring),
+    };
   }
 
   /**

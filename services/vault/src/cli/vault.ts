@@ -20,12 +20,13 @@ import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing, ty
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
 import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
-import { countRecordsByKeyId, rewrapAll, type RewrapCheckpoint } from '../app/keyRotation';
+import { countCaKeysByKekId, countRecordsByKeyId, rewrapAll, rewrapCaKeys, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
 import { MerchantKeyRings, type MerchantKekStore } from '../app/merchantKeys';
 import { runShredOrders } from '../app/cryptoShredding';
 import { openMerchantData } from '../openMerchantData';
-import { RedisCardStore } from '../store/redisCardStore';
+import { RedisCaKeyStore, type CaKeyStore } from '../store/caKeyStore';
+import { connectRedis, RedisCardStore } from '../store/redisCardStore';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
 
@@ -40,18 +41,19 @@ Commands:
       Moves every merchant key-encryption key under the current root key (the newest of VAULT_KEYS,
       or of PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read), then
       re-wraps every record's data key under its merchant and mode's key (made on first use), while
-      the vault keeps serving. Progress goes to stderr; the SCAN cursor is saved in Redis after every
+      the vault keeps serving; the fingerprint key and the merchants' forward-proxy CA keys go under
+      the current root key. Progress goes to stderr; the SCAN cursor is saved in Redis after every
       batch, so a run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
-      Counts records per root key id, records under merchant keys, and merchant keys per root key
-      id. A root key may be removed once it counts zero in both.
+      Counts records per root key id, records under merchant keys, merchant keys per root key id and
+      forward-proxy CA keys per root key id. A root key may be removed once it counts zero in all.
 
   shred
       Carries out now the crypto-shredding orders two operators approved in the admin API
       (POST /admin/v1/merchants/{id}/shred-requests, then .../shred-orders/{id}/approve): destroys
-      each merchant key, then sweeps the records. The vault does the same on its own within a
-      second; this is for when no vault runs. Prints {"carriedOut": n}. It never shreds without an
-      approved order.
+      each merchant key (and, for mode "all", the merchant's forward-proxy CA), then sweeps the
+      records. The vault does the same on its own within a second; this is for when no vault runs.
+      Prints {"carriedOut": n}. It never shreds without an approved order.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -102,11 +104,15 @@ function describeProgress(c: RewrapCheckpoint): string {
   );
 }
 
+/** The merchants' forward-proxy CAs, over a connection of their own; `close` ends it. */
+export type CaKeysOpener = (config: VaultConfig) => Promise<{ cas: CaKeyStore; close(): Promise<void> }>;
+
 export async function run(
   argv: string[],
   env: NodeJS.ProcessEnv,
   io: Io,
   openStore?: (config: VaultConfig) => Promise<CardStore>,
+  openCaKeys: CaKeysOpener = openRedisCaKeys,
 ): Promise<number> {
   const commandLine = parseCommandLine(argv, OPTIONS, USAGE, io);
   if (!commandLine.ok) return commandLine.exitCode;
@@ -158,9 +164,17 @@ export async function run(
     const keys = openKeyRing(config, () => developmentKeyRing(config));
     const ring = keys.ring;
     let store: CardStore;
+    let caKeys: Awaited<ReturnType<CaKeysOpener>>;
     try {
       store = await (openStore ?? openRedisStore)(config);
     } catch (err) {
+      keys.close();
+      throw err;
+    }
+    try {
+      caKeys = await openCaKeys(config);
+    } catch (err) {
+      await store.close();
       keys.close();
       throw err;
     }
@@ -174,6 +188,7 @@ export async function run(
             store,
             keks,
             rings: new MerchantKeyRings({ root: ring, store: keks }),
+            cas: caKeys.cas,
             orders: data.shredOrders,
             recorder: data.events,
             now: () => new Date(),
@@ -187,9 +202,10 @@ export async function run(
       }
       if (command === 'status') {
         const usage = await countRecordsByKeyId(store, batchSize, merchantKekStoreOf(store));
+        const caUsage = await countCaKeysByKekId(caKeys.cas);
         if (parsed.values.json) {
           const providers = Object.fromEntries(ring.keyIds.map((kid) => [kid, ring.providerOf(kid)]));
-          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage }));
+          io.out(JSON.stringify({ currentKeyId: ring.currentKeyId, providers, ...usage, caKeys: caUsage }));
         } else {
           // Where a key lives is worth a word only when both providers can be in use.
           const withHsm = config.PKCS11 !== undefined;
@@ -209,6 +225,8 @@ export async function run(
           for (const [kid, n] of Object.entries(usage.merchantKeksByKeyId)) io.out(`merchant keys wrapped under ${kid}: ${n}`);
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
           if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
+          for (const [kid, n] of Object.entries(caUsage.byKeyId)) io.out(`forward-proxy CA keys: ${n} wrapped under ${kid}`);
+          if (caUsage.unreadable > 0) io.out(`forward-proxy CA keys unreadable: ${caUsage.unreadable}`);
         }
         return 0;
       }
@@ -219,22 +237,28 @@ export async function run(
         onProgress: (c) => io.err(describeProgress(c)),
         merchantKeys: merchantKeys(store, ring),
       });
+      // A handful of keys, one per merchant: re-wrapped in full on every run, stopped early or not.
+      const caKeyStats = await rewrapCaKeys(caKeys.cas, ring);
       io.out(
         JSON.stringify({
           done: result.done,
           targetKeyId: result.checkpoint.targetKeyId,
           ...result.checkpoint.stats,
           fingerprintKey: result.fingerprintKey,
+          caKeys: caKeyStats,
         }),
       );
       if (result.fingerprintKey === 'failed') io.err('the fingerprint key could not be opened (unknown key id or failed authentication)');
-      if (result.checkpoint.stats.failed > 0 || result.fingerprintKey === 'failed') {
+      if (caKeyStats.failed > 0)
+        io.err(`${caKeyStats.failed} forward-proxy CA keys could not be opened (unknown key id or failed authentication)`);
+      if (result.checkpoint.stats.failed > 0 || result.fingerprintKey === 'failed' || caKeyStats.failed > 0) {
         io.err('some records could not be opened (unknown key id or failed authentication); they were left unchanged');
         return 1;
       }
       return 0;
     } finally {
       await store.close();
+      await caKeys.close();
       keys.close();
     }
   } catch (err) {
@@ -278,6 +302,25 @@ async function openRedisStore(config: VaultConfig): Promise<CardStore> {
     throw new Error('Redis is not reachable');
   }
   return store;
+}
+
+async function openRedisCaKeys(config: VaultConfig): Promise<{ cas: CaKeyStore; close(): Promise<void> }> {
+  const redis = connectRedis(redisTargetOf(config), config.REDIS_COMMAND_TIMEOUT_MS);
+  // A down Redis is reported by the card store's open; this connection only stays quiet about it.
+  redis.on('error', () => undefined);
+  // Commands fail fast until the connection is ready (no offline queue): wait for it, as for the card store.
+  if (redis.status !== 'ready') {
+    await Promise.race([
+      new Promise<void>((resolve) => redis.once('ready', () => resolve())),
+      new Promise<void>((resolve) => setTimeout(resolve, 5000).unref()),
+    ]);
+  }
+  return {
+    cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK, createLogger('vault-cli', 'silent')),
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
 }
 
 // Beside npm start, with no Redis named: the stack it runs (.tessera/vault/stack.json).
