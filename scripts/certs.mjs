@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run certs`: a development CA and one certificate per service (SAN DNS:gateway, DNS:vault,
-// DNS:proxy, DNS:fields, DNS:redis) for mutual TLS between the services and TLS to Redis (the admin
+// DNS:proxy, DNS:fields, DNS:inbound, DNS:redis) for mutual TLS between the services and TLS to Redis (the admin
 // service speaks to Redis only, whose CA it needs, not a certificate of its own). Files go to
 // $TESSERA_STATE_DIR/certs (default .tessera/certs): ca.crt and ca.key at the top (ca.key is
 // never deployed), and per service a directory <service>/ with only tls.crt, tls.key and ca.crt,
@@ -16,7 +16,7 @@ const { generateDevCertificates, devTlsFiles } = require(path.join(root, 'packag
 
 const stateDir = path.resolve(root, process.env.TESSERA_STATE_DIR ?? '.tessera');
 const dir = path.join(stateDir, 'certs');
-const services = ['gateway', 'vault', 'proxy', 'fields', 'redis'];
+const services = ['gateway', 'vault', 'proxy', 'fields', 'inbound', 'redis'];
 generateDevCertificates(dir, services);
 
 const vault = devTlsFiles(dir, 'vault');

@@ -37,6 +37,11 @@ const sources = [
     schema: load('services/fields/dist/config.js').fieldsConfigSchema,
     docs: load('services/fields/dist/configDocs.js').fieldsConfigDocs,
   },
+  {
+    service: 'inbound',
+    schema: load('services/inbound/dist/config.js').inboundConfigSchema,
+    docs: load('services/inbound/dist/configDocs.js').inboundConfigDocs,
+  },
 ];
 const target = path.join(root, 'docs', 'configuration.md');
 fs.writeFileSync(target, renderConfigurationMarkdown(sources));

@@ -24,7 +24,9 @@ const require = createRequire(import.meta.url);
 // Where npm start runs (npm: the repository root), as the CLIs look for it (.tessera/<service>).
 const stateDir = path.resolve(process.env.TESSERA_STATE_DIR ?? '.tessera');
 /** Each service's own state directory: the generated secret only it may use. */
-const serviceStateDir = Object.fromEntries(['vault', 'gateway', 'admin', 'fields'].map((name) => [name, path.join(stateDir, name)]));
+const serviceStateDir = Object.fromEntries(
+  ['vault', 'gateway', 'admin', 'fields', 'inbound'].map((name) => [name, path.join(stateDir, name)]),
+);
 /** Without REDIS_URL (or a cluster) the stack runs its own redis-server, its data kept here. */
 const ownRedisDir = process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES ? undefined : path.join(stateDir, 'redis');
 /** The port npm start's own redis-server had last time (not a secret): taken again on the next start. */
@@ -134,7 +136,7 @@ function shareDevPepper() {
 const { configSchemaShape } = require('@tessera/common');
 const variablesOf = (file, name) =>
   Object.keys(configSchemaShape(require(path.join(root, file))[name])).filter(
-    (v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT', 'ADMIN_PORT', 'FIELDS_PORT'].includes(v),
+    (v) => !['VAULT_ADDR', 'PROXY_ADDR', 'PORT', 'ADMIN_PORT', 'FIELDS_PORT', 'INBOUND_PORT'].includes(v),
   );
 const ownVariables = {
   vault: variablesOf('services/vault/dist/config.js', 'configSchema'),
@@ -142,17 +144,35 @@ const ownVariables = {
   gateway: variablesOf('services/gateway/dist/config.js', 'gatewayConfigSchema'),
   admin: variablesOf('services/admin/dist/config.js', 'adminConfigSchema'),
   fields: variablesOf('services/fields/dist/config.js', 'fieldsConfigSchema'),
+  inbound: variablesOf('services/inbound/dist/config.js', 'inboundConfigSchema'),
   sandbox: variablesOf('packages/sandbox-psp/dist/config.js', 'sandboxPspConfigSchema'),
 };
 
 const port = process.env.PORT ?? '8080';
 const sandboxPort = process.env.SANDBOX_PSP_PORT ?? '8090';
+// The forward proxy (docs/proxies.md) and the sandbox PSP over HTTPS, the PSP host it opens for
+// outbound routes to `localhost`: the sandbox's test CA is trusted by the proxy only.
+const forwardProxyPort = process.env.FORWARD_PROXY_PORT ?? '8084';
+const sandboxTlsPort = process.env.SANDBOX_PSP_TLS_PORT ?? '8091';
+/** The sandbox's test certificate (made with openssl once); without openssl the sandbox serves HTTP only. */
+const sandboxTls = (() => {
+  try {
+    return require('@tessera/sandbox-psp').ensureSandboxCertificate(path.join(stateDir, 'sandbox-psp'), ['localhost']);
+  } catch (err) {
+    console.warn(
+      `npm start: the sandbox PSP serves HTTP only (no test certificate: ${err instanceof Error ? err.message.split('\n')[0] : err}).`,
+    );
+    return undefined;
+  }
+})();
 /** Where a webhook receiver on this machine may listen (http://127.0.0.1:4242/…): the proxy lets deliveries reach it. */
 const DEV_WEBHOOK_RECEIVER_PORT = 4242;
 // The hosted card fields and tessera.js get an origin of their own (docs/browser.md).
 const fieldsPort = process.env.FIELDS_PORT ?? '8082';
 // The dashboard and admin API: an origin of their own too, which never sees card data.
 const adminPort = process.env.ADMIN_PORT ?? '8081';
+// Merchants' inbound routes (docs/proxies.md): every path on it is a route's.
+const inboundPort = process.env.INBOUND_PORT ?? '8083';
 const fieldsOrigin = process.env.FIELDS_ORIGIN ?? `http://127.0.0.1:${fieldsPort}`;
 const apiKey = devApiKey();
 const adminEmail = process.env.TESSERA_DEV_ADMIN_EMAIL ?? 'admin@tessera.local';
@@ -208,7 +228,13 @@ async function startOwnRedis() {
     loadOrCreateDevSecret(serviceStateDir[user], 'redis-password', () => randomBytes(24).toString('base64url')).value;
   const redis = await startLocalRedis({
     dir: ownRedisDir,
-    passwords: { vault: password('vault'), gateway: password('gateway'), admin: password('admin'), fields: password('fields') },
+    passwords: {
+      vault: password('vault'),
+      gateway: password('gateway'),
+      admin: password('admin'),
+      fields: password('fields'),
+      inbound: password('inbound'),
+    },
     port: readOwnRedisPort(),
     process: processOptions('redis'),
   });
@@ -235,7 +261,8 @@ const ownSettings = {
   proxy: {
     NODE_ENV: nodeEnv,
     PSP_ALLOWED_CIDRS: process.env.PSP_ALLOWED_CIDRS ?? '127.0.0.1/32',
-    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
+    PSP_ALLOWED_PORTS: process.env.PSP_ALLOWED_PORTS ?? `${sandboxPort},${sandboxTlsPort},3001,${DEV_WEBHOOK_RECEIVER_PORT}`,
+    NODE_EXTRA_CA_CERTS: sandboxTls?.caFile,
   },
   gateway: {
     NODE_ENV: nodeEnv,
@@ -244,6 +271,7 @@ const ownSettings = {
     // Where a form session's hosted page is (the fields service's origin).
     FIELDS_ORIGIN: fieldsOrigin,
     TESSERA_DEV_API_KEY: apiKey,
+    FORWARD_PROXY_PORT: forwardProxyPort,
   },
   admin: {
     NODE_ENV: nodeEnv,
@@ -255,7 +283,13 @@ const ownSettings = {
     FIELDS_ORIGIN: fieldsOrigin,
   },
   fields: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.fields, ...redisOf('fields'), FIELDS_ORIGIN: fieldsOrigin },
-  sandbox: { SANDBOX_PSP_PORT: sandboxPort },
+  inbound: { NODE_ENV: nodeEnv, TESSERA_STATE_DIR: serviceStateDir.inbound, ...redisOf('inbound') },
+  sandbox: {
+    SANDBOX_PSP_PORT: sandboxPort,
+    SANDBOX_PSP_TLS_PORT: sandboxTls && sandboxTlsPort,
+    SANDBOX_PSP_TLS_CERT_FILE: sandboxTls?.certFile,
+    SANDBOX_PSP_TLS_KEY_FILE: sandboxTls?.keyFile,
+  },
 };
 const envOf = (name) => ownEnvironment(process.env, ownVariables[name], ownSettings[name]);
 stack = new ServiceStack({
@@ -267,6 +301,7 @@ stack = new ServiceStack({
     gateway: Number(port),
     admin: Number(adminPort),
     fields: Number(fieldsPort),
+    inbound: Number(inboundPort),
   },
   serviceEnv: envOf,
   processOptions,
@@ -324,7 +359,9 @@ if (await startStack()) {
     `  Test API key:  ${apiKey}`,
     `  Dashboard:     http://127.0.0.1:${adminPort}/dashboard/  (${adminEmail} / ${adminPassword})`,
     `  Card fields:   ${fieldsOrigin}  (tessera.js: /js/v1/tessera.js; needs a publishable key, see docs/browser.md)`,
-    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges`,
+    `  Inbound routes: http://127.0.0.1:${inboundPort}  (INBOUND_PORT; apply a route first, see docs/proxies.md)`,
+    `  Sandbox PSP:   http://127.0.0.1:${sandboxPort}/v1/charges${sandboxTls ? `  (over HTTPS: https://localhost:${sandboxTlsPort}/v1/charges)` : ''}`,
+    `  Forward proxy: HTTPS_PROXY=http://x:${apiKey}@127.0.0.1:${forwardProxyPort}  (outbound routes, docs/proxies.md)`,
     '',
     'Try it:',
     `  curl -s ${base}/v1/token -H 'x-api-key: ${apiKey}' -H 'content-type: application/json' \\`,

@@ -2,7 +2,7 @@
 # Starts Redis as Tessera's recipes run it (docker-compose.yml, deploy/k8s/redis.yaml; the
 # integration tests run this same script): the users of users.acl, each with the SHA-256 of its
 # password, the default user off; with TESSERA_REDIS_TLS_DIR, TLS only.
-#   REDIS_<USER>_PASSWORD   for each USER of VAULT, GATEWAY, ADMIN and FIELDS: that user's password,
+#   REDIS_<USER>_PASSWORD   for each USER of VAULT, GATEWAY, ADMIN, FIELDS and INBOUND: that user's password,
 #                           at least 32 characters; or
 #   REDIS_<USER>_PASSWORD_SHA256  its SHA-256 in hex (sha256sum), which is all Redis keeps:
 #                           deploy/k8s and docker-compose.yml give Redis only these, so no service's
@@ -17,8 +17,8 @@ run_dir=${TESSERA_REDIS_RUN_DIR:-/run/tessera-redis}
 
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
-# Each user's password digest, into VAULT_DIGEST, GATEWAY_DIGEST, ADMIN_DIGEST and FIELDS_DIGEST.
-for user in VAULT GATEWAY ADMIN FIELDS; do
+# Each user's password digest, into VAULT_DIGEST, GATEWAY_DIGEST, ADMIN_DIGEST, FIELDS_DIGEST and INBOUND_DIGEST.
+for user in VAULT GATEWAY ADMIN FIELDS INBOUND; do
   eval "password=\${REDIS_${user}_PASSWORD:-}; digest=\${REDIS_${user}_PASSWORD_SHA256:-}"
   if [ -n "$password" ] && [ -n "$digest" ]; then
     echo "start.sh: set REDIS_${user}_PASSWORD or REDIS_${user}_PASSWORD_SHA256, not both" >&2
@@ -52,6 +52,7 @@ sed -e '/^#/d' -e '/^[[:space:]]*$/d' \
   -e "s/^user tessera-gateway on /user tessera-gateway on #$GATEWAY_DIGEST /" \
   -e "s/^user tessera-admin on /user tessera-admin on #$ADMIN_DIGEST /" \
   -e "s/^user tessera-fields on /user tessera-fields on #$FIELDS_DIGEST /" \
+  -e "s/^user tessera-inbound on /user tessera-inbound on #$INBOUND_DIGEST /" \
   "$here/users.acl" >"$run_dir/users.acl"
 
 set -- --aclfile "$run_dir/users.acl" "$@"

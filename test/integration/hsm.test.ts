@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import * as pkcs11js from 'pkcs11js';
+import { callUnary, createVaultClient } from '@tessera/protos';
 import { ckrNameOf, createSoftHsmToken, type SoftHsmToken } from '@tessera/test-support/softHsm';
 import { aCard, apiClient, ROOT, TEST_CARDS, useStack, type ApiKey } from './harness';
 
@@ -34,23 +35,32 @@ afterAll(() => hsm?.remove());
 let key: ApiKey;
 let call: ReturnType<typeof apiClient>;
 let redis: Redis;
+/** The merchant keys are the vault's: only its Redis user may read them when ACL users are on (here they are not). */
+let vaultRedis: Redis;
 
 beforeAll(async () => {
   key = env.stack.createKey('acme', 'test');
   call = apiClient(env.stack, key.apiKey);
   redis = new Redis(env.redis.url, { lazyConnect: true });
   await redis.connect();
+  vaultRedis = redis;
 });
 
 afterAll(async () => {
   await redis?.quit();
 });
 
-/** The vault's key id in a stored card record: which KEK wrapped its data key. */
+/**
+ * Which root KEK protects a stored card: its data key is wrapped under acme's merchant key (issue
+ * 29), and that key under a root KEK, named in the merchant key's record.
+ */
 async function keyIdOf(token: string): Promise<string> {
   const raw = await redis.get(`tessera:card:{${token}}`);
   if (raw === null) throw new Error('no such record');
-  return (JSON.parse(raw) as { sealed: { keyId: string } }).sealed.keyId;
+  const recordKeyId = (JSON.parse(raw) as { sealed: { keyId: string } }).sealed.keyId;
+  const merchantKey = await vaultRedis.get('tessera:card:kek:{m:acme}:test');
+  if (merchantKey === null || JSON.parse(merchantKey).kekId !== recordKeyId) return recordKeyId;
+  return (JSON.parse(merchantKey) as { keyId: string }).keyId;
 }
 
 async function restartVault(changes: Record<string, string | undefined>): Promise<void> {
@@ -80,6 +90,22 @@ async function tokenize(number: string): Promise<string> {
   return (created.body as { token: string }).token;
 }
 
+/** The forward proxy's CA of `merchantId` (GetCaCertificate; this stack's vault runs without TLS, so any caller may). */
+async function caPemOf(merchantId: string): Promise<string> {
+  const client = createVaultClient(env.stack.env.VAULT_ADDR as string);
+  try {
+    const answer = await callUnary<unknown, { certificatePem: string }>(
+      client,
+      client.getCaCertificate as never,
+      { merchantId },
+      { timeoutMs: 5000 },
+    );
+    return answer.certificatePem;
+  } finally {
+    client.close();
+  }
+}
+
 /** Proxies the card number of `token` to the recording PSP and returns what the PSP received. */
 async function numberAtPsp(token: string): Promise<string> {
   env.psp.reset();
@@ -100,29 +126,46 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
   it('moves from VAULT_KEYS into the HSM: new cards are wrapped in the HSM, old ones still render, rewrap moves them', async () => {
     tokens.visa = await tokenize(TEST_CARDS.visa);
     expect(await keyIdOf(tokens.visa)).toBe('e1');
+    // The forward proxy's CA key is sealed like a record: under e1 now, moved into the HSM by rewrap.
+    const caPem = await caPemOf('acme');
 
     await restartVault({ VAULT_KEK_PROVIDER: 'pkcs11' });
     expect(env.stack.vault.output).toContain('"provider":"pkcs11"');
     tokens.mastercard = await tokenize(TEST_CARDS.mastercard);
-    expect(await keyIdOf(tokens.mastercard)).toBe('h1');
+    // Under acme's merchant key, still wrapped under e1 until rewrap moves that key into the HSM's keeping.
+    expect(await keyIdOf(tokens.mastercard)).toBe('e1');
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
     expect(await numberAtPsp(tokens.mastercard)).toBe(TEST_CARDS.mastercard);
 
     const rewrap = vaultCli(['rewrap']);
     expect(rewrap.status).toBe(0);
-    expect(JSON.parse(rewrap.stdout)).toMatchObject({ done: true, targetKeyId: 'h1', failed: 0, rewrapped: 2, alreadyCurrent: 2 });
+    expect(JSON.parse(rewrap.stdout)).toMatchObject({
+      done: true,
+      targetKeyId: 'h1',
+      failed: 0,
+      merchantKeksRewrapped: 1,
+      alreadyCurrent: 4,
+    });
     // The fingerprint key moves with the records (made under e1 by the first tokenize).
-    expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped' });
+    expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped', caKeys: { rewrapped: 1, failed: 0 } });
     expect(await keyIdOf(tokens.visa)).toBe('h1');
+    expect(await keyIdOf(tokens.mastercard)).toBe('h1');
     const status = vaultCli(['status', '--json']);
     expect(status.status).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({
       currentKeyId: 'h1',
       providers: { e1: 'env', h1: 'pkcs11' },
-      byKeyId: { h1: { card: 2, cvv: 2 } },
+      byKeyId: {},
+      underMerchantKeys: { card: 2, cvv: 2 },
+      merchantKeksByKeyId: { h1: 1 },
       fingerprintKeyKekId: 'h1',
+      caKeys: { byKeyId: { h1: 1 }, unreadable: 0 },
     });
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
+    // A vault with only the HSM's keys still opens the same CA (the one running may hold it in memory).
+    await restartVault({ VAULT_KEYS: undefined });
+    expect(await caPemOf('acme')).toBe(caPem);
+    await restartVault({ VAULT_KEYS: envKey });
   });
 
   it('rotates inside the HSM: the CLI generates a second key there, and after a redeploy new cards use it', async () => {
@@ -134,7 +177,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
 
     await restartVault({ PKCS11_KEYS: `h1:kek-2026-a,${rotate.stdout.trim()}` });
     tokens.amex = await tokenize(TEST_CARDS.amex);
-    expect(await keyIdOf(tokens.amex)).toBe('h2');
+    expect(await keyIdOf(tokens.amex)).toBe('h1');
     expect(await numberAtPsp(tokens.amex)).toBe(TEST_CARDS.amex);
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
 
@@ -145,7 +188,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
   it('moves back out of the HSM: with VAULT_KEYS current, rewrap takes every record off the HSM keys', async () => {
     await restartVault({ VAULT_KEK_PROVIDER: 'env' });
     tokens.declined = await tokenize(TEST_CARDS.visaDeclined);
-    expect(await keyIdOf(tokens.declined)).toBe('e1');
+    expect(await keyIdOf(tokens.declined)).toBe('h2');
 
     expect(JSON.parse(vaultCli(['rewrap']).stdout)).toMatchObject({ done: true, targetKeyId: 'e1', failed: 0 });
     for (const token of Object.values(tokens)) expect(await keyIdOf(token)).toBe('e1');

@@ -82,7 +82,18 @@ let workDir: string;
 let stack: ChildProcess | undefined;
 let stackOutput = '';
 let stackExited: Promise<void> = Promise.resolve();
-let ports: { gateway: number; sandbox: number; vault: number; proxy: number; fields: number; admin: number };
+let ports: {
+  gateway: number;
+  sandbox: number;
+  vault: number;
+  proxy: number;
+  fields: number;
+  admin: number;
+  forwardProxy: number;
+  sandboxTls: number;
+  inbound: number;
+  merchant: number;
+};
 /** What the quick start tokenized, read again after a restart. */
 let quickStartToken: string;
 /** Set while the test stops npm start itself, so that only an exit of its own is reported. */
@@ -120,8 +131,13 @@ async function startStack(): Promise<void> {
     FIELDS_PORT: String(ports.fields),
     // Every listener on a free port: another test's npm start may hold the defaults.
     ADMIN_PORT: String(ports.admin),
+    INBOUND_PORT: String(ports.inbound),
+    // npm start's own list, plus the port the inbound how-to's stand-in merchant server runs on here.
+    PSP_ALLOWED_PORTS: `${ports.sandbox},${ports.sandboxTls},3001,4242,${ports.merchant}`,
     VAULT_ADDR: `127.0.0.1:${ports.vault}`,
     PROXY_ADDR: `127.0.0.1:${ports.proxy}`,
+    FORWARD_PROXY_PORT: String(ports.forwardProxy),
+    SANDBOX_PSP_TLS_PORT: String(ports.sandboxTls),
   };
   stopping = false;
   stack = spawn('npm', ['start'], { cwd: workDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -184,6 +200,10 @@ beforeAll(async () => {
     proxy: await freePort(),
     fields: await freePort(),
     admin: await freePort(),
+    forwardProxy: await freePort(),
+    sandboxTls: await freePort(),
+    inbound: await freePort(),
+    merchant: await freePort(),
   };
   await startStack();
 });
@@ -267,11 +287,71 @@ describe('README quick start', () => {
     expect(runInCheckout('npm run keys --silent -- admin list')).toContain('ops@acme.example');
   });
 
+  it('runs the forward proxy how-to of docs/proxies.md as written: the sandbox charged over HTTPS with an alias, a host on no route refused', () => {
+    const proxies = fs.readFileSync(path.join(ROOT, 'docs', 'proxies.md'), 'utf8');
+    const section = proxies.split('## Forward proxy (outbound routes)')[1]!.split(/\n## /)[0]!;
+    const script = /### Five minutes with `npm start`[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    const output = runInCheckout(
+      script
+        .replace(/127\.0\.0\.1:8080\b/g, `127.0.0.1:${ports.gateway}`)
+        .replace(/127\.0\.0\.1:8084\b/g, `127.0.0.1:${ports.forwardProxy}`)
+        .replace(/localhost:8091\b/g, `localhost:${ports.sandboxTls}`),
+    );
+    expect(stackOutput).toMatch(new RegExp(`Forward proxy: HTTPS_PROXY=http://x:tsk_test_\\w+@127\\.0\\.0\\.1:${ports.forwardProxy}`));
+    // The alias the shell held, the charge the sandbox approved (it approves published test cards only), the 403.
+    expect(output).toMatch(/^424242\d{6}4242$/m);
+    expect(output).toMatch(/"object":"charge","status":"succeeded".*"card":\{"brand":"visa","last4":"4242"\}/);
+    expect(output).toMatch(/^403$/m);
+    expect(output).not.toContain('4242424242424242');
+  });
+
+  it('runs the inbound routes how-to of docs/proxies.md as written: the stand-in server gets aliases, never the card', async () => {
+    expect(stackOutput).toContain(`Inbound routes: http://127.0.0.1:${ports.inbound}`);
+    const section =
+      /^## Inbound routes\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(fs.readFileSync(path.join(ROOT, 'docs', 'proxies.md'), 'utf8'))?.[1] ?? '';
+    const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+    const [server, ...steps] = blocks;
+    expect(server?.trim()).toBe('node examples/inbound/merchant-server.mjs');
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    const merchant = spawn('node', ['examples/inbound/merchant-server.mjs'], {
+      cwd: workDir,
+      env: { PATH: process.env.PATH, PORT: String(ports.merchant) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let received = '';
+    merchant.stdout!.on('data', (c: Buffer) => (received += c.toString()));
+    try {
+      while (!received.includes('listening')) await new Promise((r) => setTimeout(r, 50));
+      const output = steps
+        .map((step) =>
+          runInCheckout(
+            step
+              .replace(/127\.0\.0\.1:8083\b/g, `127.0.0.1:${ports.inbound}`)
+              .replace(/127\.0\.0\.1:4242\b/g, `127.0.0.1:${ports.merchant}`),
+          ),
+        )
+        .join('\n');
+      expect(output).toContain('created shop');
+      const answers = output
+        .split('\n')
+        .filter((line) => line.startsWith('{"received"'))
+        .map((line) => (JSON.parse(line) as { received: { path: string; body: string } }).received);
+      expect(answers.map((a) => a.path)).toEqual(['/orders/new', '/orders/new']);
+      expect(JSON.parse(answers[0]!.body)).toMatchObject({
+        card: { number: expect.stringMatching(/^424242\d{6}4242$/), cvc: expect.stringMatching(/^tok\./) },
+      });
+      expect(new URLSearchParams(answers[1]!.body).get('card[number]')).toMatch(/^424242\d{6}4242$/);
+      expect(received).not.toMatch(/4242424242424242|4242 4242 4242 4242|4242\+4242/);
+    } finally {
+      merchant.kill();
+    }
+  });
+
   it('stops every process it started, its redis-server too', async () => {
     const redisPort = ownRedisPort();
     await stopStack();
     expect(groupAlive(stack!.pid!)).toBe(false);
-    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy, redisPort]) {
+    for (const port of [ports.gateway, ports.sandbox, ports.vault, ports.proxy, ports.inbound, redisPort]) {
       expect({ port, open: await portOpen(port) }).toEqual({ port, open: false });
     }
   });

@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { issueApiKey, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
+import { RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
+import { INBOUND_INDEX_KEY, parseRouteDocument, RedisRouteStore } from '@tessera/routes';
 import {
   aCard,
   apiClient,
@@ -50,6 +52,7 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
   let gateway: Redis;
   let admin: Redis;
   let fields: Redis;
+  let inbound: Redis;
   const card = 'tessera:card:{tok_acl_test}';
   const cvv = 'tessera:cvv:{tok_acl_test}';
 
@@ -60,12 +63,13 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     gateway = await connect(redis.users!.gateway);
     admin = await connect(redis.users!.admin);
     fields = await connect(redis.users!.fields);
+    inbound = await connect(redis.users!.inbound);
     await vault.set(card, '{"sealed":"card"}');
     await vault.set(cvv, '{"sealed":"cvv"}');
     await gateway.set('tessera:apikey:key_1', '{"id":"key_1"}');
   });
   afterAll(async () => {
-    for (const client of [vault, gateway, admin, fields]) client?.disconnect();
+    for (const client of [vault, gateway, admin, fields, inbound]) client?.disconnect();
     await redis?.stop();
   });
 
@@ -127,6 +131,7 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
   it.each([
     ['admin', () => admin],
     ['fields', () => fields],
+    ['inbound', () => inbound],
   ])('refuses the %s user every read, write and listing of card and CVV records', async (name, user) => {
     const client = user();
     expect(await refusal(client.get(card))).toBe('NOPERM');
@@ -249,6 +254,43 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await new RedisFormSessionStore(gateway).get('fs_acl')).toMatchObject({ status: 'canceled' });
   });
 
+  it('lets the inbound user read the routes the admin user applied and count its own limits, and write nothing else', async () => {
+    const route = parseRouteDocument({
+      id: 'checkout',
+      kind: 'inbound',
+      mode: 'test',
+      inbound: { path: '/acl-checkout', upstream: 'https://shop.example/checkout' },
+      filters: [{ location: 'text', pattern: 'card_number', store: 'number' }],
+    });
+    await new RedisRouteStore(admin).put('acme', route, new Date());
+    const reader = new RedisRouteStore(inbound);
+    expect(await reader.ownerOf('path:/acl-checkout')).toEqual({ merchantId: 'acme', routeId: 'checkout' });
+    expect((await reader.get('acme', 'checkout'))?.route.id).toBe('checkout');
+    expect(await inbound.hgetall(INBOUND_INDEX_KEY)).toHaveProperty(['path:/acl-checkout']);
+    // Its counters, through the stores' own scripts.
+    expect((await new RedisRateLimitCounter(inbound).hit('inbound:ip:203.0.113.9', 60_000)).count).toBe(1);
+    expect((await new RedisDistinctCardCounter(inbound).admit('inbound:cards:203.0.113.9', 'fp', 8, 60_000)).admitted).toBe(true);
+    // No route of its own making, no index entry, nobody else's counters, keys or sessions.
+    await expect(new RedisRouteStore(inbound).put('acme', { ...route, id: 'evil' }, new Date())).rejects.toThrow();
+    for (const write of [
+      inbound.hset(INBOUND_INDEX_KEY, 'path:/evil', '{}'),
+      inbound.hset('tessera:routes:{m:acme}:routes', 'evil', '{}'),
+      inbound.set('tessera:ratelimit:browser:ip:1', '1'),
+      inbound.set('tessera:ratelimit:key:{m:acme}:key_1', '0'),
+    ]) {
+      expect(await refusal(write)).toBe('NOPERM');
+    }
+    for (const key of [
+      'tessera:apikey:key_1',
+      'tessera:merchant-settings:{m:acme}',
+      'tessera:form-session:fs_1',
+      'tessera:ratelimit:browser:ip:1',
+    ]) {
+      expect({ key, read: await refusal(inbound.get(key)) }).toEqual({ key, read: 'NOPERM' });
+    }
+    for (const command of [inbound.scan('0'), inbound.dbsize(), inbound.keys('*')]) expect(await refusal(command)).toBe('NOPERM');
+  });
+
   it('lets the fields user read merchant settings, count its limits and keep form sessions, and nothing more', async () => {
     await admin.set('tessera:merchant-settings:{m:acme}', '{"returnUrls":[]}');
     await gateway.hset('tessera:form-session:fs_1', 'record', '{}', 'status', 'open');
@@ -340,6 +382,22 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await refusal(vault.keys('*'))).toBe('NOPERM');
   });
 
+  it('lets the vault keep the forward-proxy CAs and read, not write, the merchants’ routes; no other user touches a CA', async () => {
+    const ca = 'tessera:ca:{m:acl-shop}';
+    const routes = 'tessera:routes:{m:acl-shop}:routes';
+    expect(await vault.eval("redis.call('SET', KEYS[1], ARGV[1], 'NX') return redis.call('GET', KEYS[1])", 1, ca, '{"v":1}')).toBe(
+      '{"v":1}',
+    );
+    const [, found] = await vault.scan('0', 'MATCH', 'tessera:ca:*', 'COUNT', 1000);
+    expect(found).toEqual([ca]);
+    await admin.hset(routes, 'psp', '{"route":{}}');
+    expect(await vault.hgetall(routes)).toEqual({ psp: '{"route":{}}' });
+    expect(await vault.hget(routes, 'psp')).toBe('{"route":{}}');
+    expect(await refusal(vault.hset(routes, 'psp', 'x'))).toBe('NOPERM');
+    expect(await refusal(vault.del(routes))).toBe('NOPERM');
+    for (const other of [gateway, admin, fields]) expect(await refusal(other.get(ca))).toBe('NOPERM');
+  });
+
   // Redis replays its append-only file as the default user and re-checks permissions at each EXEC:
   // with a default user of no permissions, every transaction and script write was dropped here.
   it('keeps transaction and script writes across a restart of Redis (the AOF replays them all)', async () => {
@@ -386,6 +444,11 @@ describe('deploy/redis/start.sh refuses to start', () => {
       { REDIS_VAULT_PASSWORD_SHA256: digest, REDIS_FIELDS_PASSWORD_SHA256: '' },
       /REDIS_FIELDS_PASSWORD must be set/,
     ],
+    [
+      'neither for the inbound user',
+      { REDIS_VAULT_PASSWORD_SHA256: digest, REDIS_INBOUND_PASSWORD_SHA256: '' },
+      /REDIS_INBOUND_PASSWORD must be set/,
+    ],
     ['a password and a digest for one user', { REDIS_VAULT_PASSWORD: password, REDIS_VAULT_PASSWORD_SHA256: digest }, /not both/],
     ['a digest that is not 64 hex digits', { REDIS_VAULT_PASSWORD_SHA256: 'z'.repeat(64) }, /64 hex digits/],
     ['a short digest', { REDIS_VAULT_PASSWORD_SHA256: digest.slice(1) }, /64 hex digits/],
@@ -395,6 +458,7 @@ describe('deploy/redis/start.sh refuses to start', () => {
       REDIS_GATEWAY_PASSWORD_SHA256: digest,
       REDIS_ADMIN_PASSWORD_SHA256: digest,
       REDIS_FIELDS_PASSWORD_SHA256: digest,
+      REDIS_INBOUND_PASSWORD_SHA256: digest,
       ...vaultEnv,
     });
     expect(run.status).toBe(78);
@@ -405,7 +469,17 @@ describe('deploy/redis/start.sh refuses to start', () => {
 });
 
 describe('the stack with per-service Redis users over TLS (rediss://)', () => {
-  const env = useStack({ redis: { acl: true, tls: true }, psp: true });
+  const env = useStack({ redis: { acl: true, tls: true }, psp: true, inbound: true });
+
+  it('runs the inbound service as its own user: it reads the routes and is ready', async () => {
+    const ready = await fetch(`${env.stack.inboundUrl}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { redis: 'ok', vault: 'ok', proxy: 'ok' } },
+    });
+    const nowhere = await fetch(`${env.stack.inboundUrl}/checkout`, { method: 'POST' });
+    expect(nowhere.headers.get('x-tessera-error')).toBe('route_not_found');
+  });
 
   it('tokenizes and proxies end to end, each service logged in as its own user over TLS', async () => {
     // The keys CLI logs in as the admin user: API keys, operators and the admin audit list.
@@ -444,8 +518,10 @@ describe('the stack with per-service Redis users over TLS (rediss://)', () => {
       });
     const status = vaultCli('status', '--json');
     expect(status.stderr).toBe('');
-    const usage = JSON.parse(status.stdout) as { byKeyId: Record<string, { card: number }> };
-    expect(Object.values(usage.byKeyId).reduce((sum, n) => sum + n.card, 0)).toBe(1);
+    // The card's data key is under its merchant's key (issue 29), which the vault user reads too.
+    const usage = JSON.parse(status.stdout) as { underMerchantKeys: { card: number }; merchantKeksByKeyId: Record<string, number> };
+    expect(usage.underMerchantKeys.card).toBe(1);
+    expect(Object.values(usage.merchantKeksByKeyId)).toEqual([1]);
     const rewrap = vaultCli('rewrap');
     expect(rewrap.status).toBe(0);
     expect(rewrap.stderr).toContain('scanned 1 tokens');

@@ -12,6 +12,8 @@ import { configSchema as proxyConfigSchema } from '../../services/proxy/src/conf
 import { proxyConfigDocs } from '../../services/proxy/src/configDocs';
 import { fieldsConfigSchema } from '../../services/fields/src/config';
 import { fieldsConfigDocs } from '../../services/fields/src/configDocs';
+import { inboundConfigSchema } from '../../services/inbound/src/config';
+import { inboundConfigDocs } from '../../services/inbound/src/configDocs';
 
 const DOC = path.resolve(__dirname, '../../docs/configuration.md');
 
@@ -22,6 +24,7 @@ const configDocSources = (): DocumentedSchema[] => [
   { service: 'vault', schema: vaultConfigSchema, docs: vaultConfigDocs },
   { service: 'proxy', schema: proxyConfigSchema, docs: proxyConfigDocs },
   { service: 'fields', schema: fieldsConfigSchema, docs: fieldsConfigDocs },
+  { service: 'inbound', schema: inboundConfigSchema, docs: inboundConfigDocs },
 ];
 
 describe('docs/configuration.md', () => {

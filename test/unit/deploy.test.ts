@@ -119,6 +119,7 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       { podSelector: { matchLabels: { app: 'gateway' } } },
       { podSelector: { matchLabels: { app: 'proxy' } } },
       { podSelector: { matchLabels: { app: 'fields' } } },
+      { podSelector: { matchLabels: { app: 'inbound' } } },
     ]);
     expect(vault.ingress[0].ports).toEqual([{ protocol: 'TCP', port: 50051 }]);
     expect(vault.egress).toHaveLength(2);
@@ -159,11 +160,18 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     expect(ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('fields').FIELDS_PORT) }] }]);
   });
 
+  it('let the inbound service reach only Redis, the vault and the proxy (and DNS): no internet, its upstreams through the proxy', () => {
+    expect(egressTargets('inbound')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
+    const ingress = find('NetworkPolicy', 'inbound').spec.ingress as any[];
+    expect(ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('inbound').INBOUND_PORT) }] }]);
+    expect(envOf('proxy').TLS_PEER_INBOUND).toBe('inbound');
+  });
+
   it('let only the services with a Redis user reach Redis, and only the gateway and the fields service the proxy', () => {
     const from = (name: string) =>
       find('NetworkPolicy', name).spec.ingress.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels.app));
-    expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields']);
-    expect(from('proxy')).toEqual(['gateway', 'fields']);
+    expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields', 'inbound']);
+    expect(from('proxy')).toEqual(['gateway', 'fields', 'inbound']);
     // The gateway serves the API only: no dashboard or fields port to admit any more.
     expect(find('NetworkPolicy', 'gateway').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('gateway').PORT) }] }]);
     expect(egressTargets('gateway')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
@@ -403,10 +411,10 @@ describe('docker-compose.yml', () => {
  * key and ca.crt, its own secrets, and in Redis only its own keys.
  */
 /** The services that speak gRPC, each with its own mTLS certificate; the admin service speaks to Redis only. */
-const TLS_SERVICES = ['vault', 'proxy', 'gateway', 'fields'] as const;
+const TLS_SERVICES = ['vault', 'proxy', 'gateway', 'fields', 'inbound'] as const;
 const SERVICES = [...TLS_SERVICES, 'admin'] as const;
 /** The services with a Redis user (deploy/redis/users.acl); the proxy has none. */
-const REDIS_USERS = ['vault', 'gateway', 'admin', 'fields'] as const;
+const REDIS_USERS = ['vault', 'gateway', 'admin', 'fields', 'inbound'] as const;
 /** The services that hash or verify API keys, and so share the one pepper (Secret tessera-pepper). */
 const PEPPER_READERS = ['gateway', 'admin', 'fields'];
 const README = fs.readFileSync(path.join(K8S_DIR, 'README.md'), 'utf8');
@@ -605,10 +613,13 @@ const COMPOSE_SECRETS: Record<string, string[]> = {
   REDIS_GATEWAY_PASSWORD: ['gateway'],
   REDIS_ADMIN_PASSWORD: ['admin'],
   REDIS_FIELDS_PASSWORD: ['fields'],
+  REDIS_INBOUND_PASSWORD: ['inbound'],
+  INBOUND_CARD_FINGERPRINT_KEY: ['inbound'],
   REDIS_VAULT_PASSWORD_SHA256: ['redis'],
   REDIS_GATEWAY_PASSWORD_SHA256: ['redis'],
   REDIS_ADMIN_PASSWORD_SHA256: ['redis'],
   REDIS_FIELDS_PASSWORD_SHA256: ['redis'],
+  REDIS_INBOUND_PASSWORD_SHA256: ['redis'],
 };
 /** Variables compose takes from the environment that are settings, not secrets. */
 const COMPOSE_SETTINGS = ['FIELDS_ORIGIN', 'API_ORIGIN'];
@@ -671,7 +682,7 @@ describe('what each workload can read', () => {
     expect(refs('proxy')).toEqual([]);
     // Redis verifies the passwords against their digests: it never holds a service's password.
     expect(refs('redis')).toEqual(
-      ['ADMIN', 'FIELDS', 'GATEWAY', 'VAULT'].map((user) => `tessera-redis-secrets/REDIS_${user}_PASSWORD_SHA256`),
+      ['ADMIN', 'FIELDS', 'GATEWAY', 'INBOUND', 'VAULT'].map((user) => `tessera-redis-secrets/REDIS_${user}_PASSWORD_SHA256`),
     );
     for (const name of REDIS_USERS) {
       expect({ name, env: envOf(name) }).toMatchObject({
@@ -802,7 +813,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ...keyLiterals(store('packages', 'edge', 'src', 'store')),
     ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter(
       // Nor the payment pages' script inventory: the fields service keeps it, the admin service shows it.
-      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-'),
+      // Nor the crypto-shredding orders: the admin service writes them, the vault carries them out (ADR 0014).
+      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-') && !k.startsWith('tessera:shred:'),
     ),
   ];
   // The operators' stores, wherever the split has put them (the admin service's, or still the gateway's).
@@ -866,6 +878,7 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       ['tessera-gateway', true],
       ['tessera-admin', true],
       ['tessera-fields', true],
+      ['tessera-inbound', true],
     ]);
     // Off, so no one logs in as it; with every permission, as Redis replays the AOF as the default user.
     expect(aclUser('default')).toMatchObject({ patterns: ['*'], rules: ['+@all'] });
@@ -888,6 +901,11 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ]);
     // Cluster mode prefixes every gateway key with the {tessera-gateway} hash tag.
     expect(canTouch(gateway, '{tessera-gateway}:tessera:apikey:key_1')).toBe(true);
+    // The forward proxy reads the merchants' outbound routes; only the admin service writes them.
+    expect({ read: canRead(gateway, 'tessera:routes:{m:x}:routes'), write: canWrite(gateway, 'tessera:routes:{m:x}:routes') }).toEqual({
+      read: true,
+      write: false,
+    });
     expectNoListing(gateway);
   });
 
@@ -950,20 +968,31 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     expectNoListing(fields);
   });
 
-  it('give the vault user its card, CVV and checkpoint keys, the CVC sessions it claims and the events it records, only', () => {
+  it('give the vault user its card, CVV, checkpoint and CA keys, the CVC sessions it claims, the events it records and the routes it reads, only', () => {
     const vault = aclUser('tessera-vault');
     // The shared stores the vault opens: the gateway opens a CVC grant, the vault claims it
     // (services/vault/src/openMerchantData.ts); it records token.expiring_soon and cvv.expired_unused
     // (the same connection, docs/adr/0012), with the event store's and sweep lease's keys.
     const eventKeys = gatewayKeys.filter((k) => k.startsWith('tessera:events:'));
     expect(eventKeys.length).toBeGreaterThan(0);
+    // And the crypto-shredding orders two operators approved in the admin service, which it carries out (ADR 0014).
+    const shredKeys = adminKeys.filter((k) => k.startsWith('tessera:shred:'));
+    expect(shredKeys.length).toBeGreaterThan(0);
     const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];
     expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
-    expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x']));
-    for (const key of [...vaultKeys, ...claimedByTheVault]) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
+    expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x', 'tessera:ca:{m:x']));
+    for (const key of [...vaultKeys, ...claimedByTheVault, ...shredKeys])
+      expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
+    // The merchants' route documents, read-only: a leaf certificate only for a host of an outbound route (ADR 0013).
+    const routeKeys = keyLiterals([store('packages', 'routes', 'src', 'store', 'routeStore.ts')]);
+    expect(routeKeys.length).toBeGreaterThan(0);
+    for (const key of routeKeys)
+      expect({ key, read: canRead(vault, key), write: canWrite(vault, key) }).toEqual({ key, read: true, write: false });
     expectNoAccess(
       vault,
-      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter((k) => !claimedByTheVault.includes(k)),
+      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter(
+        (k) => !claimedByTheVault.includes(k) && !routeKeys.includes(k) && !shredKeys.includes(k),
+      ),
     );
     expect(vault.rules).toContain('-@dangerous');
     expect(explicitly(vault, 'config|get')).toBe('+');

@@ -45,6 +45,16 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'This merchant has the most webhook endpoints a mode may have (16); delete one before adding another.',
   },
+  multiple_cards: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The request holds more than one card number; an inbound route takes one card per request. Nothing was forwarded.',
+  },
+  card_expiry_missing: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "The request holds a card number but no expiry in the places the inbound route's filters name. Nothing was forwarded.",
+  },
   psp_destination_forbidden: { status: 400, type: 'invalid_request_error', message: 'The PSP destination is not allowed.' },
   placeholder_not_encodable: {
     status: 400,
@@ -55,6 +65,11 @@ export const ERROR_CATALOGUE = {
   api_key_invalid: { status: 401, type: 'authentication_error', message: 'The API key is invalid or has been revoked.' },
   ip_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this IP address.' },
   origin_not_allowed: { status: 401, type: 'authentication_error', message: 'The API key is not allowed from this website origin.' },
+  proxy_authentication_required: {
+    status: 407,
+    type: 'authentication_error',
+    message: 'The forward proxy takes a secret key (tsk_…) as the Proxy-Authorization password: HTTPS_PROXY=http://x:tsk_…@host:port.',
+  },
   admin_session_required: { status: 401, type: 'authentication_error', message: 'Log in to the dashboard first.' },
   login_failed: { status: 401, type: 'authentication_error', message: 'The email or password is not correct.' },
   mfa_code_required: {
@@ -84,7 +99,29 @@ export const ERROR_CATALOGUE = {
     message:
       "A CVC can be re-collected in a browser only under a CVC session the merchant's server opened for this token (POST /v1/token/{token}/cvc-sessions).",
   },
+  forward_proxy_host_forbidden: {
+    status: 403,
+    type: 'permission_error',
+    message: "The host is on none of the outbound routes of this key's merchant and mode.",
+  },
+  forward_proxy_connect_only: {
+    status: 405,
+    type: 'invalid_request_error',
+    message: 'This port is the forward proxy: it takes CONNECT only (set HTTPS_PROXY, docs/proxies.md).',
+  },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
+  second_operator_required: {
+    status: 403,
+    type: 'permission_error',
+    message:
+      'Shredding a merchant takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
+  },
+  shred_order_not_found: { status: 404, type: 'not_found_error', message: 'No such shred order.' },
+  shred_order_not_pending: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This shred order is no longer waiting for approval (already approved, carried out or cancelled).',
+  },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },
@@ -152,6 +189,11 @@ export const ERROR_CATALOGUE = {
     status: 410,
     type: 'invalid_request_error',
     message: 'This CVC session was already used; the merchant’s server opens a new one.',
+  },
+  proxy_route_address_taken: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Another inbound route already serves this path or host; paths and hosts are unique across Tessera.',
   },
   proxy_route_limit_reached: {
     status: 409,

@@ -97,7 +97,7 @@ const MODE_NAMES: Partial<Record<Mode__Output, string>> = { MODE_TEST: 'test', M
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The key mode in both wire forms: the enum, and (for one release) the previous release's string. */
-function modeToWire(mode: string): { keyMode: Mode; mode: string } {
+export function modeToWire(mode: string): { keyMode: Mode; mode: string } {
   return { keyMode: MODES[mode] ?? 'MODE_UNSPECIFIED', mode };
 }
 

@@ -167,6 +167,7 @@ export * from './vaultCalls';
 export * from './completionCalls';
 export * from './webhookDeliveries';
 export * from './upstreamCalls';
+export * from './routeCalls';
 
 /** Reads the request id a caller put into gRPC metadata, if any. */
 export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {

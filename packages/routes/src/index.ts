@@ -1,4 +1,5 @@
 export * from './domain/routeDocument';
+export * from './domain/inboundAddress';
 export * from './domain/bodySegments';
 export * from './domain/filterEngine';
 export * from './domain/dryRun';

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@tessera/common';
 import { decideCharge, type ChargeAttempt } from './charges';
@@ -45,9 +46,13 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(payload);
 }
 
-/** A stand-in PSP for local development: `POST /v1/charges` with a JSON or form body. */
-export function createSandboxPsp(logger: Logger): http.Server {
-  return http.createServer((req, res) => {
+/**
+ * A stand-in PSP for local development: `POST /v1/charges` with a JSON or form body (Stripe's
+ * `card[number]` fields included, so the stripe SDK's `charges.create` reaches it). Over HTTPS
+ * when given a certificate and key (PEM), as the forward proxy needs.
+ */
+export function createSandboxPsp(logger: Logger, tls?: { cert: string | Buffer; key: string | Buffer }): http.Server {
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/charges') {
       send(res, 404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'Try POST /v1/charges.' } });
       return;
@@ -73,7 +78,8 @@ export function createSandboxPsp(logger: Logger): http.Server {
       logger.info({ status: answer.status }, 'sandbox charge');
       send(res, answer.status, answer.body);
     });
-  });
+  };
+  return tls === undefined ? http.createServer(handle) : https.createServer({ cert: tls.cert, key: tls.key }, handle);
 }
 
 export function listen(server: http.Server, port: number, host: string): Promise<AddressInfo> {

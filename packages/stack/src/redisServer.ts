@@ -6,8 +6,8 @@ import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProce
 import { tcpOpen, waitFor } from './wait';
 
 /** The users of deploy/redis/users.acl: one per service that reads or writes Redis. */
-export type RedisUser = 'vault' | 'gateway' | 'admin' | 'fields';
-const REDIS_USERS: readonly RedisUser[] = ['vault', 'gateway', 'admin', 'fields'];
+export type RedisUser = 'vault' | 'gateway' | 'admin' | 'fields' | 'inbound';
+const REDIS_USERS: readonly RedisUser[] = ['vault', 'gateway', 'admin', 'fields', 'inbound'];
 
 export interface RedisAclOptions {
   /** Each user's password; Redis is given only their SHA-256 unless `plainPasswords`. */

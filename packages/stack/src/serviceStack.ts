@@ -5,10 +5,10 @@ import { ManagedProcess, ROOT, type ManagedProcessOptions } from './managedProce
 import { startRedisServer, type RedisServerOptions, type RedisServerProcess } from './redisServer';
 import { httpOk, tcpOpen, waitFor } from './wait';
 
-export type ServiceName = 'vault' | 'proxy' | 'gateway' | 'admin' | 'fields';
+export type ServiceName = 'vault' | 'proxy' | 'gateway' | 'admin' | 'fields' | 'inbound';
 
-/** The HTTP services besides the gateway, each on a port of its own (ADMIN_PORT, FIELDS_PORT). */
-export type EdgeServiceName = 'admin' | 'fields';
+/** The HTTP services besides the gateway, each on a port of its own (ADMIN_PORT, FIELDS_PORT, INBOUND_PORT). */
+export type EdgeServiceName = 'admin' | 'fields' | 'inbound';
 
 /** The upstream addresses of the stack's environment a service never dials, so is not given. */
 const UPSTREAMS_NOT_DIALED: Partial<Record<ServiceName, string[]>> = { admin: ['VAULT_ADDR', 'PROXY_ADDR'] };
@@ -28,9 +28,9 @@ export interface ServiceStackOptions {
   env: NodeJS.ProcessEnv;
   /**
    * One port per vault and proxy replica (each binds its own; clients dial them all), the gateway's,
-   * and the admin and fields services' when the stack runs them (ADMIN_PORT, FIELDS_PORT).
+   * and the admin, fields and inbound services' when the stack runs them (ADMIN_PORT, FIELDS_PORT, INBOUND_PORT).
    */
-  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number };
+  ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number; inbound?: number };
   /** Start a private redis-server first and give its URL as REDIS_URL. */
   redis?: RedisServerOptions;
   /** Environment of one kind of service only, over `env` (e.g. its own TLS certificate). */
@@ -60,6 +60,7 @@ export class ServiceStack {
   /** Set by start() when `ports` names them. */
   admin: ManagedProcess | undefined;
   fields: ManagedProcess | undefined;
+  inbound: ManagedProcess | undefined;
   /** Set by start() when `redis` was given. */
   redisServer: RedisServerProcess | undefined;
   readonly baseUrl: string;
@@ -80,6 +81,7 @@ export class ServiceStack {
       ...(options.ports.fields !== undefined
         ? { FIELDS_PORT: String(options.ports.fields), FIELDS_ORIGIN: `http://127.0.0.1:${options.ports.fields}` }
         : {}),
+      ...(options.ports.inbound !== undefined ? { INBOUND_PORT: String(options.ports.inbound) } : {}),
     };
   }
 
@@ -155,7 +157,7 @@ export class ServiceStack {
   }
 
   /**
-   * Redis (if asked for), every replica, the gateway, admin and fields (those the ports name);
+   * Redis (if asked for), every replica, the gateway, admin, fields and inbound (those the ports name);
    * resolves when each listens and the gateway is ready.
    * When any of them fails to start (a port in use, a bad setting), what was started is stopped
    * before the error is thrown: a caller that never got a stack cannot stop it.
@@ -171,7 +173,7 @@ export class ServiceStack {
         this.ports[name].map((port, i) => ({ proc: this.replica(name, i, {}), port })),
       );
       this.gateway = this.startService('gateway');
-      const edges = (['admin', 'fields'] as const).flatMap((name) => {
+      const edges = (['admin', 'fields', 'inbound'] as const).flatMap((name) => {
         const port = this.ports[name];
         if (port === undefined) return [];
         const proc = this.startService(name);
@@ -201,6 +203,12 @@ export class ServiceStack {
   get fieldsUrl(): string {
     if (this.ports.fields === undefined) throw new Error('this stack runs no fields service (ports.fields)');
     return `http://127.0.0.1:${this.ports.fields}`;
+  }
+
+  /** The inbound routes' base URL (INBOUND_PORT), when the stack runs the inbound service. */
+  get inboundUrl(): string {
+    if (this.ports.inbound === undefined) throw new Error('this stack runs no inbound service (ports.inbound)');
+    return `http://127.0.0.1:${this.ports.inbound}`;
   }
 
   /** Every line any process of this stack has written so far (with captured output). */

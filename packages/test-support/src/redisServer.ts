@@ -80,7 +80,7 @@ export async function startRedis(options: RedisStartOptions = {}): Promise<Redis
   const port = await freePort();
   if (!options.acl) return launchRedisServer({ port, appendfsync: 'always', args: options.args });
   const password = () => randomBytes(24).toString('hex');
-  const passwords = { vault: password(), gateway: password(), admin: password(), fields: password() };
+  const passwords = { vault: password(), gateway: password(), admin: password(), fields: password(), inbound: password() };
   let tls: { dir: string; caFile: string } | undefined;
   if (options.tls) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-redis-certs-'));

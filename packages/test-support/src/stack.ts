@@ -37,6 +37,8 @@ export interface StackOptions {
   proxyReplicas?: number;
   /** Every process writes its output to <logDir>/<name>.log instead of memory (the shared stacks: sharedStack.ts). */
   logDir?: string;
+  /** Also run the inbound routes service (INBOUND_PORT, stack.inboundUrl). */
+  inbound?: boolean;
 }
 
 /**
@@ -85,6 +87,14 @@ function testEnv(redis: RedisServer, stateDir: string, extra: Record<string, str
     BROWSER_TOKENS_PER_KEY_PER_MINUTE: '100000',
     BROWSER_TOKENS_PER_IP_PER_MINUTE: '100000',
     BROWSER_DISTINCT_CARDS_PER_IP_PER_HOUR: '100000',
+    // And on inbound routes; which read the routes afresh on every request, so a route applied
+    // by a test serves its next request (the cache is tested in the service's own tests).
+    INBOUND_CARDS_PER_ROUTE_PER_MINUTE: '100000',
+    INBOUND_CARDS_PER_IP_PER_MINUTE: '100000',
+    INBOUND_DISTINCT_CARDS_PER_IP_PER_HOUR: '100000',
+    INBOUND_ROUTE_CACHE_MS: '0',
+    // The proxy lets the inbound identity make ForwardUpstream (the vault's default is this name too).
+    TLS_PEER_INBOUND: 'inbound',
     // startRedis runs appendfsync always: every integration test checks the durable write path.
     VAULT_WRITE_ACK: 'aof',
     TESSERA_STATE_DIR: stateDir,
@@ -99,7 +109,7 @@ export class Stack extends ServiceStack {
 
   constructor(
     readonly redis: RedisServer,
-    ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number },
+    ports: { vault: number[]; proxy: number[]; gateway: number; admin?: number; fields?: number; inbound?: number },
     options: StackOptions,
   ) {
     super({
@@ -113,7 +123,7 @@ export class Stack extends ServiceStack {
     Object.assign(this.env, testEnv(redis, this.tempDir('tessera-state-'), options.env));
     if (options.tls) {
       this.certDir = path.join(this.env.TESSERA_STATE_DIR as string, 'certs');
-      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy', 'fields']);
+      generateDevCertificates(this.certDir, ['gateway', 'vault', 'proxy', 'fields', 'inbound']);
     }
   }
 
@@ -266,7 +276,12 @@ export async function startStack(redis: RedisServer, options: StackOptions = {})
   };
   const vault = await ports(options.vaultReplicas ?? 1);
   const proxy = await ports(options.proxyReplicas ?? 1);
-  return new Stack(redis, { vault, proxy, gateway: await freePort(), admin: await freePort(), fields: await freePort() }, options).start();
+  const inbound = options.inbound ? { inbound: await freePort() } : {};
+  return new Stack(
+    redis,
+    { vault, proxy, gateway: await freePort(), admin: await freePort(), fields: await freePort(), ...inbound },
+    options,
+  ).start();
 }
 
 export interface StackFixture {

@@ -9,7 +9,7 @@ import type { GatewayStores } from './store/gatewayStores';
 import { createApp } from './transport/app';
 import { drainingListener, installDrain } from '@tessera/edge';
 import { RateLimiter } from '@tessera/edge';
-import type { ProxyApi, VaultApi } from './app/ports';
+import type { ForwardProxyVault, ProxyApi, VaultApi } from './app/ports';
 
 export interface ApiSetup {
   /** Starts listening on HOST:PORT; resolves with the base URL actually bound. */
@@ -24,7 +24,7 @@ export function setUpApi(params: {
   logger: Logger;
   metrics: Registry;
   stores: GatewayStores;
-  upstreams: { vault: VaultApi; proxy: ProxyApi };
+  upstreams: { vault: VaultApi; proxy: ProxyApi; forwardProxyVault?: ForwardProxyVault };
   pepper: string;
   previousPeppers: readonly string[];
   formSessions?: FormSessionDeps;

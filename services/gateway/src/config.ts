@@ -44,6 +44,10 @@ export const gatewayConfigSchema = z
         .optional(),
     ),
     BODY_LIMIT_BYTES: env.positiveInt(1_048_576),
+    // The forward proxy (docs/proxies.md): an HTTP CONNECT proxy for the PSP hosts of the merchants'
+    // outbound routes, on HOST, authenticated by a secret key (HTTPS_PROXY=http://x:tsk_…@host:port).
+    // Unset: not served. `npm start` sets 8084.
+    FORWARD_PROXY_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535).optional()),
     // How long an Idempotency-Key's first answer is replayed (24 h, as the SDKs' retry windows assume).
     IDEMPOTENCY_TTL_SECONDS: env.positiveInt(86_400),
     // Largest answer (body and headers) kept for replay. Payment answers are a few KB of JSON; 64 KiB

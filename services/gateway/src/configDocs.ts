@@ -11,7 +11,11 @@ export const gatewayConfigDocs: ConfigDocs = {
     default: 'unset (`npm start` sets it)',
     text: 'outside production, registers this `tsk_test_…` key for merchant `dev`',
   },
-  BODY_LIMIT_BYTES: { text: 'request body limit (`413` above it)' },
+  BODY_LIMIT_BYTES: { text: 'request body limit (`413` above it), for `/v1` and for requests through the forward proxy' },
+  FORWARD_PROXY_PORT: {
+    default: 'unset (`npm start` sets `8084`)',
+    text: 'port of the forward proxy for outbound routes, on `HOST`: an HTTP CONNECT proxy taking a secret key as the proxy password (`HTTPS_PROXY=http://x:tsk_…@host:port`, see [proxies](proxies.md#forward-proxy-outbound-routes)); unset: not served',
+  },
   IDEMPOTENCY_TTL_SECONDS: { text: "how long an `Idempotency-Key`'s first answer is replayed" },
   IDEMPOTENCY_MAX_STORED_BYTES: {
     text: 'largest answer (body and header bytes) kept for replay; a larger one reaches the caller unchanged, only its status is kept and a retry gets `409 idempotent_replay_unavailable`. Payment answers are a few KB; 64 KiB still keeps a 3-D Secure page',

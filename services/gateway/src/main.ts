@@ -10,6 +10,7 @@ import { requestLogRetention } from './store/gatewayStores';
 import { drainDeadlineMs } from '@tessera/edge';
 import { connectUpstreams } from './transport/upstreams';
 import { setUpApi } from './apiSetup';
+import { setUpForwardProxy } from './forwardProxySetup';
 import { startWebhookDelivery } from './webhookDeliverySetup';
 
 void runService({
@@ -72,9 +73,20 @@ void runService({
       readyChecks: { redisLayout: layoutReady, ...(devKey ? { devApiKey: () => devKey.registered } : {}) },
     });
     const url = await api.listen();
+    const forwardProxy = setUpForwardProxy({
+      config,
+      logger,
+      metrics,
+      stores,
+      upstreams,
+      ...peppers,
+      ...(requestLog ? { requestLog } : {}),
+    });
+    const forwardProxyUrl = await forwardProxy?.listen();
+    if (forwardProxyUrl !== undefined) logger.info({ url: forwardProxyUrl }, 'forward proxy listening');
     const webhookDispatcher = startWebhookDelivery({ config, logger, metrics, redis, sender: upstreams.webhooks, pepper });
     return {
-      listeners: [api.listener],
+      listeners: [api.listener, ...(forwardProxy ? [forwardProxy.listener] : [])],
       // The answers went out; their request log entries follow before Redis is closed (flush never rejects).
       clients: [
         // Its attempts in flight end (each within WEBHOOK_TIMEOUT_MS) before the proxy channel closes.

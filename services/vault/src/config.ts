@@ -118,7 +118,7 @@ export const configSchema = z
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
     EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
     TOKEN_EXPIRING_SOON_DAYS: env.positiveInt(30),
-    // Card imports (docs/adr/0014-card-import.md): how often a vault looks for queued imports, how long its
+    // Card imports (docs/adr/0015-card-import.md): how often a vault looks for queued imports, how long its
     // lease on one lasts unrenewed (a vault killed mid-import is replaced after this), the cards per checkpoint (two batches in flight),
     // and how long a finished import's status and encrypted report are kept.
     IMPORT_POLL_INTERVAL_MS: env.positiveInt(5000),
@@ -144,6 +144,8 @@ export const configSchema = z
     ...tlsEnvShape,
     // The fields service's certificate (the shoppers' surfaces): the vault lets it only tokenize provisionally and attach a CVC under a grant.
     TLS_PEER_FIELDS: z.string().min(1).default('fields'),
+    // The inbound routes service's certificate (ADR 0013): the vault lets it only tokenize (durable, never dedupe).
+    TLS_PEER_INBOUND: z.string().min(1).default('inbound'),
     ...metricsEnvShape,
     ...grpcServerEnvShape,
   })

@@ -8,11 +8,17 @@ import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
+import { MerchantKeyRings } from './app/merchantKeys';
+import { runShredOrders } from './app/cryptoShredding';
+import { MerchantCas } from './app/merchantCa';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
 import { startImportWorker } from './app/imports/imports';
 import { openImportStore } from './openImportStore';
+
+/** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
+const SHRED_ORDERS_INTERVAL_MS = 1000;
 
 void runService({
   name: 'vault',
@@ -22,15 +28,23 @@ void runService({
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
     const merchantData = await openMerchantData(config, logger);
+    const merchantKeys = new MerchantKeyRings({ root: keys.ring, store });
     const vault = new Vault({
       // Every card and CVV write also keeps the expiry index the events sweeps read.
       store: withExpiryIndex(store, merchantData.index, logger),
       keyRing: keys.ring,
+      merchantKeys,
       cvvTtlSeconds: config.CVV_TTL_SECONDS,
       cardGraceDays: config.CARD_GRACE_DAYS,
       renderMaxBytes: config.RENDER_MAX_BYTES,
       browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
       onAlarm: recordAlarmReporter(logger, metrics),
+    });
+    const cas = new MerchantCas({
+      store: merchantData.cas,
+      keyRing: keys.ring,
+      routes: merchantData.routes,
+      onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
     });
     const material = serverTlsOrExit(tlsFilesOf(config), { service: 'vault', variable: 'VAULT_ADDR', address: config.VAULT_ADDR }, logger);
     const tls = material && {
@@ -38,10 +52,16 @@ void runService({
       gatewayName: config.TLS_PEER_GATEWAY,
       proxyName: config.TLS_PEER_PROXY,
       fieldsName: config.TLS_PEER_FIELDS,
+      inboundName: config.TLS_PEER_INBOUND,
     };
     const { server, port, health } = await startVaultServer(
       config.VAULT_ADDR,
-      createVaultHandlers(vault, logger, rpcObserver(metrics), { cvcSessions: merchantData.sessions, fieldsName: config.TLS_PEER_FIELDS }),
+      createVaultHandlers(vault, logger, rpcObserver(metrics), {
+        cvcSessions: merchantData.sessions,
+        fieldsName: config.TLS_PEER_FIELDS,
+        cas,
+        inboundName: config.TLS_PEER_INBOUND,
+      }),
       tls,
       async () => (await vault.ready()).ok,
       { tuning: grpcServerTuning(config), health: healthServiceOptions(config) },
@@ -76,6 +96,24 @@ void runService({
       now: () => new Date(),
       log: (fields, message) => logger.info(fields, message),
     });
+    // Approved crypto-shredding orders (docs/adr/0014): looked for every second, by one replica at a time.
+    const shredOrders = scheduleSweep({
+      name: 'shred-orders',
+      intervalMs: SHRED_ORDERS_INTERVAL_MS,
+      lease: merchantData.lease,
+      sweep: async () => {
+        await runShredOrders({
+          ...sweepDeps,
+          store,
+          keks: store,
+          rings: merchantKeys,
+          cas: merchantData.cas,
+          caCache: cas,
+          orders: merchantData.shredOrders,
+        });
+      },
+      logger,
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
@@ -83,6 +121,7 @@ void runService({
         { name: 'event sweeps', close: () => sweep.stop() },
         { name: 'card imports', close: () => importWorker.stop() },
         { name: 'card import store', close: () => imports.close() },
+        { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

@@ -1,7 +1,10 @@
 import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
-import { RedisCvcSessionStore, RedisEventStore, RedisSweepLease } from '@tessera/merchant-data';
+import { RedisCvcSessionStore, RedisEventStore, RedisShredOrderStore, RedisSweepLease } from '@tessera/merchant-data';
+import { RedisRouteStore, type RouteReader } from '@tessera/routes';
+import type { Redis } from 'ioredis';
 import { redisTargetOf, type VaultConfig } from './config';
+import { RedisCaKeyStore } from './store/caKeyStore';
 import { RedisExpiryIndex } from './store/expiryIndex';
 
 export interface VaultMerchantData {
@@ -11,6 +14,12 @@ export interface VaultMerchantData {
   events: RedisEventStore;
   lease: RedisSweepLease;
   index: RedisExpiryIndex;
+  /** Crypto-shredding orders two operators approved in the admin service (docs/adr/0014); `~tessera:shred:*`. */
+  shredOrders: RedisShredOrderStore;
+  /** The merchants' route documents, read-only: IssueHostCertificate issues only for a host on an outbound route (ADR 0013). */
+  routes: RouteReader;
+  /** The merchants' forward-proxy CAs (tessera:ca:*), the vault's own. */
+  cas: RedisCaKeyStore;
   close(): Promise<void>;
 }
 
@@ -19,12 +28,14 @@ export interface VaultMerchantData {
  * connection of its own with the servers' per-command deadline: single-key commands and one-slot
  * scripts, which need none of the card writes' acknowledgements (the card store bounds and
  * acknowledges its own). The vault's Redis user may touch `tessera:cvc-session:*` and write
- * `tessera:events:*` for this (deploy/redis/users.acl, docs/adr/0012). A Redis that is down at
+ * `tessera:events:*` for this (deploy/redis/users.acl, docs/adr/0012), read the merchants' routes
+ * (`tessera:routes:*`) and keep their forward-proxy CAs (`tessera:ca:*`, ADR 0013). A Redis that is down at
  * start does not stop the start: each claim answers service_unavailable until it is back, and
  * expiry events wait for the next sweep.
  */
 export async function openMerchantData(
-  config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_TLS_CA_FILE' | 'REDIS_COMMAND_TIMEOUT_MS'>,
+  config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_TLS_CA_FILE' | 'REDIS_COMMAND_TIMEOUT_MS'> &
+    Partial<Pick<VaultConfig, 'VAULT_WRITE_ACK'>>,
   logger: Logger,
 ): Promise<VaultMerchantData> {
   const target = redisTargetOf(config);
@@ -46,6 +57,10 @@ export async function openMerchantData(
     events: new RedisEventStore(redis),
     lease: new RedisSweepLease(redis),
     index: new RedisExpiryIndex(redis),
+    shredOrders: new RedisShredOrderStore(redis),
+    // The route store reads one hash per merchant (HGETALL, HGET), which a Cluster client runs as a single client does.
+    routes: new RedisRouteStore(redis as Redis),
+    cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK ?? { kind: 'none' }, logger),
     close: async () => {
       await redis.quit().catch(() => redis.disconnect());
     },

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 import { maskCardNumbers, TesseraError } from '@tessera/common';
 import { retryAfterSeconds } from '../domain/rateLimit';
@@ -13,7 +14,7 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = retryAfterSeconds(1000);
  * Headers on every response the gateway itself writes (never on a PSP response passed through):
  * bodies hold token metadata or errors, which no cache or MIME sniffer should touch.
  */
-export function setServiceHeaders(res: Response): void {
+export function setServiceHeaders(res: ServerResponse): void {
   res.setHeader('x-content-type-options', 'nosniff');
   res.setHeader('cache-control', 'no-store');
 }
@@ -42,7 +43,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   writeJson(res, status, body);
 }
 
-function writeRetryAfter(res: Response, seconds: number | undefined): void {
+function writeRetryAfter(res: ServerResponse, seconds: number | undefined): void {
   if (seconds !== undefined) res.setHeader('retry-after', String(seconds));
 }
 
@@ -61,11 +62,28 @@ export function setRetryAfter(res: Response, err: TesseraError): void {
  * where the wait it carries (a limit's, or a 503's default) becomes Retry-After.
  */
 export function sendError(res: Response, err: TesseraError, requestId: string): void {
+  writeJson(res, err.status, prepareErrorEnvelope(res, err, requestId));
+}
+
+/** The envelope's headers set on `res`, and its body, masked. */
+function prepareErrorEnvelope(res: ServerResponse, err: TesseraError, requestId: string): { error: Record<string, unknown> } {
   setServiceHeaders(res);
   res.setHeader('x-tessera-error', err.code);
   const unavailable = err.status === 503 && !res.hasHeader('retry-after') ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
   writeRetryAfter(res, err.retryAfterSeconds ?? unavailable);
   const { message, param, ...rest } = err.toJSON();
   const shown = { ...rest, message: maskCardNumbers(message), ...(param !== undefined ? { param: maskCardNumbers(param) } : {}) };
-  writeJson(res, err.status, { error: { ...shown, requestId } });
+  return { error: { ...shown, requestId } };
+}
+
+/**
+ * sendError for a response that is not Express's (the forward proxy's listener and tunnels): the
+ * same envelope, headers and masking, written with Node's own calls.
+ */
+export function writeErrorEnvelope(res: ServerResponse, err: TesseraError, requestId: string): void {
+  const json = JSON.stringify(prepareErrorEnvelope(res, err, requestId));
+  res.statusCode = err.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(json)));
+  res.end(json, 'utf8');
 }

@@ -66,3 +66,19 @@ describe('dry run', () => {
     expect(result.body).toBe('amount=100&card%5Bnumber%5D=%5BCARD_NUMBER%5D&card%5Bcvc%5D=%5BCARD_CVV%5D');
   });
 });
+
+describe('dry run: one card per request', () => {
+  it('shows a request with two different card numbers as refused, as the inbound service answers it', () => {
+    const route = parseRouteDocument({
+      id: 'two',
+      kind: 'inbound',
+      mode: 'test',
+      inbound: { path: '/two', upstream: 'https://shop.example/two' },
+      filters: [{ location: 'form', field: 'n', store: 'number' }],
+    });
+    const form = { contentType: 'application/x-www-form-urlencoded', body: 'n=4242424242424242&n=5555555555554444' };
+    expect(dryRunRoute(route, form).outcome).toBe('refused');
+    const same = { contentType: 'application/x-www-form-urlencoded', body: 'n=4242424242424242&n=4242+4242+4242+4242' };
+    expect(dryRunRoute(route, same).outcome).toBe('forwarded');
+  });
+});

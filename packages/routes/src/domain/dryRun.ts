@@ -28,7 +28,10 @@ export interface DryRunPlace {
 export interface DryRunResult {
   routeId: string;
   kind: RouteDocument['kind'];
-  /** `forwarded`: the request would go on (rewritten as `body`); `refused`: unmatched card data and `unmatchedCardData: refuse`. */
+  /**
+   * `forwarded`: the request would go on (rewritten as `body`); `refused`: unmatched card data and
+   * `unmatchedCardData: refuse`, or two different card numbers (one card per request).
+   */
   outcome: 'forwarded' | 'refused';
   places: DryRunPlace[];
   /** Card-number-like runs outside every filter's places: refused, or redacted in `body`. */
@@ -85,6 +88,8 @@ function inboundDryRun(route: RouteDocument, request: RouteRequest): DryRunResul
   }
   const found = findCardData(working, route.filters);
   const number = found.find((p) => p.store === 'number')?.value ?? '';
+  // The inbound service refuses two different card numbers in one request (multiple_cards).
+  if (new Set(found.filter((p) => p.store === 'number').map((p) => p.value.replace(/\D/g, ''))).size > 1) outcome = 'refused';
   const places = found.map((p: Place) => ({
     filterIndex: p.filterIndex,
     store: p.store,

@@ -94,6 +94,8 @@ const inboundSchema = z
     path: z
       .string()
       .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]{0,255}$/, { error: '"path" must start with "/" and be a URL path.' })
+      // The inbound service answers its probes there (docs/proxies.md).
+      .refine((p) => !/^\/(?:healthz|readyz)(?:\/|$)/.test(p), { error: '"path" may not be /healthz or /readyz (the service\'s own).' })
       .optional()
       .meta({
         description: 'Tessera serves the route at this path on INBOUND_PORT (`/checkout`); the rest of the path is appended to `upstream`.',
@@ -135,7 +137,7 @@ export const routeDocumentSchema = z
     outbound: outboundSchema.optional().meta({ description: 'Outbound routes only.' }),
     filters: z.array(routeFilterSchema).min(1, { error: 'A route has at least one filter.' }).max(MAX_FILTERS).meta({
       description:
-        'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route); the first found is the card.',
+        'Where card data is, in order: several may name the number (a JSON pointer and a form field for the same route). One card per request: two different numbers are refused.',
     }),
     unmatchedCardData: z.enum(['refuse', 'redact'], { error: '"unmatchedCardData" must be refuse or redact.' }).default('refuse').meta({
       description:

@@ -1,7 +1,14 @@
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
 import { parseRouteDocument } from '../domain/routeDocument';
-import { MAX_ROUTES_PER_MERCHANT, RedisRouteStore, RouteLimitError, routesKey } from './routeStore';
+import {
+  INBOUND_INDEX_KEY,
+  MAX_ROUTES_PER_MERCHANT,
+  RedisRouteStore,
+  RouteAddressTakenError,
+  RouteLimitError,
+  routesKey,
+} from './routeStore';
 
 const route = (id: string, hosts = ['api.stripe.com']) =>
   parseRouteDocument({
@@ -46,5 +53,65 @@ describe('RedisRouteStore', () => {
     await expect(store().put('acme', route('one-more'), new Date())).rejects.toBeInstanceOf(RouteLimitError);
     await handle.client.hset(routesKey('acme'), 'r0', JSON.stringify({ route: route('r0'), createdAt: 'x', updatedAt: 'x' }));
     await expect(store().put('acme', route('r0'), new Date())).resolves.toMatchObject({ stored: { createdAt: 'x' } });
+  });
+});
+
+describe('RedisRouteStore: the inbound address index', () => {
+  const handle = useRedisServer((url) => new Redis(url));
+  const store = () => new RedisRouteStore(handle.client);
+  const inbound = (id: string, at: { path?: string; host?: string }) =>
+    parseRouteDocument({
+      id,
+      kind: 'inbound',
+      mode: 'test',
+      inbound: { ...at, upstream: 'https://shop.example/in' },
+      filters: [{ location: 'text', pattern: 'card_number', store: 'number' }],
+    });
+  beforeEach(async () => {
+    await handle.client.flushall();
+  });
+
+  it('gives each path and host to one route of the deployment, and says which is taken', async () => {
+    await store().put('acme', inbound('checkout', { path: '/checkout' }), new Date());
+    await store().put('acme', inbound('pay', { host: 'pay.acme.example' }), new Date());
+    expect(await store().ownerOf('path:/checkout')).toEqual({ merchantId: 'acme', routeId: 'checkout' });
+    expect(await handle.client.hgetall(INBOUND_INDEX_KEY)).toEqual({
+      'path:/checkout': JSON.stringify({ merchantId: 'acme', routeId: 'checkout' }),
+      'host:pay.acme.example': JSON.stringify({ merchantId: 'acme', routeId: 'pay' }),
+    });
+    await expect(store().put('globex', inbound('checkout', { path: '/checkout/' }), new Date())).rejects.toEqual(
+      new RouteAddressTakenError('path:/checkout'),
+    );
+    await expect(store().put('acme', inbound('other', { host: 'pay.acme.example' }), new Date())).rejects.toBeInstanceOf(
+      RouteAddressTakenError,
+    );
+    // Refused before anything was written.
+    expect(await store().get('globex', 'checkout')).toBeUndefined();
+    // A longer path is another address.
+    await store().put('globex', inbound('v2', { path: '/checkout/v2' }), new Date());
+    // Re-applying a route keeps its own address.
+    await store().put('acme', inbound('checkout', { path: '/checkout' }), new Date());
+  });
+
+  it('releases an address when its route moves away or is deleted', async () => {
+    await store().put('acme', inbound('checkout', { path: '/checkout' }), new Date());
+    await store().put('acme', inbound('checkout', { path: '/pay' }), new Date());
+    expect(await store().ownerOf('path:/checkout')).toBeUndefined();
+    await store().put('globex', inbound('mine', { path: '/checkout' }), new Date());
+    expect(await store().delete('globex', 'mine')).toBe(true);
+    expect(await store().ownerOf('path:/checkout')).toBeUndefined();
+    expect(await store().ownerOf('path:/pay')).toEqual({ merchantId: 'acme', routeId: 'checkout' });
+  });
+
+  it('takes over an address whose holder no longer serves it (a change that stopped half-way)', async () => {
+    await handle.client.hset(INBOUND_INDEX_KEY, 'path:/checkout', JSON.stringify({ merchantId: 'gone', routeId: 'old' }));
+    await store().put('acme', inbound('checkout', { path: '/checkout' }), new Date());
+    expect(await store().ownerOf('path:/checkout')).toEqual({ merchantId: 'acme', routeId: 'checkout' });
+  });
+
+  it('gives back a claim when the route itself is refused (the merchant is at its limit)', async () => {
+    for (let i = 0; i < MAX_ROUTES_PER_MERCHANT; i++) await handle.client.hset(routesKey('acme'), `r${i}`, '{}');
+    await expect(store().put('acme', inbound('checkout', { path: '/checkout' }), new Date())).rejects.toBeInstanceOf(RouteLimitError);
+    expect(await store().ownerOf('path:/checkout')).toBeUndefined();
   });
 });

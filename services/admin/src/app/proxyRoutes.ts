@@ -7,6 +7,7 @@ import {
   findCardData,
   parseRouteDocument,
   parseRouteFile,
+  RouteAddressTakenError,
   RouteDocumentError,
   RouteLimitError,
   ROUTE_ID_PATTERN,
@@ -110,6 +111,12 @@ export async function applyProxyRoute(
     ({ stored } = await deps.routes.put(merchantId, route, deps.now()));
   } catch (err) {
     if (err instanceof RouteLimitError) throw new TesseraError('proxy_route_limit_reached');
+    if (err instanceof RouteAddressTakenError) {
+      throw new TesseraError('proxy_route_address_taken', {
+        param: err.address.startsWith('host:') ? 'inbound.host' : 'inbound.path',
+        message: `Another inbound route already serves ${err.address.startsWith('host:') ? 'the host' : 'the path'} ${err.address.slice(5)}; paths and hosts are unique across Tessera: choose another.`,
+      });
+    }
     throw err;
   }
   const outcome = existing === undefined ? 'created' : 'updated';

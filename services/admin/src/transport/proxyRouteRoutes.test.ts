@@ -42,6 +42,9 @@ filters:
   - { location: form, field: 'card[number]', store: number }
 `;
 
+/** The same routes for another merchant, on an inbound path of its own. */
+const GLOBEX_FILE = ROUTE_FILE.replace('path: /checkout', 'path: /globex/checkout');
+
 async function signIn(email: string): Promise<{ cookie: string; csrf: string }> {
   const res = await app.request('POST', '/admin/v1/login', {
     headers: { 'content-type': 'application/json' },
@@ -136,8 +139,12 @@ describe('/admin/v1/routes', () => {
     const unnamed = await applyYaml(ROUTE_FILE, '', platform);
     expect(unnamed.status).toBe(400);
     expect(unnamed.json().error).toMatchObject({ code: 'parameter_missing', param: 'merchantId' });
-    expect((await applyYaml(ROUTE_FILE, '?merchantId=globex', platform)).status).toBe(201);
-    const foreign = await applyYaml(ROUTE_FILE, '?merchantId=globex');
+    // Inbound paths are unique across merchants: globex's own file serves another path.
+    const taken = await applyYaml(ROUTE_FILE, '?merchantId=globex', platform);
+    expect(taken.status).toBe(409);
+    expect(taken.json().error).toMatchObject({ code: 'proxy_route_address_taken', param: 'inbound.path' });
+    expect((await applyYaml(GLOBEX_FILE, '?merchantId=globex', platform)).status).toBe(201);
+    const foreign = await applyYaml(GLOBEX_FILE, '?merchantId=globex');
     expect(foreign.status).toBe(403);
     expect(foreign.json().error.code).toBe('merchant_forbidden');
     expect((await call('GET', '/routes/globex/stripe')).status).toBe(403);

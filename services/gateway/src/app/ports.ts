@@ -1,6 +1,8 @@
 import type {
   DryRunReport,
   ForwardCall,
+  ForwardRouteAnswer,
+  ForwardRouteCall,
   ForwardResponse__Output,
   Readiness,
   VaultCalls,
@@ -31,6 +33,8 @@ export interface ProxyApi {
   forward(request: ForwardCall, ctx: CallContext): Promise<ForwardResponse__Output>;
   /** The checks of forward and a masked preview of the body; nothing is sent. */
   dryRun(request: ForwardCall, ctx: CallContext): Promise<DryRunReport>;
+  /** A request taken off a forward-proxy tunnel, sent under its outbound route (ForwardRoute). */
+  forwardRoute(request: ForwardRouteCall, ctx: CallContext): Promise<ForwardRouteAnswer>;
   ready(ctx: CallContext & { timeoutMs: number }): Promise<Readiness>;
   close(): void;
 }
@@ -56,4 +60,18 @@ export type WebhookEndpoints = Pick<WebhookEndpointStore, 'create' | 'get' | 'li
  */
 export interface WebhookSender {
   deliverWebhook(request: WebhookDeliveryCall, ctx: CallContext): Promise<WebhookDeliveryAnswer>;
+}
+
+/**
+ * The vault's part in the forward proxy (ADR 0013): leaf certificates for the hosts of a merchant's
+ * outbound routes, signed by the merchant's CA, whose key never leaves the vault; and that CA's
+ * certificate for the merchant to trust.
+ */
+export interface ForwardProxyVault {
+  /** `publicKeySpki`: DER SubjectPublicKeyInfo of a key the gateway made. Rejects proxy_route_not_found for a host on no route. */
+  issueHostCertificate(
+    request: { merchantId: string; host: string; publicKeySpki: Buffer },
+    ctx: CallContext,
+  ): Promise<{ certificateChainPem: string; notAfter: Date }>;
+  caCertificatePem(merchantId: string, ctx: CallContext): Promise<string>;
 }

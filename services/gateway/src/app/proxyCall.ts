@@ -73,14 +73,39 @@ function noteCall(caller: ProxyCaller, request: ForwardCall): ProxyCallFacts {
   return call;
 }
 
+/** One line of the detokenization audit, as the gateway knows it when the call is over. */
+export interface DetokenizationFacts {
+  requestId: string;
+  /** The route, for the log line of a failed audit write. */
+  route: string | null;
+  merchantId: string;
+  keyId: string;
+  token: string;
+  pspUrl: string;
+  method: string;
+  status: number;
+  code: string | null;
+}
+
 /**
- * Every call that asks the vault to render card data (a body was given) is audited, whatever
- * its outcome. Written without holding up the answer; a failed write is logged (ids only).
+ * Writes one audit entry without holding up the answer; a failed write is logged (ids only).
+ * Shared by /v1/proxy and the forward proxy.
  */
+export function recordDetokenization(deps: Pick<ProxyCallDeps, 'detokenizations' | 'logger'>, facts: DetokenizationFacts): void {
+  if (deps.detokenizations === undefined) return;
+  const { route, ...fields } = facts;
+  const record = buildDetokenizationRecord({ ...fields, now: new Date() });
+  deps.detokenizations.append(record).catch((err: unknown) => {
+    deps.logger.error({ err, requestId: facts.requestId, auditId: record.id, route }, 'could not write the detokenization audit entry');
+  });
+}
+
+/** Every call that asks the vault to render card data (a body was given) is audited, whatever its outcome. */
 function audit(deps: ProxyCallDeps, caller: ProxyCaller, request: ForwardCall, status: number, code: string | null): void {
-  if (deps.detokenizations === undefined || !request.hasBody) return;
-  const record = buildDetokenizationRecord({
+  if (!request.hasBody) return;
+  recordDetokenization(deps, {
     requestId: caller.requestId,
+    route: caller.route,
     merchantId: request.merchantId,
     keyId: caller.key.id,
     token: request.token,
@@ -88,13 +113,6 @@ function audit(deps: ProxyCallDeps, caller: ProxyCaller, request: ForwardCall, s
     method: request.method,
     status,
     code,
-    now: new Date(),
-  });
-  deps.detokenizations.append(record).catch((err: unknown) => {
-    deps.logger.error(
-      { err, requestId: caller.requestId, auditId: record.id, route: caller.route },
-      'could not write the detokenization audit entry',
-    );
   });
 }
 

@@ -31,6 +31,15 @@ const ORIGIN_WIDE = new Set([
 export function passedOnPspHeaderName(name: string): string | undefined {
   const lower = name.toLowerCase();
   if (ORIGIN_WIDE.has(lower) || lower.startsWith('access-control-')) return undefined;
+  return unlikeTesserasHeaderName(name);
+}
+
+/**
+ * A PSP header under a name that cannot pass for one of Tessera's. The forward proxy passes every
+ * other header as it is: there the client talks to the PSP's own origin, whose cookies are its own.
+ */
+export function unlikeTesserasHeaderName(name: string): string {
+  const lower = name.toLowerCase();
   if (TESSERA_NAMES.has(lower) || lower.startsWith('x-tessera-')) return RENAMED_PSP_HEADER_PREFIX + lower;
   return name;
 }

@@ -14,6 +14,7 @@ import { RedisDistinctCardCounter } from '@tessera/edge';
 import { RedisEventStore, RedisFormSessionStore, RedisWebhookEndpointStore } from '@tessera/merchant-data';
 import { RedisIdempotencyStore, type LegacyRecords } from './idempotencyStore';
 import { RedisRateLimitCounter } from '@tessera/edge';
+import { RedisRouteStore, type RouteReader } from '@tessera/routes';
 
 /** Everything a gateway process keeps, all of it in Redis and so shared by every replica and worker. */
 export interface GatewayStores {
@@ -29,6 +30,8 @@ export interface GatewayStores {
   cvcSessions: RedisCvcSessionStore;
   events: RedisEventStore;
   webhookEndpoints: RedisWebhookEndpointStore;
+  /** The merchants' outbound routes, read by the forward proxy (written by the admin service only). */
+  routes: RouteReader;
 }
 
 export type GatewayStoresConfig = Pick<
@@ -72,5 +75,6 @@ export function openGatewayStores(
     cvcSessions: new RedisCvcSessionStore(redis),
     events: new RedisEventStore(redis, config.EVENT_RETENTION_DAYS),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    routes: new RedisRouteStore(redis),
   };
 }

@@ -91,11 +91,19 @@ class FakeProxy implements ProxyApi {
     if (this.failWith) throw this.failWith;
     return this.dryRunResponse;
   }
+  async forwardRoute(): Promise<never> {
+    throw new Error('the forward proxy is not part of this app');
+  }
   async ready() {
     return this.readyResult;
   }
   close() {}
 }
+
+/** The vault's forward-proxy CA, one per merchant. */
+const fakeForwardProxyVault = {
+  caCertificatePem: async (merchantId: string) => `-----BEGIN CERTIFICATE-----\n${merchantId}\n-----END CERTIFICATE-----\n`,
+};
 
 interface Harness {
   app: RunningApp;
@@ -131,6 +139,7 @@ async function startHarness(
       vault,
       proxy,
       merchantSettings,
+      forwardProxyVault: fakeForwardProxyVault,
     }),
   );
   return { app, store, vault, proxy, merchantSettings, logs: lines, testKey: test.apiKey, liveKey: live.apiKey };
@@ -167,6 +176,16 @@ describe('gateway HTTP app', () => {
   });
   afterEach(async () => {
     await h.app.close();
+  });
+
+  describe('GET /v1/forward-proxy/ca.pem', () => {
+    it("answers the key's merchant's CA certificate as PEM, with a secret key only", async () => {
+      const res = await h.app.request('GET', '/v1/forward-proxy/ca.pem', { headers: { 'x-api-key': h.testKey } });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/x-pem-file');
+      expect(res.body.toString('utf8')).toBe('-----BEGIN CERTIFICATE-----\nm_test\n-----END CERTIFICATE-----\n');
+      expectEnvelope(await h.app.request('GET', '/v1/forward-proxy/ca.pem'), 401, 'api_key_missing');
+    });
   });
 
   describe('health and readiness', () => {

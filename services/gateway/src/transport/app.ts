@@ -15,7 +15,8 @@ import { errorHandler, routeNotFound } from '@tessera/edge';
 import { chooseRequestId, contextOf, routeOf, setContext, type RequestContext } from '@tessera/edge';
 import { proxyRoutes, proxyTimingHeaders, tokenRoutes } from './routes';
 import { buildOpenApiDocument } from './openapi';
-import type { EventReader, EventRecorder, ProxyApi, VaultApi, WebhookEndpoints } from '../app/ports';
+import type { EventReader, EventRecorder, ForwardProxyVault, ProxyApi, VaultApi, WebhookEndpoints } from '../app/ports';
+import { forwardProxyCaRoute } from './forwardProxyCa';
 import { eventRecording, recordNoEvent } from '../app/events';
 import { eventRoutes } from './events';
 import { webhookEndpointRoutes } from './webhookEndpoints';
@@ -75,6 +76,8 @@ export interface GatewayDeps {
   events?: EventReader & EventRecorder;
   /** The merchant's webhook endpoints (secrets derived from `pepper`); absent: no /v1/webhook-endpoints. */
   webhookEndpoints?: WebhookEndpoints;
+  /** The vault's forward-proxy CA (GET /v1/forward-proxy/ca.pem); absent: not served. */
+  forwardProxyVault?: Pick<ForwardProxyVault, 'caCertificatePem'>;
 }
 
 type CheckResult = 'ok' | 'unavailable';
@@ -218,6 +221,10 @@ export function createApp(deps: GatewayDeps): Express {
     app.get('/v1/webhook-endpoints/:id', auth, endpoints.get);
     app.delete('/v1/webhook-endpoints/:id', auth, endpoints.remove);
     app.post('/v1/webhook-endpoints/:id/rotate-secret', auth, ...optionalBody, endpoints.rotateSecret);
+  }
+
+  if (deps.forwardProxyVault) {
+    app.get('/v1/forward-proxy/ca.pem', auth, forwardProxyCaRoute(deps.forwardProxyVault));
   }
 
   if (deps.events) {

@@ -28,6 +28,7 @@ function app(): Express {
     cvcSessions: {} as CvcSessionDeps,
     events: {} as EventReader & EventRecorder,
     webhookEndpoints: {} as WebhookEndpoints,
+    forwardProxyVault: { caCertificatePem: async () => '' },
   });
 }
 
@@ -75,6 +76,7 @@ describe('OpenAPI document', () => {
       'get /v1/events/{id}',
       'get /v1/form-sessions',
       'get /v1/form-sessions/{id}',
+      'get /v1/forward-proxy/ca.pem',
       'get /v1/token/{token}',
       'get /v1/webhook-endpoints',
       'get /v1/webhook-endpoints/{id}',

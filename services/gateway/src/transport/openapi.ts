@@ -503,6 +503,23 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/forward-proxy/ca.pem': {
+        get: {
+          operationId: 'getForwardProxyCa',
+          summary: "The merchant's forward-proxy CA certificate, for its PSP clients to trust",
+          description:
+            'The forward proxy (FORWARD_PROXY_PORT, docs/proxies.md) terminates TLS for the hosts of the merchant’s outbound routes ' +
+            'with leaf certificates signed by this CA; its key never leaves the vault. One CA per merchant, for both modes, ' +
+            'made on first use. A secret key is required.',
+          responses: {
+            '200': {
+              description: 'The CA certificate (PEM).',
+              content: { 'application/x-pem-file': { schema: { type: 'string' } } },
+            },
+            ...errorResponses([...AUTH_ERRORS]),
+          },
+        },
+      },
       '/v1/openapi.json': {
         get: {
           operationId: 'getOpenApiDocument',

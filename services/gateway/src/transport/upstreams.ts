@@ -23,12 +23,19 @@ import {
   connectVaultClient,
   readTlsMaterial,
   vaultCalls,
+  forwardRouteToWire,
+  type ForwardRouteCall,
+  type ForwardRouteResponse__Output,
+  type GetCaCertificateRequest,
+  type GetCaCertificateResponse__Output,
+  type IssueHostCertificateRequest,
+  type IssueHostCertificateResponse__Output,
   tlsChannelOptions,
   webhookDeliveries,
 } from '@tessera/protos';
 import { grpcClientTuning, tlsFilesOf, TesseraError, type Logger } from '@tessera/common';
 import type { GatewayConfig } from '../config';
-import type { ProxyApi, VaultApi, WebhookSender } from '../app/ports';
+import type { ForwardProxyVault, ProxyApi, VaultApi, WebhookSender } from '../app/ports';
 
 /**
  * The vault's calls (@tessera/protos vaultCalls) as the gateway's port: every token operation a
@@ -96,8 +103,40 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
         timeoutMs,
         requestId: ctx.requestId,
       }).then(dryRunResponseFromWire),
+    // Reaches a PSP, so sorted like Forward: started and unanswered is psp_outcome_unknown.
+    forwardRoute: (request, ctx) =>
+      callOnceConnected<ReturnType<typeof forwardRouteToWire>, ForwardRouteResponse__Output>(
+        client,
+        client.ForwardRoute,
+        forwardRouteToWire(request satisfies ForwardRouteCall),
+        { timeoutMs, requestId: ctx.requestId, peer: 'proxy' },
+      ),
     ready: readinessOverChannel(client, PROXY_SERVICE_NAME, 'proxy'),
     close: () => client.close(),
+  };
+}
+
+/** The vault's forward-proxy calls (IssueHostCertificate, GetCaCertificate) as the gateway's port. */
+export function forwardProxyVaultFromClient(client: VaultClient, timeoutMs: number): ForwardProxyVault {
+  return {
+    async issueHostCertificate(request, ctx) {
+      const res = await call<IssueHostCertificateRequest, IssueHostCertificateResponse__Output>(
+        client,
+        client.IssueHostCertificate,
+        request,
+        { timeoutMs, requestId: ctx.requestId },
+      );
+      return { certificateChainPem: res.certificateChainPem, notAfter: new Date(Number(res.notAfterUnix) * 1000) };
+    },
+    async caCertificatePem(merchantId, ctx) {
+      const res = await call<GetCaCertificateRequest, GetCaCertificateResponse__Output>(
+        client,
+        client.GetCaCertificate,
+        { merchantId },
+        { timeoutMs, requestId: ctx.requestId },
+      );
+      return res.certificatePem;
+    },
   };
 }
 
@@ -106,7 +145,10 @@ export function proxyApiFromClient(client: ProxyClient, timeoutMs: number): Prox
  * config enforces. Each balances round_robin over every replica its target resolves to that
  * reports SERVING.
  */
-export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault: VaultApi; proxy: ProxyApi; webhooks: WebhookSender } {
+export function connectUpstreams(
+  config: GatewayConfig,
+  logger: Logger,
+): { vault: VaultApi; proxy: ProxyApi; webhooks: WebhookSender; forwardProxyVault: ForwardProxyVault } {
   const tlsFiles = tlsFilesOf(config);
   const tls = tlsFiles === undefined ? undefined : readTlsMaterial(tlsFiles);
   if (tls === undefined) logger.warn('TLS is not configured: calls to vault and proxy are PLAINTEXT. Development on loopback only.');
@@ -115,11 +157,16 @@ export function connectUpstreams(config: GatewayConfig, logger: Logger): { vault
     ...keepalive,
     ...tlsChannelOptions(tls, config.TLS_PEER_PROXY),
   });
+  const vaultClient = connectVaultClient({
+    address: config.VAULT_ADDR,
+    tls,
+    peerName: config.TLS_PEER_VAULT,
+    tuning: grpcClientTuning(config),
+  });
   return {
-    vault: vaultApiFromClient(
-      connectVaultClient({ address: config.VAULT_ADDR, tls, peerName: config.TLS_PEER_VAULT, tuning: grpcClientTuning(config) }),
-      config.VAULT_TIMEOUT_MS,
-    ),
+    vault: vaultApiFromClient(vaultClient, config.VAULT_TIMEOUT_MS),
+    // The same channel as `vault`; closing `vault` closes it.
+    forwardProxyVault: forwardProxyVaultFromClient(vaultClient, config.VAULT_TIMEOUT_MS),
     proxy: proxyApiFromClient(proxyClient, config.PROXY_TIMEOUT_MS),
     // Webhook deliveries share the proxy channel; closing `proxy` closes it.
     webhooks: webhookDeliveries(proxyClient),

@@ -1,4 +1,4 @@
-import type { ForwardCall, PreviewResponse__Output } from '@tessera/protos';
+import type { ForwardCall, PreviewResponse__Output, RenderRouteCall } from '@tessera/protos';
 import { findContentType, type HeaderEntry } from '../domain/headers';
 
 export interface RenderInput {
@@ -18,6 +18,8 @@ export interface VaultPort {
   render(input: RenderInput, requestId?: string): Promise<Buffer>;
   /** The masked render of a dry run: no clear card data in the answer. */
   preview(input: RenderInput, requestId?: string): Promise<PreviewResponse__Output>;
+  /** The forward proxy's render: the aliases the route's filters find, and the tokens behind those that were filled in. */
+  renderRoute(input: RenderRouteCall, requestId?: string): Promise<{ body: Buffer; tokens: string[] }>;
   ready(): Promise<{ ready: boolean; detail: string }>;
   close(): void;
 }

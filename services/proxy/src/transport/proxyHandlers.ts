@@ -6,6 +6,8 @@ import {
   webhookDeliveryFromWire,
   dryRunResponseToWire,
   forwardRequestFromWire,
+  forwardRouteAnswerToWire,
+  forwardRouteFromWire,
   refusedItem,
   requestIdFromMetadata,
   toGrpcError,
@@ -16,6 +18,7 @@ import {
 } from '@tessera/protos';
 import { dryRunForward } from '../app/dryRun';
 import { forwardToPsp, type ForwardDeps } from '../app/forward';
+import { forwardRoute } from '../app/forwardRoute';
 import { callCompletion } from '../app/callCompletion';
 import { deliverWebhook } from '../app/deliverWebhook';
 import { forwardUpstream } from '../app/forwardUpstream';
@@ -24,7 +27,7 @@ import { relayStreamedAnswer, type StreamedAnswer } from './relayStreamedAnswer'
 import type { VaultPort } from '../app/vaultPort';
 
 export interface HandlerDeps extends ForwardDeps {
-  vault: Pick<VaultPort, 'render' | 'preview'>;
+  vault: Pick<VaultPort, 'render' | 'preview' | 'renderRoute'>;
   logger: Logger;
   /** Counts RPCs by outcome; Forward's outcome is the PSP's status class (2xx…5xx) or the error code. */
   observe?: RpcObserver;
@@ -146,10 +149,13 @@ export function createProxyHandlers(deps: HandlerDeps): ProxyHandlers {
         callCompletion({ ...deps, maxResponseBytes: deps.maxCompletionResponseBytes }, completionCallFromWire(call.request), ctx),
       );
     },
-    // Issue 28 (ADR 0013): contract defined, implementations land with the proxies.
-    ForwardRoute(_call, callback) {
-      callback({ code: 12, details: 'not implemented yet', name: 'Error', message: 'not implemented yet', metadata: new Metadata() });
+    ForwardRoute(call, callback) {
+      deps.checkCallerDeadline?.(call.getDeadline());
+      answerExchange(call, callback, 'ForwardRoute', 'psp', (ctx) =>
+        forwardRoute(deps, forwardRouteFromWire(call.request), ctx).then(forwardRouteAnswerToWire),
+      );
     },
+    // Issue 28 (ADR 0013): contract defined, the implementation lands with the inbound routes.
     ForwardUpstream(call) {
       streamExchange(call, 'ForwardUpstream', 'upstream', (ctx) => forwardUpstream(deps, upstreamCallFromWire(call.request), ctx));
     },

@@ -5,6 +5,9 @@ import {
   createVaultClient,
   readinessOverChannel,
   renderRequestToWire,
+  renderRouteToWire,
+  type RenderRouteRequest,
+  type RenderRouteResponse__Output,
   VAULT_SERVICE_NAME,
   type RenderResponse,
   type WireRenderRequest,
@@ -71,6 +74,14 @@ export function createVaultPort(address: string, timeoutMs: number, client: Vaul
         timeoutMs,
         ...(requestId ? { requestId } : {}),
       }),
+    // Not batched: a route's body is a whole request (up to the gateway's body limit), not a small template.
+    renderRoute: async (input, requestId) => {
+      const res = await call<RenderRouteRequest, RenderRouteResponse__Output>(client, client.RenderRoute, renderRouteToWire(input), {
+        timeoutMs,
+        ...(requestId ? { requestId } : {}),
+      });
+      return { body: res.body, tokens: res.tokens };
+    },
     ready: () => vaultReadiness({ timeoutMs }).catch(() => ({ ready: false, detail: 'vault unreachable' })),
     close() {
       client.close();

@@ -1,5 +1,5 @@
 /**
- * The files a card import reads (docs/adr/0014-card-import.md): one record per line, in
+ * The files a card import reads (docs/adr/0015-card-import.md): one record per line, in
  * - `jsonl`: `{"id","number","expiryMonth","expiryYear","holderName"}` (snake_case and `expiry: "MM/YYYY"` too);
  * - `csv`: a header line naming the same columns, then one record per line (RFC 4180 quoting within a line);
  * - `stripe`: Stripe's card export, as JSON lines (`{"id":"cus_…","card":{"id":"card_…","number",…}}`)

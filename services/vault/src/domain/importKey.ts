@@ -3,7 +3,7 @@ import { EnvelopeOpenError } from './aesGcm';
 import type { KeyRing } from './keyRing';
 
 /**
- * Each import has its own OpenPGP key pair (docs/adr/0014-card-import.md): the old provider
+ * Each import has its own OpenPGP key pair (docs/adr/0015-card-import.md): the old provider
  * encrypts its file to the public half; the private half is kept like the fingerprint key, wrapped
  * under the key ring's current KEK (so an HSM ring holds it too), and destroyed when the import ends.
  */

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ImportFormat } from '../domain/importFormats';
 
 /**
- * Card imports in Redis (docs/adr/0014-card-import.md), under `tessera:import:` (the vault's Redis
+ * Card imports in Redis (docs/adr/0015-card-import.md), under `tessera:import:` (the vault's Redis
  * user only). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
  * outcomes of a batch and the counts that cover them) is one MULTI, on a Cluster too:
  *   :meta      hash: merchant, mode, format, state, counts, the public keys

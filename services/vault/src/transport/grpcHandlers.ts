@@ -15,6 +15,8 @@ import {
 import type { CvcSessionStore } from '@tessera/merchant-data';
 import { tokenizeAs, type VaultCaller } from '../app/callers';
 import { attachCvv } from '../app/cvcGrants';
+import type { MerchantCas } from '../app/merchantCa';
+import { renderRoute } from '../app/renderRoute';
 import type { Vault } from '../app/vault';
 import type { CardToTokenize, TokenOwner } from '../domain/card';
 import { deliveryOf } from './delivery';
@@ -110,7 +112,11 @@ export interface VaultHandlerOptions {
   cvcSessions?: CvcSessionStore;
   /** TLS_PEER_FIELDS: a caller whose certificate names it gets the fields service's rights (app/callers.ts). Default `fields`. */
   fieldsName?: string;
+  /** TLS_PEER_INBOUND: a caller whose certificate names it gets the inbound service's rights (app/callers.ts). Default `inbound`. */
+  inboundName?: string;
   now?: () => Date;
+  /** The merchants' forward-proxy CAs (IssueHostCertificate, GetCaCertificate). */
+  cas?: MerchantCas;
 }
 
 /** For a vault run without a session store (tests): a grant it cannot check is not granted, and nothing is attached. */
@@ -125,8 +131,11 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
   const fieldsName = options.fieldsName ?? 'fields';
   // The names the TLS handshake verified (none in plaintext): the caller policy already chose the RPCs.
   // Read only by the RPCs whose rules depend on it, so the others do not pay for it.
-  const callerOf = (call: Parameters<typeof peerServiceNames>[0]): VaultCaller =>
-    peerServiceNames(call).includes(fieldsName) ? 'fields' : 'service';
+  const inboundName = options.inboundName ?? 'inbound';
+  const callerOf = (call: Parameters<typeof peerServiceNames>[0]): VaultCaller => {
+    const names = peerServiceNames(call);
+    return names.includes(fieldsName) ? 'fields' : names.includes(inboundName) ? 'inbound' : 'service';
+  };
   const cvcAttach = { vault, grants: options.cvcSessions ?? NO_CVC_SESSIONS, now: options.now ?? (() => new Date()) };
   const unaryRpc = <Req, Res>(rpc: string, log: Logger, handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>) =>
     unary(rpc, log, handle, observe);
@@ -203,13 +212,27 @@ export function createVaultHandlers(vault: Vault, logger: Logger, observe?: RpcO
         cvcSession: req.cvcSession,
       }),
     ),
-    // Issue 28 (ADR 0013): contract defined, implementations land with the forward proxy.
-    RenderRoute: unimplemented,
-    IssueHostCertificate: unimplemented,
-    GetCaCertificate: unimplemented,
+    RenderRoute: unaryRpc('RenderRoute', logger, async (req) => {
+      const rendered = await renderRoute(vault, {
+        owner: ownerOf(req),
+        routeJson: req.routeJson,
+        contentType: req.contentType,
+        body: req.body,
+      });
+      return { body: rendered.body, tokens: rendered.tokens };
+    }),
+    IssueHostCertificate: unaryRpc('IssueHostCertificate', logger, async (req) => {
+      const leaf = await casOf(options).issueHostCertificate(req.merchantId, req.host, req.publicKeySpki);
+      return { certificateChainPem: leaf.chainPem, notAfterUnix: Math.floor(leaf.notAfter.getTime() / 1000) };
+    }),
+    GetCaCertificate: unaryRpc('GetCaCertificate', logger, async (req) => ({
+      certificatePem: await casOf(options).caCertificate(req.merchantId),
+    })),
   };
 }
 
-function unimplemented(_call: unknown, callback: (error: grpc.ServiceError) => void): void {
-  callback(Object.assign(new Error('not implemented yet'), { code: 12, details: 'not implemented yet', metadata: undefined as never }));
+/** A vault run without the CA store (tests of other RPCs) answers the CA's RPCs as unavailable. */
+function casOf(options: VaultHandlerOptions): MerchantCas {
+  if (options.cas === undefined) throw new TesseraError('service_unavailable', { message: 'The forward-proxy CA is not configured.' });
+  return options.cas;
 }

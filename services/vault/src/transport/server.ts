@@ -34,23 +34,28 @@ export interface VaultServerTls {
   proxyName: string;
   /** The fields service's (TLS_PEER_FIELDS); absent, no caller gets its rights. */
   fieldsName?: string | undefined;
+  /** The inbound routes service's (TLS_PEER_INBOUND); absent, no caller gets its rights. */
+  inboundName?: string | undefined;
 }
 
-type CallerNames = Pick<VaultServerTls, 'gatewayName' | 'proxyName' | 'fieldsName'>;
+type CallerNames = Pick<VaultServerTls, 'gatewayName' | 'proxyName' | 'fieldsName' | 'inboundName'>;
 
 /** The fields identity's name, when one is configured (none: no one gets its rights). */
 const fieldsOf = (tls: CallerNames): string[] => (tls.fieldsName === undefined ? [] : [tls.fieldsName]);
+/** The inbound identity's name, likewise. */
+const inboundOf = (tls: CallerNames): string[] => (tls.inboundName === undefined ? [] : [tls.inboundName]);
 
 /**
  * Who may call what (least privilege, PCI DSS 7.2): the gateway manages tokens, only the proxy
  * can have card data rendered, all may ask for readiness (grpc.health.v1, below). Retaining a browser-made token is token
  * management: the gateway's, on a secret key's request. The fields service, facing the shoppers'
  * browsers, may only Tokenize and AttachCvv, and within them only what a browser may do
- * (provisional tokens, a CVC under a grant: app/callers.ts, app/cvcGrants.ts).
+ * (provisional tokens, a CVC under a grant: app/callers.ts, app/cvcGrants.ts). The inbound routes
+ * service may only Tokenize (durable tokens, never dedupe: app/callers.ts).
  */
 export function vaultCallerPolicy(tls: CallerNames): Record<keyof VaultHandlers & string, string[]> {
   return {
-    Tokenize: [tls.gatewayName, ...fieldsOf(tls)],
+    Tokenize: [tls.gatewayName, ...fieldsOf(tls), ...inboundOf(tls)],
     TokenizeBatch: [tls.gatewayName],
     GetToken: [tls.gatewayName],
     DeleteToken: [tls.gatewayName],
@@ -68,7 +73,7 @@ export function vaultCallerPolicy(tls: CallerNames): Record<keyof VaultHandlers 
 
 /** grpc.health.v1: every caller may ask and watch (it reveals only SERVING or NOT_SERVING). */
 export function vaultHealthCallerPolicy(tls: CallerNames): Record<keyof HealthCheckHandlers & string, string[]> {
-  const callers = [tls.gatewayName, tls.proxyName, ...fieldsOf(tls)];
+  const callers = [tls.gatewayName, tls.proxyName, ...fieldsOf(tls), ...inboundOf(tls)];
   return { Check: callers, Watch: callers };
 }
 

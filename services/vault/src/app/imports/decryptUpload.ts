@@ -9,7 +9,7 @@ import type { ImportStorePort } from './ports';
  *
  * OpenPGP.js holds back a non-AEAD message's plaintext until its integrity check at the end, i.e.
  * the whole file in memory, unless told to release it early (allowUnauthenticatedStream). Hence
- * two passes (docs/adr/0014): `verify` reads the whole message and throws if it fails its
+ * two passes (docs/adr/0015): `verify` reads the whole message and throws if it fails its
  * integrity check, noting each ciphertext chunk's SHA-256; `lines` then decrypts again, releasing
  * plaintext early, but only of chunks whose hashes match the verified ones, so nothing unverified
  * is ever parsed, even if someone rewrites the chunks in Redis in between.

@@ -51,7 +51,7 @@ interface PendingRecord {
 }
 
 /**
- * Runs one import to its end (docs/adr/0014-card-import.md): verify the file, then stream it
+ * Runs one import to its end (docs/adr/0015-card-import.md): verify the file, then stream it
  * through the parser into the vault's tokenize path (dedupe by fingerprint) batch by batch, each
  * batch checkpointed with its sealed report rows; then the report, encrypted to the merchant's
  * key. Started again after a crash, it skips the records a checkpoint covers: dedupe makes the
