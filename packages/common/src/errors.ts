@@ -114,7 +114,7 @@ export const ERROR_CATALOGUE = {
     status: 403,
     type: 'permission_error',
     message:
-      'Shredding a merchant takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
+      'This takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
   },
   shred_order_not_found: { status: 404, type: 'not_found_error', message: 'No such shred order.' },
   shred_order_not_pending: {

@@ -40,3 +40,5 @@ export * from './store/scriptAuthorizationStore';
 export * from './apiKeyPepper';
 export * from './eventEmission';
 export * from './store/shredOrderStore';
+export * from './store/approvalOrderStore';
+export * from './store/exportOrderStore';
