@@ -78,6 +78,12 @@ export async function setUpAdmin(params: {
     pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
     webhookEndpoints: stores.webhookEndpoints,
     shredOrders: stores.shredOrders,
+    cardExports: {
+      orders: stores.exportOrders,
+      recipients: stores.exportRecipients,
+      files: stores.exportFiles,
+      maxPerMerchantPerDay: config.EXPORT_MAX_PER_MERCHANT_PER_DAY,
+    },
     webhookDeliveries: webhookDeliveriesOver(stores.webhookDeliveries, stores.events),
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.

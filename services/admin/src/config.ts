@@ -47,6 +47,8 @@ export const adminConfigSchema = z
     // the account lockout, never from the password and the second factor).
     ADMIN_TRUSTED_DEVICE_DAYS: env.positiveInt(30),
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
+    // Card exports a merchant may have requested per UTC day (docs/migration.md#leaving-tessera-export).
+    EXPORT_MAX_PER_MERCHANT_PER_DAY: env.positiveInt(5),
     EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
     API_KEY_EXPIRING_SOON_DAYS: env.positiveInt(7),
     // The request log the gateway writes (docs/operations.md#request-log): 0 there means none is

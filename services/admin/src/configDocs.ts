@@ -30,6 +30,9 @@ export const adminConfigDocs: ConfigDocs = {
     alsoUsedBy: 'keys CLI',
     text: 'the audit log keeps this many newest entries (overall and per merchant)',
   },
+  EXPORT_MAX_PER_MERCHANT_PER_DAY: {
+    text: 'card export requests per merchant per UTC day (cancelled ones count); more answer `429 export_rate_limited` until midnight UTC ([migration.md](migration.md#leaving-tessera-export))',
+  },
   TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
   TESSERA_DEV_ADMIN_PASSWORD: {
     default: 'unset (`npm start` sets it)',

@@ -16,6 +16,9 @@ import {
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
   RedisShredOrderStore,
+  RedisExportFileStore,
+  RedisExportOrderStore,
+  RedisExportRecipientStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisRouteStore } from '@tessera/routes';
@@ -48,6 +51,10 @@ export interface AdminStores {
   webhookEndpoints: RedisWebhookEndpointStore;
   /** Crypto-shredding orders (tessera:shred:*, docs/adr/0014). */
   shredOrders: RedisShredOrderStore;
+  /** Card exports (tessera:export:*; their files tessera:export-file:*, read only here). */
+  exportOrders: RedisExportOrderStore;
+  exportRecipients: RedisExportRecipientStore;
+  exportFiles: RedisExportFileStore;
   /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
   webhookDeliveries: RedisWebhookDeliveryStore;
   /** The merchants' proxy routes (docs/routes.md). */
@@ -81,6 +88,9 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     sweepLease: new RedisSweepLease(redis),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
     shredOrders: new RedisShredOrderStore(redis),
+    exportOrders: new RedisExportOrderStore(redis),
+    exportRecipients: new RedisExportRecipientStore(redis),
+    exportFiles: new RedisExportFileStore(redis),
     webhookDeliveries: new RedisWebhookDeliveryStore(redis),
     routes: new RedisRouteStore(redis),
   };

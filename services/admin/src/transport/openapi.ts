@@ -1,4 +1,5 @@
 import { shredOrderPathSchema, shredRequestSchema } from '../app/shredOrders';
+import { exportOrderPathSchema, exportRequestSchema, recipientPathSchema, recipientRegistrationSchema } from '../app/cardExports';
 import { z } from 'zod';
 import { mfaConfirmSchema, signInSchema, type SessionView } from '../app/adminSessions';
 import { createKeyRequestSchema, keyTestRequestSchema, restrictionChangesSchema } from '../app/apiKeys';
@@ -174,6 +175,41 @@ const shredOrderViewSchema = z.object({
   keyDestroyedAt: z.string().optional().meta({ description: 'From this moment every token of the merchant (and mode) is unreadable.' }),
   completedAt: z.string().optional(),
   tokensSwept: z.int().optional(),
+});
+
+const exportRecipientViewSchema = z.object({
+  fingerprint: z.string().meta({ description: 'Upper-case hex: check it with the recipient before requesting an export to it.' }),
+  label: z.string(),
+  publicKey: z.string(),
+  algorithm: z.string(),
+  registeredBy: operatorRefSchema,
+  registeredAt: z.string(),
+});
+const exportOrderViewSchema = z.object({
+  id: z.string(),
+  merchantId: z.string(),
+  mode: z.enum(['test', 'live']),
+  format: z.enum(['jsonl', 'csv', 'stripe']),
+  tokens: z.array(z.string()).optional().meta({ description: 'Absent: every token of the merchant and mode.' }),
+  recipient: z.object({ fingerprint: z.string(), label: z.string() }),
+  reason: z.string(),
+  requestedBy: operatorRefSchema,
+  requestedAt: z.string(),
+  status: z.enum(['pending', 'approved', 'running', 'done', 'failed', 'cancelled']).meta({
+    description:
+      '`pending` (waits for a second operator), `approved` (queued for the vault), `running`, `done` (file ready until `expiresAt`), `failed` (see `failure`), `cancelled`.',
+  }),
+  approvedBy: operatorRefSchema.optional(),
+  approvedAt: z.string().optional(),
+  cancelledBy: operatorRefSchema.optional(),
+  startedAt: z.string().optional(),
+  completedAt: z.string().optional(),
+  exported: z.int().optional().meta({ description: 'Cards in the file.' }),
+  missing: z.int().optional().meta({ description: 'Listed tokens that named no card of the merchant and mode.' }),
+  bytes: z.int().optional(),
+  chunks: z.int().optional(),
+  expiresAt: z.string().optional(),
+  failure: z.string().optional(),
 });
 
 const schemas = {
@@ -400,6 +436,12 @@ const schemas = {
   AdminShredRequest: shredRequestSchema,
   AdminShredOrder: shredOrderViewSchema,
   AdminShredOrders: z.object({ orders: z.array(shredOrderViewSchema).meta({ description: 'Newest first (at most 100).' }) }),
+  AdminExportRecipientRegistration: recipientRegistrationSchema,
+  AdminExportRecipient: exportRecipientViewSchema,
+  AdminExportRecipients: z.object({ recipients: z.array(exportRecipientViewSchema) }),
+  AdminExportRequest: exportRequestSchema,
+  AdminExportOrder: exportOrderViewSchema,
+  AdminExportOrders: z.object({ orders: z.array(exportOrderViewSchema).meta({ description: 'Newest first (at most 100).' }) }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -465,6 +507,8 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
   const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
   const merchantPath = parametersOf(merchantPathSchema, 'path');
   const shredOrderPath = parametersOf(shredOrderPathSchema, 'path');
+  const exportOrderPath = parametersOf(exportOrderPathSchema, 'path');
+  const recipientPath = parametersOf(recipientPathSchema, 'path');
   const routePath = parametersOf(routePathSchema, 'path');
   const merchantQuery = parametersOf(merchantQuerySchema, 'query');
   const auditQuery = parametersOf(auditQuerySchema, 'query');
@@ -846,6 +890,69 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
       post: op('adminCancelShred', 'Cancel a pending order', session, {
         parameters: shredOrderPath,
         responses: { '200': { description: 'The order, cancelled.', content: ref('AdminShredOrder') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/export-recipients`]: {
+      get: op('adminListExportRecipients', "The recipients' public keys registered for a merchant's card exports", readSession, {
+        parameters: merchantPath,
+        responses: { '200': { description: 'Oldest first.', content: ref('AdminExportRecipients') } },
+      }),
+      post: op('adminRegisterExportRecipient', 'Register a recipient public key for card exports (its fingerprint is answered)', session, {
+        parameters: merchantPath,
+        requestBody: { required: true, content: ref('AdminExportRecipientRegistration') },
+        responses: { '201': { description: 'The recipient.', content: ref('AdminExportRecipient') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/export-recipients/{fingerprint}`]: {
+      delete: op('adminRemoveExportRecipient', 'Remove a recipient: no export goes to it any more', session, {
+        parameters: recipientPath,
+        responses: { '204': { description: 'Removed.' } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/export-requests`]: {
+      post: op(
+        'adminRequestExport',
+        "Ask for a merchant's cards (all, or listed tokens) to be exported to a registered recipient; another platform operator with a second factor must approve",
+        session,
+        {
+          parameters: merchantPath,
+          requestBody: { required: true, content: ref('AdminExportRequest') },
+          responses: { '201': { description: 'The order, pending.', content: ref('AdminExportOrder') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/export-orders`]: {
+      get: op('adminListExportOrders', 'Card export orders (platform operators)', readSession, {
+        responses: { '200': { description: 'Orders, newest first.', content: ref('AdminExportOrders') } },
+      }),
+    },
+    [`${ADMIN_BASE}/export-orders/{orderId}`]: {
+      get: op('adminGetExportOrder', 'One card export order and its progress', readSession, {
+        parameters: exportOrderPath,
+        responses: { '200': { description: 'The order.', content: ref('AdminExportOrder') } },
+      }),
+    },
+    [`${ADMIN_BASE}/export-orders/{orderId}/approve`]: {
+      post: op('adminApproveExport', 'Approve a pending export (not its requester): the vault writes the encrypted file', session, {
+        parameters: exportOrderPath,
+        responses: { '200': { description: 'The order, approved.', content: ref('AdminExportOrder') } },
+      }),
+    },
+    [`${ADMIN_BASE}/export-orders/{orderId}/cancel`]: {
+      post: op('adminCancelExport', 'Cancel a pending export', session, {
+        parameters: exportOrderPath,
+        responses: { '200': { description: 'The order, cancelled.', content: ref('AdminExportOrder') } },
+      }),
+    },
+    [`${ADMIN_BASE}/export-orders/{orderId}/file`]: {
+      get: op('adminDownloadExport', "A done export's file: OpenPGP ciphertext to the recipient's key, never clear card data", readSession, {
+        parameters: exportOrderPath,
+        responses: {
+          '200': {
+            description: 'The encrypted file.',
+            content: { 'application/pgp-encrypted': { schema: { type: 'string', contentMediaType: 'application/pgp-encrypted' } } },
+          },
+        },
       }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {
