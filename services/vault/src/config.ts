@@ -125,6 +125,8 @@ export const configSchema = z
     IMPORT_LEASE_MS: env.positiveInt(30_000),
     IMPORT_BATCH_SIZE: env.positiveInt(250).refine((n) => n <= 10_000, { error: 'must be at most 10000' }),
     IMPORT_KEEP_DAYS: env.positiveInt(30),
+    // Card exports (docs/migration.md#leaving-tessera-export): how long the encrypted file stays downloadable.
+    EXPORT_FILE_TTL_SECONDS: env.positiveInt(86_400),
     // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
     BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'

@@ -47,6 +47,9 @@ export const vaultConfigDocs: ConfigDocs = {
   IMPORT_KEEP_DAYS: {
     text: "how long a finished import's status and encrypted report stay downloadable; its uploaded file and key are deleted at once",
   },
+  EXPORT_FILE_TTL_SECONDS: {
+    text: "how long a card export's file (OpenPGP ciphertext to the recipient's key, in Redis) stays downloadable ([migration.md](migration.md#leaving-tessera-export))",
+  },
   BROWSER_TOKEN_TTL_SECONDS: {
     text: 'a token made in a browser (provisional) is deleted this long after it was made, card and CVV, unless `POST /v1/token/{token}/retain` keeps it',
   },

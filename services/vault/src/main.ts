@@ -15,10 +15,13 @@ import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
 import { startImportWorker } from './app/imports/imports';
+import { runExportOrders } from './app/exports/runExports';
 import { openImportStore } from './openImportStore';
 
 /** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
 const SHRED_ORDERS_INTERVAL_MS = 1000;
+/** How often the vault looks for approved card exports. */
+const EXPORT_ORDERS_INTERVAL_MS = 1000;
 
 void runService({
   name: 'vault',
@@ -114,6 +117,25 @@ void runService({
       },
       logger,
     });
+    // Approved card exports (docs/migration.md#leaving-tessera-export): one replica at a time writes each.
+    const exportOrders = scheduleSweep({
+      name: 'export-orders',
+      intervalMs: EXPORT_ORDERS_INTERVAL_MS,
+      lease: merchantData.lease,
+      sweep: async () => {
+        await runExportOrders({
+          orders: merchantData.exportOrders,
+          recipients: merchantData.exportRecipients,
+          files: merchantData.exportFiles,
+          cards: vault,
+          store,
+          fileTtlMs: config.EXPORT_FILE_TTL_SECONDS * 1000,
+          now: () => new Date(),
+          logger,
+        });
+      },
+      logger,
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
@@ -122,6 +144,7 @@ void runService({
         { name: 'card imports', close: () => importWorker.stop() },
         { name: 'card import store', close: () => imports.close() },
         { name: 'shred orders', close: () => shredOrders.stop() },
+        { name: 'export orders', close: () => exportOrders.stop() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

@@ -1,6 +1,14 @@
 import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
-import { RedisCvcSessionStore, RedisEventStore, RedisShredOrderStore, RedisSweepLease } from '@tessera/merchant-data';
+import {
+  RedisCvcSessionStore,
+  RedisEventStore,
+  RedisExportFileStore,
+  RedisExportOrderStore,
+  RedisExportRecipientStore,
+  RedisShredOrderStore,
+  RedisSweepLease,
+} from '@tessera/merchant-data';
 import { RedisRouteStore, type RouteReader } from '@tessera/routes';
 import type { Redis } from 'ioredis';
 import { redisTargetOf, type VaultConfig } from './config';
@@ -16,6 +24,10 @@ export interface VaultMerchantData {
   index: RedisExpiryIndex;
   /** Crypto-shredding orders two operators approved in the admin service (docs/adr/0014); `~tessera:shred:*`. */
   shredOrders: RedisShredOrderStore;
+  /** Card export orders, the recipients registered for them and the encrypted files the vault writes (`~tessera:export:*`, `~tessera:export-file:*`). */
+  exportOrders: RedisExportOrderStore;
+  exportRecipients: RedisExportRecipientStore;
+  exportFiles: RedisExportFileStore;
   /** The merchants' route documents, read-only: IssueHostCertificate issues only for a host on an outbound route (ADR 0013). */
   routes: RouteReader;
   /** The merchants' forward-proxy CAs (tessera:ca:*), the vault's own. */
@@ -58,6 +70,9 @@ export async function openMerchantData(
     lease: new RedisSweepLease(redis),
     index: new RedisExpiryIndex(redis),
     shredOrders: new RedisShredOrderStore(redis),
+    exportOrders: new RedisExportOrderStore(redis),
+    exportRecipients: new RedisExportRecipientStore(redis),
+    exportFiles: new RedisExportFileStore(redis),
     // The route store reads one hash per merchant (HGETALL, HGET), which a Cluster client runs as a single client does.
     routes: new RedisRouteStore(redis as Redis),
     cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK ?? { kind: 'none' }, logger),

@@ -268,3 +268,66 @@ function toCard(raw: Record<keyof Paths, unknown>): ParsedRecord {
   const holderName = typeof raw.holderName === 'string' ? raw.holderName.trim() : '';
   return { ok: true, card: { number, expiryMonth: month, expiryYear: year, holderName, oldId } };
 }
+
+/**
+ * The writers of the same formats, for card exports (issue 29 item 2, docs/migration.md "Leaving
+ * Tessera (export)"): what a writer makes, the parser of its format above reads back as the same
+ * cards, the Tessera token standing where the old provider's id stood.
+ */
+export interface ExportedCard {
+  /** The Tessera token: the "old id" of whoever imports the file next. */
+  id: string;
+  number: string;
+  expiryMonth: number;
+  expiryYear: number;
+  /** '' when the token has no holder name (then left out of JSON records). */
+  holderName: string;
+}
+
+export interface RecordWriter {
+  /** What comes before the first record ('' for JSON lines). */
+  header: string;
+  /** One record, its line end included. */
+  write(card: ExportedCard): string;
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) || value !== value.trim() ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+export function createRecordWriter(format: ImportFormat): RecordWriter {
+  if (format === 'jsonl') {
+    return {
+      header: '',
+      write: (card) =>
+        `${JSON.stringify({
+          id: card.id,
+          number: card.number,
+          expiryMonth: card.expiryMonth,
+          expiryYear: card.expiryYear,
+          ...(card.holderName === '' ? {} : { holderName: card.holderName }),
+        })}\n`,
+    };
+  }
+  if (format === 'csv') {
+    return {
+      header: 'id,number,expiry_month,expiry_year,holder_name\n',
+      write: (card) => `${[card.id, card.number, String(card.expiryMonth), String(card.expiryYear), card.holderName].map(csvField).join(',')}\n`,
+    };
+  }
+  // Stripe's card export, as JSON lines: the customer is the token too, so an importer that keys on either finds it.
+  return {
+    header: '',
+    write: (card) =>
+      `${JSON.stringify({
+        id: card.id,
+        card: {
+          id: card.id,
+          number: card.number,
+          exp_month: card.expiryMonth,
+          exp_year: card.expiryYear,
+          ...(card.holderName === '' ? {} : { name: card.holderName }),
+        },
+      })}\n`,
+  };
+}
