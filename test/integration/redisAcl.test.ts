@@ -382,6 +382,29 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await refusal(vault.keys('*'))).toBe('NOPERM');
   });
 
+  it('lets the admin service and the vault share the export orders, the vault write the export files and the admin service only read them', async () => {
+    const order = 'tessera:export:{tessera-export}:order:exp_0123456789abcdef';
+    await admin.set(order, '{"status":"approved"}');
+    await admin.lpush('tessera:export:{tessera-export}:queue', 'exp_0123456789abcdef');
+    await admin.hset('tessera:export:{tessera-export}:recipients:acl-shop', 'F00D', '{}');
+    expect(await vault.get(order)).toBe('{"status":"approved"}');
+    expect(await vault.hget('tessera:export:{tessera-export}:recipients:acl-shop', 'F00D')).toBe('{}');
+    expect(await vault.set(order, '{"status":"done"}')).toBe('OK');
+    const file = 'tessera:export-file:{exp_0123456789abcdef}';
+    expect(await vault.multi().rpush(file, Buffer.from('pgp')).pexpire(file, 60_000).exec()).toEqual([
+      [null, 1],
+      [null, 1],
+    ]);
+    expect(await admin.lindex(file, 0)).toBe('pgp');
+    expect(await admin.llen(file)).toBe(1);
+    expect(await refusal(admin.rpush(file, 'forged'))).toBe('NOPERM');
+    expect(await refusal(admin.del(file))).toBe('NOPERM');
+    for (const other of [gateway, fields]) {
+      expect(await refusal(other.get(order))).toBe('NOPERM');
+      expect(await refusal(other.lindex(file, 0))).toBe('NOPERM');
+    }
+  });
+
   it('lets the vault keep the forward-proxy CAs and read, not write, the merchants’ routes; no other user touches a CA', async () => {
     const ca = 'tessera:ca:{m:acl-shop}';
     const routes = 'tessera:routes:{m:acl-shop}:routes';
