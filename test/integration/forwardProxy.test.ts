@@ -16,6 +16,7 @@ import tls from 'node:tls';
 import { loggedIn, type AdminClient } from './adminClient';
 import { chargeWithStripeSdk, downloadForwardProxyCa, forwardProxyUrl, useSandboxPspOverTls } from './forwardProxyClient';
 import { aCard, apiClient, findCardDataInLogs, ROOT, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { sample, scrape } from './metricsScrape';
 
 jest.setTimeout(120_000);
 
@@ -42,6 +43,8 @@ const env = useStack(() => ({
   // Each service as its own Redis user: the gateway reads the routes with its read-only grant.
   redis: { acl: true },
   serviceEnv: psp.serviceEnv(),
+  // Port 0: the gateway picks a free one for its metrics and logs it.
+  env: { METRICS_PORT: '0' },
 }));
 
 afterAll(() => {
@@ -369,6 +372,44 @@ describe('the forward proxy', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers['x-tessera-error']).toBe('api_key_invalid');
     secure.destroy();
+  });
+
+  it('counts CONNECTs (established, 407, 403) and requests in tunnels in Prometheus, with no card data, alias, key, merchant or host', async () => {
+    const counted = (text: string, labels: Record<string, string>) => sample(text, 'tessera_forward_proxy_requests_total', labels) ?? 0;
+    const timed = (text: string, stage: string) => sample(text, 'tessera_forward_proxy_request_duration_seconds_count', { stage }) ?? 0;
+    const before = await scrape(env.stack.gateway);
+
+    const unauthenticated = await connect(`${PSP_HOST}:${sandboxTlsPort}`);
+    expect(unauthenticated.head).toMatch(/^HTTP\/1\.1 407/);
+    unauthenticated.socket.destroy();
+    const forbidden = await connect(`${OTHER_HOST}:${sandboxTlsPort}`, { 'Proxy-Authorization': basic(secretKey.apiKey) });
+    expect(forbidden.head).toMatch(/^HTTP\/1\.1 403/);
+    forbidden.socket.destroy();
+    const host = `${PSP_HOST}:${sandboxTlsPort}`;
+    expect(parseAnswer(await rawThroughTunnel(host, chargeRequest(host, chargeForm(alias)))).status).toBe(200);
+
+    const after = await scrape(env.stack.gateway);
+    const moved = (labels: Record<string, string>) => counted(after, labels) - counted(before, labels);
+    expect({
+      established: moved({ stage: 'connect', outcome: 'established', status: '200' }),
+      unauthenticated: moved({ stage: 'connect', outcome: 'proxy_authentication_required', status: '407' }),
+      forbidden: moved({ stage: 'connect', outcome: 'forward_proxy_host_forbidden', status: '403' }),
+      charged: moved({ stage: 'request', outcome: 'psp_2xx', status: '200' }),
+      connectTimes: timed(after, 'connect') - timed(before, 'connect'),
+      requestTimes: timed(after, 'request') - timed(before, 'request'),
+    }).toEqual({ established: 1, unauthenticated: 1, forbidden: 1, charged: 1, connectTimes: 3, requestTimes: 1 });
+    // The tunnels' smuggling shapes refused by Node's parser earlier were counted too.
+    expect(counted(after, { stage: 'request', outcome: 'invalid_request', status: '400' })).toBeGreaterThan(0);
+
+    for (const secret of [TEST_CARDS.visa, alias, token, secretKey.apiKey, MERCHANT, PSP_HOST, OTHER_HOST]) {
+      expect({ secret, found: after.includes(secret) }).toEqual({ secret, found: false });
+    }
+    // Our own series only: a process metric (open file descriptors, say) may be any number.
+    const ours = after
+      .split('\n')
+      .filter((line) => line.startsWith('tessera_forward_proxy_'))
+      .join('\n');
+    expect(ours).not.toMatch(new RegExp(`[^\\d.]${TEST_CVV}[^\\d.]`));
   });
 
   it('files every call in the request log and the detokenization audit, without card data', async () => {

@@ -23,12 +23,14 @@ import { findCardDataInLogs, freePort, TEST_CARDS, TEST_CVV, useStack } from './
 import { loggedIn } from './adminClient';
 import { launchChromium } from './browser';
 import { chargeWithStripeSdk, downloadForwardProxyCa, forwardProxyUrl, useSandboxPspOverTls } from './forwardProxyClient';
+import { sample, scrape } from './metricsScrape';
 
 jest.setTimeout(180_000);
 
 const PSP_HOST = 'psp.test';
 const sandbox = useSandboxPspOverTls({ hosts: [PSP_HOST], resolve: (name) => (name === PSP_HOST ? '127.0.0.1' : undefined) });
-const env = useStack(() => ({ tls: true, inbound: true, psp: true, serviceEnv: sandbox.serviceEnv() }));
+// METRICS_PORT 0: each service picks a free port for its metrics and logs it.
+const env = useStack(() => ({ tls: true, inbound: true, psp: true, serviceEnv: sandbox.serviceEnv(), env: { METRICS_PORT: '0' } }));
 const MERCHANT = 'm_inbound_shop';
 const OTHER_MERCHANT = 'm_inbound_rival';
 const PAN = TEST_CARDS.visa;
@@ -467,6 +469,25 @@ describe('an inbound route', () => {
     ]);
     expect(host.status).not.toBe(0);
     expect(host.output).toContain('already serves the host pay.shop.example');
+  });
+
+  it('counts inbound requests and forward-proxy charges in Prometheus, by outcome, with no card, merchant or path', async () => {
+    const inbound = await scrape(env.stack.inbound!);
+    const gateway = await scrape(env.stack.gateway);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'forwarded_card', status: '201' })).toBeGreaterThan(0);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'card_data_unmatched', status: '400' })).toBe(3);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'route_not_found', status: '404' })).toBeGreaterThanOrEqual(2);
+    expect(sample(gateway, 'tessera_forward_proxy_requests_total', { stage: 'request', outcome: 'psp_2xx', status: '200' })).toBe(1);
+    for (const text of [inbound, gateway]) {
+      const ours = text
+        .split('\n')
+        .filter((line) => line.startsWith('tessera_'))
+        .join('\n');
+      for (const secret of [PAN, OTHER_PAN, MERCHANT, '/checkout', 'pay.shop.example', PSP_HOST]) {
+        expect({ secret, found: ours.includes(secret) }).toEqual({ secret, found: false });
+      }
+      expect(ours).not.toMatch(new RegExp(`[^\\d.]${TEST_CVV}[^\\d.]`));
+    }
   });
 
   it('left no card number or CVV in anything the merchant’s server received or logged, nor in Tessera’s logs', () => {
