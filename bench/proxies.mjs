@@ -258,19 +258,27 @@ export async function zeroCodeLatency(targets, { perBlock, blocks, warmup }) {
  * Saturating closed-loop load: every pair's target and bare forwarder interleaved, `rounds` rounds of
  * `durationS` each after `warmupS`; CPU per request of each process from `sampleCpu()` (seconds by name).
  */
-export async function zeroCodeThroughput(targets, { connections, rounds, durationS, warmupS, sampleCpu, log }) {
+export async function zeroCodeThroughput(targets, { connections, rounds, durationS, warmupS, sampleCpu, redisCommands, log }) {
   const pairs = Object.values(ZERO_CODE_PAIRS).filter((p) => targets[p.target]);
   const list = pairs.flatMap((p) => [targets[p.target], targets[p.fair]]);
   for (const t of list) await closedLoop(t, { connections, until: performance.now() + warmupS * 1000 });
   const byTarget = Object.fromEntries(list.map((t) => [t.name, []]));
   for (let r = 0; r < rounds; r++) {
     for (const t of list) {
+      const commandsBefore = await redisCommands();
       const before = sampleCpu();
       const start = performance.now();
       const { latencies, errors } = await closedLoop(t, { connections, until: start + durationS * 1000 });
       const elapsedS = (performance.now() - start) / 1000;
       const after = sampleCpu();
       const requests = latencies.length + errors;
+      const commandsAfter = await redisCommands();
+      // Per request, by command: which round trips and scripts the target costs Redis (one INFO of the two is counted).
+      const commands = Object.fromEntries(
+        Object.entries(commandsAfter)
+          .map(([name, calls]) => [name, (calls - (commandsBefore[name] ?? 0) - (name === 'info' ? 1 : 0)) / Math.max(1, requests)])
+          .filter(([, perRequest]) => perRequest > 0),
+      );
       const sorted = Float64Array.from(latencies).sort();
       byTarget[t.name].push({
         rps: latencies.length / elapsedS,
@@ -278,6 +286,8 @@ export async function zeroCodeThroughput(targets, { connections, rounds, duratio
         p99: percentile(sorted, 99),
         requests,
         errors,
+        redisCommandsPerRequest: Object.values(commands).reduce((a, b) => a + b, 0),
+        redisCommandsByName: commands,
         cpuUsPerRequest: Object.fromEntries(
           Object.keys(after).map((name) => [name, requests ? Math.round(((after[name] - before[name]) / requests) * 1e6) : 0]),
         ),
@@ -297,6 +307,7 @@ export async function zeroCodeThroughput(targets, { connections, rounds, duratio
           p99: median(rs.map((x) => x.p99)),
           errors: rs.reduce((a, x) => a + x.errors, 0),
           requests: rs.reduce((a, x) => a + x.requests, 0),
+          redisCommandsPerRequest: median(rs.map((x) => x.redisCommandsPerRequest)),
           cpuUsPerRequest: Object.fromEntries(names.map((name) => [name, median(rs.map((x) => x.cpuUsPerRequest[name]))])),
           rounds: rs,
         },
@@ -307,6 +318,14 @@ export async function zeroCodeThroughput(targets, { connections, rounds, duratio
     pairs.map((p) => [p.target, median(byTarget[p.target].map((x, r) => x.rps / byTarget[p.fair][r].rps))]),
   );
   return { summary, ratios };
+}
+
+/** The commands Redis has run since it started, by name (INFO commandstats), over `redis` (an ioredis client). */
+export async function redisCommandCount(redis) {
+  const info = await redis.info('commandstats');
+  const byCommand = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) byCommand[match[1]] = Number(match[2]);
+  return byCommand;
 }
 
 /** Closes every keep-alive socket the targets' agents hold. */

@@ -36,6 +36,7 @@ import path from 'node:path';
 import { setInterval, setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { ensureSandboxCertificate } from '@tessera/sandbox-psp';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
@@ -45,6 +46,7 @@ import {
   checkZeroCode,
   closeZeroCode,
   prepareZeroCode,
+  redisCommandCount,
   ZERO_CODE_PAIRS,
   zeroCodeLatency,
   zeroCodePairsOf,
@@ -638,6 +640,7 @@ async function main() {
       { name: 'express', pid: expressEcho.pid },
       ...Object.entries(bareForwarders).map(([name, child]) => ({ name, pid: child.pid })),
     ];
+    const redisClient = new Redis(stack.redisServer.url);
     zeroCodeReport.throughput = await zeroCodeThroughput(zeroCodeTargets, {
       connections: settings.connections,
       rounds: settings.rounds,
@@ -650,8 +653,10 @@ async function main() {
           loadgen: (usage.user + usage.system) / 1e6,
         };
       },
+      redisCommands: () => redisCommandCount(redisClient),
       log,
     });
+    await redisClient.quit();
     closeZeroCode(zeroCodeTargets);
   }
 

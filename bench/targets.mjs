@@ -77,12 +77,14 @@ export function zeroCodeLines({ latency, throughput }) {
   }
   if (throughput) {
     lines.push(
-      `| zero-code throughput (closed loop) | rps | p50 ms | p99 ms | CPU µs per request, all processes | errors |`,
-      '|---|---:|---:|---:|---:|---:|',
+      `| zero-code throughput (closed loop) | rps | p50 ms | p99 ms | CPU µs per request, all processes | Redis commands per request | errors |`,
+      '|---|---:|---:|---:|---:|---:|---:|',
     );
     for (const [name, s] of Object.entries(throughput.summary)) {
       const cpu = Object.values(s.cpuUsPerRequest).reduce((a, b) => a + b, 0);
-      lines.push(`| ${name} | ${f(s.rps)} | ${f(s.p50, 1)} | ${f(s.p99, 1)} | ${f(cpu)} | ${s.errors} |`);
+      lines.push(
+        `| ${name} | ${f(s.rps)} | ${f(s.p50, 1)} | ${f(s.p99, 1)} | ${f(cpu)} | ${f(s.redisCommandsPerRequest, 1)} | ${s.errors} |`,
+      );
     }
     lines.push('');
     const names = Object.keys(Object.values(throughput.summary)[0]?.cpuUsPerRequest ?? {});
