@@ -35,23 +35,32 @@ afterAll(() => hsm?.remove());
 let key: ApiKey;
 let call: ReturnType<typeof apiClient>;
 let redis: Redis;
+/** The merchant keys are the vault's: only its Redis user may read them when ACL users are on (here they are not). */
+let vaultRedis: Redis;
 
 beforeAll(async () => {
   key = env.stack.createKey('acme', 'test');
   call = apiClient(env.stack, key.apiKey);
   redis = new Redis(env.redis.url, { lazyConnect: true });
   await redis.connect();
+  vaultRedis = redis;
 });
 
 afterAll(async () => {
   await redis?.quit();
 });
 
-/** The vault's key id in a stored card record: which KEK wrapped its data key. */
+/**
+ * Which root KEK protects a stored card: its data key is wrapped under acme's merchant key (issue
+ * 29), and that key under a root KEK, named in the merchant key's record.
+ */
 async function keyIdOf(token: string): Promise<string> {
   const raw = await redis.get(`tessera:card:{${token}}`);
   if (raw === null) throw new Error('no such record');
-  return (JSON.parse(raw) as { sealed: { keyId: string } }).sealed.keyId;
+  const recordKeyId = (JSON.parse(raw) as { sealed: { keyId: string } }).sealed.keyId;
+  const merchantKey = await vaultRedis.get('tessera:card:kek:{m:acme}:test');
+  if (merchantKey === null || JSON.parse(merchantKey).kekId !== recordKeyId) return recordKeyId;
+  return (JSON.parse(merchantKey) as { keyId: string }).keyId;
 }
 
 async function restartVault(changes: Record<string, string | undefined>): Promise<void> {
@@ -123,22 +132,32 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
     await restartVault({ VAULT_KEK_PROVIDER: 'pkcs11' });
     expect(env.stack.vault.output).toContain('"provider":"pkcs11"');
     tokens.mastercard = await tokenize(TEST_CARDS.mastercard);
-    expect(await keyIdOf(tokens.mastercard)).toBe('h1');
+    // Under acme's merchant key, still wrapped under e1 until rewrap moves that key into the HSM's keeping.
+    expect(await keyIdOf(tokens.mastercard)).toBe('e1');
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
     expect(await numberAtPsp(tokens.mastercard)).toBe(TEST_CARDS.mastercard);
 
     const rewrap = vaultCli(['rewrap']);
     expect(rewrap.status).toBe(0);
-    expect(JSON.parse(rewrap.stdout)).toMatchObject({ done: true, targetKeyId: 'h1', failed: 0, rewrapped: 2, alreadyCurrent: 2 });
+    expect(JSON.parse(rewrap.stdout)).toMatchObject({
+      done: true,
+      targetKeyId: 'h1',
+      failed: 0,
+      merchantKeksRewrapped: 1,
+      alreadyCurrent: 4,
+    });
     // The fingerprint key moves with the records (made under e1 by the first tokenize).
     expect(JSON.parse(rewrap.stdout)).toMatchObject({ fingerprintKey: 'rewrapped', caKeys: { rewrapped: 1, failed: 0 } });
     expect(await keyIdOf(tokens.visa)).toBe('h1');
+    expect(await keyIdOf(tokens.mastercard)).toBe('h1');
     const status = vaultCli(['status', '--json']);
     expect(status.status).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({
       currentKeyId: 'h1',
       providers: { e1: 'env', h1: 'pkcs11' },
-      byKeyId: { h1: { card: 2, cvv: 2 } },
+      byKeyId: {},
+      underMerchantKeys: { card: 2, cvv: 2 },
+      merchantKeksByKeyId: { h1: 1 },
       fingerprintKeyKekId: 'h1',
       caKeys: { byKeyId: { h1: 1 }, unreadable: 0 },
     });
@@ -158,7 +177,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
 
     await restartVault({ PKCS11_KEYS: `h1:kek-2026-a,${rotate.stdout.trim()}` });
     tokens.amex = await tokenize(TEST_CARDS.amex);
-    expect(await keyIdOf(tokens.amex)).toBe('h2');
+    expect(await keyIdOf(tokens.amex)).toBe('h1');
     expect(await numberAtPsp(tokens.amex)).toBe(TEST_CARDS.amex);
     expect(await numberAtPsp(tokens.visa)).toBe(TEST_CARDS.visa);
 
@@ -169,7 +188,7 @@ describe('the key-encryption key in an HSM (SoftHSM2)', () => {
   it('moves back out of the HSM: with VAULT_KEYS current, rewrap takes every record off the HSM keys', async () => {
     await restartVault({ VAULT_KEK_PROVIDER: 'env' });
     tokens.declined = await tokenize(TEST_CARDS.visaDeclined);
-    expect(await keyIdOf(tokens.declined)).toBe('e1');
+    expect(await keyIdOf(tokens.declined)).toBe('h2');
 
     expect(JSON.parse(vaultCli(['rewrap']).stdout)).toMatchObject({ done: true, targetKeyId: 'e1', failed: 0 });
     for (const token of Object.values(tokens)) expect(await keyIdOf(token)).toBe('e1');

@@ -888,7 +888,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ...keyLiterals(store('packages', 'edge', 'src', 'store')),
     ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter(
       // Nor the payment pages' script inventory: the fields service keeps it, the admin service shows it.
-      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-'),
+      // Nor the crypto-shredding orders: the admin service writes them, the vault carries them out (ADR 0014).
+      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-') && !k.startsWith('tessera:shred:'),
     ),
   ];
   // The operators' stores, wherever the split has put them (the admin service's, or still the gateway's).
@@ -1049,10 +1050,14 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     // (the same connection, docs/adr/0012), with the event store's and sweep lease's keys.
     const eventKeys = gatewayKeys.filter((k) => k.startsWith('tessera:events:'));
     expect(eventKeys.length).toBeGreaterThan(0);
+    // And the crypto-shredding orders two operators approved in the admin service, which it carries out (ADR 0014).
+    const shredKeys = adminKeys.filter((k) => k.startsWith('tessera:shred:'));
+    expect(shredKeys.length).toBeGreaterThan(0);
     const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];
     expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
     expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x', 'tessera:ca:{m:x']));
-    for (const key of [...vaultKeys, ...claimedByTheVault]) expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
+    for (const key of [...vaultKeys, ...claimedByTheVault, ...shredKeys])
+      expect({ key, allowed: canWrite(vault, key) }).toEqual({ key, allowed: true });
     // The merchants' route documents, read-only: a leaf certificate only for a host of an outbound route (ADR 0013).
     const routeKeys = keyLiterals([store('packages', 'routes', 'src', 'store', 'routeStore.ts')]);
     expect(routeKeys.length).toBeGreaterThan(0);
@@ -1060,7 +1065,9 @@ describe('Redis users (deploy/redis/users.acl)', () => {
       expect({ key, read: canRead(vault, key), write: canWrite(vault, key) }).toEqual({ key, read: true, write: false });
     expectNoAccess(
       vault,
-      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter((k) => !claimedByTheVault.includes(k) && !routeKeys.includes(k)),
+      [...gatewayKeys, ...adminKeys, ...fieldsKeys].filter(
+        (k) => !claimedByTheVault.includes(k) && !routeKeys.includes(k) && !shredKeys.includes(k),
+      ),
     );
     expect(vault.rules).toContain('-@dangerous');
     expect(explicitly(vault, 'config|get')).toBe('+');

@@ -110,6 +110,18 @@ export const ERROR_CATALOGUE = {
     message: 'This port is the forward proxy: it takes CONNECT only (set HTTPS_PROXY, docs/proxies.md).',
   },
   merchant_forbidden: { status: 403, type: 'permission_error', message: 'This operator cannot manage that merchant.' },
+  second_operator_required: {
+    status: 403,
+    type: 'permission_error',
+    message:
+      'Shredding a merchant takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
+  },
+  shred_order_not_found: { status: 404, type: 'not_found_error', message: 'No such shred order.' },
+  shred_order_not_pending: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This shred order is no longer waiting for approval (already approved, carried out or cancelled).',
+  },
   api_key_not_found: { status: 404, type: 'not_found_error', message: 'No such API key.' },
   form_session_not_found: { status: 404, type: 'not_found_error', message: 'No such form session.' },
   cvc_session_not_found: { status: 404, type: 'not_found_error', message: 'No such CVC session for this token.' },

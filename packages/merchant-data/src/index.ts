@@ -39,3 +39,4 @@ export * from './store/pageInventoryStore';
 export * from './store/scriptAuthorizationStore';
 export * from './apiKeyPepper';
 export * from './eventEmission';
+export * from './store/shredOrderStore';

@@ -77,6 +77,7 @@ export async function setUpAdmin(params: {
       : {}),
     pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
     webhookEndpoints: stores.webhookEndpoints,
+    shredOrders: stores.shredOrders,
     webhookDeliveries: webhookDeliveriesOver(stores.webhookDeliveries, stores.events),
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.

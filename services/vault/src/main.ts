@@ -8,10 +8,15 @@ import { createVaultHandlers } from './transport/grpcHandlers';
 import { recordAlarmReporter } from './transport/recordAlarms';
 import { startVaultServer } from './transport/server';
 import { Vault } from './app/vault';
+import { MerchantKeyRings } from './app/merchantKeys';
+import { runShredOrders } from './app/cryptoShredding';
 import { MerchantCas } from './app/merchantCa';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
+
+/** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
+const SHRED_ORDERS_INTERVAL_MS = 1000;
 
 void runService({
   name: 'vault',
@@ -21,15 +26,23 @@ void runService({
     logger.info(keys.describe, 'key ring loaded');
     const store = await openCardStore(config, logger);
     const merchantData = await openMerchantData(config, logger);
+    const merchantKeys = new MerchantKeyRings({ root: keys.ring, store });
     const vault = new Vault({
       // Every card and CVV write also keeps the expiry index the events sweeps read.
       store: withExpiryIndex(store, merchantData.index, logger),
       keyRing: keys.ring,
+      merchantKeys,
       cvvTtlSeconds: config.CVV_TTL_SECONDS,
       cardGraceDays: config.CARD_GRACE_DAYS,
       renderMaxBytes: config.RENDER_MAX_BYTES,
       browserTokenTtlSeconds: config.BROWSER_TOKEN_TTL_SECONDS,
       onAlarm: recordAlarmReporter(logger, metrics),
+    });
+    const cas = new MerchantCas({
+      store: merchantData.cas,
+      keyRing: keys.ring,
+      routes: merchantData.routes,
+      onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
     });
     const material = serverTlsOrExit(tlsFilesOf(config), { service: 'vault', variable: 'VAULT_ADDR', address: config.VAULT_ADDR }, logger);
     const tls = material && {
@@ -44,12 +57,7 @@ void runService({
       createVaultHandlers(vault, logger, rpcObserver(metrics), {
         cvcSessions: merchantData.sessions,
         fieldsName: config.TLS_PEER_FIELDS,
-        cas: new MerchantCas({
-          store: merchantData.cas,
-          keyRing: keys.ring,
-          routes: merchantData.routes,
-          onCreated: (merchantId) => logger.info({ merchantId }, 'forward-proxy CA created'),
-        }),
+        cas,
         inboundName: config.TLS_PEER_INBOUND,
       }),
       tls,
@@ -74,11 +82,30 @@ void runService({
       },
       logger,
     });
+    // Approved crypto-shredding orders (docs/adr/0014): looked for every second, by one replica at a time.
+    const shredOrders = scheduleSweep({
+      name: 'shred-orders',
+      intervalMs: SHRED_ORDERS_INTERVAL_MS,
+      lease: merchantData.lease,
+      sweep: async () => {
+        await runShredOrders({
+          ...sweepDeps,
+          store,
+          keks: store,
+          rings: merchantKeys,
+          cas: merchantData.cas,
+          caCache: cas,
+          orders: merchantData.shredOrders,
+        });
+      },
+      logger,
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'event sweeps', close: () => sweep.stop() },
+        { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

@@ -1,6 +1,6 @@
 import { createLogThrottle, type Logger } from '@tessera/common';
 import { createRedisClient } from '@tessera/common/redis';
-import { RedisCvcSessionStore, RedisEventStore, RedisSweepLease } from '@tessera/merchant-data';
+import { RedisCvcSessionStore, RedisEventStore, RedisShredOrderStore, RedisSweepLease } from '@tessera/merchant-data';
 import { RedisRouteStore, type RouteReader } from '@tessera/routes';
 import type { Redis } from 'ioredis';
 import { redisTargetOf, type VaultConfig } from './config';
@@ -14,6 +14,8 @@ export interface VaultMerchantData {
   events: RedisEventStore;
   lease: RedisSweepLease;
   index: RedisExpiryIndex;
+  /** Crypto-shredding orders two operators approved in the admin service (docs/adr/0014); `~tessera:shred:*`. */
+  shredOrders: RedisShredOrderStore;
   /** The merchants' route documents, read-only: IssueHostCertificate issues only for a host on an outbound route (ADR 0013). */
   routes: RouteReader;
   /** The merchants' forward-proxy CAs (tessera:ca:*), the vault's own. */
@@ -55,6 +57,7 @@ export async function openMerchantData(
     events: new RedisEventStore(redis),
     lease: new RedisSweepLease(redis),
     index: new RedisExpiryIndex(redis),
+    shredOrders: new RedisShredOrderStore(redis),
     // The route store reads one hash per merchant (HGETALL, HGET), which a Cluster client runs as a single client does.
     routes: new RedisRouteStore(redis as Redis),
     cas: new RedisCaKeyStore(redis, config.VAULT_WRITE_ACK ?? { kind: 'none' }, logger),

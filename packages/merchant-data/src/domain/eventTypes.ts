@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'api_key.expiring_soon',
   'card_testing.suspected',
   'webhook_endpoint.disabled',
+  'merchant.shredded',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -78,6 +78,17 @@ const webhookEndpointObject = z.strictObject({
   failingSince: z.number().int().min(0).optional(),
 });
 
+/**
+ * A merchant's mode was crypto-shredded (issue 29): its key was destroyed, then its records swept.
+ * The shred order's id (from the admin API), when the key was destroyed and how many tokens the
+ * order's sweep removed (all its modes together); never a key id or anything of a card.
+ */
+const merchantShreddedObject = z.strictObject({
+  id: objectId,
+  keyDestroyedAt: z.number().int().min(0),
+  tokensSwept: z.number().int().min(0),
+});
+
 export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
   'form_session.completed': completedFormSessionObject,
   'form_session.expired': formSessionObject,
@@ -92,6 +103,7 @@ export const EVENT_OBJECT_SCHEMAS: Record<EventType, z.ZodType> = {
   'api_key.expiring_soon': apiKeyObject,
   'card_testing.suspected': cardTestingObject,
   'webhook_endpoint.disabled': webhookEndpointObject,
+  'merchant.shredded': merchantShreddedObject,
 };
 
 export interface EventRecord {

@@ -26,6 +26,8 @@ const WHEN: Record<EventType, string> = {
   'api_key.expiring_soon': 'An API key reaches its expiry soon.',
   'card_testing.suspected': "A key's card-testing limit was exceeded.",
   'webhook_endpoint.disabled': 'Deliveries to a webhook endpoint kept failing, so it was disabled.',
+  'merchant.shredded':
+    "A merchant's mode was crypto-shredded after two operators approved it: its key was destroyed (every token unreadable from then on) and its records swept.",
 };
 
 interface JsonSchemaProperty {

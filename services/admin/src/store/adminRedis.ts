@@ -15,6 +15,7 @@ import {
   RedisSweepLease,
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
+  RedisShredOrderStore,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisRouteStore } from '@tessera/routes';
@@ -45,6 +46,8 @@ export interface AdminStores {
   sweepLease: RedisSweepLease;
   /** Merchants' webhook endpoints (the gateway's /v1/webhook-endpoints writes them too). */
   webhookEndpoints: RedisWebhookEndpointStore;
+  /** Crypto-shredding orders (tessera:shred:*, docs/adr/0014). */
+  shredOrders: RedisShredOrderStore;
   /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
   webhookDeliveries: RedisWebhookDeliveryStore;
   /** The merchants' proxy routes (docs/routes.md). */
@@ -77,6 +80,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     events: new RedisEventStore(redis),
     sweepLease: new RedisSweepLease(redis),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    shredOrders: new RedisShredOrderStore(redis),
     webhookDeliveries: new RedisWebhookDeliveryStore(redis),
     routes: new RedisRouteStore(redis),
   };

@@ -6,6 +6,7 @@ import {
   RedisEventStore,
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
+  RedisShredOrderStore,
 } from '@tessera/merchant-data';
 import { webhookDeliveriesOver } from '../app/webhookDeliveriesPort';
 import type { AdminDeps } from '../transport/adminRouter';
@@ -28,6 +29,7 @@ export function anAdminDeps(redis: Redis, overrides: Partial<AdminDeps> = {}): A
     throttle: new RedisLoginThrottle(redis),
     audit: new RedisAuditLog(redis, 1000),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
+    shredOrders: new RedisShredOrderStore(redis),
     webhookDeliveries: webhookDeliveriesOver(new RedisWebhookDeliveryStore(redis), new RedisEventStore(redis)),
     pepper: TEST_PEPPER,
     trustedProxies: [],

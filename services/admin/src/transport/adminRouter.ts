@@ -26,6 +26,8 @@ import type { RouteStore } from '@tessera/routes';
 import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } from './sessionRoutes';
 import { registerRequestRoutes } from './requestRoutes';
 import { registerWebhookRoutes } from './webhookRoutes';
+import { registerShredRoutes } from './shredRoutes';
+import type { RedisShredOrderStore } from '@tessera/merchant-data';
 import type { WebhookDeliveriesPort } from '../app/webhookDeliveriesPort';
 import { registerPageInventoryRoutes } from './pageInventoryRoutes';
 import type { PageInventoryDeps, PagePolicyDeps } from '../app/pageInventory';
@@ -60,6 +62,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   webhookDeliveries?: WebhookDeliveriesPort;
   /** Whether a key is under card-testing attack, for the key list's banner; absent: never shown. */
   attackState?: AttackStateLookup;
+  /** Crypto-shredding orders (two operators; the vault carries them out); absent: those routes answer 404. */
+  shredOrders?: Pick<RedisShredOrderStore, 'create' | 'get' | 'list' | 'replace'>;
   /** Where the key use cases record api_key.created and .revoked; absent: no events. */
   events?: AdminEventDeps;
   trustedProxies: readonly Cidr[];
@@ -234,6 +238,8 @@ export function createAdminRouter(deps: AdminDeps): Router {
         },
     { body, optionalBody: optionalJsonObjectBody(ADMIN_BODY_LIMIT) },
   );
+
+  registerShredRoutes(api, deps.shredOrders === undefined ? undefined : { orders: deps.shredOrders, audit: deps.audit, now }, body);
 
   api.use(routeNotFound);
   api.use(errorHandler(logger));

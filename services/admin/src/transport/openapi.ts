@@ -1,3 +1,4 @@
+import { shredOrderPathSchema, shredRequestSchema } from '../app/shredOrders';
 import { z } from 'zod';
 import { mfaConfirmSchema, signInSchema, type SessionView } from '../app/adminSessions';
 import { createKeyRequestSchema, keyTestRequestSchema, restrictionChangesSchema } from '../app/apiKeys';
@@ -154,6 +155,26 @@ const webhookDeliverySchema = z.object({
   at: z.string(),
   nextAttemptAt: z.string().nullable().meta({ description: 'After a `failed` attempt: when the next one is due.' }),
 }) satisfies z.ZodType<WebhookDeliveryAttempt>;
+
+const operatorRefSchema = z.object({ id: z.string(), email: z.string() });
+const shredOrderViewSchema = z.object({
+  id: z.string(),
+  merchantId: z.string(),
+  mode: z.enum(['test', 'live', 'all']),
+  reason: z.string(),
+  requestedBy: operatorRefSchema,
+  requestedAt: z.string(),
+  status: z.enum(['pending', 'approved', 'shredding', 'done', 'cancelled']).meta({
+    description:
+      '`pending` (waits for a second operator), `approved` (queued for the vault), `shredding` (keys destroyed, records being swept), `done`, `cancelled`.',
+  }),
+  approvedBy: operatorRefSchema.optional(),
+  approvedAt: z.string().optional(),
+  cancelledBy: operatorRefSchema.optional(),
+  keyDestroyedAt: z.string().optional().meta({ description: 'From this moment every token of the merchant (and mode) is unreadable.' }),
+  completedAt: z.string().optional(),
+  tokensSwept: z.int().optional(),
+});
 
 const schemas = {
   // Request bodies: the schemas the routes validate with.
@@ -376,6 +397,9 @@ const schemas = {
       .meta({ description: 'Events waiting for this endpoint (not delivered yet: retries and resends included).' }),
   }),
   AdminWebhookResend: z.object({ endpointId: z.string(), eventId: z.string(), status: z.literal('queued') }),
+  AdminShredRequest: shredRequestSchema,
+  AdminShredOrder: shredOrderViewSchema,
+  AdminShredOrders: z.object({ orders: z.array(shredOrderViewSchema).meta({ description: 'Newest first (at most 100).' }) }),
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -440,6 +464,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
   });
   const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
   const merchantPath = parametersOf(merchantPathSchema, 'path');
+  const shredOrderPath = parametersOf(shredOrderPathSchema, 'path');
   const routePath = parametersOf(routePathSchema, 'path');
   const merchantQuery = parametersOf(merchantQuerySchema, 'query');
   const auditQuery = parametersOf(auditQuerySchema, 'query');
@@ -781,6 +806,46 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
       get: op('adminGetRequest', 'One request log entry in full (PSP body template and header names included)', readSession, {
         parameters: [id, ...queryParameters(requestDetailQuerySchema())],
         responses: { '200': { description: 'The entry.', content: ref('AdminRequest') } },
+      }),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/shred-requests`]: {
+      post: op(
+        'adminRequestShred',
+        'Ask for a merchant (or one mode) to be crypto-shredded; another platform operator with a second factor must approve',
+        session,
+        {
+          parameters: merchantPath,
+          requestBody: { required: true, content: ref('AdminShredRequest') },
+          responses: { '201': { description: 'The order, pending.', content: ref('AdminShredOrder') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/shred-orders`]: {
+      get: op('adminListShredOrders', 'Crypto-shredding orders (platform operators)', readSession, {
+        responses: { '200': { description: 'Orders, newest first.', content: ref('AdminShredOrders') } },
+      }),
+    },
+    [`${ADMIN_BASE}/shred-orders/{orderId}`]: {
+      get: op('adminGetShredOrder', 'One crypto-shredding order and its progress', readSession, {
+        parameters: shredOrderPath,
+        responses: { '200': { description: 'The order.', content: ref('AdminShredOrder') } },
+      }),
+    },
+    [`${ADMIN_BASE}/shred-orders/{orderId}/approve`]: {
+      post: op(
+        'adminApproveShred',
+        'Approve a pending order (not its requester): the vault destroys the merchant keys, then sweeps the records',
+        session,
+        {
+          parameters: shredOrderPath,
+          responses: { '200': { description: 'The order, approved.', content: ref('AdminShredOrder') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/shred-orders/{orderId}/cancel`]: {
+      post: op('adminCancelShred', 'Cancel a pending order', session, {
+        parameters: shredOrderPath,
+        responses: { '200': { description: 'The order, cancelled.', content: ref('AdminShredOrder') } },
       }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {

@@ -107,6 +107,9 @@ describe('key rotation against a real redis-server', () => {
     expect(finished.fingerprintKey).toBe('alreadyCurrent');
     expect(await countRecordsByKeyId(store, 3)).toEqual({
       byKeyId: { new: { card: 9, cvv: 9, format1: 0 } },
+      // Without a merchant KEK store, rewrap moves records to the root ring's newest key only.
+      underMerchantKeys: { card: 0, cvv: 0 },
+      merchantKeksByKeyId: {},
       unreadable: 0,
       fingerprintKeyKekId: 'new',
     });
@@ -190,7 +193,13 @@ describe('npm run vault -- <command>', () => {
 
     const afterwards = captureIo();
     expect(await run(['status'], env(newEntry), afterwards)).toBe(0);
-    expect(afterwards.stdout).toEqual(['current key: new', 'new: 5 card, 5 cvv records', 'fingerprint key: wrapped under new']);
+    // Every record moved to the merchant's own key, itself wrapped under the new root key.
+    expect(afterwards.stdout).toEqual([
+      'current key: new',
+      'merchant keys: 5 card, 5 cvv records',
+      'merchant keys wrapped under new: 1',
+      'fingerprint key: wrapped under new',
+    ]);
 
     const everything = [status, rewrap, afterwards].flatMap((io) => [...io.stdout, ...io.stderr]).join('\n');
     for (const entry of [oldEntry, newEntry]) expect(everything).not.toContain(entry.split(':')[1]);

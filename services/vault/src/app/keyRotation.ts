@@ -1,6 +1,7 @@
 import { TesseraError, type KeyMode } from '@tessera/common';
 import type { StoredCard } from '../domain/card';
 import {
+  EnvelopeOpenError,
   isCurrent,
   isWrapped,
   openRecord,
@@ -16,6 +17,8 @@ import { fingerprintKeyKekId, rewrapFingerprintKey } from '../domain/fingerprint
 import { caKeyKekId, rewrapCaKey } from '../domain/caKey';
 import type { CaKeyStore } from '../store/caKeyStore';
 import { modeOfLegacyCard } from '../domain/tokenMode';
+import { isMerchantKekId, merchantKekRootKeyId, rewrapMerchantKek } from '../domain/merchantKeys';
+import type { MerchantKeyRings, MerchantKekStore } from './merchantKeys';
 import type { CardStore } from '../store/cardStore';
 import { parseCard, parseCvv, serializeCard, serializeCvv } from '../store/records';
 
@@ -33,10 +36,19 @@ export interface RewrapStats {
   gone: number;
   /** Records that do not open (unknown key id or failed authentication). */
   failed: number;
+  /** Records of a crypto-shredded merchant and mode: unreadable for good, left for the shred's sweep. */
+  shredded: number;
+  /** Merchant KEKs moved to the root ring's current key (each merchant and mode once per run). */
+  merchantKeksRewrapped: number;
 }
 
 export interface RewrapCheckpoint {
   targetKeyId: string;
+  /**
+   * The run moves records onto merchant keys (issue 29). A checkpoint of a run that did not is not
+   * resumed by one that does (the records before its cursor would stay on the root key), nor the reverse.
+   */
+  merchantKeys?: boolean;
   cursor: string;
   stats: RewrapStats;
 }
@@ -44,9 +56,18 @@ export interface RewrapCheckpoint {
 export const REWRAP_CHECKPOINT = 'rewrap';
 const MAX_ATTEMPTS = 5;
 
-const emptyStats = (): RewrapStats => ({ scanned: 0, rewrapped: 0, migrated: 0, alreadyCurrent: 0, gone: 0, failed: 0 });
+const emptyStats = (): RewrapStats => ({
+  scanned: 0,
+  rewrapped: 0,
+  migrated: 0,
+  alreadyCurrent: 0,
+  gone: 0,
+  failed: 0,
+  shredded: 0,
+  merchantKeksRewrapped: 0,
+});
 
-type Outcome = 'rewrapped' | 'migrated' | 'alreadyCurrent' | 'gone' | 'failed';
+type Outcome = 'rewrapped' | 'migrated' | 'alreadyCurrent' | 'gone' | 'failed' | 'shredded';
 
 function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId?: string } {
   if (kind === 'card') {
@@ -124,6 +145,7 @@ async function rewrapOne(
     } catch (err) {
       // An HSM that cannot be reached stops the run (the checkpoint lets it resume); it says nothing about the record.
       if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
+      if (err instanceof EnvelopeOpenError && err.reason === 'key_destroyed') return 'shredded';
       // Unreadable, unknown key or tampered: counted, never printed (the error could only name a token).
       return 'failed';
     }
@@ -132,7 +154,56 @@ async function rewrapOne(
   throw new TesseraError('service_unavailable', { message: 'A record kept changing while it was being re-wrapped.' });
 }
 
-async function rewrapToken(store: CardStore, ring: KeyRing, token: string, stats: RewrapStats): Promise<void> {
+/** With merchant KEKs (issue 29): each record moves to its merchant and mode's KEK (made on first use). */
+async function ringOfOwner(
+  root: KeyRing,
+  merchant: RewrapOptions['merchantKeys'],
+  owner: { merchantId: string; mode: KeyMode },
+): Promise<KeyRing> {
+  return merchant === undefined ? root : merchant.rings.forSealing(owner.merchantId, owner.mode);
+}
+
+/**
+ * Every stored merchant KEK moves to the root ring's current key, before any record: a root key
+ * may be retired only once no merchant KEK is wrapped under it (`vault status`), including the
+ * KEKs of merchants without records. Not checkpointed: there is one KEK per merchant and mode.
+ */
+async function rewrapMerchantKeks(store: MerchantKekStore, root: KeyRing, batchSize: number, stats: RewrapStats): Promise<void> {
+  let cursor = '0';
+  do {
+    const step = await store.scanMerchantKeks(cursor, batchSize);
+    for (const { merchantId, mode } of step.owners) {
+      if (mode !== 'test' && mode !== 'live') continue;
+      try {
+        if (await rewrapMerchantKekIn(store, root, merchantId, mode)) stats.merchantKeksRewrapped++;
+      } catch (err) {
+        if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
+        stats.failed++;
+      }
+    }
+    cursor = step.cursor;
+  } while (cursor !== '0');
+}
+
+/** True when the stored KEK was re-wrapped; compare-and-set like the records. */
+async function rewrapMerchantKekIn(store: MerchantKekStore, root: KeyRing, merchantId: string, mode: KeyMode): Promise<boolean> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const { stored } = await store.getMerchantKek(merchantId, mode);
+    if (stored === null) return false;
+    const next = rewrapMerchantKek(root, merchantId, mode, stored);
+    if (next === null) return false;
+    if (await store.replaceMerchantKek(merchantId, mode, stored, next)) return true;
+  }
+  throw new TesseraError('service_unavailable', { message: 'A merchant key kept changing while it was being re-wrapped.' });
+}
+
+async function rewrapToken(
+  store: CardStore,
+  root: KeyRing,
+  token: string,
+  stats: RewrapStats,
+  merchant: RewrapOptions['merchantKeys'],
+): Promise<void> {
   const raw = await store.readRaw('card', token);
   stats.scanned++;
   if (raw === null) {
@@ -142,11 +213,12 @@ async function rewrapToken(store: CardStore, ring: KeyRing, token: string, stats
   let owner: { merchantId: string; mode: KeyMode };
   try {
     const card = parseCard(raw);
-    owner = { merchantId: card.merchantId, mode: card.mode ?? legacyModeOf(ring, token, card) };
+    owner = { merchantId: card.merchantId, mode: card.mode ?? legacyModeOf(root, token, card) };
   } catch {
     stats.failed++;
     return;
   }
+  const ring = await ringOfOwner(root, merchant, owner);
   // The card first: once it carries its mode, the vault reads the CVV by its own marker either way.
   for (const kind of ['card', 'cvv'] as const) {
     const outcome = await rewrapOne(store, ring, kind, token, owner);
@@ -157,7 +229,7 @@ async function rewrapToken(store: CardStore, ring: KeyRing, token: string, stats
 }
 
 /** The mode of a card written before tokens had one, from the card itself (see tokenMode.ts). */
-function legacyModeOf(ring: KeyRing, token: string, card: StoredCard): KeyMode {
+export function legacyModeOf(ring: KeyRing, token: string, card: StoredCard): KeyMode {
   const plaintext = openRecord(ring, { merchantId: card.merchantId, token, kind: 'card', mode: null }, card.sealed);
   try {
     const { number } = JSON.parse(plaintext.toString('utf8')) as { number?: unknown };
@@ -175,6 +247,8 @@ export interface RewrapOptions {
   /** Stop after this many SCAN steps (the checkpoint stays, so a later run resumes). */
   maxBatches?: number;
   onProgress?: (checkpoint: RewrapCheckpoint) => void;
+  /** Move records to their merchant's KEK (and merchant KEKs to the current root key); absent: root keys only. */
+  merchantKeys?: { rings: MerchantKeyRings; store: MerchantKekStore };
 }
 
 /**
@@ -189,17 +263,27 @@ export async function rewrapAll(
 ): Promise<{ done: boolean; checkpoint: RewrapCheckpoint; fingerprintKey: FingerprintKeyOutcome }> {
   // First, so that even a run stopped early leaves the one key every fingerprint depends on movable.
   const fingerprintKey = await rewrapFingerprintKeyIn(store, ring);
-  let checkpoint: RewrapCheckpoint = { targetKeyId: ring.currentKeyId, cursor: '0', stats: emptyStats() };
+  const withMerchantKeys = opts.merchantKeys !== undefined;
+  let checkpoint: RewrapCheckpoint = {
+    targetKeyId: ring.currentKeyId,
+    ...(withMerchantKeys ? { merchantKeys: true } : {}),
+    cursor: '0',
+    stats: emptyStats(),
+  };
   if (!opts.restart) {
     const saved = await store.getCheckpoint(REWRAP_CHECKPOINT);
     const parsed = saved === null ? undefined : parseCheckpoint(saved);
-    if (parsed !== undefined && parsed.targetKeyId === ring.currentKeyId) checkpoint = parsed;
+    if (parsed !== undefined && parsed.targetKeyId === ring.currentKeyId && (parsed.merchantKeys === true) === withMerchantKeys) {
+      checkpoint = parsed;
+    }
   }
   let batches = 0;
+  const merchant = opts.merchantKeys;
+  if (merchant !== undefined) await rewrapMerchantKeks(merchant.store, ring, opts.batchSize, checkpoint.stats);
   do {
     if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { done: false, checkpoint, fingerprintKey };
     const step = await store.scanTokens(checkpoint.cursor, opts.batchSize);
-    for (const token of step.tokens) await rewrapToken(store, ring, token, checkpoint.stats);
+    for (const token of step.tokens) await rewrapToken(store, ring, token, checkpoint.stats, merchant);
     checkpoint = { ...checkpoint, cursor: step.cursor };
     batches++;
     if (checkpoint.cursor !== '0') await store.setCheckpoint(REWRAP_CHECKPOINT, JSON.stringify(checkpoint));
@@ -242,7 +326,12 @@ function parseCheckpoint(text: string): RewrapCheckpoint | undefined {
       typeof value.stats === 'object' &&
       value.stats !== null
     ) {
-      return { targetKeyId: value.targetKeyId, cursor: value.cursor, stats: { ...emptyStats(), ...value.stats } };
+      return {
+        targetKeyId: value.targetKeyId,
+        ...(value.merchantKeys === true ? { merchantKeys: true } : {}),
+        cursor: value.cursor,
+        stats: { ...emptyStats(), ...value.stats },
+      };
     }
   } catch {
     // a damaged checkpoint only means starting over
@@ -251,15 +340,19 @@ function parseCheckpoint(text: string): RewrapCheckpoint | undefined {
 }
 
 export interface KeyUsage {
-  /** Records per KEK id, card and CVV records counted separately. */
+  /** Records per root KEK id, card and CVV records counted separately. */
   byKeyId: Record<string, { card: number; cvv: number; format1: number }>;
+  /** Records under merchant KEKs (issue 29), all merchants together. */
+  underMerchantKeys: { card: number; cvv: number };
+  /** Stored merchant KEKs per root key id that wraps them ('unreadable' for a damaged one). */
+  merchantKeksByKeyId: Record<string, number>;
   unreadable: number;
   /** The KEK id the fingerprint key is wrapped under; null before any vault made one. */
   fingerprintKeyKekId: string | null;
 }
 
 /** How many records each KEK protects: a key may be retired once its count is zero. */
-export async function countRecordsByKeyId(store: CardStore, batchSize: number): Promise<KeyUsage> {
+export async function countRecordsByKeyId(store: CardStore, batchSize: number, keks?: MerchantKekStore): Promise<KeyUsage> {
   const storedFingerprintKey = await store.getFingerprintKey();
   let fingerprintKekId: string | null = null;
   try {
@@ -267,7 +360,14 @@ export async function countRecordsByKeyId(store: CardStore, batchSize: number): 
   } catch {
     fingerprintKekId = null;
   }
-  const usage: KeyUsage = { byKeyId: {}, unreadable: 0, fingerprintKeyKekId: fingerprintKekId };
+  const usage: KeyUsage = {
+    byKeyId: {},
+    underMerchantKeys: { card: 0, cvv: 0 },
+    merchantKeksByKeyId: {},
+    unreadable: 0,
+    fingerprintKeyKekId: fingerprintKekId,
+  };
+  if (keks !== undefined) await countMerchantKeks(keks, batchSize, usage.merchantKeksByKeyId);
   let cursor = '0';
   do {
     const step = await store.scanTokens(cursor, batchSize);
@@ -277,6 +377,10 @@ export async function countRecordsByKeyId(store: CardStore, batchSize: number): 
         if (raw === null) continue;
         try {
           const { sealed } = sealedOf(kind, raw);
+          if (isMerchantKekId(sealed.keyId)) {
+            usage.underMerchantKeys[kind]++;
+            continue;
+          }
           const entry = (usage.byKeyId[sealed.keyId] ??= { card: 0, cvv: 0, format1: 0 });
           entry[kind]++;
           if (!isWrapped(sealed)) entry.format1++;
@@ -288,6 +392,25 @@ export async function countRecordsByKeyId(store: CardStore, batchSize: number): 
     cursor = step.cursor;
   } while (cursor !== '0');
   return usage;
+}
+
+async function countMerchantKeks(keks: MerchantKekStore, batchSize: number, counts: Record<string, number>): Promise<void> {
+  let cursor = '0';
+  do {
+    const step = await keks.scanMerchantKeks(cursor, batchSize);
+    for (const { merchantId, mode } of step.owners) {
+      const { stored } = await keks.getMerchantKek(merchantId, mode);
+      if (stored === null) continue;
+      let rootKeyId: string;
+      try {
+        rootKeyId = merchantKekRootKeyId(stored);
+      } catch {
+        rootKeyId = 'unreadable';
+      }
+      counts[rootKeyId] = (counts[rootKeyId] ?? 0) + 1;
+    }
+    cursor = step.cursor;
+  } while (cursor !== '0');
 }
 
 /** What rewrap did to the merchants' forward-proxy CAs (domain/caKey.ts): counts only, never a merchant. */

@@ -85,6 +85,14 @@ export class MerchantCas {
     });
   }
 
+  /**
+   * Drops the merchant's opened CA from this replica's memory (crypto-shredding deleted its record):
+   * the next use reads the store again. Other replicas drop theirs within `cacheMs`.
+   */
+  forget(merchantId: string): void {
+    this.opened.delete(merchantId);
+  }
+
   /** The opened CA, from memory while fresh; a failed load is not remembered (the store may be back). */
   private caOf(merchantId: string): Promise<OpenedCa> {
     checkedMerchantId(merchantId);

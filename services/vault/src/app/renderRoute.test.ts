@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
 import type { RouteDocumentInput, RouteFilterInput } from '@tessera/routes';
-import { aCard, anEmptyRedisCardStore, aVault, codeOf } from '../test/builders';
+import { aCard, anEmptyRedisCardStore, aVault, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
+import { MerchantKeyRings } from './merchantKeys';
 import { MAX_ROUTE_CANDIDATES, renderRoute } from './renderRoute';
 
 jest.setTimeout(20_000);
@@ -80,6 +81,23 @@ describe('RenderRoute', () => {
     expect(await codeOf(render(STRIPE_FORM, FORM, body))).toBe('cvv_unavailable');
     // Without a CVV place the card still renders.
     expect((await render(STRIPE_FORM, FORM, `card[number]=${made.token}`)).body.toString()).toBe(`card[number]=${VISA}`);
+    await store.close();
+  });
+
+  it('opens a card and its CVV sealed under the merchant’s own key, as Render does, and takes the CVV once', async () => {
+    const store = await anEmptyRedisCardStore(db);
+    const root = keyRingOf(keyRingEntry('r1'));
+    const vault = aVault({ store, keyRing: root, merchantKeys: new MerchantKeyRings({ root, store }) });
+    const made = await vault.tokenize(aCard({ aliasFormats: ['uuid'] }));
+    // Sealed under merchant_a's test-mode KEK, not the root key: the root ring alone opens neither record.
+    const stored = JSON.parse((await db.client.get(`tessera:card:{${made.token}}`))!) as { sealed: { keyId: string } };
+    expect(stored.sealed.keyId).toMatch(/^m\./);
+    const body = `card[number]=${made.aliases.uuid}&card[cvc]=${made.token}`;
+    const out = await renderRoute(vault, { owner: A, routeJson: STRIPE_FORM, contentType: FORM, body: Buffer.from(body) });
+    expect(out.body.toString()).toBe(`card[number]=${VISA}&card[cvc]=123`);
+    expect(await codeOf(renderRoute(vault, { owner: A, routeJson: STRIPE_FORM, contentType: FORM, body: Buffer.from(body) }))).toBe(
+      'cvv_unavailable',
+    );
     await store.close();
   });
 

@@ -29,6 +29,7 @@ import {
 import { aliasDigestOf, fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
 import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
+import type { MerchantKeyRings } from './merchantKeys';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
 import { previewPspBody, type PspBodyPreview } from '../domain/previewPspBody';
 import { generateToken, isTokenShaped } from '../domain/token';
@@ -40,6 +41,12 @@ import { parseCard } from '../store/records';
 export interface VaultOptions {
   store: CardStore;
   keyRing: KeyRing;
+  /**
+   * Per-merchant KEKs (issue 29): when given, each merchant and mode's data keys are wrapped under
+   * its own KEK (made on first use) instead of the root ring's current key; records still under a
+   * root key open until rewrap moves them.
+   */
+  merchantKeys?: MerchantKeyRings;
   cvvTtlSeconds: number;
   cardGraceDays: number;
   /** The most bytes a rendered body may have (RENDER_MAX_BYTES); DEFAULT_RENDER_MAX_BYTES when not given. */
@@ -152,7 +159,8 @@ export class Vault {
   private async tokenizeCard(card: CardToTokenize): Promise<TokenRecordView> {
     const formats = checkedAliasFormats(card);
     if (card.dedupe === true && card.provisional !== true) return this.tokenizeDeduplicated(card, formats);
-    const { entry, view } = this.prepareToken(card, await this.fingerprintKey());
+    const ring = await this.sealingRingFor(card);
+    const { entry, view } = this.prepareToken(card, await this.fingerprintKey(), ring);
     return this.saveWithAliases(card, entry, view, formats);
   }
 
@@ -276,6 +284,7 @@ export class Vault {
     const mode = checkCardToTokenize(card);
     const key = await this.fingerprintKey();
     const fingerprint = fingerprintOf(key, card.merchantId, mode, card.number);
+    const ring = await this.sealingRing(card.merchantId, mode);
     for (let attempt = 0; attempt < DEDUPE_ATTEMPTS; attempt++) {
       const existing = await this.store.findByFingerprint(fingerprint);
       if (existing !== null) {
@@ -283,7 +292,7 @@ export class Vault {
         if (refreshed !== undefined) return refreshed;
       }
       // No entry, or it names a token that is gone (deleted, expired, provisional): a new one.
-      const { entry, view: fresh } = this.prepareToken(card, key);
+      const { entry, view: fresh } = this.prepareToken(card, key, ring);
       const view = await this.saveWithAliases(card, entry, fresh, formats);
       const giveUpAliases = (): Promise<void> =>
         this.releaseAliases(card.merchantId, mode, Object.values(view.aliases), entry.token).catch(() => undefined);
@@ -403,7 +412,7 @@ export class Vault {
         continue;
       }
       try {
-        const { entry, view } = this.prepareToken(card, key);
+        const { entry, view } = this.prepareToken(card, key, await this.sealingRingFor(card));
         toSave.push({ entry, item: outcomes.length });
         outcomes.push(view);
       } catch (err) {
@@ -425,7 +434,7 @@ export class Vault {
   }
 
   /** The new token's sealed records and the view the caller gets once they are saved. */
-  private prepareToken(card: CardToTokenize, fingerprintKey: Buffer): { entry: CardEntryToSave; view: TokenRecordView } {
+  private prepareToken(card: CardToTokenize, fingerprintKey: Buffer, ring: KeyRing): { entry: CardEntryToSave; view: TokenRecordView } {
     const mode = checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
@@ -449,6 +458,7 @@ export class Vault {
     const sealedCard = this.seal(
       { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
       JSON.stringify(secret),
+      ring,
     );
     const stored: StoredCard = { ...fields, metadataBound: true, sealed: sealedCard };
     const hasCvv = card.cvv !== '';
@@ -457,7 +467,7 @@ export class Vault {
       card: stored,
       cardTtlMs: retention.cardTtlMs,
       cvv: hasCvv
-        ? { record: this.sealCvv(card.merchantId, token, mode, card.cvv, now, retention.cvvTtlMs), ttlMs: retention.cvvTtlMs }
+        ? { record: this.sealCvv(card.merchantId, token, mode, card.cvv, now, retention.cvvTtlMs, ring), ttlMs: retention.cvvTtlMs }
         : undefined,
     };
     return { entry, view: toTokenRecordView(token, stored, hasCvv) };
@@ -492,13 +502,13 @@ export class Vault {
    * The CVV's deadline (its Redis TTL as a timestamp) and a fresh nonce are bound into its
    * envelope: a copy restored after the deadline, or after the CVV was used, is refused.
    */
-  private sealCvv(merchantId: string, token: string, mode: KeyMode, cvv: string, now: Date, ttlMs: number): StoredCvv {
+  private sealCvv(merchantId: string, token: string, mode: KeyMode, cvv: string, now: Date, ttlMs: number, ring: KeyRing): StoredCvv {
     const fields = {
       mode,
       nonce: secureRandomBytes(CVV_NONCE_BYTES).toString('base64url'),
       expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
     };
-    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv) };
+    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv, ring) };
   }
 
   /** The fingerprint index stops naming the token too (best effort: dedupe checks what it names anyway). */
@@ -543,7 +553,8 @@ export class Vault {
     const now = this.now();
     const cardLeftMs = Date.parse(card.expiresAt) - now.getTime();
     const ttlMs = Math.max(1000, Math.min(this.opts.cvvTtlSeconds * 1000, Number.isFinite(cardLeftMs) ? cardLeftMs : 0));
-    await this.store.putCvv(token, this.sealCvv(card.merchantId, token, mode, cvv, now, ttlMs), ttlMs);
+    const ring = await this.sealingRing(card.merchantId, mode);
+    await this.store.putCvv(token, this.sealCvv(card.merchantId, token, mode, cvv, now, ttlMs, ring), ttlMs);
   }
 
   /**
@@ -558,12 +569,14 @@ export class Vault {
     sameNumber?: string,
   ): Promise<{ card: StoredCard; mode: KeyMode }> {
     const mode = this.modeOfOwner(owner, token);
+    // The sealing ring opens every record of the merchant too: a rewritten card moves to its KEK.
+    const ring = await this.sealingRing(owner.merchantId, mode);
     for (let attempt = 0; attempt < RETAIN_ATTEMPTS; attempt++) {
       const raw = await this.store.readRaw('card', token);
       if (raw === null) throw new TesseraError('token_not_found');
-      const found = this.owned(owner, mode, token, parseCard(raw), 'open');
+      const found = this.owned(owner, mode, token, parseCard(raw), ring, 'open');
       const card = found.card;
-      const secret = found.secret ?? this.openCardSecret(card, token);
+      const secret = found.secret ?? this.openCardSecret(card, token, ring);
       if (sameNumber !== undefined && (card.provisional === true || secret.number !== sameNumber)) {
         throw new TesseraError('token_not_found');
       }
@@ -595,6 +608,7 @@ export class Vault {
       const sealed = this.seal(
         { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
         JSON.stringify({ number: secret.number, holderName } satisfies CardSecret),
+        ring,
       );
       const next: StoredCard = { ...fields, metadataBound: true, sealed };
       if (await this.store.retainCard(token, raw, next, { cardTtlMs, cvvTtlMs: 0 })) {
@@ -620,10 +634,11 @@ export class Vault {
   async retainToken(owner: TokenOwner, tokenOrAlias: string): Promise<TokenRecordView> {
     const token = await this.tokenOf(owner, tokenOrAlias);
     const mode = this.modeOfOwner(owner, token);
+    const ring = await this.sealingRing(owner.merchantId, mode);
     for (let attempt = 0; attempt < RETAIN_ATTEMPTS; attempt++) {
       const raw = await this.store.readRaw('card', token);
       if (raw === null) throw new TesseraError('token_not_found');
-      const { card } = this.owned(owner, mode, token, parseCard(raw));
+      const { card } = this.owned(owner, mode, token, parseCard(raw), ring);
       if (card.provisional !== true) return this.recordView(token, card);
       const retention = retentionOnRetain(card, {
         cardGraceDays: this.opts.cardGraceDays,
@@ -635,7 +650,7 @@ export class Vault {
       let sealed: Envelope;
       try {
         sealed = rebindRecord(
-          this.keyRing,
+          ring,
           this.cardContext(card, token),
           { merchantId: card.merchantId, token, kind: 'card', mode, metadata: cardMetadata(fields) },
           card.sealed,
@@ -691,12 +706,13 @@ export class Vault {
   }
 
   private async renderableCard(owner: TokenOwner, token: string): Promise<RenderableCard> {
-    const { card, mode, secret } = await this.cardWithSecretOf(owner, token);
+    // The ring that opened the card (its merchant and mode's KEK, or the root ring for an older record) opens its CVV.
+    const { card, mode, secret, ring } = await this.cardWithSecretOf(owner, token);
     return {
       token,
       values: { number: secret.number, holderName: secret.holderName, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear },
       hasCvv: () => this.store.hasCvv(token),
-      takeCvv: () => this.takeCvv(card, token, mode),
+      takeCvv: () => this.takeCvv(card, token, mode, ring),
     };
   }
 
@@ -747,9 +763,26 @@ export class Vault {
     owner: TokenOwner,
     token: string,
     verify: 'authenticate' | 'open' = 'authenticate',
-  ): Promise<{ card: StoredCard; mode: KeyMode; secret?: CardSecret }> {
+  ): Promise<{ card: StoredCard; mode: KeyMode; secret?: CardSecret; ring: KeyRing }> {
     const mode = this.modeOfOwner(owner, token);
-    return this.owned(owner, mode, token, await this.store.getCard(token), verify);
+    const card = await this.store.getCard(token);
+    const ring = await this.readingRing(owner.merchantId, mode, card?.sealed.keyId);
+    return { ...this.owned(owner, mode, token, card, ring, verify), ring };
+  }
+
+  /** The ring a merchant's records are sealed with: its own KEK, or the root ring without merchant keys. */
+  private async sealingRing(merchantId: string, mode: KeyMode): Promise<KeyRing> {
+    return this.opts.merchantKeys === undefined ? this.keyRing : this.opts.merchantKeys.forSealing(merchantId, mode);
+  }
+
+  /** A new token's sealing ring, once its card is known to be valid (so no KEK is made for a refused card). */
+  private async sealingRingFor(card: CardToTokenize): Promise<KeyRing> {
+    return this.sealingRing(card.merchantId, checkCardToTokenize(card));
+  }
+
+  /** The ring a merchant's records open with; `keyId` is the record's (see MerchantKeyRings.forReading). */
+  private async readingRing(merchantId: string, mode: KeyMode, keyId?: string): Promise<KeyRing> {
+    return this.opts.merchantKeys === undefined ? this.keyRing : this.opts.merchantKeys.forReading(merchantId, mode, keyId);
   }
 
   private modeOfOwner(owner: TokenOwner, token: string): KeyMode {
@@ -768,6 +801,7 @@ export class Vault {
     mode: KeyMode,
     token: string,
     card: StoredCard | null,
+    ring: KeyRing,
     verify: 'authenticate' | 'open' = 'authenticate',
   ): { card: StoredCard; mode: KeyMode; secret?: CardSecret } {
     if (card === null || card.merchantId !== owner.merchantId || isPastProvisionalDeadline(card, this.now())) {
@@ -777,11 +811,11 @@ export class Vault {
       if (card.mode !== mode) throw new TesseraError('token_not_found');
       // The clear fields just read decided who may use the token: prove them before acting on them
       // (a render opens the card anyway, which proves them as well).
-      if (verify === 'open') return { card, mode, secret: this.openCardSecret(card, token) };
-      this.authenticateCard(card, token);
+      if (verify === 'open') return { card, mode, secret: this.openCardSecret(card, token, ring) };
+      this.authenticateCard(card, token, ring);
       return { card, mode };
     }
-    const secret = this.openCardSecret(card, token);
+    const secret = this.openCardSecret(card, token, ring);
     if (modeOfLegacyCard(secret.number) !== mode) throw new TesseraError('token_not_found');
     return { card, mode, secret };
   }
@@ -790,9 +824,12 @@ export class Vault {
    * For renders: the stored mode is bound into the envelope, so a record whose mode was edited
    * fails to decrypt here (internal_error) instead of rendering for the other mode.
    */
-  private async cardWithSecretOf(owner: TokenOwner, token: string): Promise<{ card: StoredCard; mode: KeyMode; secret: CardSecret }> {
-    const { card, mode, secret } = await this.cardOf(owner, token, 'open');
-    return { card, mode, secret: secret ?? this.openCardSecret(card, token) };
+  private async cardWithSecretOf(
+    owner: TokenOwner,
+    token: string,
+  ): Promise<{ card: StoredCard; mode: KeyMode; secret: CardSecret; ring: KeyRing }> {
+    const { card, mode, secret, ring } = await this.cardOf(owner, token, 'open');
+    return { card, mode, ring, secret: secret ?? this.openCardSecret(card, token, ring) };
   }
 
   /**
@@ -800,7 +837,7 @@ export class Vault {
    * the store must not be used: already consumed once (its replay id is marked), past its sealed
    * deadline, or not authentic. Those three raise an alarm; the record is deleted either way.
    */
-  private async takeCvv(card: StoredCard, token: string, mode: KeyMode): Promise<string | undefined> {
+  private async takeCvv(card: StoredCard, token: string, mode: KeyMode, ring: KeyRing): Promise<string | undefined> {
     const now = this.now();
     const cvvTtlMs = this.opts.cvvTtlSeconds * 1000;
     const taken = await this.store.takeCvv(token, (record) => {
@@ -813,7 +850,7 @@ export class Vault {
       this.alarm('cvv_replayed', 'cvv', token);
       return undefined;
     }
-    const cvv = this.openCvv(card, token, mode, taken.record);
+    const cvv = this.openCvv(card, token, mode, taken.record, ring);
     if (cvv === undefined) return undefined;
     if (now.getTime() >= this.cvvDeadlineMs(card, taken.record)) {
       this.alarm('cvv_expired', 'cvv', token);
@@ -838,7 +875,7 @@ export class Vault {
    * and its CVV one after the other); it is always opened under the token's verified mode, so
    * editing that field gains nothing.
    */
-  private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv): string | undefined {
+  private openCvv(card: StoredCard, token: string, mode: KeyMode, record: StoredCvv, ring: KeyRing): string | undefined {
     const ctx: EnvelopeContext = {
       merchantId: card.merchantId,
       token,
@@ -847,7 +884,7 @@ export class Vault {
       metadata: metadataOfCvv(record),
     };
     try {
-      return this.open(ctx, record.sealed, 'cvv', token);
+      return this.open(ctx, record.sealed, 'cvv', token, ring);
     } catch (err) {
       // A forged CVV record is gone now (taken); the card is fine, so the caller gets cvv_unavailable.
       if (err instanceof TesseraError && err.code === 'token_not_found') return undefined;
@@ -855,19 +892,19 @@ export class Vault {
     }
   }
 
-  private seal(ctx: EnvelopeContext, plaintext: string): Envelope {
+  private seal(ctx: EnvelopeContext, plaintext: string, ring: KeyRing): Envelope {
     const buf = Buffer.from(plaintext, 'utf8');
     try {
-      return sealRecord(this.keyRing, ctx, buf);
+      return sealRecord(ring, ctx, buf);
     } finally {
       buf.fill(0);
     }
   }
 
-  private open(ctx: EnvelopeContext, envelope: Envelope, kind: RecordKind, token: string): string {
+  private open(ctx: EnvelopeContext, envelope: Envelope, kind: RecordKind, token: string, ring: KeyRing): string {
     let buf: Buffer;
     try {
-      buf = openRecord(this.keyRing, ctx, envelope);
+      buf = openRecord(ring, ctx, envelope);
     } catch (err) {
       throw this.openFailure(err, kind, token);
     }
@@ -881,9 +918,11 @@ export class Vault {
   /**
    * A record that does not authenticate is answered like a missing token (404): whoever its forged
    * fields name learns nothing, and it is never served. It raises an alarm. A KEK missing from the
-   * ring is the operator's mistake, not tampering: internal_error, as before.
+   * ring is the operator's mistake, not tampering: internal_error, as before. A record whose
+   * merchant KEK was crypto-shredded is deleted as far as anyone can tell: token_not_found, no alarm.
    */
   private openFailure(err: unknown, kind: RecordKind, token: string): TesseraError {
+    if (err instanceof EnvelopeOpenError && err.reason === 'key_destroyed') return new TesseraError('token_not_found');
     if (err instanceof EnvelopeOpenError && err.reason !== 'unknown_key') {
       this.alarm('authentication_failed', kind, token);
       return new TesseraError('token_not_found');
@@ -905,16 +944,16 @@ export class Vault {
    * Checks that the card's clear fields are what it was sealed with, by unwrapping its data key
    * only: the PAN is not decrypted to answer GET or DELETE.
    */
-  private authenticateCard(card: StoredCard, token: string): void {
+  private authenticateCard(card: StoredCard, token: string, ring: KeyRing): void {
     try {
-      authenticateRecord(this.keyRing, this.cardContext(card, token), card.sealed);
+      authenticateRecord(ring, this.cardContext(card, token), card.sealed);
     } catch (err) {
       throw this.openFailure(err, 'card', token);
     }
   }
 
-  private openCardSecret(card: StoredCard, token: string): CardSecret {
-    const text = this.open(this.cardContext(card, token), card.sealed, 'card', token);
+  private openCardSecret(card: StoredCard, token: string, ring: KeyRing): CardSecret {
+    const text = this.open(this.cardContext(card, token), card.sealed, 'card', token, ring);
     try {
       const parsed = JSON.parse(text) as Partial<CardSecret>;
       if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') {

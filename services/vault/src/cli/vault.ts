@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Key management for the vault: `rotate`, `rewrap`, `status`.
+ * Key management for the vault: `rotate`, `rewrap`, `status`, `shred`.
  * Exit codes: 0 done, 1 failed (Redis unreachable, unreadable records), 2 usage, 78 bad configuration.
  */
 import fs from 'node:fs';
@@ -16,12 +16,15 @@ import {
   type CliIo,
 } from '@tessera/common';
 import { configSchema, redisTargetOf, type VaultConfig } from '../config';
-import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
+import { generateKeyRingEntry, KEY_ID_PATTERN, parseKeyRing, type EnvKeyRing, type KeyRing } from '../domain/keyRing';
 import { generateHsmKek, HsmError } from '../hsm/pkcs11KeyRing';
 import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
 import { countCaKeysByKekId, countRecordsByKeyId, rewrapAll, rewrapCaKeys, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
+import { MerchantKeyRings, type MerchantKekStore } from '../app/merchantKeys';
+import { runShredOrders } from '../app/cryptoShredding';
+import { openMerchantData } from '../openMerchantData';
 import { RedisCaKeyStore, type CaKeyStore } from '../store/caKeyStore';
 import { connectRedis, RedisCardStore } from '../store/redisCardStore';
 
@@ -35,13 +38,22 @@ Commands:
       (label defaults to the kid) and prints its PKCS11_KEYS entry (kid:label); append that to
       PKCS11_KEYS. Either way, redeploy the vault, then run rewrap.
   rewrap [--batch <n>] [--restart] [--max-batches <n>]
-      Re-wraps every record's data key under the current key (the newest of VAULT_KEYS, or of
-      PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read) while the vault keeps
-      serving; the fingerprint key and the merchants' forward-proxy CA keys too. Progress goes to stderr; the SCAN cursor is saved in Redis after every batch, so a
-      run that stops resumes where it left off (--restart ignores the saved point).
+      Moves every merchant key-encryption key under the current root key (the newest of VAULT_KEYS,
+      or of PKCS11_KEYS with VAULT_KEK_PROVIDER=pkcs11; the other provider's keys are read), then
+      re-wraps every record's data key under its merchant and mode's key (made on first use), while
+      the vault keeps serving; the fingerprint key and the merchants' forward-proxy CA keys go under
+      the current root key. Progress goes to stderr; the SCAN cursor is saved in Redis after every
+      batch, so a run that stops resumes where it left off (--restart ignores the saved point).
   status [--batch <n>] [--json]
-      Counts records (and forward-proxy CA keys) per key id and where each key lives. A key may be
-      removed once it counts zero.
+      Counts records per root key id, records under merchant keys, merchant keys per root key id and
+      forward-proxy CA keys per root key id. A root key may be removed once it counts zero in all.
+
+  shred
+      Carries out now the crypto-shredding orders two operators approved in the admin API
+      (POST /admin/v1/merchants/{id}/shred-requests, then .../shred-orders/{id}/approve): destroys
+      each merchant key (and, for mode "all", the merchant's forward-proxy CA), then sweeps the
+      records. The vault does the same on its own within a second; this is for when no vault runs.
+      Prints {"carriedOut": n}. It never shreds without an approved order.
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -86,7 +98,8 @@ function describeProgress(c: RewrapCheckpoint): string {
   const s = c.stats;
   return (
     `rewrap -> ${c.targetKeyId}: scanned ${s.scanned} tokens, rewrapped ${s.rewrapped}, migrated ${s.migrated}, ` +
-    `already current ${s.alreadyCurrent}, gone ${s.gone}, failed ${s.failed}` +
+    `already current ${s.alreadyCurrent}, gone ${s.gone}, shredded ${s.shredded}, ` +
+    `merchant keys rewrapped ${s.merchantKeksRewrapped}, failed ${s.failed}` +
     (c.cursor === '0' ? ' (complete)' : ` (cursor ${c.cursor})`)
   );
 }
@@ -146,7 +159,7 @@ export async function run(
       io.err(`Append this entry to the END of VAULT_KEYS (comma-separated), redeploy the vault, then run: npm run vault -- rewrap`);
       return 0;
     }
-    if (command !== 'rewrap' && command !== 'status') throw new UsageError(`unknown command "${command}"`);
+    if (command !== 'rewrap' && command !== 'status' && command !== 'shred') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
     const keys = openKeyRing(config, () => developmentKeyRing(config));
     const ring = keys.ring;
@@ -166,8 +179,29 @@ export async function run(
       throw err;
     }
     try {
+      if (command === 'shred') {
+        const keks = merchantKekStoreOf(store);
+        if (keks === undefined) throw new Error('this card store keeps no merchant keys');
+        const data = await openMerchantData(config, createLogger('vault-cli', 'silent'));
+        try {
+          const carriedOut = await runShredOrders({
+            store,
+            keks,
+            rings: new MerchantKeyRings({ root: ring, store: keks }),
+            cas: caKeys.cas,
+            orders: data.shredOrders,
+            recorder: data.events,
+            now: () => new Date(),
+            logger: createLogger('vault-cli', 'silent'),
+          });
+          io.out(JSON.stringify({ carriedOut }));
+          return 0;
+        } finally {
+          await data.close();
+        }
+      }
       if (command === 'status') {
-        const usage = await countRecordsByKeyId(store, batchSize);
+        const usage = await countRecordsByKeyId(store, batchSize, merchantKekStoreOf(store));
         const caUsage = await countCaKeysByKekId(caKeys.cas);
         if (parsed.values.json) {
           const providers = Object.fromEntries(ring.keyIds.map((kid) => [kid, ring.providerOf(kid)]));
@@ -186,6 +220,9 @@ export async function run(
                   : '';
             io.out(`${kid}: ${n.card} card, ${n.cvv} cvv records${n.format1 > 0 ? `, ${n.format1} in format 1` : ''}${known}`);
           }
+          const merchantKeks = usage.underMerchantKeys;
+          io.out(`merchant keys: ${merchantKeks.card} card, ${merchantKeks.cvv} cvv records`);
+          for (const [kid, n] of Object.entries(usage.merchantKeksByKeyId)) io.out(`merchant keys wrapped under ${kid}: ${n}`);
           if (usage.unreadable > 0) io.out(`unreadable: ${usage.unreadable}`);
           if (usage.fingerprintKeyKekId !== null) io.out(`fingerprint key: wrapped under ${usage.fingerprintKeyKekId}`);
           for (const [kid, n] of Object.entries(caUsage.byKeyId)) io.out(`forward-proxy CA keys: ${n} wrapped under ${kid}`);
@@ -198,6 +235,7 @@ export async function run(
         restart: parsed.values.restart,
         maxBatches: parsed.values['max-batches'] === undefined ? undefined : positiveInt(parsed.values['max-batches'], 'max-batches', 1),
         onProgress: (c) => io.err(describeProgress(c)),
+        merchantKeys: merchantKeys(store, ring),
       });
       // A handful of keys, one per merchant: re-wrapped in full on every run, stopped early or not.
       const caKeyStats = await rewrapCaKeys(caKeys.cas, ring);
@@ -239,6 +277,19 @@ export async function run(
     io.err(`failed: ${(err as Error).message}`);
     return 1;
   }
+}
+
+/** The card store's merchant KEKs, when it keeps them (RedisCardStore does). */
+function merchantKekStoreOf(store: CardStore): MerchantKekStore | undefined {
+  const candidate = store as Partial<MerchantKekStore>;
+  return typeof candidate.getMerchantKek === 'function' && typeof candidate.scanMerchantKeks === 'function'
+    ? (store as CardStore & MerchantKekStore)
+    : undefined;
+}
+
+function merchantKeys(store: CardStore, root: KeyRing): { rings: MerchantKeyRings; store: MerchantKekStore } | undefined {
+  const keks = merchantKekStoreOf(store);
+  return keks === undefined ? undefined : { rings: new MerchantKeyRings({ root, store: keks }), store: keks };
 }
 
 async function openRedisStore(config: VaultConfig): Promise<CardStore> {

@@ -12,7 +12,8 @@ export interface Sealed {
 }
 
 export class EnvelopeOpenError extends Error {
-  constructor(readonly reason: 'unknown_key' | 'malformed' | 'authentication_failed') {
+  /** key_destroyed: the record's merchant KEK was crypto-shredded (domain/merchantKeys.ts). */
+  constructor(readonly reason: 'unknown_key' | 'malformed' | 'authentication_failed' | 'key_destroyed') {
     super(`could not open the sealed record: ${reason}`);
     this.name = 'EnvelopeOpenError';
   }

@@ -16,6 +16,11 @@ export interface CaKeyStore {
   replace(merchantId: string, expected: string, next: string): Promise<boolean>;
   /** Every merchant that has a CA (rewrap and `vault status` walk them; there is one key per merchant). */
   merchants(): Promise<string[]>;
+  /**
+   * Deletes the merchant's CA (crypto-shredding with mode "all"): its key is sealed under the root
+   * ring, not the merchant's KEKs, so only deleting the record destroys it. True when there was one.
+   */
+  delete(merchantId: string): Promise<boolean>;
 }
 
 const CA_KEY_PREFIX = 'tessera:ca:{m:';
@@ -86,6 +91,17 @@ export class RedisCaKeyStore implements CaKeyStore {
     } catch (err) {
       throw redisUnavailable(err);
     }
+  }
+
+  /** Acknowledged like its creation: a delete lost in a failover would bring the shredded merchant's CA back. */
+  async delete(merchantId: string): Promise<boolean> {
+    let removed: unknown;
+    try {
+      [removed] = await this.writer.write([['del', caKeyOf(merchantId)]]);
+    } catch (err) {
+      throw redisUnavailable(err);
+    }
+    return removed === 1;
   }
 
   async merchants(): Promise<string[]> {

@@ -186,3 +186,25 @@ export function aliasIndexKey(merchantId: string, mode: string, aliasDigest: str
 export function tokenAliasesKey(token: string): string {
   return `tessera:card:aliases:{${token}}`;
 }
+
+/**
+ * A merchant and mode's key-encryption key (domain/merchantKeys.ts), wrapped under the root ring.
+ * In the merchant's slot ({m:<id>}) like its alias index; under `tessera:card:` so the vault's ACL
+ * pattern covers it, never matched by the card SCAN (no `{` right after `card:`).
+ */
+export function merchantKekKey(merchantId: string, mode: string): string {
+  return `tessera:card:kek:{m:${merchantId}}:${mode}`;
+}
+
+export const MERCHANT_KEK_KEY_PREFIX = 'tessera:card:kek:{m:';
+
+/** The merchant and mode of a merchant KEK key, or undefined for anything else. */
+export function ownerOfMerchantKekKey(key: string): { merchantId: string; mode: string } | undefined {
+  const match = /^tessera:card:kek:\{m:(.+)\}:(test|live)$/.exec(key);
+  return match?.[1] === undefined || match[2] === undefined ? undefined : { merchantId: match[1], mode: match[2] };
+}
+
+/** The merchant and mode's destroyed KEK ids (a hash, kek id -> when), same slot as the KEK. */
+export function shreddedKeksKey(merchantId: string, mode: string): string {
+  return `tessera:card:kek-shredded:{m:${merchantId}}:${mode}`;
+}

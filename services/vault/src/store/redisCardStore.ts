@@ -17,6 +17,10 @@ import {
   checkpointKey,
   cvvKey,
   FINGERPRINT_KEY_KEY,
+  merchantKekKey,
+  MERCHANT_KEK_KEY_PREFIX,
+  ownerOfMerchantKekKey,
+  shreddedKeksKey,
   aliasIndexKey,
   fingerprintIndexKey,
   tokenAliasesKey,
@@ -123,6 +127,21 @@ const CREATE_IF_ABSENT = `
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])`;
 
+/**
+ * Crypto-shredding: the live KEK is deleted and its id remembered as destroyed, in one step (both
+ * keys in the merchant's slot). '-' stands for "no live KEK at the time". Answers the id destroyed.
+ */
+const SHRED_KEK = `
+local stored = redis.call('GET', KEYS[1])
+local id = '-'
+if stored then
+  local ok, value = pcall(cjson.decode, stored)
+  if ok and type(value) == 'table' and type(value['kekId']) == 'string' then id = value['kekId'] end
+end
+redis.call('HSET', KEYS[2], id, ARGV[1])
+redis.call('DEL', KEYS[1])
+return id`;
+
 /** A CVV rewrapped or replaced between its read and its take is read again this often. */
 const TAKE_CVV_ATTEMPTS = 5;
 
@@ -138,6 +157,8 @@ interface CardScripts {
   tesseraExtendIfNames(indexKey: string, token: string, ttlMs: number): Promise<number>;
   /** Sent by name inside createFingerprintKey's pipeline, followed there by WAIT. */
   tesseraCreateIfAbsent(key: string, value: string): Promise<string>;
+  /** Sent by name inside shredMerchantKek's pipeline, followed there by WAIT. */
+  tesseraShredKek(kekKey: string, shreddedKey: string, at: string): Promise<string>;
   /** Sent by name inside retainCard's pipeline, followed there by WAIT. */
   tesseraRetainIfUnchanged(
     cardKey: string,
@@ -179,6 +200,7 @@ export class RedisCardStore implements CardStore {
       tesseraCreateIfAbsent: { numberOfKeys: 1, lua: CREATE_IF_ABSENT },
       tesseraAddTokenAlias: { numberOfKeys: 1, lua: ADD_TOKEN_ALIAS },
       tesseraExtendIfNames: { numberOfKeys: 1, lua: EXTEND_IF_NAMES },
+      tesseraShredKek: { numberOfKeys: 2, lua: SHRED_KEK },
     });
     // Without an 'error' listener ioredis would print to stderr; a down Redis must never crash the vault.
     redis.on('error', (err: Error) => {
@@ -495,6 +517,34 @@ export class RedisCardStore implements CardStore {
     return replaced === 1;
   }
 
+  // Merchant KEKs (app/merchantKeys.ts MerchantKekStore).
+  async getMerchantKek(merchantId: string, mode: string): Promise<{ stored: string | null; shredded: Record<string, string> }> {
+    const [stored, shredded] = await this.run(() =>
+      Promise.all([this.redis.get(merchantKekKey(merchantId, mode)), this.redis.hgetall(shreddedKeksKey(merchantId, mode))]),
+    );
+    return { stored, shredded };
+  }
+
+  /** Acknowledged like a card: a KEK lost in a failover would take every record under it along. */
+  async createMerchantKek(merchantId: string, mode: string, stored: string): Promise<string> {
+    const [kept] = await this.writeAcknowledged([['tesseraCreateIfAbsent', merchantKekKey(merchantId, mode), stored]]);
+    if (typeof kept !== 'string') throw storeUnavailable(new Error('the merchant key was not stored'));
+    return kept;
+  }
+
+  async replaceMerchantKek(merchantId: string, mode: string, expected: string, next: string): Promise<boolean> {
+    const [replaced] = await this.writeAcknowledged([['tesseraReplaceIfUnchanged', merchantKekKey(merchantId, mode), expected, next]]);
+    return replaced === 1;
+  }
+
+  async shredMerchantKek(merchantId: string, mode: string, at: string): Promise<string> {
+    const [id] = await this.writeAcknowledged([
+      ['tesseraShredKek', merchantKekKey(merchantId, mode), shreddedKeksKey(merchantId, mode), at],
+    ]);
+    if (typeof id !== 'string') throw storeUnavailable(new Error('the merchant key was not shredded'));
+    return id;
+  }
+
   async findByFingerprint(fingerprint: string): Promise<string | null> {
     return this.run(() => this.redis.get(fingerprintIndexKey(fingerprint)));
   }
@@ -580,24 +630,33 @@ export class RedisCardStore implements CardStore {
    * (A resharding during a run can move keys between masters; rerun with --restart afterwards.)
    */
   async scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
-    const match = `${CARD_KEY_PREFIX}*`;
+    const step = await this.scanKeys(`${CARD_KEY_PREFIX}*`, cursor, count);
+    return { cursor: step.cursor, tokens: step.keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
+  }
+
+  /** One SCAN step over the merchant KEKs (rewrap moves them to the current root key), as scanTokens. */
+  async scanMerchantKeks(cursor: string, count: number): Promise<{ cursor: string; owners: Array<{ merchantId: string; mode: string }> }> {
+    const step = await this.scanKeys(`${MERCHANT_KEK_KEY_PREFIX}*`, cursor, count);
+    return { cursor: step.cursor, owners: step.keys.map(ownerOfMerchantKekKey).filter((o) => o !== undefined) };
+  }
+
+  private async scanKeys(match: string, cursor: string, count: number): Promise<{ cursor: string; keys: string[] }> {
     if (!(this.redis instanceof Cluster)) {
       const standalone = this.redis;
       const [next, keys] = await this.run(() => standalone.scan(cursor, 'MATCH', match, 'COUNT', count));
-      return { cursor: next, tokens: keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined) };
+      return { cursor: next, keys };
     }
     const masters = primariesOf(this.redis).sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
     const [indexText, nodeCursor] = cursor === '0' ? ['0', '0'] : cursor.split(':');
     const index = Number(indexText);
     const node = masters[index];
     if (node === undefined || nodeCursor === undefined) {
-      if (cursor === '0') return { cursor: '0', tokens: [] };
+      if (cursor === '0') return { cursor: '0', keys: [] };
       throw new Error(`scan cursor ${cursor} does not match this cluster (${masters.length} masters); rerun with --restart`);
     }
     const [next, keys] = await this.run(() => node.scan(nodeCursor, 'MATCH', match, 'COUNT', count));
-    const tokens = keys.map(tokenOfCardKey).filter((t): t is string => t !== undefined);
-    if (next !== '0') return { cursor: `${index}:${next}`, tokens };
-    return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', tokens };
+    if (next !== '0') return { cursor: `${index}:${next}`, keys };
+    return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', keys };
   }
 
   async readRaw(kind: RecordKind, token: string): Promise<string | null> {
