@@ -12,8 +12,10 @@
  * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
  * reports p50/p99 (see paced()). Then the zero-code proxies of issue 28 (bench/proxies.mjs): an
  * inbound route and the forward proxy, each against the direct call one request at a time and against
- * a bare forwarder under load (BENCH_ONLY=inbound,forward alone). Last, webhook delivery end to end:
- * events/s and the lag at half that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone).
+ * a bare forwarder under load (BENCH_ONLY=inbound,forward alone). Then webhook delivery end to end:
+ * events/s and the lag at half that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone). Last, a card
+ * import of BENCH_IMPORT_CARDS (1000000) cards from a PGP file: cards/s and the vault's peak RSS
+ * (bench/import.mjs; BENCH_ONLY=import alone).
  * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
  * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
  * is printed with its target beside it (bench/targets.mjs).
@@ -54,6 +56,7 @@ import {
 } from './proxies.mjs';
 import { targetLines, zeroCodeLines } from './targets.mjs';
 import { webhookLines, webhookPhase } from './webhooks.mjs';
+import { importLines, importPhase } from './import.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -300,7 +303,7 @@ async function main() {
   const zeroCode = ZERO_CODE.length > 0;
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) =>
-      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_|INBOUND_)/.test(k),
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_|INBOUND_|IMPORT_)/.test(k),
     ),
   );
   stack = new ServiceStack({
@@ -324,6 +327,8 @@ async function main() {
       // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
       // not its 429s.
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
+      // The import phase starts measuring at its upload's end: a queued import is picked up soon after.
+      IMPORT_POLL_INTERVAL_MS: '200',
       ...passThrough,
     },
     // The forward proxy listens on the gateway; the proxy trusts the bench PSP's test CA as it would a
@@ -512,7 +517,8 @@ async function main() {
       'wake-ups': Object.fromEntries(measured.map(({ name, pid }) => [name, voluntarySwitches(pid)])),
     };
   };
-  if (settings.seqRequests > 0 && !ONLY_ZERO_CODE) {
+  // BENCH_ONLY=import (or webhooks,import) measures no request latency, nor do the zero-code targets alone.
+  if (settings.seqRequests > 0 && !ONLY_ZERO_CODE && !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks'))) {
     log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
     const blocks = 10;
     latency.sequential = await latencyPhase(latencyTargets, {
@@ -677,6 +683,18 @@ async function main() {
         })
       : undefined;
 
+  // A card import from a PGP file (bench/import.mjs); BENCH_ONLY=import runs only this phase.
+  const cardImport =
+    !ONLY || ONLY.includes('import')
+      ? await importPhase({
+          cliEnv: { ...serviceEnv, REDIS_URL: stack.redisServer.url },
+          redisUrl: stack.redisServer.url,
+          vaultPid: stack.vault.pid,
+          log,
+          cards: Number(env.BENCH_IMPORT_CARDS ?? 1_000_000),
+        })
+      : undefined;
+
   const zeroCodeErrors =
     Object.values(zeroCodeReport.latency?.sequential ?? {}).reduce((a, s) => a + s.errors, 0) +
     Object.values(zeroCodeReport.throughput?.summary ?? {}).reduce((a, s) => a + s.errors, 0);
@@ -694,6 +712,7 @@ async function main() {
     fixed,
     zeroCode: zeroCodeReport,
     webhooks,
+    import: cardImport,
     rssMb: rss.peak,
     idleRssMb,
     totalErrors,
@@ -749,6 +768,7 @@ async function main() {
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     ...(zeroCodeTargets ? zeroCodeLines(zeroCodeReport) : []),
     ...(webhooks ? webhookLines(webhooks) : []),
+    ...(cardImport ? importLines(cardImport) : []),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
     '',

@@ -118,6 +118,13 @@ export const configSchema = z
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
     EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
     TOKEN_EXPIRING_SOON_DAYS: env.positiveInt(30),
+    // Card imports (docs/adr/0015-card-import.md): how often a vault looks for queued imports, how long its
+    // lease on one lasts unrenewed (a vault killed mid-import is replaced after this), the cards per checkpoint (two batches in flight),
+    // and how long a finished import's status and encrypted report are kept.
+    IMPORT_POLL_INTERVAL_MS: env.positiveInt(5000),
+    IMPORT_LEASE_MS: env.positiveInt(30_000),
+    IMPORT_BATCH_SIZE: env.positiveInt(250).refine((n) => n <= 10_000, { error: 'must be at most 10000' }),
+    IMPORT_KEEP_DAYS: env.positiveInt(30),
     // Applied here, not in the gateway: the vault sets every TTL, so no caller can lengthen a browser token's life.
     BROWSER_TOKEN_TTL_SECONDS: env.positiveInt(3600),
     // Bounds each card-store operation as a whole (queueing included). Keep it below the callers'

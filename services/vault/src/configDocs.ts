@@ -35,6 +35,18 @@ export const vaultConfigDocs: ConfigDocs = {
   TOKEN_EXPIRING_SOON_DAYS: {
     text: 'a stored card whose expiry month ends within this many days gets `token.expiring_soon`, once per token and expiry month',
   },
+  IMPORT_POLL_INTERVAL_MS: {
+    text: 'how often a vault looks for a queued card import to run ([migration.md](migration.md#importing-cards))',
+  },
+  IMPORT_LEASE_MS: {
+    text: 'a running import is held by one vault under a lease renewed while it works; a vault that dies mid-import is replaced by another (which resumes from the last checkpoint) this long after',
+  },
+  IMPORT_BATCH_SIZE: {
+    text: 'cards an import checkpoints at once (at most 10000); two batches are tokenized at a time, so memory grows with it, not with the file',
+  },
+  IMPORT_KEEP_DAYS: {
+    text: "how long a finished import's status and encrypted report stay downloadable; its uploaded file and key are deleted at once",
+  },
   BROWSER_TOKEN_TTL_SECONDS: {
     text: 'a token made in a browser (provisional) is deleted this long after it was made, card and CVV, unless `POST /v1/token/{token}/retain` keeps it',
   },

@@ -14,6 +14,8 @@ import { MerchantCas } from './app/merchantCa';
 import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
+import { startImportWorker } from './app/imports/imports';
+import { openImportStore } from './openImportStore';
 
 /** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
 const SHRED_ORDERS_INTERVAL_MS = 1000;
@@ -100,12 +102,26 @@ void runService({
       },
       logger,
     });
+    const imports = openImportStore(config);
+    const importWorker = startImportWorker({
+      store: imports.store,
+      keyRing: keys.ring,
+      tokenizer: vault,
+      batchSize: config.IMPORT_BATCH_SIZE,
+      keepMs: config.IMPORT_KEEP_DAYS * 86_400_000,
+      pollIntervalMs: config.IMPORT_POLL_INTERVAL_MS,
+      leaseMs: config.IMPORT_LEASE_MS,
+      now: () => new Date(),
+      log: (fields, message) => logger.info(fields, message),
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'event sweeps', close: () => sweep.stop() },
         { name: 'shred orders', close: () => shredOrders.stop() },
+        { name: 'card imports', close: () => importWorker.stop() },
+        { name: 'card import store', close: () => imports.close() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

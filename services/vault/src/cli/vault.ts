@@ -27,6 +27,7 @@ import { runShredOrders } from '../app/cryptoShredding';
 import { openMerchantData } from '../openMerchantData';
 import { RedisCaKeyStore, type CaKeyStore } from '../store/caKeyStore';
 import { connectRedis, RedisCardStore } from '../store/redisCardStore';
+import { IMPORT_USAGE, runImportCommand } from './importCommands';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
 
@@ -54,6 +55,7 @@ Commands:
       each merchant key (and, for mode "all", the merchant's forward-proxy CA), then sweeps the
       records. The vault does the same on its own within a second; this is for when no vault runs.
       Prints {"carriedOut": n}. It never shreds without an approved order.
+${IMPORT_USAGE}
 
 Environment: the vault's own: VAULT_KEYS, VAULT_KEK_PROVIDER, PKCS11_*, REDIS_URL or REDIS_CLUSTER_NODES, TESSERA_STATE_DIR, NODE_ENV.
 Beside npm start none: without REDIS_URL or REDIS_CLUSTER_NODES it reads what npm start wrote in .tessera/vault/stack.json
@@ -68,6 +70,14 @@ const OPTIONS = {
   'max-batches': { type: 'string' },
   restart: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
+  merchant: { type: 'string' },
+  mode: { type: 'string' },
+  format: { type: 'string' },
+  'report-key': { type: 'string' },
+  'key-type': { type: 'string' },
+  'public-key-out': { type: 'string' },
+  out: { type: 'string' },
+  wait: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -158,6 +168,17 @@ export async function run(
       io.out(generateKeyRingEntry(kid));
       io.err(`Append this entry to the END of VAULT_KEYS (comma-separated), redeploy the vault, then run: npm run vault -- rewrap`);
       return 0;
+    }
+    if (command === 'import') {
+      return await runImportCommand(
+        parsed,
+        config,
+        () => {
+          const keys = openKeyRing(config, () => developmentKeyRing(config));
+          return { ring: keys.ring, close: () => keys.close() };
+        },
+        io,
+      );
     }
     if (command !== 'rewrap' && command !== 'status' && command !== 'shred') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
