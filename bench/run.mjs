@@ -10,9 +10,12 @@
  * with autocannon, interleaved, for BENCH_ROUNDS rounds, and reports medians and the ratios of
  * each round (interleaving puts every round of every target under the same machine noise).
  * Then it runs every target at a fixed, evenly paced rate of half its measured maximum and
- * reports p50/p99 (see paced()). Last, webhook delivery end to end: events/s and the lag at half
- * that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone). Then a card import of BENCH_IMPORT_CARDS
- * (1000000) cards from a PGP file: cards/s and the vault's peak RSS (bench/import.mjs; BENCH_ONLY=import alone).
+ * reports p50/p99 (see paced()). Then the zero-code proxies of issue 28 (bench/proxies.mjs): an
+ * inbound route and the forward proxy, each against the direct call one request at a time and against
+ * a bare forwarder under load (BENCH_ONLY=inbound,forward alone). Then webhook delivery end to end:
+ * events/s and the lag at half that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone). Last, a card
+ * import of BENCH_IMPORT_CARDS (1000000) cards from a PGP file: cards/s and the vault's peak RSS
+ * (bench/import.mjs; BENCH_ONLY=import alone).
  * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
  * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
  * is printed with its target beside it (bench/targets.mjs).
@@ -20,7 +23,7 @@
  *
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
- * BENCH_ONLY (comma list of targets), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
+ * BENCH_ONLY (comma list of targets; inbound and forward are the zero-code proxies'), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
  * BENCH_WEBHOOK_EVENTS (20000), BENCH_WEBHOOK_LAG_S (5),
  * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_LATENCY_WARMUP (2000 requests per target first), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
@@ -35,11 +38,23 @@ import path from 'node:path';
 import { setInterval, setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
+import { ensureSandboxCertificate } from '@tessera/sandbox-psp';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
 import { hopLines, measureHops } from './hops.mjs';
 import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
-import { targetLines } from './targets.mjs';
+import {
+  checkZeroCode,
+  closeZeroCode,
+  prepareZeroCode,
+  redisCommandCount,
+  ZERO_CODE_PAIRS,
+  zeroCodeLatency,
+  zeroCodePairsOf,
+  zeroCodeThroughput,
+} from './proxies.mjs';
+import { targetLines, zeroCodeLines } from './targets.mjs';
 import { webhookLines, webhookPhase } from './webhooks.mjs';
 import { importLines, importPhase } from './import.mjs';
 
@@ -59,6 +74,11 @@ const settings = {
   latencyWarmup: Number(env.BENCH_LATENCY_WARMUP ?? 2000),
 };
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
+/** The zero-code proxies asked for ('inbound', 'forward'); the inbound service and the forward proxy run only for them. */
+const ZERO_CODE = zeroCodePairsOf(ONLY);
+const ZERO_CODE_NAMES = Object.values(ZERO_CODE_PAIRS).flatMap((p) => [p.target, p.fair]);
+/** BENCH_ONLY names zero-code targets only: the /v1 latency phase is skipped too. */
+const ONLY_ZERO_CODE = ONLY !== undefined && ONLY.every((name) => ZERO_CODE_NAMES.includes(name));
 
 const started = Date.now();
 
@@ -275,15 +295,21 @@ async function main() {
   const [redisPort, vaultPort, proxyPort, gatewayPort, pspPort, expressPort, fairProxyPort, webhookPort] = await Promise.all(
     Array.from({ length: 8 }, () => ports.freePort()),
   );
+  // The zero-code proxies' ports: the inbound service, the gateway's forward proxy, the PSP over HTTPS
+  // and the two bare forwarders.
+  const [inboundPort, forwardProxyPort, pspTlsPort, fairInboundPort, fairForwardPort] = await Promise.all(
+    Array.from({ length: 5 }, () => ports.freePort()),
+  );
+  const zeroCode = ZERO_CODE.length > 0;
   const passThrough = Object.fromEntries(
     Object.entries(env).filter(([k]) =>
-      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_|IMPORT_)/.test(k),
+      /^(GATEWAY_|VAULT_|PROXY_|PSP_|RATE_LIMIT_|REQUEST_LOG_|REDIS_COMMAND|LOG_LEVEL|NODE_OPTIONS|UV_|WEBHOOK_|INBOUND_|IMPORT_)/.test(k),
     ),
   );
   stack = new ServiceStack({
     // Production-like durability (append-only file, fsync every second) on a private port.
     redis: { port: redisPort, appendfsync: 'everysec' },
-    ports: { vault: [vaultPort], proxy: [proxyPort], gateway: gatewayPort },
+    ports: { vault: [vaultPort], proxy: [proxyPort], gateway: gatewayPort, ...(zeroCode ? { inbound: inboundPort } : {}) },
     env: {
       PATH: env.PATH,
       HOME: env.HOME,
@@ -295,14 +321,33 @@ async function main() {
       API_KEY_PEPPER: randomBytes(32).toString('hex'),
       // The local PSP is on loopback, which the proxy refuses unless told otherwise.
       PSP_ALLOWED_CIDRS: '127.0.0.1/32',
-      // ... and on a free port, which the proxy refuses unless listed; so is the webhook receiver.
-      PSP_ALLOWED_PORTS: `${pspPort},${webhookPort}`,
+      // ... and on a free port, which the proxy refuses unless listed; so is the webhook receiver, and
+      // for the zero-code proxies the PSP's HTTPS port and the inbound route's upstream (the echo).
+      PSP_ALLOWED_PORTS: [pspPort, webhookPort, ...(zeroCode ? [pspTlsPort, expressPort] : [])].join(','),
       // One key drives thousands of requests per second: keep the limiter's cost in the numbers,
       // not its 429s.
       RATE_LIMIT_PER_KEY_PER_SECOND: '100000000',
       // The import phase starts measuring at its upload's end: a queued import is picked up soon after.
       IMPORT_POLL_INTERVAL_MS: '200',
       ...passThrough,
+    },
+    // The forward proxy listens on the gateway; the proxy trusts the bench PSP's test CA as it would a
+    // PSP's public one (scripts/start.mjs does the same for the sandbox PSP); nobody else does.
+    serviceEnv: (name) => {
+      if (!zeroCode) return {};
+      if (name === 'gateway') return { FORWARD_PROXY_PORT: String(forwardProxyPort) };
+      if (name === 'proxy') return { NODE_EXTRA_CA_CERTS: pspTls.caFile };
+      // As for the key's rate limit: every request carries the same card from the same address, so
+      // the card-testing limits are raised, not disabled; their counters stay in the numbers.
+      if (name === 'inbound') {
+        return {
+          INBOUND_CARDS_PER_ROUTE_PER_MINUTE: '100000000',
+          INBOUND_CARDS_PER_IP_PER_MINUTE: '100000000',
+          INBOUND_DISTINCT_CARDS_PER_IP_PER_HOUR: '100000000',
+          ...Object.fromEntries(Object.entries(passThrough).filter(([k]) => k.startsWith('INBOUND_'))),
+        };
+      }
+      return {};
     },
     // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the services under load.
     nodeArgs: env.BENCH_NODE_ARGS ? env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [],
@@ -317,14 +362,34 @@ async function main() {
     }),
   });
   stack.env.TESSERA_STATE_DIR = stack.tempDir('tessera-bench-state-');
+  // A test CA and a certificate for `localhost`, which the proxy resolves to 127.0.0.1 without DNS.
+  const workDir = stack.tempDir('tessera-bench-work-');
+  const pspTls = zeroCode ? ensureSandboxCertificate(path.join(workDir, 'psp-tls'), ['localhost']) : undefined;
   const node = process.execPath;
-  const psp = stack.spawnNode('psp', 'bench/psp.mjs', { PATH: env.PATH }, [String(pspPort)]);
+  const psp = stack.spawnNode('psp', 'bench/psp.mjs', { PATH: env.PATH }, [
+    String(pspPort),
+    ...(pspTls ? [String(pspTlsPort), pspTls.certFile, pspTls.keyFile] : []),
+  ]);
   const expressEcho = stack.spawnNode('express-echo', 'bench/express-echo.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
     String(expressPort),
   ]);
   const fairProxy = stack.spawnNode('fair-proxy', 'bench/fair-proxy.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
     String(fairProxyPort),
   ]);
+  const bareForwarders = zeroCode
+    ? {
+        'fair-inbound': stack.spawnNode('fair-inbound', 'bench/fair-inbound.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
+          String(fairInboundPort),
+          `http://127.0.0.1:${expressPort}/echo`,
+        ]),
+        'fair-forward': stack.spawnNode('fair-forward', 'bench/fair-forward.mjs', { PATH: env.PATH, NODE_ENV: 'production' }, [
+          String(fairForwardPort),
+          pspTls.certFile,
+          pspTls.keyFile,
+          pspTls.caFile,
+        ]),
+      }
+    : {};
   await stack.start();
   const serviceEnv = stack.env;
   const services = { vault: stack.vault, proxy: stack.proxy, gateway: stack.gateway };
@@ -333,7 +398,13 @@ async function main() {
   await waitFor(() => tcpOpen(pspPort), 'psp', 20_000);
   await waitFor(() => tcpOpen(expressPort), 'express echo', 20_000);
   await waitFor(() => tcpOpen(fairProxyPort), 'fair proxy', 20_000);
-  log('redis, vault, proxy, gateway, psp and express echo are up');
+  if (zeroCode) {
+    await waitFor(() => tcpOpen(pspTlsPort), 'psp over https', 20_000);
+    await waitFor(() => tcpOpen(forwardProxyPort), 'forward proxy', 20_000);
+    await waitFor(() => tcpOpen(fairInboundPort), 'fair inbound', 20_000);
+    await waitFor(() => tcpOpen(fairForwardPort), 'fair forward', 20_000);
+  }
+  log(`redis, vault, proxy, gateway, psp and express echo${zeroCode ? ', inbound, the forward proxy and the bare forwarders' : ''} are up`);
 
   // An API key made the way an operator makes one: with the keys CLI.
   const cli = spawnSync(
@@ -401,6 +472,36 @@ async function main() {
     const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body });
     if (res.status >= 300) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
   }
+  const zeroCodeTargets = zeroCode
+    ? await prepareZeroCode({
+        root: ROOT,
+        env: serviceEnv,
+        workDir,
+        merchant: 'bench',
+        apiKey,
+        gatewayUrl,
+        inboundUrl: stack.inboundUrl,
+        upstreamUrl: `http://127.0.0.1:${expressPort}/echo`,
+        fairInboundUrl: `http://127.0.0.1:${fairInboundPort}/bench-shop`,
+        pspTlsOrigin: `https://localhost:${pspTlsPort}`,
+        pspCaFile: pspTls.caFile,
+        forwardProxyPort,
+        fairForwardPort,
+        connections: settings.connections,
+        pairs: ZERO_CODE,
+      })
+    : undefined;
+  // The inbound service reads its routes at most every INBOUND_ROUTE_CACHE_MS: the new route may need that long.
+  for (let attempt = 1; zeroCodeTargets; attempt++) {
+    try {
+      await checkZeroCode(zeroCodeTargets);
+      break;
+    } catch (err) {
+      if (attempt >= 40) throw err;
+      await sleep(250);
+    }
+  }
+  const zeroCodeReport = {};
 
   // Latency Tessera adds to a PSP call, before any saturating load has grown the heaps.
   const latencyTargets = (env.BENCH_LATENCY_TARGETS ?? 'psp,proxy,tokenize')
@@ -416,8 +517,8 @@ async function main() {
       'wake-ups': Object.fromEntries(measured.map(({ name, pid }) => [name, voluntarySwitches(pid)])),
     };
   };
-  // BENCH_ONLY=import (or webhooks,import) measures no request latency.
-  if (settings.seqRequests > 0 && !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks'))) {
+  // BENCH_ONLY=import (or webhooks,import) measures no request latency, nor do the zero-code targets alone.
+  if (settings.seqRequests > 0 && !ONLY_ZERO_CODE && !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks'))) {
     log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
     const blocks = 10;
     latency.sequential = await latencyPhase(latencyTargets, {
@@ -440,15 +541,29 @@ async function main() {
       ...hopLines(latency.hops, LATENCY_TARGETS.seqP50),
     ].join('\n');
     process.stdout.write(`\n${table}\n`);
-    if (env.BENCH_LATENCY_ONLY) {
-      fs.mkdirSync(RESULTS, { recursive: true });
-      const out = { date: new Date().toISOString(), commit: gitCommit(), loadavg: os.loadavg(), latency };
-      fs.writeFileSync(path.join(RESULTS, `${env.BENCH_LABEL ?? 'latency'}.json`), JSON.stringify(out, null, 2) + '\n');
-      return 0;
-    }
+  }
+  if (settings.seqRequests > 0 && zeroCodeTargets) {
+    log(
+      `zero-code latency: ${settings.seqRequests} sequential requests per target (${ZERO_CODE.join(', ')} and their direct calls), interleaved`,
+    );
+    zeroCodeReport.latency = await zeroCodeLatency(zeroCodeTargets, {
+      perBlock: Math.ceil(settings.seqRequests / 10),
+      blocks: 10,
+      warmup: settings.latencyWarmup,
+    });
+    process.stdout.write(`\n${zeroCodeLines({ latency: zeroCodeReport.latency }).join('\n')}\n`);
+  }
+  if (settings.seqRequests > 0 && env.BENCH_LATENCY_ONLY) {
+    closeZeroCode(zeroCodeTargets);
+    fs.mkdirSync(RESULTS, { recursive: true });
+    const out = { date: new Date().toISOString(), commit: gitCommit(), loadavg: os.loadavg(), latency, zeroCode: zeroCodeReport };
+    fs.writeFileSync(path.join(RESULTS, `${env.BENCH_LABEL ?? 'latency'}.json`), JSON.stringify(out, null, 2) + '\n');
+    return 0;
   }
 
-  const servicePids = [...Object.entries(services), ['redis', redis]].map(([name, child]) => ({ name, pid: child.pid }));
+  const servicePids = [...Object.entries(services), ...(stack.inbound ? [['inbound', stack.inbound]] : []), ['redis', redis]].map(
+    ([name, child]) => ({ name, pid: child.pid }),
+  );
   // Every process that works for a request, the load generator (this process) included: the
   // ratios compare throughput on shared cores, which follows the CPU all of them spend per request.
   const cpuPids = [
@@ -461,12 +576,12 @@ async function main() {
   const cpuNames = [...cpuPids.map(({ name }) => name), 'loadgen'];
   // Ready and a few requests served: what a service holds before any load.
   const idleRssMb = Object.fromEntries(servicePids.map(({ name, pid }) => [name, Math.max(...descendants(pid).map(rssMb))]));
-  log(`warm-up: ${settings.warmupS}s per target`);
+  if (targets.length > 0) log(`warm-up: ${settings.warmupS}s per target`);
   for (const t of targets) await load(t, { durationS: settings.warmupS });
 
   const rss = rssSampler(servicePids);
   const rounds = targets.map(() => []);
-  for (let r = 0; r < settings.rounds; r++) {
+  for (let r = 0; r < (targets.length > 0 ? settings.rounds : 0); r++) {
     for (const [i, t] of targets.entries()) {
       const before = cpuNow();
       const result = await load(t);
@@ -506,7 +621,7 @@ async function main() {
 
   // Latency at saturation mostly measures queueing; at half the maximum it shows the real cost.
   const fixed = {};
-  if (settings.fixedRounds > 0) {
+  if (settings.fixedRounds > 0 && targets.length > 0) {
     log(`fixed rate at half the measured maximum: ${settings.fixedRounds} x ${settings.fixedDurationS}s per target`);
     const fixedRounds = targets.map(() => []);
     for (let r = 0; r < settings.fixedRounds; r++) {
@@ -525,6 +640,35 @@ async function main() {
         rounds: fixedRounds[i],
       };
     }
+  }
+
+  // The zero-code proxies under load, each against its bare forwarder, interleaved (bench/proxies.mjs).
+  if (zeroCodeTargets) {
+    log(`zero-code throughput: ${settings.rounds} interleaved rounds of ${settings.durationS}s, ${settings.connections} clients`);
+    const zeroCodePids = [
+      ...servicePids,
+      { name: 'psp', pid: psp.pid },
+      { name: 'express', pid: expressEcho.pid },
+      ...Object.entries(bareForwarders).map(([name, child]) => ({ name, pid: child.pid })),
+    ];
+    const redisClient = new Redis(stack.redisServer.url);
+    zeroCodeReport.throughput = await zeroCodeThroughput(zeroCodeTargets, {
+      connections: settings.connections,
+      rounds: settings.rounds,
+      durationS: settings.durationS,
+      warmupS: settings.warmupS,
+      sampleCpu: () => {
+        const usage = process.cpuUsage();
+        return {
+          ...Object.fromEntries(zeroCodePids.map(({ name, pid }) => [name, cpuSeconds(pid)])),
+          loadgen: (usage.user + usage.system) / 1e6,
+        };
+      },
+      redisCommands: () => redisCommandCount(redisClient),
+      log,
+    });
+    await redisClient.quit();
+    closeZeroCode(zeroCodeTargets);
   }
 
   // Webhook delivery end to end (bench/webhooks.mjs); BENCH_ONLY=webhooks runs only this phase.
@@ -551,7 +695,11 @@ async function main() {
         })
       : undefined;
 
-  const totalErrors = Object.values(summary).reduce((a, s) => a + s.errors, 0) + Object.values(fixed).reduce((a, s) => a + s.errors, 0);
+  const zeroCodeErrors =
+    Object.values(zeroCodeReport.latency?.sequential ?? {}).reduce((a, s) => a + s.errors, 0) +
+    Object.values(zeroCodeReport.throughput?.summary ?? {}).reduce((a, s) => a + s.errors, 0);
+  const totalErrors =
+    Object.values(summary).reduce((a, s) => a + s.errors, 0) + Object.values(fixed).reduce((a, s) => a + s.errors, 0) + zeroCodeErrors;
   const report = {
     date: new Date().toISOString(),
     commit: gitCommit(),
@@ -562,6 +710,7 @@ async function main() {
     ratios,
     latency,
     fixed,
+    zeroCode: zeroCodeReport,
     webhooks,
     import: cardImport,
     rssMb: rss.peak,
@@ -578,31 +727,36 @@ async function main() {
     '',
     `Tessera bench — ${report.date}, commit ${report.commit}, ${report.machine.cpus} CPUs, Node ${process.version}` +
       (env.GATEWAY_WORKERS ? `, GATEWAY_WORKERS=${env.GATEWAY_WORKERS}` : ''),
-    `autocannon -c ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.durationS}s, medians`,
-    '',
-    '| target | rps | p50 ms | p99 ms | half-load rate/s | p50 ms @half | p99 ms @half | errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...targets.map((t) => {
-      const s = summary[t.name];
-      const f = fixed[t.name];
-      return `| ${t.name} | ${fmt(s.rps)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${f ? f.rate : '-'} | ${f ? fmt(f.p50, 1) : '-'} | ${f ? fmt(f.p99, 1) : '-'} | ${s.errors + (f?.errors ?? 0)} |`;
-    }),
-    '',
-    `| CPU µs per request | ${cpuNames.join(' | ')} | all |`,
-    `|---|${cpuNames.map(() => '---:|').join('')}---:|`,
-    ...targets.map((t) => {
-      const c = summary[t.name].cpuUsPerRequest;
-      const all = cpuNames.reduce((sum, name) => sum + (c[name] ?? 0), 0);
-      return `| ${t.name} | ${cpuNames.map((name) => c[name]).join(' | ')} | ${all} |`;
-    }),
-    '',
-    '| ratio (median of per-round ratios) | value | target |',
-    '|---|---:|---:|',
-    `| tokenize / express baseline | ${fmt(ratios.tokenizeVsExpress, 2)} | >= 0.80 |`,
-    `| proxy / express baseline | ${fmt(ratios.proxyVsExpress, 2)} | >= 0.60 |`,
-    `| proxy / PSP direct | ${fmt(ratios.proxyVsPsp, 2)} | (info) |`,
-    `| proxy / fair Express+undici proxy | ${fmt(ratios.proxyVsFairProxy, 2)} | >= 0.50 |`,
-    '',
+    // The /v1 targets' tables, when BENCH_ONLY left any of them.
+    ...(targets.length === 0
+      ? ['']
+      : [
+          `autocannon -c ${settings.connections}, ${settings.rounds} interleaved rounds of ${settings.durationS}s, medians`,
+          '',
+          '| target | rps | p50 ms | p99 ms | half-load rate/s | p50 ms @half | p99 ms @half | errors |',
+          '|---|---:|---:|---:|---:|---:|---:|---:|',
+          ...targets.map((t) => {
+            const s = summary[t.name];
+            const f = fixed[t.name];
+            return `| ${t.name} | ${fmt(s.rps)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${f ? f.rate : '-'} | ${f ? fmt(f.p50, 1) : '-'} | ${f ? fmt(f.p99, 1) : '-'} | ${s.errors + (f?.errors ?? 0)} |`;
+          }),
+          '',
+          `| CPU µs per request | ${cpuNames.join(' | ')} | all |`,
+          `|---|${cpuNames.map(() => '---:|').join('')}---:|`,
+          ...targets.map((t) => {
+            const c = summary[t.name].cpuUsPerRequest;
+            const all = cpuNames.reduce((sum, name) => sum + (c[name] ?? 0), 0);
+            return `| ${t.name} | ${cpuNames.map((name) => c[name]).join(' | ')} | ${all} |`;
+          }),
+          '',
+          '| ratio (median of per-round ratios) | value | target |',
+          '|---|---:|---:|',
+          `| tokenize / express baseline | ${fmt(ratios.tokenizeVsExpress, 2)} | >= 0.80 |`,
+          `| proxy / express baseline | ${fmt(ratios.proxyVsExpress, 2)} | >= 0.60 |`,
+          `| proxy / PSP direct | ${fmt(ratios.proxyVsPsp, 2)} | (info) |`,
+          `| proxy / fair Express+undici proxy | ${fmt(ratios.proxyVsFairProxy, 2)} | >= 0.50 |`,
+          '',
+        ]),
     '| service | idle RSS MB (largest process) | peak RSS MB (largest process) | peak RSS MB (all processes) | processes |',
     '|---|---:|---:|---:|---:|',
     ...Object.entries(rss.peak).map(
@@ -612,6 +766,7 @@ async function main() {
     ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
     ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
+    ...(zeroCodeTargets ? zeroCodeLines(zeroCodeReport) : []),
     ...(webhooks ? webhookLines(webhooks) : []),
     ...(cardImport ? importLines(cardImport) : []),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,

@@ -163,6 +163,12 @@ describe('crypto-shredding a merchant', () => {
     const kept = await asGlobex('POST', '/v1/token', aCard({ number: TEST_CARDS.visa }));
     expect(kept.status).toBe(201);
 
+    // Both merchants' forward-proxy CAs (made on first use): acme's is sealed under the root key, not acme's.
+    const acmeCa = await asAcme('GET', '/v1/forward-proxy/ca.pem');
+    expect(acmeCa.status).toBe(200);
+    expect((await asGlobex('GET', '/v1/forward-proxy/ca.pem')).status).toBe(200);
+    expect(await vaultRedis.get('tessera:ca:{m:acme}')).not.toBeNull();
+
     // A copy of acme's records, as a Redis backup would keep them after the shred.
     const copies = await rawRecordsOf('acme');
     expect(copies.map((r) => r.kind).sort()).toEqual(['card', 'card', 'cvv', 'cvv']);
@@ -210,6 +216,13 @@ describe('crypto-shredding a merchant', () => {
     const remaining = await everyKeyTheVaultHolds();
     expect(remaining.some((key) => key.equals(acmeKeyBefore.key))).toBe(false);
     for (const copy of copies) for (const key of remaining) expect(opensWith(copy, key)).toBe(false);
+
+    // Mode "all": acme's forward-proxy CA is deleted with its keys; globex's stays. acme's next use makes a new CA.
+    expect(await vaultRedis.get('tessera:ca:{m:acme}')).toBeNull();
+    expect(await vaultRedis.get('tessera:ca:{m:globex}')).not.toBeNull();
+    const newCa = await asAcme('GET', '/v1/forward-proxy/ca.pem');
+    expect(newCa.status).toBe(200);
+    expect(newCa.text).not.toBe(acmeCa.text);
 
     // acme's tokens (and aliases) answer 404 token_not_found, on every route.
     for (const token of acmeTokens) {

@@ -13,21 +13,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { ensureSandboxCertificate, type SandboxCertificate } from '@tessera/sandbox-psp';
 import { loggedIn, type AdminClient } from './adminClient';
-import {
-  aCard,
-  apiClient,
-  findCardDataInLogs,
-  freePort,
-  ManagedProcess,
-  ROOT,
-  startFakeDns,
-  TEST_CARDS,
-  TEST_CVV,
-  useStack,
-  type FakeDns,
-} from './harness';
+import { chargeWithStripeSdk, downloadForwardProxyCa, forwardProxyUrl, useSandboxPspOverTls } from './forwardProxyClient';
+import { aCard, apiClient, findCardDataInLogs, ROOT, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { sample, scrape } from './metricsScrape';
 
 jest.setTimeout(120_000);
 
@@ -38,45 +27,27 @@ const PRIVATE_HOST = 'internal.psp.test';
 /** Resolvable, but on no route. */
 const OTHER_HOST = 'other.test';
 
-let dns: FakeDns;
-let sandboxTls: SandboxCertificate;
-let sandbox: ManagedProcess;
+const psp = useSandboxPspOverTls({
+  hosts: [PSP_HOST],
+  resolve: (name) => {
+    if (name === PSP_HOST || name === OTHER_HOST) return '127.0.0.1';
+    if (name === PRIVATE_HOST) return '10.0.0.1';
+    return undefined;
+  },
+});
 let sandboxTlsPort: number;
 let forwardProxyPort: number;
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-forward-proxy-'));
 
-beforeAll(async () => {
-  dns = await startFakeDns((name) => {
-    if (name === PSP_HOST || name === OTHER_HOST) return '127.0.0.1';
-    if (name === PRIVATE_HOST) return '10.0.0.1';
-    return undefined;
-  });
-  sandboxTls = ensureSandboxCertificate(path.join(workDir, 'sandbox'), [PSP_HOST]);
-  sandboxTlsPort = await freePort();
-  forwardProxyPort = await freePort();
-  sandbox = new ManagedProcess('sandbox', process.execPath, [path.join(ROOT, 'packages/sandbox-psp/dist/main.js')], {
-    PATH: process.env.PATH,
-    SANDBOX_PSP_PORT: String(await freePort()),
-    SANDBOX_PSP_TLS_PORT: String(sandboxTlsPort),
-    SANDBOX_PSP_TLS_CERT_FILE: sandboxTls.certFile,
-    SANDBOX_PSP_TLS_KEY_FILE: sandboxTls.keyFile,
-  }).start();
-  await sandbox.waitForOutput('sandbox psp listening over https');
-});
-
 const env = useStack(() => ({
   // Each service as its own Redis user: the gateway reads the routes with its read-only grant.
   redis: { acl: true },
-  serviceEnv: {
-    // The proxy trusts the sandbox's test CA as it would a PSP's public one, and asks the fake DNS.
-    proxy: { PSP_DNS_SERVERS: dns.server, NODE_EXTRA_CA_CERTS: sandboxTls.caFile },
-    gateway: { FORWARD_PROXY_PORT: String(forwardProxyPort) },
-  },
+  serviceEnv: psp.serviceEnv(),
+  // Port 0: the gateway picks a free one for its metrics and logs it.
+  env: { METRICS_PORT: '0' },
 }));
 
-afterAll(async () => {
-  await sandbox?.stop();
-  await dns?.close();
+afterAll(() => {
   fs.rmSync(workDir, { recursive: true, force: true });
 });
 
@@ -110,6 +81,8 @@ function routesCli(args: string[]): string {
 }
 
 beforeAll(async () => {
+  sandboxTlsPort = psp.port;
+  forwardProxyPort = psp.forwardProxyPort;
   const routeFile = path.join(workDir, 'routes.json');
   fs.writeFileSync(routeFile, JSON.stringify(ROUTE));
   routesCli(['apply', '--merchant', MERCHANT, '--file', routeFile]);
@@ -125,15 +98,15 @@ beforeAll(async () => {
   const ca = await asMerchant('GET', '/v1/forward-proxy/ca.pem');
   expect(ca.status).toBe(200);
   expect(ca.headers.get('content-type')).toBe('application/x-pem-file');
-  caPem = ca.text;
+  caPem = await downloadForwardProxyCa(env.stack, secretKey.apiKey, path.join(workDir, 'ca.pem'));
+  expect(caPem).toBe(ca.text);
   expect(caPem).toMatch(/^-----BEGIN CERTIFICATE-----/);
-  fs.writeFileSync(path.join(workDir, 'ca.pem'), caPem);
 
   env.stack.createOperator('ops@fwd.test', 'correct horse battery staple', null);
   platform = await loggedIn(env.stack.adminUrl, 'ops@fwd.test', 'correct horse battery staple');
 });
 
-const proxyUrl = (key: string) => `http://x:${key}@127.0.0.1:${forwardProxyPort}`;
+const proxyUrl = (key: string) => forwardProxyUrl(forwardProxyPort, key);
 
 /** A raw CONNECT: the proxy's answer head and body, as a client sees it before any TLS. */
 async function connect(target: string, headers: Record<string, string> = {}): Promise<{ head: string; body: string; socket: net.Socket }> {
@@ -195,28 +168,12 @@ const chargeForm = (number: string) =>
 
 describe('the forward proxy', () => {
   it('lets the unmodified stripe SDK charge a stored card by its Luhn-valid alias: the sandbox gets the card, the client never sees it', async () => {
-    // The merchant's process as docs/proxies.md sets it up: HTTPS_PROXY for https-proxy-agent, the
-    // CA trusted through NODE_EXTRA_CA_CERTS (https-proxy-agent's own `ca` option is for the
-    // connection to the proxy, not the tunnelled one). Its own process, so that its requests are real.
-    const client = `
-      const Stripe = require('stripe');
-      const { HttpsProxyAgent } = require('https-proxy-agent');
-      const stripe = new Stripe('sk_test_sandbox', {
-        host: ${JSON.stringify(PSP_HOST)},
-        port: ${sandboxTlsPort},
-        protocol: 'https',
-        httpAgent: new HttpsProxyAgent(process.env.HTTPS_PROXY),
-        maxNetworkRetries: 0,
-      });
-      stripe.charges
-        .create({ amount: 1000, currency: 'eur', card: { number: process.argv[1], exp_month: 12, exp_year: 2031, cvc: '123' } })
-        .then((charge) => console.log(JSON.stringify(charge)), (err) => { console.error(err.message, err.detail && err.detail.message); process.exit(1); });
-    `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', client, alias], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 30_000,
-      env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl(secretKey.apiKey), NODE_EXTRA_CA_CERTS: path.join(workDir, 'ca.pem') },
+    const stdout = await chargeWithStripeSdk({
+      proxyUrl: proxyUrl(secretKey.apiKey),
+      caFile: path.join(workDir, 'ca.pem'),
+      host: PSP_HOST,
+      port: sandboxTlsPort,
+      cardNumber: alias,
     });
     const charge = JSON.parse(stdout) as Record<string, unknown>;
     // The sandbox approves published test cards only, and an alias is never one: it got the card.
@@ -415,6 +372,44 @@ describe('the forward proxy', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers['x-tessera-error']).toBe('api_key_invalid');
     secure.destroy();
+  });
+
+  it('counts CONNECTs (established, 407, 403) and requests in tunnels in Prometheus, with no card data, alias, key, merchant or host', async () => {
+    const counted = (text: string, labels: Record<string, string>) => sample(text, 'tessera_forward_proxy_requests_total', labels) ?? 0;
+    const timed = (text: string, stage: string) => sample(text, 'tessera_forward_proxy_request_duration_seconds_count', { stage }) ?? 0;
+    const before = await scrape(env.stack.gateway);
+
+    const unauthenticated = await connect(`${PSP_HOST}:${sandboxTlsPort}`);
+    expect(unauthenticated.head).toMatch(/^HTTP\/1\.1 407/);
+    unauthenticated.socket.destroy();
+    const forbidden = await connect(`${OTHER_HOST}:${sandboxTlsPort}`, { 'Proxy-Authorization': basic(secretKey.apiKey) });
+    expect(forbidden.head).toMatch(/^HTTP\/1\.1 403/);
+    forbidden.socket.destroy();
+    const host = `${PSP_HOST}:${sandboxTlsPort}`;
+    expect(parseAnswer(await rawThroughTunnel(host, chargeRequest(host, chargeForm(alias)))).status).toBe(200);
+
+    const after = await scrape(env.stack.gateway);
+    const moved = (labels: Record<string, string>) => counted(after, labels) - counted(before, labels);
+    expect({
+      established: moved({ stage: 'connect', outcome: 'established', status: '200' }),
+      unauthenticated: moved({ stage: 'connect', outcome: 'proxy_authentication_required', status: '407' }),
+      forbidden: moved({ stage: 'connect', outcome: 'forward_proxy_host_forbidden', status: '403' }),
+      charged: moved({ stage: 'request', outcome: 'psp_2xx', status: '200' }),
+      connectTimes: timed(after, 'connect') - timed(before, 'connect'),
+      requestTimes: timed(after, 'request') - timed(before, 'request'),
+    }).toEqual({ established: 1, unauthenticated: 1, forbidden: 1, charged: 1, connectTimes: 3, requestTimes: 1 });
+    // The tunnels' smuggling shapes refused by Node's parser earlier were counted too.
+    expect(counted(after, { stage: 'request', outcome: 'invalid_request', status: '400' })).toBeGreaterThan(0);
+
+    for (const secret of [TEST_CARDS.visa, alias, token, secretKey.apiKey, MERCHANT, PSP_HOST, OTHER_HOST]) {
+      expect({ secret, found: after.includes(secret) }).toEqual({ secret, found: false });
+    }
+    // Our own series only: a process metric (open file descriptors, say) may be any number.
+    const ours = after
+      .split('\n')
+      .filter((line) => line.startsWith('tessera_forward_proxy_'))
+      .join('\n');
+    expect(ours).not.toMatch(new RegExp(`[^\\d.]${TEST_CVV}[^\\d.]`));
   });
 
   it('files every call in the request log and the detokenization audit, without card data', async () => {

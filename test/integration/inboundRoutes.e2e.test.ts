@@ -6,7 +6,9 @@
  * merchant's server never receives a card number. Real processes over mutual TLS (vault, proxy,
  * inbound, gateway, admin), real Redis, a real Chromium posting a real form, the routes applied
  * with the real `npm run routes` CLI, and a stand-in merchant server on loopback that records
- * every request it gets and writes a log, as a merchant's server would.
+ * every request it gets and writes a log, as a merchant's server would. The merchant later charges
+ * the card by the alias it received, through an outbound route and the forward proxy, at the
+ * sandbox PSP over HTTPS (its host name answered by a fake DNS server on loopback).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,10 +22,15 @@ import { ROOT } from '@tessera/stack';
 import { findCardDataInLogs, freePort, TEST_CARDS, TEST_CVV, useStack } from './harness';
 import { loggedIn } from './adminClient';
 import { launchChromium } from './browser';
+import { chargeWithStripeSdk, downloadForwardProxyCa, forwardProxyUrl, useSandboxPspOverTls } from './forwardProxyClient';
+import { sample, scrape } from './metricsScrape';
 
 jest.setTimeout(180_000);
 
-const env = useStack({ tls: true, inbound: true, psp: true });
+const PSP_HOST = 'psp.test';
+const sandbox = useSandboxPspOverTls({ hosts: [PSP_HOST], resolve: (name) => (name === PSP_HOST ? '127.0.0.1' : undefined) });
+// METRICS_PORT 0: each service picks a free port for its metrics and logs it.
+const env = useStack(() => ({ tls: true, inbound: true, psp: true, serviceEnv: sandbox.serviceEnv(), env: { METRICS_PORT: '0' } }));
 const MERCHANT = 'm_inbound_shop';
 const OTHER_MERCHANT = 'm_inbound_rival';
 const PAN = TEST_CARDS.visa;
@@ -291,6 +298,40 @@ describe('an inbound route', () => {
     expect(JSON.parse(env.psp.requests[0]!.body.toString('utf8'))).toEqual({ number: PAN, cvc: TEST_CVV, exp: `12/${EXPIRY_YEAR}` });
   });
 
+  it('lets the merchant charge the stored card later through an outbound route and the forward proxy, by the alias its server received', async () => {
+    const before = merchant.received.length;
+    expect((await postJson('/checkout/charge-by-alias', cardJson())).status).toBe(201);
+    const alias = (JSON.parse(merchant.received[before]!.body) as { card: { number: string } }).card.number;
+    expect(alias).toMatch(/^424242\d{6}4242$/);
+    expect(alias).not.toBe(PAN);
+
+    const applied = routesCli([
+      'apply',
+      '--merchant',
+      MERCHANT,
+      '--file',
+      routesFile(
+        'outbound.yaml',
+        `id: sandbox-psp\nkind: outbound\nmode: test\noutbound: { hosts: [${PSP_HOST}] }\nfilters: [{ location: form, field: "card[number]", store: number }]\n`,
+      ),
+    ]);
+    expect(applied).toMatchObject({ status: 0 });
+    const key = env.stack.createKey(MERCHANT, 'test');
+    const caFile = path.join(dir, 'forward-proxy-ca.pem');
+    await downloadForwardProxyCa(env.stack, key.apiKey, caFile);
+
+    const stdout = await chargeWithStripeSdk({
+      proxyUrl: forwardProxyUrl(sandbox.forwardProxyPort, key.apiKey),
+      caFile,
+      host: PSP_HOST,
+      port: sandbox.port,
+      cardNumber: alias,
+    });
+    // The sandbox approves published test cards only, and an alias is never one: it got the card.
+    expect(JSON.parse(stdout)).toMatchObject({ object: 'charge', status: 'succeeded', amount: 1000, card: { last4: '4242' } });
+    expect(stdout).not.toContain(PAN);
+  });
+
   it('passes a request without card data through unchanged', async () => {
     const before = merchant.received.length;
     const body = '{"amount": 5, "note":  "no card here", "order": 123456}';
@@ -428,6 +469,25 @@ describe('an inbound route', () => {
     ]);
     expect(host.status).not.toBe(0);
     expect(host.output).toContain('already serves the host pay.shop.example');
+  });
+
+  it('counts inbound requests and forward-proxy charges in Prometheus, by outcome, with no card, merchant or path', async () => {
+    const inbound = await scrape(env.stack.inbound!);
+    const gateway = await scrape(env.stack.gateway);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'forwarded_card', status: '201' })).toBeGreaterThan(0);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'card_data_unmatched', status: '400' })).toBe(3);
+    expect(sample(inbound, 'tessera_inbound_requests_total', { outcome: 'route_not_found', status: '404' })).toBeGreaterThanOrEqual(2);
+    expect(sample(gateway, 'tessera_forward_proxy_requests_total', { stage: 'request', outcome: 'psp_2xx', status: '200' })).toBe(1);
+    for (const text of [inbound, gateway]) {
+      const ours = text
+        .split('\n')
+        .filter((line) => line.startsWith('tessera_'))
+        .join('\n');
+      for (const secret of [PAN, OTHER_PAN, MERCHANT, '/checkout', 'pay.shop.example', PSP_HOST]) {
+        expect({ secret, found: ours.includes(secret) }).toEqual({ secret, found: false });
+      }
+      expect(ours).not.toMatch(new RegExp(`[^\\d.]${TEST_CVV}[^\\d.]`));
+    }
   });
 
   it('left no card number or CVV in anything the merchant’s server received or logged, nor in Tessera’s logs', () => {

@@ -1,27 +1,10 @@
-import { aCard, apiClient, type ManagedProcess, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { aCard, apiClient, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { sample, scrape } from './metricsScrape';
 
 jest.setTimeout(60_000);
 
 // Port 0: each service picks a free port and logs it.
 const env = useStack({ env: { METRICS_PORT: '0' }, psp: true });
-
-/** The value of one sample whose labels include `labels` (label order is the client's business). */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.split(' ').pop());
-  }
-  return undefined;
-}
-
-async function scrape(service: ManagedProcess): Promise<string> {
-  const url = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(service.output)?.[1];
-  if (url === undefined) throw new Error(`${service.name} logged no metrics URL`);
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
-  return res.text();
-}
 
 it('exposes Prometheus metrics on METRICS_PORT: requests, latencies, vault operations and PSP status classes, without card data, tokens or keys', async () => {
   const key = env.stack.createKey('acme-metrics');

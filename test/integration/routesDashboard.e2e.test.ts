@@ -2,9 +2,14 @@
  * The dashboard's Routes page in a real browser (Debian's chromium driven by playwright-core): an
  * operator applies a route pasted as YAML, sees it listed and its document, dry-runs a sample and
  * sees only masked card data, sees an invalid document refused next to the field, and deletes the
- * route; every state passes axe, and no full card number is ever on the page.
+ * route; every state passes axe, and no full card number is ever on the page. The forward-proxy
+ * CA section's command, run by a shell, downloads the merchant's CA certificate from the API.
  */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import AxeBuilder from '@axe-core/playwright';
 import { Redis } from 'ioredis';
 import type { Browser, Page } from 'playwright-core';
@@ -184,6 +189,38 @@ describe('the Routes page', () => {
     await error.getByText(/not YAML or JSON/).waitFor();
     await screenshot('routes-03-invalid');
     expect(await axeViolations('#routes-view')).toEqual([]);
+  });
+
+  it('tells the merchant how to get its forward-proxy CA certificate, with a command that downloads it from the API', async () => {
+    const section = page.locator('section', { has: page.getByRole('heading', { name: 'Forward-proxy CA certificate' }) });
+    await section.waitFor();
+    expect(await page.locator('#forward-ca-merchant').textContent()).toBe('acme');
+    const command = (await page.locator('#forward-ca-command').textContent()) ?? '';
+    expect(command).toContain('/v1/forward-proxy/ca.pem');
+    expect(command).toContain('x-api-key: $TESSERA_SECRET_KEY');
+    await section.getByRole('button', { name: 'Copy command' }).click();
+    await page
+      .locator('#forward-ca-copy-status')
+      .getByText(/Copied to the clipboard|Selected/)
+      .waitFor();
+    expect(await axeViolations('#routes-view')).toEqual([]);
+
+    // The command as shown works, run by a shell as the merchant would, with a secret key of acme.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-routes-ca-'));
+    try {
+      const key = stack.createKey('acme', 'test');
+      await promisify(execFile)('sh', ['-c', command], {
+        cwd: dir,
+        timeout: 15_000,
+        env: { PATH: process.env.PATH, TESSERA_API_URL: stack.baseUrl, TESSERA_SECRET_KEY: key.apiKey },
+      });
+      const pem = fs.readFileSync(path.join(dir, 'tessera-ca.pem'), 'utf8');
+      expect(pem).toMatch(/^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\n?$/);
+      // The public certificate only, never a key.
+      expect(pem).not.toMatch(/PRIVATE KEY/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('closes the delete confirmation with Escape, keeping the route; then deletes it', async () => {

@@ -172,8 +172,15 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
       find('NetworkPolicy', name).spec.ingress.flatMap((r: any) => r.from.map((f: any) => f.podSelector.matchLabels.app));
     expect(from('redis')).toEqual(['vault', 'gateway', 'admin', 'fields', 'inbound']);
     expect(from('proxy')).toEqual(['gateway', 'fields', 'inbound']);
-    // The gateway serves the API only: no dashboard or fields port to admit any more.
-    expect(find('NetworkPolicy', 'gateway').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envOf('gateway').PORT) }] }]);
+    // The gateway serves the API and the forward proxy only: no dashboard or fields port to admit any more.
+    expect(find('NetworkPolicy', 'gateway').spec.ingress).toEqual([
+      {
+        ports: [
+          { protocol: 'TCP', port: Number(envOf('gateway').PORT) },
+          { protocol: 'TCP', port: Number(envOf('gateway').FORWARD_PROXY_PORT) },
+        ],
+      },
+    ]);
     expect(egressTargets('gateway')).toEqual(['vault:50051', 'proxy:50052', 'redis:6379', 'dns']);
   });
 
@@ -269,7 +276,10 @@ describe('Kubernetes manifests: hosted card fields (docs/browser.md)', () => {
     expect(fields.ports[0].name).toBe('fields');
     // Two origins: the API's Service does not serve the fields, nor the fields' the API.
     expect(targets('gateway')).toEqual([Number(envOf('gateway').PORT)]);
-    expect(docs.filter((d) => d.kind === 'Service' && d.spec.selector?.app === 'gateway').map((d) => d.metadata.name)).toEqual(['gateway']);
+    expect(docs.filter((d) => d.kind === 'Service' && d.spec.selector?.app === 'gateway').map((d) => d.metadata.name)).toEqual([
+      'gateway',
+      'forward-proxy',
+    ]);
   });
 
   it("take FIELDS_ORIGIN (fields and gateway) and API_ORIGIN (gateway) from the operator's ConfigMap, which the README creates with https origins", () => {
@@ -309,8 +319,8 @@ describe('Kubernetes manifests: hosted card fields (docs/browser.md)', () => {
     const gone = ['ADMIN_PORT', 'ADMIN_BIND', 'FIELDS_PORT', 'FIELDS_BIND'];
     expect(Object.keys(envOf('gateway')).filter((n) => gone.includes(n))).toEqual([]);
     expect(Object.keys(compose.services.gateway.environment).filter((n) => gone.includes(n))).toEqual([]);
-    expect(podOf('gateway').containers[0].ports.map((p: any) => p.name)).toEqual(['http', 'metrics']);
-    expect(compose.services.gateway.ports).toEqual(['8080:8080']);
+    expect(podOf('gateway').containers[0].ports.map((p: any) => p.name)).toEqual(['http', 'forward-proxy', 'metrics']);
+    expect(compose.services.gateway.ports).toEqual(['8080:8080', '8084:8084']);
   });
 
   it('keep the fields and admin pods out of their Services until /readyz answers on their own port, and restart them on /healthz', () => {
@@ -324,6 +334,71 @@ describe('Kubernetes manifests: hosted card fields (docs/browser.md)', () => {
       // The endpoint removal reaches the load balancer before SIGTERM, and the drain has time.
       expect(c.lifecycle.preStop.exec.command[0]).toBe('sleep');
       expect(podOf(name).terminationGracePeriodSeconds).toBeGreaterThan(Number(c.lifecycle.preStop.exec.command[1]) + 10);
+    }
+  });
+});
+
+/*
+ * Issue 28 (docs/proxies.md): the forward proxy on the gateway's FORWARD_PROXY_PORT and the inbound
+ * routes on the inbound service's INBOUND_PORT, reachable by merchants' servers, forms and partners.
+ */
+describe('Kubernetes manifests and compose: the forward proxy and inbound routes', () => {
+  const OPERATIONS = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+
+  it('serve the forward proxy on the gateway pods, on a port of its own, in Kubernetes and in compose alike', () => {
+    const port = Number(envOf('gateway').FORWARD_PROXY_PORT);
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(Number(envOf('gateway').PORT));
+    expect(compose.services.gateway.environment.FORWARD_PROXY_PORT).toBe(String(port));
+    expect(compose.services.gateway.ports).toContain(`${port}:${port}`);
+    expect(podOf('gateway').containers[0].ports).toContainEqual({ name: 'forward-proxy', containerPort: port });
+    // The production configuration check takes it as a port of its own.
+    const config = withResolvedEnv(
+      'gateway',
+      { FIELDS_ORIGIN: 'https://fields.example', API_ORIGIN: 'https://api.example' },
+      parseGatewayConfig,
+    );
+    expect(config.FORWARD_PROXY_PORT).toBe(port);
+  });
+
+  it('expose the forward proxy on a TCP Service of its own over the gateway pods, which the network policy admits', () => {
+    const port = Number(envOf('gateway').FORWARD_PROXY_PORT);
+    const service = find('Service', 'forward-proxy').spec;
+    expect(service.selector).toEqual(find('Deployment', 'gateway').spec.template.metadata.labels);
+    expect(service.type).toBe('LoadBalancer');
+    expect(service.ports).toEqual([{ name: 'forward-proxy', port, targetPort: port, protocol: 'TCP' }]);
+    const admitted = (find('NetworkPolicy', 'gateway').spec.ingress as any[]).flatMap((rule) => rule.ports.map((p: any) => p.port));
+    expect(admitted).toContain(port);
+    // From anywhere a merchant's server is, as for the API: the key's IP allowlist says who.
+    for (const rule of find('NetworkPolicy', 'gateway').spec.ingress as any[]) expect(rule.from).toBeUndefined();
+  });
+
+  it('expose the inbound service on a Service of its own over the inbound pods, bound to the pod address, as compose does', () => {
+    const env = envOf('inbound');
+    const port = Number(env.INBOUND_PORT);
+    expect(env.INBOUND_BIND).toBe('0.0.0.0');
+    expect({ INBOUND_PORT: env.INBOUND_PORT, INBOUND_BIND: env.INBOUND_BIND }).toEqual({
+      INBOUND_PORT: compose.services.inbound.environment.INBOUND_PORT,
+      INBOUND_BIND: compose.services.inbound.environment.INBOUND_BIND,
+    });
+    expect(compose.services.inbound.ports).toEqual([`${port}:${port}`]);
+    expect(podOf('inbound').containers[0].ports).toContainEqual({ name: 'inbound', containerPort: port });
+    const service = find('Service', 'inbound').spec;
+    expect(service.selector).toEqual(find('Deployment', 'inbound').spec.template.metadata.labels);
+    expect(service.type).toBe(find('Service', 'gateway').spec.type);
+    expect(service.ports.map((p: any) => p.targetPort)).toEqual([port]);
+    expect(docs.filter((d) => d.kind === 'Service' && d.spec.selector?.app === 'inbound').map((d) => d.metadata.name)).toEqual(['inbound']);
+    const c = podOf('inbound').containers[0];
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port });
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port });
+  });
+
+  it('say in the operations guide and the Kubernetes README how to expose both', () => {
+    for (const text of [OPERATIONS, README]) {
+      expect(text).toContain('forward-proxy');
+      expect(text).toContain('FORWARD_PROXY_PORT');
+      expect(text).toContain('INBOUND_PORT');
+      expect(text).toContain('/v1/forward-proxy/ca.pem');
     }
   });
 });

@@ -44,5 +44,6 @@ export function setUpForwardProxy(params: {
       prepare: ({ keyPem, chainPem }) => tls.createSecureContext({ key: keyPem, cert: chainPem, minVersion: 'TLSv1.2' }),
     }),
     requestLog: params.requestLog,
+    metrics: params.metrics,
   });
 }

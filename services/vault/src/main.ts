@@ -87,18 +87,6 @@ void runService({
       },
       logger,
     });
-    const imports = openImportStore(config);
-    const importWorker = startImportWorker({
-      store: imports.store,
-      keyRing: keys.ring,
-      tokenizer: vault,
-      batchSize: config.IMPORT_BATCH_SIZE,
-      keepMs: config.IMPORT_KEEP_DAYS * 86_400_000,
-      pollIntervalMs: config.IMPORT_POLL_INTERVAL_MS,
-      leaseMs: config.IMPORT_LEASE_MS,
-      now: () => new Date(),
-      log: (fields, message) => logger.info(fields, message),
-    });
     // Approved crypto-shredding orders (docs/adr/0014): looked for every second, by one replica at a time.
     const shredOrders = scheduleSweep({
       name: 'shred-orders',
@@ -116,6 +104,18 @@ void runService({
         });
       },
       logger,
+    });
+    const imports = openImportStore(config);
+    const importWorker = startImportWorker({
+      store: imports.store,
+      keyRing: keys.ring,
+      tokenizer: vault,
+      batchSize: config.IMPORT_BATCH_SIZE,
+      keepMs: config.IMPORT_KEEP_DAYS * 86_400_000,
+      pollIntervalMs: config.IMPORT_POLL_INTERVAL_MS,
+      leaseMs: config.IMPORT_LEASE_MS,
+      now: () => new Date(),
+      log: (fields, message) => logger.info(fields, message),
     });
     // Approved card exports (docs/migration.md#leaving-tessera-export): one replica at a time writes each.
     const exportOrders = scheduleSweep({
@@ -141,10 +141,10 @@ void runService({
       // The calls in flight finished with the store and the keys; the HSM session goes last.
       clients: [
         { name: 'event sweeps', close: () => sweep.stop() },
-        { name: 'card imports', close: () => importWorker.stop() },
-        { name: 'card import store', close: () => imports.close() },
         { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'export orders', close: () => exportOrders.stop() },
+        { name: 'card imports', close: () => importWorker.stop() },
+        { name: 'card import store', close: () => imports.close() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },
         { name: 'key ring', close: () => keys.close() },

@@ -247,4 +247,18 @@ describe('findAliasCandidates (outbound)', () => {
     ]);
     expect(JSON.parse(rendered)).toMatchObject({ source: '4242424242424242', cvc: '123' });
   });
+
+  it('finds a UUID alias whole even when its digits hold a Luhn-valid run a card_last4 filter listed first would take', () => {
+    // 12345678-1236 is 12 digits with one hyphen: a card-number-like run, and Luhn-valid.
+    const uuid = '12345678-1236-abcd-8def-0123456789ab';
+    expect(isLuhnValid('123456781236')).toBe(true);
+    const found = findAliasCandidates(
+      { contentType: JSON_TYPE, body: JSON.stringify({ memo: uuid }) },
+      filters(
+        { location: 'text', pattern: 'card_number', store: 'number', aliasFormat: 'card_last4' },
+        { location: 'text', pattern: 'card_number', store: 'number', aliasFormat: 'uuid' },
+      ),
+    );
+    expect(found.map((p) => [p.aliasFormat, p.value])).toEqual([['uuid', uuid]]);
+  });
 });

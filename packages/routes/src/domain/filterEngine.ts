@@ -167,13 +167,18 @@ function findCardDataIn(parsed: ParsedBody, filters: readonly RouteFilter[]): Pl
 export function findAliasCandidates(request: RouteRequest, filters: readonly RouteFilter[]): Place[] {
   const parsed = parseBody(request.contentType, request.body);
   const named = filters.flatMap((f, i) => (f.location === 'text' ? [] : namedPlaces(parsed, f, i).filter((p) => p.value !== '')));
-  const found = filters.flatMap((f, i) => {
-    if (f.location !== 'text') return [];
-    if (f.aliasFormat === 'token') return patternPlaces(parsed, f, i, TOKEN_PATTERN, () => true);
-    if (f.aliasFormat === 'uuid') return patternPlaces(parsed, f, i, UUID_PATTERN, () => true);
-    return cardNumberPlaces(parsed, f, i);
-  });
-  return withoutOverlaps([...named, ...found], parsed.body.length);
+  const text = filters.map((f, i) => [f, i] as const).filter(([f]) => f.location === 'text');
+  // Tokens and UUIDs first, whatever the filters' order: their digits can hold a Luhn-valid run of
+  // 12 or more ("12345678-1234-…"), which a card-number filter would otherwise take from inside them.
+  const patterned = text.flatMap(([f, i]) =>
+    f.aliasFormat === 'token'
+      ? patternPlaces(parsed, f, i, TOKEN_PATTERN, () => true)
+      : f.aliasFormat === 'uuid'
+        ? patternPlaces(parsed, f, i, UUID_PATTERN, () => true)
+        : [],
+  );
+  const numbers = text.flatMap(([f, i]) => (f.aliasFormat === 'token' || f.aliasFormat === 'uuid' ? [] : cardNumberPlaces(parsed, f, i)));
+  return withoutOverlaps([...named, ...patterned, ...numbers], parsed.body.length);
 }
 
 /** A place and the text that goes there (an alias inbound, card data outbound), in the body's encoding. */

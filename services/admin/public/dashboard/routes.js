@@ -1,4 +1,4 @@
-/* global document */
+/* global document, navigator, window */
 // The Routes page of the dashboard: a merchant's proxy routes (docs/routes.md) through
 // /admin/v1/routes — the list, one route's document as YAML, applying a pasted document (its
 // refusal shown next to it), deleting with confirmation, and the dry run of a sample request,
@@ -31,11 +31,38 @@ function whereOf(route) {
   return (route.outbound?.hosts ?? []).join(', ');
 }
 
+/**
+ * The command that downloads the merchant's forward-proxy CA certificate from the API. Not a
+ * download button: the certificate is the vault's (tessera:ca:{m:<id>}), and the admin service
+ * never talks to the vault (docs/architecture.md: Redis only). Nor is it read from Redis: the certificate and the sealed
+ * CA key are one value under one key, and Redis ACLs grant keys, not parts of a value, so a read
+ * grant for the certificate would hand the admin service the sealed key too. The API answers it
+ * to the merchant's own secret key, which the merchant has and the dashboard must not.
+ */
+export const FORWARD_PROXY_CA_COMMAND =
+  'curl -fsS "$TESSERA_API_URL/v1/forward-proxy/ca.pem" -H "x-api-key: $TESSERA_SECRET_KEY" -o tessera-ca.pem';
+
+async function copyCaCommand() {
+  try {
+    await navigator.clipboard.writeText($('forward-ca-command').textContent);
+    $('forward-ca-copy-status').textContent = 'Copied to the clipboard.';
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents($('forward-ca-command'));
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    $('forward-ca-copy-status').textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
+  }
+}
+
 /** Reloads the list; called when the page opens, or the merchant changes. */
 export async function loadRoutes() {
   if (!deps || $('routes-view').hidden) return;
   const merchantId = deps.merchant();
   $('routes-merchant').textContent = merchantId ?? 'no merchant yet';
+  $('forward-ca-merchant').textContent = merchantId ?? 'the merchant';
+  $('forward-ca-copy-status').textContent = '';
   if (!merchantId) {
     routes = [];
     $('routes-body').replaceChildren();
@@ -174,6 +201,8 @@ function renderDryRun(result) {
 
 export function initRoutes({ api, merchant, el, toast }) {
   deps = { api, merchant, el, toast };
+  $('forward-ca-command').textContent = FORWARD_PROXY_CA_COMMAND;
+  $('forward-ca-copy').addEventListener('click', () => void copyCaCommand());
   $('refresh-routes').addEventListener('click', () => void loadRoutes());
   $('route-show-close').addEventListener('click', () => {
     hideDocument();

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
-import { isHttpFieldValue, isHttpToken, parseCidrList, TesseraError, type Listener, type Logger } from '@tessera/common';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { isErrorCode, isHttpFieldValue, isHttpToken, parseCidrList, TesseraError, type Listener, type Logger } from '@tessera/common';
 import type { ForwardRouteAnswer } from '@tessera/protos';
 import type { ApiKeyRecord, ProxyCallFacts } from '@tessera/merchant-data';
 import type { RouteDocument } from '@tessera/routes';
@@ -53,6 +54,44 @@ export interface ForwardProxyServerDeps {
   useCases: ForwardProxyDeps;
   certificates: Pick<HostCertificates<tls.SecureContext>, 'get'>;
   requestLog?: RequestLogRecorder | undefined;
+  metrics?: Registry | undefined;
+}
+
+type Stage = 'connect' | 'request';
+
+/**
+ * tessera_forward_proxy_requests_total{stage,outcome,status} and
+ * tessera_forward_proxy_request_duration_seconds{stage}. Labels from closed sets only: the stage,
+ * `established`, a PSP status class or one of Tessera's error codes, the status. Never a merchant,
+ * key, host or path: the request log has those, per merchant.
+ */
+function forwardProxyMetrics(registry: Registry) {
+  const requests = new Counter({
+    name: 'tessera_forward_proxy_requests_total',
+    help: "Forward proxy CONNECTs and requests in tunnels answered, by stage, outcome (established, psp_2xx..psp_5xx, aborted or Tessera's error code) and status",
+    labelNames: ['stage', 'outcome', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'tessera_forward_proxy_request_duration_seconds',
+    help: "Time to answer a CONNECT (key, route and leaf certificate) or a request in a tunnel (the PSP's time included)",
+    labelNames: ['stage'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  return (stage: Stage, outcome: { status: number; code: string | null; aborted: boolean }, seconds: number | undefined): void => {
+    const label = outcome.aborted
+      ? 'aborted'
+      : outcome.code !== null
+        ? isErrorCode(outcome.code)
+          ? outcome.code
+          : 'other'
+        : stage === 'connect'
+          ? 'established'
+          : `psp_${Math.floor(outcome.status / 100)}xx`;
+    requests.inc({ stage, outcome: label, status: String(outcome.status) });
+    if (seconds !== undefined) duration.observe({ stage }, seconds);
+  };
 }
 
 /** Why a tunnel was opened: who, where, and the key to authenticate each of its requests with. */
@@ -95,6 +134,7 @@ export interface ForwardProxyServer {
 
 export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardProxyServer {
   const { logger, config } = deps;
+  const observe = deps.metrics ? forwardProxyMetrics(deps.metrics) : undefined;
   const trustedProxies = parseCidrList(config.TRUSTED_PROXIES);
   const tunnelsBySocket = new WeakMap<Socket, Tunnel>();
   const openTunnels = new Set<tls.TLSSocket>();
@@ -114,6 +154,7 @@ export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardP
   ): void {
     const { ms } = facts(entry.started);
     const { status, code, aborted } = outcome;
+    observe?.(entry.method === 'CONNECT' ? 'connect' : 'request', outcome, ms / 1000);
     logger.info(
       {
         method: entry.method,
@@ -344,6 +385,8 @@ export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardP
       socket.destroy();
       return;
     }
+    // No request was made of it, so no time to observe; it is counted all the same.
+    observe?.('request', { status: 400, code: 'invalid_request', aborted: false }, undefined);
     socket.end(rawErrorAnswer(new TesseraError('invalid_request', { message: 'The request is not valid HTTP/1.1.' })));
   });
 

@@ -1,4 +1,3 @@
-import { Metadata } from '@grpc/grpc-js';
 import { outcomeLabel, TesseraError, type Logger, type RpcObserver } from '@tessera/common';
 import {
   answerUnary,

@@ -22,12 +22,12 @@ import { parseHsmKeys } from '../hsm/pkcs11Settings';
 import { openKeyRing } from '../openKeyRing';
 import { countCaKeysByKekId, countRecordsByKeyId, rewrapAll, rewrapCaKeys, type RewrapCheckpoint } from '../app/keyRotation';
 import type { CardStore } from '../store/cardStore';
-import { IMPORT_USAGE, runImportCommand } from './importCommands';
 import { MerchantKeyRings, type MerchantKekStore } from '../app/merchantKeys';
 import { runShredOrders } from '../app/cryptoShredding';
 import { openMerchantData } from '../openMerchantData';
 import { RedisCaKeyStore, type CaKeyStore } from '../store/caKeyStore';
 import { connectRedis, RedisCardStore } from '../store/redisCardStore';
+import { IMPORT_USAGE, runImportCommand } from './importCommands';
 
 const USAGE = `Usage: npm run vault -- <command> [options]
 
@@ -180,7 +180,7 @@ export async function run(
         io,
       );
     }
-        if (command !== 'rewrap' && command !== 'status' && command !== 'shred') throw new UsageError(`unknown command "${command}"`);
+    if (command !== 'rewrap' && command !== 'status' && command !== 'shred') throw new UsageError(`unknown command "${command}"`);
     const batchSize = positiveInt(parsed.values.batch, 'batch', 200);
     const keys = openKeyRing(config, () => developmentKeyRing(config));
     const ring = keys.ring;
