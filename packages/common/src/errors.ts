@@ -113,8 +113,7 @@ export const ERROR_CATALOGUE = {
   second_operator_required: {
     status: 403,
     type: 'permission_error',
-    message:
-      'This takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
+    message: 'This takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
   },
   shred_order_not_found: { status: 404, type: 'not_found_error', message: 'No such shred order.' },
   shred_order_not_pending: {
@@ -133,12 +132,21 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'Cards are exported only to a recipient key registered for this merchant (POST /admin/v1/merchants/{id}/export-recipients).',
   },
-  export_recipient_not_found: { status: 404, type: 'not_found_error', message: 'No recipient with this fingerprint is registered for this merchant.' },
-  export_recipient_exists: { status: 409, type: 'invalid_request_error', message: 'A recipient with this key is already registered for this merchant.' },
+  export_recipient_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'No recipient with this fingerprint is registered for this merchant.',
+  },
+  export_recipient_exists: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'A recipient with this key is already registered for this merchant.',
+  },
   export_recipient_key_invalid: {
     status: 400,
     type: 'invalid_request_error',
-    message: 'The recipient key must be an armored OpenPGP public key that can encrypt (RSA of at least 3072 bits, or an elliptic-curve key).',
+    message:
+      'The recipient key must be an armored OpenPGP public key that can encrypt (RSA of at least 3072 bits, or an elliptic-curve key).',
   },
   export_file_unavailable: {
     status: 409,

@@ -74,9 +74,11 @@ export const recipientPathSchema = z.object({
 const tokenSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, { error: '"tokens" must list tokens (or aliases) of the merchant.' });
 
 export const exportRequestSchema = z.strictObject({
-  mode: z.enum(EXPORT_MODES, { error: '"mode" must be "test" or "live".' }).meta({ description: 'Which of the merchant\'s modes to export.' }),
+  mode: z
+    .enum(EXPORT_MODES, { error: '"mode" must be "test" or "live".' })
+    .meta({ description: "Which of the merchant's modes to export." }),
   format: z.enum(EXPORT_FORMATS, { error: '"format" must be "jsonl", "csv" or "stripe".' }).meta({
-    description: 'The file\'s layout: the ones the card import reads (docs/migration.md).',
+    description: "The file's layout: the ones the card import reads (docs/migration.md).",
   }),
   recipient: fingerprintSchema.meta({ description: 'Fingerprint of a recipient registered for this merchant.' }),
   tokens: z
@@ -125,14 +127,21 @@ export async function registerRecipient(
 }
 
 export async function listRecipients(deps: CardExportDeps, caller: TwoOperatorCaller, merchantId: string): Promise<RecipientView[]> {
-  if (caller.merchantId !== null) throw new TesseraError('merchant_forbidden', { message: 'Only platform operators see export recipients.' });
+  if (caller.merchantId !== null)
+    throw new TesseraError('merchant_forbidden', { message: 'Only platform operators see export recipients.' });
   return deps.recipients.list(merchantId);
 }
 
-export async function removeRecipient(deps: CardExportDeps, caller: TwoOperatorCaller, merchantId: string, fingerprint: string): Promise<void> {
+export async function removeRecipient(
+  deps: CardExportDeps,
+  caller: TwoOperatorCaller,
+  merchantId: string,
+  fingerprint: string,
+): Promise<void> {
   checkTwoOperatorCaller(caller, EXPORT);
   const existing = await deps.recipients.get(merchantId, fingerprint);
-  if (existing === undefined || !(await deps.recipients.remove(merchantId, fingerprint))) throw new TesseraError('export_recipient_not_found');
+  if (existing === undefined || !(await deps.recipients.remove(merchantId, fingerprint)))
+    throw new TesseraError('export_recipient_not_found');
   await auditAs(deps, caller, {
     action: 'merchant.export_recipient_removed',
     merchantId,
@@ -199,7 +208,11 @@ export async function approveExport(deps: CardExportDeps, caller: TwoOperatorCal
 
 export async function cancelExport(deps: CardExportDeps, caller: TwoOperatorCaller, orderId: string): Promise<ExportOrder> {
   const cancelled = await cancelOrder(deps.orders, EXPORT, caller, orderId);
-  await auditAs(deps, caller, { action: 'merchant.export_cancelled', merchantId: cancelled.merchantId, details: { exportOrderId: cancelled.id } });
+  await auditAs(deps, caller, {
+    action: 'merchant.export_cancelled',
+    merchantId: cancelled.merchantId,
+    details: { exportOrderId: cancelled.id },
+  });
   return cancelled;
 }
 

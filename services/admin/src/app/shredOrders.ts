@@ -79,7 +79,11 @@ export async function approveShred(deps: ShredOrderDeps, caller: ShredCaller, or
 /** Either operator (or any other platform operator) may cancel an order still waiting for approval. */
 export async function cancelShred(deps: ShredOrderDeps, caller: ShredCaller, orderId: string): Promise<ShredOrder> {
   const cancelled = await cancelOrder(deps.orders, SHRED, caller, orderId);
-  await auditAs(deps, caller, { action: 'merchant.shred_cancelled', merchantId: cancelled.merchantId, details: { shredOrderId: cancelled.id } });
+  await auditAs(deps, caller, {
+    action: 'merchant.shred_cancelled',
+    merchantId: cancelled.merchantId,
+    details: { shredOrderId: cancelled.id },
+  });
   return cancelled;
 }
 

@@ -35,8 +35,11 @@ export async function readRecipientKey(armored: string, now: Date): Promise<Reci
   } catch {
     return undefined;
   }
-  const info = encryptionKey.getAlgorithmInfo();
-  if ('bits' in info && typeof info.bits === 'number' && info.bits < MIN_RSA_BITS) return undefined;
-  const algorithm = 'bits' in info && info.bits !== undefined ? `${info.algorithm}${info.bits}` : `${info.algorithm}${'curve' in info ? `:${String(info.curve)}` : ''}`;
+  const info = encryptionKey.getAlgorithmInfo() as { algorithm: string; bits?: number; curve?: string };
+  if (info.bits !== undefined && info.bits < MIN_RSA_BITS) return undefined;
+  const algorithm =
+    info.bits !== undefined
+      ? `${info.algorithm.startsWith('rsa') ? 'rsa' : info.algorithm}${info.bits}`
+      : `${info.algorithm}${info.curve === undefined ? '' : `-${info.curve}`}`;
   return { fingerprint: key.getFingerprint().toUpperCase(), algorithm, publicKey: key.armor() };
 }

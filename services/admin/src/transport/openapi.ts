@@ -945,15 +945,20 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
       }),
     },
     [`${ADMIN_BASE}/export-orders/{orderId}/file`]: {
-      get: op('adminDownloadExport', "A done export's file: OpenPGP ciphertext to the recipient's key, never clear card data", readSession, {
-        parameters: exportOrderPath,
-        responses: {
-          '200': {
-            description: 'The encrypted file.',
-            content: { 'application/pgp-encrypted': { schema: { type: 'string', contentMediaType: 'application/pgp-encrypted' } } },
+      get: op(
+        'adminDownloadExport',
+        "A done export's file: OpenPGP ciphertext to the recipient's key, never clear card data",
+        readSession,
+        {
+          parameters: exportOrderPath,
+          responses: {
+            '200': {
+              description: 'The encrypted file.',
+              content: { 'application/pgp-encrypted': { schema: { type: 'string', contentMediaType: 'application/pgp-encrypted' } } },
+            },
           },
         },
-      }),
+      ),
     },
     [`${ADMIN_BASE}/detokenizations`]: {
       get: op(

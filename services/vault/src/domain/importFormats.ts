@@ -312,7 +312,8 @@ export function createRecordWriter(format: ImportFormat): RecordWriter {
   if (format === 'csv') {
     return {
       header: 'id,number,expiry_month,expiry_year,holder_name\n',
-      write: (card) => `${[card.id, card.number, String(card.expiryMonth), String(card.expiryYear), card.holderName].map(csvField).join(',')}\n`,
+      write: (card) =>
+        `${[card.id, card.number, String(card.expiryMonth), String(card.expiryYear), card.holderName].map(csvField).join(',')}\n`,
     };
   }
   // Stripe's card export, as JSON lines: the customer is the token too, so an importer that keys on either finds it.

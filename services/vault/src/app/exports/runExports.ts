@@ -85,7 +85,14 @@ async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string): Prom
       ...outcome,
     });
     deps.logger.info(
-      { exportOrder: order.id, merchantId: order.merchantId, mode: order.mode, format: order.format, recipient: order.recipient.fingerprint, ...outcome },
+      {
+        exportOrder: order.id,
+        merchantId: order.merchantId,
+        mode: order.mode,
+        format: order.format,
+        recipient: order.recipient.fingerprint,
+        ...outcome,
+      },
       'card export written',
     );
   } catch (err) {
@@ -140,7 +147,8 @@ async function* tokensOf(deps: ExportDeps, order: ExportOrder): AsyncGenerator<{
         continue;
       }
       // A record from before tokens had a mode is opened to learn it (cardForRender refuses the other mode's).
-      if (card.merchantId !== order.merchantId || card.provisional === true || (card.mode !== undefined && card.mode !== order.mode)) continue;
+      if (card.merchantId !== order.merchantId || card.provisional === true || (card.mode !== undefined && card.mode !== order.mode))
+        continue;
       yield { token, listed: false };
     }
     cursor = step.cursor;
