@@ -14,7 +14,6 @@ import {
 } from './cardExports';
 import type { TwoOperatorCaller } from './twoOperatorOrders';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const openpgp = require('openpgp') as typeof OpenPgp;
 
 jest.setTimeout(60_000);
