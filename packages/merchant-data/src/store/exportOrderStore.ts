@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { defineScripts } from '@tessera/common/redis';
 import { randomId } from '../domain/randomIds';
 import { approvalOperatorSchema, RedisApprovalOrderStore } from './approvalOrderStore';
 
@@ -59,11 +60,40 @@ export type ExportOrder = z.output<typeof exportOrderSchema>;
 export const EXPORT_ORDER_ID_PATTERN = /^exp_[A-Za-z0-9_-]{16}$/;
 
 const PREFIX = 'tessera:export:{tessera-export}';
+const runLeaseKey = (orderId: string): string => `${PREFIX}:lease:${orderId}`;
 const dailyCountKey = (merchantId: string, day: string): string => `${PREFIX}:count:${merchantId}:${day}`;
 
+/** Takes the lease if it is free or already the holder's, for `ttlMs` from now; 1 when held. */
+const HOLD_RUN = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
+
+interface ExportScripts {
+  tesseraHoldExportRun(leaseKey: string, holder: string, ttlMs: number): Promise<number>;
+}
+
 export class RedisExportOrderStore extends RedisApprovalOrderStore<ExportOrder> {
+  private readonly exportScripts: ExportScripts;
+
   constructor(redis: Redis) {
     super(redis, { prefix: PREFIX, idPattern: EXPORT_ORDER_ID_PATTERN, schema: exportOrderSchema });
+    this.exportScripts = defineScripts<ExportScripts>(redis, { tesseraHoldExportRun: { numberOfKeys: 1, lua: HOLD_RUN } });
+  }
+
+  /**
+   * The vault writing an order holds it under a lease it renews as it goes; a vault that stops lets
+   * it lapse, and the next one starts the order again. False when another vault holds it.
+   */
+  async holdRun(orderId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return (await this.exportScripts.tesseraHoldExportRun(runLeaseKey(orderId), holder, ttlMs)) === 1;
+  }
+
+  async releaseRun(orderId: string, holder: string): Promise<void> {
+    if ((await this.redis.get(runLeaseKey(orderId))) === holder) await this.redis.del(runLeaseKey(orderId));
   }
 
   async create(

@@ -166,4 +166,21 @@ describe('runExportOrders', () => {
     expect((await orders.get(pending.id))?.order.status).toBe('pending');
     expect(await db.client.exists(`tessera:export-file:{${pending.id}}`)).toBe(0);
   });
+
+  it('leaves an order another vault is writing, and starts again one whose vault stopped (its lease lapsed)', async () => {
+    await tokenize('shop', 'live', LIVE[0] as string);
+    const order = await approvedOrder();
+    const found = await orders.get(order.id);
+    // As a vault that stopped mid-way left it: running, some ciphertext written.
+    await orders.replace(found!.raw, { ...found!.order, status: 'running', startedAt: new Date().toISOString() });
+    await files.append(order.id, Buffer.from('half a file'), 60_000);
+    expect(await orders.holdRun(order.id, 'vault-elsewhere', 60_000)).toBe(true);
+    expect(await runExportOrders(deps())).toBe(0);
+    expect((await orders.get(order.id))?.order.status).toBe('running');
+
+    await orders.releaseRun(order.id, 'vault-elsewhere');
+    expect(await runExportOrders(deps())).toBe(1);
+    expect((await orders.get(order.id))?.order).toMatchObject({ status: 'done', exported: 1 });
+    expect(await fileOf(order.id)).toContain(LIVE[0]);
+  });
 });

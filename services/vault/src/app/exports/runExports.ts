@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { KeyMode, Logger } from '@tessera/common';
 import type { ExportOrder, RedisExportFileStore, RedisExportOrderStore, RedisExportRecipientStore } from '@tessera/merchant-data';
 import type { TokenOwner } from '../../domain/card';
@@ -17,7 +18,7 @@ import type { RenderableCard } from '../vault';
  * the encryption's window, whatever the number of cards. No card data is logged or written in clear.
  */
 export interface ExportDeps {
-  orders: Pick<RedisExportOrderStore, 'nextQueued' | 'get' | 'replace' | 'dequeue'>;
+  orders: Pick<RedisExportOrderStore, 'nextQueued' | 'get' | 'replace' | 'dequeue' | 'holdRun' | 'releaseRun'>;
   recipients: Pick<RedisExportRecipientStore, 'get'>;
   files: Pick<RedisExportFileStore, 'clear' | 'append'>;
   /** The vault's own way to open a merchant's card (Vault.cardForRender): undefined for none of the owner's. */
@@ -29,7 +30,16 @@ export interface ExportDeps {
   now: () => Date;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   scanBatch?: number;
+  /** This vault's name on the lease of the order it writes (one per process). */
+  holder?: string;
+  /** How long the lease lasts unless renewed; renewed with every chunk and every few hundred cards. */
+  leaseMs?: number;
 }
+
+const PROCESS_HOLDER = `vault-${process.pid}-${randomBytes(6).toString('hex')}`;
+const DEFAULT_LEASE_MS = 60_000;
+/** Cards between lease renewals when no chunk was written meanwhile. */
+const RENEW_EVERY_CARDS = 500;
 
 /** Ciphertext chunk size in Redis (one list element each). */
 export const EXPORT_CHUNK_BYTES = 1024 * 1024;
@@ -46,27 +56,52 @@ class ExportRefused extends Error {
  * next is being written by another vault. Answers how many it finished.
  */
 export async function runExportOrders(deps: ExportDeps): Promise<number> {
+  const holder = deps.holder ?? PROCESS_HOLDER;
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   let done = 0;
   for (;;) {
     const id = await deps.orders.nextQueued();
     if (id === null) return done;
     const found = await deps.orders.get(id);
-    // Another vault is writing it (or one stopped while writing it: the order stays `running`, see the docs).
-    if (found?.order.status === 'running') return done;
-    if (found?.order.status !== 'approved') {
+    if (found?.order.status !== 'approved' && found?.order.status !== 'running') {
       deps.logger.warn({ exportOrder: id }, 'an export order on the queue is not approved; dropped');
       await deps.orders.dequeue(id);
       continue;
     }
-    await carryOut(deps, found.order, found.raw);
+    // Another vault is writing it; one that stopped while writing it lets the lease lapse and this one starts it again.
+    if (!(await deps.orders.holdRun(id, holder, leaseMs))) return done;
+    try {
+      const lease: Lease = {
+        lost: false,
+        async renew() {
+          if (!(await deps.orders.holdRun(id, holder, leaseMs))) {
+            lease.lost = true;
+            throw new LeaseLost();
+          }
+        },
+      };
+      if (!(await carryOut(deps, found.order, found.raw, lease))) return done;
+    } finally {
+      await deps.orders.releaseRun(id, holder);
+    }
     await deps.orders.dequeue(id);
     done++;
   }
 }
 
-async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string): Promise<void> {
+class LeaseLost extends Error {}
+
+/** The order's lease; `lost` stays set once a renewal failed, whatever error the encryption stream then reports. */
+interface Lease {
+  lost: boolean;
+  renew(): Promise<void>;
+}
+
+/** False when the order changed meanwhile or the lease was lost: another vault has it. */
+async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string, lease: Lease): Promise<boolean> {
   const running: ExportOrder = { ...order, status: 'running', startedAt: deps.now().toISOString() };
-  if (!(await deps.orders.replace(raw, running))) return;
+  if (!(await deps.orders.replace(raw, running))) return false;
+  if (order.status === 'running') deps.logger.warn({ exportOrder: order.id }, 'card export started again (the vault writing it stopped)');
   let current = JSON.stringify(running);
   const finish = async (next: ExportOrder): Promise<void> => {
     if (await deps.orders.replace(current, next)) current = JSON.stringify(next);
@@ -75,7 +110,7 @@ async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string): Prom
     // The admin service enforced the two operators; an order that does not show them is not carried out.
     if (order.approvedBy === undefined || order.approvedBy.id === order.requestedBy.id) throw new ExportRefused('order_not_approved');
     const recipientKey = await registeredRecipientKey(deps, order);
-    const outcome = await writeExport(deps, order, recipientKey);
+    const outcome = await writeExport(deps, order, recipientKey, () => lease.renew());
     const completedAt = deps.now();
     await finish({
       ...running,
@@ -95,7 +130,12 @@ async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string): Prom
       },
       'card export written',
     );
+    return true;
   } catch (err) {
+    if (lease.lost) {
+      deps.logger.warn({ exportOrder: order.id }, 'card export left to another vault (its lease lapsed)');
+      return false;
+    }
     const reason = err instanceof ExportRefused ? err.reason : 'export_interrupted';
     await deps.files.clear(order.id).catch(() => undefined);
     await finish({ ...running, status: 'failed', completedAt: deps.now().toISOString(), failure: reason });
@@ -103,6 +143,7 @@ async function carryOut(deps: ExportDeps, order: ExportOrder, raw: string): Prom
       { exportOrder: order.id, merchantId: order.merchantId, reason, err: err instanceof ExportRefused ? undefined : errorName(err) },
       'card export failed',
     );
+    return true;
   }
 }
 
@@ -159,6 +200,7 @@ async function writeExport(
   deps: ExportDeps,
   order: ExportOrder,
   recipientKey: PublicKey,
+  renew: () => Promise<void>,
 ): Promise<{ exported: number; missing: number; bytes: number; chunks: number }> {
   const owner: TokenOwner = { merchantId: order.merchantId, mode: order.mode satisfies KeyMode };
   const writer = createRecordWriter(order.format);
@@ -195,6 +237,7 @@ async function writeExport(
             holderName: card.values.holderName ?? '',
           };
           exported++;
+          if (exported % RENEW_EVERY_CARDS === 0) await renew();
           controller.enqueue(Buffer.from(writer.write(record), 'utf8'));
           return;
         }
@@ -222,6 +265,7 @@ async function writeExport(
     }
     if ((done && size > 0) || size >= EXPORT_CHUNK_BYTES) {
       const chunk = Buffer.concat(pending);
+      await renew();
       await deps.files.append(order.id, chunk, deps.fileTtlMs);
       bytes += chunk.byteLength;
       chunks++;
