@@ -168,13 +168,38 @@ export class RedisExportRecipientStore {
 }
 
 const fileKey = (orderId: string): string => `tessera:export-file:{${orderId}}`;
+/** The tokens an export of every card has written, in the file's slot: SCAN may return a key twice. */
+const writtenKey = (orderId: string): string => `tessera:export-file:{${orderId}}:written`;
 
 /** An export's encrypted file, as a list of ciphertext chunks in Redis (written by the vault, read by the admin service). */
 export class RedisExportFileStore {
   constructor(private readonly redis: Redis) {}
 
   async clear(orderId: string): Promise<void> {
-    await this.redis.del(fileKey(orderId));
+    await this.redis.del(fileKey(orderId), writtenKey(orderId));
+  }
+
+  /**
+   * Of `tokens`, which this export meets for the first time (true) rather than again (false): SCAN
+   * returns a key twice when Redis resizes its table mid-walk, and a file must list each card once.
+   * Kept in Redis, not in the vault's memory, so that memory stays flat whatever the number of cards.
+   */
+  async firstSeen(orderId: string, tokens: readonly string[], ttlMs: number): Promise<boolean[]> {
+    if (tokens.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const token of tokens) pipeline.sadd(writtenKey(orderId), token);
+    pipeline.pexpire(writtenKey(orderId), ttlMs);
+    const results = (await pipeline.exec()) ?? [];
+    return tokens.map((_, i) => {
+      const [err, added] = results[i] ?? [new Error('no answer'), 0];
+      if (err) throw err;
+      return added === 1;
+    });
+  }
+
+  /** The export is complete: the list of written tokens has served its purpose. */
+  async forgetSeen(orderId: string): Promise<void> {
+    await this.redis.del(writtenKey(orderId));
   }
 
   /** Appends a chunk; the whole file expires `ttlMs` after its last chunk was written. */

@@ -135,6 +135,42 @@ describe('runExportOrders', () => {
     expect(await fileOf(order.id)).toContain(mine);
   });
 
+  it('writes a card once when the SCAN returns its record twice (Redis resizing mid-walk), or the list names it twice', async () => {
+    const view = await vault.tokenize({
+      merchantId: 'shop',
+      mode: 'live',
+      number: LIVE[0] as string,
+      expiryMonth: 4,
+      expiryYear: YEAR,
+      holderName: 'Ada',
+      cvv: '123',
+      aliasFormats: ['uuid'],
+    });
+    const second = await tokenize('shop', 'live', LIVE[1] as string);
+    // Every step of the walk answers the tokens of the step before it again, as SCAN may.
+    const seen: string[] = [];
+    const repeating: ExportDeps['store'] = {
+      readRaw: (kind, token) => cards.readRaw(kind, token),
+      scanTokens: async (cursor, count) => {
+        const step = await cards.scanTokens(cursor, count);
+        const tokens = [...seen, ...step.tokens];
+        seen.push(...step.tokens);
+        return { ...step, tokens };
+      },
+    };
+    const all = await approvedOrder();
+    await runExportOrders({ ...deps(), store: repeating });
+    expect((await orders.get(all.id))?.order).toMatchObject({ status: 'done', exported: 2 });
+    const lines = (await fileOf(all.id)).split('\n');
+    expect(lines.filter((line) => line.includes(view.token))).toHaveLength(1);
+    expect(lines.filter((line) => line.includes(second))).toHaveLength(1);
+    expect(await db.client.exists(`tessera:export-file:{${all.id}}:written`)).toBe(0);
+
+    const listed = await approvedOrder({ tokens: [view.token, view.aliases!.uuid!, view.token] });
+    await runExportOrders(deps());
+    expect((await orders.get(listed.id))?.order).toMatchObject({ status: 'done', exported: 1, missing: 0 });
+  });
+
   it('refuses an order whose recipient was removed since, or that the requester approved', async () => {
     await tokenize('shop', 'live', LIVE[0] as string);
     const selfApproved = await approvedOrder({ approvedBy: FIRST });

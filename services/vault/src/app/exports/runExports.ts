@@ -20,7 +20,7 @@ import type { RenderableCard } from '../vault';
 export interface ExportDeps {
   orders: Pick<RedisExportOrderStore, 'nextQueued' | 'get' | 'replace' | 'dequeue' | 'holdRun' | 'releaseRun'>;
   recipients: Pick<RedisExportRecipientStore, 'get'>;
-  files: Pick<RedisExportFileStore, 'clear' | 'append'>;
+  files: Pick<RedisExportFileStore, 'clear' | 'append' | 'firstSeen' | 'forgetSeen'>;
   /** The vault's own way to open a merchant's card (Vault.cardForRender): undefined for none of the owner's. */
   cards: { cardForRender(owner: TokenOwner, tokenOrAlias: string): Promise<RenderableCard | undefined> };
   /** For "all tokens": a SCAN of the card records, read raw to pick the merchant's without opening others'. */
@@ -178,7 +178,9 @@ async function* tokensOf(deps: ExportDeps, order: ExportOrder): AsyncGenerator<{
   let cursor = '0';
   do {
     const step = await deps.store.scanTokens(cursor, deps.scanBatch ?? 500);
-    for (const token of step.tokens) {
+    const first = await deps.files.firstSeen(order.id, step.tokens, deps.fileTtlMs);
+    for (const [i, token] of step.tokens.entries()) {
+      if (!first[i]) continue;
       const raw = await deps.store.readRaw('card', token);
       if (raw === null) continue;
       let card;
@@ -208,6 +210,8 @@ async function writeExport(
   let exported = 0;
   let missing = 0;
   let headerWritten = false;
+  /** At most EXPORT_MAX_SELECTED_TOKENS. */
+  const listedWritten = new Set<string>();
   const plaintext = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -228,6 +232,11 @@ async function writeExport(
           if (card === undefined) {
             if (next.value.listed) missing++;
             continue;
+          }
+          // A list may name one card twice, by its token and by an alias: it is written once.
+          if (next.value.listed) {
+            if (listedWritten.has(card.token)) continue;
+            listedWritten.add(card.token);
           }
           const record: ExportedCard = {
             id: card.token,
@@ -272,6 +281,9 @@ async function writeExport(
       pending = [];
       size = 0;
     }
-    if (done) return { exported, missing, bytes, chunks };
+    if (done) {
+      await deps.files.forgetSeen(order.id);
+      return { exported, missing, bytes, chunks };
+    }
   }
 }
