@@ -347,6 +347,32 @@ describe('README quick start', () => {
     }
   });
 
+  it('runs the import how-to of docs/migration.md as written: the sample card imported, the report decrypted by the merchant', () => {
+    const section =
+      /^## Importing cards\n([\s\S]*?)(?=^## )/m.exec(fs.readFileSync(path.join(ROOT, 'docs', 'migration.md'), 'utf8'))?.[1] ?? '';
+    const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    // The merchant's own OpenPGP key, which the how-to takes as given, in a keyring of the test's own.
+    const gnupgHome = fs.mkdtempSync(path.join(os.tmpdir(), 'tessera-gnupg-'));
+    const gpg = { GNUPGHOME: gnupgHome };
+    try {
+      runInCheckout(`gpg --batch --passphrase '' --quick-gen-key billing@shop.example default default never`, gpg);
+      let importId: string | undefined;
+      for (const block of blocks) {
+        const output = runInCheckout(importId === undefined ? block : block.replace(/imp_…/g, importId), gpg);
+        importId ??= /imp_[A-Za-z0-9_-]{22}/.exec(output)?.[0];
+      }
+      expect(importId).toBeDefined();
+      const report = fs.readFileSync(path.join(workDir, 'report.csv'), 'utf8');
+      expect(report).toMatch(/^1,old_1,imported,tok\.[\w-]+,/m);
+      expect(report).not.toContain('4242424242424242');
+    } finally {
+      // gpg starts an agent for the keyring; it would outlive the test.
+      spawnSync('gpgconf', ['--kill', 'all'], { env: { PATH: process.env.PATH, GNUPGHOME: gnupgHome } });
+      fs.rmSync(gnupgHome, { recursive: true, force: true });
+    }
+  });
+
   it('stops every process it started, its redis-server too', async () => {
     const redisPort = ownRedisPort();
     await stopStack();
