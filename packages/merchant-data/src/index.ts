@@ -40,3 +40,4 @@ export * from './store/scriptAuthorizationStore';
 export * from './apiKeyPepper';
 export * from './eventEmission';
 export * from './store/shredOrderStore';
+export * from './store/cardImportRequests';

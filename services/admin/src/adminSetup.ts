@@ -78,6 +78,7 @@ export async function setUpAdmin(params: {
     pageInventory: { inventory: stores.pageInventory, authorizations: stores.scriptAuthorizations },
     webhookEndpoints: stores.webhookEndpoints,
     shredOrders: stores.shredOrders,
+    cardImports: { imports: stores.cardImports, maxUploadBytes: config.IMPORT_UPLOAD_MAX_BYTES },
     webhookDeliveries: webhookDeliveriesOver(stores.webhookDeliveries, stores.events),
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.

@@ -15,6 +15,7 @@ import { scheduleSweep } from '@tessera/merchant-data';
 import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
 import { startImportWorker } from './app/imports/imports';
+import { startImportCreationWorker } from './app/imports/importCreations';
 import { openImportStore } from './openImportStore';
 
 /** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
@@ -114,6 +115,17 @@ void runService({
       now: () => new Date(),
       log: (fields, message) => logger.info(fields, message),
     });
+    // Imports asked for through the admin API wait for a vault to make their key pair.
+    const importCreations = startImportCreationWorker({
+      store: imports.store,
+      creations: imports.creations,
+      keyRing: keys.ring,
+      leaseMs: config.IMPORT_LEASE_MS,
+      keepMs: config.IMPORT_KEEP_DAYS * 86_400_000,
+      pollIntervalMs: config.IMPORT_POLL_INTERVAL_MS,
+      now: () => new Date(),
+      log: (fields, message) => logger.info(fields, message),
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
@@ -121,6 +133,7 @@ void runService({
         { name: 'event sweeps', close: () => sweep.stop() },
         { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'card imports', close: () => importWorker.stop() },
+        { name: 'card import requests', close: () => importCreations.stop() },
         { name: 'card import store', close: () => imports.close() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },

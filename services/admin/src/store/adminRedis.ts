@@ -16,6 +16,7 @@ import {
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
   RedisShredOrderStore,
+  RedisCardImportRequests,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisRouteStore } from '@tessera/routes';
@@ -48,6 +49,8 @@ export interface AdminStores {
   webhookEndpoints: RedisWebhookEndpointStore;
   /** Crypto-shredding orders (tessera:shred:*, docs/adr/0014). */
   shredOrders: RedisShredOrderStore;
+  /** Card imports asked for, uploaded and reported through the admin API (tessera:import:*, docs/adr/0015). */
+  cardImports: RedisCardImportRequests;
   /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
   webhookDeliveries: RedisWebhookDeliveryStore;
   /** The merchants' proxy routes (docs/routes.md). */
@@ -81,6 +84,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     sweepLease: new RedisSweepLease(redis),
     webhookEndpoints: new RedisWebhookEndpointStore(redis),
     shredOrders: new RedisShredOrderStore(redis),
+    cardImports: new RedisCardImportRequests(redis),
     webhookDeliveries: new RedisWebhookDeliveryStore(redis),
     routes: new RedisRouteStore(redis),
   };

@@ -27,6 +27,8 @@ import { adminOf, registerSessionRoutes, registerSignInRoute, requireSession } f
 import { registerRequestRoutes } from './requestRoutes';
 import { registerWebhookRoutes } from './webhookRoutes';
 import { registerShredRoutes } from './shredRoutes';
+import { registerImportRoutes } from './importRoutes';
+import type { CardImportDeps } from '../app/cardImports';
 import type { RedisShredOrderStore } from '@tessera/merchant-data';
 import type { WebhookDeliveriesPort } from '../app/webhookDeliveriesPort';
 import { registerPageInventoryRoutes } from './pageInventoryRoutes';
@@ -64,6 +66,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   attackState?: AttackStateLookup;
   /** Crypto-shredding orders (two operators; the vault carries them out); absent: those routes answer 404. */
   shredOrders?: Pick<RedisShredOrderStore, 'create' | 'get' | 'list' | 'replace'>;
+  /** Card imports (a vault makes the key and runs them); absent: those routes answer 404. */
+  cardImports?: Pick<CardImportDeps, 'imports' | 'maxUploadBytes'>;
   /** Where the key use cases record api_key.created and .revoked; absent: no events. */
   events?: AdminEventDeps;
   trustedProxies: readonly Cidr[];
@@ -240,6 +244,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   );
 
   registerShredRoutes(api, deps.shredOrders === undefined ? undefined : { orders: deps.shredOrders, audit: deps.audit, now }, body);
+  registerImportRoutes(api, deps.cardImports === undefined ? undefined : { ...deps.cardImports, audit: deps.audit, now }, body);
 
   api.use(routeNotFound);
   api.use(errorHandler(logger));
