@@ -40,4 +40,4 @@ export * from './store/scriptAuthorizationStore';
 export * from './apiKeyPepper';
 export * from './eventEmission';
 export * from './store/shredOrderStore';
-export * from './store/cardImportRequests';
+export * from './domain/cardImportLayout';

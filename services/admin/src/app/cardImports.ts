@@ -6,8 +6,8 @@ import {
   CARD_IMPORT_ID_PATTERN,
   type AuditLog,
   type CardImportStatus,
-  type RedisCardImportRequests,
 } from '@tessera/merchant-data';
+import type { RedisCardImportRequests } from '../store/cardImportRequests';
 import { canManageMerchant } from '../domain/operators';
 import { auditAs, type Caller } from './caller';
 

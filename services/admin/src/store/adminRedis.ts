@@ -16,11 +16,11 @@ import {
   RedisWebhookDeliveryStore,
   RedisWebhookEndpointStore,
   RedisShredOrderStore,
-  RedisCardImportRequests,
 } from '@tessera/merchant-data';
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisRouteStore } from '@tessera/routes';
 import type { AdminConfig } from '../config';
+import { RedisCardImportRequests } from './cardImportRequests';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 
 /** Everything the admin service keeps or reads, all of it in the one Redis the gateway writes too. */
