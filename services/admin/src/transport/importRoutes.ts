@@ -31,7 +31,12 @@ export function registerImportRoutes(api: Router, deps: CardImportDeps | undefin
     return deps;
   };
   const importerOf = (res: Response): ImportCaller => ({ ...callerOf(res), mfaEnabled: adminOf(res).operator.mfa !== undefined });
-  const importIdOf = (req: Request): string => parsePath(cardImportPathSchema, req).importId;
+  // An id that cannot be one is simply not found, as an unknown one is.
+  const importIdOf = (req: Request): string => {
+    const parsed = cardImportPathSchema.safeParse(req.params);
+    if (!parsed.success) throw new TesseraError('import_not_found');
+    return parsed.data.importId;
+  };
 
   api.post('/merchants/:merchantId/imports', ...body, async (req: Request, res: Response) => {
     const { merchantId } = parsePath(merchantPathSchema, req);
