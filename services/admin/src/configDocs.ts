@@ -30,6 +30,9 @@ export const adminConfigDocs: ConfigDocs = {
     alsoUsedBy: 'keys CLI',
     text: 'the audit log keeps this many newest entries (overall and per merchant)',
   },
+  IMPORT_UPLOAD_MAX_BYTES: {
+    text: 'the largest card import file `PUT /admin/v1/imports/{id}/file` takes (`413` above it); Redis holds the file, encrypted, until the import ends (about 110 bytes per card)',
+  },
   TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
   TESSERA_DEV_ADMIN_PASSWORD: {
     default: 'unset (`npm start` sets it)',
