@@ -228,7 +228,11 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     // The vault answers the request with the key pair, as its creation worker does.
     const creations = new RedisImportCreationStore(vault);
     expect(await creations.pending()).toContain(asked.id);
-    await creations.complete(asked.id, { publicKey: 'armored public key', fingerprint: 'f1', sealedPrivateKey: '{"sealed":"private key"}' });
+    await creations.complete(asked.id, {
+      publicKey: 'armored public key',
+      fingerprint: 'f1',
+      sealedPrivateKey: '{"sealed":"private key"}',
+    });
     expect(await requests.get(asked.id)).toMatchObject({ state: 'awaiting_upload', publicKey: 'armored public key' });
     // The upload, in the CLI's layout, and its queueing.
     await requests.clearUpload(asked.id);

@@ -74,7 +74,10 @@ export function startImportCreationWorker(options: ImportCreationDeps & { pollIn
       for (const id of await options.creations.pending()) {
         if (stopped) return;
         await answerImportCreation(options, id, holder).catch((err: unknown) =>
-          options.log({ importId: id, err: err instanceof Error ? err.message : 'unknown' }, 'card import request not answered; retried later'),
+          options.log(
+            { importId: id, err: err instanceof Error ? err.message : 'unknown' },
+            'card import request not answered; retried later',
+          ),
         );
       }
     })()
