@@ -11,7 +11,7 @@ import type { ImportFormat } from '../domain/importFormats';
 
 /**
  * Card imports in Redis (docs/adr/0015-card-import.md), under `tessera:import:` (the vault's Redis
- * user only). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
+ * user; the admin user only :meta, :upload, read-only :report and the queues). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
  * outcomes of a batch and the counts that cover them) is one MULTI, on a Cluster too:
  *   :meta      hash: merchant, mode, format, state, counts, the public keys
  *   :key       the import's private key wrapped under the KEK (apart, so a reader of the status never holds it)
@@ -54,7 +54,7 @@ export interface ImportMeta extends ImportCounts {
   reportChunks: number;
 }
 
-// The layout is shared with the admin service (packages/merchant-data, cardImportRequests.ts).
+// The layout is shared with the admin service (packages/merchant-data, domain/cardImportLayout.ts).
 export const IMPORT_QUEUE_KEY = CARD_IMPORT_QUEUE_KEY;
 const keyOf = (id: string, part: CardImportPart): string => cardImportKey(id, part);
 export const IMPORT_ID_PATTERN = CARD_IMPORT_ID_PATTERN;
