@@ -102,7 +102,7 @@ test('an import killed in the middle finishes after a restart with every card im
   );
   expect(created.stderr).toBe('');
   const { id, publicKey, state } = JSON.parse(created.stdout) as { id: string; publicKey: string; state: string };
-  expect(state).toBe('uploading');
+  expect(state).toBe('awaiting_upload');
 
   // The old provider's side: the file encrypted, as a stream, to the import's key.
   const encrypted = await openpgp.encrypt({

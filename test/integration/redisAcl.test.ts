@@ -12,6 +12,10 @@ import { Redis } from 'ioredis';
 import { issueApiKey, RedisApiKeyStore, RedisFormSessionStore } from '@tessera/merchant-data';
 import { RedisDistinctCardCounter, RedisRateLimitCounter } from '@tessera/edge';
 import { INBOUND_INDEX_KEY, parseRouteDocument, RedisRouteStore } from '@tessera/routes';
+import { cardImportKey } from '@tessera/merchant-data';
+import { RedisCardImportRequests } from '../../services/admin/src/store/cardImportRequests';
+import { RedisImportCreationStore } from '../../services/vault/src/store/importCreationStore';
+import { RedisImportStore } from '../../services/vault/src/store/importStore';
 import {
   aCard,
   apiClient,
@@ -209,6 +213,54 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     for (const command of [admin.scan('0'), admin.dbsize()]) expect(await refusal(command)).toBe('NOPERM');
   });
 
+  it("lets the admin user ask for a card import, upload its file and read its report, and never read or write the import's sealed key or checkpoint rows", async () => {
+    const requests = new RedisCardImportRequests(admin);
+    const asked = await requests.request({
+      merchantId: 'acme',
+      mode: 'live',
+      format: 'jsonl',
+      keyType: 'curve25519',
+      reportRecipientKey: '-----BEGIN PGP PUBLIC KEY BLOCK-----\nx\n-----END PGP PUBLIC KEY BLOCK-----',
+      requestedBy: 'ops@tessera.test',
+      now: new Date(),
+    });
+    expect(asked.state).toBe('creating');
+    // The vault answers the request with the key pair, as its creation worker does.
+    const creations = new RedisImportCreationStore(vault);
+    expect(await creations.pending()).toContain(asked.id);
+    await creations.complete(asked.id, {
+      publicKey: 'armored public key',
+      fingerprint: 'f1',
+      sealedPrivateKey: '{"sealed":"private key"}',
+    });
+    expect(await requests.get(asked.id)).toMatchObject({ state: 'awaiting_upload', publicKey: 'armored public key' });
+    // The upload, in the CLI's layout, and its queueing.
+    await requests.clearUpload(asked.id);
+    await requests.appendUpload(asked.id, Buffer.from('ciphertext'));
+    await requests.queue(asked.id);
+    const imports = new RedisImportStore(vault);
+    expect(await imports.queued()).toContain(asked.id);
+    expect((await imports.uploadChunk(asked.id, 0))?.toString()).toBe('ciphertext');
+    expect(await imports.get(asked.id)).toMatchObject({ state: 'queued', sealedPrivateKey: '{"sealed":"private key"}', uploadChunks: 1 });
+    // The report: the vault writes it, the admin user reads it and may not change it.
+    await imports.appendReport(asked.id, Buffer.from('report ciphertext'));
+    expect((await requests.reportChunk(asked.id, 0))?.toString()).toBe('report ciphertext');
+    expect(await refusal(admin.rpush(cardImportKey(asked.id, 'report'), 'forged'))).toBe('NOPERM');
+    // Never the sealed private key, the sealed checkpoint rows or the lease: not even their existence.
+    await imports.checkpoint(asked.id, '{"sealed":"rows"}', { processed: 1, imported: 1, duplicates: 0, failed: 0 });
+    for (const part of ['key', 'outcomes', 'lease'] as const) {
+      const key = cardImportKey(asked.id, part);
+      expect({ part, read: await refusal(admin.get(key)) }).toEqual({ part, read: 'NOPERM' });
+      expect({ part, exists: await refusal(admin.exists(key)) }).toEqual({ part, exists: 'NOPERM' });
+      expect({ part, write: await refusal(admin.set(key, 'forged')) }).toEqual({ part, write: 'NOPERM' });
+      expect({ part, del: await refusal(admin.del(key)) }).toEqual({ part, del: 'NOPERM' });
+    }
+    expect(await refusal(admin.lrange(cardImportKey(asked.id, 'outcomes'), 0, -1))).toBe('NOPERM');
+    // Nor through a script naming the key.
+    expect(await refusal(admin.eval("return redis.call('GET', KEYS[1])", 1, cardImportKey(asked.id, 'key')))).toBe('NOPERM');
+    expect(await vault.get(cardImportKey(asked.id, 'key'))).toBe('{"sealed":"private key"}');
+  });
+
   it("lets the fields user look up a publishable key the admin user made, through the stores' own scripts, and make none", async () => {
     const { record } = issueApiKey({
       merchantId: 'acme',
@@ -354,7 +406,8 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await vault.eval("return redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')", 1, 'tessera:card:{t2}', 'c2')).toBe('OK');
     await vault.set('tessera:checkpoint:rewrap', '0');
     expect(await refusal(vault.get('tessera:apikey:key_1'))).toBe('NOPERM');
-    // Card imports: the uploaded ciphertext, checkpoints, the report and the queue are the vault's alone.
+    // Card imports: the uploaded ciphertext, checkpoints, the report and the queue are the vault's (the admin
+    // user's share of them, never the key or checkpoints, is tested above).
     const imported = 'tessera:import:{imp_1}';
     expect(
       await vault
@@ -371,7 +424,6 @@ describe('the shipped Redis ACL (deploy/redis/users.acl, started by deploy/redis
     expect(await vault.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end return 0", 1, `${imported}:lease`, 'h')).toBe(0);
     for (const [user, client] of [
       ['gateway', gateway],
-      ['admin', admin],
       ['fields', fields],
     ] as const) {
       expect({ user, read: await refusal(client.lindex(`${imported}:upload`, 0)) }).toEqual({ user, read: 'NOPERM' });

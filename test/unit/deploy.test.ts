@@ -17,6 +17,7 @@ import { parseAdminConfig } from '../../services/admin/src/config';
 import { parseFieldsConfig } from '../../services/fields/src/config';
 import { drainDeadlineMs } from '../../packages/edge/src/transport/drain';
 import { ROOT } from '@tessera/stack';
+import { CARD_IMPORT_CREATE_QUEUE_KEY, CARD_IMPORT_QUEUE_KEY, cardImportKey, type CardImportPart } from '@tessera/merchant-data';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
 
@@ -1007,6 +1008,19 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     }
     expectNoAccess(admin, [...vaultKeys, ...cardAndIdempotency, 'tessera:form-session:fs_1', 'tessera:cvc-session:x']);
     expectNoListing(admin);
+  });
+
+  it("give the admin user a card import's status, upload, queues and (read-only) report, never its sealed key, checkpoint rows or lease", () => {
+    const admin = aclUser('tessera-admin');
+    const vault = aclUser('tessera-vault');
+    const part = (p: CardImportPart): string => cardImportKey('imp_0123456789abcdefghijkl', p);
+    const access = (user: AclUser, key: string) => ({ key, read: canRead(user, key), write: canWrite(user, key) });
+    for (const key of [part('meta'), part('upload'), CARD_IMPORT_QUEUE_KEY, CARD_IMPORT_CREATE_QUEUE_KEY])
+      expect(access(admin, key)).toEqual({ key, read: true, write: true });
+    expect(access(admin, part('report'))).toEqual({ key: part('report'), read: true, write: false });
+    expectNoAccess(admin, [part('key'), part('outcomes'), part('lease'), 'tessera:import:*', 'tessera:import:{imp_x}:key']);
+    for (const p of ['meta', 'key', 'upload', 'outcomes', 'report', 'lease'] as const)
+      expect(access(vault, part(p))).toEqual({ key: part(p), read: true, write: true });
   });
 
   it('give the fields user no write to the key indexes or settings, writes to its counters, form sessions and key lookups only, and nothing of operators, cards or idempotency', () => {

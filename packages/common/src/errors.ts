@@ -116,6 +116,13 @@ export const ERROR_CATALOGUE = {
     message: 'This takes two platform operators with a second factor: one requests it, another approves it (never the same one).',
   },
   shred_order_not_found: { status: 404, type: 'not_found_error', message: 'No such shred order.' },
+  second_factor_required: {
+    status: 403,
+    type: 'permission_error',
+    message: 'This action needs an operator with a second factor set up (POST /admin/v1/mfa/enrolment).',
+  },
+  import_not_found: { status: 404, type: 'not_found_error', message: 'No such import.' },
+  import_not_ready: { status: 409, type: 'invalid_request_error', message: 'The import is not in a state that allows this.' },
   shred_order_not_pending: {
     status: 409,
     type: 'invalid_request_error',

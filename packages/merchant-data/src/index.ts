@@ -42,3 +42,4 @@ export * from './eventEmission';
 export * from './store/shredOrderStore';
 export * from './store/approvalOrderStore';
 export * from './store/exportOrderStore';
+export * from './domain/cardImportLayout';

@@ -84,6 +84,7 @@ export async function setUpAdmin(params: {
       files: stores.exportFiles,
       maxPerMerchantPerDay: config.EXPORT_MAX_PER_MERCHANT_PER_DAY,
     },
+    cardImports: { imports: stores.cardImports, maxUploadBytes: config.IMPORT_UPLOAD_MAX_BYTES },
     webhookDeliveries: webhookDeliveriesOver(stores.webhookDeliveries, stores.events),
     pagePolicy: { fieldsOrigin: config.FIELDS_ORIGIN, tesseraJsIntegrity: readTesseraJsIntegrity() },
     // The card-testing limiter's own marks, read where the gateway's limiter writes them.

@@ -49,6 +49,9 @@ export const adminConfigSchema = z
     ADMIN_AUDIT_MAX_ENTRIES: env.positiveInt(10_000),
     // Card exports a merchant may have requested per UTC day (docs/migration.md#leaving-tessera-export).
     EXPORT_MAX_PER_MERCHANT_PER_DAY: env.positiveInt(5),
+    // The largest card import file PUT /admin/v1/imports/{id}/file takes (Redis holds it whole,
+    // encrypted, until the import ends: about 110 bytes per card). Default 512 MiB.
+    IMPORT_UPLOAD_MAX_BYTES: env.positiveInt(512 * 1024 * 1024),
     EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
     API_KEY_EXPIRING_SOON_DAYS: env.positiveInt(7),
     // The request log the gateway writes (docs/operations.md#request-log): 0 there means none is

@@ -33,6 +33,9 @@ export const adminConfigDocs: ConfigDocs = {
   EXPORT_MAX_PER_MERCHANT_PER_DAY: {
     text: 'card export requests per merchant per UTC day (cancelled ones count); more answer `429 export_rate_limited` until midnight UTC ([migration.md](migration.md#leaving-tessera-export))',
   },
+  IMPORT_UPLOAD_MAX_BYTES: {
+    text: 'the largest card import file `PUT /admin/v1/imports/{id}/file` takes (`413` above it); Redis holds the file, encrypted, until the import ends (about 110 bytes per card)',
+  },
   TESSERA_DEV_ADMIN_EMAIL: { text: 'outside production, the e-mail of the development dashboard operator' },
   TESSERA_DEV_ADMIN_PASSWORD: {
     default: 'unset (`npm start` sets it)',

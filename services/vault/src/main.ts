@@ -16,6 +16,7 @@ import { sweepExpiredCvvs, sweepExpiringTokens } from './app/eventSweeps';
 import { withExpiryIndex } from './store/indexedCardStore';
 import { startImportWorker } from './app/imports/imports';
 import { runExportOrders } from './app/exports/runExports';
+import { startImportCreationWorker } from './app/imports/importCreations';
 import { openImportStore } from './openImportStore';
 
 /** How often the vault looks for approved shred orders: an approved shred starts within about this long. */
@@ -136,6 +137,17 @@ void runService({
       },
       logger,
     });
+    // Imports asked for through the admin API wait for a vault to make their key pair.
+    const importCreations = startImportCreationWorker({
+      store: imports.store,
+      creations: imports.creations,
+      keyRing: keys.ring,
+      leaseMs: config.IMPORT_LEASE_MS,
+      keepMs: config.IMPORT_KEEP_DAYS * 86_400_000,
+      pollIntervalMs: config.IMPORT_POLL_INTERVAL_MS,
+      now: () => new Date(),
+      log: (fields, message) => logger.info(fields, message),
+    });
     return {
       listeners: [grpcListener(server, health)],
       // The calls in flight finished with the store and the keys; the HSM session goes last.
@@ -144,6 +156,7 @@ void runService({
         { name: 'shred orders', close: () => shredOrders.stop() },
         { name: 'export orders', close: () => exportOrders.stop() },
         { name: 'card imports', close: () => importWorker.stop() },
+        { name: 'card import requests', close: () => importCreations.stop() },
         { name: 'card import store', close: () => imports.close() },
         { name: 'card store', close: () => store.close() },
         { name: 'CVC sessions and events', close: () => merchantData.close() },

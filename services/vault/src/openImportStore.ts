@@ -1,6 +1,7 @@
 import { createRedisClient } from '@tessera/common/redis';
 import { redisTargetOf, type VaultConfig } from './config';
 import { RedisImportStore } from './store/importStore';
+import { RedisImportCreationStore } from './store/importCreationStore';
 
 /**
  * Card imports on the card store's Redis, over a connection of their own: uploads and reports move
@@ -8,7 +9,7 @@ import { RedisImportStore } from './store/importStore';
  */
 export function openImportStore(
   config: Pick<VaultConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_TLS_CA_FILE' | 'REDIS_COMMAND_TIMEOUT_MS'>,
-): { store: RedisImportStore; ready(timeoutMs: number): Promise<void>; close(): Promise<void> } {
+): { store: RedisImportStore; creations: RedisImportCreationStore; ready(timeoutMs: number): Promise<void>; close(): Promise<void> } {
   const target = redisTargetOf(config);
   const redis = createRedisClient('url' in target ? target.url : target.credentialsUrl, {
     // A 1 MiB chunk takes longer than a card command; a stalled Redis still fails the batch, which resumes later.
@@ -20,6 +21,7 @@ export function openImportStore(
   redis.on('error', () => undefined);
   return {
     store: new RedisImportStore(redis),
+    creations: new RedisImportCreationStore(redis),
     /** The CLI's wait for its connection (the server profile queues nothing while connecting). */
     ready: async (timeoutMs) => {
       if (redis.status === 'wait') await redis.connect().catch(() => undefined);

@@ -23,6 +23,7 @@ import {
 import { RedisRateLimitCounter } from '@tessera/edge';
 import { RedisRouteStore } from '@tessera/routes';
 import type { AdminConfig } from '../config';
+import { RedisCardImportRequests } from './cardImportRequests';
 import { RedisLoginThrottle, RedisOperatorStore, RedisSessionStore } from './redisAdminStores';
 
 /** Everything the admin service keeps or reads, all of it in the one Redis the gateway writes too. */
@@ -55,6 +56,8 @@ export interface AdminStores {
   exportOrders: RedisExportOrderStore;
   exportRecipients: RedisExportRecipientStore;
   exportFiles: RedisExportFileStore;
+  /** Card imports asked for, uploaded and reported through the admin API (tessera:import:*, docs/adr/0015). */
+  cardImports: RedisCardImportRequests;
   /** The delivery dispatcher's attempt logs and queues (read, resend, dropped with their endpoint). */
   webhookDeliveries: RedisWebhookDeliveryStore;
   /** The merchants' proxy routes (docs/routes.md). */
@@ -91,6 +94,7 @@ export function openAdminStores(redis: Redis, config: AdminStoresConfig): AdminS
     exportOrders: new RedisExportOrderStore(redis),
     exportRecipients: new RedisExportRecipientStore(redis),
     exportFiles: new RedisExportFileStore(redis),
+    cardImports: new RedisCardImportRequests(redis),
     webhookDeliveries: new RedisWebhookDeliveryStore(redis),
     routes: new RedisRouteStore(redis),
   };

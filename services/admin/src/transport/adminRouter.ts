@@ -29,6 +29,8 @@ import { registerWebhookRoutes } from './webhookRoutes';
 import { registerShredRoutes } from './shredRoutes';
 import { registerExportRoutes } from './exportRoutes';
 import type { CardExportDeps } from '../app/cardExports';
+import { registerImportRoutes } from './importRoutes';
+import type { CardImportDeps } from '../app/cardImports';
 import type { RedisShredOrderStore } from '@tessera/merchant-data';
 import type { WebhookDeliveriesPort } from '../app/webhookDeliveriesPort';
 import { registerPageInventoryRoutes } from './pageInventoryRoutes';
@@ -68,6 +70,8 @@ export interface AdminDeps extends Omit<AdminSessionDeps, 'audit' | 'config' | '
   shredOrders?: Pick<RedisShredOrderStore, 'create' | 'get' | 'list' | 'replace'>;
   /** Card exports: orders, registered recipients, encrypted files (the vault writes them); absent: those routes answer 404. */
   cardExports?: Omit<CardExportDeps, 'audit' | 'now'>;
+  /** Card imports (a vault makes the key and runs them); absent: those routes answer 404. */
+  cardImports?: Pick<CardImportDeps, 'imports' | 'maxUploadBytes'>;
   /** Where the key use cases record api_key.created and .revoked; absent: no events. */
   events?: AdminEventDeps;
   trustedProxies: readonly Cidr[];
@@ -245,6 +249,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
 
   registerShredRoutes(api, deps.shredOrders === undefined ? undefined : { orders: deps.shredOrders, audit: deps.audit, now }, body);
   registerExportRoutes(api, deps.cardExports === undefined ? undefined : { ...deps.cardExports, audit: deps.audit, now }, body);
+  registerImportRoutes(api, deps.cardImports === undefined ? undefined : { ...deps.cardImports, audit: deps.audit, now }, body);
 
   api.use(routeNotFound);
   api.use(errorHandler(logger));

@@ -1,5 +1,6 @@
 import { shredOrderPathSchema, shredRequestSchema } from '../app/shredOrders';
 import { exportOrderPathSchema, exportRequestSchema, recipientPathSchema, recipientRegistrationSchema } from '../app/cardExports';
+import { cardImportPathSchema, cardImportRequestSchema, type CardImportView } from '../app/cardImports';
 import { z } from 'zod';
 import { mfaConfirmSchema, signInSchema, type SessionView } from '../app/adminSessions';
 import { createKeyRequestSchema, keyTestRequestSchema, restrictionChangesSchema } from '../app/apiKeys';
@@ -211,6 +212,34 @@ const exportOrderViewSchema = z.object({
   expiresAt: z.string().optional(),
   failure: z.string().optional(),
 });
+const cardImportViewSchema = z.object({
+  id: z.string(),
+  merchantId: z.string(),
+  mode: z.string(),
+  format: z.string(),
+  status: z.enum(['creating', 'awaiting_upload', 'queued', 'running', 'done', 'failed']).meta({
+    description:
+      '`creating` (a vault is making the import key), `awaiting_upload` (publicKey is ready: encrypt the file to it), `queued`, `running`, `done` (the report is ready), `failed` (see failure).',
+  }),
+  createdAt: z.string(),
+  publicKey: z
+    .string()
+    .nullable()
+    .meta({ description: 'The armored OpenPGP key the old provider encrypts the file to; null while creating.' }),
+  publicKeyFingerprint: z.string().nullable(),
+  counts: z.object({
+    records: z.int().nullable().meta({ description: 'Records in the file, known once its integrity was checked.' }),
+    processed: z.int(),
+    imported: z.int(),
+    duplicates: z.int(),
+    failed: z.int(),
+  }),
+  uploadedBytes: z.int(),
+  failure: z.string().nullable().meta({ description: 'A code such as file_not_decryptable or report_key_unusable; never card data.' }),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  reportReady: z.boolean(),
+}) satisfies z.ZodType<CardImportView>;
 
 const schemas = {
   // Request bodies: the schemas the routes validate with.
@@ -442,6 +471,8 @@ const schemas = {
   AdminExportRequest: exportRequestSchema,
   AdminExportOrder: exportOrderViewSchema,
   AdminExportOrders: z.object({ orders: z.array(exportOrderViewSchema).meta({ description: 'Newest first (at most 100).' }) }),
+  AdminCardImportRequest: cardImportRequestSchema,
+  AdminCardImport: cardImportViewSchema,
   AdminAudit: z.object({ entries: z.array(z.object({ id: z.string(), at: z.string(), action: z.string() }).loose()) }),
 };
 
@@ -509,6 +540,7 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
   const shredOrderPath = parametersOf(shredOrderPathSchema, 'path');
   const exportOrderPath = parametersOf(exportOrderPathSchema, 'path');
   const recipientPath = parametersOf(recipientPathSchema, 'path');
+  const importPath = parametersOf(cardImportPathSchema, 'path');
   const routePath = parametersOf(routePathSchema, 'path');
   const merchantQuery = parametersOf(merchantQuerySchema, 'query');
   const auditQuery = parametersOf(auditQuerySchema, 'query');
@@ -959,6 +991,53 @@ export function adminOpenApiPaths(): Record<string, JsonObject> {
           },
         },
       ),
+    },
+    [`${ADMIN_BASE}/merchants/{merchantId}/imports`]: {
+      post: op(
+        'adminRequestCardImport',
+        "Start a card import (operator with a second factor): a vault makes the import's key pair; poll GET /imports/{importId} for its publicKey",
+        session,
+        {
+          parameters: merchantPath,
+          requestBody: { required: true, content: ref('AdminCardImportRequest') },
+          responses: { '202': { description: 'The import, creating.', content: ref('AdminCardImport') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/imports/{importId}`]: {
+      get: op('adminGetCardImport', 'A card import: status, counts, and its public key once made', readSession, {
+        parameters: importPath,
+        responses: { '200': { description: 'The import.', content: ref('AdminCardImport') } },
+      }),
+    },
+    [`${ADMIN_BASE}/imports/{importId}/file`]: {
+      put: op(
+        'adminUploadCardImport',
+        'Upload the encrypted file (streamed in 1 MiB chunks; at most IMPORT_UPLOAD_MAX_BYTES, else 413); the import is queued for a vault',
+        session,
+        {
+          parameters: importPath,
+          requestBody: {
+            required: true,
+            content: {
+              'application/pgp-encrypted': { schema: { type: 'string', format: 'binary' } },
+              'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+            },
+          },
+          responses: { '202': { description: 'The import, queued.', content: ref('AdminCardImport') } },
+        },
+      ),
+    },
+    [`${ADMIN_BASE}/imports/{importId}/report`]: {
+      get: op('adminCardImportReport', "The report of a done import: OpenPGP ciphertext to the merchant's key (409 before)", readSession, {
+        parameters: importPath,
+        responses: {
+          '200': {
+            description: 'line,old_id,outcome,token,reason rows, encrypted to reportRecipientKey.',
+            content: { 'application/pgp-encrypted': { schema: { type: 'string', format: 'binary' } } },
+          },
+        },
+      }),
     },
     [`${ADMIN_BASE}/detokenizations`]: {
       get: op(

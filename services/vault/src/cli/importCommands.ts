@@ -15,7 +15,7 @@ export const IMPORT_USAGE = `  import create --merchant <id> --mode <test|live> 
   import upload <id> <file>
       Uploads the encrypted file (binary or armored OpenPGP) and queues the import for the vault.
   import status <id> [--wait] [--json]
-      State (uploading, queued, running, done, failed) and counts; --wait returns once done or failed.
+      State (creating, awaiting_upload, queued, running, done, failed) and counts; --wait returns once done or failed.
   import report <id> --out <file>
       Writes the report (OpenPGP, to the report key): line, old_id, outcome, token, reason per record.`;
 

@@ -1,10 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import {
+  CARD_IMPORT_ID_PATTERN,
+  CARD_IMPORT_QUEUE_KEY,
+  cardImportKey,
+  newCardImportId,
+  type CardImportPart,
+  type CardImportState,
+} from '@tessera/merchant-data';
 import type { ImportFormat } from '../domain/importFormats';
 
 /**
  * Card imports in Redis (docs/adr/0015-card-import.md), under `tessera:import:` (the vault's Redis
- * user only). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
+ * user; the admin user only :meta, :upload, read-only :report and the queues). Everything of one import shares its {id} hash tag, so a checkpoint (the sealed
  * outcomes of a batch and the counts that cover them) is one MULTI, on a Cluster too:
  *   :meta      hash: merchant, mode, format, state, counts, the public keys
  *   :key       the import's private key wrapped under the KEK (apart, so a reader of the status never holds it)
@@ -14,7 +21,7 @@ import type { ImportFormat } from '../domain/importFormats';
  *   :lease     the worker that runs it
  * tessera:import:queue holds the ids a worker should pick up (queued, or running when its worker died).
  */
-export type ImportState = 'uploading' | 'queued' | 'running' | 'done' | 'failed';
+export type ImportState = CardImportState;
 
 export interface ImportCounts {
   /** Records done (the checkpoint): imported + duplicates + failed. */
@@ -47,14 +54,11 @@ export interface ImportMeta extends ImportCounts {
   reportChunks: number;
 }
 
-export const IMPORT_QUEUE_KEY = 'tessera:import:queue';
-const keyOf = (id: string, part: 'meta' | 'key' | 'upload' | 'outcomes' | 'report' | 'lease'): string => `tessera:import:{${id}}:${part}`;
-
-export const IMPORT_ID_PATTERN = /^imp_[A-Za-z0-9_-]{22}$/;
-
-export function newImportId(): string {
-  return `imp_${randomBytes(16).toString('base64url')}`;
-}
+// The layout is shared with the admin service (packages/merchant-data, domain/cardImportLayout.ts).
+export const IMPORT_QUEUE_KEY = CARD_IMPORT_QUEUE_KEY;
+const keyOf = (id: string, part: CardImportPart): string => cardImportKey(id, part);
+export const IMPORT_ID_PATTERN = CARD_IMPORT_ID_PATTERN;
+export const newImportId = newCardImportId;
 
 const RENEW_LEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -108,7 +112,7 @@ export class RedisImportStore {
       merchantId: h.merchantId,
       mode: h.mode ?? '',
       format: (h.format ?? 'jsonl') as ImportFormat,
-      state: (h.state ?? 'failed') as ImportState,
+      state: (h.state === 'uploading' ? 'awaiting_upload' : (h.state ?? 'failed')) as ImportState,
       createdAt: h.createdAt ?? '',
       publicKey: h.publicKey ?? '',
       publicKeyFingerprint: h.publicKeyFingerprint ?? '',

@@ -34,7 +34,7 @@ export async function createImport(
     merchantId: request.merchantId,
     mode: request.mode,
     format: request.format as ImportFormat,
-    state: 'uploading' as const,
+    state: 'awaiting_upload' as const,
     createdAt: deps.now().toISOString(),
     publicKey: pair.publicKey,
     publicKeyFingerprint: pair.fingerprint,
@@ -59,7 +59,7 @@ async function existing(store: ImportStorePort, id: string): Promise<ImportMeta>
  */
 export async function uploadImport(store: ImportStorePort, id: string, file: AsyncIterable<Buffer>): Promise<ImportMeta> {
   const meta = await existing(store, id);
-  if (meta.state !== 'uploading') throw new ImportRequestError(`import ${id} is ${meta.state}: a file can be uploaded only once`);
+  if (meta.state !== 'awaiting_upload') throw new ImportRequestError(`import ${id} is ${meta.state}: a file can be uploaded only once`);
   await store.clearUpload(id);
   let pending: Buffer[] = [];
   let size = 0;
