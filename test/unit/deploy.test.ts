@@ -889,8 +889,12 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     ...keyLiterals(store('packages', 'edge', 'src', 'store')),
     ...keyLiterals(store('packages', 'merchant-data', 'src', 'store')).filter(
       // Nor the payment pages' script inventory: the fields service keeps it, the admin service shows it.
-      // Nor the crypto-shredding orders: the admin service writes them, the vault carries them out (ADR 0014).
-      (k) => k !== 'tessera:apikey-moves' && !k.startsWith('tessera:page-') && !k.startsWith('tessera:shred:'),
+      // Nor the crypto-shredding and card export orders: the admin service writes them, the vault carries them out (ADR 0014).
+      (k) =>
+        k !== 'tessera:apikey-moves' &&
+        !k.startsWith('tessera:page-') &&
+        !k.startsWith('tessera:shred:') &&
+        !k.startsWith('tessera:export'),
     ),
   ];
   // The operators' stores, wherever the split has put them (the admin service's, or still the gateway's).
@@ -910,7 +914,8 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     store('packages', 'routes', 'src', 'store', 'routeStore.ts'),
   ]);
   /** What the admin service shows and never writes: what merchants' /v1 calls did. */
-  const adminReadOnly = /^tessera:(detokenizations|request-log|request-stats|page-inventory)(:|$)/;
+  // And the exports' files: OpenPGP ciphertext the vault writes, which the admin service hands out.
+  const adminReadOnly = /^tessera:(detokenizations|request-log|request-stats|page-inventory|export-file)(:|$)/;
   // Fields: API keys, rate limits and the distinct-card counter, form sessions, merchant settings.
   const fieldsFiles = {
     read: [merchantData('redisApiKeyStore.ts'), merchantData('merchantSettingsStore.ts'), edge('keyLookupWithPeek.ts')],
@@ -1064,9 +1069,11 @@ describe('Redis users (deploy/redis/users.acl)', () => {
     // (the same connection, docs/adr/0012), with the event store's and sweep lease's keys.
     const eventKeys = gatewayKeys.filter((k) => k.startsWith('tessera:events:'));
     expect(eventKeys.length).toBeGreaterThan(0);
-    // And the crypto-shredding orders two operators approved in the admin service, which it carries out (ADR 0014).
-    const shredKeys = adminKeys.filter((k) => k.startsWith('tessera:shred:'));
-    expect(shredKeys.length).toBeGreaterThan(0);
+    // And the crypto-shredding and card export orders two operators approved in the admin service, which it
+    // carries out (ADR 0014), the exports' files included.
+    const shredKeys = adminKeys.filter((k) => k.startsWith('tessera:shred:') || k.startsWith('tessera:export'));
+    expect(shredKeys.filter((k) => k.startsWith('tessera:shred:')).length).toBeGreaterThan(0);
+    expect(shredKeys.filter((k) => k.startsWith('tessera:export-file:')).length).toBeGreaterThan(0);
     const claimedByTheVault = ['tessera:cvc-session:', ...eventKeys];
     expect(gatewayKeys).toEqual(expect.arrayContaining(claimedByTheVault));
     expect(vaultKeys).toEqual(expect.arrayContaining(['tessera:card:{', 'tessera:cvv:{x', 'tessera:checkpoint:x', 'tessera:ca:{m:x']));
