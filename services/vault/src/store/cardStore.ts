@@ -12,6 +12,14 @@ export interface CardEntryToSave {
   aliases?: Readonly<Record<string, string>> | undefined;
 }
 
+/** One claim of claimFingerprints: claimFingerprint's arguments. */
+export interface FingerprintClaim {
+  fingerprint: string;
+  token: string;
+  replacing: string | null;
+  ttlMs: number;
+}
+
 export type TakenCvv = { outcome: 'taken'; record: StoredCvv } | { outcome: 'replayed' };
 
 /** What became of one entry of saveMany: only a saved entry's token may be handed out. */
@@ -96,6 +104,14 @@ export interface CardStore {
    * throws service_unavailable when it is not (the entry may still have been written).
    */
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string>;
+  /** findByFingerprint for many at once (one round trip where the store can), in order. */
+  findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>>;
+  /**
+   * claimFingerprint for many at once (a batch of an import): each claim is atomic on its own, as
+   * claimFingerprint's, and the holders are answered in order. Acknowledged as a whole (one WAIT
+   * where the store can): throws service_unavailable when any is not (entries may have been written).
+   */
+  claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]>;
   /** Removes the entry if it names `token` (the token was deleted). */
   releaseFingerprint(fingerprint: string, token: string): Promise<void>;
   // Aliases (domain/aliases.ts). The index names each alias by its keyed digest (aliasDigestOf), never

@@ -1,7 +1,7 @@
 import { expiryMonthEnd, type Logger } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
-import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
+import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import type { ExpiryIndex } from './expiryIndex';
 
 /** The instant a card stops being valid everywhere (docs/adr/0003): what the index sorts by. */
@@ -127,6 +127,12 @@ class IndexedCardStore implements CardStore {
   }
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
     return this.store.claimFingerprint(fingerprint, token, replacing, ttlMs);
+  }
+  findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>> {
+    return this.store.findByFingerprints(fingerprints);
+  }
+  claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]> {
+    return this.store.claimFingerprints(claims);
   }
   releaseFingerprint(fingerprint: string, token: string): Promise<void> {
     return this.store.releaseFingerprint(fingerprint, token);

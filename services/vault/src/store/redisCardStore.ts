@@ -10,7 +10,7 @@ import {
   type PipelineCommand,
   type RedisClient,
 } from '@tessera/common/redis';
-import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
+import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
   cardKey,
@@ -559,6 +559,37 @@ export class RedisCardStore implements CardStore {
     ]);
     if (typeof holder !== 'string') throw storeUnavailable(new Error('the fingerprint index gave no holder'));
     return holder;
+  }
+
+  /** GETs sent together: auto-pipelining makes them one round trip (per master in a Cluster). */
+  async findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>> {
+    if (fingerprints.length === 0) return [];
+    return this.run(() => Promise.all(fingerprints.map((fingerprint) => this.redis.get(fingerprintIndexKey(fingerprint)))));
+  }
+
+  /**
+   * One Redis: every claim's script in one pipeline, then one WAIT for all of them (a batch costs
+   * one round trip and one acknowledgement instead of one each). A Cluster's entries live in
+   * their fingerprints' slots, which one pipeline and its WAIT cannot span: claimed one by one.
+   */
+  async claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]> {
+    if (claims.length === 0) return [];
+    if (this.redis instanceof Cluster) {
+      return Promise.all(claims.map((c) => this.claimFingerprint(c.fingerprint, c.token, c.replacing, c.ttlMs)));
+    }
+    const holders = await this.writeAcknowledged(
+      claims.map((c) => [
+        'tesseraClaimFingerprint',
+        fingerprintIndexKey(c.fingerprint),
+        c.token,
+        c.replacing ?? '',
+        Math.max(1, Math.ceil(c.ttlMs)),
+      ]),
+    );
+    if (holders.length !== claims.length || holders.some((holder) => typeof holder !== 'string')) {
+      throw storeUnavailable(new Error('the fingerprint index gave no holder'));
+    }
+    return holders as string[];
   }
 
   async releaseFingerprint(fingerprint: string, token: string): Promise<void> {
