@@ -46,11 +46,12 @@ class IndexedCardStore implements CardStore {
 
   private async noteSaved(entry: CardEntryToSave): Promise<void> {
     if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, cardMonthEndMs(entry.card)));
-    const cvv = entry.cvv;
-    if (cvv !== undefined) {
-      const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
-      await this.bestEffort('cvv', () => this.index.noteCvv(entry.token, deadline));
-    }
+    if (entry.cvv !== undefined) await this.noteSavedCvv(entry.token, entry.cvv);
+  }
+
+  private async noteSavedCvv(token: string, cvv: NonNullable<CardEntryToSave['cvv']>): Promise<void> {
+    const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
+    await this.bestEffort('cvv', () => this.index.noteCvv(token, deadline));
   }
 
   async save(entry: CardEntryToSave): Promise<void> {
@@ -58,9 +59,17 @@ class IndexedCardStore implements CardStore {
     await this.noteSaved(entry);
   }
 
+  /** The saved cards join the index in one command (an import's batch would otherwise send one per card). */
   async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     const outcomes = await this.store.saveMany(entries);
-    await Promise.all(entries.map((entry, i) => (outcomes[i]?.saved ? this.noteSaved(entry) : undefined)));
+    const saved = entries.filter((_, i) => outcomes[i]?.saved === true);
+    const cards = saved.filter((entry) => entry.card.provisional !== true);
+    await Promise.all([
+      this.bestEffort('card', () =>
+        this.index.noteCards(cards.map((entry) => ({ token: entry.token, monthEndsAtMs: cardMonthEndMs(entry.card) }))),
+      ),
+      ...saved.map((entry) => (entry.cvv !== undefined ? this.noteSavedCvv(entry.token, entry.cvv) : undefined)),
+    ]);
     return outcomes;
   }
 
