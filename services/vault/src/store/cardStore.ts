@@ -40,8 +40,9 @@ export interface CardStore {
    * only once the write is acknowledged (VAULT_WRITE_ACK); throws the entry's error otherwise.
    * A card with a fingerprint that is not provisional also becomes the one its fingerprint index
    * entry names if the entry is empty (for the card's TTL), so `dedupe` finds tokens made without
-   * it. Best effort and not atomic with the card: the entry may name a token whose write failed,
-   * and `dedupe` checks the token it finds anyway.
+   * it. On one Redis the entry is set in the card's own transaction; in a Cluster (its slot is
+   * elsewhere) it is best effort and not atomic with the card. Either way the entry may name a
+   * token whose write failed or was not acknowledged, and `dedupe` checks the token it finds.
    */
   save(entry: CardEntryToSave): Promise<void>;
   /**

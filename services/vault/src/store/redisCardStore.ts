@@ -363,9 +363,11 @@ export class RedisCardStore implements CardStore {
   /**
    * One pipeline on one connection: MULTI/SET/SET/EXEC per entry, then one WAIT for all of them.
    * Each entry's result is its own: a queue-time redirection (this node does not serve its slot)
-   * or an error inside its transaction concerns only that entry. `withIndex` (a single Redis): the
-   * fingerprint index entries follow the transactions in the same pipeline (so an entry is never
-   * visible before its card, and WAIT covers it); their replies do not decide the outcome.
+   * or an error inside its transaction concerns only that entry. `withIndex` (a single Redis): each
+   * card's fingerprint index entry (SET NX) is in its own transaction, so neither is ever there
+   * without the other, even when the vault dies in the middle of a batch's pipeline (an import
+   * resumed after kill -9 finds every card it wrote); its reply (nil when the entry was held)
+   * does not decide the outcome, and WAIT covers it.
    */
   private async writeGroup(node: Redis, entries: readonly CardEntryToSave[], withIndex = false): Promise<WriteResult[]> {
     const commands: Array<Array<string | number>> = [];
@@ -385,14 +387,10 @@ export class RedisCardStore implements CardStore {
           ['pexpire', tokenAliasesKey(entry.token), Math.ceil(entry.cardTtlMs)],
         );
       }
+      const index = withIndex ? indexCommand(entry) : undefined;
+      if (index !== undefined) commands.push(index);
       spans.push({ first, exec: commands.length });
       commands.push(['exec']);
-    }
-    if (withIndex) {
-      for (const entry of entries) {
-        const command = indexCommand(entry);
-        if (command !== undefined) commands.push(command);
-      }
     }
     const wait = waitCommand(this.writeAck);
     if (wait !== undefined) commands.push(wait);
