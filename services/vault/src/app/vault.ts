@@ -520,7 +520,7 @@ export class Vault {
     for (const item of fresh) {
       try {
         const ring = await this.sealingRing(item.card.merchantId, item.mode);
-        prepared.push({ item, ...this.prepareToken(item.card, key, ring) });
+        prepared.push({ item, ...this.prepareToken(item.card, key, ring, item.fingerprint) });
       } catch (err) {
         outcomes[item.index] = asError(err);
       }
@@ -586,7 +586,13 @@ export class Vault {
   }
 
   /** The new token's sealed records and the view the caller gets once they are saved. */
-  private prepareToken(card: CardToTokenize, fingerprintKey: Buffer, ring: KeyRing): { entry: CardEntryToSave; view: TokenRecordView } {
+  private prepareToken(
+    card: CardToTokenize,
+    fingerprintKey: Buffer,
+    ring: KeyRing,
+    /** The card's fingerprint when the caller has it already (the import batch path). */
+    known?: string,
+  ): { entry: CardEntryToSave; view: TokenRecordView } {
     const mode = checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
@@ -605,7 +611,7 @@ export class Vault {
         : normal;
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;
-    const fingerprint = fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
+    const fingerprint = known ?? fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
     const fields = describeCardFields(card, mode, retention.expiresAt, now, fingerprint);
     const sealedCard = this.seal(
       { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
