@@ -29,7 +29,7 @@ function viewOf(outcome: TokenRecordView | TesseraError | undefined): TokenRecor
 describe('Vault.tokenizeDeduplicatedMany (the import batch path)', () => {
   it('makes one token per card, readable by every other path exactly as tokenize made it', async () => {
     const { vault, store } = await setup();
-    const [visa, mastercard] = (await vault.tokenizeDeduplicatedMany([VISA, MASTERCARD])).map(viewOf);
+    const [visa, mastercard] = (await vault.tokenizeDeduplicatedMany([VISA, MASTERCARD])).map(viewOf) as [TokenRecordView, TokenRecordView];
     expect(visa).toMatchObject({ last4: '4242', brand: 'visa', deduplicated: false, cvvAvailable: false });
     expect(mastercard).toMatchObject({ last4: '4444', brand: 'mastercard', deduplicated: false });
     expect(visa.token).not.toBe(mastercard.token);

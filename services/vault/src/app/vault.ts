@@ -525,7 +525,10 @@ export class Vault {
         outcomes[item.index] = asError(err);
       }
     }
-    const saved = await this.store.saveMany(prepared.map(({ entry }) => entry));
+    const saved = await this.store.saveMany(prepared.map(({ entry }) => entry)).catch((err: unknown) => {
+      const error = asError(err);
+      return prepared.map(() => ({ saved: false as const, error }));
+    });
     const written = prepared.filter(({ item }, i) => {
       const outcome = saved[i];
       if (outcome?.saved === true) return true;
