@@ -74,6 +74,17 @@ describe('token.expiring_soon', () => {
     expect((await recorded()).map((e) => e.data.object.id).sort()).toEqual([tokens[0], tokens[1]].sort());
   });
 
+  it('is recorded for every card an import batch made, once for a card twice in the batch', async () => {
+    const now = clock.now();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const card = { ...thisMonth, cvv: '', dedupe: true };
+    const made = await vault.tokenizeDeduplicatedMany([aCard(card), aCard({ ...card, number: '5555555555554444' }), aCard(card)]);
+    const tokens = made.map((r) => (r instanceof Error ? '' : r.token));
+    expect(tokens[2]).toBe(tokens[0]);
+    expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 2 });
+    expect((await recorded()).map((e) => e.data.object.id).sort()).toEqual([tokens[0], tokens[1]].sort());
+  });
+
   it('is recorded for a provisional token once it is retained', async () => {
     const now = clock.now();
     const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };

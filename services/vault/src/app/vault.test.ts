@@ -407,7 +407,9 @@ describe('Vault', () => {
       createFingerprintKey: () => Promise.reject(new TesseraError('service_unavailable')),
       replaceFingerprintKey: () => Promise.reject(new TesseraError('service_unavailable')),
       findByFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
+      findByFingerprints: () => Promise.reject(new TesseraError('service_unavailable')),
       claimFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
+      claimFingerprints: () => Promise.reject(new TesseraError('service_unavailable')),
       releaseFingerprint: () => Promise.reject(new TesseraError('service_unavailable')),
       findAlias: () => Promise.reject(new TesseraError('service_unavailable')),
       claimAlias: () => Promise.reject(new TesseraError('service_unavailable')),
@@ -422,6 +424,11 @@ describe('Vault', () => {
     expect(await codeOf(vault.tokenize(aCard()))).toBe('service_unavailable');
     const batch = await vault.tokenizeBatch([aCard(), aCard()]);
     expect(batch.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
+      'service_unavailable',
+      'service_unavailable',
+    ]);
+    const imported = await vault.tokenizeDeduplicatedMany([aCard({ dedupe: true }), aCard({ dedupe: true })]);
+    expect(imported.map((item) => (item instanceof TesseraError ? item.code : 'token'))).toEqual([
       'service_unavailable',
       'service_unavailable',
     ]);

@@ -433,8 +433,169 @@ export class Vault {
     return outcomes;
   }
 
+  /**
+   * The import's tokenize (docs/adr/0015-card-import.md): each card as `tokenize` with `dedupe`
+   * would (same checks, same records, same fingerprint protocol: find, write with the index entry,
+   * claim), but the batch's lookups, card writes and claims go out together: one round trip and
+   * one acknowledgement each per batch instead of per card. Every claim stays atomic on its own, so
+   * a concurrent POST /v1/token with dedupe of the same card still ends with one token. The rare
+   * cards that cannot join (a card seen earlier in the batch, a lost claim, a token found gone
+   * twice, aliases asked) take `tokenize`'s own path afterwards, in the batch's order, where they
+   * find the token the batch made. Each outcome is the card's own.
+   */
+  async tokenizeDeduplicatedMany(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>> {
+    const outcomes: Array<TokenRecordView | TesseraError | undefined> = cards.map(() => undefined);
+    const asError = (err: unknown): TesseraError =>
+      err instanceof TesseraError ? err : new TesseraError('service_unavailable', { cause: err });
+    let key: Buffer;
+    try {
+      key = await this.fingerprintKey();
+    } catch (err) {
+      const error = asError(err);
+      return cards.map(() => error);
+    }
+    await Promise.all(cards.map((card, i) => this.refuseAlias(card).catch((err: unknown) => void (outcomes[i] = asError(err)))));
+
+    interface Item {
+      index: number;
+      card: CardToTokenize;
+      mode: KeyMode;
+      fingerprint: string;
+    }
+    const firsts = new Map<string, Item>();
+    // Cards for tokenize's own path, grouped so that the same card's go one after the other.
+    const later = new Map<string, number[]>();
+    const defer = (group: string, index: number): void => {
+      const queued = later.get(group);
+      if (queued === undefined) later.set(group, [index]);
+      else queued.push(index);
+    };
+    for (const [index, card] of cards.entries()) {
+      if (outcomes[index] !== undefined) continue;
+      try {
+        const formats = checkedAliasFormats(card);
+        const mode = checkCardToTokenize(card);
+        const fingerprint = fingerprintOf(key, card.merchantId, mode, card.number);
+        if (card.dedupe !== true || card.provisional === true || formats.length > 0) defer(`#${index}`, index);
+        else if (firsts.has(fingerprint) || later.has(fingerprint)) defer(fingerprint, index);
+        else firsts.set(fingerprint, { index, card, mode, fingerprint });
+      } catch (err) {
+        outcomes[index] = asError(err);
+      }
+    }
+
+    const items = [...firsts.values()];
+    let found: Array<string | null>;
+    try {
+      found = await this.store.findByFingerprints(items.map((item) => item.fingerprint));
+    } catch (err) {
+      const error = asError(err);
+      for (const item of items) outcomes[item.index] = error;
+      found = [];
+      items.length = 0;
+    }
+    // A token found is refreshed as tokenize refreshes it; one found gone is replaced by a new token.
+    const fresh: Array<Item & { replacing: string | null }> = [];
+    await Promise.all(
+      items.map(async (item, i) => {
+        const existing = found[i] ?? null;
+        if (existing !== null) {
+          try {
+            const refreshed = await this.refreshDuplicate(item.card, item.mode, existing, []);
+            if (refreshed !== undefined) {
+              outcomes[item.index] = refreshed;
+              return;
+            }
+          } catch (err) {
+            outcomes[item.index] = asError(err);
+            return;
+          }
+        }
+        fresh.push({ ...item, replacing: existing });
+      }),
+    );
+    fresh.sort((a, b) => a.index - b.index);
+
+    const prepared: Array<{ item: Item & { replacing: string | null }; entry: CardEntryToSave; view: TokenRecordView }> = [];
+    for (const item of fresh) {
+      try {
+        const ring = await this.sealingRing(item.card.merchantId, item.mode);
+        prepared.push({ item, ...this.prepareToken(item.card, key, ring, item.fingerprint) });
+      } catch (err) {
+        outcomes[item.index] = asError(err);
+      }
+    }
+    const saved = await this.store.saveMany(prepared.map(({ entry }) => entry)).catch((err: unknown) => {
+      const error = asError(err);
+      return prepared.map(() => ({ saved: false as const, error }));
+    });
+    const written = prepared.filter(({ item }, i) => {
+      const outcome = saved[i];
+      if (outcome?.saved === true) return true;
+      outcomes[item.index] = outcome === undefined ? new TesseraError('internal_error') : outcome.error;
+      return false;
+    });
+    let holders: string[] | undefined;
+    try {
+      holders = await this.store.claimFingerprints(
+        written.map(({ item, entry }) => ({
+          fingerprint: item.fingerprint,
+          token: entry.token,
+          replacing: item.replacing,
+          ttlMs: entry.cardTtlMs,
+        })),
+      );
+    } catch (err) {
+      // As in tokenize: claims not acknowledged fail their tokens, which are never handed out, and
+      // their entries (if they landed) and cards go again.
+      const error = asError(err);
+      await Promise.all(
+        written.flatMap(({ item, entry }) => {
+          outcomes[item.index] = error;
+          return [this.store.releaseFingerprint(item.fingerprint, entry.token), this.store.delete(entry.token)].map((p) =>
+            p.catch(() => undefined),
+          );
+        }),
+      );
+    }
+    if (holders !== undefined) {
+      const claimed = holders;
+      await Promise.all(
+        written.map(async ({ item, entry, view }, i) => {
+          if (claimed[i] === entry.token) {
+            outcomes[item.index] = view;
+            return;
+          }
+          // A concurrent create of the same card claimed the entry first: this token goes, and the
+          // card takes tokenize's path, which answers the winner.
+          try {
+            await this.store.delete(entry.token);
+            later.set(item.fingerprint, [item.index, ...(later.get(item.fingerprint) ?? [])]);
+          } catch (err) {
+            outcomes[item.index] = asError(err);
+          }
+        }),
+      );
+    }
+
+    await Promise.all(
+      [...later.values()].map(async (indices) => {
+        for (const index of indices.sort((a, b) => a - b)) {
+          outcomes[index] = await this.tokenizeCard(cards[index] as CardToTokenize).catch(asError);
+        }
+      }),
+    );
+    return outcomes.map((outcome) => outcome ?? new TesseraError('internal_error'));
+  }
+
   /** The new token's sealed records and the view the caller gets once they are saved. */
-  private prepareToken(card: CardToTokenize, fingerprintKey: Buffer, ring: KeyRing): { entry: CardEntryToSave; view: TokenRecordView } {
+  private prepareToken(
+    card: CardToTokenize,
+    fingerprintKey: Buffer,
+    ring: KeyRing,
+    /** The card's fingerprint when the caller has it already (the import batch path). */
+    known?: string,
+  ): { entry: CardEntryToSave; view: TokenRecordView } {
     const mode = checkCardToTokenize(card);
     const now = this.now();
     const token = generateToken();
@@ -453,7 +614,7 @@ export class Vault {
         : normal;
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;
-    const fingerprint = fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
+    const fingerprint = known ?? fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
     const fields = describeCardFields(card, mode, retention.expiresAt, now, fingerprint);
     const sealedCard = this.seal(
       { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },

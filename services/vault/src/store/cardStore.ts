@@ -12,6 +12,14 @@ export interface CardEntryToSave {
   aliases?: Readonly<Record<string, string>> | undefined;
 }
 
+/** One claim of claimFingerprints: claimFingerprint's arguments. */
+export interface FingerprintClaim {
+  fingerprint: string;
+  token: string;
+  replacing: string | null;
+  ttlMs: number;
+}
+
 export type TakenCvv = { outcome: 'taken'; record: StoredCvv } | { outcome: 'replayed' };
 
 /** What became of one entry of saveMany: only a saved entry's token may be handed out. */
@@ -32,8 +40,9 @@ export interface CardStore {
    * only once the write is acknowledged (VAULT_WRITE_ACK); throws the entry's error otherwise.
    * A card with a fingerprint that is not provisional also becomes the one its fingerprint index
    * entry names if the entry is empty (for the card's TTL), so `dedupe` finds tokens made without
-   * it. Best effort and not atomic with the card: the entry may name a token whose write failed,
-   * and `dedupe` checks the token it finds anyway.
+   * it. On one Redis the entry is set in the card's own transaction; in a Cluster (its slot is
+   * elsewhere) it is best effort and not atomic with the card. Either way the entry may name a
+   * token whose write failed or was not acknowledged, and `dedupe` checks the token it finds.
    */
   save(entry: CardEntryToSave): Promise<void>;
   /**
@@ -96,6 +105,14 @@ export interface CardStore {
    * throws service_unavailable when it is not (the entry may still have been written).
    */
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string>;
+  /** findByFingerprint for many at once (one round trip where the store can), in order. */
+  findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>>;
+  /**
+   * claimFingerprint for many at once (a batch of an import): each claim is atomic on its own, as
+   * claimFingerprint's, and the holders are answered in order. Acknowledged as a whole (one WAIT
+   * where the store can): throws service_unavailable when any is not (entries may have been written).
+   */
+  claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]>;
   /** Removes the entry if it names `token` (the token was deleted). */
   releaseFingerprint(fingerprint: string, token: string): Promise<void>;
   // Aliases (domain/aliases.ts). The index names each alias by its keyed digest (aliasDigestOf), never

@@ -26,6 +26,8 @@ return 0`;
 
 export interface ExpiryIndex {
   noteCard(token: string, monthEndsAtMs: number): Promise<void>;
+  /** noteCard for a batch of saved cards, in one command. */
+  noteCards(cards: ReadonlyArray<{ token: string; monthEndsAtMs: number }>): Promise<void>;
   /** `onlyIfIndexed`: a new deadline for a CVV already listed (retain), never a new entry. */
   noteCvv(token: string, expiresAtMs: number, onlyIfIndexed?: boolean): Promise<void>;
   forgetCvv(token: string): Promise<void>;
@@ -48,6 +50,11 @@ export class RedisExpiryIndex implements ExpiryIndex {
 
   async noteCard(token: string, monthEndsAtMs: number): Promise<void> {
     await this.redis.zadd(CARD_EXPIRY_INDEX, monthEndsAtMs, token);
+  }
+
+  async noteCards(cards: ReadonlyArray<{ token: string; monthEndsAtMs: number }>): Promise<void> {
+    if (cards.length === 0) return;
+    await this.redis.zadd(CARD_EXPIRY_INDEX, ...cards.flatMap(({ token, monthEndsAtMs }) => [monthEndsAtMs, token]));
   }
 
   async noteCvv(token: string, expiresAtMs: number, onlyIfIndexed = false): Promise<void> {

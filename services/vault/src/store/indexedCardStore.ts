@@ -1,7 +1,7 @@
 import { expiryMonthEnd, type Logger } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
-import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
+import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import type { ExpiryIndex } from './expiryIndex';
 
 /** The instant a card stops being valid everywhere (docs/adr/0003): what the index sorts by. */
@@ -46,11 +46,12 @@ class IndexedCardStore implements CardStore {
 
   private async noteSaved(entry: CardEntryToSave): Promise<void> {
     if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, cardMonthEndMs(entry.card)));
-    const cvv = entry.cvv;
-    if (cvv !== undefined) {
-      const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
-      await this.bestEffort('cvv', () => this.index.noteCvv(entry.token, deadline));
-    }
+    if (entry.cvv !== undefined) await this.noteSavedCvv(entry.token, entry.cvv);
+  }
+
+  private async noteSavedCvv(token: string, cvv: NonNullable<CardEntryToSave['cvv']>): Promise<void> {
+    const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
+    await this.bestEffort('cvv', () => this.index.noteCvv(token, deadline));
   }
 
   async save(entry: CardEntryToSave): Promise<void> {
@@ -58,9 +59,17 @@ class IndexedCardStore implements CardStore {
     await this.noteSaved(entry);
   }
 
+  /** The saved cards join the index in one command (an import's batch would otherwise send one per card). */
   async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     const outcomes = await this.store.saveMany(entries);
-    await Promise.all(entries.map((entry, i) => (outcomes[i]?.saved ? this.noteSaved(entry) : undefined)));
+    const saved = entries.filter((_, i) => outcomes[i]?.saved === true);
+    const cards = saved.filter((entry) => entry.card.provisional !== true);
+    await Promise.all([
+      this.bestEffort('card', () =>
+        this.index.noteCards(cards.map((entry) => ({ token: entry.token, monthEndsAtMs: cardMonthEndMs(entry.card) }))),
+      ),
+      ...saved.map((entry) => (entry.cvv !== undefined ? this.noteSavedCvv(entry.token, entry.cvv) : undefined)),
+    ]);
     return outcomes;
   }
 
@@ -127,6 +136,12 @@ class IndexedCardStore implements CardStore {
   }
   claimFingerprint(fingerprint: string, token: string, replacing: string | null, ttlMs: number): Promise<string> {
     return this.store.claimFingerprint(fingerprint, token, replacing, ttlMs);
+  }
+  findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>> {
+    return this.store.findByFingerprints(fingerprints);
+  }
+  claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]> {
+    return this.store.claimFingerprints(claims);
   }
   releaseFingerprint(fingerprint: string, token: string): Promise<void> {
     return this.store.releaseFingerprint(fingerprint, token);

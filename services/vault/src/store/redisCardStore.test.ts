@@ -263,6 +263,13 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
     await store.close();
   });
 
+  it('replica:1: a batch of fingerprint index claims no replica acknowledged fails as a whole with service_unavailable', async () => {
+    const store = await openStore(db.server.url, 1000, { kind: 'replicas', replicas: 1, timeoutMs: 100 });
+    const claims = [1, 2].map(() => ({ fingerprint: `fp-${generateToken()}`, token: generateToken(), replacing: null, ttlMs: 60_000 }));
+    await expect(store.claimFingerprints(claims)).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    await store.close();
+  });
+
   it('replica:1: stores the card once a real replica has acknowledged the write', async () => {
     // The replica's first sync starts at once instead of after Redis's 5 s wait for more replicas.
     const primary = await startRedisServer(['--repl-diskless-sync-delay', '0']);
@@ -278,6 +285,20 @@ describe('RedisCardStore write acknowledgement (VAULT_WRITE_ACK)', () => {
       await store.save(entry(t));
       // Acknowledged means the replica has it: read it there.
       expect(await replicaClient.exists(cardKey(t), cvvKey(t))).toBe(2);
+      // A batch's claims are acknowledged together, by one WAIT.
+      const claims = [1, 2, 3].map(() => ({
+        fingerprint: `fp-${generateToken()}`,
+        token: generateToken(),
+        replacing: null,
+        ttlMs: 60_000,
+      }));
+      let holders: string[] = [];
+      const sent = await commandsSentDuring(primary.url, async () => {
+        holders = await store.claimFingerprints(claims);
+      });
+      expect(holders).toEqual(claims.map((claim) => claim.token));
+      expect(sent.filter((c) => c === 'wait')).toHaveLength(1);
+      expect(await replicaClient.get(fingerprintIndexKey(claims[2]?.fingerprint ?? ''))).toBe(claims[2]?.token);
       await store.close();
     } finally {
       replicaClient.disconnect();

@@ -10,7 +10,7 @@ import {
   type PipelineCommand,
   type RedisClient,
 } from '@tessera/common/redis';
-import type { CardEntryToSave, CardStore, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
+import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import {
   CARD_KEY_PREFIX,
   cardKey,
@@ -363,9 +363,11 @@ export class RedisCardStore implements CardStore {
   /**
    * One pipeline on one connection: MULTI/SET/SET/EXEC per entry, then one WAIT for all of them.
    * Each entry's result is its own: a queue-time redirection (this node does not serve its slot)
-   * or an error inside its transaction concerns only that entry. `withIndex` (a single Redis): the
-   * fingerprint index entries follow the transactions in the same pipeline (so an entry is never
-   * visible before its card, and WAIT covers it); their replies do not decide the outcome.
+   * or an error inside its transaction concerns only that entry. `withIndex` (a single Redis): each
+   * card's fingerprint index entry (SET NX) is in its own transaction, so neither is ever there
+   * without the other, even when the vault dies in the middle of a batch's pipeline (an import
+   * resumed after kill -9 finds every card it wrote); its reply (nil when the entry was held)
+   * does not decide the outcome, and WAIT covers it.
    */
   private async writeGroup(node: Redis, entries: readonly CardEntryToSave[], withIndex = false): Promise<WriteResult[]> {
     const commands: Array<Array<string | number>> = [];
@@ -385,14 +387,10 @@ export class RedisCardStore implements CardStore {
           ['pexpire', tokenAliasesKey(entry.token), Math.ceil(entry.cardTtlMs)],
         );
       }
+      const index = withIndex ? indexCommand(entry) : undefined;
+      if (index !== undefined) commands.push(index);
       spans.push({ first, exec: commands.length });
       commands.push(['exec']);
-    }
-    if (withIndex) {
-      for (const entry of entries) {
-        const command = indexCommand(entry);
-        if (command !== undefined) commands.push(command);
-      }
     }
     const wait = waitCommand(this.writeAck);
     if (wait !== undefined) commands.push(wait);
@@ -559,6 +557,37 @@ export class RedisCardStore implements CardStore {
     ]);
     if (typeof holder !== 'string') throw storeUnavailable(new Error('the fingerprint index gave no holder'));
     return holder;
+  }
+
+  /** GETs sent together: auto-pipelining makes them one round trip (per master in a Cluster). */
+  async findByFingerprints(fingerprints: readonly string[]): Promise<Array<string | null>> {
+    if (fingerprints.length === 0) return [];
+    return this.run(() => Promise.all(fingerprints.map((fingerprint) => this.redis.get(fingerprintIndexKey(fingerprint)))));
+  }
+
+  /**
+   * One Redis: every claim's script in one pipeline, then one WAIT for all of them (a batch costs
+   * one round trip and one acknowledgement instead of one each). A Cluster's entries live in
+   * their fingerprints' slots, which one pipeline and its WAIT cannot span: claimed one by one.
+   */
+  async claimFingerprints(claims: readonly FingerprintClaim[]): Promise<string[]> {
+    if (claims.length === 0) return [];
+    if (this.redis instanceof Cluster) {
+      return Promise.all(claims.map((c) => this.claimFingerprint(c.fingerprint, c.token, c.replacing, c.ttlMs)));
+    }
+    const holders = await this.writeAcknowledged(
+      claims.map((c) => [
+        'tesseraClaimFingerprint',
+        fingerprintIndexKey(c.fingerprint),
+        c.token,
+        c.replacing ?? '',
+        Math.max(1, Math.ceil(c.ttlMs)),
+      ]),
+    );
+    if (holders.length !== claims.length || holders.some((holder) => typeof holder !== 'string')) {
+      throw storeUnavailable(new Error('the fingerprint index gave no holder'));
+    }
+    return holders as string[];
   }
 
   async releaseFingerprint(fingerprint: string, token: string): Promise<void> {

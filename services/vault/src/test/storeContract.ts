@@ -132,6 +132,25 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(await store.saveMany([])).toEqual([]);
     });
 
+    it('looks up and claims fingerprint index entries a batch at a time, each claim on its own', async () => {
+      const [held, free, stale, mine, gone, other] = [token(), token(), token(), token(), token(), token()];
+      const fp = (name: string): string => `contract-fp-${name}-${held}`;
+      expect(await store.claimFingerprint(fp('held'), held, null, 60_000)).toBe(held);
+      expect(await store.claimFingerprint(fp('stale'), gone, null, 60_000)).toBe(gone);
+      expect(await store.findByFingerprints([fp('held'), fp('free'), fp('stale')])).toEqual([held, null, gone]);
+      const holders = await store.claimFingerprints([
+        { fingerprint: fp('held'), token: other, replacing: null, ttlMs: 60_000 },
+        { fingerprint: fp('free'), token: free, replacing: null, ttlMs: 60_000 },
+        { fingerprint: fp('stale'), token: stale, replacing: gone, ttlMs: 60_000 },
+        { fingerprint: fp('held'), token: mine, replacing: null, ttlMs: 60_000 },
+      ]);
+      // A held entry answers its holder (twice in a batch too); an empty one, or one naming the token found gone, is taken.
+      expect(holders).toEqual([held, free, stale, held]);
+      expect(await store.findByFingerprints([fp('held'), fp('free'), fp('stale')])).toEqual([held, free, stale]);
+      expect(await store.findByFingerprints([])).toEqual([]);
+      expect(await store.claimFingerprints([])).toEqual([]);
+    });
+
     it('keeps the mode of a card and its CVV, and reads records written before tokens had one without a mode', async () => {
       const [moded, legacy] = [token(), token()];
       const liveCard = aStoredCard({ mode: 'live' });

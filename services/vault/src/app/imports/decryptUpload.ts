@@ -82,8 +82,12 @@ async function decryptedStream(
   }
 }
 
-/** Splits a byte stream into lines, never holding more than one line (bounded by MAX_RECORD_BYTES). */
-async function* splitLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<Line> {
+/**
+ * Splits a byte stream into lines, never holding more than one line (bounded by MAX_RECORD_BYTES)
+ * beyond the chunk at hand. A chunk's lines are yielded together: one await per chunk, not per
+ * line (a million lines made millions of promises for the collector).
+ */
+async function* splitLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<Line[]> {
   const decoder = new TextDecoder('utf-8');
   const reader = stream.getReader();
   let pending = '';
@@ -101,18 +105,54 @@ async function* splitLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<L
     if (done) break;
     pending += decoder.decode(value, { stream: true });
     let start = 0;
+    const lines: Line[] = [];
     for (let nl = pending.indexOf('\n', start); nl !== -1; nl = pending.indexOf('\n', start)) {
-      yield line(pending.slice(start, nl));
+      lines.push(line(pending.slice(start, nl)));
       start = nl + 1;
     }
     pending = pending.slice(start);
+    if (lines.length > 0) yield lines;
     if (pending.length > MAX_RECORD_BYTES) {
       tooLong = true;
       pending = '';
     }
   }
   pending += decoder.decode();
-  if (pending !== '' || tooLong) yield line(pending);
+  if (pending !== '' || tooLong) yield [line(pending)];
+}
+
+/**
+ * How many lines splitLines yields for the stream, found without making them: the verify pass
+ * only counts, and a million line strings it dropped at once were garbage that grew the heap.
+ */
+async function countLines(stream: ReadableStream<Uint8Array>): Promise<number> {
+  const decoder = new TextDecoder('utf-8');
+  const reader = stream.getReader();
+  let lines = 0;
+  let pending = 0;
+  let tooLong = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const text = decoder.decode(value, { stream: true });
+    let last = -1;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) {
+      lines += 1;
+      last = nl;
+    }
+    if (last === -1) {
+      pending += text.length;
+    } else {
+      pending = text.length - last - 1;
+      tooLong = false;
+    }
+    if (pending > MAX_RECORD_BYTES) {
+      tooLong = true;
+      pending = 0;
+    }
+  }
+  pending += decoder.decode().length;
+  return pending > 0 || tooLong ? lines + 1 : lines;
 }
 
 /** Reads the whole message (its integrity check is at the end) and counts its lines; the chunks' hashes for `lines`. */
@@ -126,9 +166,9 @@ export async function verifyUpload(
   const data = await decryptedStream(store, id, chunks, key, (index, chunk) => {
     hashes[index] = createHash('sha256').update(chunk).digest('hex');
   });
-  let lines = 0;
+  let lines: number;
   try {
-    for await (const _ of splitLines(data)) lines += 1;
+    lines = await countLines(data);
   } catch (err) {
     if (err instanceof FileNotDecryptable) throw err;
     throw new FileNotDecryptable('file_not_decryptable');
@@ -136,13 +176,13 @@ export async function verifyUpload(
   return { hashes, lines };
 }
 
-/** The verified file's lines; throws FileNotDecryptable('file_changed') at the first chunk that differs. */
+/** The verified file's lines, a decrypted chunk's at a time; throws FileNotDecryptable('file_changed') at the first chunk that differs. */
 export async function* uploadLines(
   store: ImportStorePort,
   id: string,
   verified: { hashes: readonly string[] },
   key: PrivateKey,
-): AsyncGenerator<Line> {
+): AsyncGenerator<Line[]> {
   let changed = false;
   const data = await decryptedStream(store, id, verified.hashes.length, key, (index, chunk) => {
     if (createHash('sha256').update(chunk).digest('hex') !== verified.hashes[index]) {

@@ -1,3 +1,4 @@
+import type { TesseraError } from '@tessera/common';
 import type { CardToTokenize, TokenRecordView } from '../../domain/card';
 import type { RedisImportStore } from '../../store/importStore';
 
@@ -25,7 +26,10 @@ export type ImportStorePort = Pick<
   | 'forget'
 >;
 
-/** The vault's own tokenize path (app/vault.ts): each card checked and deduplicated like POST /v1/token with dedupe. */
+/**
+ * The vault's own tokenize path (app/vault.ts), a batch at a time: each card checked and
+ * deduplicated like POST /v1/token with dedupe, one outcome per card in order.
+ */
 export interface ImportTokenizer {
-  tokenize(card: CardToTokenize): Promise<TokenRecordView>;
+  tokenizeDeduplicatedMany(cards: readonly CardToTokenize[]): Promise<Array<TokenRecordView | TesseraError>>;
 }

@@ -151,6 +151,17 @@ test('an import stopped after a checkpoint resumes there, and records done twice
   expect(new Set(rows.slice(1).map((row) => row.split(',')[3])).size).toBe(3);
 });
 
+test('counts the lines of the file as it numbers them: CRLF, a blank line, an overlong line, no final newline', async () => {
+  const card = (id: string, number: string): string => JSON.stringify({ id, number, expiry: `12/${YEAR}` });
+  const text = `${card('a', '4242424242424242')}\r\n\n{"id":"long","x":"${'9'.repeat(20_000)}"}\n${card('b', '5555555555554444')}`;
+  const meta = await importFile('jsonl', 'test', text);
+  expect(await runImport(deps(), meta)).toBe('done');
+  expect(await store.get(meta.id)).toMatchObject({ state: 'done', records: 4, processed: 3, imported: 2, failed: 1 });
+  const rows = await reportOf(meta.id);
+  expect(rows.slice(1).map((row) => row.split(',').slice(0, 3).join(','))).toEqual(['1,a,imported', '3,,failed', '4,b,imported']);
+  expect(rows[2]).toMatch(/,record_too_long$/);
+});
+
 test('a file not encrypted to the import key fails the import as a whole, naming why', async () => {
   const created = await createImport(
     { store, keyRing: ring, now: () => new Date() },

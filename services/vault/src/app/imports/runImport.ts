@@ -1,5 +1,5 @@
 import { TesseraError, validateCard, type KeyMode } from '@tessera/common';
-import type { TokenRecordView } from '../../domain/card';
+import type { CardToTokenize, TokenRecordView } from '../../domain/card';
 import { openpgp } from '../../domain/openpgp';
 import type { KeyRing } from '../../domain/keyRing';
 import { createRecordParser, type ImportedCard } from '../../domain/importFormats';
@@ -31,6 +31,14 @@ const RECORD_ERRORS = new Set([
   'cvv_invalid',
   'number_is_alias',
 ]);
+
+/** A record's own refusal; any other error (Redis down, say) stops the batch, which is not checkpointed: the import is tried again. */
+function recordError(err: unknown): TesseraError {
+  if (!(err instanceof TesseraError) || !RECORD_ERRORS.has(err.code)) {
+    throw new Error(`the vault could not tokenize a batch (${err instanceof TesseraError ? err.code : 'error'})`);
+  }
+  return err;
+}
 
 const REPORT_HEADER = 'line,old_id,outcome,token,reason\n';
 const REPORT_CHUNK_BYTES = 1024 * 1024;
@@ -83,33 +91,43 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
   let seen = 0;
   let batch: PendingRecord[] = [];
 
-  /** The batch's tokens (the slow part, waiting on Redis): two batches may be at it at once. */
-  const tokenize = async (records: PendingRecord[]): Promise<Array<TokenRecordView | TesseraError | undefined>> =>
-    Promise.all(
-      records.map(async (record) => {
-        if (record.card === undefined) return undefined;
-        const card = record.card;
-        try {
-          validateCard({ number: card.number, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear }, mode, deps.now());
-          return await deps.tokenizer.tokenize({
-            merchantId: meta.merchantId,
-            mode: meta.mode,
-            number: card.number,
-            expiryMonth: card.expiryMonth,
-            expiryYear: card.expiryYear,
-            holderName: card.holderName,
-            cvv: '',
-            dedupe: true,
-          });
-        } catch (err) {
-          // Not the record's fault (Redis down, say): the batch is not checkpointed, and the import is tried again.
-          if (!(err instanceof TesseraError) || !RECORD_ERRORS.has(err.code)) {
-            throw new Error(`the vault could not tokenize a batch (${err instanceof TesseraError ? err.code : 'error'})`);
-          }
-          return err;
-        }
-      }),
-    );
+  /**
+   * The batch's tokens (the slow part, waiting on Redis), the whole batch in one call of the
+   * vault's batch path: its lookups, writes and claims go out together. Two batches may be at it.
+   */
+  const tokenize = async (records: PendingRecord[]): Promise<Array<TokenRecordView | TesseraError | undefined>> => {
+    const outcomes: Array<TokenRecordView | TesseraError | undefined> = records.map(() => undefined);
+    const cards: CardToTokenize[] = [];
+    const items: number[] = [];
+    const now = deps.now();
+    records.forEach((record, i) => {
+      const card = record.card;
+      if (card === undefined) return;
+      try {
+        validateCard({ number: card.number, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear }, mode, now);
+      } catch (err) {
+        outcomes[i] = recordError(err);
+        return;
+      }
+      items.push(i);
+      cards.push({
+        merchantId: meta.merchantId,
+        mode: meta.mode,
+        number: card.number,
+        expiryMonth: card.expiryMonth,
+        expiryYear: card.expiryYear,
+        holderName: card.holderName,
+        cvv: '',
+        dedupe: true,
+      });
+    });
+    const tokenized = await deps.tokenizer.tokenizeDeduplicatedMany(cards);
+    items.forEach((item, j) => {
+      const outcome = tokenized[j];
+      outcomes[item] = outcome === undefined || outcome instanceof TesseraError ? recordError(outcome) : outcome;
+    });
+    return outcomes;
+  };
 
   /** Counts and sealed report rows of a tokenized batch, checkpointed in the file's order. */
   const commit = async (records: PendingRecord[], outcomes: Array<TokenRecordView | TesseraError | undefined>): Promise<void> => {
@@ -157,18 +175,20 @@ export async function runImport(deps: RunImportDeps, meta: ImportMeta): Promise<
   };
 
   try {
-    for await (const line of uploadLines(store, meta.id, verified, key)) {
-      const parsed = line.text === null ? { ok: false as const, reason: 'record_too_long' as const } : parser.parse(line.text);
-      if (parsed === null) continue;
-      seen += 1;
-      // Covered by a checkpoint of an earlier run.
-      if (seen <= meta.processed) continue;
-      batch.push(
-        parsed.ok
-          ? { line: line.number, card: parsed.card, oldId: parsed.card.oldId }
-          : { line: line.number, reason: parsed.reason, oldId: parsed.oldId ?? '' },
-      );
-      if (batch.length >= deps.batchSize) await flush();
+    for await (const lines of uploadLines(store, meta.id, verified, key)) {
+      for (const line of lines) {
+        const parsed = line.text === null ? { ok: false as const, reason: 'record_too_long' as const } : parser.parse(line.text);
+        if (parsed === null) continue;
+        seen += 1;
+        // Covered by a checkpoint of an earlier run.
+        if (seen <= meta.processed) continue;
+        batch.push(
+          parsed.ok
+            ? { line: line.number, card: parsed.card, oldId: parsed.card.oldId }
+            : { line: line.number, reason: parsed.reason, oldId: parsed.oldId ?? '' },
+        );
+        if (batch.length >= deps.batchSize) await flush();
+      }
     }
     await flush();
     await inFlight;
