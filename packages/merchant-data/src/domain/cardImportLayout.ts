@@ -59,3 +59,40 @@ export interface CardImportStatus {
   finishedAt: string | undefined;
   reportChunks: number;
 }
+
+function int(value: string | undefined): number {
+  const n = Number(value ?? 0);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function stateOf(value: string | undefined): CardImportState {
+  // 'uploading' is what the vault's CLI wrote before the admin API existed.
+  if (value === 'uploading') return 'awaiting_upload';
+  return (CARD_IMPORT_STATES as readonly string[]).includes(value ?? '') ? (value as CardImportState) : 'failed';
+}
+
+/** An import's status hash (`:meta`) read back; null when there is none. Both services read it the same way. */
+export function cardImportStatusOf(id: string, h: Record<string, string>): CardImportStatus | null {
+  if (h.merchantId === undefined) return null;
+  return {
+    id,
+    merchantId: h.merchantId,
+    mode: h.mode ?? '',
+    format: h.format ?? '',
+    state: stateOf(h.state),
+    createdAt: h.createdAt ?? '',
+    publicKey: h.publicKey ?? '',
+    publicKeyFingerprint: h.publicKeyFingerprint ?? '',
+    processed: int(h.processed),
+    imported: int(h.imported),
+    duplicates: int(h.duplicates),
+    failed: int(h.failed),
+    uploadedBytes: int(h.uploadedBytes),
+    uploadChunks: int(h.uploadChunks),
+    records: h.records === undefined ? undefined : int(h.records),
+    failure: h.failure || undefined,
+    startedAt: h.startedAt || undefined,
+    finishedAt: h.finishedAt || undefined,
+    reportChunks: int(h.reportChunks),
+  };
+}

@@ -3,23 +3,11 @@ import {
   CARD_IMPORT_CREATE_QUEUE_KEY,
   CARD_IMPORT_ID_PATTERN,
   CARD_IMPORT_QUEUE_KEY,
-  CARD_IMPORT_STATES,
   cardImportKey,
+  cardImportStatusOf,
   newCardImportId,
-  type CardImportState,
   type CardImportStatus,
 } from '@tessera/merchant-data';
-
-function int(value: string | undefined): number {
-  const n = Number(value ?? 0);
-  return Number.isFinite(n) ? n : 0;
-}
-
-function stateOf(value: string | undefined): CardImportState {
-  // 'uploading' is what the vault's CLI wrote before the admin API existed.
-  if (value === 'uploading') return 'awaiting_upload';
-  return (CARD_IMPORT_STATES as readonly string[]).includes(value ?? '') ? (value as CardImportState) : 'failed';
-}
 
 /**
  * The admin service's side of card imports: it asks for one (a vault makes the key pair), stores
@@ -70,29 +58,7 @@ export class RedisCardImportRequests {
 
   async get(id: string): Promise<CardImportStatus | null> {
     if (!CARD_IMPORT_ID_PATTERN.test(id)) return null;
-    const h = await this.redis.hgetall(cardImportKey(id, 'meta'));
-    if (h.merchantId === undefined) return null;
-    return {
-      id,
-      merchantId: h.merchantId,
-      mode: h.mode ?? '',
-      format: h.format ?? '',
-      state: stateOf(h.state),
-      createdAt: h.createdAt ?? '',
-      publicKey: h.publicKey ?? '',
-      publicKeyFingerprint: h.publicKeyFingerprint ?? '',
-      processed: int(h.processed),
-      imported: int(h.imported),
-      duplicates: int(h.duplicates),
-      failed: int(h.failed),
-      uploadedBytes: int(h.uploadedBytes),
-      uploadChunks: int(h.uploadChunks),
-      records: h.records === undefined ? undefined : int(h.records),
-      failure: h.failure || undefined,
-      startedAt: h.startedAt || undefined,
-      finishedAt: h.finishedAt || undefined,
-      reportChunks: int(h.reportChunks),
-    };
+    return cardImportStatusOf(id, await this.redis.hgetall(cardImportKey(id, 'meta')));
   }
 
   /** Starts the upload over (a second upload, or one refused half-way, replaces the first). */

@@ -3,6 +3,7 @@ import {
   CARD_IMPORT_ID_PATTERN,
   CARD_IMPORT_QUEUE_KEY,
   cardImportKey,
+  cardImportStatusOf,
   newCardImportId,
   type CardImportPart,
   type CardImportState,
@@ -67,11 +68,6 @@ const RELEASE_LEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-function int(value: string | undefined): number {
-  const n = Number(value ?? 0);
-  return Number.isFinite(n) ? n : 0;
-}
-
 export class RedisImportStore {
   constructor(private readonly redis: Redis) {}
 
@@ -106,29 +102,13 @@ export class RedisImportStore {
   async get(id: string): Promise<ImportMeta | null> {
     if (!IMPORT_ID_PATTERN.test(id)) return null;
     const [h, sealedPrivateKey] = await Promise.all([this.redis.hgetall(keyOf(id, 'meta')), this.redis.get(keyOf(id, 'key'))]);
-    if (h.merchantId === undefined) return null;
+    const status = cardImportStatusOf(id, h);
+    if (status === null) return null;
     return {
-      id,
-      merchantId: h.merchantId,
-      mode: h.mode ?? '',
-      format: (h.format ?? 'jsonl') as ImportFormat,
-      state: (h.state === 'uploading' ? 'awaiting_upload' : (h.state ?? 'failed')) as ImportState,
-      createdAt: h.createdAt ?? '',
-      publicKey: h.publicKey ?? '',
-      publicKeyFingerprint: h.publicKeyFingerprint ?? '',
+      ...status,
+      format: (status.format || 'jsonl') as ImportFormat,
       reportRecipientKey: h.reportRecipientKey ?? '',
       sealedPrivateKey: sealedPrivateKey ?? undefined,
-      processed: int(h.processed),
-      imported: int(h.imported),
-      duplicates: int(h.duplicates),
-      failed: int(h.failed),
-      uploadedBytes: int(h.uploadedBytes),
-      uploadChunks: int(h.uploadChunks),
-      records: h.records === undefined ? undefined : int(h.records),
-      failure: h.failure || undefined,
-      startedAt: h.startedAt || undefined,
-      finishedAt: h.finishedAt || undefined,
-      reportChunks: int(h.reportChunks),
     };
   }
 

@@ -5,6 +5,7 @@ import { isImportFormat } from '../../domain/importFormats';
 import { generateImportKeyPair, readRecipientKey, type ImportKeyType } from '../../domain/importKey';
 import type { RedisImportCreationStore } from '../../store/importCreationStore';
 import type { ImportStorePort } from './ports';
+import { pollQueue } from './pollQueue';
 
 /**
  * Imports asked for through the admin API (docs/adr/0015-card-import.md, "The admin API"): the
@@ -66,36 +67,13 @@ export interface ImportCreationWorker {
 /** Every pollIntervalMs, the pending creation requests, one at a time (a key pair takes a moment). */
 export function startImportCreationWorker(options: ImportCreationDeps & { pollIntervalMs: number }): ImportCreationWorker {
   const holder = randomBytes(8).toString('hex');
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  const tick = (): void => {
-    if (running !== undefined || stopped) return;
-    running = (async () => {
-      for (const id of await options.creations.pending()) {
-        if (stopped) return;
-        await answerImportCreation(options, id, holder).catch((err: unknown) =>
-          options.log(
-            { importId: id, err: err instanceof Error ? err.message : 'unknown' },
-            'card import request not answered; retried later',
-          ),
-        );
-      }
-    })()
-      .catch(() => undefined)
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, options.pollIntervalMs);
-  timer.unref();
-  const first = setTimeout(tick, Math.min(500, options.pollIntervalMs));
-  first.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
+  return pollQueue({
+    pollIntervalMs: options.pollIntervalMs,
+    list: () => options.creations.pending(),
+    each: async (id) => {
+      await answerImportCreation(options, id, holder);
     },
-  };
+    onError: (id, err) =>
+      options.log({ importId: id, err: err instanceof Error ? err.message : 'unknown' }, 'card import request not answered; retried later'),
+  });
 }

@@ -6,6 +6,7 @@ import { generateImportKeyPair, readRecipientKey, type ImportKeyType } from '../
 import { newImportId, type ImportMeta } from '../../store/importStore';
 import { runImport, type RunImportDeps } from './runImport';
 import type { ImportStorePort } from './ports';
+import { pollQueue } from './pollQueue';
 
 /** A request the caller can fix; the CLI shows its message (never card data: none is involved here). */
 export class ImportRequestError extends Error {}
@@ -113,8 +114,6 @@ export interface ImportWorker {
  */
 export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
   const holder = randomBytes(8).toString('hex');
-  let stopped = false;
-  let running: Promise<void> | undefined;
   const runOne = async (id: string): Promise<void> => {
     const meta = await options.store.get(id);
     if (meta === null) return options.store.forget(id);
@@ -134,37 +133,18 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     renew.unref();
     try {
       options.log({ importId: id, processed: meta.processed }, meta.processed > 0 ? 'card import resumed' : 'card import started');
-      await runImport({ ...options, stillHolding: () => holding && !stopped }, meta);
+      await runImport({ ...options, stillHolding: () => holding && !worker.stopped }, meta);
     } finally {
       clearInterval(renew);
       await options.store.releaseLease(id, holder).catch(() => undefined);
     }
   };
-  const tick = (): void => {
-    if (running !== undefined || stopped) return;
-    running = (async () => {
-      for (const id of await options.store.queued()) {
-        if (stopped) return;
-        await runOne(id).catch((err: unknown) =>
-          options.log({ importId: id, err: err instanceof Error ? err.message : 'unknown' }, 'card import interrupted; it resumes later'),
-        );
-      }
-    })()
-      .catch(() => undefined)
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, options.pollIntervalMs);
-  timer.unref();
-  const first = setTimeout(tick, Math.min(500, options.pollIntervalMs));
-  first.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
-    },
-  };
+  const worker = pollQueue({
+    pollIntervalMs: options.pollIntervalMs,
+    list: () => options.store.queued(),
+    each: runOne,
+    onError: (id, err) =>
+      options.log({ importId: id, err: err instanceof Error ? err.message : 'unknown' }, 'card import interrupted; it resumes later'),
+  });
+  return worker;
 }
