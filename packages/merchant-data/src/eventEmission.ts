@@ -66,6 +66,51 @@ export interface SweepSchedule {
   stop(): Promise<void>;
 }
 
+/** A background job started by repeatEvery. */
+export interface RepeatedJob extends SweepSchedule {
+  /** Set once stop() was called: a long run checks it between its steps. */
+  readonly stopped: boolean;
+}
+
+/**
+ * Runs `run` every `intervalMs` and once `firstAfterMs` after start, never two at a time (a tick
+ * that finds the previous run still going skips). A run's failure goes to `onError` and the next
+ * tick tries again; the timers never keep the process alive.
+ */
+export function repeatEvery(params: {
+  intervalMs: number;
+  firstAfterMs: number;
+  run: () => Promise<void>;
+  onError: (err: unknown) => void;
+}): RepeatedJob {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const tick = (): void => {
+    if (running || stopped) return;
+    running = params
+      .run()
+      .catch(params.onError)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, params.intervalMs);
+  timer.unref();
+  const first = setTimeout(tick, Math.min(params.firstAfterMs, params.intervalMs));
+  first.unref();
+  return {
+    get stopped() {
+      return stopped;
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      clearTimeout(first);
+      await running;
+    },
+  };
+}
+
 /**
  * Runs `sweep` every `intervalMs` when this replica takes the lease named `name`. A sweep's failure
  * is logged (by name) and the next interval tries again; the timer never keeps the process alive.
@@ -77,33 +122,16 @@ export function scheduleSweep(params: {
   sweep: () => Promise<void>;
   logger: Pick<Logger, 'error'>;
 }): SweepSchedule {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const tick = (): void => {
-    if (running || stopped) return;
-    running = (async () => {
+  return repeatEvery({
+    intervalMs: params.intervalMs,
+    // The first sweep soon after start, not a whole interval later.
+    firstAfterMs: 1000,
+    run: async () => {
       // A little under the interval, so the next tick of whichever replica comes first finds it lapsed.
       if (!(await params.lease.take(params.name, Math.max(1, params.intervalMs - 250)))) return;
       await params.sweep();
-    })()
-      .catch((err: unknown) =>
-        params.logger.error({ sweep: params.name, err: err instanceof Error ? err.message : 'unknown' }, 'event sweep failed'),
-      )
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, params.intervalMs);
-  timer.unref();
-  // The first sweep soon after start, not a whole interval later.
-  const first = setTimeout(tick, Math.min(1000, params.intervalMs));
-  first.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
     },
-  };
+    onError: (err) =>
+      params.logger.error({ sweep: params.name, err: err instanceof Error ? err.message : 'unknown' }, 'event sweep failed'),
+  });
 }
