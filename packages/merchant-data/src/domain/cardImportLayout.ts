@@ -36,6 +36,17 @@ export type CardImportState = (typeof CARD_IMPORT_STATES)[number];
 export const CARD_IMPORT_FORMATS = ['jsonl', 'csv', 'stripe'] as const;
 export const CARD_IMPORT_KEY_TYPES = ['curve25519', 'rsa4096'] as const;
 
+/** The counters of a new import's status hash, whichever service creates it. */
+export const CARD_IMPORT_NEW_COUNTERS = {
+  processed: '0',
+  imported: '0',
+  duplicates: '0',
+  failed: '0',
+  uploadedBytes: '0',
+  uploadChunks: '0',
+  reportChunks: '0',
+} as const;
+
 /** An import as the admin service may see it: its status hash, never the key or the sealed rows. */
 export interface CardImportStatus {
   id: string;

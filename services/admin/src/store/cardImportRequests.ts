@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import {
   CARD_IMPORT_CREATE_QUEUE_KEY,
   CARD_IMPORT_ID_PATTERN,
+  CARD_IMPORT_NEW_COUNTERS,
   CARD_IMPORT_QUEUE_KEY,
   cardImportKey,
   cardImportStatusOf,
@@ -41,13 +42,7 @@ export class RedisCardImportRequests {
         publicKey: '',
         publicKeyFingerprint: '',
         reportRecipientKey: input.reportRecipientKey,
-        processed: '0',
-        imported: '0',
-        duplicates: '0',
-        failed: '0',
-        uploadedBytes: '0',
-        uploadChunks: '0',
-        reportChunks: '0',
+        ...CARD_IMPORT_NEW_COUNTERS,
       })
       .sadd(CARD_IMPORT_CREATE_QUEUE_KEY, id)
       .exec();

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import {
   CARD_IMPORT_ID_PATTERN,
+  CARD_IMPORT_NEW_COUNTERS,
   CARD_IMPORT_QUEUE_KEY,
   cardImportKey,
   cardImportStatusOf,
@@ -86,13 +87,7 @@ export class RedisImportStore {
       publicKey: meta.publicKey,
       publicKeyFingerprint: meta.publicKeyFingerprint,
       reportRecipientKey: meta.reportRecipientKey,
-      processed: '0',
-      imported: '0',
-      duplicates: '0',
-      failed: '0',
-      uploadedBytes: '0',
-      uploadChunks: '0',
-      reportChunks: '0',
+      ...CARD_IMPORT_NEW_COUNTERS,
     };
     const write = this.redis.multi().hset(keyOf(meta.id, 'meta'), fields);
     if (meta.sealedPrivateKey !== undefined) write.set(keyOf(meta.id, 'key'), meta.sealedPrivateKey);
