@@ -24,6 +24,7 @@ export * from './transport/errorHandler';
 export * from './transport/failOpen';
 export * from './transport/httpMetrics';
 export * from './transport/jsonBody';
+export * from './transport/boundedBody';
 export * from './transport/ownListener';
 export * from './transport/rateLimit';
 export * from './transport/requestContext';

@@ -7,7 +7,14 @@ import { isErrorCode, isHttpFieldValue, isHttpToken, parseCidrList, TesseraError
 import type { ForwardRouteAnswer } from '@tessera/protos';
 import type { ApiKeyRecord, ProxyCallFacts } from '@tessera/merchant-data';
 import type { RouteDocument } from '@tessera/routes';
-import { chooseRequestId, resolveClientIp, writeErrorEnvelope, type Authentication, type SecretKeyAttempt } from '@tessera/edge';
+import {
+  chooseRequestId,
+  readBoundedBody,
+  resolveClientIp,
+  writeErrorEnvelope,
+  type Authentication,
+  type SecretKeyAttempt,
+} from '@tessera/edge';
 import { FORWARD_PROXY_ROUTE, outboundRouteFor, sendTunnelRequest, type ForwardProxyDeps } from '../app/forwardProxy';
 import type { HostCertificates } from '../app/hostCertificates';
 import type { RequestLogRecorder } from '../app/requestLog';
@@ -285,20 +292,6 @@ export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardP
 
   // ---- The requests in a tunnel -------------------------------------------------------------
 
-  async function readBody(req: http.IncomingMessage): Promise<Buffer> {
-    const limit = config.BODY_LIMIT_BYTES;
-    const announced = Number(req.headers['content-length'] ?? 0);
-    if (announced > limit) throw new TesseraError('body_too_large');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw new TesseraError('body_too_large');
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks);
-  }
-
   function writeAnswer(res: http.ServerResponse, answer: ForwardRouteAnswer): void {
     if (!Number.isInteger(answer.status) || answer.status < 200 || answer.status > 599) {
       throw new TesseraError('internal_error', { cause: new Error(`proxy returned an unusable status ${answer.status}`) });
@@ -342,7 +335,7 @@ export function createForwardProxyServer(deps: ForwardProxyServerDeps): ForwardP
       if (!hostMatchesTarget(req.headers.host, tunnel.target)) {
         throw new TesseraError('invalid_request', { message: 'The Host header names another host than the CONNECT.' });
       }
-      const body = await readBody(req);
+      const body = await readBoundedBody(req, config.BODY_LIMIT_BYTES);
       const answer = await sendTunnelRequest(deps.useCases, {
         key: authentication.record,
         requestId,

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { TesseraError, type Cidr, type Logger } from '@tessera/common';
-import { chooseRequestId, contextOf, errorHandler, resolveClientIp, sendJson, setContext } from '@tessera/edge';
+import { chooseRequestId, contextOf, errorHandler, readBoundedBody, resolveClientIp, sendJson, setContext } from '@tessera/edge';
 import { serveInbound, type InboundDeps, type InboundOutcome } from '../app/serveInbound';
 import type { UpstreamHeader } from '../app/ports';
 import { clientResponseHeaders } from '../domain/forwardHeaders';
@@ -35,20 +35,6 @@ function inboundMetrics(registry: Registry) {
     requests.inc({ outcome, status: String(status) });
     duration.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
   };
-}
-
-/** The body as bytes, at most `limit` of them (body_too_large beyond: nothing of it is forwarded). */
-async function readBody(req: Request, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new TesseraError('body_too_large');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new TesseraError('body_too_large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
 }
 
 function headersOf(req: Request): UpstreamHeader[] {
@@ -103,7 +89,7 @@ export function createInboundApp(deps: InboundAppDeps): Express {
     try {
       const target = req.originalUrl;
       const q = target.indexOf('?');
-      const body = await readBody(req, deps.maxBodyBytes);
+      const body = await readBoundedBody(req, deps.maxBodyBytes);
       const result = await serveInbound(deps.inbound, {
         method: req.method,
         path: q < 0 ? target : target.slice(0, q),
