@@ -10,6 +10,11 @@ export const TEST_TOOLS = [
   REDIS_SERVER,
   { program: '/usr/bin/chromium', debianPackage: 'chromium', usedBy: 'the browser tests (playwright-core)' },
   { program: 'softhsm2-util', debianPackage: 'softhsm2', usedBy: 'the HSM (PKCS#11) key provider tests' },
+  // The docs' how-tos run as written: curl through the forward proxy, openssl for the sandbox PSP's and the
+  // bench PSP's test certificates, gpg for the card import's files and reports (docs/proxies.md, docs/migration.md).
+  { program: 'curl', debianPackage: 'curl', usedBy: 'the docs how-tos and the forward proxy tests' },
+  { program: 'openssl', debianPackage: 'openssl', usedBy: "the sandbox PSP's test certificate" },
+  { program: 'gpg', debianPackage: 'gnupg', usedBy: 'the card import how-to (docs/migration.md)' },
 ];
 
 function isInstalled(program) {
