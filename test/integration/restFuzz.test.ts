@@ -105,10 +105,37 @@ function expectWellFormedAnswer(res: Answer, path: string): void {
 /** Neither the body nor any header holds anything the detector calls card-number-like (the offending text is shown). */
 function expectNoCardNumberEcho(res: Answer): void {
   const headers = [...res.headers].map(([name, value]) => `${name}: ${value}`);
-  for (const text of [res.text, ...headers]) {
+  for (const text of [...textsAClientReads(res.text), ...headers]) {
     for (const shape of CARD_SHAPES) expect(text).not.toContain(shape);
     expect(mayHoldCardNumber(text) ? text : 'no card number').toBe('no card number');
   }
+}
+
+/**
+ * What a client reads in a JSON answer is its decoded strings, not the escapes that carry them: the
+ * hex digits of `\u0004` read beside a preview's `2036424242` made a Luhn-valid run that no client
+ * ever sees. So a JSON body is judged by every decoded leaf, and by its text with each escape read
+ * as a separator (a number split across two fields still counts).
+ */
+function textsAClientReads(body: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [body];
+  }
+  const leaves: string[] = [];
+  const collect = (value: unknown): void => {
+    if (typeof value === 'string' || typeof value === 'number') leaves.push(String(value));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        leaves.push(key);
+        collect(inner);
+      }
+    }
+  };
+  collect(parsed);
+  return [body.replace(/\\u[0-9a-fA-F]{4}/g, ' '), ...leaves];
 }
 
 // ---- arbitraries --------------------------------------------------------------------------

@@ -104,6 +104,24 @@ describe('RedisWebhookDeliveryStore', () => {
     expect(await store.log(merchantId, 'we_1')).toEqual([]);
   });
 
+  it('keeps a delivery queued when it is resent while its attempt is in flight, and removes it once the resend succeeds', async () => {
+    const merchantId = `shop-${Math.random()}`;
+    const store = new RedisWebhookDeliveryStore(redis.redis);
+    const a = tokenEvent(merchantId, 'tok_aaaaaaaa');
+    await store.fanOut(merchantId, '1000-0', a, ['we_1'], NOW);
+    const [inFlight] = await store.queueHead(merchantId, 'we_1', 1);
+    expect(inFlight?.resends).toBe(0);
+
+    // The receiver already has it; the operator presses Resend before the success is recorded.
+    await store.requeue(merchantId, 'we_1', a, NOW);
+    await store.recordSuccess(merchantId, 'we_1', attempt(a.id, 1, 'succeeded', 200), inFlight!.resends);
+    const [resent] = await store.queueHead(merchantId, 'we_1', 1);
+    expect(resent).toMatchObject({ eventId: a.id, nextAttemptAt: 0, resends: 1 });
+
+    await store.recordSuccess(merchantId, 'we_1', attempt(a.id, 2, 'succeeded', 200), resent!.resends);
+    expect(await store.queueHead(merchantId, 'we_1', 1)).toEqual([]);
+  });
+
   it('keeps an endpoint’s lease with one holder until it is released or expires', async () => {
     const merchantId = `shop-${Math.random()}`;
     const store = new RedisWebhookDeliveryStore(redis.redis);

@@ -35,6 +35,8 @@ export interface QueuedDelivery {
   nextAttemptAt: number;
   /** Unix ms when it was queued: the retry window counts from here. */
   queuedAt: number;
+  /** How often it was resent; a success removes it only if no resend came after its state was read. */
+  resends: number;
 }
 
 export type DeliveryOutcome = 'succeeded' | 'failed' | 'gave_up';
@@ -97,8 +99,11 @@ export interface WebhookDeliveryStore {
   queueIds(merchantId: string, endpointId: string, count: number): Promise<QueuedId[]>;
   /** The states of `ids` still queued (a delivery that left the queue meanwhile is left out). */
   deliveryStates(merchantId: string, endpointId: string, ids: readonly QueuedId[]): Promise<QueuedDelivery[]>;
-  /** A 2xx: removes the delivery, logs the attempt, and the endpoint is no longer failing. */
-  recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * A 2xx: removes the delivery, logs the attempt, and the endpoint is no longer failing. Given the
+   * `resends` its state had when the attempt began, a resend queued during the attempt keeps it queued.
+   */
+  recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt, resendsSeen?: number): Promise<void>;
   /**
    * A failed attempt: `nextAttemptAt` reschedules it, undefined gives up (removes it; the log says
    * `gave_up`). Answers since when the endpoint has had only failures (unix ms).
@@ -153,6 +158,11 @@ const PRUNE_CONSUMER_SCRIPT = `for _, c in ipairs(redis.call('XINFO', 'CONSUMERS
     if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) return 1 end
     return 0
   end
+end
+return 0`;
+const REMOVE_UNLESS_RESENT_SCRIPT = `if tonumber(redis.call('HGET', KEYS[2], 'resends') or '0') == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('DEL', KEYS[2])
 end
 return 0`;
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -284,17 +294,21 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
         attempts: Number(state.attempts ?? 0),
         nextAttemptAt: Number(state.nextAt ?? 0),
         queuedAt: Number(state.queuedAt ?? Math.floor(order / 1000)),
+        resends: Number(state.resends ?? 0),
       });
     });
     return found;
   }
 
-  async recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt): Promise<void> {
-    const tx = this.redis
-      .multi()
-      .zrem(this.key(merchantId, 'queue', endpointId), attempt.eventId)
-      .del(this.stateKey(merchantId, endpointId, attempt.eventId))
-      .del(this.key(merchantId, 'failing', endpointId));
+  async recordSuccess(merchantId: string, endpointId: string, attempt: DeliveryAttempt, resendsSeen?: number): Promise<void> {
+    const queue = this.key(merchantId, 'queue', endpointId);
+    const state = this.stateKey(merchantId, endpointId, attempt.eventId);
+    const tx = this.redis.multi();
+    // A resend can land while the attempt it would repeat is in flight (ZADD NX finds the entry still
+    // queued): removing the entry then would drop the resend, so it stays, due now.
+    if (resendsSeen === undefined) tx.zrem(queue, attempt.eventId).del(state);
+    else tx.eval(REMOVE_UNLESS_RESENT_SCRIPT, 2, queue, state, attempt.eventId, resendsSeen);
+    tx.del(this.key(merchantId, 'failing', endpointId));
     this.appendLog(tx, merchantId, endpointId, attempt);
     await execOrThrow(tx, 'webhook delivery success');
   }
@@ -341,7 +355,8 @@ export class RedisWebhookDeliveryStore implements WebhookDeliveryStore {
       this.redis
         .multi()
         .zadd(this.key(merchantId, 'queue', endpointId), 'NX', event.created * 1_000_000, event.id)
-        .hset(state, 'obj', objectKeyOf(event), 'type', event.type, 'queuedAt', now.getTime(), 'nextAt', 0),
+        .hset(state, 'obj', objectKeyOf(event), 'type', event.type, 'queuedAt', now.getTime(), 'nextAt', 0)
+        .hincrby(state, 'resends', 1),
       'webhook resend',
     );
   }

@@ -320,7 +320,7 @@ class Dispatcher implements WebhookDispatcher {
         record.latencyMs = this.now().getTime() - started.getTime();
       }
       if (record.status !== undefined && isDelivered(record.status)) {
-        await deliveries.recordSuccess(merchantId, endpoint.id, { ...record, outcome: 'succeeded' });
+        await deliveries.recordSuccess(merchantId, endpoint.id, { ...record, outcome: 'succeeded' }, delivery.resends);
         worker.settled(delivery.eventId, undefined);
         this.metrics?.outcomes.inc({ outcome: 'succeeded' });
         return;

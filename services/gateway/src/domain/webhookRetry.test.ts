@@ -21,6 +21,7 @@ const queued = (eventId: string, objectKey: string, nextAttemptAt = 0): QueuedDe
   attempts: 0,
   nextAttemptAt,
   queuedAt: 0,
+  resends: 0,
 });
 
 const event: EventRecord = {
