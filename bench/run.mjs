@@ -42,8 +42,8 @@ import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { ensureSandboxCertificate } from '@tessera/sandbox-psp';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
-import { hopLines, measureHops } from './hops.mjs';
-import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
+import { floorP50Of, hopLines, measureHops } from './hops.mjs';
+import { addedLatency, LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
 import {
   checkZeroCode,
   closeZeroCode,
@@ -54,7 +54,7 @@ import {
   zeroCodePairsOf,
   zeroCodeThroughput,
 } from './proxies.mjs';
-import { targetLines, zeroCodeLines } from './targets.mjs';
+import { roundThreeLines, targetLines, zeroCodeLines } from './targets.mjs';
 import { webhookLines, webhookPhase } from './webhooks.mjs';
 import { importLines, importPhase } from './import.mjs';
 
@@ -766,6 +766,12 @@ async function main() {
     ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
     ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
+    ...roundThreeLines({
+      addedP50: latency.sequential?.proxy && latency.sequential.psp ? addedLatency(latency.sequential).proxy.p50 : undefined,
+      floorP50: latency.hops ? floorP50Of(latency.hops) : undefined,
+      cpuAll,
+      ratios,
+    }),
     ...(zeroCodeTargets ? zeroCodeLines(zeroCodeReport) : []),
     ...(webhooks ? webhookLines(webhooks) : []),
     ...(cardImport ? importLines(cardImport) : []),

@@ -119,3 +119,55 @@ export function zeroCodeLines({ latency, throughput }) {
   lines.push('');
   return lines;
 }
+
+/**
+ * Round three's targets (issue 30), each a ratio to a baseline timed in the same run, so that a
+ * slower or busier machine moves both sides: the added p50 of /v1/proxy over the floor its hops put
+ * under it (bench/hops.mjs), CPU per request over the bare Express echo's, /v1/proxy's throughput
+ * over the fair forwarder's, and Redis bytes per stored card (an absolute figure: memory does not
+ * move with load).
+ */
+export const ROUND_THREE_TARGETS = {
+  addedP50OverFloor: 1.5,
+  cpuOverEcho: { tokenize: 1.75, proxy: 3.5 },
+  proxyOverFairProxy: FAIR_PROXY_RATIO_TARGET,
+  bytesPerCard: 400,
+};
+
+/** What of round three's targets this run measured, each beside its goal. */
+export function roundThreeLines({ addedP50, floorP50, cpuAll, ratios, bytesPerCard }) {
+  const goals = ROUND_THREE_TARGETS;
+  const atMost = (v, goal, d) => `<= ${goal} ${verdict(v <= goal, f(v - goal, d))}`;
+  const rows = [];
+  if (addedP50 !== undefined && floorP50 > 0)
+    rows.push([
+      `/v1/proxy added p50, -c 1 (${f(addedP50, 2)} ms) / the floor of its hops (${f(floorP50, 2)} ms)`,
+      f(addedP50 / floorP50, 2),
+      atMost(addedP50 / floorP50, goals.addedP50OverFloor, 2),
+    ]);
+  for (const [name, goal] of Object.entries(goals.cpuOverEcho)) {
+    const v = cpuAll?.[name];
+    const echo = cpuAll?.express;
+    if (v === undefined || !echo) continue;
+    rows.push([
+      `CPU per ${name} request (${f(v)} µs) / Express echo's (${f(echo)} µs), all processes`,
+      f(v / echo, 2),
+      atMost(v / echo, goal, 2),
+    ]);
+  }
+  const fair = ratios?.proxyVsFairProxy;
+  if (fair !== undefined)
+    rows.push([
+      '/v1/proxy throughput / fair Express+undici forwarder',
+      f(fair, 2),
+      `>= ${goals.proxyOverFairProxy} ${verdict(fair >= goals.proxyOverFairProxy, f(goals.proxyOverFairProxy - fair, 2))}`,
+    ]);
+  if (bytesPerCard !== undefined) rows.push(['Redis bytes per stored card', f(bytesPerCard), atMost(bytesPerCard, goals.bytesPerCard, 0)]);
+  if (rows.length === 0) return [];
+  return [
+    '| round three (issue 30), ratios in this run | measured | goal |',
+    '|---|---:|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    '',
+  ];
+}
