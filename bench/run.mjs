@@ -43,7 +43,7 @@ import { Pool } from 'undici';
 import { ensureSandboxCertificate } from '@tessera/sandbox-psp';
 import { PortBlock, ServiceStack, tcpOpen, waitFor } from '@tessera/stack';
 import { hopLines, measureHops } from './hops.mjs';
-import { LATENCY_TARGETS, latencyPhase, latencyTable } from './latency.mjs';
+import { LATENCY_TARGETS, addedLatency, latencyPhase, latencyTable } from './latency.mjs';
 import {
   checkZeroCode,
   closeZeroCode,
@@ -98,6 +98,11 @@ async function stopAll(code) {
   if (code !== undefined) process.exit(code);
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void stopAll(130));
+
+/** /v1/proxy's -c 1 added p50 (ms), when the latency phase measured it and the PSP direct. */
+function sequentialAddedP50(latency) {
+  return latency.sequential?.proxy && latency.sequential?.psp ? addedLatency(latency.sequential).proxy.p50 : undefined;
+}
 
 /** Resident set size in MB of a process and all its descendants (the gateway's cluster workers). */
 function descendants(pid) {
@@ -538,7 +543,7 @@ async function main() {
     latency.hops = await measureHops({ redisPort });
     const table = [
       ...latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }),
-      ...hopLines(latency.hops, LATENCY_TARGETS.seqP50),
+      ...hopLines(latency.hops, LATENCY_TARGETS.seqP50, sequentialAddedP50(latency)),
     ].join('\n');
     process.stdout.write(`\n${table}\n`);
   }
@@ -764,7 +769,7 @@ async function main() {
     ),
     '',
     ...(latency.sequential ? latencyTable(latency.sequential, latency.concurrent, { connections: settings.latencyConnections }) : []),
-    ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
+    ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50, sequentialAddedP50(latency)) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     ...(zeroCodeTargets ? zeroCodeLines(zeroCodeReport) : []),
     ...(webhooks ? webhookLines(webhooks) : []),
