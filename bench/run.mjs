@@ -99,6 +99,11 @@ async function stopAll(code) {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void stopAll(130));
 
+/** /v1/proxy's -c 1 added p50 (ms), when the latency phase measured it and the PSP direct. */
+function sequentialAddedP50(latency) {
+  return latency.sequential?.proxy && latency.sequential?.psp ? addedLatency(latency.sequential).proxy.p50 : undefined;
+}
+
 /** Resident set size in MB of a process and all its descendants (the gateway's cluster workers). */
 function descendants(pid) {
   const out = [pid];
@@ -767,7 +772,7 @@ async function main() {
     ...(latency.hops ? hopLines(latency.hops, LATENCY_TARGETS.seqP50) : []),
     ...targetLines({ cpuAll, ratios, rssPeak: rss.peak }),
     ...roundThreeLines({
-      addedP50: latency.sequential?.proxy && latency.sequential.psp ? addedLatency(latency.sequential).proxy.p50 : undefined,
+      addedP50: sequentialAddedP50(latency),
       floorP50: latency.hops ? floorP50Of(latency.hops) : undefined,
       cpuAll,
       ratios,
