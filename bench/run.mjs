@@ -99,6 +99,15 @@ async function stopAll(code) {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void stopAll(130));
 
+/** Redis commands by name per request, most frequent first. */
+function perRequest(commands, requests) {
+  return Object.fromEntries(
+    Object.entries(commands)
+      .map(([name, calls]) => [name, requests ? calls / requests : 0])
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
 /** /v1/proxy's -c 1 added p50 (ms), when the latency phase measured it and the PSP direct. */
 function sequentialAddedP50(latency) {
   return latency.sequential?.proxy && latency.sequential?.psp ? addedLatency(latency.sequential).proxy.p50 : undefined;
@@ -586,20 +595,31 @@ async function main() {
 
   const rss = rssSampler(servicePids);
   const rounds = targets.map(() => []);
+  // Each Redis command is a round trip someone waits for and a wake-up of Redis and its client.
+  const commandCounter = new Redis(stack.redisServer.url);
   for (let r = 0; r < (targets.length > 0 ? settings.rounds : 0); r++) {
     for (const [i, t] of targets.entries()) {
       const before = cpuNow();
+      const commandsBefore = await redisCommandCount(commandCounter);
       const result = await load(t);
       // CPU per request in each process: where the time goes, independent of machine noise.
       const after = cpuNow();
+      const commandsAfter = await redisCommandCount(commandCounter);
       result.cpuUsPerRequest = Object.fromEntries(
         cpuNames.map((name, k) => [name, result.requests ? Math.round(((after[k] - before[k]) / result.requests) * 1e6) : 0]),
+      );
+      result.redisCommands = Object.fromEntries(
+        Object.entries(commandsAfter)
+          .filter(([name]) => name !== 'info')
+          .map(([name, calls]) => [name, calls - (commandsBefore[name] ?? 0)])
+          .filter(([, calls]) => calls > 0),
       );
       rounds[i].push(result);
     }
     log(`round ${r + 1}/${settings.rounds}: ${targets.map((t, i) => `${t.name} ${rounds[i][r].rps.toFixed(0)} rps`).join(', ')}`);
   }
   await rss.stop();
+  await commandCounter.quit();
 
   const summary = Object.fromEntries(
     targets.map((t, i) => [
@@ -611,6 +631,13 @@ async function main() {
         errors: rounds[i].reduce((a, x) => a + x.errors + x.timeouts + x.non2xx, 0),
         requests: rounds[i].reduce((a, x) => a + x.requests, 0),
         cpuUsPerRequest: Object.fromEntries(cpuNames.map((name) => [name, median(rounds[i].map((x) => x.cpuUsPerRequest[name]))])),
+        redisCommandsPerRequest: perRequest(
+          rounds[i].reduce((sum, x) => {
+            for (const [name, calls] of Object.entries(x.redisCommands)) sum[name] = (sum[name] ?? 0) + calls;
+            return sum;
+          }, {}),
+          rounds[i].reduce((a, x) => a + x.requests, 0),
+        ),
         rounds: rounds[i],
       },
     ]),
@@ -752,6 +779,17 @@ async function main() {
             const c = summary[t.name].cpuUsPerRequest;
             const all = cpuNames.reduce((sum, name) => sum + (c[name] ?? 0), 0);
             return `| ${t.name} | ${cpuNames.map((name) => c[name]).join(' | ')} | ${all} |`;
+          }),
+          '',
+          '| Redis commands per request | all | by command |',
+          '|---|---:|---|',
+          ...targets.map((t) => {
+            const c = summary[t.name].redisCommandsPerRequest;
+            const all = Object.values(c).reduce((a, b) => a + b, 0);
+            const named = Object.entries(c)
+              .filter(([, n]) => n >= 0.05)
+              .map(([name, n]) => `${name} ${fmt(n, 2)}`);
+            return `| ${t.name} | ${fmt(all, 2)} | ${named.join(', ')} |`;
           }),
           '',
           '| ratio (median of per-round ratios) | value | target |',
