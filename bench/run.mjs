@@ -15,7 +15,9 @@
  * a bare forwarder under load (BENCH_ONLY=inbound,forward alone). Then webhook delivery end to end:
  * events/s and the lag at half that rate (bench/webhooks.mjs; BENCH_ONLY=webhooks alone). Last, a card
  * import of BENCH_IMPORT_CARDS (1000000) cards from a PGP file: cards/s and the vault's peak RSS
- * (bench/import.mjs; BENCH_ONLY=import alone).
+ * (bench/import.mjs; BENCH_ONLY=import alone). And first of these, Redis memory per stored card: BENCH_MEMORY_CARDS
+ * (100000) cards stored by the vault's TokenizeBatch, weighed with MEMORY USAGE and INFO used_memory, and the
+ * request log's memory after them (bench/memory.mjs; BENCH_ONLY=memory alone).
  * Before that, the latency Tessera adds to a PSP call: PSP direct, /v1/proxy and /v1/token one request
  * at a time (-c 1) and with BENCH_LATENCY_CONNECTIONS (10) clients (bench/latency.mjs). Every figure
  * is printed with its target beside it (bench/targets.mjs).
@@ -24,7 +26,7 @@
  * Tuning knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_CONNECTIONS (50),
  * BENCH_FIXED_ROUNDS (2), BENCH_FIXED_DURATION_S (4), BENCH_LABEL (also writes <label>.json),
  * BENCH_ONLY (comma list of targets; inbound and forward are the zero-code proxies'), BENCH_SEQ_REQUESTS (1000; 0 skips the latency phase),
- * BENCH_WEBHOOK_EVENTS (20000), BENCH_WEBHOOK_LAG_S (5),
+ * BENCH_WEBHOOK_EVENTS (20000), BENCH_WEBHOOK_LAG_S (5), BENCH_MEMORY_CARDS (100000), BENCH_MEMORY_CVVS (2000),
  * BENCH_LATENCY_CONNECTIONS (10), BENCH_LATENCY_ONLY (stop after the latency phase), BENCH_LATENCY_TARGETS (psp,proxy,tokenize), BENCH_LATENCY_WARMUP (2000 requests per target first), BENCH_NODE_ARGS (flags for the service processes), and any service variable such as GATEWAY_WORKERS, which
  * is passed through to the services.
  */
@@ -57,6 +59,7 @@ import {
 import { roundThreeLines, targetLines, zeroCodeLines } from './targets.mjs';
 import { webhookLines, webhookPhase } from './webhooks.mjs';
 import { importLines, importPhase } from './import.mjs';
+import { memoryLines, memoryPhase } from './memory.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -421,18 +424,23 @@ async function main() {
   log(`redis, vault, proxy, gateway, psp and express echo${zeroCode ? ', inbound, the forward proxy and the bare forwarders' : ''} are up`);
 
   // An API key made the way an operator makes one: with the keys CLI.
-  const cli = spawnSync(
-    node,
-    [path.join(ROOT, 'services/admin/dist/cli/keys.js'), 'create', '--merchant', 'bench', '--mode', 'test', '--json'],
-    {
-      cwd: ROOT,
-      env: serviceEnv,
-      encoding: 'utf8',
-      timeout: 15_000,
-    },
-  );
-  if (cli.status !== 0) throw new Error(`keys CLI failed: ${cli.stderr}`);
-  const { apiKey } = JSON.parse(cli.stdout.trim().split('\n').pop());
+  const keyOf = (merchant, mode) => {
+    const cli = spawnSync(
+      node,
+      [path.join(ROOT, 'services/admin/dist/cli/keys.js'), 'create', '--merchant', merchant, '--mode', mode, '--json'],
+      {
+        cwd: ROOT,
+        env: serviceEnv,
+        encoding: 'utf8',
+        timeout: 15_000,
+      },
+    );
+    if (cli.status !== 0) throw new Error(`keys CLI failed: ${cli.stderr}`);
+    return JSON.parse(cli.stdout.trim().split('\n').pop()).apiKey;
+  };
+  const apiKey = keyOf('bench', 'test');
+  // Generated cards are live-mode cards: test mode takes only the published test cards.
+  const liveKeyOf = (merchant) => keyOf(merchant, 'live');
 
   const card = {
     number: '4242424242424242',
@@ -532,7 +540,11 @@ async function main() {
     };
   };
   // BENCH_ONLY=import (or webhooks,import) measures no request latency, nor do the zero-code targets alone.
-  if (settings.seqRequests > 0 && !ONLY_ZERO_CODE && !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks'))) {
+  if (
+    settings.seqRequests > 0 &&
+    !ONLY_ZERO_CODE &&
+    !(ONLY && ONLY.every((name) => name === 'import' || name === 'webhooks' || name === 'memory'))
+  ) {
     log(`latency: ${settings.seqRequests} sequential requests per target, then -c ${settings.latencyConnections}, interleaved`);
     const blocks = 10;
     latency.sequential = await latencyPhase(latencyTargets, {
@@ -703,6 +715,23 @@ async function main() {
     closeZeroCode(zeroCodeTargets);
   }
 
+  // Redis memory per stored card (bench/memory.mjs); BENCH_ONLY=memory runs only this phase. Before the
+  // webhooks and the import, whose keys would blur its used_memory figure.
+  const memory =
+    !ONLY || ONLY.includes('memory')
+      ? await memoryPhase({
+          gatewayUrl,
+          apiKey: liveKeyOf('bench-memory'),
+          vaultAddr: serviceEnv.VAULT_ADDR,
+          redisUrl: stack.redisServer.url,
+          log,
+          cards: Number(env.BENCH_MEMORY_CARDS ?? 100_000),
+          cvvs: Number(env.BENCH_MEMORY_CVVS ?? 2_000),
+          connections: settings.connections,
+          requestLogMaxEntries: Number(env.REQUEST_LOG_MAX_ENTRIES ?? 100_000),
+        })
+      : undefined;
+
   // Webhook delivery end to end (bench/webhooks.mjs); BENCH_ONLY=webhooks runs only this phase.
   const webhooks =
     !ONLY || ONLY.includes('webhooks')
@@ -745,6 +774,7 @@ async function main() {
     zeroCode: zeroCodeReport,
     webhooks,
     import: cardImport,
+    memory,
     rssMb: rss.peak,
     idleRssMb,
     totalErrors,
@@ -814,10 +844,12 @@ async function main() {
       floorP50: latency.hops ? floorP50Of(latency.hops) : undefined,
       cpuAll,
       ratios,
+      bytesPerCard: memory?.bytesPerCard,
     }),
     ...(zeroCodeTargets ? zeroCodeLines(zeroCodeReport) : []),
     ...(webhooks ? webhookLines(webhooks) : []),
     ...(cardImport ? importLines(cardImport) : []),
+    ...(memory ? memoryLines(memory) : []),
     totalErrors === 0 ? 'Zero errors: every request answered 2xx.' : `ERRORS: ${totalErrors} requests failed or answered non-2xx.`,
     `Finished in ${fmt(report.elapsedS)}s.`,
     '',

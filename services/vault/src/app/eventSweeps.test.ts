@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
-import { createLogger } from '@tessera/common';
+import { createLogger, expiryMonthEnd } from '@tessera/common';
 import { RedisEventStore, type EventRecord } from '@tessera/merchant-data';
 import { useRedisServer } from '@tessera/test-support';
 import type { TokenOwner } from '../domain/card';
-import { RedisExpiryIndex } from '../store/expiryIndex';
+import { cardExpiryMonthKey, LEGACY_CARD_EXPIRY_INDEX, RedisExpiryIndex } from '../store/expiryIndex';
 import { withExpiryIndex } from '../store/indexedCardStore';
 import type { RedisCardStore } from '../store/redisCardStore';
 import { aCard, aJumpingClock, aVault, anEmptyRedisCardStore, type JumpingClock } from '../test/builders';
@@ -83,6 +83,49 @@ describe('token.expiring_soon', () => {
     expect(tokens[2]).toBe(tokens[0]);
     expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 2 });
     expect((await recorded()).map((e) => e.data.object.id).sort()).toEqual([tokens[0], tokens[1]].sort());
+  });
+
+  it('is recorded for a card listed in the sorted set of earlier releases, which the sweep empties into the month sets', async () => {
+    const now = clock.now();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const later = { expiryMonth: 3, expiryYear: now.getUTCFullYear() + 2 };
+    const soon = await vault.tokenize(aCard(thisMonth));
+    const notYet = await vault.tokenize(aCard(later));
+    // As an earlier release left them: in the one sorted set, by their month's end, and nowhere else.
+    await db.client.del(cardExpiryMonthKey(thisMonth), cardExpiryMonthKey(later));
+    await db.client.zadd(
+      LEGACY_CARD_EXPIRY_INDEX,
+      expiryMonthEnd(thisMonth.expiryMonth, thisMonth.expiryYear).getTime(),
+      soon.token,
+      expiryMonthEnd(later.expiryMonth, later.expiryYear).getTime(),
+      notYet.token,
+    );
+
+    expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 1 });
+    expect((await recorded()).map((e) => e.data.object.id)).toEqual([soon.token]);
+    expect(await db.client.exists(LEGACY_CARD_EXPIRY_INDEX)).toBe(0);
+    expect(await db.client.smembers(cardExpiryMonthKey(later))).toEqual([notYet.token]);
+    // Moved, not lost: the later card is told once its month comes near.
+    await clock.advance(expiryMonthEnd(later.expiryMonth, later.expiryYear).getTime() - clock.now().getTime() - 10 * 86_400_000);
+    expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 1 });
+  });
+
+  it('is recorded for the new expiry month only, once a dedupe moved the card to a later one', async () => {
+    const now = clock.now();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const first = await vault.tokenize(aCard({ ...thisMonth, dedupe: true }));
+    const renewed = await vault.tokenize(aCard({ expiryMonth: thisMonth.expiryMonth, expiryYear: thisMonth.expiryYear + 3, dedupe: true }));
+    expect(renewed.token).toBe(first.token);
+    expect(await sweepExpiringTokens({ ...deps(), days: 40 })).toEqual({ recorded: 0 });
+  });
+
+  it('leaves no entry behind for a deleted token', async () => {
+    const now = clock.now();
+    const thisMonth = { expiryMonth: now.getUTCMonth() + 1, expiryYear: now.getUTCFullYear() };
+    const kept = await vault.tokenize(aCard(thisMonth));
+    const deleted = await vault.tokenize(aCard(thisMonth));
+    await vault.deleteToken(OWNER, deleted.token);
+    expect(await db.client.smembers(cardExpiryMonthKey(thisMonth))).toEqual([kept.token]);
   });
 
   it('is recorded for a provisional token once it is retained', async () => {

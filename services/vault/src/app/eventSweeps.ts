@@ -1,3 +1,4 @@
+import { expiryMonthEnd } from '@tessera/common';
 import { emitEvent, type EmissionObservers, type EventRecord } from '@tessera/merchant-data';
 import type { CardStore } from '../store/cardStore';
 import type { ExpiryIndex } from '../store/expiryIndex';
@@ -27,19 +28,22 @@ const BATCH = 200;
  */
 export async function sweepExpiringTokens(deps: VaultEventSweepDeps & { days: number }): Promise<{ recorded: number }> {
   const nowMs = deps.now().getTime();
+  const untilMs = nowMs + deps.days * 86_400_000;
   await deps.index.pruneCards(nowMs);
   let recorded = 0;
-  for (let offset = 0; ; offset += BATCH) {
-    const tokens = await deps.index.cardsEndingBetween(nowMs, nowMs + deps.days * 86_400_000, offset, BATCH);
-    for (const token of tokens) {
+  for await (const batch of deps.index.cardsEndingBetween(nowMs, untilMs, BATCH)) {
+    for (const { token, month } of batch) {
       const card = await deps.store.getCard(token);
       if (card === null) {
-        await deps.index.forget(token);
+        await deps.index.forget(token, month);
         continue;
       }
       // Records from before tokens had a mode are told nothing: their mode is the vault's guess.
       if (card.provisional === true || card.mode === undefined) continue;
-      const month = `${card.expiryYear}-${String(card.expiryMonth).padStart(2, '0')}`;
+      // An entry of the card's former month (its expiry changed since): its own month tells it.
+      const endsAtMs = expiryMonthEnd(card.expiryMonth, card.expiryYear).getTime();
+      if (endsAtMs <= nowMs || endsAtMs > untilMs) continue;
+      const monthText = `${card.expiryYear}-${String(card.expiryMonth).padStart(2, '0')}`;
       const outcome = await emitEvent(
         deps.recorder,
         {
@@ -47,7 +51,7 @@ export async function sweepExpiringTokens(deps: VaultEventSweepDeps & { days: nu
           merchantId: card.merchantId,
           mode: card.mode,
           object: { id: token, brand: card.brand, last4: card.last4, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear },
-          once: `token.expiring_soon:${token}:${month}`,
+          once: `token.expiring_soon:${token}:${monthText}`,
           // The card stays in the window for `days`: its mark must outlast that, whatever the event retention.
           onceForMs: (deps.days + 2) * 86_400_000,
         },
@@ -55,8 +59,8 @@ export async function sweepExpiringTokens(deps: VaultEventSweepDeps & { days: nu
       );
       if (outcome === 'recorded') recorded += 1;
     }
-    if (tokens.length < BATCH) return { recorded };
   }
+  return { recorded };
 }
 
 /**

@@ -1,12 +1,11 @@
-import { expiryMonthEnd, type Logger } from '@tessera/common';
+import type { Logger } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
 import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
-import type { ExpiryIndex } from './expiryIndex';
+import type { CardMonth, ExpiryIndex } from './expiryIndex';
 
-/** The instant a card stops being valid everywhere (docs/adr/0003): what the index sorts by. */
-export function cardMonthEndMs(card: Pick<StoredCard, 'expiryMonth' | 'expiryYear'>): number {
-  return expiryMonthEnd(card.expiryMonth, card.expiryYear).getTime();
+function monthOf(card: Pick<StoredCard, 'expiryMonth' | 'expiryYear'>): CardMonth {
+  return { expiryMonth: card.expiryMonth, expiryYear: card.expiryYear };
 }
 
 /**
@@ -45,7 +44,7 @@ class IndexedCardStore implements CardStore {
   }
 
   private async noteSaved(entry: CardEntryToSave): Promise<void> {
-    if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, cardMonthEndMs(entry.card)));
+    if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, monthOf(entry.card)));
     if (entry.cvv !== undefined) await this.noteSavedCvv(entry.token, entry.cvv);
   }
 
@@ -65,9 +64,7 @@ class IndexedCardStore implements CardStore {
     const saved = entries.filter((_, i) => outcomes[i]?.saved === true);
     const cards = saved.filter((entry) => entry.card.provisional !== true);
     await Promise.all([
-      this.bestEffort('card', () =>
-        this.index.noteCards(cards.map((entry) => ({ token: entry.token, monthEndsAtMs: cardMonthEndMs(entry.card) }))),
-      ),
+      this.bestEffort('card', () => this.index.noteCards(cards.map((entry) => ({ token: entry.token, month: monthOf(entry.card) })))),
       ...saved.map((entry) => (entry.cvv !== undefined ? this.noteSavedCvv(entry.token, entry.cvv) : undefined)),
     ]);
     return outcomes;
@@ -75,7 +72,7 @@ class IndexedCardStore implements CardStore {
 
   async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     const replaced = await this.store.retainCard(token, expected, next, ttl);
-    if (replaced && next.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(token, cardMonthEndMs(next)));
+    if (replaced && next.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(token, monthOf(next)));
     if (replaced && ttl.cvvTtlMs > 0)
       await this.bestEffort('cvv', () => this.index.noteCvv(token, this.now().getTime() + ttl.cvvTtlMs, true));
     return replaced;
@@ -94,9 +91,11 @@ class IndexedCardStore implements CardStore {
     return taken;
   }
 
+  /** The card is read first: its month names the index entry to drop (else it would stay until the month's set expires). */
   async delete(token: string): Promise<boolean> {
+    const card = await this.store.getCard(token).catch(() => null);
     const existed = await this.store.delete(token);
-    await this.bestEffort('both', () => this.index.forget(token));
+    await this.bestEffort('both', () => this.index.forget(token, card === null ? undefined : monthOf(card)));
     return existed;
   }
 
