@@ -5,7 +5,7 @@ import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey, usedCvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import type { RecordAlarm, Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 
@@ -155,7 +155,7 @@ describe('card metadata is authenticated', () => {
     expect(await codeOf(replicaA.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
   });
 
-  it('rewrap moves a version-3 card to version 4, after which its metadata is authenticated too', async () => {
+  it('rewrap moves a version-3 card to version 6, after which its metadata is authenticated too', async () => {
     const card = aCard();
     const token = generateToken();
     const sealed = sealCardAsVersion3(card, token);
@@ -166,7 +166,7 @@ describe('card metadata is authenticated', () => {
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '4242' }));
     const { checkpoint } = await rewrapAll(store, ring, { batchSize: 10 });
     expect(checkpoint.stats).toMatchObject({ scanned: 1, migrated: 1, failed: 0 });
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4 });
+    expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6 });
     expect((await replicaA.getToken(OWNER, token)).last4).toBe('4242');
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');

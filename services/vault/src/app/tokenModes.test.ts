@@ -5,7 +5,7 @@ import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import { sealFormat1 } from '../test/legacyEnvelope';
 import type { Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
@@ -56,7 +56,7 @@ async function saveTokenWithoutMode(number: string, format: 1 | 2): Promise<stri
 describe('test and live tokens at rest (real redis-server)', () => {
   it('stores the mode with the card and the CVV', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 5, mode: 'live' });
+    expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6, mode: 'live' });
     expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
   });
 
@@ -123,7 +123,7 @@ describe('test and live tokens at rest (real redis-server)', () => {
       [live, 'live'],
       [test, 'test'],
     ] as const) {
-      expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4, mode });
+      expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6, mode });
       expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 3, mode });
     }
     expect(await codeOf(vault.getToken(TEST, live))).toBe('token_not_found');

@@ -1,4 +1,6 @@
 import type { StoredCard, StoredCvv } from './card';
+import type { EnvelopeContext } from './envelope';
+import { compactCardHeader } from './compactCard';
 
 /**
  * The clear fields of a format-4 record, in a fixed order, as bound into its envelope's AAD
@@ -28,9 +30,18 @@ export function cvvMetadata(cvv: Pick<StoredCvv, 'nonce' | 'expiresAt'>): string
   return JSON.stringify(['cvv', cvv.nonce ?? null, cvv.expiresAt ?? null]);
 }
 
-/** The metadata a stored card was sealed with, or undefined for a record older than format 4. */
-export function metadataOfCard(card: StoredCard): string | undefined {
-  return card.metadataBound === true ? cardMetadata(card) : undefined;
+/**
+ * What a card with these fields is sealed with: a format-6 card (compact) binds its binary
+ * header under the v6 labels, a format-4/5 one its JSON metadata.
+ */
+export function cardBinding(card: Omit<StoredCard, 'sealed' | 'metadataBound'>): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  if (card.compact === true) return { metadata: compactCardHeader(card).toString('base64'), format: 6 };
+  return { metadata: cardMetadata(card) };
+}
+
+/** What a stored card was sealed with: nothing for a record older than format 4. */
+export function bindingOfCard(card: StoredCard): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  return card.metadataBound === true ? cardBinding(card) : {};
 }
 
 export function metadataOfCvv(cvv: StoredCvv): string | undefined {

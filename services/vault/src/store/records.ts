@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { BRANDS, TesseraError } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
+import { isCompactCard, parseCompactCard, serializeCompactCard } from '../domain/compactCard';
+
+/**
+ * A record as stored: bytes. A format-6 card is binary (domain/compactCard.ts); every older
+ * record, and every CVV, is JSON in UTF-8. Read with getBuffer and written as a Buffer, so Lua
+ * compare-and-set scripts compare the exact bytes.
+ */
+export type RawRecord = Buffer;
 
 /**
  * Stored form of the records. A version field lets a later format coexist with records written
@@ -78,10 +86,15 @@ const storedCvvSchema = z.union([
 
 /**
  * A record is written with the version it was sealed as: without a mode 2, with a mode but
- * nothing else bound 3 (a record rewrap has not migrated yet), fully bound 4.
+ * nothing else bound 3 (a record rewrap has not migrated yet), fully bound 4 or 5, binary 6.
  */
-export function serializeCard(card: StoredCard): string {
-  const { metadataBound, ...fields } = card;
+export function serializeCard(card: StoredCard): RawRecord {
+  if (card.compact === true) return serializeCompactCard(card);
+  return Buffer.from(serializeJsonCard(card), 'utf8');
+}
+
+function serializeJsonCard(card: StoredCard): string {
+  const { metadataBound, compact: _compact, ...fields } = card;
   const bound = card.fingerprint !== undefined ? RECORD_VERSION : VERSION_4;
   const v = card.mode === undefined ? 2 : metadataBound === true ? bound : VERSION_3;
   return JSON.stringify({ v, ...fields });
@@ -92,10 +105,10 @@ export function serializeCvv(cvv: StoredCvv): string {
   return JSON.stringify({ v, ...cvv });
 }
 
-function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
+function parseWith<T>(schema: z.ZodType<T>, raw: RawRecord | string): T {
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
   } catch {
     throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
   }
@@ -104,12 +117,19 @@ function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
   return result.data;
 }
 
-export function parseCard(raw: string): StoredCard {
+export function parseCard(raw: RawRecord | string): StoredCard {
+  if (typeof raw !== 'string' && isCompactCard(raw)) {
+    try {
+      return parseCompactCard(raw);
+    } catch {
+      throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+    }
+  }
   const { v: version, ...card } = parseWith(storedCardSchema, raw);
   return version === RECORD_VERSION || version === VERSION_4 ? { ...card, metadataBound: true } : card;
 }
 
-export function parseCvv(raw: string): StoredCvv {
+export function parseCvv(raw: RawRecord | string): StoredCvv {
   const { v: _version, ...cvv } = parseWith(storedCvvSchema, raw);
   return cvv;
 }
