@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describeCard, type TokenOwner } from '../domain/card';
 import { sealRecord } from '../domain/envelope';
+import { parseCompactCard } from '../domain/compactCard';
 import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey, usedCvvKey } from '../store/records';
@@ -134,12 +135,37 @@ describe('card metadata is authenticated', () => {
     ['expiresAt', { expiresAt: '2099-01-01T00:00:00.000Z' }],
     ['holder-name flag', { holderNameAvailable: false }],
     ['version (passed off as version 3)', { v: 3 }],
+    ['version (passed off as version 5)', { v: 5 }],
+    ['BIN', { bin: '555555' }],
+    ['fingerprint', { fingerprint: Buffer.alloc(16, 1).toString('base64url') }],
+    ['provisional flag', { provisional: true }],
   ])('a card whose %s was edited is token_not_found on GET and DELETE', async (_what, change) => {
     const { token } = await replicaA.tokenize(aCard());
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, ...change }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
     expect(await codeOf(replicaA.deleteToken(OWNER, token))).toBe('token_not_found');
     expect(alarms[0]).toEqual({ alarm: 'authentication_failed', record: 'card', token });
+  });
+
+  it('a format-6 card with any byte of its header or wrap layer changed is never answered', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    const stored = (await db.client.getBuffer(cardKey(token))) as Buffer;
+    const { sealed } = parseCompactCard(stored);
+    // Everything before the data layer (IV, tag, ciphertext), which GET does not decrypt.
+    const dataLayer = 12 + 16 + Buffer.from(sealed.ciphertext, 'base64').length;
+    const answers = new Set<string>();
+    for (let i = 0; i < stored.length - dataLayer; i++) {
+      for (const bit of [0x01, 0x80]) {
+        const edited = Buffer.from(stored);
+        edited[i] = (edited[i] as number) ^ bit;
+        await db.client.set(cardKey(token), edited, 'KEEPTTL');
+        // Refused either as tampered (authentication fails) or as unreadable (not a canonical record).
+        answers.add(await codeOf(replicaA.getToken(OWNER, token)));
+      }
+    }
+    expect([...answers].sort()).toEqual(['internal_error', 'token_not_found']);
+    await db.client.set(cardKey(token), stored, 'KEEPTTL');
+    expect((await replicaA.getToken(OWNER, token)).token).toBe(token);
   });
 
   it('answers GET without decrypting the card number: only the data key is unwrapped', async () => {
