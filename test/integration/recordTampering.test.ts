@@ -7,6 +7,7 @@
 import Redis from 'ioredis';
 import { waitFor } from '@tessera/stack';
 import { aCard, apiClient, findCardDataInLogs, type ManagedProcess, TEST_CARDS, TEST_CVV, useStack } from './harness';
+import { editRecord } from '../../services/vault/src/test/builders';
 
 jest.setTimeout(90_000);
 
@@ -148,8 +149,7 @@ describe('a CVV cannot be brought back', () => {
 
 describe('card metadata is authenticated', () => {
   async function edit(token: string, change: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
-    const raw = (await redis.get(cardKey(token))) as string;
-    await redis.set(cardKey(token), JSON.stringify(change(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
+    await editRecord(redis, cardKey(token), change);
   }
 
   function expectNotFound(res: { status: number; body: any }): void {
