@@ -73,7 +73,10 @@ describe.each([3, 4, 5] as const)('a version-%i card record', (version) => {
     expect(await vault.getToken(OWNER, token)).toEqual(before);
     expect((await vault.render(OWNER, token, rendered, 'application/json')).toString()).toBe(expected);
     // A second run finds it current.
-    expect((await rewrapAll(store, ring, { batchSize: 10, restart: true })).checkpoint.stats).toMatchObject({ alreadyCurrent: 1, migrated: 0 });
+    expect((await rewrapAll(store, ring, { batchSize: 10, restart: true })).checkpoint.stats).toMatchObject({
+      alreadyCurrent: 1,
+      migrated: 0,
+    });
 
     // Format 6 binds every clear field, those version 3 left unbound included.
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));

@@ -96,7 +96,7 @@ export interface CardSecret {
 /**
  * The plaintext of a format-6 card: a zero byte (a JSON secret starts with `{`), the number's
  * length, its digits two to a byte, then the holder name in UTF-8 (16 digits and a 10-character
- * name: 20 bytes instead of 52).
+ * name: 20 bytes instead of 55).
  */
 const COMPACT_SECRET = 0;
 
@@ -128,7 +128,8 @@ export function decodeCardSecret(plaintext: Buffer): CardSecret | undefined {
   }
   try {
     const parsed = JSON.parse(plaintext.toString('utf8')) as Partial<CardSecret>;
-    if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') return { number: parsed.number, holderName: parsed.holderName };
+    if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string')
+      return { number: parsed.number, holderName: parsed.holderName };
   } catch {
     // neither form
   }

@@ -10,7 +10,11 @@ import { parseCard, serializeCard } from '../store/records';
 
 const ring = keyRingOf(keyRingEntry('k1'));
 /** A merchant KEK's ring: its key id is `m.` + 16 bytes, which format 6 stores raw. */
-const merchantRing = merchantKeyRing(ring, { kek: newMerchantKek(ring, 'merchant_a', 'test', new Date()).kek, shredded: new Set(), shreddedAt: undefined });
+const merchantRing = merchantKeyRing(ring, {
+  kek: newMerchantKek(ring, 'merchant_a', 'test', new Date()).kek,
+  shredded: new Set(),
+  shreddedAt: undefined,
+});
 
 function withCheckDigit(body: string): string {
   for (let d = 0; d <= 9; d++) if (isLuhnValid(body + d)) return body + d;
@@ -54,7 +58,9 @@ describe('format-6 card records (properties)', () => {
           createdAt: c.createdAt,
           expiresAt: c.expiresAt,
           holderNameAvailable: c.holderName.length > 0,
-          ...(c.fingerprint === undefined ? {} : { bin: c.number.slice(0, 6), fingerprint: Buffer.from(c.fingerprint).toString('base64url') }),
+          ...(c.fingerprint === undefined
+            ? {}
+            : { bin: c.number.slice(0, 6), fingerprint: Buffer.from(c.fingerprint).toString('base64url') }),
           compact: true as const,
         };
         const ctx = (card: Omit<StoredCard, 'sealed' | 'metadataBound'>): EnvelopeContext => ({

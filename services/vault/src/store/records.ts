@@ -34,6 +34,11 @@ const VERSION_3 = 3;
  * unreadable rather than strip the fields and raise a tampering alarm.
  */
 const VERSION_4 = 4;
+/*
+ * Version 6 (issue 30, card records only) is not JSON: raw bytes (domain/compactCard.ts), told
+ * apart by its first byte. serializeCard writes it for every card sealed as format 6
+ * (StoredCard.compact); older cards keep the JSON versions above until rewrap moves them.
+ */
 const mode = z.enum(['test', 'live']);
 
 const directEnvelopeSchema = z.object({

@@ -85,7 +85,15 @@ export function legacyCardRecord(
     v: version,
     ...common,
     ...(version === 5 ? { bin, fingerprint } : {}),
-    sealed: { keyId, iv: data.iv, ciphertext: data.ciphertext, tag: data.tag, wrappedKey: wrap.ciphertext, wrapIv: wrap.iv, wrapTag: wrap.tag },
+    sealed: {
+      keyId,
+      iv: data.iv,
+      ciphertext: data.ciphertext,
+      tag: data.tag,
+      wrappedKey: wrap.ciphertext,
+      wrapIv: wrap.iv,
+      wrapTag: wrap.tag,
+    },
   };
   return JSON.stringify(stored);
 }

@@ -25,7 +25,15 @@ export function aCompactStoredCard(overrides: Partial<StoredCard> = {}): StoredC
     fingerprint: Buffer.alloc(16, 7).toString('base64url'),
     metadataBound: true,
     compact: true,
-    sealed: { keyId: 'k1', wrapIv: bytes(12, 1), wrapTag: bytes(16, 2), wrappedKey: bytes(32, 3), iv: bytes(12, 4), tag: bytes(16, 5), ciphertext: bytes(20, 6) },
+    sealed: {
+      keyId: 'k1',
+      wrapIv: bytes(12, 1),
+      wrapTag: bytes(16, 2),
+      wrappedKey: bytes(32, 3),
+      iv: bytes(12, 4),
+      tag: bytes(16, 5),
+      ciphertext: bytes(20, 6),
+    },
     ...overrides,
   });
 }
@@ -197,7 +205,9 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect(raw[0]).toBe(6);
       // Compare-and-set works on the exact bytes.
       const retained = { ...compact, expiryYear: 2031 };
-      expect(await store.retainCard(t, Buffer.from(raw.toString('utf8'), 'utf8'), retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(false);
+      expect(await store.retainCard(t, Buffer.from(raw.toString('utf8'), 'utf8'), retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(
+        false,
+      );
       expect(await store.retainCard(t, raw, retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(true);
       expect(await store.getCard(t)).toEqual(retained);
     });
