@@ -42,27 +42,30 @@ const aCardToStore = fc.record({
   merchantKek: fc.boolean(),
 });
 
+/** The clear fields a format-6 card of these values has. */
+function clearFieldsOf(c: typeof aCardToStore extends fc.Arbitrary<infer T> ? T : never): Omit<StoredCard, 'sealed' | 'metadataBound'> {
+  return {
+    merchantId: c.merchantId,
+    mode: c.mode,
+    ...(c.provisional ? { provisional: true as const } : {}),
+    last4: c.number.slice(-4),
+    brand: detectBrand(c.number),
+    expiryMonth: c.expiryMonth,
+    expiryYear: c.expiryYear,
+    createdAt: c.createdAt,
+    expiresAt: c.expiresAt,
+    holderNameAvailable: c.holderName.length > 0,
+    ...(c.fingerprint === undefined ? {} : { bin: c.number.slice(0, 6), fingerprint: Buffer.from(c.fingerprint).toString('base64url') }),
+    compact: true,
+  };
+}
+
 describe('format-6 card records (properties)', () => {
   it('round-trip: what is sealed and stored reads back and opens as the same card', () => {
     fc.assert(
       fc.property(aCardToStore, (c) => {
         const token = 'tok_property';
-        const fields = {
-          merchantId: c.merchantId,
-          mode: c.mode,
-          ...(c.provisional ? { provisional: true as const } : {}),
-          last4: c.number.slice(-4),
-          brand: detectBrand(c.number),
-          expiryMonth: c.expiryMonth,
-          expiryYear: c.expiryYear,
-          createdAt: c.createdAt,
-          expiresAt: c.expiresAt,
-          holderNameAvailable: c.holderName.length > 0,
-          ...(c.fingerprint === undefined
-            ? {}
-            : { bin: c.number.slice(0, 6), fingerprint: Buffer.from(c.fingerprint).toString('base64url') }),
-          compact: true as const,
-        };
+        const fields = clearFieldsOf(c);
         const ctx = (card: Omit<StoredCard, 'sealed' | 'metadataBound'>): EnvelopeContext => ({
           merchantId: card.merchantId,
           token,
@@ -88,17 +91,8 @@ describe('format-6 card records (properties)', () => {
     fc.assert(
       fc.property(aCardToStore, fc.nat(), fc.integer({ min: 1, max: 255 }), (c, at, mask) => {
         const fields: StoredCard = {
-          merchantId: c.merchantId,
-          mode: c.mode,
-          last4: c.number.slice(-4),
-          brand: detectBrand(c.number),
-          expiryMonth: c.expiryMonth,
-          expiryYear: c.expiryYear,
-          createdAt: c.createdAt,
-          expiresAt: c.expiresAt,
-          holderNameAvailable: true,
+          ...clearFieldsOf(c),
           metadataBound: true,
-          compact: true,
           sealed: sealRecord(ring, { merchantId: c.merchantId, token: 't', kind: 'card', mode: c.mode }, Buffer.from('x')),
         };
         const raw = serializeCard(fields);

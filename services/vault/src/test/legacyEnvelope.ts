@@ -1,6 +1,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import type { DirectEnvelope, EnvelopeContext } from '../domain/envelope';
 import type { EnvKeyRing } from '../domain/keyRing';
+import type { StoredCard } from '../domain/card';
 
 /**
  * The sealing code as it was before envelope encryption (format 1: data sealed directly under the
@@ -22,21 +23,9 @@ export function format1Record(fields: Record<string, unknown>): string {
   return JSON.stringify({ v: 1, ...fields });
 }
 
-/** The clear fields of a card record as versions 3-5 stored them. */
-export interface LegacyCardFields {
-  merchantId: string;
-  mode: 'test' | 'live';
-  last4: string;
-  brand: string;
-  expiryMonth: number;
-  expiryYear: number;
-  createdAt: string;
-  expiresAt: string;
-  holderNameAvailable: boolean;
-  /** Version 5 only. */
-  bin?: string;
-  fingerprint?: string;
-}
+/** The clear fields of a card record as versions 3-5 stored them (BIN and fingerprint: version 5 only). */
+export type LegacyCardFields = Required<Pick<StoredCard, 'mode'>> &
+  Omit<StoredCard, 'mode' | 'provisional' | 'metadataBound' | 'compact' | 'sealed'>;
 
 /**
  * A card record exactly as the vaults before format 6 wrote it (JSON, base64 envelope, JSON
