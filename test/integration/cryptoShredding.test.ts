@@ -14,7 +14,7 @@ import { EnvelopeOpenError, openRecord, type Envelope, type EnvelopeContext } fr
 import { openFingerprintKey } from '../../services/vault/src/domain/fingerprint';
 import { parseKeyRing, type EnvKeyRing, type KeyRing } from '../../services/vault/src/domain/keyRing';
 import { openMerchantKek } from '../../services/vault/src/domain/merchantKeys';
-import { bindingOfCard, metadataOfCvv } from '../../services/vault/src/domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv } from '../../services/vault/src/domain/recordMetadata';
 import { ownerOfMerchantKekKey, parseCard, parseCvv } from '../../services/vault/src/store/records';
 
 jest.setTimeout(120_000);
@@ -99,7 +99,7 @@ function envelopeOf(record: RawRecord): { sealed: Envelope; ctx: EnvelopeContext
   const cvv = parseCvv(record.raw);
   return {
     sealed: cvv.sealed,
-    ctx: { merchantId: 'acme', token: record.token, kind: 'cvv', mode: cvv.mode ?? null, metadata: metadataOfCvv(cvv) },
+    ctx: { merchantId: 'acme', token: record.token, kind: 'cvv', mode: cvv.mode ?? null, ...bindingOfCvv(cvv) },
   };
 }
 

@@ -104,7 +104,7 @@ function expectCvvUnavailable(res: { status: number; body: any; headers: Headers
 describe('a CVV cannot be brought back', () => {
   it('refuses a CVV record copied before its use and written back after: 422 cvv_unavailable, the PSP receives no CVV', async () => {
     const token = await tokenize();
-    const copy = (await redis.get(cvvKey(token))) as string;
+    const copy = (await redis.getBuffer(cvvKey(token))) as Buffer;
     const ttlMs = await redis.pttl(cvvKey(token));
     expect(copy).toEqual(expect.any(String));
 
@@ -131,7 +131,7 @@ describe('a CVV cannot be brought back', () => {
 
   it('refuses a CVV record restored without a TTL after it expired: 422 cvv_unavailable, the PSP receives nothing', async () => {
     const token = await tokenize();
-    const copy = (await redis.get(cvvKey(token))) as string;
+    const copy = (await redis.getBuffer(cvvKey(token))) as Buffer;
     const deadline = Date.now() + (CVV_TTL_SECONDS + 20) * 1000;
     while ((await redis.exists(cvvKey(token))) === 1) {
       if (Date.now() > deadline) throw new Error('the CVV record did not expire');

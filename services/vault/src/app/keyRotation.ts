@@ -14,7 +14,7 @@ import {
   type RecordKind,
 } from '../domain/envelope';
 import type { KeyRing } from '../domain/keyRing';
-import { bindingOfCard, cardBinding, cardMetadata, metadataOfCvv } from '../domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv, cardBinding, cardMetadata } from '../domain/recordMetadata';
 import { fingerprintKeyKekId, rewrapFingerprintKey } from '../domain/fingerprint';
 import { caKeyKekId, rewrapCaKey } from '../domain/caKey';
 import type { CaKeyStore } from '../store/caKeyStore';
@@ -143,7 +143,7 @@ function nextRecord(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw
   }
   // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
   if (isCurrent(ring, record.sealed)) return { outcome: 'alreadyCurrent' };
-  const sealed = rewrapRecord(ring, { ...ctx, metadata: metadataOfCvv(record) }, record.sealed);
+  const sealed = rewrapRecord(ring, { ...ctx, ...bindingOfCvv(record) }, record.sealed);
   return { next: serializeCvv({ ...record, sealed }), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }
 

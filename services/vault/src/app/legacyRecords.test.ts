@@ -2,10 +2,10 @@ import { Redis } from 'ioredis';
 import type { TokenOwner } from '../domain/card';
 import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
-import { cardKey } from '../store/records';
+import { cardKey, cvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
 import { aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
-import { legacyCardRecord, type LegacyCardFields } from '../test/legacyEnvelope';
+import { legacyCardRecord, legacyCvvRecord, type LegacyCardFields } from '../test/legacyEnvelope';
 import type { RecordAlarm, Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 
@@ -91,4 +91,16 @@ it('a format-6 record is a fraction of the JSON one', async () => {
   await rewrapAll(store, ring, { batchSize: 10 });
   const compactBytes = ((await db.client.getBuffer(cardKey(legacy))) as Buffer).length;
   expect(compactBytes).toBeLessThan(legacyBytes / 2);
+});
+
+it('a version-4 CVV record renders once, re-wrapped by rewrap in its own format (it expires within CVV_TTL_SECONDS)', async () => {
+  const token = await saveLegacy(5);
+  const nonce = Buffer.alloc(16, 4).toString('base64url');
+  const expiresAt = new Date(Date.now() + 600_000).toISOString();
+  const cvv = legacyCvvRecord(ring, token, { merchantId: OWNER.merchantId, mode: 'test', nonce, expiresAt }, '737');
+  await db.client.set(cvvKey(token), cvv, 'PX', 600_000);
+  await rewrapAll(store, ring, { batchSize: 10 });
+  expect(await readRecord(db.client, cvvKey(token))).toMatchObject({ v: 4, nonce, expiresAt });
+  expect((await vault.render(OWNER, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('737');
+  expect(await codeOf(vault.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
 });

@@ -54,7 +54,7 @@ function sealCardAsVersion3(card: ReturnType<typeof aCard>, token: string): Retu
 describe('a used or expired CVV cannot be brought back', () => {
   it('refuses a CVV record copied before its use and restored after, on either replica, and deletes the copy', async () => {
     const { token } = await replicaA.tokenize(aCard());
-    const copy = (await db.client.get(cvvKey(token))) as string;
+    const copy = (await db.client.getBuffer(cvvKey(token))) as Buffer;
     expect((await replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
     for (const replica of [replicaA, replicaB]) {
       await db.client.set(cvvKey(token), copy, 'PX', 60_000);
@@ -71,7 +71,7 @@ describe('a used or expired CVV cannot be brought back', () => {
 
   it('refuses a CVV record restored after its sealed deadline, even with no TTL, and consumes it', async () => {
     const { token } = await replicaA.tokenize(aCard());
-    const copy = (await db.client.get(cvvKey(token))) as string;
+    const copy = (await db.client.getBuffer(cvvKey(token))) as Buffer;
     now += CVV_TTL_S * 1000;
     await db.client.set(cvvKey(token), copy);
     expect(await codeOf(replicaB.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
@@ -86,6 +86,8 @@ describe('a used or expired CVV cannot be brought back', () => {
       'its nonce and deadline removed (passed off as version 3)',
       ({ nonce: _n, expiresAt: _e, ...r }: Record<string, unknown>) => ({ ...r, v: 3 }),
     ],
+    ['its format 6 passed off as version 4 (JSON, the same fields)', (r: Record<string, unknown>) => ({ ...r, v: 4 })],
+    ['its mode flipped', (r: Record<string, unknown>) => ({ ...r, mode: 'live' })],
   ])('never renders a CVV record with %s: cvv_unavailable and an authentication alarm', async (_what, edit) => {
     const { token } = await replicaA.tokenize(aCard());
     await editRecord(db.client, cvvKey(token), edit);

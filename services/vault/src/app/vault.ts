@@ -29,7 +29,7 @@ import {
   type RecordKind,
 } from '../domain/envelope';
 import { aliasDigestOf, fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
-import { bindingOfCard, cardBinding, cvvMetadata, cvvReplayId, metadataOfCvv } from '../domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv, cardBinding, cvvBinding, cvvReplayId } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
 import type { MerchantKeyRings } from './merchantKeys';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
@@ -670,8 +670,9 @@ export class Vault {
       mode,
       nonce: secureRandomBytes(CVV_NONCE_BYTES).toString('base64url'),
       expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
+      compact: true as const,
     };
-    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv, ring) };
+    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, ...cvvBinding(fields) }, cvv, ring) };
   }
 
   /** The fingerprint index stops naming the token too (best effort: dedupe checks what it names anyway). */
@@ -1047,7 +1048,7 @@ export class Vault {
       token,
       kind: 'cvv',
       mode: record.mode === undefined ? null : mode,
-      metadata: metadataOfCvv(record),
+      ...bindingOfCvv(record),
     };
     try {
       return this.open(ctx, record.sealed, 'cvv', token, ring);

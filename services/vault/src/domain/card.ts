@@ -84,6 +84,8 @@ export interface StoredCvv {
    */
   nonce?: string;
   expiresAt?: string;
+  /** Record format 6 (issue 30, with nonce and expiresAt): stored as bytes, its binary header bound as a card's is. */
+  compact?: true;
   sealed: Envelope;
 }
 

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { detectBrand, isLuhnValid, type KeyMode } from '@tessera/common';
-import { decodeCardSecret, encodeCardSecret, type StoredCard } from './card';
-import { isCompactCard, parseCompactCard } from './compactCard';
+import { decodeCardSecret, encodeCardSecret, type StoredCard, type StoredCvv } from './card';
+import { isCompactRecord, parseCompactCard } from './compactCard';
 import { openRecord, sealRecord, type EnvelopeContext } from './envelope';
 import { keyRingOf, keyRingEntry } from '../test/builders';
 import { merchantKeyRing, newMerchantKek } from './merchantKeys';
-import { bindingOfCard, cardBinding } from './recordMetadata';
-import { parseCard, serializeCard } from '../store/records';
+import { bindingOfCard, bindingOfCvv, cardBinding, cvvBinding } from './recordMetadata';
+import { parseCard, parseCvv, serializeCard, serializeCvv } from '../store/records';
 
 const ring = keyRingOf(keyRingEntry('k1'));
 /** A merchant KEK's ring: its key id is `m.` + 16 bytes, which format 6 stores raw. */
@@ -77,7 +77,7 @@ describe('format-6 card records (properties)', () => {
         const sealed = sealRecord(sealingRing, { ...ctx(fields), ...cardBinding(fields) }, encodeCardSecret(c));
         const stored: StoredCard = { ...fields, metadataBound: true, sealed };
         const raw = serializeCard(stored);
-        expect(isCompactCard(raw)).toBe(true);
+        expect(isCompactRecord(raw)).toBe(true);
         const read = parseCard(raw);
         expect(read).toEqual(stored);
         const opened = openRecord(sealingRing, { ...ctx(read), ...bindingOfCard(read) }, read.sealed);
@@ -109,6 +109,26 @@ describe('format-6 card records (properties)', () => {
         expect(cardBinding(read)).not.toEqual(cardBinding(fields));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('round-trip of a format-6 CVV: any mode, nonce and deadline read back as sealed, and open', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<KeyMode>('test', 'live'),
+        fc.uint8Array({ minLength: 16, maxLength: 16 }),
+        timestamp,
+        fc.stringMatching(/^\d{3,4}$/),
+        (mode, nonceBytes, expiresAt, cvv) => {
+          const fields = { mode, nonce: Buffer.from(nonceBytes).toString('base64url'), expiresAt, compact: true as const };
+          const ctx: EnvelopeContext = { merchantId: 'merchant_a', token: 'tok_property', kind: 'cvv', mode };
+          const stored: StoredCvv = { ...fields, sealed: sealRecord(merchantRing, { ...ctx, ...cvvBinding(fields) }, Buffer.from(cvv)) };
+          const read = parseCvv(serializeCvv(stored));
+          expect(read).toEqual(stored);
+          expect(openRecord(merchantRing, { ...ctx, ...bindingOfCvv(read) }, read.sealed).toString()).toBe(cvv);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 

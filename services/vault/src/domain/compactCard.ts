@@ -1,6 +1,6 @@
 import { BRANDS, type Brand, type KeyMode } from '@tessera/common';
-import type { StoredCard } from './card';
-import type { WrappedEnvelope } from './envelope';
+import type { StoredCard, StoredCvv } from './card';
+import type { Envelope, WrappedEnvelope } from './envelope';
 
 /**
  * Record format 6 (issue 30): a card record as raw bytes instead of JSON with base64 inside, so a
@@ -30,6 +30,7 @@ const MERCHANT_KEK_PREFIX = 'm.';
 const MERCHANT_KEK_MARK = 0;
 const DATA_IV_BYTES = 12;
 const DATA_TAG_BYTES = 16;
+const CVV_NONCE_BYTES = 16;
 const MAX_U48 = 2 ** 48 - 1;
 
 /** Raised when a card cannot take format 6 (no mode, format-1 envelope, a non-canonical field): it keeps an older one. */
@@ -76,10 +77,44 @@ export function compactCardHeader(card: CompactFields): Buffer {
 
 /** The whole record: header, then the envelope. NotCompactable when it cannot take format 6. */
 export function serializeCompactCard(card: StoredCard): Buffer {
-  const sealed = card.sealed;
+  return Buffer.concat([compactCardHeader(card), envelopeBytes(card.sealed)]);
+}
+
+/**
+ * A CVV record in format 6: version, flags (live mode), the 16-byte nonce raw, the deadline in ms
+ * since the epoch (the header, bound like a card's), then the envelope. Only CVVs with a nonce and
+ * a deadline (format 4's fields) take it.
+ */
+export function compactCvvHeader(cvv: Omit<StoredCvv, 'sealed' | 'compact'>): Buffer {
+  if (cvv.mode === undefined || cvv.nonce === undefined || cvv.expiresAt === undefined) throw new NotCompactable('cvv fields');
+  const out = new ByteWriter();
+  out.u8(COMPACT_CARD_VERSION);
+  out.u8(cvv.mode === 'live' ? FLAG_LIVE : 0);
+  out.bytes(canonicalBase64url(cvv.nonce, CVV_NONCE_BYTES));
+  out.u48(timestampMs(cvv.expiresAt));
+  return out.done();
+}
+
+export function serializeCompactCvv(cvv: StoredCvv): Buffer {
+  return Buffer.concat([compactCvvHeader(cvv), envelopeBytes(cvv.sealed)]);
+}
+
+export function parseCompactCvv(raw: Buffer): StoredCvv {
+  const input = new ByteReader(raw);
+  if (input.u8() !== COMPACT_CARD_VERSION) throw new Error('not format 6');
+  const flags = input.u8();
+  if ((flags & ~FLAG_LIVE) !== 0) throw new Error('flags');
+  const nonce = input.bytes(CVV_NONCE_BYTES).toString('base64url');
+  const expiresAt = new Date(input.u48()).toISOString();
+  const mode: KeyMode = flags === FLAG_LIVE ? 'live' : 'test';
+  const cvv: StoredCvv = { mode, nonce, expiresAt, compact: true, sealed: readEnvelope(input) };
+  return checkCanonical(cvv, raw, serializeCompactCvv);
+}
+
+/** A sealed envelope, raw: what follows a format-6 header (not bound by it: rewrap changes it). */
+function envelopeBytes(sealed: Envelope): Buffer {
   if (!('wrappedKey' in sealed)) throw new NotCompactable('format-1 envelope');
   const out = new ByteWriter();
-  out.bytes(compactCardHeader(card));
   const keyId = Buffer.from(sealed.keyId, 'utf8');
   if (sealed.keyId.startsWith(MERCHANT_KEK_PREFIX)) {
     out.u8(MERCHANT_KEK_MARK);
@@ -102,8 +137,38 @@ export function serializeCompactCard(card: StoredCard): Buffer {
   return out.done();
 }
 
-/** True when the stored bytes are a format-6 card (JSON records start with `{`). */
-export function isCompactCard(raw: Buffer): boolean {
+function readEnvelope(input: ByteReader): WrappedEnvelope {
+  const keyLength = input.u8();
+  const keyId =
+    keyLength === MERCHANT_KEK_MARK
+      ? MERCHANT_KEK_PREFIX + input.bytes(MERCHANT_KEK_ID_BYTES).toString('base64url')
+      : input.bytes(keyLength).toString('utf8');
+  const wrapIv = input.bytes(input.u8()).toString('base64');
+  const wrapTag = input.bytes(input.u8()).toString('base64');
+  const wrappedKey = input.bytes(input.u8()).toString('base64');
+  const iv = input.bytes(DATA_IV_BYTES).toString('base64');
+  const tag = input.bytes(DATA_TAG_BYTES).toString('base64');
+  const ciphertext = input.rest().toString('base64');
+  return { keyId, wrapIv, wrapTag, wrappedKey, iv, tag, ciphertext };
+}
+
+/**
+ * Canonical or nothing: bytes that decode to the same fields some other way (an invalid UTF-8
+ * merchant id, a month 13...) are refused rather than opened as the record they resemble.
+ */
+function checkCanonical<T>(record: T, raw: Buffer, serialize: (record: T) => Buffer): T {
+  let again: Buffer;
+  try {
+    again = serialize(record);
+  } catch {
+    throw new Error('not canonical');
+  }
+  if (!again.equals(raw)) throw new Error('not canonical');
+  return record;
+}
+
+/** True when the stored bytes are a format-6 record, card or CVV (JSON records start with `{`). */
+export function isCompactRecord(raw: Buffer): boolean {
   return raw.length > 0 && raw[0] === COMPACT_CARD_VERSION;
 }
 
@@ -128,18 +193,7 @@ export function parseCompactCard(raw: Buffer): StoredCard {
   }
   const merchantId = input.bytes(input.varint()).toString('utf8');
   const mode: KeyMode = (flags & FLAG_LIVE) !== 0 ? 'live' : 'test';
-  const keyLength = input.u8();
-  const keyId =
-    keyLength === MERCHANT_KEK_MARK
-      ? MERCHANT_KEK_PREFIX + input.bytes(MERCHANT_KEK_ID_BYTES).toString('base64url')
-      : input.bytes(keyLength).toString('utf8');
-  const wrapIv = input.bytes(input.u8()).toString('base64');
-  const wrapTag = input.bytes(input.u8()).toString('base64');
-  const wrappedKey = input.bytes(input.u8()).toString('base64');
-  const iv = input.bytes(DATA_IV_BYTES).toString('base64');
-  const tag = input.bytes(DATA_TAG_BYTES).toString('base64');
-  const ciphertext = input.rest().toString('base64');
-  const sealed: WrappedEnvelope = { keyId, wrapIv, wrapTag, wrappedKey, iv, tag, ciphertext };
+  const sealed = readEnvelope(input);
   const card: StoredCard = {
     merchantId,
     mode,
@@ -156,16 +210,7 @@ export function parseCompactCard(raw: Buffer): StoredCard {
     compact: true,
     sealed,
   };
-  // Canonical or nothing: bytes that decode to the same fields some other way (an invalid UTF-8
-  // merchant id, a month 13...) are refused rather than opened as the card they resemble.
-  let again: Buffer;
-  try {
-    again = serializeCompactCard(card);
-  } catch {
-    throw new Error('not canonical');
-  }
-  if (!again.equals(raw)) throw new Error('not canonical');
-  return card;
+  return checkCanonical(card, raw, serializeCompactCard);
 }
 
 function timestampMs(text: string): number {

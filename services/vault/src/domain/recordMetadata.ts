@@ -1,6 +1,6 @@
 import type { StoredCard, StoredCvv } from './card';
 import type { EnvelopeContext } from './envelope';
-import { compactCardHeader } from './compactCard';
+import { compactCardHeader, compactCvvHeader } from './compactCard';
 
 /**
  * The clear fields of a format-4 record, in a fixed order, as bound into its envelope's AAD
@@ -44,8 +44,15 @@ export function bindingOfCard(card: StoredCard): Pick<EnvelopeContext, 'metadata
   return card.metadataBound === true ? cardBinding(card) : {};
 }
 
-export function metadataOfCvv(cvv: StoredCvv): string | undefined {
-  return cvv.nonce !== undefined && cvv.expiresAt !== undefined ? cvvMetadata(cvv) : undefined;
+/** What a CVV with these fields is sealed with: format 6 (compact) its binary header, format 4 its JSON metadata. */
+export function cvvBinding(cvv: Omit<StoredCvv, 'sealed'>): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  if (cvv.compact === true) return { metadata: compactCvvHeader(cvv).toString('base64'), format: 6 };
+  return { metadata: cvvMetadata(cvv) };
+}
+
+/** What a stored CVV was sealed with: nothing for a record older than format 4. */
+export function bindingOfCvv(cvv: StoredCvv): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  return cvv.nonce !== undefined && cvv.expiresAt !== undefined ? cvvBinding(cvv) : {};
 }
 
 /**

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { BRANDS, TesseraError } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
-import { isCompactCard, parseCompactCard, serializeCompactCard } from '../domain/compactCard';
+import { isCompactRecord, parseCompactCard, parseCompactCvv, serializeCompactCard, serializeCompactCvv } from '../domain/compactCard';
 
 /**
- * A record as stored: bytes. A format-6 card is binary (domain/compactCard.ts); every older
- * record, and every CVV, is JSON in UTF-8. Read with getBuffer and written as a Buffer, so Lua
+ * A record as stored: bytes. A format-6 card or CVV is binary (domain/compactCard.ts); every
+ * older record is JSON in UTF-8. Read with getBuffer and written as a Buffer, so Lua
  * compare-and-set scripts compare the exact bytes.
  */
 export type RawRecord = Buffer;
@@ -35,9 +35,9 @@ const VERSION_3 = 3;
  */
 const VERSION_4 = 4;
 /*
- * Version 6 (issue 30, card records only) is not JSON: raw bytes (domain/compactCard.ts), told
+ * Version 6 (issue 30, cards and CVVs) is not JSON: raw bytes (domain/compactCard.ts), told
  * apart by its first byte. serializeCard writes it for every card sealed as format 6
- * (StoredCard.compact); older cards keep the JSON versions above until rewrap moves them.
+ * (StoredCard.compact, StoredCvv.compact); older records keep the JSON versions above until rewrap moves them.
  */
 const mode = z.enum(['test', 'live']);
 
@@ -105,7 +105,12 @@ function serializeJsonCard(card: StoredCard): string {
   return JSON.stringify({ v, ...fields });
 }
 
-export function serializeCvv(cvv: StoredCvv): string {
+export function serializeCvv(cvv: StoredCvv): RawRecord {
+  if (cvv.compact === true) return serializeCompactCvv(cvv);
+  return Buffer.from(serializeJsonCvv(cvv), 'utf8');
+}
+
+function serializeJsonCvv({ compact: _compact, ...cvv }: StoredCvv): string {
   const v = cvv.mode === undefined ? 2 : cvv.nonce !== undefined && cvv.expiresAt !== undefined ? VERSION_4 : VERSION_3;
   return JSON.stringify({ v, ...cvv });
 }
@@ -123,7 +128,7 @@ function parseWith<T>(schema: z.ZodType<T>, raw: RawRecord | string): T {
 }
 
 export function parseCard(raw: RawRecord | string): StoredCard {
-  if (typeof raw !== 'string' && isCompactCard(raw)) {
+  if (typeof raw !== 'string' && isCompactRecord(raw)) {
     try {
       return parseCompactCard(raw);
     } catch {
@@ -135,6 +140,13 @@ export function parseCard(raw: RawRecord | string): StoredCard {
 }
 
 export function parseCvv(raw: RawRecord | string): StoredCvv {
+  if (typeof raw !== 'string' && isCompactRecord(raw)) {
+    try {
+      return parseCompactCvv(raw);
+    } catch {
+      throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+    }
+  }
   const { v: _version, ...cvv } = parseWith(storedCvvSchema, raw);
   return cvv;
 }

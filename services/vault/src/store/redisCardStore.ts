@@ -149,7 +149,7 @@ const TAKE_CVV_ATTEMPTS = 5;
 /** The scripts above as commands of the client: sent with EVALSHA (see defineScripts). */
 interface CardScripts {
   tesseraReplaceIfUnchanged(key: string, expected: string | Buffer, next: string | Buffer): Promise<number>;
-  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: RawRecord, id: string, rememberMs: number): Promise<number>;
   /** Sent by name inside claimFingerprint's pipeline, followed there by WAIT. */
   tesseraClaimFingerprint(indexKey: string, token: string, replacing: string, ttlMs: number): Promise<string>;
   /** Deletes an index entry (fingerprint or alias) only while it names `token`. */
@@ -448,7 +448,7 @@ export class RedisCardStore implements CardStore {
   }
 
   async getCvv(token: string): Promise<StoredCvv | null> {
-    const raw = await this.run(() => this.redis.get(cvvKey(token)));
+    const raw = await this.run(() => this.redis.getBuffer(cvvKey(token)));
     return raw === null ? null : parseCvv(raw);
   }
 
@@ -459,7 +459,7 @@ export class RedisCardStore implements CardStore {
    */
   async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
     for (let attempt = 0; attempt < TAKE_CVV_ATTEMPTS; attempt++) {
-      const raw = await this.run(() => this.redis.get(cvvKey(token)));
+      const raw = await this.run(() => this.redis.getBuffer(cvvKey(token)));
       if (raw === null) return null;
       const record = parseCvv(raw);
       const { id, rememberMs } = identify(record);

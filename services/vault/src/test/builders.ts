@@ -2,8 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
-import type { CardToTokenize, StoredCard } from '../domain/card';
-import { COMPACT_CARD_VERSION, isCompactCard, parseCompactCard, serializeCompactCard } from '../domain/compactCard';
+import type { CardToTokenize, StoredCard, StoredCvv } from '../domain/card';
+import {
+  COMPACT_CARD_VERSION,
+  isCompactRecord,
+  parseCompactCard,
+  parseCompactCvv,
+  serializeCompactCard,
+  serializeCompactCvv,
+} from '../domain/compactCard';
 import { RedisCardStore } from '../store/redisCardStore';
 import { CARD_KEY_PREFIX, CVV_KEY_PREFIX } from '../store/records';
 import { Vault, type VaultOptions } from '../app/vault';
@@ -74,12 +81,16 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 /**
  * A stored record as its fields: a JSON record as stored (`v` included), a format-6 card decoded
- * to the same shape with `v: 6` (its envelope's fields base64, as in JSON).
+ * or CVV decoded to the same shape with `v: 6` (its envelope's fields base64, as in JSON).
  */
 export async function readRecord(client: Redis, key: string): Promise<Record<string, unknown>> {
   const raw = await client.getBuffer(key);
   if (raw === null) throw new Error(`no record at ${key}`);
-  if (isCompactCard(raw)) {
+  if (isCompactRecord(raw) && key.startsWith(CVV_KEY_PREFIX)) {
+    const { compact: _compact, ...fields } = parseCompactCvv(raw);
+    return { v: COMPACT_CARD_VERSION, ...fields };
+  }
+  if (isCompactRecord(raw)) {
     const { metadataBound: _bound, compact: _compact, ...fields } = parseCompactCard(raw);
     return { v: COMPACT_CARD_VERSION, ...fields };
   }
@@ -98,10 +109,11 @@ export async function editRecord(
 ): Promise<void> {
   const edited = edit(await readRecord(client, key));
   const { v, ...fields } = edited;
-  const stored =
-    v === COMPACT_CARD_VERSION
-      ? serializeCompactCard({ ...(fields as unknown as StoredCard), metadataBound: true, compact: true })
-      : JSON.stringify(edited);
+  const compact = (): Buffer =>
+    key.startsWith(CVV_KEY_PREFIX)
+      ? serializeCompactCvv({ ...(fields as unknown as StoredCvv), compact: true })
+      : serializeCompactCard({ ...(fields as unknown as StoredCard), metadataBound: true, compact: true });
+  const stored = v === COMPACT_CARD_VERSION ? compact() : JSON.stringify(edited);
   await client.set(key, stored, 'KEEPTTL');
 }
 

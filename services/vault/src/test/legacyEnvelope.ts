@@ -66,25 +66,46 @@ export function legacyCardRecord(
           `tessera.v4.dek|${JSON.stringify([merchantId, token, keyId, 'card', mode, null, metadata])}`,
           `tessera.v4.data|${JSON.stringify([merchantId, token, null, 'card', mode, null, metadata])}`,
         ];
-  const dataKey = randomBytes(32);
-  const wrap = gcm(kek, wrapAad, dataKey);
-  const data = gcm(dataKey, dataAad, Buffer.from(JSON.stringify(secret), 'utf8'));
   const { bin, fingerprint, ...common } = fields;
   const stored = {
     v: version,
     ...common,
     ...(version === 5 ? { bin, fingerprint } : {}),
-    sealed: {
-      keyId,
-      iv: data.iv,
-      ciphertext: data.ciphertext,
-      tag: data.tag,
-      wrappedKey: wrap.ciphertext,
-      wrapIv: wrap.iv,
-      wrapTag: wrap.tag,
-    },
+    sealed: sealLegacy(kek, keyId, wrapAad, dataAad, Buffer.from(JSON.stringify(secret), 'utf8')),
   };
   return JSON.stringify(stored);
+}
+
+/** A version-4 CVV record (nonce and deadline bound) exactly as the vaults before format 6 wrote it. */
+export function legacyCvvRecord(
+  ring: EnvKeyRing,
+  token: string,
+  fields: { merchantId: string; mode: 'test' | 'live'; nonce: string; expiresAt: string },
+  cvv: string,
+): string {
+  const keyId = ring.currentKeyId;
+  const kek = ring.key(keyId);
+  if (kek === undefined) throw new Error('no current key');
+  const { merchantId, mode, nonce, expiresAt } = fields;
+  const metadata = JSON.stringify(['cvv', nonce, expiresAt]);
+  const wrapAad = `tessera.v4.dek|${JSON.stringify([merchantId, token, keyId, 'cvv', mode, null, metadata])}`;
+  const dataAad = `tessera.v4.data|${JSON.stringify([merchantId, token, null, 'cvv', mode, null, metadata])}`;
+  return JSON.stringify({ v: 4, mode, nonce, expiresAt, sealed: sealLegacy(kek, keyId, wrapAad, dataAad, Buffer.from(cvv, 'utf8')) });
+}
+
+function sealLegacy(kek: Buffer, keyId: string, wrapAad: string, dataAad: string, plaintext: Buffer): Record<string, string> {
+  const dataKey = randomBytes(32);
+  const wrap = gcm(kek, wrapAad, dataKey);
+  const data = gcm(dataKey, dataAad, plaintext);
+  return {
+    keyId,
+    iv: data.iv,
+    ciphertext: data.ciphertext,
+    tag: data.tag,
+    wrappedKey: wrap.ciphertext,
+    wrapIv: wrap.iv,
+    wrapTag: wrap.tag,
+  };
 }
 
 function gcm(key: Buffer, aad: string, plaintext: Buffer): { iv: string; ciphertext: string; tag: string } {
