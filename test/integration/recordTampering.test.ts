@@ -106,7 +106,7 @@ describe('a CVV cannot be brought back', () => {
     const token = await tokenize();
     const copy = (await redis.getBuffer(cvvKey(token))) as Buffer;
     const ttlMs = await redis.pttl(cvvKey(token));
-    expect(copy).toEqual(expect.any(String));
+    expect(copy.length).toBeGreaterThan(0);
 
     const first = await asAcme('POST', '/v1/proxy', charge(token));
     expect(first.status).toBe(200);

@@ -3,19 +3,19 @@ import type { StoredCard, StoredCvv } from './card';
 import type { Envelope, WrappedEnvelope } from './envelope';
 
 /**
- * Record format 6 (issue 30): a card record as raw bytes instead of JSON with base64 inside, so a
- * stored card fits a small Redis allocation. Two parts:
+ * Record format 6 (issue 30): a card or CVV record as raw bytes instead of JSON with base64 inside,
+ * so a stored card fits a small Redis allocation. Two parts:
  *
  * - the header, every field the vault reads without decrypting, in a fixed layout; it is bound
- *   into both envelope layers (domain/recordMetadata.ts compactCardHeader, EnvelopeContext.format),
+ *   into both envelope layers (recordMetadata.ts cardBinding and cvvBinding, EnvelopeContext.format),
  *   so an edited byte makes the record fail to open;
  * - the envelope, raw: KEK id, wrap IV/tag/wrapped data key, data IV/tag/ciphertext. Not in the
  *   header: rewrap changes the KEK and the wrap layer without touching the data layer.
  *
- * Every encoding is canonical (one byte string per card): parseCompactCard re-encodes what it read
+ * Every encoding is canonical (one byte string per record): the parsers re-encode what they read
  * and refuses any other bytes, so no edit can leave the fields as they were.
  */
-export const COMPACT_CARD_VERSION = 6;
+export const COMPACT_RECORD_VERSION = 6;
 
 const FLAG_LIVE = 1;
 const FLAG_PROVISIONAL = 2;
@@ -57,7 +57,7 @@ export function compactCardHeader(card: CompactFields): Buffer {
   const merchant = Buffer.from(card.merchantId, 'utf8');
   if (merchant.toString('utf8') !== card.merchantId) throw new NotCompactable('merchant id');
   const out = new ByteWriter();
-  out.u8(COMPACT_CARD_VERSION);
+  out.u8(COMPACT_RECORD_VERSION);
   out.u8(flags);
   out.u8(brand);
   out.u8(card.expiryMonth);
@@ -88,7 +88,7 @@ export function serializeCompactCard(card: StoredCard): Buffer {
 export function compactCvvHeader(cvv: Omit<StoredCvv, 'sealed' | 'compact'>): Buffer {
   if (cvv.mode === undefined || cvv.nonce === undefined || cvv.expiresAt === undefined) throw new NotCompactable('cvv fields');
   const out = new ByteWriter();
-  out.u8(COMPACT_CARD_VERSION);
+  out.u8(COMPACT_RECORD_VERSION);
   out.u8(cvv.mode === 'live' ? FLAG_LIVE : 0);
   out.bytes(canonicalBase64url(cvv.nonce, CVV_NONCE_BYTES));
   out.u48(timestampMs(cvv.expiresAt));
@@ -101,7 +101,7 @@ export function serializeCompactCvv(cvv: StoredCvv): Buffer {
 
 export function parseCompactCvv(raw: Buffer): StoredCvv {
   const input = new ByteReader(raw);
-  if (input.u8() !== COMPACT_CARD_VERSION) throw new Error('not format 6');
+  if (input.u8() !== COMPACT_RECORD_VERSION) throw new Error('not format 6');
   const flags = input.u8();
   if ((flags & ~FLAG_LIVE) !== 0) throw new Error('flags');
   const nonce = input.bytes(CVV_NONCE_BYTES).toString('base64url');
@@ -169,13 +169,13 @@ function checkCanonical<T>(record: T, raw: Buffer, serialize: (record: T) => Buf
 
 /** True when the stored bytes are a format-6 record, card or CVV (JSON records start with `{`). */
 export function isCompactRecord(raw: Buffer): boolean {
-  return raw.length > 0 && raw[0] === COMPACT_CARD_VERSION;
+  return raw.length > 0 && raw[0] === COMPACT_RECORD_VERSION;
 }
 
 /** The card in a format-6 record; throws (no detail: callers answer "unreadable") on any other bytes. */
 export function parseCompactCard(raw: Buffer): StoredCard {
   const input = new ByteReader(raw);
-  if (input.u8() !== COMPACT_CARD_VERSION) throw new Error('not format 6');
+  if (input.u8() !== COMPACT_RECORD_VERSION) throw new Error('not format 6');
   const flags = input.u8();
   if ((flags & ~KNOWN_FLAGS) !== 0) throw new Error('flags');
   const brand: Brand | undefined = BRANDS[input.u8()];

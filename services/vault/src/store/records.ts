@@ -127,26 +127,26 @@ function parseWith<T>(schema: z.ZodType<T>, raw: RawRecord | string): T {
   return result.data;
 }
 
-export function parseCard(raw: RawRecord | string): StoredCard {
-  if (typeof raw !== 'string' && isCompactRecord(raw)) {
-    try {
-      return parseCompactCard(raw);
-    } catch {
-      throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
-    }
+/** A format-6 record parsed, or undefined for a JSON one; bytes that do not parse are "unreadable", never detailed. */
+function parseCompact<T>(raw: RawRecord | string, parse: (raw: Buffer) => T): T | undefined {
+  if (typeof raw === 'string' || !isCompactRecord(raw)) return undefined;
+  try {
+    return parse(raw);
+  } catch {
+    throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
   }
+}
+
+export function parseCard(raw: RawRecord | string): StoredCard {
+  const compact = parseCompact(raw, parseCompactCard);
+  if (compact !== undefined) return compact;
   const { v: version, ...card } = parseWith(storedCardSchema, raw);
   return version === RECORD_VERSION || version === VERSION_4 ? { ...card, metadataBound: true } : card;
 }
 
 export function parseCvv(raw: RawRecord | string): StoredCvv {
-  if (typeof raw !== 'string' && isCompactRecord(raw)) {
-    try {
-      return parseCompactCvv(raw);
-    } catch {
-      throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
-    }
-  }
+  const compact = parseCompact(raw, parseCompactCvv);
+  if (compact !== undefined) return compact;
   const { v: _version, ...cvv } = parseWith(storedCvvSchema, raw);
   return cvv;
 }

@@ -4,7 +4,7 @@ import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
 import type { CardToTokenize, StoredCard, StoredCvv } from '../domain/card';
 import {
-  COMPACT_CARD_VERSION,
+  COMPACT_RECORD_VERSION,
   isCompactRecord,
   parseCompactCard,
   parseCompactCvv,
@@ -88,11 +88,11 @@ export async function readRecord(client: Redis, key: string): Promise<Record<str
   if (raw === null) throw new Error(`no record at ${key}`);
   if (isCompactRecord(raw) && key.startsWith(CVV_KEY_PREFIX)) {
     const { compact: _compact, ...fields } = parseCompactCvv(raw);
-    return { v: COMPACT_CARD_VERSION, ...fields };
+    return { v: COMPACT_RECORD_VERSION, ...fields };
   }
   if (isCompactRecord(raw)) {
     const { metadataBound: _bound, compact: _compact, ...fields } = parseCompactCard(raw);
-    return { v: COMPACT_CARD_VERSION, ...fields };
+    return { v: COMPACT_RECORD_VERSION, ...fields };
   }
   return JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
 }
@@ -113,7 +113,7 @@ export async function editRecord(
     key.startsWith(CVV_KEY_PREFIX)
       ? serializeCompactCvv({ ...(fields as unknown as StoredCvv), compact: true })
       : serializeCompactCard({ ...(fields as unknown as StoredCard), metadataBound: true, compact: true });
-  const stored = v === COMPACT_CARD_VERSION ? compact() : JSON.stringify(edited);
+  const stored = v === COMPACT_RECORD_VERSION ? compact() : JSON.stringify(edited);
   await client.set(key, stored, 'KEEPTTL');
 }
 
