@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { isLuhnValid } from '@tessera/common';
 import { ROOT } from '@tessera/stack';
 import { openpgp } from '../../services/vault/src/domain/openpgp';
+import { parseCard } from '../../services/vault/src/store/records';
 import { useStack, waitUntil } from './harness';
 
 jest.setTimeout(240_000);
@@ -71,11 +72,11 @@ async function tokensByFingerprint(redis: Redis): Promise<Map<string, string[]>>
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', 'tessera:card:{tok.*', 'COUNT', 1000);
     cursor = next;
-    const values = keys.length > 0 ? await redis.mget(keys) : [];
+    const values = keys.length > 0 ? await redis.mgetBuffer(keys) : [];
     values.forEach((value, i) => {
       if (value === null) return;
-      const card = JSON.parse(value) as { merchantId: string; fingerprint: string };
-      if (card.merchantId !== MERCHANT) return;
+      const card = parseCard(value);
+      if (card.merchantId !== MERCHANT || card.fingerprint === undefined) return;
       const token = (keys[i] as string).slice('tessera:card:{'.length, -1);
       byFingerprint.set(card.fingerprint, [...(byFingerprint.get(card.fingerprint) ?? []), token]);
     });

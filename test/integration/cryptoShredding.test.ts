@@ -14,7 +14,7 @@ import { EnvelopeOpenError, openRecord, type Envelope, type EnvelopeContext } fr
 import { openFingerprintKey } from '../../services/vault/src/domain/fingerprint';
 import { parseKeyRing, type EnvKeyRing, type KeyRing } from '../../services/vault/src/domain/keyRing';
 import { openMerchantKek } from '../../services/vault/src/domain/merchantKeys';
-import { metadataOfCard, metadataOfCvv } from '../../services/vault/src/domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv } from '../../services/vault/src/domain/recordMetadata';
 import { ownerOfMerchantKekKey, parseCard, parseCvv } from '../../services/vault/src/store/records';
 
 jest.setTimeout(120_000);
@@ -58,7 +58,7 @@ async function operatorWithMfa(op: { email: string; password: string }, ip: stri
 interface RawRecord {
   kind: 'card' | 'cvv';
   token: string;
-  raw: string;
+  raw: Buffer;
 }
 
 /** SCAN, as the vault's user may (it may not run KEYS). */
@@ -78,10 +78,10 @@ async function rawRecordsOf(merchantId: string): Promise<RawRecord[]> {
   const records: RawRecord[] = [];
   for (const key of await scanKeys('tessera:card:{*')) {
     const token = key.slice('tessera:card:{'.length, -1);
-    const raw = await vaultRedis.get(key);
+    const raw = await vaultRedis.getBuffer(key);
     if (raw === null || parseCard(raw).merchantId !== merchantId) continue;
     records.push({ kind: 'card', token, raw });
-    const cvv = await vaultRedis.get(`tessera:cvv:{${token}}`);
+    const cvv = await vaultRedis.getBuffer(`tessera:cvv:{${token}}`);
     if (cvv !== null) records.push({ kind: 'cvv', token, raw: cvv });
   }
   return records;
@@ -92,14 +92,14 @@ function envelopeOf(record: RawRecord): { sealed: Envelope; ctx: EnvelopeContext
     const card = parseCard(record.raw);
     return {
       sealed: card.sealed,
-      ctx: { merchantId: card.merchantId, token: record.token, kind: 'card', mode: card.mode ?? null, metadata: metadataOfCard(card) },
+      ctx: { merchantId: card.merchantId, token: record.token, kind: 'card', mode: card.mode ?? null, ...bindingOfCard(card) },
     };
   }
   // A CVV record names no merchant: it is its card's (the copies are acme's).
   const cvv = parseCvv(record.raw);
   return {
     sealed: cvv.sealed,
-    ctx: { merchantId: 'acme', token: record.token, kind: 'cvv', mode: cvv.mode ?? null, metadata: metadataOfCvv(cvv) },
+    ctx: { merchantId: 'acme', token: record.token, kind: 'cvv', mode: cvv.mode ?? null, ...bindingOfCvv(cvv) },
   };
 }
 

@@ -13,6 +13,7 @@ import * as pkcs11js from 'pkcs11js';
 import { callUnary, createVaultClient } from '@tessera/protos';
 import { ckrNameOf, createSoftHsmToken, type SoftHsmToken } from '@tessera/test-support/softHsm';
 import { aCard, apiClient, ROOT, TEST_CARDS, useStack, type ApiKey } from './harness';
+import { parseCard } from '../../services/vault/src/store/records';
 
 jest.setTimeout(120_000);
 
@@ -55,9 +56,9 @@ afterAll(async () => {
  * 29), and that key under a root KEK, named in the merchant key's record.
  */
 async function keyIdOf(token: string): Promise<string> {
-  const raw = await redis.get(`tessera:card:{${token}}`);
+  const raw = await redis.getBuffer(`tessera:card:{${token}}`);
   if (raw === null) throw new Error('no such record');
-  const recordKeyId = (JSON.parse(raw) as { sealed: { keyId: string } }).sealed.keyId;
+  const recordKeyId = parseCard(raw).sealed.keyId;
   const merchantKey = await vaultRedis.get('tessera:card:kek:{m:acme}:test');
   if (merchantKey === null || JSON.parse(merchantKey).kekId !== recordKeyId) return recordKeyId;
   return (JSON.parse(merchantKey) as { keyId: string }).keyId;

@@ -5,7 +5,7 @@ import { AofGuard } from './aofGuard';
 import { isStaleSlotMapError, type RedisClient } from './client';
 
 /** A command of a pipeline as ioredis takes it: its name (or a script defined on the client), then its arguments. */
-export type PipelineCommand = [string, ...Array<string | number>];
+export type PipelineCommand = [string, ...Array<string | number | Buffer>];
 
 /**
  * Fewer replicas acknowledged the writes than the WriteAck asks for. The writes themselves may

@@ -1,5 +1,6 @@
 import { TesseraError, type KeyMode } from '@tessera/common';
-import type { StoredCard } from '../domain/card';
+import { decodeCardSecret, encodeCardSecret, type StoredCard } from '../domain/card';
+import { NotCompactable } from '../domain/compactCard';
 import {
   EnvelopeOpenError,
   isCurrent,
@@ -7,12 +8,13 @@ import {
   openRecord,
   rebindRecord,
   rewrapRecord,
+  sealRecord,
   type Envelope,
   type EnvelopeContext,
   type RecordKind,
 } from '../domain/envelope';
 import type { KeyRing } from '../domain/keyRing';
-import { cardMetadata, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv, cardBinding, cardMetadata } from '../domain/recordMetadata';
 import { fingerprintKeyKekId, rewrapFingerprintKey } from '../domain/fingerprint';
 import { caKeyKekId, rewrapCaKey } from '../domain/caKey';
 import type { CaKeyStore } from '../store/caKeyStore';
@@ -20,7 +22,7 @@ import { modeOfLegacyCard } from '../domain/tokenMode';
 import { isMerchantKekId, merchantKekRootKeyId, rewrapMerchantKek } from '../domain/merchantKeys';
 import type { MerchantKeyRings, MerchantKekStore } from './merchantKeys';
 import type { CardStore } from '../store/cardStore';
-import { parseCard, parseCvv, serializeCard, serializeCvv } from '../store/records';
+import { parseCard, parseCvv, serializeCard, serializeCvv, type RawRecord } from '../store/records';
 
 /** Counts only: rotation output never names a token, a key or any card data. */
 export interface RewrapStats {
@@ -69,7 +71,7 @@ const emptyStats = (): RewrapStats => ({
 
 type Outcome = 'rewrapped' | 'migrated' | 'alreadyCurrent' | 'gone' | 'failed' | 'shredded';
 
-function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId?: string } {
+function sealedOf(kind: RecordKind, raw: RawRecord): { sealed: Envelope; merchantId?: string } {
   if (kind === 'card') {
     const card = parseCard(raw);
     return { sealed: card.sealed, merchantId: card.merchantId };
@@ -77,48 +79,72 @@ function sealedOf(kind: RecordKind, raw: string): { sealed: Envelope; merchantId
   return { sealed: parseCvv(raw).sealed };
 }
 
-/** A card leaves rewrap in format 4 (every clear field bound); a CVV keeps its format. */
-function withSealed(kind: RecordKind, raw: string, mode: KeyMode, sealed: Envelope): string {
-  return kind === 'card'
-    ? serializeCard({ ...parseCard(raw), mode, metadataBound: true, sealed })
-    : serializeCvv({ ...parseCvv(raw), mode, sealed });
+type NextRecord = { next: RawRecord | string; outcome: 'migrated' | 'rewrapped' } | { outcome: 'alreadyCurrent' };
+
+/**
+ * The card re-wrapped. A card older than format 6 leaves in format 6 (issue 30), sealed afresh
+ * with every clear field bound, its mode included; one that cannot take format 6 (see
+ * NotCompactable) leaves in format 4 or 5 as before.
+ */
+function nextCard(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: RawRecord): NextRecord {
+  const card = parseCard(raw);
+  // What this very version of the record was sealed with: a provisional card with its deadline
+  // (a retain may have re-sealed it without one since the token was scanned).
+  const provisionalUntil = card.provisional === true ? card.expiresAt : undefined;
+  const sealedWith: EnvelopeContext = { ...ctx, mode: card.mode ?? null, provisionalUntil, ...bindingOfCard(card) };
+  if (card.compact === true) {
+    // rewrapRecord authenticates the record before re-wrapping it.
+    if (isCurrent(ring, card.sealed)) return { outcome: 'alreadyCurrent' };
+    return { next: serializeCard({ ...card, sealed: rewrapRecord(ring, sealedWith, card.sealed) }), outcome: 'rewrapped' };
+  }
+  const { metadataBound: _bound, sealed: _sealed, ...clear } = card;
+  const compact = { ...clear, mode: ctx.mode, compact: true as const };
+  let binding: Pick<EnvelopeContext, 'metadata' | 'format'> | undefined;
+  try {
+    binding = cardBinding(compact);
+  } catch (err) {
+    if (!(err instanceof NotCompactable)) throw err;
+  }
+  if (binding !== undefined) {
+    // Binding clear fields that were not authenticated until now (older than format 4):
+    // tampering before this run is not detected (docs/adr/0010). Run rewrap soon after upgrading.
+    const plaintext = openRecord(ring, sealedWith, card.sealed);
+    let secret: Buffer | undefined;
+    try {
+      const decoded = decodeCardSecret(plaintext);
+      if (decoded === undefined) throw new EnvelopeOpenError('malformed');
+      secret = encodeCardSecret(decoded);
+      const sealed = sealRecord(ring, { ...sealedWith, mode: ctx.mode, ...binding }, secret);
+      return { next: serializeCard({ ...compact, metadataBound: true, sealed }), outcome: 'migrated' };
+    } finally {
+      plaintext.fill(0);
+      secret?.fill(0);
+    }
+  }
+  if (card.metadataBound !== true) {
+    const metadata = cardMetadata({ ...card, mode: ctx.mode });
+    const sealed = rebindRecord(ring, sealedWith, { ...sealedWith, mode: ctx.mode, metadata }, card.sealed);
+    return { next: serializeCard({ ...card, mode: ctx.mode, metadataBound: true, sealed }), outcome: 'migrated' };
+  }
+  if (isCurrent(ring, card.sealed)) return { outcome: 'alreadyCurrent' };
+  return { next: serializeCard({ ...card, sealed: rewrapRecord(ring, sealedWith, card.sealed) }), outcome: 'rewrapped' };
 }
 
 /**
- * The record re-wrapped; a card older than format 4 is bound to its token's mode and to all its
- * clear fields (sealed afresh). Older CVVs are only re-wrapped: they expire within CVV_TTL_SECONDS.
+ * The record re-wrapped. Older CVVs are only re-wrapped (given their mode if they had none): they
+ * expire within CVV_TTL_SECONDS.
  */
-function nextSealed(
-  ring: KeyRing,
-  ctx: EnvelopeContext & { mode: KeyMode },
-  raw: string,
-): { sealed: Envelope; outcome: 'migrated' | 'rewrapped' | 'alreadyCurrent' } {
-  if (ctx.kind === 'card') {
-    const card = parseCard(raw);
-    // What this very version of the record was sealed with: a provisional card with its deadline
-    // (a retain may have re-sealed it without one since the token was scanned).
-    const sealedWith: EnvelopeContext = {
-      ...ctx,
-      mode: card.mode ?? null,
-      provisionalUntil: card.provisional === true ? card.expiresAt : undefined,
-      metadata: metadataOfCard(card),
-    };
-    if (card.metadataBound !== true) {
-      // Binding clear fields that were not authenticated until now: tampering before this run is
-      // not detected (docs/adr/0010). Run rewrap soon after upgrading.
-      const metadata = cardMetadata({ ...card, mode: ctx.mode });
-      return { sealed: rebindRecord(ring, sealedWith, { ...sealedWith, mode: ctx.mode, metadata }, card.sealed), outcome: 'migrated' };
-    }
-    // rewrapRecord authenticates the record before re-wrapping it.
-    if (isCurrent(ring, card.sealed)) return { sealed: card.sealed, outcome: 'alreadyCurrent' };
-    return { sealed: rewrapRecord(ring, sealedWith, card.sealed), outcome: 'rewrapped' };
-  }
+function nextRecord(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: RawRecord): NextRecord {
+  if (ctx.kind === 'card') return nextCard(ring, ctx, raw);
   const record = parseCvv(raw);
-  if (record.mode === undefined) return { sealed: rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed), outcome: 'migrated' };
+  if (record.mode === undefined) {
+    const sealed = rebindRecord(ring, { ...ctx, mode: null }, ctx, record.sealed);
+    return { next: serializeCvv({ ...record, mode: ctx.mode, sealed }), outcome: 'migrated' };
+  }
   // As in the vault, a record with a mode is opened under its card's: rewrapRecord authenticates it.
-  if (isCurrent(ring, record.sealed)) return { sealed: record.sealed, outcome: 'alreadyCurrent' };
-  const sealedWith = { ...ctx, metadata: metadataOfCvv(record) };
-  return { sealed: rewrapRecord(ring, sealedWith, record.sealed), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
+  if (isCurrent(ring, record.sealed)) return { outcome: 'alreadyCurrent' };
+  const sealed = rewrapRecord(ring, { ...ctx, ...bindingOfCvv(record) }, record.sealed);
+  return { next: serializeCvv({ ...record, sealed }), outcome: isWrapped(record.sealed) ? 'rewrapped' : 'migrated' };
 }
 
 /**
@@ -135,13 +161,13 @@ async function rewrapOne(
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const raw = await store.readRaw(kind, token);
     if (raw === null) return 'gone';
-    let next: string;
+    let next: RawRecord | string;
     let outcome: Outcome;
     try {
-      const result = nextSealed(ring, { ...owner, token, kind }, raw);
+      const result = nextRecord(ring, { ...owner, token, kind }, raw);
       if (result.outcome === 'alreadyCurrent') return result.outcome;
       outcome = result.outcome;
-      next = withSealed(kind, raw, owner.mode, result.sealed);
+      next = result.next;
     } catch (err) {
       // An HSM that cannot be reached stops the run (the checkpoint lets it resume); it says nothing about the record.
       if (err instanceof TesseraError && err.code === 'service_unavailable') throw err;
@@ -232,9 +258,9 @@ async function rewrapToken(
 export function legacyModeOf(ring: KeyRing, token: string, card: StoredCard): KeyMode {
   const plaintext = openRecord(ring, { merchantId: card.merchantId, token, kind: 'card', mode: null }, card.sealed);
   try {
-    const { number } = JSON.parse(plaintext.toString('utf8')) as { number?: unknown };
-    if (typeof number !== 'string') throw new Error('a card record without a number');
-    return modeOfLegacyCard(number);
+    const secret = decodeCardSecret(plaintext);
+    if (secret === undefined) throw new Error('a card record without a number');
+    return modeOfLegacyCard(secret.number);
   } finally {
     plaintext.fill(0);
   }

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { isMerchantKekId } from '../domain/merchantKeys';
 import { cardKey, merchantKekKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import { useRedisServer } from '@tessera/test-support';
 import { destroyMerchantKeys } from './cryptoShredding';
 import { REWRAP_CHECKPOINT, rewrapAll } from './keyRotation';
@@ -32,7 +32,7 @@ function aReplica(clock: () => number = () => 0, alarms: RecordAlarm[] = []) {
 }
 
 async function keyIdOf(token: string): Promise<string> {
-  return (JSON.parse((await db.client.get(cardKey(token))) as string) as { sealed: { keyId: string } }).sealed.keyId;
+  return ((await readRecord(db.client, cardKey(token))) as { sealed: { keyId: string } }).sealed.keyId;
 }
 
 describe('per-merchant keys in the vault', () => {

@@ -4,7 +4,7 @@ import type { TokenOwner } from '../domain/card';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import type { Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 
@@ -67,7 +67,7 @@ describe('provisional tokens (real redis-server)', () => {
       expect(await pttl(key)).toBeGreaterThan((BROWSER_TTL_S - 10) * 1000);
       expect(await pttl(key)).toBeLessThanOrEqual(BROWSER_TTL_S * 1000);
     }
-    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).toMatchObject({ v: 5, mode: 'test', provisional: true });
+    expect(await readRecord(db.client, cardKey(record.token))).toMatchObject({ v: 6, mode: 'test', provisional: true });
     expect(await vault.getToken(OWNER, record.token)).toEqual(record);
   });
 
@@ -90,7 +90,7 @@ describe('provisional tokens (real redis-server)', () => {
     expect(record).toMatchObject({ provisional: false, expiresAt: cardExpiry(card.expiryMonth, card.expiryYear) });
     expect(await pttl(cardKey(record.token))).toBeGreaterThan(300 * 24 * HOUR_MS);
     expect(await pttl(cvvKey(record.token))).toBeGreaterThan((CVV_TTL_S - 10) * 1000);
-    expect(JSON.parse((await db.client.get(cardKey(record.token))) as string)).not.toHaveProperty('provisional');
+    expect(await readRecord(db.client, cardKey(record.token))).not.toHaveProperty('provisional');
   });
 
   it('carries the flag item by item through tokenizeBatch', async () => {
@@ -115,7 +115,7 @@ describe('provisional tokens (real redis-server)', () => {
     // Made 60 s ago (vault clock): the CVV keeps the rest of its 600 s, not a fresh 600 s.
     expect(await pttl(cvvKey(created.token))).toBeGreaterThan((CVV_TTL_S - 60 - 10) * 1000);
     expect(await pttl(cvvKey(created.token))).toBeLessThanOrEqual((CVV_TTL_S - 60) * 1000);
-    expect(JSON.parse((await db.client.get(cardKey(created.token))) as string)).not.toHaveProperty('provisional');
+    expect(await readRecord(db.client, cardKey(created.token))).not.toHaveProperty('provisional');
     // Re-sealed without the deadline: it still renders, also long after the provisional deadline
     // (and the CVV's own sealed deadline: that one retaining never moves).
     now += 10 * BROWSER_TTL_S * 1000;

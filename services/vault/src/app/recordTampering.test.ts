@@ -1,11 +1,12 @@
 import { Redis } from 'ioredis';
 import { describeCard, type TokenOwner } from '../domain/card';
 import { sealRecord } from '../domain/envelope';
+import { parseCompactCard } from '../domain/compactCard';
 import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey, usedCvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import type { RecordAlarm, Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
 
@@ -53,7 +54,7 @@ function sealCardAsVersion3(card: ReturnType<typeof aCard>, token: string): Retu
 describe('a used or expired CVV cannot be brought back', () => {
   it('refuses a CVV record copied before its use and restored after, on either replica, and deletes the copy', async () => {
     const { token } = await replicaA.tokenize(aCard());
-    const copy = (await db.client.get(cvvKey(token))) as string;
+    const copy = (await db.client.getBuffer(cvvKey(token))) as Buffer;
     expect((await replicaA.render(OWNER, token, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
     for (const replica of [replicaA, replicaB]) {
       await db.client.set(cvvKey(token), copy, 'PX', 60_000);
@@ -70,7 +71,7 @@ describe('a used or expired CVV cannot be brought back', () => {
 
   it('refuses a CVV record restored after its sealed deadline, even with no TTL, and consumes it', async () => {
     const { token } = await replicaA.tokenize(aCard());
-    const copy = (await db.client.get(cvvKey(token))) as string;
+    const copy = (await db.client.getBuffer(cvvKey(token))) as Buffer;
     now += CVV_TTL_S * 1000;
     await db.client.set(cvvKey(token), copy);
     expect(await codeOf(replicaB.render(OWNER, token, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
@@ -85,6 +86,8 @@ describe('a used or expired CVV cannot be brought back', () => {
       'its nonce and deadline removed (passed off as version 3)',
       ({ nonce: _n, expiresAt: _e, ...r }: Record<string, unknown>) => ({ ...r, v: 3 }),
     ],
+    ['its format 6 passed off as version 4 (JSON, the same fields)', (r: Record<string, unknown>) => ({ ...r, v: 4 })],
+    ['its mode flipped', (r: Record<string, unknown>) => ({ ...r, mode: 'live' })],
   ])('never renders a CVV record with %s: cvv_unavailable and an authentication alarm', async (_what, edit) => {
     const { token } = await replicaA.tokenize(aCard());
     await editRecord(db.client, cvvKey(token), edit);
@@ -134,12 +137,37 @@ describe('card metadata is authenticated', () => {
     ['expiresAt', { expiresAt: '2099-01-01T00:00:00.000Z' }],
     ['holder-name flag', { holderNameAvailable: false }],
     ['version (passed off as version 3)', { v: 3 }],
+    ['version (passed off as version 5)', { v: 5 }],
+    ['BIN', { bin: '555555' }],
+    ['fingerprint', { fingerprint: Buffer.alloc(16, 1).toString('base64url') }],
+    ['provisional flag', { provisional: true }],
   ])('a card whose %s was edited is token_not_found on GET and DELETE', async (_what, change) => {
     const { token } = await replicaA.tokenize(aCard());
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, ...change }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');
     expect(await codeOf(replicaA.deleteToken(OWNER, token))).toBe('token_not_found');
     expect(alarms[0]).toEqual({ alarm: 'authentication_failed', record: 'card', token });
+  });
+
+  it('a format-6 card with any byte of its header or wrap layer changed is never answered', async () => {
+    const { token } = await replicaA.tokenize(aCard());
+    const stored = (await db.client.getBuffer(cardKey(token))) as Buffer;
+    const { sealed } = parseCompactCard(stored);
+    // Everything before the data layer (IV, tag, ciphertext), which GET does not decrypt.
+    const dataLayer = 12 + 16 + Buffer.from(sealed.ciphertext, 'base64').length;
+    const answers = new Set<string>();
+    for (let i = 0; i < stored.length - dataLayer; i++) {
+      for (const bit of [0x01, 0x80]) {
+        const edited = Buffer.from(stored);
+        edited[i] = (edited[i] as number) ^ bit;
+        await db.client.set(cardKey(token), edited, 'KEEPTTL');
+        // Refused either as tampered (authentication fails) or as unreadable (not a canonical record).
+        answers.add(await codeOf(replicaA.getToken(OWNER, token)));
+      }
+    }
+    expect([...answers].sort()).toEqual(['internal_error', 'token_not_found']);
+    await db.client.set(cardKey(token), stored, 'KEEPTTL');
+    expect((await replicaA.getToken(OWNER, token)).token).toBe(token);
   });
 
   it('answers GET without decrypting the card number: only the data key is unwrapped', async () => {
@@ -155,7 +183,7 @@ describe('card metadata is authenticated', () => {
     expect(await codeOf(replicaA.render(OWNER, token, '[CARD_NUMBER]', 'text/plain'))).toBe('token_not_found');
   });
 
-  it('rewrap moves a version-3 card to version 4, after which its metadata is authenticated too', async () => {
+  it('rewrap moves a version-3 card to version 6, after which its metadata is authenticated too', async () => {
     const card = aCard();
     const token = generateToken();
     const sealed = sealCardAsVersion3(card, token);
@@ -166,7 +194,7 @@ describe('card metadata is authenticated', () => {
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '4242' }));
     const { checkpoint } = await rewrapAll(store, ring, { batchSize: 10 });
     expect(checkpoint.stats).toMatchObject({ scanned: 1, migrated: 1, failed: 0 });
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4 });
+    expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6 });
     expect((await replicaA.getToken(OWNER, token)).last4).toBe('4242');
     await editRecord(db.client, cardKey(token), (r) => ({ ...r, last4: '0000' }));
     expect(await codeOf(replicaA.getToken(OWNER, token))).toBe('token_not_found');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { useRedisServer } from '@tessera/test-support';
 import type { RouteDocumentInput, RouteFilterInput } from '@tessera/routes';
-import { aCard, anEmptyRedisCardStore, aVault, codeOf, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, anEmptyRedisCardStore, aVault, codeOf, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import { MerchantKeyRings } from './merchantKeys';
 import { MAX_ROUTE_CANDIDATES, renderRoute } from './renderRoute';
 
@@ -90,7 +90,7 @@ describe('RenderRoute', () => {
     const vault = aVault({ store, keyRing: root, merchantKeys: new MerchantKeyRings({ root, store }) });
     const made = await vault.tokenize(aCard({ aliasFormats: ['uuid'] }));
     // Sealed under merchant_a's test-mode KEK, not the root key: the root ring alone opens neither record.
-    const stored = JSON.parse((await db.client.get(`tessera:card:{${made.token}}`))!) as { sealed: { keyId: string } };
+    const stored = (await readRecord(db.client, `tessera:card:{${made.token}}`)) as { sealed: { keyId: string } };
     expect(stored.sealed.keyId).toMatch(/^m\./);
     const body = `card[number]=${made.aliases.uuid}&card[cvc]=${made.token}`;
     const out = await renderRoute(vault, { owner: A, routeJson: STRIPE_FORM, contentType: FORM, body: Buffer.from(body) });

@@ -5,7 +5,7 @@ import { generateToken } from '../domain/token';
 import { rewrapAll } from './keyRotation';
 import { cardKey, cvvKey } from '../store/records';
 import type { RedisCardStore } from '../store/redisCardStore';
-import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf } from '../test/builders';
+import { aCard, aVault, anEmptyRedisCardStore, codeOf, editRecord, keyRingEntry, keyRingOf, readRecord } from '../test/builders';
 import { sealFormat1 } from '../test/legacyEnvelope';
 import type { Vault } from './vault';
 import { useRedisServer } from '@tessera/test-support';
@@ -56,8 +56,8 @@ async function saveTokenWithoutMode(number: string, format: 1 | 2): Promise<stri
 describe('test and live tokens at rest (real redis-server)', () => {
   it('stores the mode with the card and the CVV', async () => {
     const { token } = await vault.tokenize(aCard({ number: LIVE_CARD }));
-    expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 5, mode: 'live' });
-    expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 4, mode: 'live' });
+    expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6, mode: 'live' });
+    expect(await readRecord(db.client, cvvKey(token))).toMatchObject({ v: 6, mode: 'live' });
   });
 
   it('fails to authenticate, rather than render for the test key, a live card whose stored mode was edited to test (answered as missing)', async () => {
@@ -82,11 +82,12 @@ describe('test and live tokens at rest (real redis-server)', () => {
     }
   });
 
-  it('opens a CVV only under its card’s mode: its own mode field is a marker, and removing it fails to decrypt', async () => {
+  it('opens a CVV only under its card’s mode: its own mode field is bound (format 6), and removing it fails to decrypt', async () => {
     const edited = (await vault.tokenize(aCard({ number: LIVE_CARD }))).token;
     await editRecord(db.client, cvvKey(edited), (record) => ({ ...record, mode: 'test' }));
     expect(await codeOf(vault.render(TEST, edited, '[CARD_CVV]', 'text/plain'))).toBe('token_not_found');
-    expect((await vault.render(LIVE, edited, '[CARD_CVV]', 'text/plain')).toString()).toBe('123');
+    // Format 4 only marked the mode; format 6 binds its header's every byte, so the edited CVV no longer opens.
+    expect(await codeOf(vault.render(LIVE, edited, '[CARD_CVV]', 'text/plain'))).toBe('cvv_unavailable');
     const stripped = (await vault.tokenize(aCard({ number: LIVE_CARD }))).token;
     await editRecord(db.client, cvvKey(stripped), ({ mode: _mode, ...record }) => ({ ...record, v: 2 }));
     // A CVV that does not authenticate is never rendered; the card is intact, so: no CVV.
@@ -123,8 +124,8 @@ describe('test and live tokens at rest (real redis-server)', () => {
       [live, 'live'],
       [test, 'test'],
     ] as const) {
-      expect(JSON.parse((await db.client.get(cardKey(token))) as string)).toMatchObject({ v: 4, mode });
-      expect(JSON.parse((await db.client.get(cvvKey(token))) as string)).toMatchObject({ v: 3, mode });
+      expect(await readRecord(db.client, cardKey(token))).toMatchObject({ v: 6, mode });
+      expect(await readRecord(db.client, cvvKey(token))).toMatchObject({ v: 3, mode });
     }
     expect(await codeOf(vault.getToken(TEST, live))).toBe('token_not_found');
     expect((await vault.render(LIVE, live, '[CARD_NUMBER]/[CARD_CVV]', 'text/plain')).toString()).toBe(`${LIVE_CARD}/987`);

@@ -10,6 +10,8 @@ import {
   retentionOnRetain,
   toTokenRecordView,
   type CardSecret,
+  decodeCardSecret,
+  encodeCardSecret,
   type CardToTokenize,
   type StoredCard,
   type StoredCvv,
@@ -27,7 +29,7 @@ import {
   type RecordKind,
 } from '../domain/envelope';
 import { aliasDigestOf, fingerprintOf, newFingerprintKey, openFingerprintKey } from '../domain/fingerprint';
-import { cardMetadata, cvvMetadata, cvvReplayId, metadataOfCard, metadataOfCvv } from '../domain/recordMetadata';
+import { bindingOfCard, bindingOfCvv, cardBinding, cvvBinding, cvvReplayId } from '../domain/recordMetadata';
 import type { KeyRing } from '../domain/keyRing';
 import type { MerchantKeyRings } from './merchantKeys';
 import { checkRenderable, DEFAULT_RENDER_MAX_BYTES, renderPspBody, templateUses, type CardValues } from '../domain/renderPspBody';
@@ -615,10 +617,10 @@ export class Vault {
     const secret: CardSecret = { number: card.number, holderName: card.holderName };
     const provisionalUntil = card.provisional === true ? retention.expiresAt.toISOString() : undefined;
     const fingerprint = known ?? fingerprintOf(fingerprintKey, card.merchantId, mode, card.number);
-    const fields = describeCardFields(card, mode, retention.expiresAt, now, fingerprint);
+    const fields = { ...describeCardFields(card, mode, retention.expiresAt, now, fingerprint), compact: true as const };
     const sealedCard = this.seal(
-      { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
-      JSON.stringify(secret),
+      { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, ...cardBinding(fields) },
+      encodeCardSecret(secret),
       ring,
     );
     const stored: StoredCard = { ...fields, metadataBound: true, sealed: sealedCard };
@@ -668,8 +670,9 @@ export class Vault {
       mode,
       nonce: secureRandomBytes(CVV_NONCE_BYTES).toString('base64url'),
       expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
+      compact: true as const,
     };
-    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, metadata: cvvMetadata(fields) }, cvv, ring) };
+    return { ...fields, sealed: this.seal({ merchantId, token, kind: 'cvv', mode, ...cvvBinding(fields) }, cvv, ring) };
   }
 
   /** The fingerprint index stops naming the token too (best effort: dedupe checks what it names anyway). */
@@ -748,6 +751,7 @@ export class Vault {
       // identical calls never contend for the record.
       const unchanged = expiryMonth === card.expiryMonth && expiryYear === card.expiryYear && holderName === secret.holderName;
       if (unchanged && card.mode !== undefined && card.metadataBound === true) return { card, mode };
+      // A card rewritten for any reason leaves in format 6 (compact), like a new one.
       const now = this.now();
       const retention = retentionFor(expiryMonth, expiryYear, {
         cardGraceDays: this.opts.cardGraceDays,
@@ -764,11 +768,12 @@ export class Vault {
         expiryYear,
         expiresAt,
         holderNameAvailable: holderName.length > 0,
+        compact: true,
       };
       const provisionalUntil = card.provisional === true ? expiresAt : undefined;
       const sealed = this.seal(
-        { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, metadata: cardMetadata(fields) },
-        JSON.stringify({ number: secret.number, holderName } satisfies CardSecret),
+        { merchantId: card.merchantId, token, kind: 'card', mode, provisionalUntil, ...cardBinding(fields) },
+        encodeCardSecret({ number: secret.number, holderName }),
         ring,
       );
       const next: StoredCard = { ...fields, metadataBound: true, sealed };
@@ -810,10 +815,11 @@ export class Vault {
       const fields: Omit<StoredCard, 'sealed'> = { ...ordinary, mode, expiresAt: retention.expiresAt.toISOString() };
       let sealed: Envelope;
       try {
+        // Keeps the record's format: the plaintext is carried over as it was sealed.
         sealed = rebindRecord(
           ring,
           this.cardContext(card, token),
-          { merchantId: card.merchantId, token, kind: 'card', mode, metadata: cardMetadata(fields) },
+          { merchantId: card.merchantId, token, kind: 'card', mode, ...cardBinding(fields) },
           card.sealed,
         );
       } catch (err) {
@@ -1042,7 +1048,7 @@ export class Vault {
       token,
       kind: 'cvv',
       mode: record.mode === undefined ? null : mode,
-      metadata: metadataOfCvv(record),
+      ...bindingOfCvv(record),
     };
     try {
       return this.open(ctx, record.sealed, 'cvv', token, ring);
@@ -1053,8 +1059,8 @@ export class Vault {
     }
   }
 
-  private seal(ctx: EnvelopeContext, plaintext: string, ring: KeyRing): Envelope {
-    const buf = Buffer.from(plaintext, 'utf8');
+  private seal(ctx: EnvelopeContext, plaintext: string | Buffer, ring: KeyRing): Envelope {
+    const buf = typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext;
     try {
       return sealRecord(ring, ctx, buf);
     } finally {
@@ -1098,7 +1104,7 @@ export class Vault {
   /** What a card record was sealed with, as its stored fields claim: opening it checks the claim. */
   private cardContext(card: StoredCard, token: string): EnvelopeContext {
     const provisionalUntil = card.provisional === true ? card.expiresAt : undefined;
-    return { merchantId: card.merchantId, token, kind: 'card', mode: card.mode ?? null, provisionalUntil, metadata: metadataOfCard(card) };
+    return { merchantId: card.merchantId, token, kind: 'card', mode: card.mode ?? null, provisionalUntil, ...bindingOfCard(card) };
   }
 
   /**
@@ -1114,15 +1120,19 @@ export class Vault {
   }
 
   private openCardSecret(card: StoredCard, token: string, ring: KeyRing): CardSecret {
-    const text = this.open(this.cardContext(card, token), card.sealed, 'card', token, ring);
+    let plaintext: Buffer;
     try {
-      const parsed = JSON.parse(text) as Partial<CardSecret>;
-      if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string') {
-        return { number: parsed.number, holderName: parsed.holderName };
-      }
-    } catch {
-      // fall through: the error below must not carry the plaintext
+      plaintext = openRecord(ring, this.cardContext(card, token), card.sealed);
+    } catch (err) {
+      throw this.openFailure(err, 'card', token);
     }
-    throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+    try {
+      const secret = decodeCardSecret(plaintext);
+      // The error must not carry the plaintext.
+      if (secret === undefined) throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+      return secret;
+    } finally {
+      plaintext.fill(0);
+    }
   }
 }

@@ -63,6 +63,12 @@ export interface StoredCard {
    * merchant, mode and provisional deadline only are bound.
    */
   metadataBound?: true;
+  /**
+   * Record format 6 (issue 30, with metadataBound): stored as bytes (store/compactCard.ts), and
+   * what `sealed` binds is the binary header of the fields above (recordMetadata.ts) under the
+   * format's own labels. New cards are written so; rewrap moves older ones.
+   */
+  compact?: true;
   sealed: Envelope;
 }
 
@@ -78,6 +84,8 @@ export interface StoredCvv {
    */
   nonce?: string;
   expiresAt?: string;
+  /** Record format 6 (issue 30, with nonce and expiresAt): stored as bytes, its binary header bound as a card's is. */
+  compact?: true;
   sealed: Envelope;
 }
 
@@ -85,6 +93,49 @@ export interface StoredCvv {
 export interface CardSecret {
   number: string;
   holderName: string;
+}
+
+/**
+ * The plaintext of a format-6 card: a zero byte (a JSON secret starts with `{`), the number's
+ * length, its digits two to a byte, then the holder name in UTF-8 (16 digits and a 10-character
+ * name: 20 bytes instead of 55).
+ */
+const COMPACT_SECRET = 0;
+
+export function encodeCardSecret(secret: CardSecret): Buffer {
+  const digits = secret.number;
+  if (!/^\d{1,255}$/.test(digits)) throw new TesseraError('internal_error', { message: 'A card number cannot be sealed.' });
+  const packed = Buffer.alloc(Math.ceil(digits.length / 2));
+  for (let i = 0; i < digits.length; i++) {
+    const digit = digits.charCodeAt(i) - 48;
+    packed[i >> 1] = (packed[i >> 1] ?? 0) | (i % 2 === 0 ? digit << 4 : digit);
+  }
+  return Buffer.concat([Buffer.from([COMPACT_SECRET, digits.length]), packed, Buffer.from(secret.holderName, 'utf8')]);
+}
+
+/** Either plaintext form (JSON before format 6); undefined when it is neither. Never echoes the plaintext. */
+export function decodeCardSecret(plaintext: Buffer): CardSecret | undefined {
+  if (plaintext.length >= 2 && plaintext[0] === COMPACT_SECRET) {
+    const length = plaintext[1] ?? 0;
+    const packedBytes = Math.ceil(length / 2);
+    if (length === 0 || plaintext.length < 2 + packedBytes) return undefined;
+    let number = '';
+    for (let i = 0; i < length; i++) {
+      const byte = plaintext[2 + (i >> 1)] ?? 0;
+      const digit = i % 2 === 0 ? byte >> 4 : byte & 0x0f;
+      if (digit > 9) return undefined;
+      number += String(digit);
+    }
+    return { number, holderName: plaintext.subarray(2 + packedBytes).toString('utf8') };
+  }
+  try {
+    const parsed = JSON.parse(plaintext.toString('utf8')) as Partial<CardSecret>;
+    if (typeof parsed.number === 'string' && typeof parsed.holderName === 'string')
+      return { number: parsed.number, holderName: parsed.holderName };
+  } catch {
+    // neither form
+  }
+  return undefined;
 }
 
 /** Exactly the proto's TokenRecord, so the reply cannot drift from the contract. */

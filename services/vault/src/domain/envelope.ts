@@ -58,6 +58,12 @@ export interface EnvelopeContext {
    * older records, which keep their own labels: a v4 record can never be presented as one.
    */
   metadata?: string | undefined;
+  /**
+   * Record format 6 (issue 30): `metadata` is then the base64 of the card's binary header
+   * (compactCard.ts), bound under the v6 labels, so neither a v6 record presented as an older
+   * one nor the reverse opens.
+   */
+  format?: 6 | undefined;
 }
 
 const DATA_KEY_BYTES = 32;
@@ -115,13 +121,14 @@ function modeOf(ctx: EnvelopeContext): KeyMode {
 }
 
 /**
- * Format 4 labels: a JSON array is unambiguous whatever the fields contain, so the metadata (free
+ * Format 4 labels (format 6: the same layout under its own label): a JSON array is unambiguous whatever the fields contain, so the metadata (free
  * text included) needs no escaping rules. Only records with a mode have this format.
  */
 function v4Aad(layer: 'dek' | 'data', ctx: EnvelopeContext, keyId: string | null): Buffer {
   if (ctx.mode === null) throw new EnvelopeOpenError('malformed');
   const fields = [ctx.merchantId, ctx.token, keyId, ctx.kind, ctx.mode, ctx.provisionalUntil ?? null, ctx.metadata];
-  return Buffer.from(`tessera.v4.${layer}|${JSON.stringify(fields)}`, 'utf8');
+  const label = ctx.format === 6 ? 'v6' : 'v4';
+  return Buffer.from(`tessera.${label}.${layer}|${JSON.stringify(fields)}`, 'utf8');
 }
 
 function wrapDataKey(

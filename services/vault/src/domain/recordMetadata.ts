@@ -1,4 +1,6 @@
 import type { StoredCard, StoredCvv } from './card';
+import type { EnvelopeContext } from './envelope';
+import { compactCardHeader, compactCvvHeader } from './compactCard';
 
 /**
  * The clear fields of a format-4 record, in a fixed order, as bound into its envelope's AAD
@@ -28,13 +30,29 @@ export function cvvMetadata(cvv: Pick<StoredCvv, 'nonce' | 'expiresAt'>): string
   return JSON.stringify(['cvv', cvv.nonce ?? null, cvv.expiresAt ?? null]);
 }
 
-/** The metadata a stored card was sealed with, or undefined for a record older than format 4. */
-export function metadataOfCard(card: StoredCard): string | undefined {
-  return card.metadataBound === true ? cardMetadata(card) : undefined;
+/**
+ * What a card with these fields is sealed with: a format-6 card (compact) binds its binary
+ * header under the v6 labels, a format-4/5 one its JSON metadata.
+ */
+export function cardBinding(card: Omit<StoredCard, 'sealed' | 'metadataBound'>): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  if (card.compact === true) return { metadata: compactCardHeader(card).toString('base64'), format: 6 };
+  return { metadata: cardMetadata(card) };
 }
 
-export function metadataOfCvv(cvv: StoredCvv): string | undefined {
-  return cvv.nonce !== undefined && cvv.expiresAt !== undefined ? cvvMetadata(cvv) : undefined;
+/** What a stored card was sealed with: nothing for a record older than format 4. */
+export function bindingOfCard(card: StoredCard): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  return card.metadataBound === true ? cardBinding(card) : {};
+}
+
+/** What a CVV with these fields is sealed with: format 6 (compact) its binary header, format 4 its JSON metadata. */
+export function cvvBinding(cvv: Omit<StoredCvv, 'sealed'>): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  if (cvv.compact === true) return { metadata: compactCvvHeader(cvv).toString('base64'), format: 6 };
+  return { metadata: cvvMetadata(cvv) };
+}
+
+/** What a stored CVV was sealed with: nothing for a record older than format 4. */
+export function bindingOfCvv(cvv: StoredCvv): Pick<EnvelopeContext, 'metadata' | 'format'> {
+  return cvv.nonce !== undefined && cvv.expiresAt !== undefined ? cvvBinding(cvv) : {};
 }
 
 /**

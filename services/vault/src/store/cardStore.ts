@@ -1,5 +1,6 @@
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
+import type { RawRecord } from './records';
 import type { TesseraError } from '@tessera/common';
 
 export interface CardEntryToSave {
@@ -69,7 +70,7 @@ export interface CardStore {
    * `cvvTtlMs` (0: leave the CVV alone). False when the card was changed, deleted or expired
    * meanwhile; the caller reads it again.
    */
-  retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean>;
+  retainCard(token: string, expected: RawRecord, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean>;
   /**
    * Writes a freshly collected CVV for an existing token (replacing one not used yet), with its
    * TTL, acknowledged like save. The caller has checked the card; a card deleted meanwhile leaves a
@@ -83,12 +84,12 @@ export interface CardStore {
   // Key rotation (`npm run vault -- rewrap`) works on the stored form so it can compare-and-set.
   /** One SCAN step over card records; cursor '0' starts, and a returned '0' means done. */
   scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }>;
-  readRaw(kind: RecordKind, token: string): Promise<string | null>;
+  readRaw(kind: RecordKind, token: string): Promise<RawRecord | null>;
   /**
    * Replaces a record only if it still equals `expected`, keeping its TTL; false when it was
    * changed, consumed or deleted meanwhile (the vault keeps serving while records are re-wrapped).
    */
-  replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean>;
+  replaceRaw(kind: RecordKind, token: string, expected: RawRecord | string, next: RawRecord | string): Promise<boolean>;
   // The fingerprint key (wrapped under the key ring) and the fingerprint index that `dedupe` reads.
   /** The stored fingerprint key, or null before the first vault made one. */
   getFingerprintKey(): Promise<string | null>;

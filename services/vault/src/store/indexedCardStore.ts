@@ -3,6 +3,7 @@ import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
 import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
 import type { CardMonth, ExpiryIndex } from './expiryIndex';
+import type { RawRecord } from './records';
 
 function monthOf(card: Pick<StoredCard, 'expiryMonth' | 'expiryYear'>): CardMonth {
   return { expiryMonth: card.expiryMonth, expiryYear: card.expiryYear };
@@ -70,7 +71,7 @@ class IndexedCardStore implements CardStore {
     return outcomes;
   }
 
-  async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+  async retainCard(token: string, expected: RawRecord, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     const replaced = await this.store.retainCard(token, expected, next, ttl);
     if (replaced && next.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(token, monthOf(next)));
     if (replaced && ttl.cvvTtlMs > 0)
@@ -115,10 +116,10 @@ class IndexedCardStore implements CardStore {
   scanTokens(cursor: string, count: number): Promise<{ cursor: string; tokens: string[] }> {
     return this.store.scanTokens(cursor, count);
   }
-  readRaw(kind: RecordKind, token: string): Promise<string | null> {
+  readRaw(kind: RecordKind, token: string): Promise<RawRecord | null> {
     return this.store.readRaw(kind, token);
   }
-  replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
+  replaceRaw(kind: RecordKind, token: string, expected: RawRecord | string, next: RawRecord | string): Promise<boolean> {
     return this.store.replaceRaw(kind, token, expected, next);
   }
   getFingerprintKey(): Promise<string | null> {

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { BRANDS, TesseraError } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
+import { isCompactRecord, parseCompactCard, parseCompactCvv, serializeCompactCard, serializeCompactCvv } from '../domain/compactCard';
+
+/**
+ * A record as stored: bytes. A format-6 card or CVV is binary (domain/compactCard.ts); every
+ * older record is JSON in UTF-8. Read with getBuffer and written as a Buffer, so Lua
+ * compare-and-set scripts compare the exact bytes.
+ */
+export type RawRecord = Buffer;
 
 /**
  * Stored form of the records. A version field lets a later format coexist with records written
@@ -26,6 +34,11 @@ const VERSION_3 = 3;
  * unreadable rather than strip the fields and raise a tampering alarm.
  */
 const VERSION_4 = 4;
+/*
+ * Version 6 (issue 30, cards and CVVs) is not JSON: raw bytes (domain/compactCard.ts), told
+ * apart by its first byte. serializeCard writes it for every card sealed as format 6
+ * (StoredCard.compact, StoredCvv.compact); older records keep the JSON versions above until rewrap moves them.
+ */
 const mode = z.enum(['test', 'live']);
 
 const directEnvelopeSchema = z.object({
@@ -78,24 +91,34 @@ const storedCvvSchema = z.union([
 
 /**
  * A record is written with the version it was sealed as: without a mode 2, with a mode but
- * nothing else bound 3 (a record rewrap has not migrated yet), fully bound 4.
+ * nothing else bound 3 (a record rewrap has not migrated yet), fully bound 4 or 5, binary 6.
  */
-export function serializeCard(card: StoredCard): string {
-  const { metadataBound, ...fields } = card;
+export function serializeCard(card: StoredCard): RawRecord {
+  if (card.compact === true) return serializeCompactCard(card);
+  return Buffer.from(serializeJsonCard(card), 'utf8');
+}
+
+function serializeJsonCard(card: StoredCard): string {
+  const { metadataBound, compact: _compact, ...fields } = card;
   const bound = card.fingerprint !== undefined ? RECORD_VERSION : VERSION_4;
   const v = card.mode === undefined ? 2 : metadataBound === true ? bound : VERSION_3;
   return JSON.stringify({ v, ...fields });
 }
 
-export function serializeCvv(cvv: StoredCvv): string {
+export function serializeCvv(cvv: StoredCvv): RawRecord {
+  if (cvv.compact === true) return serializeCompactCvv(cvv);
+  return Buffer.from(serializeJsonCvv(cvv), 'utf8');
+}
+
+function serializeJsonCvv({ compact: _compact, ...cvv }: StoredCvv): string {
   const v = cvv.mode === undefined ? 2 : cvv.nonce !== undefined && cvv.expiresAt !== undefined ? VERSION_4 : VERSION_3;
   return JSON.stringify({ v, ...cvv });
 }
 
-function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
+function parseWith<T>(schema: z.ZodType<T>, raw: RawRecord | string): T {
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
   } catch {
     throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
   }
@@ -104,12 +127,26 @@ function parseWith<T>(schema: z.ZodType<T>, raw: string): T {
   return result.data;
 }
 
-export function parseCard(raw: string): StoredCard {
+/** A format-6 record parsed, or undefined for a JSON one; bytes that do not parse are "unreadable", never detailed. */
+function parseCompact<T>(raw: RawRecord | string, parse: (raw: Buffer) => T): T | undefined {
+  if (typeof raw === 'string' || !isCompactRecord(raw)) return undefined;
+  try {
+    return parse(raw);
+  } catch {
+    throw new TesseraError('internal_error', { message: 'A stored record is unreadable.' });
+  }
+}
+
+export function parseCard(raw: RawRecord | string): StoredCard {
+  const compact = parseCompact(raw, parseCompactCard);
+  if (compact !== undefined) return compact;
   const { v: version, ...card } = parseWith(storedCardSchema, raw);
   return version === RECORD_VERSION || version === VERSION_4 ? { ...card, metadataBound: true } : card;
 }
 
-export function parseCvv(raw: string): StoredCvv {
+export function parseCvv(raw: RawRecord | string): StoredCvv {
+  const compact = parseCompact(raw, parseCompactCvv);
+  if (compact !== undefined) return compact;
   const { v: _version, ...cvv } = parseWith(storedCvvSchema, raw);
   return cvv;
 }

@@ -137,7 +137,7 @@ describe('RedisCardStore scripts', () => {
       await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aStoredCvv(), ttlMs: 60_000 } });
     const sent = await commandsSentDuring(db.server.url, async () => {
       for (const t of tokens) {
-        const raw = (await store.readRaw('card', t)) as string;
+        const raw = (await store.readRaw('card', t)) as Buffer;
         expect(await store.replaceRaw('card', t, raw, raw)).toBe(true);
         expect(await store.retainCard(t, raw, aStoredCard(), { cardTtlMs: 60_000, cvvTtlMs: 60_000 })).toBe(true);
         expect(await store.takeCvv(t, (record) => ({ id: record.nonce ?? record.sealed.iv, rememberMs: 60_000 }))).toMatchObject({

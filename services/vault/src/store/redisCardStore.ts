@@ -26,6 +26,7 @@ import {
   tokenAliasesKey,
   parseCard,
   parseCvv,
+  type RawRecord,
   recordKey,
   serializeCard,
   serializeCvv,
@@ -147,8 +148,8 @@ const TAKE_CVV_ATTEMPTS = 5;
 
 /** The scripts above as commands of the client: sent with EVALSHA (see defineScripts). */
 interface CardScripts {
-  tesseraReplaceIfUnchanged(key: string, expected: string, next: string): Promise<number>;
-  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: string, id: string, rememberMs: number): Promise<number>;
+  tesseraReplaceIfUnchanged(key: string, expected: string | Buffer, next: string | Buffer): Promise<number>;
+  tesseraTakeCvvIfUnchanged(cvvKey: string, usedKey: string, expected: RawRecord, id: string, rememberMs: number): Promise<number>;
   /** Sent by name inside claimFingerprint's pipeline, followed there by WAIT. */
   tesseraClaimFingerprint(indexKey: string, token: string, replacing: string, ttlMs: number): Promise<string>;
   /** Deletes an index entry (fingerprint or alias) only while it names `token`. */
@@ -163,8 +164,8 @@ interface CardScripts {
   tesseraRetainIfUnchanged(
     cardKey: string,
     cvvKey: string,
-    expected: string,
-    next: string,
+    expected: RawRecord,
+    next: RawRecord,
     cardTtlMs: number,
     cvvTtlMs: number,
   ): Promise<number>;
@@ -370,7 +371,7 @@ export class RedisCardStore implements CardStore {
    * does not decide the outcome, and WAIT covers it.
    */
   private async writeGroup(node: Redis, entries: readonly CardEntryToSave[], withIndex = false): Promise<WriteResult[]> {
-    const commands: Array<Array<string | number>> = [];
+    const commands: Array<Array<string | number | Buffer>> = [];
     const spans: Array<{ first: number; exec: number }> = [];
     for (const entry of entries) {
       const first = commands.length;
@@ -442,12 +443,12 @@ export class RedisCardStore implements CardStore {
   }
 
   async getCard(token: string): Promise<StoredCard | null> {
-    const raw = await this.run(() => this.redis.get(cardKey(token)));
+    const raw = await this.run(() => this.redis.getBuffer(cardKey(token)));
     return raw === null ? null : parseCard(raw);
   }
 
   async getCvv(token: string): Promise<StoredCvv | null> {
-    const raw = await this.run(() => this.redis.get(cvvKey(token)));
+    const raw = await this.run(() => this.redis.getBuffer(cvvKey(token)));
     return raw === null ? null : parseCvv(raw);
   }
 
@@ -458,7 +459,7 @@ export class RedisCardStore implements CardStore {
    */
   async takeCvv(token: string, identify: (record: StoredCvv) => { id: string; rememberMs: number }): Promise<TakenCvv | null> {
     for (let attempt = 0; attempt < TAKE_CVV_ATTEMPTS; attempt++) {
-      const raw = await this.run(() => this.redis.get(cvvKey(token)));
+      const raw = await this.run(() => this.redis.getBuffer(cvvKey(token)));
       if (raw === null) return null;
       const record = parseCvv(raw);
       const { id, rememberMs } = identify(record);
@@ -480,7 +481,7 @@ export class RedisCardStore implements CardStore {
    * fall back to a provisional one with a failover. When the acknowledgement falls short the call
    * fails (the caller may retry: retaining is idempotent).
    */
-  async retainCard(token: string, expected: string, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
+  async retainCard(token: string, expected: RawRecord, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     const [replaced] = await this.writeAcknowledged([
       [
         'tesseraRetainIfUnchanged',
@@ -688,11 +689,11 @@ export class RedisCardStore implements CardStore {
     return { cursor: index + 1 < masters.length ? `${index + 1}:0` : '0', keys };
   }
 
-  async readRaw(kind: RecordKind, token: string): Promise<string | null> {
-    return this.run(() => this.redis.get(recordKey(kind, token)));
+  async readRaw(kind: RecordKind, token: string): Promise<RawRecord | null> {
+    return this.run(() => this.redis.getBuffer(recordKey(kind, token)));
   }
 
-  async replaceRaw(kind: RecordKind, token: string, expected: string, next: string): Promise<boolean> {
+  async replaceRaw(kind: RecordKind, token: string, expected: RawRecord | string, next: RawRecord | string): Promise<boolean> {
     const replaced = await this.run(() => this.scripts.tesseraReplaceIfUnchanged(recordKey(kind, token), expected, next));
     return replaced === 1;
   }

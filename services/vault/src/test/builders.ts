@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger, isTestCard, TesseraError } from '@tessera/common';
 import { parseKeyRing, type EnvKeyRing } from '../domain/keyRing';
-import type { CardToTokenize } from '../domain/card';
+import type { CardToTokenize, StoredCard, StoredCvv } from '../domain/card';
+import {
+  COMPACT_RECORD_VERSION,
+  isCompactRecord,
+  parseCompactCard,
+  parseCompactCvv,
+  serializeCompactCard,
+  serializeCompactCvv,
+} from '../domain/compactCard';
 import { RedisCardStore } from '../store/redisCardStore';
 import { CARD_KEY_PREFIX, CVV_KEY_PREFIX } from '../store/records';
 import { Vault, type VaultOptions } from '../app/vault';
@@ -71,14 +79,42 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
   return err.code;
 }
 
-/** Rewrites a stored record in Redis as an insider with write access could, keeping its TTL. */
+/**
+ * A stored record as its fields: a JSON record as stored (`v` included), a format-6 card decoded
+ * or CVV decoded to the same shape with `v: 6` (its envelope's fields base64, as in JSON).
+ */
+export async function readRecord(client: Redis, key: string): Promise<Record<string, unknown>> {
+  const raw = await client.getBuffer(key);
+  if (raw === null) throw new Error(`no record at ${key}`);
+  if (isCompactRecord(raw) && key.startsWith(CVV_KEY_PREFIX)) {
+    const { compact: _compact, ...fields } = parseCompactCvv(raw);
+    return { v: COMPACT_RECORD_VERSION, ...fields };
+  }
+  if (isCompactRecord(raw)) {
+    const { metadataBound: _bound, compact: _compact, ...fields } = parseCompactCard(raw);
+    return { v: COMPACT_RECORD_VERSION, ...fields };
+  }
+  return JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+}
+
+/**
+ * Rewrites a stored record in Redis as an insider with write access could, keeping its TTL. A
+ * record edited with `v: 6` is written back in format 6 (canonical bytes for the edited fields),
+ * any other as JSON: so editing a format-6 card's `v` presents it as an older record.
+ */
 export async function editRecord(
   client: Redis,
   key: string,
   edit: (record: Record<string, unknown>) => Record<string, unknown>,
 ): Promise<void> {
-  const raw = (await client.get(key)) as string;
-  await client.set(key, JSON.stringify(edit(JSON.parse(raw) as Record<string, unknown>)), 'KEEPTTL');
+  const edited = edit(await readRecord(client, key));
+  const { v, ...fields } = edited;
+  const compact = (): Buffer =>
+    key.startsWith(CVV_KEY_PREFIX)
+      ? serializeCompactCvv({ ...(fields as unknown as StoredCvv), compact: true })
+      : serializeCompactCard({ ...(fields as unknown as StoredCard), metadataBound: true, compact: true });
+  const stored = v === COMPACT_RECORD_VERSION ? compact() : JSON.stringify(edited);
+  await client.set(key, stored, 'KEEPTTL');
 }
 
 export interface JumpingClock {

@@ -16,6 +16,28 @@ export function aStoredCard(overrides: Partial<StoredCard> = {}): StoredCard {
   };
 }
 
+/** A format-6 card (binary record): its envelope has the lengths a sealed record has. */
+export function aCompactStoredCard(overrides: Partial<StoredCard> = {}): StoredCard {
+  const bytes = (n: number, fill: number): string => Buffer.alloc(n, fill).toString('base64');
+  return aStoredCard({
+    mode: 'test',
+    bin: '424242',
+    fingerprint: Buffer.alloc(16, 7).toString('base64url'),
+    metadataBound: true,
+    compact: true,
+    sealed: {
+      keyId: 'k1',
+      wrapIv: bytes(12, 1),
+      wrapTag: bytes(16, 2),
+      wrappedKey: bytes(32, 3),
+      iv: bytes(12, 4),
+      tag: bytes(16, 5),
+      ciphertext: bytes(20, 6),
+    },
+    ...overrides,
+  });
+}
+
 export const aStoredCvv = (): StoredCvv => ({ sealed: { keyId: 'k1', iv: 'aXY=', ciphertext: 'Y3Z2', tag: 'dGFn' } });
 
 /** A format-4 CVV record: nonce and deadline (the contract only stores them; the vault checks them). */
@@ -74,8 +96,8 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       for (const t of tokens) expect(seen.has(t)).toBe(true);
 
       const [first] = tokens as [string];
-      const raw = (await store.readRaw('card', first)) as string;
-      const changed = raw.replace('"last4":"4242"', '"last4":"0000"');
+      const raw = (await store.readRaw('card', first)) as Buffer;
+      const changed = raw.toString('utf8').replace('"last4":"4242"', '"last4":"0000"');
       expect(await store.replaceRaw('card', first, 'not what is stored', changed)).toBe(false);
       expect(await store.replaceRaw('card', first, raw, changed)).toBe(true);
       expect((await store.getCard(first))?.last4).toBe('0000');
@@ -87,11 +109,11 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
     it('refuses a CVV whose replay id was used before, even when the record is written back, and deletes it', async () => {
       const t = token();
       await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
-      const copy = (await store.readRaw('cvv', t)) as string;
+      const copy = (await store.readRaw('cvv', t)) as Buffer;
       expect(await take(store, t)).toEqual(aNoncedCvv());
       // Written back as it was (a restore from a copy): it is not handed out again.
       await store.save({ token: t, card: aStoredCard(), cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
-      expect(await store.readRaw('cvv', t)).toBe(copy);
+      expect(await store.readRaw('cvv', t)).toEqual(copy);
       expect(await store.takeCvv(t, () => ({ id: 'bm9uY2U', rememberMs: 60_000 }))).toEqual({ outcome: 'replayed' });
       expect(await store.hasCvv(t)).toBe(false);
       // Another CVV of the same token (a new nonce) is not affected.
@@ -162,16 +184,32 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       expect((await store.getCard(legacy))?.mode).toBeUndefined();
       expect((await take(store, legacy))?.mode).toBeUndefined();
       // The stored form says which: a version-3 record names its mode, an older one has none.
-      expect(JSON.parse((await store.readRaw('card', moded)) as string)).toMatchObject({ v: 3, mode: 'live' });
+      expect(JSON.parse(String(await store.readRaw('card', moded)))).toMatchObject({ v: 3, mode: 'live' });
       const bound = token();
       const boundCard = aStoredCard({ mode: 'live', metadataBound: true });
       await store.save({ token: bound, card: boundCard, cardTtlMs: 60_000, cvv: { record: aNoncedCvv(), ttlMs: 60_000 } });
       // Version 4: every clear field is bound into the envelope; the CVV carries its nonce and deadline.
-      expect(JSON.parse((await store.readRaw('card', bound)) as string)).toMatchObject({ v: 4, mode: 'live' });
-      expect(JSON.parse((await store.readRaw('cvv', bound)) as string)).toMatchObject({ v: 4, nonce: 'bm9uY2U' });
+      expect(JSON.parse(String(await store.readRaw('card', bound)))).toMatchObject({ v: 4, mode: 'live' });
+      expect(JSON.parse(String(await store.readRaw('cvv', bound)))).toMatchObject({ v: 4, nonce: 'bm9uY2U' });
       expect(await store.getCard(bound)).toEqual(boundCard);
       expect(await store.getCvv(bound)).toEqual(aNoncedCvv());
-      expect(JSON.parse((await store.readRaw('card', legacy)) as string)).toMatchObject({ v: 2 });
+      expect(JSON.parse(String(await store.readRaw('card', legacy)))).toMatchObject({ v: 2 });
+    });
+
+    it('stores a format-6 card as bytes and reads it back as it was saved', async () => {
+      const t = token();
+      const compact = aCompactStoredCard();
+      await store.save({ token: t, card: compact, cardTtlMs: 60_000 });
+      expect(await store.getCard(t)).toEqual(compact);
+      const raw = (await store.readRaw('card', t)) as Buffer;
+      expect(raw[0]).toBe(6);
+      // Compare-and-set works on the exact bytes.
+      const retained = { ...compact, expiryYear: 2031 };
+      expect(await store.retainCard(t, Buffer.from(raw.toString('utf8'), 'utf8'), retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(
+        false,
+      );
+      expect(await store.retainCard(t, raw, retained, { cardTtlMs: 60_000, cvvTtlMs: 0 })).toBe(true);
+      expect(await store.getCard(t)).toEqual(retained);
     });
 
     it('retains a card only while it is unchanged: the card and its CVV get their new TTLs in the same step', async () => {
@@ -183,11 +221,11 @@ export function describeCardStoreContract(name: string, open: () => CardStore, t
       }
       await store.save({ token: withoutCvv, card: provisional, cardTtlMs: 400 });
       expect(await store.getCard(withCvv)).toEqual(provisional);
-      const raws = await Promise.all([withCvv, cvvLeftAlone, withoutCvv].map(async (t) => (await store.readRaw('card', t)) as string));
-      const [rawWithCvv, rawCvvLeftAlone, rawWithoutCvv] = raws as [string, string, string];
+      const raws = await Promise.all([withCvv, cvvLeftAlone, withoutCvv].map(async (t) => (await store.readRaw('card', t)) as Buffer));
+      const [rawWithCvv, rawCvvLeftAlone, rawWithoutCvv] = raws as [Buffer, Buffer, Buffer];
       const ttl = { cardTtlMs: 60_000, cvvTtlMs: 60_000 };
 
-      expect(await store.retainCard(withCvv, 'not what is stored', retained, ttl)).toBe(false);
+      expect(await store.retainCard(withCvv, Buffer.from('not what is stored'), retained, ttl)).toBe(false);
       expect(await store.getCard(withCvv)).toEqual(provisional);
       expect(await store.retainCard(withCvv, rawWithCvv, retained, ttl)).toBe(true);
       expect(await store.retainCard(withCvv, rawWithCvv, retained, ttl)).toBe(false);
