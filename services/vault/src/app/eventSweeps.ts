@@ -45,9 +45,16 @@ interface PassState {
   cursor: string | null;
 }
 
+/** undefined for no checkpoint or one this build cannot read: a new pass starts. */
 function parsePass(text: string | null): PassState | undefined {
   if (text === null) return undefined;
-  const { startedAtMs, cursor } = JSON.parse(text) as Partial<PassState>;
+  let parsed: Partial<PassState>;
+  try {
+    parsed = JSON.parse(text) as Partial<PassState>;
+  } catch {
+    return undefined;
+  }
+  const { startedAtMs, cursor } = parsed;
   if (typeof startedAtMs !== 'number' || (cursor !== null && typeof cursor !== 'string')) return undefined;
   return { startedAtMs, cursor };
 }
