@@ -7,9 +7,11 @@
  * the vault wrote is weighed with MEMORY USAGE (SAMPLES 0: every element of a set or hash), by
  * kind, and set against INFO used_memory's growth over the same time, less what the gateway's own
  * keys (the request log above all) grew meanwhile. Then BENCH_MEMORY_CVVS (2,000) more cards with
- * a CVV, through the gateway's POST /v1/token, give what a CVV costs while it lives. Last, the request log's memory after the load, and
+ * a CVV, through the gateway's POST /v1/token, give what a CVV costs while it lives. Between the two, one
+ * token.expiring_soon pass over the stored cards is timed (BENCH_MEMORY_SWEEP=0 skips it). Last, the request log's memory after the load, and
  * the bound its settings put on it (REQUEST_LOG_MAX_ENTRIES per merchant).
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
@@ -23,7 +25,7 @@ const BYTES_PER_CARD_TARGET = ROUND_THREE_TARGETS.bytesPerCard;
 function kindOf(key) {
   if (key.startsWith('tessera:card:{')) return 'card';
   if (key.startsWith('tessera:card:fp:')) return 'fingerprintIndex';
-  if (key.startsWith('tessera:card:expiry-index') || key.startsWith('tessera:card:expiry-month:')) return 'expiryIndex';
+  if (key.startsWith('tessera:card:expiry-index')) return 'expiryIndex';
   if (key.startsWith('tessera:card:cvv-expiry-index')) return 'cvvExpiryIndex';
   if (key.startsWith('tessera:card:aliases:') || key.startsWith('tessera:card:alias:')) return 'aliases';
   if (key.startsWith('tessera:cvv:')) return 'cvv';
@@ -171,6 +173,71 @@ async function tokenizeBatches(vaultAddr, first, count, body, { batch = 200, inF
   return failures;
 }
 
+/** INFO commandstats as { command: { calls, usec } }. */
+async function commandStats(redis) {
+  const stats = {};
+  for (const line of (await redis.info('commandstats')).split('\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (m) stats[m[1]] = { calls: Number(m[2]), usec: Number(m[3]) };
+  }
+  return stats;
+}
+
+function commandsBetween(before, after) {
+  const calls = {};
+  let usec = 0;
+  for (const [command, { calls: n, usec: u }] of Object.entries(after)) {
+    const more = n - (before[command]?.calls ?? 0);
+    if (more > 0) calls[command] = more;
+    usec += u - (before[command]?.usec ?? 0);
+  }
+  return { calls, redisMs: Math.round(usec / 1000) };
+}
+
+/**
+ * One token.expiring_soon pass over the cards just stored, as the vault's sweep runs it (its built
+ * dist/, its pacing: SCAN COUNT 1000, GETs sent together, 20 ms between steps), TOKEN_EXPIRING_SOON_DAYS 30, so
+ * no card of the bench (expiring next year on) is told: the cost of reading every record. The
+ * one-off unlink of the earlier builds' indexes is timed apart. Wall time, and Redis's own time and
+ * commands (INFO commandstats, which the bench's other clients barely add to meanwhile).
+ */
+async function timeExpirySweep(redisUrl, redis) {
+  const { RedisCardStore } = await import('@tessera/vault');
+  const { sweepExpiringTokens } = await import('../services/vault/dist/app/eventSweeps.js');
+  const { RedisExpiryIndex } = await import('../services/vault/dist/store/expiryIndex.js');
+  const { RedisEventStore } = await import('@tessera/merchant-data');
+  const { createLogger } = await import('@tessera/common');
+  const store = RedisCardStore.connect(redisUrl, { commandTimeoutMs: 5000, logger: createLogger('bench', 'silent') });
+  const other = new Redis(redisUrl);
+  try {
+    await store.waitUntilReady(5000);
+    const index = new RedisExpiryIndex(other);
+    const dropStats = await commandStats(redis);
+    let started = performance.now();
+    await index.dropCardIndexes(Date.now());
+    const dropMs = Math.round(performance.now() - started);
+    const drop = commandsBetween(dropStats, await commandStats(redis));
+    // A pass due, the drop above done: as on the second day after an upgrade.
+    await store.setCheckpoint('token-expiring-soon', JSON.stringify({ startedAtMs: 0, cursor: null }));
+    const before = await commandStats(redis);
+    started = performance.now();
+    const { recorded, scanned } = await sweepExpiringTokens({
+      recorder: new RedisEventStore(other),
+      store,
+      index,
+      now: () => new Date(),
+      days: 30,
+      passEveryMs: 86_400_000,
+      budgetMs: Number.POSITIVE_INFINITY,
+    });
+    const ms = Math.round(performance.now() - started);
+    return { ms, scanned, recorded, ...commandsBetween(before, await commandStats(redis)), drop: { ms: dropMs, ...drop } };
+  } finally {
+    await store.close();
+    other.disconnect();
+  }
+}
+
 function cardOf(i, withCvv) {
   const year = new Date().getUTCFullYear() + 1 + (i % 5);
   return {
@@ -212,6 +279,12 @@ export async function memoryPhase({
     const perCard = Object.fromEntries(Object.entries(cardBytes).map(([kind, b]) => [kind, Math.round(b / stored)]));
     const bytesPerCard = Math.round(sum(Object.values(cardBytes)) / stored);
     const usedMemoryBytesPerCard = Math.round((usedAfter - usedBefore - gatewayGrowth) / stored);
+    let sweep;
+    if (process.env.BENCH_MEMORY_SWEEP !== '0') {
+      log(`memory: one token.expiring_soon pass over the ${stored} cards`);
+      sweep = await timeExpirySweep(redisUrl, redis);
+      log(`memory: pass ${JSON.stringify(sweep)}`);
+    }
 
     // A CVV while it lives: its record and its entry in the CVV expiry index.
     log(`memory: tokenizing ${cvvs} more cards with a CVV`);
@@ -231,6 +304,7 @@ export async function memoryPhase({
       usedMemoryBytesPerCard,
       perKind: perCard,
       keysPerKind: delta(after.keyCount, before.keyCount, CARD_KINDS),
+      sweep,
       cvvs: cvvStored,
       cvvBytesPerCvv,
       cvvPerKind: Object.fromEntries(Object.entries(cvvBytes).map(([kind, b]) => [kind, Math.round(b / Math.max(1, cvvStored))])),
@@ -262,6 +336,14 @@ export function memoryLines(r) {
     `| bytes per stored card, MEMORY USAGE (${kinds}) | ${r.bytesPerCard} | <= ${BYTES_PER_CARD_TARGET} ${verdict(r.bytesPerCard)} |`,
     `| bytes per stored card, INFO used_memory growth | ${r.usedMemoryBytesPerCard} | <= ${BYTES_PER_CARD_TARGET} ${verdict(r.usedMemoryBytesPerCard)} |`,
     `| bytes per CVV while it lives (${r.cvvs} CVVs) | ${r.cvvBytesPerCvv} | (info) |`,
+    ...(r.sweep
+      ? [
+          `| token.expiring_soon pass: s (${r.sweep.scanned} cards read, Redis busy ${r.sweep.redisMs} ms: ${Object.entries(r.sweep.calls)
+            .map(([c, n]) => `${c} ${n}`)
+            .join(', ')}) | ${(r.sweep.ms / 1000).toFixed(1)} | (info) |`,
+          `| its one-off unlink of the old card indexes: s (Redis busy ${r.sweep.drop.redisMs} ms, ${r.sweep.drop.calls.unlink ?? 0} UNLINK) | ${(r.sweep.drop.ms / 1000).toFixed(1)} | (info) |`,
+        ]
+      : []),
     `| request log: MB now (${r.requestLog.streams} merchants, ${r.requestLog.entries} entries, ${r.requestLog.bytesPerEntry} B each) | ${mb(r.requestLog.bytes)} | <= ${mb(r.requestLog.boundBytesPerMerchant)} per merchant (REQUEST_LOG_MAX_ENTRIES ${r.requestLog.maxEntriesPerMerchant}) |`,
     '',
   ];

@@ -44,7 +44,8 @@ beforeAll(async () => {
       // Whatever today's date, a card expiring this month ends within it.
       TOKEN_EXPIRING_SOON_DAYS: '40',
     },
-    serviceEnv: { vault: { CVV_TTL_SECONDS: String(CVV_TTL_SECONDS) } },
+    // A pass over the card records every second, not every day.
+    serviceEnv: { vault: { CVV_TTL_SECONDS: String(CVV_TTL_SECONDS), TOKEN_EXPIRING_SOON_PASS_SECONDS: '1' } },
   });
   // The admin user's URL: the admin service may read tessera:events:* (deploy/redis/users.acl).
   reader = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 2 });

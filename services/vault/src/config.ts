@@ -118,6 +118,8 @@ export const configSchema = z
     CARD_GRACE_DAYS: env.nonNegativeInt(30),
     EVENT_SWEEP_INTERVAL_SECONDS: env.positiveInt(3600),
     TOKEN_EXPIRING_SOON_DAYS: env.positiveInt(30),
+    // token.expiring_soon reads every card record (no index): a new pass this long after the last began.
+    TOKEN_EXPIRING_SOON_PASS_SECONDS: env.positiveInt(86_400),
     // Card imports (docs/adr/0015-card-import.md): how often a vault looks for queued imports, how long its
     // lease on one lasts unrenewed (a vault killed mid-import is replaced after this), the cards per checkpoint (two batches in flight),
     // and how long a finished import's status and encrypted report are kept.

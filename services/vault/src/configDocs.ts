@@ -35,6 +35,9 @@ export const vaultConfigDocs: ConfigDocs = {
   TOKEN_EXPIRING_SOON_DAYS: {
     text: 'a stored card whose expiry month ends within this many days gets `token.expiring_soon`, once per token and expiry month',
   },
+  TOKEN_EXPIRING_SOON_PASS_SECONDS: {
+    text: "`token.expiring_soon` reads every card record (no index): a new pass starts this long after the last one began, or as soon as a month's end enters the window; a pass goes on at each `EVENT_SWEEP_INTERVAL_SECONDS` tick for at most half of it ([webhooks.md](webhooks.md#where-events-come-from))",
+  },
   IMPORT_POLL_INTERVAL_MS: {
     text: 'how often a vault looks for a queued card import to run ([migration.md](migration.md#importing-cards))',
   },

@@ -34,7 +34,7 @@ void runService({
     const merchantData = await openMerchantData(config, logger);
     const merchantKeys = new MerchantKeyRings({ root: keys.ring, store });
     const vault = new Vault({
-      // Every card and CVV write also keeps the expiry index the events sweeps read.
+      // Every CVV write also keeps the CVV expiry index the cvv.expired_unused sweep reads.
       store: withExpiryIndex(store, merchantData.index, logger),
       keyRing: keys.ring,
       merchantKeys,
@@ -83,7 +83,13 @@ void runService({
       intervalMs: config.EVENT_SWEEP_INTERVAL_SECONDS * 1000,
       lease: merchantData.lease,
       sweep: async () => {
-        await sweepExpiringTokens({ ...sweepDeps, days: config.TOKEN_EXPIRING_SOON_DAYS });
+        await sweepExpiringTokens({
+          ...sweepDeps,
+          days: config.TOKEN_EXPIRING_SOON_DAYS,
+          passEveryMs: config.TOKEN_EXPIRING_SOON_PASS_SECONDS * 1000,
+          // Half the lease (an interval): the pass goes on at the next tick, so two replicas never scan at once.
+          budgetMs: config.EVENT_SWEEP_INTERVAL_SECONDS * 500,
+        });
         await sweepExpiredCvvs(sweepDeps);
       },
       logger,

@@ -18,7 +18,7 @@ import { RedisExpiryIndex } from './store/expiryIndex';
 export interface VaultMerchantData {
   /** The merchants' CVC sessions (the grants a CVC-only field attaches under): the gateway opens them, the vault claims them (app/cvcGrants.ts). */
   sessions: RedisCvcSessionStore;
-  /** The events the vault records (token.expiring_soon, cvv.expired_unused), their sweeps' lease and the expiry index they read. */
+  /** The events the vault records (token.expiring_soon, cvv.expired_unused), their sweeps' lease and the CVV expiry index. */
   events: RedisEventStore;
   lease: RedisSweepLease;
   index: RedisExpiryIndex;

@@ -2,19 +2,15 @@ import type { Logger } from '@tessera/common';
 import type { StoredCard, StoredCvv } from '../domain/card';
 import type { RecordKind } from '../domain/envelope';
 import type { CardEntryToSave, CardStore, FingerprintClaim, SaveOutcome, StoreHealth, TakenCvv } from './cardStore';
-import type { CardMonth, ExpiryIndex } from './expiryIndex';
+import type { ExpiryIndex } from './expiryIndex';
 import type { RawRecord } from './records';
 
-function monthOf(card: Pick<StoredCard, 'expiryMonth' | 'expiryYear'>): CardMonth {
-  return { expiryMonth: card.expiryMonth, expiryYear: card.expiryYear };
-}
-
 /**
- * The card store with the events sweeps' expiry index kept beside it (store/expiryIndex.ts): a
+ * The card store with the cvv.expired_unused sweep's index kept beside it (store/expiryIndex.ts): a
  * wrapper, so the vault's use cases and the store's own writes stay as they were. The index is
  * written after the store's write succeeded and is best effort: a failure is logged (the token
- * only) and costs at most an event, never a card write. Provisional tokens get no card entry
- * until retained (most are never kept); a CVV is listed from attach until taken, deleted or swept.
+ * only) and costs at most an event, never a card write. A CVV is listed from attach until taken,
+ * deleted or swept. Cards are not indexed: token.expiring_soon reads the card records.
  */
 export function withExpiryIndex(
   store: CardStore,
@@ -44,11 +40,6 @@ class IndexedCardStore implements CardStore {
     }
   }
 
-  private async noteSaved(entry: CardEntryToSave): Promise<void> {
-    if (entry.card.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(entry.token, monthOf(entry.card)));
-    if (entry.cvv !== undefined) await this.noteSavedCvv(entry.token, entry.cvv);
-  }
-
   private async noteSavedCvv(token: string, cvv: NonNullable<CardEntryToSave['cvv']>): Promise<void> {
     const deadline = cvv.record.expiresAt !== undefined ? Date.parse(cvv.record.expiresAt) : this.now().getTime() + cvv.ttlMs;
     await this.bestEffort('cvv', () => this.index.noteCvv(token, deadline));
@@ -56,24 +47,18 @@ class IndexedCardStore implements CardStore {
 
   async save(entry: CardEntryToSave): Promise<void> {
     await this.store.save(entry);
-    await this.noteSaved(entry);
+    if (entry.cvv !== undefined) await this.noteSavedCvv(entry.token, entry.cvv);
   }
 
-  /** The saved cards join the index in one command (an import's batch would otherwise send one per card). */
   async saveMany(entries: readonly CardEntryToSave[]): Promise<SaveOutcome[]> {
     const outcomes = await this.store.saveMany(entries);
     const saved = entries.filter((_, i) => outcomes[i]?.saved === true);
-    const cards = saved.filter((entry) => entry.card.provisional !== true);
-    await Promise.all([
-      this.bestEffort('card', () => this.index.noteCards(cards.map((entry) => ({ token: entry.token, month: monthOf(entry.card) })))),
-      ...saved.map((entry) => (entry.cvv !== undefined ? this.noteSavedCvv(entry.token, entry.cvv) : undefined)),
-    ]);
+    await Promise.all(saved.map((entry) => (entry.cvv !== undefined ? this.noteSavedCvv(entry.token, entry.cvv) : undefined)));
     return outcomes;
   }
 
   async retainCard(token: string, expected: RawRecord, next: StoredCard, ttl: { cardTtlMs: number; cvvTtlMs: number }): Promise<boolean> {
     const replaced = await this.store.retainCard(token, expected, next, ttl);
-    if (replaced && next.provisional !== true) await this.bestEffort('card', () => this.index.noteCard(token, monthOf(next)));
     if (replaced && ttl.cvvTtlMs > 0)
       await this.bestEffort('cvv', () => this.index.noteCvv(token, this.now().getTime() + ttl.cvvTtlMs, true));
     return replaced;
@@ -92,11 +77,9 @@ class IndexedCardStore implements CardStore {
     return taken;
   }
 
-  /** The card is read first: its month names the index entry to drop (else it would stay until the month's set expires). */
   async delete(token: string): Promise<boolean> {
-    const card = await this.store.getCard(token).catch(() => null);
     const existed = await this.store.delete(token);
-    await this.bestEffort('both', () => this.index.forget(token, card === null ? undefined : monthOf(card)));
+    await this.bestEffort('cvv', () => this.index.forgetCvv(token));
     return existed;
   }
 

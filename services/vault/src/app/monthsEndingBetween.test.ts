@@ -1,4 +1,4 @@
-import { monthsEndingBetween } from './expiryIndex';
+import { monthsEndingBetween } from './eventSweeps';
 
 describe('monthsEndingBetween', () => {
   it("includes a month whose end (noon UTC on the next month's first day) is still ahead early on that day", () => {
