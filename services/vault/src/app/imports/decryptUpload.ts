@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { openpgp, type PrivateKey } from '../../domain/openpgp';
 import { MAX_RECORD_BYTES } from '../../domain/importFormats';
 import type { ImportStorePort } from './ports';
@@ -29,6 +31,32 @@ export interface Line {
   text: string | null;
 }
 
+/** How much ciphertext OpenPGP.js is handed at a time (a stored chunk is 1 MiB). */
+const DECRYPT_PIECE_BYTES = 64 * 1024;
+/** The verify pass collects its garbage after this many stored chunks (see collectGarbage). */
+const VERIFY_CHUNKS_PER_COLLECTION = 2;
+
+/**
+ * A full garbage collection, for the verify pass alone. Every stored chunk becomes several MiB
+ * of buffers (the Redis reply, OpenPGP.js's copies at each of its stages), garbage as soon as
+ * the next chunk is read, but freed only by a major GC, which V8 starts once some 64 MB of
+ * such memory piled up. The verify pass decrypts as fast as Redis answers, with hardly any other
+ * allocation, so it reached that pile, and glibc kept the malloc heap it grew to for the rest
+ * of the import (docs/PERFORMANCE.md, "Memory (issue 29, session 37)"). A collection every two
+ * chunks keeps the pile near 15 MB for about a second of CPU per million cards. The
+ * tokenizing pass needs none: its own allocations make V8 collect often enough.
+ */
+let collectGarbage = (): void => {
+  // `gc` exists only in a context made while the flag is set; the flag is put back at once.
+  setFlagsFromString('--expose-gc');
+  try {
+    collectGarbage = runInNewContext('gc') as () => void;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+  collectGarbage();
+};
+
 function chunkStream(
   store: ImportStorePort,
   id: string,
@@ -47,7 +75,12 @@ function chunkStream(
         if (chunk === null) throw new FileNotDecryptable('file_changed');
         onChunk(index, chunk);
         index += 1;
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        // Views, not copies: OpenPGP.js copies what it is given at each of its stages, and
+        // 64 KiB copies instead of 1 MiB ones left a third less in the malloc heap (docs/PERFORMANCE.md).
+        for (let offset = 0; offset < chunk.byteLength; offset += DECRYPT_PIECE_BYTES) {
+          const length = Math.min(DECRYPT_PIECE_BYTES, chunk.byteLength - offset);
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset + offset, length));
+        }
       },
     },
     { highWaterMark: 1 },
@@ -165,6 +198,7 @@ export async function verifyUpload(
   const hashes: string[] = [];
   const data = await decryptedStream(store, id, chunks, key, (index, chunk) => {
     hashes[index] = createHash('sha256').update(chunk).digest('hex');
+    if (index % VERIFY_CHUNKS_PER_COLLECTION === VERIFY_CHUNKS_PER_COLLECTION - 1) collectGarbage();
   });
   let lines: number;
   try {

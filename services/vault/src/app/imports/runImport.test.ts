@@ -162,6 +162,20 @@ test('counts the lines of the file as it numbers them: CRLF, a blank line, an ov
   expect(rows[2]).toMatch(/,record_too_long$/);
 });
 
+test('a file of several stored chunks, its lines across where the decryption splits them, is imported line by line', async () => {
+  // 300 records of about 8 KB: 2.4 MB, three stored chunks of 1 MiB, each decrypted 64 KiB at a time.
+  const lines = Array.from({ length: 300 }, (_, i) =>
+    JSON.stringify({ id: `o${i}`, number: '4242424242424242', expiry: `12/${YEAR}`, note: String(i % 10).repeat(8_000) }),
+  );
+  const meta = await importFile('jsonl', 'test', lines.join('\n'));
+  expect(meta.uploadChunks).toBe(3);
+  expect(await runImport(deps({ batchSize: 50 }), meta)).toBe('done');
+  expect(await store.get(meta.id)).toMatchObject({ state: 'done', records: 300, processed: 300, imported: 1, duplicates: 299, failed: 0 });
+  const rows = await reportOf(meta.id);
+  const token = rows[1]?.split(',')[3];
+  expect(rows.slice(1)).toEqual(lines.map((_, i) => `${i + 1},o${i},${i === 0 ? 'imported' : 'duplicate'},${token},`));
+});
+
 test('a file not encrypted to the import key fails the import as a whole, naming why', async () => {
   const created = await createImport(
     { store, keyRing: ring, now: () => new Date() },
