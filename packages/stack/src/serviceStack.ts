@@ -141,7 +141,7 @@ export class ServiceStack {
     await waitFor(async () => {
       if (!proc.running) throw new Error(`${proc.name} exited early (${proc.options.logFile ?? 'see its output'})`);
       return tcpOpen(port);
-    }, `${proc.name} to listen on ${port}`);
+    }, `${proc.name} to listen on ${port}`, timeoutMs);
   }
 
   /** Resolves once the gateway answers /readyz with 200 (its vault and proxy are reachable). */

@@ -251,7 +251,8 @@ export class Stack extends ServiceStack {
       cwd: ROOT,
       env: this.env,
       encoding: 'utf8',
-      timeout: 15_000,
+      // A CLI start is about a second of CPU; with the suite's workers and their browsers on two cores it can take many.
+      timeout: 60_000,
       ...(stdin !== undefined ? { input: stdin } : {}),
     });
     if (result.status !== 0) throw new Error(`keys CLI ${args[0]} failed (${result.status}): ${result.stderr}${result.stdout}`);
