@@ -33,8 +33,8 @@ export interface Line {
 
 /** How much ciphertext OpenPGP.js is handed at a time (a stored chunk is 1 MiB). */
 const DECRYPT_PIECE_BYTES = 64 * 1024;
-/** The verify pass collects its garbage after this many stored chunks (see collectGarbage). */
-const VERIFY_CHUNKS_PER_COLLECTION = 2;
+/** The verify pass collects its garbage after this many stored chunks (see collectGarbage; every two peaked at 201 MB once). */
+const VERIFY_CHUNKS_PER_COLLECTION = 1;
 
 /**
  * A full garbage collection, for the verify pass alone. Every stored chunk becomes several MiB
@@ -42,8 +42,8 @@ const VERIFY_CHUNKS_PER_COLLECTION = 2;
  * the next chunk is read, but freed only by a major GC, which V8 starts once some 64 MB of
  * such memory piled up. The verify pass decrypts as fast as Redis answers, with hardly any other
  * allocation, so it reached that pile, and glibc kept the malloc heap it grew to for the rest
- * of the import (docs/PERFORMANCE.md, "Memory (issue 29, session 37)"). A collection every two
- * chunks keeps the pile near 15 MB for about a second of CPU per million cards. The
+ * of the import (docs/PERFORMANCE.md, "Memory (issue 29, session 37)"). A collection after every
+ * chunk keeps the pile under 15 MB for a second or two of CPU per million cards. The
  * tokenizing pass needs none: its own allocations make V8 collect often enough.
  */
 let collectGarbage = (): void => {
