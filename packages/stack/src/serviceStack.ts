@@ -138,10 +138,14 @@ export class ServiceStack {
   async listening(proc: ManagedProcess, port: number): Promise<void> {
     const timeoutMs = this.options.readyTimeoutMs ?? 30_000;
     if (proc.capturesOutput) return proc.waitForOutput(`${proc.name} listening`, timeoutMs);
-    await waitFor(async () => {
-      if (!proc.running) throw new Error(`${proc.name} exited early (${proc.options.logFile ?? 'see its output'})`);
-      return tcpOpen(port);
-    }, `${proc.name} to listen on ${port}`, timeoutMs);
+    await waitFor(
+      async () => {
+        if (!proc.running) throw new Error(`${proc.name} exited early (${proc.options.logFile ?? 'see its output'})`);
+        return tcpOpen(port);
+      },
+      `${proc.name} to listen on ${port}`,
+      timeoutMs,
+    );
   }
 
   /** Resolves once the gateway answers /readyz with 200 (its vault and proxy are reachable). */
