@@ -17,6 +17,7 @@ import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import protos from '@tessera/protos';
 import { generatedCardNumber } from './import.mjs';
+import { redisCommandStats } from './proxies.mjs';
 import { ROUND_THREE_TARGETS } from './targets.mjs';
 
 const BYTES_PER_CARD_TARGET = ROUND_THREE_TARGETS.bytesPerCard;
@@ -173,16 +174,6 @@ async function tokenizeBatches(vaultAddr, first, count, body, { batch = 200, inF
   return failures;
 }
 
-/** INFO commandstats as { command: { calls, usec } }. */
-async function commandStats(redis) {
-  const stats = {};
-  for (const line of (await redis.info('commandstats')).split('\n')) {
-    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
-    if (m) stats[m[1]] = { calls: Number(m[2]), usec: Number(m[3]) };
-  }
-  return stats;
-}
-
 function commandsBetween(before, after) {
   const calls = {};
   let usec = 0;
@@ -197,8 +188,7 @@ function commandsBetween(before, after) {
 /**
  * One token.expiring_soon pass over the cards just stored, as the vault's sweep runs it (its built
  * dist/, its pacing: SCAN COUNT 1000, GETs sent together, 20 ms between steps), TOKEN_EXPIRING_SOON_DAYS 30, so
- * no card of the bench (expiring next year on) is told: the cost of reading every record. The
- * one-off unlink of the earlier builds' indexes is timed apart. Wall time, and Redis's own time and
+ * no card of the bench (expiring next year on) is told: the cost of reading every record. Wall time, and Redis's own time and
  * commands (INFO commandstats, which the bench's other clients barely add to meanwhile).
  */
 async function timeExpirySweep(redisUrl, redis) {
@@ -212,15 +202,10 @@ async function timeExpirySweep(redisUrl, redis) {
   try {
     await store.waitUntilReady(5000);
     const index = new RedisExpiryIndex(other);
-    const dropStats = await commandStats(redis);
-    let started = performance.now();
-    await index.dropCardIndexes(Date.now());
-    const dropMs = Math.round(performance.now() - started);
-    const drop = commandsBetween(dropStats, await commandStats(redis));
-    // A pass due, the drop above done: as on the second day after an upgrade.
+    // A pass due, the old index already unlinked: as on the second day after an upgrade.
     await store.setCheckpoint('token-expiring-soon', JSON.stringify({ startedAtMs: 0, cursor: null }));
-    const before = await commandStats(redis);
-    started = performance.now();
+    const before = await redisCommandStats(redis);
+    const started = performance.now();
     const { recorded, scanned } = await sweepExpiringTokens({
       recorder: new RedisEventStore(other),
       store,
@@ -231,7 +216,7 @@ async function timeExpirySweep(redisUrl, redis) {
       budgetMs: Number.POSITIVE_INFINITY,
     });
     const ms = Math.round(performance.now() - started);
-    return { ms, scanned, recorded, ...commandsBetween(before, await commandStats(redis)), drop: { ms: dropMs, ...drop } };
+    return { ms, scanned, recorded, ...commandsBetween(before, await redisCommandStats(redis)) };
   } finally {
     await store.close();
     other.disconnect();
@@ -341,7 +326,6 @@ export function memoryLines(r) {
           `| token.expiring_soon pass: s (${r.sweep.scanned} cards read, Redis busy ${r.sweep.redisMs} ms: ${Object.entries(r.sweep.calls)
             .map(([c, n]) => `${c} ${n}`)
             .join(', ')}) | ${(r.sweep.ms / 1000).toFixed(1)} | (info) |`,
-          `| its one-off unlink of the old card indexes: s (Redis busy ${r.sweep.drop.redisMs} ms, ${r.sweep.drop.calls.unlink ?? 0} UNLINK) | ${(r.sweep.drop.ms / 1000).toFixed(1)} | (info) |`,
         ]
       : []),
     `| request log: MB now (${r.requestLog.streams} merchants, ${r.requestLog.entries} entries, ${r.requestLog.bytesPerEntry} B each) | ${mb(r.requestLog.bytes)} | <= ${mb(r.requestLog.boundBytesPerMerchant)} per merchant (REQUEST_LOG_MAX_ENTRIES ${r.requestLog.maxEntriesPerMerchant}) |`,

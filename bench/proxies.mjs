@@ -322,10 +322,16 @@ export async function zeroCodeThroughput(targets, { connections, rounds, duratio
 
 /** The commands Redis has run since it started, by name (INFO commandstats), over `redis` (an ioredis client). */
 export async function redisCommandCount(redis) {
-  const info = await redis.info('commandstats');
-  const byCommand = {};
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) byCommand[match[1]] = Number(match[2]);
-  return byCommand;
+  const stats = await redisCommandStats(redis);
+  return Object.fromEntries(Object.entries(stats).map(([command, { calls }]) => [command, calls]));
+}
+
+/** The same, with the microseconds Redis spent in each command: { command: { calls, usec } }. */
+export async function redisCommandStats(redis) {
+  const stats = {};
+  for (const match of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    stats[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
+  return stats;
 }
 
 /** Closes every keep-alive socket the targets' agents hold. */
