@@ -92,11 +92,26 @@ function nextCard(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: 
   // (a retain may have re-sealed it without one since the token was scanned).
   const provisionalUntil = card.provisional === true ? card.expiresAt : undefined;
   const sealedWith: EnvelopeContext = { ...ctx, mode: card.mode ?? null, provisionalUntil, ...bindingOfCard(card) };
-  if (card.compact === true) {
-    // rewrapRecord authenticates the record before re-wrapping it.
-    if (isCurrent(ring, card.sealed)) return { outcome: 'alreadyCurrent' };
-    return { next: serializeCard({ ...card, sealed: rewrapRecord(ring, sealedWith, card.sealed) }), outcome: 'rewrapped' };
+  if (card.compact !== true) {
+    const migrated = migrateCard(ring, ctx, sealedWith, card);
+    if (migrated !== undefined) return migrated;
   }
+  // rewrapRecord authenticates the record before re-wrapping it.
+  if (isCurrent(ring, card.sealed)) return { outcome: 'alreadyCurrent' };
+  return { next: serializeCard({ ...card, sealed: rewrapRecord(ring, sealedWith, card.sealed) }), outcome: 'rewrapped' };
+}
+
+/**
+ * A card older than format 6 sealed afresh as format 6; one that cannot take it (NotCompactable)
+ * but is older than format 4 bound to all its clear fields; undefined for a format 4 or 5 card
+ * that stays as it is (only re-wrapped).
+ */
+function migrateCard(
+  ring: KeyRing,
+  ctx: EnvelopeContext & { mode: KeyMode },
+  sealedWith: EnvelopeContext,
+  card: StoredCard,
+): NextRecord | undefined {
   const { metadataBound: _bound, sealed: _sealed, ...clear } = card;
   const compact = { ...clear, mode: ctx.mode, compact: true as const };
   let binding: Pick<EnvelopeContext, 'metadata' | 'format'> | undefined;
@@ -126,8 +141,7 @@ function nextCard(ring: KeyRing, ctx: EnvelopeContext & { mode: KeyMode }, raw: 
     const sealed = rebindRecord(ring, sealedWith, { ...sealedWith, mode: ctx.mode, metadata }, card.sealed);
     return { next: serializeCard({ ...card, mode: ctx.mode, metadataBound: true, sealed }), outcome: 'migrated' };
   }
-  if (isCurrent(ring, card.sealed)) return { outcome: 'alreadyCurrent' };
-  return { next: serializeCard({ ...card, sealed: rewrapRecord(ring, sealedWith, card.sealed) }), outcome: 'rewrapped' };
+  return undefined;
 }
 
 /**
